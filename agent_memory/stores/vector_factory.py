@@ -1,0 +1,39 @@
+"""Pick the vector store from the settings: a Qdrant server if configured, else embedded."""
+
+from __future__ import annotations
+
+import re
+
+from ..config import Settings
+from ..errors import ConfigError
+from .base import VectorStore
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def collection_name(model_name: str, dimension: int) -> str:
+    """A collection name safe for a directory and a Qdrant collection, one per embedding model.
+
+    ``sentence-transformers/all-MiniLM-L6-v2`` (384-d) -> ``sentence-transformers_all-MiniLM-L6-v2_384``.
+    """
+    base = _UNSAFE.sub("_", model_name.strip()).strip("._") or "default"
+    return f"{base}_{int(dimension)}"
+
+
+def open_vector_store(settings: Settings, dimension: int, collection: str) -> VectorStore:
+    """``qdrant_url`` set -> server; else ``vector_backend`` "edge" (default) or "local" under ``data_dir``."""
+    if not collection or _UNSAFE.search(collection) or collection in {".", ".."}:
+        raise ConfigError(f"collection name {collection!r} must be non-empty and use only letters, digits, '_', '.', '-'")
+    if settings.qdrant_url:
+        from .qdrant_server_store import QdrantServerVectorStore
+
+        return QdrantServerVectorStore(collection, dimension, url=settings.qdrant_url, api_key=settings.qdrant_api_key)
+    if settings.vector_backend == "edge":
+        from .qdrant_edge_store import EdgeVectorStore
+
+        return EdgeVectorStore(settings.data_dir / "qdrant-edge", collection, dimension)
+    if settings.vector_backend == "local":
+        from .qdrant_server_store import QdrantServerVectorStore
+
+        return QdrantServerVectorStore(collection, dimension, path=settings.data_dir / "qdrant-local")
+    raise ConfigError(f"vector_backend={settings.vector_backend!r} is not one of 'edge', 'local'")

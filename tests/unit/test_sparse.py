@@ -1,0 +1,95 @@
+"""SparseEncoder: stable term hashing, BM25 TF saturation, query weights."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_memory.sparse import SparseEncoder, term_index, terms
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _weights(vec) -> dict[int, float]:
+    return dict(zip(vec.indices, vec.values))
+
+
+def test_term_index_is_blake2b_32bit_and_stable_across_processes():
+    expected = int.from_bytes(hashlib.blake2b("memory".encode(), digest_size=4).digest(), "big")
+    assert term_index("memory") == expected
+    assert 0 <= term_index("记忆") < 2**32
+    # A fresh interpreter has another hash() salt: the index must not change.
+    code = "from agent_memory.sparse import term_index; print(term_index('memory'), term_index('记忆'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_child_env())
+    assert out.stdout.split() == [str(term_index("memory")), str(term_index("记忆"))]
+
+
+def _child_env() -> dict[str, str]:
+    # Another salt for hash(); the repo on the path whether or not the package is installed.
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONHASHSEED": "123", "PYTHONPATH": path}
+
+
+def test_stopwords_are_dropped_and_text_is_lowercased():
+    assert terms("The Cat and THE hat") == ["cat", "hat"]
+    vec = SparseEncoder().encode_query("the and of")
+    assert len(vec) == 0
+
+
+def test_query_weights_are_one_per_unique_term():
+    vec = SparseEncoder().encode_query("zebra zebra lion")
+    assert sorted(vec.indices) == sorted({term_index("zebra"), term_index("lion")})
+    assert vec.values == [1.0, 1.0]
+
+
+def test_document_weights_follow_bm25_tf_saturation():
+    enc = SparseEncoder(k1=1.2, b=0.75, avg_doc_len=4)
+    vec = enc.encode_document("zebra zebra lion tiger")  # 4 tokens == avg length -> norm = k1
+    w = _weights(vec)
+    assert w[term_index("zebra")] == pytest.approx(2 * 2.2 / (2 + 1.2))
+    assert w[term_index("lion")] == pytest.approx(1 * 2.2 / (1 + 1.2))
+    # Saturation: more occurrences weigh more, but never above k1 + 1.
+    many = _weights(enc.encode_document(" ".join(["zebra"] * 200)))[term_index("zebra")]
+    assert w[term_index("zebra")] < many < 2.2
+
+
+def test_longer_documents_weigh_a_term_less():
+    enc = SparseEncoder(avg_doc_len=8)
+    short = _weights(enc.encode_document("zebra lion"))[term_index("zebra")]
+    long = _weights(enc.encode_document("zebra " + " ".join(f"w{i}" for i in range(40))))[term_index("zebra")]
+    assert long < short
+
+
+def test_b_zero_ignores_length():
+    enc = SparseEncoder(b=0.0)
+    short = _weights(enc.encode_document("zebra lion"))[term_index("zebra")]
+    long = _weights(enc.encode_document("zebra " + " ".join(f"w{i}" for i in range(40))))[term_index("zebra")]
+    assert short == pytest.approx(long)
+
+
+def test_chinese_text_is_segmented_into_terms():
+    toks = terms("我喜欢机器学习和自然语言处理")
+    assert "我" not in toks or len(toks) > 1
+    assert any(len(t) >= 2 for t in toks)
+    vec = SparseEncoder().encode_document("我喜欢机器学习和自然语言处理")
+    assert len(vec) == len(set(toks))
+
+
+def test_vectors_have_sorted_unique_indices_and_positive_values():
+    vecs = SparseEncoder().encode_documents(["alpha beta gamma alpha", "", "delta"])
+    assert len(vecs) == 3 and len(vecs[1]) == 0
+    for vec in vecs:
+        assert vec.indices == sorted(set(vec.indices))
+        assert all(v > 0 for v in vec.values)
+
+
+@pytest.mark.parametrize("kwargs", [{"k1": -1}, {"b": 1.5}, {"avg_doc_len": 0}])
+def test_bad_parameters_are_rejected_with_their_value(kwargs):
+    with pytest.raises(ValueError) as err:
+        SparseEncoder(**kwargs)
+    assert str(list(kwargs.values())[0]) in str(err.value)
