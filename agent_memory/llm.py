@@ -1,0 +1,130 @@
+"""One small client for any OpenAI-compatible chat endpoint, shared by every LLM step.
+
+Retries with exponential backoff on 408/409/429/5xx and connection errors are left to
+the ``openai`` client (``max_retries``), which also honours ``Retry-After`` headers.
+Every failure surfaces as :class:`agent_memory.errors.LLMError` naming the model and
+the base URL, so callers can log it and fall back to their offline path.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import LLMError
+
+
+@dataclass
+class TokenUsage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class LLMResult:
+    text: str
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    model: str = ""
+    finish_reason: str | None = None
+
+
+class LLMClient:
+    """Chat completions with usage accounting; thread-safe (the openai client is)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+    ) -> None:
+        if not model:
+            raise LLMError(f"LLMClient needs a model name, got {model!r}")
+        import openai
+
+        self.model = model
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        # A local endpoint often needs no key, but the openai client insists on one.
+        self._client = openai.OpenAI(
+            base_url=base_url,
+            api_key=api_key or "not-needed",
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        self._lock = threading.Lock()
+        self.usage = TokenUsage()
+
+    def _where(self) -> str:
+        return f"model {self.model!r} at {self.base_url or 'default OpenAI URL'}"
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        response_format: dict[str, Any] | None = None,
+    ) -> LLMResult:
+        import openai
+
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature}
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        try:
+            response = self._client.chat.completions.create(**kwargs)
+        except openai.APITimeoutError as exc:
+            raise LLMError(f"LLM call to {self._where()} timed out after {self.timeout}s: {exc}") from exc
+        except openai.APIStatusError as exc:
+            raise LLMError(
+                f"LLM call to {self._where()} failed with HTTP {exc.status_code}: {_short(str(exc))}"
+            ) from exc
+        except openai.APIError as exc:
+            raise LLMError(f"LLM call to {self._where()} failed: {_short(str(exc))}") from exc
+        except Exception as exc:  # noqa: BLE001 - malformed bodies raise pydantic/JSON errors
+            raise LLMError(f"LLM call to {self._where()} returned an unusable response: {exc!r}") from exc
+
+        choices = getattr(response, "choices", None) or []
+        if not choices or choices[0].message is None:
+            raise LLMError(f"LLM call to {self._where()} returned no choices")
+        text = choices[0].message.content
+        if text is None:
+            raise LLMError(f"LLM call to {self._where()} returned no text content")
+        usage = TokenUsage(calls=1)
+        if response.usage is not None:
+            usage.prompt_tokens = int(response.usage.prompt_tokens or 0)
+            usage.completion_tokens = int(response.usage.completion_tokens or 0)
+        with self._lock:
+            self.usage.prompt_tokens += usage.prompt_tokens
+            self.usage.completion_tokens += usage.completion_tokens
+            self.usage.calls += 1
+        return LLMResult(text=text, usage=usage, model=response.model or self.model,
+                         finish_reason=choices[0].finish_reason)
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def llm_from_settings(settings) -> LLMClient | None:
+    """The configured client, or None when no model is set (every caller then stays offline)."""
+    if not getattr(settings, "llm_model", None):
+        return None
+    return LLMClient(
+        settings.llm_model,
+        base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key,
+        timeout=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+    )
