@@ -1,0 +1,48 @@
+"""Entity-name normalization shared by every graph backend and by lookups.
+
+Two surface forms that a reader would call "the same name" must normalize to the same
+string, because the normalized name (with tenant and type) is the entity's identity in
+the graph: ``"ACME  Corp."``, ``"acme corp"`` and ``"ＡＣＭＥ Corp"`` are one entity.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WHITESPACE = re.compile(r"\s+")
+# Punctuation that carries meaning at the end of a name (C#, F#) and must survive.
+_KEEP_AT_ENDS = frozenset("#")
+
+
+def _strippable(ch: str) -> bool:
+    if ch in _KEEP_AT_ENDS:
+        return False
+    return ch.isspace() or unicodedata.category(ch).startswith("P")
+
+
+def normalize_name(name: str) -> str:
+    """Canonical form of an entity name.
+
+    NFKC (folds full-width and compatibility forms), drops invisible format characters
+    (zero-width spaces, BOMs), casefolds, collapses runs of whitespace to one space and
+    strips punctuation and quotes at both ends. Inner punctuation is kept ("AT&T",
+    "node.js"). Returns "" when nothing meaningful is left.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"entity name must be a str, got {type(name).__name__}: {name!r}")
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    text = _WHITESPACE.sub(" ", text.casefold())
+    start, end = 0, len(text)
+    while start < end and _strippable(text[start]):
+        start += 1
+    while end > start and _strippable(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
+def normalize_type(entity_type: str | None) -> str:
+    """Entity types compare case-insensitively; an empty type is the generic "entity"."""
+    folded = normalize_name(entity_type or "")
+    return folded or "entity"

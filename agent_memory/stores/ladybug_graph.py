@@ -1,0 +1,145 @@
+"""GraphStore on LadybugDB (embedded, maintained fork of Kuzu), persisted under a directory.
+
+One process owns the database (a second opener fails), and LadybugDB admits one writer
+at a time, so every call goes through one connection under one lock. Each batch of a
+merge and each delete runs in an explicit transaction: a failure leaves no half batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import ladybug
+
+from ..errors import StoreError, StoreUnavailableError
+from ..records import Triple
+from . import cypher
+from .base import EntityRecord
+
+log = logging.getLogger(__name__)
+
+
+class LadybugGraphStore(cypher.Runner):
+    """Entities and relations in an embedded LadybugDB database at ``path`` (a file it creates)."""
+
+    def __init__(self, path: str | Path, *, batch_size: int = cypher.BATCH_SIZE) -> None:
+        self.path = Path(path)
+        self.batch_size = batch_size
+        self._q = cypher.build_queries(cypher.LADYBUG)
+        self._lock = threading.RLock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = ladybug.Database(str(self.path))
+            self._conn = ladybug.Connection(self._db)
+        except RuntimeError as exc:
+            raise StoreUnavailableError(f"cannot open LadybugDB graph at {self.path}: {exc}") from exc
+        for statement in cypher.LADYBUG.schema:
+            self._execute(statement, {})
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def _execute(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if self._conn is None:
+            raise StoreError(f"LadybugDB graph at {self.path} is closed")
+        try:
+            result = self._conn.execute(query, params)
+        except RuntimeError as exc:
+            raise StoreError(f"LadybugDB query failed ({exc}): {query[:120]}") from exc
+        columns = result.get_column_names()
+        rows = []
+        while result.has_next():
+            rows.append(dict(zip(columns, result.get_next())))
+        return rows
+
+    def read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        with self._lock:
+            return self._execute(query, params)
+
+    def _transaction(self, work) -> Any:
+        with self._lock:
+            self._execute("BEGIN TRANSACTION", {})
+            try:
+                out = work()
+            except BaseException:
+                self._execute("ROLLBACK", {})
+                raise
+            self._execute("COMMIT", {})
+            return out
+
+    # -- GraphStore ---------------------------------------------------------------
+
+    def merge_triples(self, triples: Iterable[Triple]) -> int:
+        """Upsert entities and relations; returns the number of distinct triples merged."""
+        batch = cypher.prepare(triples)
+        for rows in cypher.chunks(batch.entities, self.batch_size):
+            self._transaction(lambda rows=rows: self._execute(self._q.merge_entities, {"rows": rows}))
+        for rows in cypher.chunks(batch.relations, self.batch_size):
+            self._transaction(lambda rows=rows: self._execute(self._q.merge_relations, {"rows": rows}))
+        return len(batch.relations)
+
+    def delete_by_source(self, tenant: str, source_id: str) -> int:
+        """Remove the source's relations, then entities no other source supports; returns relations removed."""
+        params = {"tenant": tenant, "source_id": source_id}
+
+        def work() -> int:
+            ends = self._execute(self._q.source_endpoints, params)
+            keys = sorted({k for row in ends for k in (row["a"], row["b"])})
+            if not keys:
+                return 0
+            removed = self._execute(self._q.delete_source_relations, params)[0]["n"]
+            self._execute(self._q.strip_source, {"keys": keys, "source_id": source_id})
+            self._execute(self._q.delete_orphans, {"keys": keys})
+            return int(removed)
+
+        return self._transaction(work)
+
+    def neighbourhood(self, tenant: str, entities: Sequence[str], hops: int = 1, limit: int = 50) -> list[Triple]:
+        rows = cypher.neighbourhood_rows(self, self._q, tenant, entities, hops, limit)
+        return [cypher.row_to_triple(r) for r in rows]
+
+    def find_entities(self, tenant: str, names: Sequence[str]) -> list[EntityRecord]:
+        norms = sorted({n for n in (cypher.normalize_name(x) for x in names) if n})
+        if not norms:
+            return []
+        return [cypher.row_to_entity(r) for r in self.read(self._q.find_entities, {"tenant": tenant, "names": norms})]
+
+    def entity_names(self, tenant: str, limit: int | None = None) -> list[str]:
+        if limit is None:
+            rows = self.read(self._q.entity_names, {"tenant": tenant})
+        else:
+            rows = self.read(self._q.entity_names_limited, {"tenant": tenant, "limit": int(limit)})
+        return [r["name"] for r in rows]
+
+    def stats(self, tenant: str | None = None) -> dict[str, int]:
+        if tenant is None:
+            entities = self.read(self._q.count_entities, {})
+            relations = self.read(self._q.count_relations, {})
+        else:
+            entities = self.read(self._q.count_entities_tenant, {"tenant": tenant})
+            relations = self.read(self._q.count_relations_tenant, {"tenant": tenant})
+        return {"entities": int(entities[0]["n"]), "relations": int(relations[0]["n"])}
+
+    def delete_tenant(self, tenant: str) -> int:
+        """Remove everything of one tenant; returns entities removed."""
+
+        def work() -> int:
+            self._execute(self._q.delete_tenant_relations, {"tenant": tenant})
+            return int(self._execute(self._q.delete_tenant_entities, {"tenant": tenant})[0]["n"])
+
+        return self._transaction(work)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._db.close()
+                self._conn = None
+
+    def __enter__(self) -> "LadybugGraphStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
