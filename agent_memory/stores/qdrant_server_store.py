@@ -62,7 +62,8 @@ class QdrantServerVectorStore:
         self._read_guard = self._lock if self.local else None
         try:
             if url is not None:
-                self._client = QdrantClient(url=url, api_key=api_key, timeout=timeout)
+                # The version probe would cost a round trip; the first real call reports failures.
+                self._client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=False)
             elif location is not None:
                 self._client = QdrantClient(location=location)
             else:

