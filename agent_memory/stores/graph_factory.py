@@ -1,0 +1,26 @@
+"""Pick the graph store from the settings: Neo4j if a URI is configured, else embedded LadybugDB."""
+
+from __future__ import annotations
+
+from ..config import Settings
+from .base import GraphStore
+
+
+def open_graph_store(settings: Settings) -> GraphStore:
+    """``neo4j_uri`` set -> Neo4j (user/password/database from settings); else LadybugDB at ``data_dir/graph``.
+
+    Raises :class:`~agent_memory.errors.StoreUnavailableError` when the store cannot be
+    reached or opened (server down, wrong credentials, database held by another process).
+    """
+    if settings.neo4j_uri:
+        from .neo4j_graph import Neo4jGraphStore
+
+        return Neo4jGraphStore(
+            settings.neo4j_uri,
+            settings.neo4j_user,
+            settings.neo4j_password,
+            settings.neo4j_database or None,
+        )
+    from .ladybug_graph import LadybugGraphStore
+
+    return LadybugGraphStore(settings.data_dir / "graph")

@@ -1,0 +1,165 @@
+"""GraphStore on a real Neo4j server, through the official driver.
+
+Writes are batched ``UNWIND $rows`` statements run in managed transactions
+(``session.execute_write``), which retry transient errors (deadlocks, leader switches).
+Schema (constraints, indexes) is created idempotently on start. The statements are the
+ones in :mod:`agent_memory.stores.cypher`, shared with the embedded backend.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterable, Sequence
+
+import neo4j
+from neo4j import GraphDatabase, RoutingControl
+from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
+
+from ..errors import StoreError, StoreUnavailableError
+from ..records import Triple
+from . import cypher
+from .base import EntityRecord
+
+log = logging.getLogger(__name__)
+
+
+class Neo4jGraphStore(cypher.Runner):
+    """Entities and relations in Neo4j; every node and relation carries its tenant."""
+
+    def __init__(
+        self,
+        uri: str,
+        user: str = "neo4j",
+        password: str = "neo4j",
+        database: str | None = None,
+        *,
+        batch_size: int = cypher.BATCH_SIZE,
+        connection_timeout_s: float = 10.0,
+    ) -> None:
+        self.uri = uri
+        self.database = database
+        self.batch_size = batch_size
+        self._q = cypher.build_queries(cypher.NEO4J)
+        try:
+            self._driver = GraphDatabase.driver(
+                uri,
+                auth=(user, password),
+                connection_timeout=connection_timeout_s,
+                # "IF NOT EXISTS" on an existing index is an informational notification:
+                # keep a second start quiet, still surface warnings.
+                notifications_min_severity="WARNING",
+            )
+        except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
+            raise StoreUnavailableError(f"invalid Neo4j URI {uri!r}: {exc}") from exc
+        try:
+            self._guard(self._driver.verify_connectivity)
+            for statement in cypher.NEO4J.schema:
+                self._guard(lambda s=statement: self._driver.execute_query(s, database_=database))
+        except BaseException:
+            self._driver.close()
+            raise
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def _guard(self, call: Callable[[], Any]) -> Any:
+        """Run a driver call, mapping driver errors to ours (with the URI for the operator)."""
+        try:
+            return call()
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise StoreUnavailableError(f"Neo4j at {self.uri} is unavailable: {exc}") from exc
+        except AuthError as exc:
+            raise StoreUnavailableError(f"Neo4j at {self.uri} refused the credentials: {exc}") from exc
+        except Neo4jError as exc:
+            raise StoreError(f"Neo4j at {self.uri} failed: {exc}") from exc
+
+    def read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        records, _, _ = self._guard(
+            lambda: self._driver.execute_query(
+                query, params, database_=self.database, routing_=RoutingControl.READ
+            )
+        )
+        return [r.data() for r in records]
+
+    def _write(self, work: Callable[[Any], Any]) -> Any:
+        """One managed write transaction; the driver retries it on transient errors."""
+
+        def call() -> Any:
+            with self._driver.session(database=self.database) as session:
+                return session.execute_write(work)
+
+        return self._guard(call)
+
+    @staticmethod
+    def _run(tx, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return [r.data() for r in tx.run(query, params)]
+
+    # -- GraphStore ---------------------------------------------------------------
+
+    def merge_triples(self, triples: Iterable[Triple]) -> int:
+        """Upsert entities and relations; returns the number of distinct triples merged."""
+        batch = cypher.prepare(triples)
+        for rows in cypher.chunks(batch.entities, self.batch_size):
+            self._write(lambda tx, rows=rows: self._run(tx, self._q.merge_entities, {"rows": rows}))
+        for rows in cypher.chunks(batch.relations, self.batch_size):
+            self._write(lambda tx, rows=rows: self._run(tx, self._q.merge_relations, {"rows": rows}))
+        return len(batch.relations)
+
+    def delete_by_source(self, tenant: str, source_id: str) -> int:
+        """Remove the source's relations, then entities no other source supports; returns relations removed."""
+        params = {"tenant": tenant, "source_id": source_id}
+
+        def work(tx) -> int:
+            ends = self._run(tx, self._q.source_endpoints, params)
+            keys = sorted({k for row in ends for k in (row["a"], row["b"])})
+            if not keys:
+                return 0
+            removed = self._run(tx, self._q.delete_source_relations, params)[0]["n"]
+            self._run(tx, self._q.strip_source, {"keys": keys, "source_id": source_id})
+            self._run(tx, self._q.delete_orphans, {"keys": keys})
+            return int(removed)
+
+        return self._write(work)
+
+    def neighbourhood(self, tenant: str, entities: Sequence[str], hops: int = 1, limit: int = 50) -> list[Triple]:
+        rows = cypher.neighbourhood_rows(self, self._q, tenant, entities, hops, limit)
+        return [cypher.row_to_triple(r) for r in rows]
+
+    def find_entities(self, tenant: str, names: Sequence[str]) -> list[EntityRecord]:
+        norms = sorted({n for n in (cypher.normalize_name(x) for x in names) if n})
+        if not norms:
+            return []
+        return [cypher.row_to_entity(r) for r in self.read(self._q.find_entities, {"tenant": tenant, "names": norms})]
+
+    def entity_names(self, tenant: str, limit: int | None = None) -> list[str]:
+        if limit is None:
+            rows = self.read(self._q.entity_names, {"tenant": tenant})
+        else:
+            rows = self.read(self._q.entity_names_limited, {"tenant": tenant, "limit": int(limit)})
+        return [r["name"] for r in rows]
+
+    def stats(self, tenant: str | None = None) -> dict[str, int]:
+        if tenant is None:
+            entities = self.read(self._q.count_entities, {})
+            relations = self.read(self._q.count_relations, {})
+        else:
+            entities = self.read(self._q.count_entities_tenant, {"tenant": tenant})
+            relations = self.read(self._q.count_relations_tenant, {"tenant": tenant})
+        return {"entities": int(entities[0]["n"]), "relations": int(relations[0]["n"])}
+
+    def delete_tenant(self, tenant: str) -> int:
+        """Remove everything of one tenant; returns entities removed."""
+
+        def work(tx) -> int:
+            self._run(tx, self._q.delete_tenant_relations, {"tenant": tenant})
+            return int(self._run(tx, self._q.delete_tenant_entities, {"tenant": tenant})[0]["n"])
+
+        return self._write(work)
+
+    def close(self) -> None:
+        self._driver.close()
+
+    def __enter__(self) -> "Neo4jGraphStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
