@@ -1,0 +1,1 @@
+"""Ingestion pipeline: loading, splitting, embedding and graph extraction."""
