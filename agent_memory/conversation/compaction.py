@@ -1,0 +1,195 @@
+"""The in-memory shape of a session: entries grouped into atomic units, micro-compaction,
+and the tier configuration.
+
+A *unit* is what compaction and the view keep or remove as a whole: a plain message, or
+an assistant message with tool calls together with every message answering them. That
+is how no view ever holds a tool result without its call, or a call without its result.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable
+
+from . import messages as msgs
+
+
+class Retention(str, Enum):
+    FORGETTABLE = "forgettable"  # may be dropped without trace
+    FUZZY = "fuzzy"  # may be summarized (the default for unclassified messages)
+    STRICT = "strict"  # kept verbatim until the emergency tier
+
+    @classmethod
+    def parse(cls, value: "Retention | str") -> "Retention":
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"retention must be one of {[r.value for r in cls]}, got {value!r}") from None
+
+
+RANK = {Retention.FORGETTABLE: 0, Retention.FUZZY: 1, Retention.STRICT: 2}
+ACTIVE, SUMMARIZED, DROPPED = "active", "summarized", "dropped"
+
+
+@dataclass
+class CompactionConfig:
+    """Per-session knobs. ``window_tokens=None`` means: the budget passed to ``view`` is the window."""
+
+    window_tokens: int | None = None
+    tier1: float = 0.60  # summarize forgettable + fuzzy
+    tier2: float = 0.80  # drop forgettable + fuzzy, summarize strict
+    tier3: float = 0.95  # drop strict too: nothing is exempt
+    target: float = 0.50  # after compaction the kept total stays under this share of the window
+    keep_tool_results: int = 3  # micro-compaction keeps this many most recent tool results whole
+    summary_max_tokens: int = 400
+    summary_share: float = 0.30  # at most this share of the budget goes to summaries in the view
+    entity_share: float = 0.05  # ... and this share to the entity memory
+    max_entities: int = 12
+    message_overhead: int = 4  # tokens a provider adds around each message
+    default_retention: Retention = Retention.FUZZY
+
+    def __post_init__(self) -> None:
+        if not (0 < self.target <= self.tier1 <= self.tier2 <= self.tier3):
+            raise ValueError(
+                f"need 0 < target <= tier1 <= tier2 <= tier3, got target={self.target} tier1={self.tier1}"
+                f" tier2={self.tier2} tier3={self.tier3}")
+        if self.keep_tool_results < 0:
+            raise ValueError(f"keep_tool_results must be >= 0, got {self.keep_tool_results}")
+        self.default_retention = Retention.parse(self.default_retention)
+
+    def tier_for(self, utilization: float) -> int:
+        if utilization >= self.tier3:
+            return 3
+        if utilization >= self.tier2:
+            return 2
+        if utilization >= self.tier1:
+            return 1
+        return 0
+
+
+@dataclass(eq=False)
+class Entry:
+    seq: int
+    message: dict[str, Any]  # as appended, never changed
+    retention: Retention
+    tokens: int  # of the shown form (``shown``), overhead included
+    shown: dict[str, Any]  # after micro-compaction
+    significant: bool = False
+    unit: "Unit | None" = None
+
+    @property
+    def is_system(self) -> bool:
+        return self.message.get("role") == "system"
+
+
+_unit_ids = itertools.count()
+
+
+@dataclass(eq=False)
+class Unit:
+    entries: list[Entry] = field(default_factory=list)
+    open_ids: set[str] = field(default_factory=set)
+    status: str = ACTIVE
+    uid: int = field(default_factory=lambda: next(_unit_ids))
+
+    @property
+    def tokens(self) -> int:
+        return sum(e.tokens for e in self.entries)
+
+    @property
+    def retention(self) -> Retention:
+        return max((e.retention for e in self.entries), key=RANK.__getitem__)
+
+    @property
+    def pinned(self) -> bool:
+        """System messages are never compacted, nor is a unit still waiting for tool results."""
+        return bool(self.open_ids) or any(e.is_system for e in self.entries)
+
+
+class UnitLog:
+    """Entries in order, grouped into units, with incremental micro-compaction."""
+
+    def __init__(self, count: Callable[[dict[str, Any]], int], keep_tool_results: int) -> None:
+        self.count = count
+        self.keep = keep_tool_results
+        self.entries: list[Entry] = []
+        self.active: dict[int, Unit] = {}  # uid -> unit, in order (dicts keep insertion order)
+        self.by_call: dict[str, Unit] = {}
+        self.names: dict[str, str] = {}
+        self.results: list[tuple[Entry, str]] = []  # every tool result, oldest first
+        self.truncated = 0  # how many of ``results`` micro-compaction has handled
+        self.pending: Entry | None = None  # the last user turn
+        self.active_tokens = 0  # tokens of active units, system ones included
+        self.systems: list[Entry] = []  # never compacted, so kept apart for a cheap view
+
+    def add(self, entry: Entry, status: str = ACTIVE) -> None:
+        message = entry.message
+        self.entries.append(entry)
+        self.names.update(msgs.call_names(message))
+        rids = msgs.result_ids(message)
+        unit = self._owner(rids) if rids else None
+        if unit is None:
+            unit = Unit(status=status)
+            if status == ACTIVE:
+                self.active[unit.uid] = unit
+        unit.entries.append(entry)
+        entry.unit = unit
+        unit.open_ids.difference_update(rids)
+        for cid in msgs.call_ids(message):
+            unit.open_ids.add(cid)
+            self.by_call[cid] = unit
+        if unit.status == ACTIVE:
+            self.active_tokens += entry.tokens
+        if msgs.is_user_turn(message):
+            self.pending = entry
+        if entry.is_system:
+            self.systems.append(entry)
+        self.results.extend((entry, rid) for rid in rids)
+        self._micro()
+
+    def _owner(self, rids: list[str]) -> Unit | None:
+        """The unit holding these results' calls; units after it merge in, keeping units contiguous."""
+        owners = [self.by_call[r] for r in rids if r in self.by_call]
+        owners = [u for u in owners if u.status == ACTIVE]
+        if not owners:
+            return None  # an orphan result (bad input): it stays a unit of its own
+        wanted = {u.uid for u in owners}
+        tail: list[Unit] = []
+        for uid in reversed(self.active):
+            tail.append(self.active[uid])
+            wanted.discard(uid)
+            if not wanted:
+                break
+        tail.reverse()
+        head = tail[0]
+        for other in tail[1:]:
+            for e in other.entries:
+                e.unit = head
+            head.entries.extend(other.entries)
+            head.open_ids |= other.open_ids
+            for cid in other.open_ids:
+                self.by_call[cid] = head
+            del self.active[other.uid]
+        return head
+
+    def _micro(self) -> None:
+        """Truncate results that fell out of the ``keep`` most recent (each handled once: idempotent)."""
+        old = len(self.results) - self.keep
+        while self.truncated < old:
+            entry, rid = self.results[self.truncated]
+            self.truncated += 1
+            shown = msgs.truncate_results(entry.shown, {rid}, self.names)
+            if shown is entry.shown:
+                continue
+            tokens = self.count(shown)
+            if entry.unit is not None and entry.unit.status == ACTIVE:
+                self.active_tokens += tokens - entry.tokens
+            entry.shown, entry.tokens = shown, tokens
+
+    def remove(self, unit: Unit, status: str) -> None:
+        if unit.status == ACTIVE:
+            self.active_tokens -= unit.tokens
+            self.active.pop(unit.uid, None)
+        unit.status = status

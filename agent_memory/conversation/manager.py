@@ -1,0 +1,84 @@
+"""Sessions by (session_id, agent_id) over one SQLite file, plus the retrieval accessors."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from ..tokens import TokenCounter, make_counter
+from .compaction import CompactionConfig
+from .session import Session, TurnRecord
+from .significance import LLMDetector, RuleDetector, SignificanceDetector
+from .store import SessionStore
+from .summarize import LLMSummarizer, Summarizer
+
+
+class SessionManager:
+    """``SessionManager(db_path, counter)``: ``db_path`` is a file, or a directory that gets
+    ``sessions.sqlite3``. Each (session_id, agent_id) pair has its own history and compaction state."""
+
+    def __init__(self, db_path: str | Path, counter: TokenCounter, summarizer: Summarizer | None = None,
+                 settings=None, *, config: CompactionConfig | None = None,
+                 detector: SignificanceDetector | None = None,
+                 on_significant: Callable[[TurnRecord], Any] | None = None,
+                 synchronous: str = "FULL") -> None:
+        self.store = SessionStore(db_path, synchronous=synchronous)
+        self.counter = counter
+        self.settings = settings
+        self.config = config or CompactionConfig()
+        self.summarizer = summarizer
+        self.detector = detector or RuleDetector()
+        self.on_significant = on_significant
+        self._sessions: dict[tuple[str, str], Session] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings, **kwargs) -> "SessionManager":
+        """Store under ``settings.data_dir``; an LLM summarizer and detector when a model is configured."""
+        from ..llm import llm_from_settings
+
+        client = llm_from_settings(settings)
+        if client is not None:
+            kwargs.setdefault("summarizer", LLMSummarizer(client))
+            kwargs.setdefault("detector", LLMDetector(client))
+        return cls(Path(settings.data_dir) / "sessions.sqlite3", make_counter(settings.tokenizer),
+                   settings=settings, **kwargs)
+
+    def session(self, session_id: str, agent_id: str | None = None, *,
+                config: CompactionConfig | None = None) -> Session:
+        if not session_id:
+            raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+        key = (session_id, agent_id or "")
+        with self._lock:
+            found = self._sessions.get(key)
+            if found is None:
+                found = Session(self.store, session_id, agent_id, self.counter, config=config or self.config,
+                                summarizer=self.summarizer, detector=self.detector,
+                                on_significant=self._hook)
+                self._sessions[key] = found
+            elif config is not None:
+                found.config = config
+            return found
+
+    def _hook(self, record: TurnRecord) -> None:
+        # Read at call time, so the ingestion pipeline can plug in after sessions exist.
+        if self.on_significant is not None:
+            self.on_significant(record)
+
+    def recent_turns(self, session_id: str, n: int, agent_id: str | None = None) -> list[dict[str, Any]]:
+        """The last ``n`` messages as appended (retrieval's "recent" route)."""
+        key = (session_id, agent_id or "")
+        with self._lock:
+            live = self._sessions.get(key)
+        return live.recent_turns(n) if live else self.store.recent(key, n)
+
+    def summaries(self, session_id: str, agent_id: str | None = None) -> list[dict[str, Any]]:
+        """Every summary of the session, oldest first (retrieval's "summaries" route)."""
+        return self.store.summaries((session_id, agent_id or ""))
+
+    def sessions(self) -> list[tuple[str, str | None]]:
+        return [(s, a or None) for s, a in self.store.sessions()]
+
+    def close(self) -> None:
+        self.store.close()

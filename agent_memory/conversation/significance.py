@@ -1,0 +1,152 @@
+"""Which turns matter: a rule-based detector offline, LLM judgement when configured.
+
+Also the extractors shared with compaction validation: numbers and named entities
+(capitalized words, identifiers like ``X-200``, jieba ``nr/ns/nt/nz`` for Chinese).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..errors import LLMError
+from ..text import STOPWORDS, has_cjk
+
+log = logging.getLogger(__name__)
+
+NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:/]\d+)*%?")
+IDENTIFIER = re.compile(r"\b[A-Za-z]+[-_]?\d+[A-Za-z0-9-]*\b|\b[A-Z]{2,}[A-Z0-9]*\b")
+CAPITALIZED = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*\b")
+DATE = re.compile(
+    r"\b\d{4}[-/]\d{1,2}[-/]\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b"
+    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|yesterday|next week)\b"
+    r"|\d{1,2}月\d{1,2}[日号]|\d{4}年",
+    re.IGNORECASE,
+)
+# Words that start sentences or address the assistant; capitalized but never entities.
+_NOT_ENTITIES = frozenset(
+    "I The A An This That These Those It We You He She They My Your Our Their What Which Who When Where Why How "
+    "Yes No Ok Okay Please Thanks Thank Sure Hi Hello Here There Also But And Or So If Then Let Can Could Would "
+    "Should Will Do Does Did Is Are Was Were Be Have Has Had Not Just Now Great Good Note Some Many Most Each "
+    "Every Any All For In On At By To Of As With From After Before First Second Third Finally However".split()
+)
+
+RULES: dict[str, re.Pattern[str]] = {
+    "decision": re.compile(
+        r"\b(?:decided|decide|decision|let'?s go with|going with|we(?:'ll| will) use|agreed|chose|choose|"
+        r"settled on|approved)\b|决定|选择了|就用|同意",
+        re.IGNORECASE,
+    ),
+    "preference": re.compile(
+        r"\bI (?:really )?(?:like|love|prefer|hate|dislike|always|never|usually|enjoy|can't stand)\b|"
+        r"\bmy favou?rite\b|我(?:喜欢|偏好|讨厌|总是|从不|一直|更喜欢)",
+        re.IGNORECASE,
+    ),
+    "commitment": re.compile(
+        r"\b(?:I(?:'ll| will)|we(?:'ll| will)|promise|remind me|deadline|due (?:on|by)|by (?:tomorrow|friday|"
+        r"monday|next week)|todo|to-do|must|need to)\b|记得|提醒我|截止|必须|答应",
+        re.IGNORECASE,
+    ),
+    "fact": re.compile(
+        r"\b(?:my name is|I am|I'm|I have|I live|I work|I bought|I moved|is located|was born|costs?|"
+        r"confirmed|my \w+ is)\b|我是|我叫|我住|我在|我有",
+        re.IGNORECASE,
+    ),
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _posseg():
+    from ..text import _jieba
+
+    _jieba()
+    import jieba.posseg as posseg
+
+    return posseg
+
+
+def numbers(text: str) -> set[str]:
+    return {m.group(0).rstrip(".,") for m in NUMBER.finditer(text)}
+
+
+def entities(text: str) -> set[str]:
+    """Named things: capitalized words, identifiers (X-200, API), Chinese nr/ns/nt/nz words."""
+    found: set[str] = set()
+    for match in IDENTIFIER.finditer(text):
+        token = match.group(0)
+        if not token.isdigit():
+            found.add(token)
+    for match in CAPITALIZED.finditer(text):
+        token = match.group(0)
+        if token not in _NOT_ENTITIES and token.lower() not in STOPWORDS:
+            found.add(token)
+    if has_cjk(text):
+        for word, flag in _posseg().cut(text):
+            if flag in ("nr", "ns", "nt", "nz") and len(word.strip()) > 1:
+                found.add(word.strip())
+    return found
+
+
+@dataclass
+class Judgement:
+    significant: bool
+    reasons: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+
+
+class SignificanceDetector(Protocol):
+    def judge(self, role: str, text: str) -> Judgement: ...
+
+
+class RuleDetector:
+    """Offline: decisions, preferences, commitments, facts with numbers/dates, named entities."""
+
+    def judge(self, role: str, text: str) -> Judgement:
+        if not text.strip() or role not in ("user", "assistant"):
+            return Judgement(False)
+        reasons = [name for name, pattern in RULES.items() if pattern.search(text)]
+        if role == "assistant":
+            # Assistants say "I'll" and "must" constantly; only their decisions count.
+            reasons = [r for r in reasons if r == "decision"]
+        if DATE.search(text) or (numbers(text) and "fact" not in reasons and role == "user"):
+            reasons.append("number_or_date")
+        found = sorted(entities(text))
+        return Judgement(bool(reasons), reasons, found)
+
+
+class LLMDetector:
+    """One small JSON call per turn; any failure falls back to the rules (and is logged)."""
+
+    PROMPT = (
+        "Decide if this conversation turn holds something worth remembering long-term: a decision, a fact "
+        "about the user or the task (with numbers or dates), a user preference, a commitment, or key named "
+        'entities. Answer only JSON: {"significant": true|false, "reasons": [...], "entities": [...]}.'
+    )
+
+    def __init__(self, client, fallback: SignificanceDetector | None = None) -> None:
+        self.client = client
+        self.fallback = fallback or RuleDetector()
+
+    def judge(self, role: str, text: str) -> Judgement:
+        rules = self.fallback.judge(role, text)
+        if not text.strip() or role not in ("user", "assistant"):
+            return rules
+        try:
+            result = self.client.complete(
+                [{"role": "system", "content": self.PROMPT}, {"role": "user", "content": f"[{role}] {text}"}],
+                max_tokens=200,
+                response_format={"type": "json_object"},
+            )
+            data = json.loads(result.text)
+            return Judgement(
+                bool(data["significant"]),
+                [str(r) for r in data.get("reasons", [])],
+                sorted(set(map(str, data.get("entities", []))) | set(rules.entities)),
+            )
+        except (LLMError, ValueError, KeyError, TypeError) as exc:
+            log.warning("significance LLM judgement failed, using rules: %s", exc)
+            return rules

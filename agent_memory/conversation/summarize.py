@@ -1,0 +1,208 @@
+"""Summaries of compacted spans: one LLM call when configured, a structural digest otherwise.
+
+A summary that fails (raises, times out, empty, too long, shares no words with the
+span) is never stored: a warning is logged and the structural summary is used instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..text import content_words, has_cjk, split_sentences
+from . import messages as msgs
+from .significance import DATE, NUMBER, RULES, entities, numbers
+
+log = logging.getLogger(__name__)
+
+
+class Summarizer(Protocol):
+    name: str
+
+    def summarize(self, span: list[dict[str, Any]], *, max_tokens: int) -> str: ...
+
+
+class SummaryRejected(ValueError):
+    """The summarizer answered something unusable (empty, too long, unrelated)."""
+
+
+_GOAL = re.compile(r"\?|？|\b(?:please|help|can you|could you|i want|i need|i'd like|how (?:do|can|to))\b|请|帮我|我想|如何|怎么",
+                   re.IGNORECASE)
+_QUESTION = re.compile(r"[?？]\s*$")
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _number_snippets(text: str, limit: int = 3) -> str:
+    """The bits of a tool payload around its numbers (payloads are long; the numbers matter)."""
+    flat = " ".join(text.split())
+    snippets, end = [], -1
+    for match in NUMBER.finditer(flat):
+        if match.start() <= end:
+            continue
+        start, end = max(0, match.start() - 40), min(len(flat), match.end() + 20)
+        snippets.append(flat[start:end].strip())
+        if len(snippets) >= limit:
+            break
+    return " ... ".join(snippets)
+
+
+class StructuralSummarizer:
+    """Offline digest: goals, facts, tool numbers, decisions, open questions, status, entities."""
+
+    name = "structural"
+    PER_SECTION = 4
+
+    def summarize(self, span: list[dict[str, Any]], *, max_tokens: int = 400) -> str:
+        cjk = any(has_cjk(msgs.text_of(m)) for m in span[:20])
+        heads = (
+            ["用户目标", "已确认事实", "工具结果", "决定", "未决问题", "任务状态", "关键实体"]
+            if cjk
+            else ["User goals", "Confirmed facts", "Tool results", "Decisions", "Open questions", "Task status",
+                  "Key entities"]
+        )
+        goals, facts, tools, decisions, questions = [], [], [], [], []
+        status = ""
+        counts: Counter[str] = Counter()
+        names: dict[str, str] = {}
+        for message in span:
+            names.update(msgs.call_names(message))
+            role = message.get("role")
+            text = msgs.text_of(message)
+            counts.update(entities(text))
+            if role == "tool" or msgs.result_ids(message):
+                body = text if role == "tool" else msgs.readable([message])
+                tool = message.get("name") or names.get(str(message.get("tool_call_id")), "tool")
+                if numbers(body) and not msgs.is_truncated(body.strip()):
+                    tools.append(f"{tool}: {_number_snippets(body)}")
+                if role == "tool":
+                    continue
+            for sentence in split_sentences(text):
+                if role == "user" and _GOAL.search(sentence):
+                    goals.append(sentence)
+                    if _QUESTION.search(sentence):
+                        questions.append(sentence)
+                if RULES["decision"].search(sentence):
+                    decisions.append(sentence)
+                elif numbers(sentence) or DATE.search(sentence) or RULES["fact"].search(sentence) \
+                        or RULES["preference"].search(sentence):
+                    facts.append(f"({role}) {sentence}")
+            if role == "assistant" and text.strip():
+                status = split_sentences(text)[0] if split_sentences(text) else text
+                questions = []  # an assistant reply answers the questions asked before it
+
+        def section(title: str, items: list[str], newest: bool = False) -> str:
+            seen, out = set(), []
+            pool = items[::-1] if newest else items
+            for item in pool:
+                key = item.lower()
+                if key not in seen:
+                    seen.add(key)
+                    out.append(f"- {_clip(item)}")
+                if len(out) >= self.PER_SECTION:
+                    break
+            return f"{title}:\n" + "\n".join(out) if out else ""
+
+        key_entities = ", ".join(e for e, _ in counts.most_common(12))
+        parts = [
+            section(heads[0], goals),
+            section(heads[1], facts, newest=True),
+            section(heads[2], tools, newest=True),
+            section(heads[3], decisions, newest=True),
+            section(heads[4], questions),
+            f"{heads[5]}: {_clip(status)}" if status else "",
+            f"{heads[6]}: {key_entities}" if key_entities else "",
+        ]
+        text = "\n".join(p for p in parts if p)
+        if not text:
+            text = "\n".join(f"- {_clip(msgs.text_of(m), 100)}" for m in span[-3:] if msgs.text_of(m).strip())
+        # Rough cap, ~4 chars a token; exact fitting happens when the view is built.
+        return text[: max_tokens * 4]
+
+
+class LLMSummarizer:
+    """One chat call over the readable serialization of the span."""
+
+    name = "llm"
+
+    def __init__(self, client, *, max_input_chars: int = 24000) -> None:
+        self.client = client
+        self.max_input_chars = max_input_chars
+
+    def summarize(self, span: list[dict[str, Any]], *, max_tokens: int = 400) -> str:
+        text = msgs.readable(span)
+        if len(text) > self.max_input_chars:  # keep the newest part; older parts were likely summarized before
+            text = "...\n" + text[-self.max_input_chars:]
+        language = "Chinese" if has_cjk(text) else "the language of the conversation"
+        system = (
+            "You compress an AI agent's conversation history so the agent can continue the task. "
+            f"Write the summary in {language} (the conversation's own language). Keep user goals, confirmed "
+            "facts, every number, date, name and identifier, tool results with their numbers, decisions, open "
+            f"questions and the task status. Be concise: at most {int(max_tokens * 0.7)} words. "
+            "Output only the summary."
+        )
+        result = self.client.complete(
+            [{"role": "system", "content": system}, {"role": "user", "content": text}], max_tokens=max_tokens
+        )
+        return result.text
+
+
+def check_summary(summary: str, span_text: str, *, span_tokens: int, summary_tokens: int,
+                  max_tokens: int) -> None:
+    """Raise :class:`SummaryRejected` for garbage: empty, too long, or no word shared with the span."""
+    if not summary or not summary.strip():
+        raise SummaryRejected("empty summary")
+    limit = max(max_tokens, 0)
+    if summary_tokens > limit or (span_tokens >= 200 and summary_tokens > span_tokens):
+        raise SummaryRejected(f"summary too long: {summary_tokens} tokens (limit {limit}, span {span_tokens})")
+    span_words = set(content_words(span_text))
+    if span_words and not span_words & set(content_words(summary)):
+        raise SummaryRejected(f"summary shares no words with the span: {summary[:80]!r}")
+
+
+@dataclass
+class Validation:
+    numbers_kept: float
+    entities_kept: float
+    compression_ratio: float
+    span_tokens: int
+    summary_tokens: int
+    method: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def validate(span_text: str, summary: str, span_tokens: int, summary_tokens: int, method: str) -> Validation:
+    """Share of the span's numbers and named entities that survive in the summary, plus compression."""
+    nums, ents = numbers(span_text), entities(span_text)
+    summary_lower = summary.lower()
+    nums_kept = sum(1 for n in nums if n in summary) / len(nums) if nums else 1.0
+    ents_kept = sum(1 for e in ents if e.lower() in summary_lower) / len(ents) if ents else 1.0
+    ratio = summary_tokens / span_tokens if span_tokens else 0.0
+    return Validation(round(nums_kept, 4), round(ents_kept, 4), round(ratio, 4), span_tokens, summary_tokens, method)
+
+
+def summarize_span(span: list[dict[str, Any]], primary: Summarizer | None, fallback: Summarizer,
+                   counter, *, span_tokens: int, max_tokens: int) -> tuple[str, Validation]:
+    """Primary summarizer with checks; on any failure a warning and the fallback's summary."""
+    span_text = msgs.readable(span)
+    if primary is not None:
+        try:
+            summary = primary.summarize(span, max_tokens=max_tokens).strip()
+            tokens = counter.count(summary)
+            check_summary(summary, span_text, span_tokens=span_tokens, summary_tokens=tokens,
+                          max_tokens=max_tokens)
+            return summary, validate(span_text, summary, span_tokens, tokens, primary.name)
+        except Exception as exc:  # noqa: BLE001 - any failure means: do not trust this summary
+            log.warning("summarizer %s failed (%s: %s); using the %s summary instead",
+                        getattr(primary, "name", primary), type(exc).__name__, exc, fallback.name)
+    summary = fallback.summarize(span, max_tokens=max_tokens).strip()
+    tokens = counter.count(summary)
+    return summary, validate(span_text, summary, span_tokens, tokens, fallback.name)

@@ -1,0 +1,129 @@
+"""Property tests over random sessions: mixed roles, retention classes, tool pairs in both formats."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent_memory.conversation import CompactionConfig, SessionManager, micro_compact
+from agent_memory.conversation import messages as msgs
+from agent_memory.errors import BudgetError
+from agent_memory.tokens import TiktokenCounter
+
+COUNTER = TiktokenCounter("cl100k_base")
+VOCAB = ["alpha", "Berlin", "X-200", "budget", "42", "3.5", "we", "decided", "I", "prefer", "tea", "report",
+         "2024-05-01", "Alice", "deploy", "the", "server", "error", "retry", "数据", "北京", "ok"]
+
+words = st.lists(st.sampled_from(VOCAB), min_size=1, max_size=40).map(" ".join)
+retention = st.sampled_from([None, "forgettable", "fuzzy", "strict"])
+op = st.one_of(
+    st.tuples(st.just("system"), words, st.none()),
+    st.tuples(st.just("user"), words, retention),
+    st.tuples(st.just("assistant"), words, retention),
+    st.tuples(st.just("openai_tools"), st.lists(words, min_size=1, max_size=3), retention),
+    st.tuples(st.just("anthropic_tools"), st.lists(words, min_size=1, max_size=3), retention),
+)
+
+
+def expand(ops, ids):
+    """Turn generated ops into (message, retention) pairs; tool calls always get their results."""
+    out = []
+    for kind, payload, klass in ops:
+        if kind in ("system", "user", "assistant"):
+            out.append(({"role": kind, "content": payload}, klass))
+        elif kind == "openai_tools":
+            calls = [{"id": f"call_{next(ids)}", "type": "function",
+                      "function": {"name": f"tool{i}", "arguments": json.dumps({"q": p[:20]})}}
+                     for i, p in enumerate(payload)]
+            out.append(({"role": "assistant", "content": None, "tool_calls": calls}, klass))
+            for call, result in zip(calls, payload):
+                out.append(({"role": "tool", "tool_call_id": call["id"], "content": result * 3}, klass))
+        else:
+            uses = [{"type": "tool_use", "id": f"toolu_{next(ids)}", "name": f"fn{i}", "input": {"q": p[:20]}}
+                    for i, p in enumerate(payload)]
+            out.append(({"role": "assistant", "content": [{"type": "text", "text": "checking"}, *uses]}, klass))
+            out.append(({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": u["id"], "content": p * 3} for u, p in zip(uses, payload)
+            ]}, klass))
+    return out
+
+
+def check_pairs(view):
+    calls = {cid for m in view for cid in msgs.call_ids(m)}
+    results = {rid for m in view for rid in msgs.result_ids(m)}
+    assert calls == results, f"orphans: calls {calls - results}, results {results - calls}"
+
+
+@pytest.fixture(scope="module")
+def manager(tmp_path_factory):
+    mgr = SessionManager(tmp_path_factory.mktemp("props"), COUNTER, synchronous="OFF")
+    yield mgr
+    mgr.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.too_slow])
+@given(ops=st.lists(op, min_size=1, max_size=25), last=words, budget=st.integers(120, 2500),
+       window=st.one_of(st.none(), st.integers(300, 3000)), views_every=st.integers(1, 6))
+def test_view_invariants(manager, ops, last, budget, window, views_every):
+    import itertools
+
+    session = manager.session(uuid.uuid4().hex, config=CompactionConfig(window_tokens=window))
+    pairs = expand(ops, itertools.count()) + [({"role": "user", "content": last}, "strict")]
+    for i, (message, klass) in enumerate(pairs):
+        session.append(message, retention=klass)
+        if i % views_every == 0 or i == len(pairs) - 1:
+            check_view(session, [m for m, _ in pairs[: i + 1]], budget)
+
+
+def check_view(session, appended, budget):
+    systems = [m for m in appended if m["role"] == "system"]
+    users = [m for m in appended if msgs.is_user_turn(m)]
+    try:
+        view = session.view(budget)
+    except BudgetError:
+        # Only allowed when the must-keep messages alone are over budget.
+        must = sum(session.message_tokens(m) for m in systems) + (session.message_tokens(users[-1]) if users else 0)
+        assert must > budget
+        return
+    assert session.count_view(view) <= budget
+    check_pairs(view)
+    for system in systems:
+        assert system in view
+    if users:
+        assert users[-1] in view
+    # The view's tool results are the micro-compacted ones; text messages are never altered.
+    for message in view:
+        if message["role"] in ("user", "assistant", "system") and isinstance(message.get("content"), str):
+            assert message in appended or message["content"].startswith(("[Context Compressed]", "[Key entities]"))
+    assert session.messages() == appended  # the history itself is never rewritten
+    # Incremental micro-compaction on append matches the pure function over the whole history.
+    assert [e.shown for e in session._log.entries] == micro_compact(appended, session.config.keep_tool_results)
+
+
+@settings(max_examples=80, deadline=None)
+@given(ops=st.lists(op, min_size=1, max_size=30), keep=st.integers(0, 5))
+def test_micro_compaction_idempotent_and_text_untouched(ops, keep):
+    import itertools
+
+    history = [m for m, _ in expand(ops, itertools.count())]
+    once = micro_compact(history, keep)
+    assert micro_compact(once, keep) == once
+    assert len(once) == len(history)
+    results = [rid for m in history for rid in msgs.result_ids(m)]
+    recent = set(results[max(0, len(results) - keep):]) if keep else set()
+    for before, after in zip(history, once):
+        assert msgs.call_ids(before) == msgs.call_ids(after)
+        assert msgs.result_ids(before) == msgs.result_ids(after)
+        if not msgs.result_ids(before):
+            assert before == after  # user/assistant/system text untouched
+        elif before["role"] == "tool":
+            truncated = msgs.is_truncated(after["content"])
+            assert truncated == (before["tool_call_id"] not in recent)
+            if truncated:
+                assert f"{len(before['content'])} chars" in after["content"]
+    assert history == [m for m, _ in expand(ops, itertools.count())]  # input not mutated
