@@ -76,7 +76,7 @@ class EntityResolver:
         group_canon: dict[tuple[str, str], str] = {}
         group_weight: dict[tuple[str, str], int] = {}
         for key, names in groups.items():
-            best = max(names, key=lambda n: (names[n], len(n), n))
+            best = max(names, key=lambda n: (names[n], len(n)))  # ties: first seen
             group_canon[key] = best
             group_weight[key] = sum(names.values())
             for n in names:

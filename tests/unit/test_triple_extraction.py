@@ -1,0 +1,233 @@
+"""Triple extraction with the real spaCy model and jieba; the LLM is a stub (paid endpoint)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agent_memory.errors import LLMError
+from ingest.triples import (
+    ChineseExtractor,
+    EnglishExtractor,
+    LLMExtractor,
+    RuleBasedExtractor,
+    TripleExtractor,
+    entities_in_question,
+    is_model_id,
+)
+
+CMRC = Path(__file__).resolve().parents[3] / "shared" / "eval" / "cmrc2018_trial.json"
+PROV = dict(tenant="t1", source_id="doc-1", item_id="item-1")
+
+
+@pytest.fixture(scope="module")
+def rules() -> RuleBasedExtractor:
+    return RuleBasedExtractor()
+
+
+def _find(triples, subject=None, relation=None, obj=None):
+    return [
+        t for t in triples
+        if (subject is None or t.subject == subject) and (relation is None or t.relation == relation)
+        and (obj is None or t.object == obj)
+    ]
+
+
+def _assert_provenance(triples):
+    assert triples
+    for t in triples:
+        assert (t.tenant, t.source_id, t.item_id) == ("t1", "doc-1", "item-1")
+        assert t.evidence and t.subject and t.object and t.relation
+        assert 0.0 < t.confidence <= 1.0
+
+
+def test_extractors_satisfy_protocol(rules):
+    assert isinstance(rules, TripleExtractor)
+    assert isinstance(EnglishExtractor(), TripleExtractor)
+    assert isinstance(ChineseExtractor(), TripleExtractor)
+
+
+def test_english_svo_and_passive_date(rules):
+    text = "Andrew Jaspan co-founded The Conversation. The Conversation was launched in March 2011."
+    triples = rules.extract(text, **PROV)
+    _assert_provenance(triples)
+    (founded,) = _find(triples, "Andrew Jaspan", "co-found", "Conversation")
+    assert founded.subject_type == "PERSON"
+    assert founded.evidence == "Andrew Jaspan co-founded The Conversation."
+    (launched,) = _find(triples, "Conversation", "launch in", "March 2011")
+    assert launched.object_type == "DATE"
+    assert launched.evidence == "The Conversation was launched in March 2011."
+
+
+def test_english_apposition_copula_model_id_and_pronoun(rules):
+    text = "Tim Cook, the CEO of Apple, bought the X-200 in Paris. He is a famous businessman."
+    triples = rules.extract(text, **PROV)
+    _assert_provenance(triples)
+    assert _find(triples, "Tim Cook", "ceo of", "Apple")[0].object_type == "ORG"
+    assert _find(triples, "Tim Cook", "is_a", "CEO")
+    bought = _find(triples, "Tim Cook", "buy", "X-200")
+    assert bought and bought[0].object_type == "PRODUCT"
+    assert _find(triples, "Tim Cook", "buy in", "Paris")[0].object_type == "GPE"
+    # "He" resolved to the last PERSON, with lower confidence than a direct mention.
+    (he,) = _find(triples, "Tim Cook", "is_a", "famous businessman")
+    assert he.confidence < bought[0].confidence
+
+
+def test_english_entities_dates_numbers_products():
+    ents = {(e.name, e.type) for e in EnglishExtractor().entities(
+        "Acme Corp. released the GPT-4o and the RTX4090 on 3 May 2020 and sold 1,000 units."
+    )}
+    assert ("GPT-4o", "PRODUCT") in ents and ("RTX4090", "PRODUCT") in ents
+    assert ("3 May 2020", "DATE") in ents
+    assert ("1,000", "NUMBER") in ents
+    assert ("Acme Corp.", "ORG") in ents
+
+
+def test_model_id_pattern():
+    for good in ("X-200", "GPT-4o", "AGG01", "COVID-19"):
+        assert is_model_id(good), good
+    for bad in ("1990s", "21st", "co-founded", "Paris", "2010-2012"):
+        assert not is_model_id(bad), bad
+
+
+def test_chinese_sentence_from_cmrc(rules):
+    data = json.loads(CMRC.read_text(encoding="utf-8"))
+    context = next(p["context"] for a in data["data"] for p in a["paragraphs"] if "由韩国Nexon开发与发行" in p["context"])
+    sentence = context.split("。")[0] + "。"  # 基于《跑跑卡丁车》与《泡泡堂》上所开发的游戏，由韩国Nexon开发与发行。
+    triples = rules.extract(sentence, **PROV)
+    _assert_provenance(triples)
+    assert {t.relation for t in _find(triples, obj="Nexon")} >= {"developed_by", "published_by"}
+    names = {(e.name, e.type) for e in ChineseExtractor().entities(sentence)}
+    assert {("跑跑卡丁车", "WORK_OF_ART"), ("泡泡堂", "WORK_OF_ART"), ("韩国", "GPE"), ("Nexon", "entity")} <= names
+    cooc = _find(triples, relation="related_to")
+    assert cooc and all(t.confidence < 0.5 for t in cooc)
+
+
+def test_chinese_patterns_dates_and_model_ids():
+    zh = ChineseExtractor()
+    located = zh.extract("Dairy Queen的总公司位于明尼苏达州。", **PROV)
+    assert _find(located, "总公司", "located_in", "明尼苏达州")[0].object_type == "GPE"
+    assert _find(located, "Dairy Queen", "has", "总公司")
+    isa = zh.extract("AGG01是一种蛋白质，在实验中证实比青霉素有效100倍。", **PROV)
+    (t,) = _find(isa, "AGG01", "is_a", "蛋白质")
+    assert t.subject_type == "PRODUCT"
+    released = zh.extract("该公司于2011年3月发布了X-200。", **PROV)
+    _assert_provenance(released)
+    assert _find(released, relation="发布", obj="X-200")[0].object_type == "PRODUCT"
+    assert ("2011年3月", "DATE") in {(e.name, e.type) for e in zh.entities("该公司于2011年3月发布了X-200。")}
+
+
+def test_router_handles_mixed_text_per_sentence(rules):
+    triples = rules.extract("Andrew Jaspan co-founded The Conversation. 中国大陆由盛大游戏运营。", **PROV)
+    _assert_provenance(triples)
+    assert _find(triples, "Andrew Jaspan", "co-found", "Conversation")
+    assert _find(triples, "中国大陆", "operated_by", "盛大游戏")
+
+
+@pytest.mark.parametrize("text", ["", "   ", "!!! ??? ...", "asdf qwer zxcv", "。。。！！", "12 34"])
+def test_empty_or_garbage_gives_no_triples(rules, text):
+    assert rules.extract(text, **PROV) == []
+
+
+def test_extract_many_matches_single_calls(rules):
+    texts = ["Andrew Jaspan co-founded The Conversation.", "", "Dairy Queen的总公司位于明尼苏达州。"]
+    batch = rules.extract_many(texts, tenant="t1", source_ids=["a", "b", "c"], item_ids=["ia", "ib", "ic"])
+    assert [len(b) for b in batch][1] == 0
+    assert all(t.source_id == "a" and t.item_id == "ia" for t in batch[0]) and batch[0]
+    assert all(t.source_id == "c" for t in batch[2]) and batch[2]
+    with pytest.raises(ValueError, match="lengths differ"):
+        rules.extract_many(texts, tenant="t1", source_ids=["a"], item_ids=["ia"])
+
+
+def test_long_text_is_processed_in_blocks():
+    para = "Andrew Jaspan co-founded The Conversation. The Conversation was launched in March 2011. "
+    triples = EnglishExtractor().extract(para * 400, **PROV)  # ~36k chars: more than one block
+    assert _find(triples, "Andrew Jaspan", "co-found", "Conversation")
+    assert len(triples) == len({(t.subject, t.relation, t.object) for t in triples})  # deduplicated
+
+
+def test_question_entities_with_known_names():
+    known = {"the conversation", "conversation", "andrew jaspan"}
+    calls = []
+
+    def lookup(names):
+        calls.append(list(names))
+        return [n for n in names if n.lower() in known]
+
+    got = entities_in_question("When did Andrew Jaspan co-found The Conversation?", lookup)
+    assert got[:2] == ["Andrew Jaspan", "Conversation"]
+    assert len(calls) == 1
+    assert "X-200" in entities_in_question("Which company released the X-200 in Paris?")
+    assert "Paris" in entities_in_question("Which company released the X-200 in Paris?")
+    zh = entities_in_question("《泡泡堂》是由哪家公司开发的？", lambda g: [n for n in g if n == "泡泡堂"])
+    assert zh[0] == "泡泡堂"
+    assert entities_in_question("???") == []
+
+
+# -- LLM extractor with a stub endpoint ------------------------------------------------------
+
+
+@dataclass
+class _Result:
+    text: str
+
+
+class StubLLM:
+    """Stands in for the paid endpoint: answers from a queue and records requests."""
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.calls = []
+
+    def complete(self, messages, *, max_tokens=None, temperature=0.0, response_format=None):
+        self.calls.append({"messages": messages, "response_format": response_format})
+        return _Result(self.answers.pop(0))
+
+
+GOOD = json.dumps({
+    "entities": [{"name": "Andrew Jaspan", "type": "PERSON"}, {"name": "The Conversation", "type": "ORG"}],
+    "relations": [{"subject": "Andrew Jaspan", "relation": "co-founded", "object": "The Conversation",
+                   "evidence": "Andrew Jaspan co-founded The Conversation."}],
+})
+
+
+def test_llm_extractor_validates_and_types():
+    llm = StubLLM(["```json\n" + GOOD + "\n```"])
+    triples = LLMExtractor(llm).extract("Andrew Jaspan co-founded The Conversation.", **PROV)
+    _assert_provenance(triples)
+    (t,) = triples
+    assert (t.subject, t.relation, t.object) == ("Andrew Jaspan", "co-founded", "The Conversation")
+    assert (t.subject_type, t.object_type) == ("PERSON", "ORG")
+    assert llm.calls[0]["response_format"]["type"] == "json_schema"
+    assert "relations" in json.dumps(llm.calls[0]["response_format"]["json_schema"]["schema"])
+
+
+def test_llm_extractor_retries_once_on_invalid_json():
+    llm = StubLLM(["not json at all", GOOD])
+    triples = LLMExtractor(llm).extract("Andrew Jaspan co-founded The Conversation.", **PROV)
+    assert len(triples) == 1 and len(llm.calls) == 2
+    # The retry shows the model its bad answer and the error.
+    assert llm.calls[1]["messages"][-2] == {"role": "assistant", "content": "not json at all"}
+    assert "not valid JSON" in llm.calls[1]["messages"][-1]["content"]
+
+
+def test_llm_extractor_raises_after_second_invalid_answer():
+    bad_schema = json.dumps({"entities": [{"type": "PERSON"}], "relations": []})  # name missing
+    llm = StubLLM(["{broken", bad_schema, GOOD])
+    with pytest.raises(LLMError, match="invalid JSON twice"):
+        LLMExtractor(llm).extract("Andrew Jaspan co-founded The Conversation.", **PROV)
+    assert len(llm.calls) == 2  # exactly one retry
+
+
+def test_llm_extractor_chunks_long_input():
+    sentence = "Andrew Jaspan co-founded The Conversation. "
+    llm = StubLLM([GOOD] * 50)
+    ex = LLMExtractor(llm, max_chars=500)
+    chunks = ex.chunks(sentence * 40)
+    assert len(chunks) > 1 and all(len(c) <= 500 for c in chunks)
+    triples = ex.extract(sentence * 40, **PROV)
+    assert len(llm.calls) == len(chunks)
+    assert len(triples) == 1  # the same fact from every chunk, deduplicated
