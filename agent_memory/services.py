@@ -1,0 +1,88 @@
+"""The one place that builds every service from settings.
+
+Heavy parts (the embedding model, the stores) are built on first use, so a command
+that needs only the catalog does not load a model.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from pathlib import Path
+
+from .catalog import Catalog
+from .config import Settings, load_settings
+from .embedding import CachedEmbedder, EmbeddingCache, collection_name, make_embedder
+from .tokens import TokenCounter, make_counter
+
+log = logging.getLogger(__name__)
+
+
+class Services:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.data_dir = Path(settings.data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+
+    @functools.cached_property
+    def counter(self) -> TokenCounter:
+        return make_counter(self.settings.tokenizer)
+
+    @functools.cached_property
+    def catalog(self) -> Catalog:
+        return Catalog(self.data_dir / "catalog.sqlite")
+
+    @functools.cached_property
+    def embedder(self) -> CachedEmbedder:
+        inner = make_embedder(self.settings.embedding_model, self.settings.embedding_batch_size)
+        return CachedEmbedder(inner, EmbeddingCache(self.data_dir / "embedding-cache.sqlite"))
+
+    @functools.cached_property
+    def sparse_encoder(self):
+        from .sparse import SparseEncoder
+
+        return SparseEncoder()
+
+    @functools.cached_property
+    def vectors(self):
+        from .stores.vector_factory import open_vector_store
+
+        embedder = self.embedder
+        return open_vector_store(self.settings, embedder.dimension, collection_name(embedder))
+
+    @functools.cached_property
+    def graph(self):
+        from .stores.graph_factory import open_graph_store
+
+        return open_graph_store(self.settings)
+
+    @functools.cached_property
+    def llm(self):
+        if not self.settings.llm_configured:
+            return None
+        from .llm import llm_from_settings
+
+        return llm_from_settings(self.settings)
+
+    def close(self) -> None:
+        """Close what was opened; untouched lazy services stay unbuilt."""
+        for name in ("vectors", "graph", "catalog"):
+            service = self.__dict__.get(name)
+            if service is not None:
+                try:
+                    service.close()
+                except Exception as exc:  # noqa: BLE001 - closing must not mask the real outcome
+                    log.warning("closing %s failed: %s", name, exc)
+        embedder = self.__dict__.get("embedder")
+        if embedder is not None:
+            embedder.cache.close()
+
+    def __enter__(self) -> "Services":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def build_services(settings: Settings | None = None) -> Services:
+    return Services(settings or load_settings())

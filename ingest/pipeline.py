@@ -1,0 +1,340 @@
+"""The ingestion job: files → sources → items → embeddings → vector store, triples → graph.
+
+Batches sources so the embedder sees many texts at once. Per source, the order of writes
+keeps what was stored safe: new items are upserted before stale ones are deleted, and
+the catalog (which decides "unchanged") is written last, so a crash mid-way means the
+source is simply re-ingested next time.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from agent_memory.catalog import SourceEntry
+from agent_memory.errors import StoreError
+from agent_memory.ids import content_hash
+from agent_memory.records import Document, TurnRecord
+from agent_memory.services import Services
+
+from .items import ItemBuilder, SourceItems
+from .report import IngestReport
+from .sources import Skipped, TextStream, Transcript, load_path
+from .splitting import Splitter
+from .summarize import make_summarizer
+
+log = logging.getLogger(__name__)
+BATCH_SOURCES = 64
+
+
+class IngestionPipeline:
+    def __init__(self, services: Services, *, extractor=None, summaries: bool = True) -> None:
+        self.services = services
+        settings = services.settings
+        self.splitter = Splitter(services.counter, settings.chunk_tokens, settings.chunk_overlap_tokens)
+        self.builder = ItemBuilder(self.splitter, make_summarizer(services.counter, services.llm), summaries)
+        self._extractor = extractor
+
+    @property
+    def extractor(self):
+        if self._extractor is None:
+            from .extraction import make_extractor
+
+            self._extractor = make_extractor(self.services.settings, self.services.llm)
+        return self._extractor
+
+    # ---- files -----------------------------------------------------------------------------------
+
+    def ingest_paths(self, paths: Sequence[str | Path], *, tenant: str | None = None, recursive: bool = False,
+                     glob: str | None = None, progress: bool = False) -> IngestReport:
+        tenant = tenant or self.services.settings.tenant
+        report = IngestReport()
+        started = time.perf_counter()
+        files = list(discover_files(paths, recursive=recursive, glob=glob, report=report))
+        bar = _progress(len(files), progress)
+        try:
+            for path in files:
+                report.files_seen += 1
+                self._ingest_file(path, tenant, report)
+                if bar:
+                    bar.update(1)
+                    bar.set_postfix(chunks=report.chunks, turns=report.turns, refresh=False)
+        except StoreError as exc:
+            report.store_error = str(exc)
+            log.error("store failed, stopping the job: %s", exc)
+        finally:
+            if bar:
+                bar.close()
+            report.seconds = time.perf_counter() - started
+        return report
+
+    def _ingest_file(self, path: Path, tenant: str, report: IngestReport) -> None:
+        file_id = file_source_id(path)
+        try:
+            digest = _file_digest(path)
+        except OSError as exc:
+            report.files_skipped.append((str(path), f"unreadable: {exc}"))
+            return
+        previous = self.services.catalog.get(tenant, file_id)
+        if previous is not None and previous.content_hash == digest:
+            report.files_unchanged += 1
+            return
+        loaded = load_path(path, tenant=tenant, source_id=file_id)
+        skips = [x for x in loaded if isinstance(x, Skipped)]
+        if skips and len(skips) == len(loaded):
+            report.files_skipped.extend((s.path, s.reason) for s in skips)
+            return
+        try:
+            children: list[str] = []
+            for unit in loaded:
+                if isinstance(unit, Document):
+                    children += self.ingest_documents([unit], report)
+                elif isinstance(unit, TextStream):
+                    children += self._ingest_stream(unit, report)
+                elif isinstance(unit, Transcript):
+                    children += self.ingest_turns(unit.turns, report)
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the job
+            log.exception("ingesting %s failed", path)
+            report.files_failed.append((str(path), f"{type(exc).__name__}: {exc}"))
+            return
+        # Sources the previous version of this file had and this one has not are gone.
+        if previous is not None:
+            for stale in set(previous.item_ids) - set(children):
+                self.forget(tenant, stale, report)
+        self.services.catalog.put_many([SourceEntry(tenant, file_id, "file", digest, path=str(path),
+                                                    item_ids=children)])
+        report.files_ingested += 1
+
+    # ---- documents ---------------------------------------------------------------------------------
+
+    def ingest_documents(self, docs: Iterable[Document], report: IngestReport | None = None) -> list[str]:
+        """Ingest documents; returns their source IDs (unchanged ones included)."""
+        report = report if report is not None else IngestReport()
+        ids: list[str] = []
+        batch: list[Document] = []
+        for doc in docs:
+            batch.append(doc)
+            if len(batch) >= BATCH_SOURCES:
+                ids += self._document_batch(batch, report)
+                batch = []
+        if batch:
+            ids += self._document_batch(batch, report)
+        return ids
+
+    def _document_batch(self, docs: list[Document], report: IngestReport) -> list[str]:
+        by_tenant: dict[str, list[Document]] = defaultdict(list)
+        for doc in docs:
+            by_tenant[doc.tenant].append(doc)
+        for tenant, group in by_tenant.items():
+            known = self.services.catalog.get_many(tenant, [d.source_id for d in group])
+            fresh = []
+            for doc in group:
+                if not doc.text.strip():
+                    report.warnings.append(f"{doc.source_id}: empty text")
+                    continue
+                built = self.builder.document(doc)
+                entry = known.get(doc.source_id)
+                if entry is not None and entry.content_hash == built.content_hash:
+                    report.sources_unchanged += 1
+                    continue
+                fresh.append((built, entry))
+            self._write(fresh, report)
+        return [d.source_id for d in docs]
+
+    def _ingest_stream(self, stream: TextStream, report: IngestReport) -> list[str]:
+        """A large text file, segment by segment: memory stays bounded by one segment."""
+        tenant, sid = stream.tenant, stream.source_id
+        previous = self.services.catalog.get(tenant, sid)
+        new_ids: list[str] = []
+        summaries: list[str] = []
+        index = 0
+        for offset, segment in stream.segments():
+            spans = self.splitter.split(segment, base_offset=offset)
+            items = self.builder.chunk_items(tenant, sid, spans, dict(stream.metadata), start_index=index)
+            index += len(items)
+            unit = SourceItems(tenant, sid, "document", stream.content_hash, items=items, path=str(stream.path))
+            self._store_items([unit], report)
+            new_ids += [i.id for i in items]
+            summaries.append(self.builder.summarizer.summarize(segment[:20_000], 64))
+        if self.builder.summaries and summaries:
+            digest_text = " ".join(summaries)
+            items = self.builder.summary_items(tenant, sid, digest_text, [], {"scope": "document"})
+            if items:
+                self._store_items([SourceItems(tenant, sid, "document", stream.content_hash, items=items)], report)
+                new_ids += [i.id for i in items]
+        stale = sorted(set(previous.item_ids) - set(new_ids)) if previous else []
+        if stale:
+            self.services.vectors.delete_ids(stale)
+            report.items_deleted += len(stale)
+        self.services.catalog.put_many([SourceEntry(tenant, sid, "document", stream.content_hash,
+                                                    path=str(stream.path), item_ids=new_ids)])
+        report.sources_written += 1
+        return [sid]
+
+    # ---- turns -------------------------------------------------------------------------------------
+
+    def ingest_turns(self, turns: Sequence[TurnRecord], report: IngestReport | None = None) -> list[str]:
+        """Ingest conversation turns (one source per turn) and one summary per session."""
+        report = report if report is not None else IngestReport()
+        sessions: dict[tuple[str, str], list[TurnRecord]] = defaultdict(list)
+        for turn in turns:
+            sessions[(turn.tenant, turn.session_id)].append(turn)
+        ids: list[str] = []
+        pending: list[tuple[SourceItems, SourceEntry | None]] = []
+        for (tenant, session_id), session_turns in sessions.items():
+            units = [self.builder.turn(t, seq) for seq, t in enumerate(session_turns)]
+            summary = self.builder.session_summary(tenant, session_id, session_turns)
+            if summary is not None:
+                units.append(summary)
+            known = self.services.catalog.get_many(tenant, [u.source_id for u in units])
+            for unit in units:
+                ids.append(unit.source_id)
+                entry = known.get(unit.source_id)
+                if entry is not None and entry.content_hash == unit.content_hash:
+                    report.sources_unchanged += 1
+                    continue
+                pending.append((unit, entry))
+                if len(pending) >= BATCH_SOURCES * 4:
+                    self._write(pending, report)
+                    pending = []
+        self._write(pending, report)
+        return ids
+
+    # ---- writing -----------------------------------------------------------------------------------
+
+    def _write(self, units: list[tuple[SourceItems, SourceEntry | None]], report: IngestReport) -> None:
+        if not units:
+            return
+        self._store_items([u for u, _ in units], report)
+        graph_units = [u for u, _ in units if u.kind in ("document", "turn")]
+        for unit, previous in units:
+            if previous is not None:
+                stale = sorted(set(previous.item_ids) - {i.id for i in unit.items})
+                if stale:
+                    self.services.vectors.delete_ids(stale)
+                    report.items_deleted += len(stale)
+                if previous.n_triples:
+                    self.services.graph.delete_by_source(unit.tenant, unit.source_id)
+        triples_per_source = self._extract_and_merge(graph_units, report)
+        self.services.catalog.put_many([
+            SourceEntry(u.tenant, u.source_id, u.kind, u.content_hash, path=u.path, title=u.title,
+                        session_id=u.session_id, seq=u.seq, timestamp=u.timestamp,
+                        item_ids=[i.id for i in u.items], n_triples=triples_per_source.get(u.source_id, 0))
+            for u, _ in units
+        ])
+        report.sources_written += len(units)
+
+    def _store_items(self, units: list[SourceItems], report: IngestReport) -> None:
+        items = [item for unit in units for item in unit.items]
+        if not items:
+            return
+        texts = [text for unit in units for text in unit.embed_texts()]
+        embedder = self.services.embedder
+        before = embedder.computed
+        dense = embedder.embed_documents(texts)
+        report.embeddings_computed += embedder.computed - before
+        sparse = self.services.sparse_encoder.encode_documents(texts)
+        self.services.vectors.upsert(items, dense, sparse)
+        for item in items:
+            if item.kind == "chunk":
+                report.chunks += 1
+            elif item.kind == "summary":
+                report.summaries += 1
+            else:
+                report.turns += 1
+
+    def _extract_and_merge(self, units: list[SourceItems], report: IngestReport) -> dict[str, int]:
+        if self.services.settings.triple_extractor == "none" or not units or self.extractor is None:
+            return {}
+        counts: dict[str, int] = {u.source_id: 0 for u in units}
+        by_tenant: dict[str, list] = defaultdict(list)
+        for unit in units:
+            by_tenant[unit.tenant] += [item for item in unit.items if item.kind != "summary"]
+        triples = []
+        for tenant, items in by_tenant.items():
+            try:
+                found = self.extractor.extract_many([i.text for i in items], tenant=tenant,
+                                                    source_ids=[i.source_id for i in items],
+                                                    item_ids=[i.id for i in items])
+            except Exception as exc:  # noqa: BLE001 - extraction is best effort; the chunks are stored
+                report.warnings.append(f"triple extraction failed for {len(items)} items: {exc}")
+                continue
+            for item, item_triples in zip(items, found):
+                counts[item.source_id] += len(item_triples)
+                triples += item_triples
+        if triples:
+            self.services.graph.merge_triples(triples)
+            report.triples += len(triples)
+        return counts
+
+    # ---- forgetting --------------------------------------------------------------------------------
+
+    def forget(self, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
+        """Remove one source (or a file and every source it held) everywhere."""
+        entry = self.services.catalog.get(tenant, source_id)
+        removed = {"sources": 0, "items": 0, "triples": 0}
+        targets = entry.item_ids if entry is not None and entry.kind == "file" else [source_id]
+        for sid in targets:
+            removed["items"] += self.services.vectors.delete_by_source(tenant, sid)
+            removed["triples"] += self.services.graph.delete_by_source(tenant, sid)
+            removed["sources"] += int(self.services.catalog.delete(tenant, sid))
+        if entry is not None and entry.kind == "file":
+            self.services.catalog.delete(tenant, source_id)
+        if report is not None:
+            report.sources_removed += removed["sources"]
+            report.items_deleted += removed["items"]
+        return removed
+
+
+def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None,
+                   report: IngestReport) -> Iterable[Path]:
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            pattern = "**/*" if recursive else "*"
+            for child in sorted(path.glob(pattern)):
+                if child.is_file() and not any(part.startswith(".") for part in child.relative_to(path).parts):
+                    if glob is None or fnmatch.fnmatch(child.name, glob):
+                        yield child
+        elif path.is_file():
+            if glob is None or fnmatch.fnmatch(path.name, glob):
+                yield path
+        else:
+            report.files_skipped.append((str(path), "no such file or directory"))
+
+
+def file_source_id(path: Path) -> str:
+    """Paths under the working folder are kept relative, so IDs survive moving the checkout."""
+    resolved = path.resolve()
+    try:
+        return str(resolved.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(resolved)
+
+
+def _file_digest(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="file", desc="ingest", disable=os.environ.get("AGENT_MEMORY_NO_PROGRESS") == "1")
+
+
+__all__ = ["IngestionPipeline", "content_hash", "discover_files", "file_source_id"]

@@ -1,0 +1,76 @@
+"""The ingestion job's report: counts, skips with reasons, timing."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class IngestReport:
+    files_seen: int = 0
+    files_ingested: int = 0
+    files_unchanged: int = 0
+    files_skipped: list[tuple[str, str]] = field(default_factory=list)
+    files_failed: list[tuple[str, str]] = field(default_factory=list)
+    sources_written: int = 0
+    sources_unchanged: int = 0
+    sources_removed: int = 0
+    chunks: int = 0
+    summaries: int = 0
+    turns: int = 0
+    triples: int = 0
+    items_deleted: int = 0
+    embeddings_computed: int = 0
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    store_error: str | None = None
+
+    @property
+    def items_written(self) -> int:
+        return self.chunks + self.summaries + self.turns
+
+    @property
+    def chunks_per_s(self) -> float:
+        return self.items_written / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def ok(self) -> bool:
+        """Success unless a store failed or nothing at all could be ingested."""
+        if self.store_error:
+            return False
+        return self.files_seen == 0 or (self.files_ingested + self.files_unchanged) > 0
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["items_written"] = self.items_written
+        data["chunks_per_s"] = round(self.chunks_per_s, 2)
+        data["ok"] = self.ok
+        return data
+
+    def render(self) -> str:
+        lines = [
+            "Ingestion report",
+            f"  files seen       {self.files_seen}",
+            f"  files ingested   {self.files_ingested}",
+            f"  files unchanged  {self.files_unchanged}",
+            f"  files skipped    {len(self.files_skipped)}",
+            f"  files failed     {len(self.files_failed)}",
+            f"  sources written  {self.sources_written} (unchanged {self.sources_unchanged},"
+            f" removed {self.sources_removed})",
+            f"  chunks           {self.chunks}",
+            f"  summaries        {self.summaries}",
+            f"  turns            {self.turns}",
+            f"  triples          {self.triples}",
+            f"  embeddings       {self.embeddings_computed} computed",
+            f"  seconds          {self.seconds:.2f}",
+            f"  items/s          {self.chunks_per_s:.1f}",
+        ]
+        for path, reason in self.files_skipped:
+            lines.append(f"  skipped: {path}: {reason}")
+        for path, reason in self.files_failed:
+            lines.append(f"  FAILED: {path}: {reason}")
+        for warning in self.warnings[:20]:
+            lines.append(f"  warning: {warning}")
+        if self.store_error:
+            lines.append(f"  STORE ERROR: {self.store_error}")
+        return "\n".join(lines)

@@ -1,0 +1,202 @@
+"""Readers that turn files into documents or conversation turns, or a reason to skip them.
+
+Bad input never raises out of here: every problem becomes a ``Skipped`` with a reason
+the job report shows. Large text files are read in segments so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from agent_memory.records import Document, TurnRecord
+
+TEXT_EXTENSIONS = {".txt", ".text", ".md", ".markdown", ".rst", ".log", ".csv"}
+HTML_EXTENSIONS = {".html", ".htm", ".xhtml"}
+JSON_EXTENSIONS = {".json", ".jsonl", ".ndjson"}
+SUPPORTED_EXTENSIONS = TEXT_EXTENSIONS | HTML_EXTENSIONS | JSON_EXTENSIONS
+TEXT_FIELDS = ("text", "content", "body", "paragraph_text", "context", "document", "passage")
+# Files above this size are streamed segment by segment (only plain text can be).
+STREAM_THRESHOLD_BYTES = 8 * 1024 * 1024
+SEGMENT_CHARS = 1_000_000
+
+
+@dataclass
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass
+class TextStream:
+    """A plain-text document too large to hold at once: segments with their offsets."""
+
+    source_id: str
+    path: Path
+    tenant: str
+    content_hash: str
+    metadata: dict = field(default_factory=dict)
+
+    def segments(self) -> Iterator[tuple[int, str]]:
+        offset = 0
+        carry = ""
+        with self.path.open("r", encoding="utf-8") as handle:
+            while True:
+                block = handle.read(SEGMENT_CHARS)
+                if not block:
+                    break
+                text = carry + block
+                # Cut at the last paragraph or line break so chunks don't straddle segments.
+                cut = max(text.rfind("\n\n"), text.rfind("\n"))
+                if cut < len(text) // 2:
+                    cut = len(text)
+                yield offset, text[:cut]
+                offset += cut
+                carry = text[cut:]
+        if carry.strip():
+            yield offset, carry
+
+
+@dataclass
+class Transcript:
+    """Turns of one or more conversations read from a transcript file."""
+
+    source_id: str
+    turns: list[TurnRecord]
+
+
+Loaded = Document | TextStream | Transcript | Skipped
+
+
+def _looks_binary(sample: bytes) -> bool:
+    if b"\x00" in sample:
+        return True
+    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+    return bool(sample) and control / len(sample) > 0.1
+
+
+def _file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _html_to_text(raw: str) -> str:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(raw, "html.parser")
+    for tag in soup(["script", "style", "noscript", "template"]):
+        tag.decompose()
+    lines = (line.strip() for line in soup.get_text("\n").splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[Loaded]:
+    """Read one file. Returns documents/turns to ingest, or ``Skipped`` with a reason."""
+    sid = source_id or str(path)
+    ext = path.suffix.lower()
+    if ext not in SUPPORTED_EXTENSIONS:
+        return [Skipped(str(path), f"unsupported extension {ext or '(none)'!r}")]
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(8192)
+    except OSError as exc:
+        return [Skipped(str(path), f"unreadable: {exc}")]
+    if size == 0 or not head.strip():
+        return [Skipped(str(path), "empty file")]
+    if _looks_binary(head):
+        return [Skipped(str(path), "binary content")]
+    if size > STREAM_THRESHOLD_BYTES:
+        if ext not in TEXT_EXTENSIONS:
+            return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")]
+        try:
+            with path.open("r", encoding="utf-8") as handle:
+                for _ in iter(lambda: handle.read(1 << 20), ""):
+                    pass
+        except UnicodeDecodeError as exc:
+            return [Skipped(str(path), f"invalid UTF-8 at byte {exc.start}")]
+        return [TextStream(source_id=sid, path=path, tenant=tenant, content_hash=_file_hash(path),
+                           metadata={"path": str(path)})]
+    try:
+        raw = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [Skipped(str(path), f"invalid UTF-8 at byte {exc.start}")]
+    if ext in HTML_EXTENSIONS:
+        text = _html_to_text(raw)
+        return [Document(source_id=sid, text=text, tenant=tenant, path=str(path))] if text.strip() else [
+            Skipped(str(path), "HTML without text")
+        ]
+    if ext in JSON_EXTENSIONS:
+        return load_json_text(raw, tenant=tenant, source_id=sid, path=str(path), jsonl=ext != ".json")
+    return [Document(source_id=sid, text=raw, tenant=tenant, path=str(path))]
+
+
+def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jsonl: bool = False) -> list[Loaded]:
+    """JSON/JSONL: a conversation transcript, or records carrying a text field."""
+    try:
+        if jsonl:
+            data = [json.loads(line) for line in raw.splitlines() if line.strip()]
+        else:
+            data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return [Skipped(path or source_id, f"malformed JSON: {exc.msg} at line {exc.lineno}")]
+    from .transcripts import parse_transcript
+
+    transcript = parse_transcript(data, tenant=tenant, source_id=source_id)
+    if transcript is not None:
+        return [transcript] if transcript.turns else [Skipped(path or source_id, "transcript without turns")]
+    records = data if isinstance(data, list) else [data]
+    out: list[Loaded] = []
+    for index, record in enumerate(records):
+        out.extend(_records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path))
+    return out or [Skipped(path or source_id, f"no text field ({', '.join(TEXT_FIELDS)}) in JSON records")]
+
+
+def _records_to_documents(record, *, tenant: str, source_id: str, index: int, path: str) -> list[Document]:
+    if not isinstance(record, dict):
+        return [Document(source_id=f"{source_id}#{index}", text=record, tenant=tenant, path=path)] if isinstance(
+            record, str
+        ) and record.strip() else []
+    # HotpotQA-style records: a list of titled paragraphs, each its own document.
+    contexts = record.get("contexts")
+    if isinstance(contexts, list) and contexts and isinstance(contexts[0], dict):
+        docs = []
+        for ctx in contexts:
+            text = ctx.get("paragraph_text") or ctx.get("text") or ""
+            title = ctx.get("title", "")
+            if text.strip():
+                docs.append(Document(source_id=paragraph_source_id(title, text), text=text, title=title,
+                                     tenant=tenant, path=path, metadata={"title": title}))
+        return docs
+    # SQuAD-style: data[].paragraphs[].context
+    if isinstance(record.get("data"), list):
+        docs = []
+        for article in record["data"]:
+            for para in article.get("paragraphs", []):
+                text = para.get("context", "")
+                if text.strip():
+                    pid = para.get("id") or paragraph_source_id(article.get("title", ""), text)
+                    docs.append(Document(source_id=str(pid), text=text, tenant=tenant, path=path,
+                                         title=article.get("title", "")))
+        return docs
+    for key in TEXT_FIELDS:
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            rid = record.get("id") or record.get("source_id") or f"{source_id}#{index}"
+            title = str(record.get("title", ""))
+            meta = {k: v for k, v in record.items() if k != key and isinstance(v, (str, int, float, bool))}
+            return [Document(source_id=str(rid), text=value, title=title, tenant=tenant, path=path, metadata=meta)]
+    return []
+
+
+def paragraph_source_id(title: str, text: str) -> str:
+    """Stable ID for an untitled or titled paragraph: title plus a short content hash."""
+    digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
+    slug = "".join(c if c.isalnum() else "_" for c in title)[:60].strip("_") or "para"
+    return f"{slug}:{digest}"

@@ -1,0 +1,112 @@
+"""Recognize conversation transcripts in parsed JSON and turn them into TurnRecords.
+
+Formats: LoCoMo (``conversation`` with ``session_N`` lists), LongMemEval
+(``haystack_sessions``), and a generic list of turns
+``{session_id?, turn_id?, speaker|role, text|content, timestamp?}`` (or an object with
+``turns``/``messages``). Turn IDs are stable: the dataset's own ID, else the position.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agent_memory.records import TurnRecord
+
+_SESSION_KEY = re.compile(r"^session_(\d+)$")
+
+
+def parse_transcript(data: Any, *, tenant: str, source_id: str):
+    """Return a ``Transcript`` if ``data`` is a conversation, else ``None``."""
+    from .sources import Transcript
+
+    items = data if isinstance(data, list) else [data]
+    if not items or not all(isinstance(x, dict) for x in items):
+        return None
+    first = items[0]
+    if isinstance(first.get("conversation"), dict):
+        return Transcript(source_id, [t for rec in items for t in locomo_turns(rec, tenant)])
+    if "haystack_sessions" in first:
+        seen: set[str] = set()
+        turns = []
+        for rec in items:
+            for turn in longmemeval_turns(rec, tenant):
+                if turn.source_id not in seen:
+                    seen.add(turn.source_id)
+                    turns.append(turn)
+        return Transcript(source_id, turns)
+    if isinstance(data, dict) and isinstance(data.get("turns") or data.get("messages"), list):
+        session = str(data.get("session_id") or source_id)
+        return Transcript(source_id, generic_turns(data.get("turns") or data.get("messages"), tenant, session))
+    if all(("speaker" in x or "role" in x) and ("text" in x or "content" in x) for x in items):
+        return Transcript(source_id, generic_turns(items, tenant, source_id))
+    return None
+
+
+def locomo_turns(record: dict, tenant: str) -> list[TurnRecord]:
+    conv = record["conversation"]
+    sample = str(record.get("sample_id", "conv"))
+    sessions = sorted(
+        (int(m.group(1)), key) for key in conv if (m := _SESSION_KEY.match(key)) and isinstance(conv[key], list)
+    )
+    turns = []
+    for number, key in sessions:
+        date = str(conv.get(f"{key}_date_time", ""))
+        for index, turn in enumerate(conv[key]):
+            text = str(turn.get("text", ""))
+            if turn.get("blip_caption"):
+                text = f"{text} [shares a photo: {turn['blip_caption']}]"
+            turns.append(
+                TurnRecord(
+                    session_id=f"{sample}:session_{number}",
+                    turn_id=str(turn.get("dia_id") or f"t{index}"),
+                    speaker=str(turn.get("speaker", "")),
+                    text=text,
+                    timestamp=date,
+                    tenant=tenant,
+                )
+            )
+    return turns
+
+
+def longmemeval_turns(record: dict, tenant: str) -> list[TurnRecord]:
+    turns = []
+    ids = record.get("haystack_session_ids") or []
+    dates = record.get("haystack_dates") or []
+    for s_index, session in enumerate(record.get("haystack_sessions") or []):
+        session_id = str(ids[s_index]) if s_index < len(ids) else f"session_{s_index}"
+        date = str(dates[s_index]) if s_index < len(dates) else ""
+        for t_index, turn in enumerate(session):
+            turns.append(
+                TurnRecord(
+                    session_id=session_id,
+                    turn_id=f"t{t_index}",
+                    speaker=str(turn.get("role", "")),
+                    text=str(turn.get("content", "")),
+                    timestamp=date,
+                    tenant=tenant,
+                    metadata={"has_answer": True} if turn.get("has_answer") else {},
+                )
+            )
+    return turns
+
+
+def generic_turns(items: list, tenant: str, default_session: str) -> list[TurnRecord]:
+    turns = []
+    for index, turn in enumerate(items):
+        if not isinstance(turn, dict):
+            continue
+        text = turn.get("text", turn.get("content", ""))
+        if not isinstance(text, str):
+            text = str(text)
+        turns.append(
+            TurnRecord(
+                session_id=str(turn.get("session_id") or default_session),
+                turn_id=str(turn.get("turn_id") or turn.get("id") or f"t{index}"),
+                speaker=str(turn.get("speaker") or turn.get("role") or ""),
+                text=text,
+                timestamp=str(turn.get("timestamp") or turn.get("date") or ""),
+                tenant=tenant,
+            )
+        )
+    return turns
