@@ -157,4 +157,4 @@ class SessionStore:
 
     def sessions(self) -> list[Key]:
         rows = self._rows("SELECT DISTINCT session_id, agent_id FROM messages ORDER BY session_id, agent_id", ())
-        return [(r[0], r[1], r[2]) for r in rows]
+        return [(r[0], r[1]) for r in rows]
