@@ -22,6 +22,7 @@ from .compaction import ACTIVE, DROPPED, SUMMARIZED, CompactionConfig, Entry, Re
 from .significance import RuleDetector, SignificanceDetector
 from .store import SessionStore
 from .summarize import StructuralSummarizer, Summarizer, summarize_span
+from .summarize import validate as validate_summary
 
 log = logging.getLogger(__name__)
 
@@ -265,9 +266,14 @@ class Session:
         if action == "summarize":
             span = [e.message for u in units for e in u.entries]
             span_tokens = sum(self.message_tokens(m) for m in span)
+            # A summary must compress: at most a third of its span (but room for a few facts).
+            max_summary = min(max_summary, max(48, span_tokens // 3))
             text, check = summarize_span(span, self.summarizer, self.fallback, self.counter,
                                          span_tokens=span_tokens, max_tokens=max_summary)
-            text = self._truncate(text, max_summary)
+            if self.counter.count(text) > max_summary:
+                text = self._truncate(text, max_summary)
+                check = validate_summary(msgs.readable(span), text, span_tokens, self.counter.count(text),
+                                         check.method)
             if self.summarizer is not None and check.method != self.summarizer.name:
                 self._state["summary_fallbacks"] += 1
             if text.strip():

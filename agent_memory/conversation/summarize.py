@@ -97,6 +97,19 @@ class StructuralSummarizer:
                 status = split_sentences(text)[0] if split_sentences(text) else text
                 questions = []  # an assistant reply answers the questions asked before it
 
+        key_entities = ", ".join(e for e, _ in counts.most_common(12))
+        # Fewer items per section until the digest fits (~4 chars a token, ~1 for CJK).
+        limit = max_tokens * (1 if cjk else 4)
+        for per_section in range(self.PER_SECTION, 0, -1):
+            text = self._render(heads, per_section, goals, facts, tools, decisions, questions, status, key_entities)
+            if len(text) <= limit:
+                break
+        if not text:
+            text = "\n".join(f"- {_clip(msgs.text_of(m), 100)}" for m in span[-3:] if msgs.text_of(m).strip())
+        return text[:limit]
+
+    @staticmethod
+    def _render(heads, per_section, goals, facts, tools, decisions, questions, status, key_entities) -> str:
         def section(title: str, items: list[str], newest: bool = False) -> str:
             seen, out = set(), []
             pool = items[::-1] if newest else items
@@ -105,11 +118,10 @@ class StructuralSummarizer:
                 if key not in seen:
                     seen.add(key)
                     out.append(f"- {_clip(item)}")
-                if len(out) >= self.PER_SECTION:
+                if len(out) >= per_section:
                     break
             return f"{title}:\n" + "\n".join(out) if out else ""
 
-        key_entities = ", ".join(e for e, _ in counts.most_common(12))
         parts = [
             section(heads[0], goals),
             section(heads[1], facts, newest=True),
@@ -119,11 +131,7 @@ class StructuralSummarizer:
             f"{heads[5]}: {_clip(status)}" if status else "",
             f"{heads[6]}: {key_entities}" if key_entities else "",
         ]
-        text = "\n".join(p for p in parts if p)
-        if not text:
-            text = "\n".join(f"- {_clip(msgs.text_of(m), 100)}" for m in span[-3:] if msgs.text_of(m).strip())
-        # Rough cap, ~4 chars a token; exact fitting happens when the view is built.
-        return text[: max_tokens * 4]
+        return "\n".join(p for p in parts if p)
 
 
 class LLMSummarizer:
