@@ -29,6 +29,9 @@ SPARSE = "sparse"
 _BATCH = 512
 _SCROLL_PAGE = 512
 _CONFIG_FILE = "edge_config.json"
+# Indexing threshold in KB of vectors per segment (~650k 384-d float32 vectors): optimize()
+# merges and vacuums segments but does not build HNSW below that, so search stays exact.
+_INDEXING_THRESHOLD_KB = 1_000_000
 _INDEXES = (
     ("tenant", qe.PayloadSchemaType.Keyword),
     ("source_id", qe.PayloadSchemaType.Keyword),
@@ -94,6 +97,7 @@ class EdgeVectorStore:
         return qe.EdgeConfig(
             vectors={DENSE: qe.EdgeVectorParams(size=self.dimension, distance=qe.Distance.Cosine)},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=_INDEXING_THRESHOLD_KB),
         )
 
     def _open(self) -> qe.EdgeShard:
@@ -242,6 +246,11 @@ class EdgeVectorStore:
                 return
 
     # -- lifecycle ---------------------------------------------------------------
+
+    def optimize(self) -> bool:
+        """Merge segments and drop deleted points (blocking; call it from maintenance, not per request)."""
+        with self._lock:
+            return bool(self._live().optimize())
 
     def flush(self) -> None:
         with self._lock:

@@ -343,6 +343,16 @@ def test_edge_path_locked_by_another_store_is_unavailable(tmp_path):
             EdgeVectorStore(tmp_path, "c", DIM)
 
 
+def test_edge_optimize_keeps_data_and_drops_deleted(tmp_path):
+    with EdgeVectorStore(tmp_path, "c", DIM) as store:
+        items = [make_item(f"keep {i}", source=f"s{i % 2}", start=i) for i in range(50)]
+        put(store, items, np.stack([onehot(i) for i in range(50)]))
+        store.delete_by_source("A", "s1")
+        store.optimize()
+        assert store.count() == 25
+        assert {h.item.source_id for h in store.search_dense(onehot(0), SearchFilter(tenant="A"), 50)} == {"s0"}
+
+
 def test_unreachable_server_maps_to_store_unavailable():
     url = "http://127.0.0.1:1"
     with pytest.raises(StoreUnavailableError, match="127.0.0.1:1"):
