@@ -85,6 +85,9 @@ class Session:
         self._next_seq = self._log.entries[-1].seq + 1 if self._log.entries else 0
         self._summaries = self.store.summaries(self.key)
         self._entities = {name: [count, last] for name, count, last in self.store.entities(self.key)}
+        self._entity_version = 0
+        self._top_cache: tuple[int, list[str]] = (-1, [])
+        self._header_cache: dict[tuple, tuple[list[dict[str, Any]], int]] = {}
         self._state = {"compactions": 0, "tiers": {}, "summary_fallbacks": 0, "validations": [], "forced": 0,
                        "hook_failures": 0, **self.store.load_state(self.key)}
 
@@ -104,7 +107,9 @@ class Session:
         judgement = self.detector.judge(role, text) if role in ("user", "assistant") and text.strip() else None
         with self._lock:
             seq = self._next_seq
-            found = judgement.entities if judgement else []
+            # Key entities come from user turns and significant assistant turns: assistants capitalize
+            # list headings and filler, which would crowd out what the user actually talks about.
+            found = judgement.entities if judgement and (role == "user" or judgement.significant) else []
             self.store.append(self.key, seq, message, retention=klass.value, unclassified=unclassified,
                               tokens=self.message_tokens(message),
                               significant=bool(judgement and judgement.significant), entities=found)
@@ -118,6 +123,7 @@ class Session:
                 slot = self._entities.setdefault(name, [0, seq])
                 slot[0] += 1
                 slot[1] = seq
+            self._entity_version += bool(found)
             if self.config.window_tokens:
                 self._maybe_compact(self.config.window_tokens)
         if judgement and judgement.significant:
@@ -173,11 +179,24 @@ class Session:
         return pending.unit
 
     def _top_entities(self) -> list[str]:
-        top = heapq.nlargest(self.config.max_entities, self._entities.items(), key=lambda kv: (kv[1][0], kv[1][1]))
-        return [name for name, _ in top]
+        if self._top_cache[0] != self._entity_version:  # cached: views far outnumber entity changes
+            top = heapq.nlargest(self.config.max_entities, self._entities.items(),
+                                 key=lambda kv: (kv[1][0], kv[1][1]))
+            self._top_cache = (self._entity_version, [name for name, _ in top])
+        return list(self._top_cache[1])
 
     def _header(self, budget: int, room: int) -> tuple[list[dict[str, Any]], int]:
         """The one header message (entities + summaries) that fits, and its tokens."""
+        key = (budget, len(self._summaries), self._entity_version, id(self.config))
+        cached = self._header_cache.get(key)
+        if cached is not None and cached[1] <= room:
+            return list(cached[0]), cached[1]
+        result = self._build_header(budget, room)
+        if room >= budget:  # only an unconstrained header is reusable
+            self._header_cache = {key: result}
+        return list(result[0]), result[1]
+
+    def _build_header(self, budget: int, room: int) -> tuple[list[dict[str, Any]], int]:
         names = self._top_entities()
         entity_cap = int(budget * self.config.entity_share)
         entity_line = ""

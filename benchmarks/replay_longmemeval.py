@@ -1,0 +1,114 @@
+"""Replay LongMemEval-S questions through a working-memory session with a bounded view.
+
+    python benchmarks/replay_longmemeval.py [--data ../shared/eval/longmemeval_s_dev30.json] [--budget 4000]
+
+For each question, every haystack turn is appended in order (the agent views its context
+after each user turn, as a real agent would), then the question arrives as the pending
+user turn and the view is taken. Reported per question: are the ``has_answer`` turns
+still verbatim in the view, and how many of the gold answer's content words the view holds.
+
+``replay(..., recall=fn)`` also measures reachability through recall: ``fn(question, session)``
+returns texts (e.g. from the long-term store); a has_answer turn is reachable when its
+text is in the view or among the recalled texts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent_memory.conversation import CompactionConfig, Session, SessionManager  # noqa: E402
+from agent_memory.text import content_words  # noqa: E402
+from agent_memory.tokens import TiktokenCounter  # noqa: E402
+
+DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "eval" / "longmemeval_s_dev30.json"
+Recall = Callable[[str, Session], list[str]]
+
+
+def _in(text: str, haystack: list[str]) -> bool:
+    return any(text in h for h in haystack)
+
+
+def replay_question(manager: SessionManager, item: dict[str, Any], budget: int,
+                    recall: Recall | None = None) -> dict[str, Any]:
+    session = manager.session(item["question_id"], config=CompactionConfig(window_tokens=budget))
+    answer_turns: list[str] = []
+    for haystack in item["haystack_sessions"]:
+        for turn in haystack:
+            session.append({"role": turn["role"], "content": turn["content"]})
+            if turn.get("has_answer"):
+                answer_turns.append(turn["content"])
+            if turn["role"] == "user":
+                session.view(budget)
+    session.append({"role": "user", "content": item["question"]}, retention="strict")
+    view = session.view(budget)
+    texts = [m["content"] for m in view if isinstance(m.get("content"), str)]
+    view_words = set(content_words(" ".join(texts)))
+    gold = set(content_words(str(item["answer"])))
+    in_view = [t for t in answer_turns if _in(t, texts)]
+    row = {
+        "question_id": item["question_id"], "type": item["question_type"],
+        "messages": session.stats()["messages"], "view_tokens": session.count_view(view),
+        "answer_turns": len(answer_turns), "answer_turns_in_view": len(in_view),
+        "all_answer_turns_in_view": bool(answer_turns) and len(in_view) == len(answer_turns),
+        "gold_words_in_view": round(len(gold & view_words) / len(gold), 3) if gold else None,
+        "summaries": session.stats()["summaries"],
+    }
+    if recall is not None:
+        recalled = list(recall(item["question"], session))
+        reachable = [t for t in answer_turns if _in(t, texts) or _in(t, recalled)]
+        row["answer_turns_reachable"] = len(reachable)
+    return row
+
+
+def replay(data: Path = DEFAULT_DATA, budget: int = 4000, recall: Recall | None = None,
+           limit: int | None = None) -> dict[str, Any]:
+    items = json.loads(Path(data).read_text(encoding="utf-8"))[:limit]
+    rows = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        manager = SessionManager(tmp, TiktokenCounter("cl100k_base"), synchronous="OFF")
+        for item in items:
+            rows.append(replay_question(manager, item, budget, recall))
+        manager.close()
+    with_answers = [r for r in rows if r["answer_turns"]]
+    summary = {
+        "questions": len(rows), "budget": budget, "seconds": round(time.perf_counter() - started, 1),
+        "questions_with_all_answer_turns_in_view": sum(r["all_answer_turns_in_view"] for r in with_answers),
+        "questions_with_any_answer_turn_in_view": sum(r["answer_turns_in_view"] > 0 for r in with_answers),
+        "questions_with_answer_turns": len(with_answers),
+        "mean_gold_words_in_view": round(sum(r["gold_words_in_view"] or 0 for r in rows) / max(1, len(rows)), 3),
+        "max_view_tokens": max((r["view_tokens"] for r in rows), default=0),
+    }
+    if recall is not None:
+        summary["questions_with_all_answer_turns_reachable"] = sum(
+            r["answer_turns_reachable"] == r["answer_turns"] for r in with_answers)
+    return {"summary": summary, "questions": rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--budget", type=int, default=4000)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="write the full JSON report here")
+    args = parser.parse_args()
+    report = replay(args.data, args.budget, limit=args.limit)
+    for row in report["questions"]:
+        print(f"{row['question_id']:<16} {row['type']:<26} msgs={row['messages']:<4} "
+              f"answer_turns_in_view={row['answer_turns_in_view']}/{row['answer_turns']} "
+              f"gold_words_in_view={row['gold_words_in_view']}")
+    print(json.dumps(report["summary"], indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
