@@ -18,7 +18,7 @@ from ..text import STOPWORDS, has_cjk
 
 log = logging.getLogger(__name__)
 
-NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:/]\d+)*%?")
+NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:/-]\d+)*%?")
 IDENTIFIER = re.compile(r"\b[A-Za-z]+[-_]?\d+[A-Za-z0-9-]*\b|\b[A-Z]{2,}[A-Z0-9]*\b")
 CAPITALIZED = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*\b")
 DATE = re.compile(

@@ -225,3 +225,19 @@ def test_structural_summary_in_chinese():
             {"role": "assistant", "content": "我们决定选择王府井的酒店，价格760元。"}]
     text = StructuralSummarizer().summarize(span, max_tokens=200)
     assert "用户目标" in text and "800" in text and "760" in text
+
+
+def test_llm_significance_judgement_with_rule_fallback(caplog):
+    from agent_memory.conversation import LLMDetector
+
+    with FakeOpenAI() as fake:
+        fake.enqueue('{"significant": true, "reasons": ["fact"], "entities": ["Kyoto"]}')
+        fake.enqueue("not json at all")
+        detector = LLMDetector(LLMClient("fake-model", base_url=fake.base_url, max_retries=0))
+        judged = detector.judge("user", "My sister lives in Kyoto.")
+        with caplog.at_level(logging.WARNING):
+            fallback = detector.judge("user", "I prefer trains.")
+    assert judged.significant and judged.reasons == ["fact"] and "Kyoto" in judged.entities
+    assert fallback.significant and fallback.reasons == ["preference"]  # the rules answered
+    assert "using rules" in caplog.text
+    assert fake.requests[0]["response_format"] == {"type": "json_object"}

@@ -1,0 +1,74 @@
+"""Message helpers for both tool formats: ids, serialization, readable spans, micro-compaction."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_memory.conversation import messages as msgs
+from agent_memory.conversation.significance import RuleDetector, entities, numbers
+
+OPENAI = [
+    {"role": "user", "content": "Weather in Oslo?"},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "Oslo: 4 C, wind 12 km/h"},
+]
+ANTHROPIC = [
+    {"role": "assistant", "content": [{"type": "text", "text": "Looking it up."},
+                                      {"type": "tool_use", "id": "tu1", "name": "stock", "input": {"s": "ACME"}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu1",
+                                  "content": [{"type": "text", "text": "ACME 131.5 USD"}]}]},
+]
+
+
+def test_ids_in_both_formats():
+    assert msgs.call_ids(OPENAI[1]) == ["c1"] and msgs.result_ids(OPENAI[2]) == ["c1"]
+    assert msgs.call_ids(ANTHROPIC[0]) == ["tu1"] and msgs.result_ids(ANTHROPIC[1]) == ["tu1"]
+    assert not msgs.is_user_turn(ANTHROPIC[1])  # only tool results: not a user turn
+    assert msgs.is_user_turn(OPENAI[0])
+
+
+def test_readable_span():
+    text = msgs.readable(OPENAI + ANTHROPIC)
+    assert text.splitlines() == [
+        "[user] Weather in Oslo?",
+        '[tool_use:weather] {"city": "Oslo"}',
+        "[tool_result:weather] Oslo: 4 C, wind 12 km/h",
+        "[assistant] Looking it up.",
+        '[tool_use:stock] {"s": "ACME"}',
+        "[tool_result:stock] ACME 131.5 USD",
+    ]
+
+
+def test_serialize_counts_tool_calls():
+    serialized = msgs.serialize(OPENAI[1])
+    assert "weather" in serialized and "Oslo" in serialized and serialized.startswith("assistant")
+
+
+def test_micro_compaction_markers_in_both_formats():
+    history = OPENAI + ANTHROPIC + [{"role": "user", "content": "thanks"}]
+    out = msgs.micro_compact(history, keep=0)
+    assert out[2]["content"] == "[truncated: weather result, 23 chars]"
+    assert out[4]["content"][0]["content"] == "[truncated: stock result, 14 chars]"
+    assert out[4]["content"][0]["tool_use_id"] == "tu1"
+    assert out[0] == history[0] and out[-1] == history[-1]
+    assert msgs.micro_compact(out, keep=0) == out
+    assert msgs.micro_compact(history, keep=2) == history  # only two results: both recent
+
+
+def test_validate_rejects_bad_messages():
+    with pytest.raises(ValueError, match="tool_call_id"):
+        msgs.validate({"role": "tool", "content": "x"})
+    with pytest.raises(ValueError, match="dict"):
+        msgs.validate("hello")
+
+
+def test_extractors_and_rules():
+    assert {"X-200", "Berlin", "Alice"} <= entities("Alice shipped the X-200 to Berlin on Monday.")
+    assert numbers("Version 3.5 shipped 2024-05-01, 12% off") == {"3.5", "2024-05-01", "12%"}
+    assert "北京" in entities("我下周去北京出差")
+    detector = RuleDetector()
+    assert detector.judge("user", "I prefer window seats.").reasons == ["preference"]
+    assert "decision" in detector.judge("assistant", "We decided to use Postgres.").reasons
+    assert not detector.judge("assistant", "Sure, happy to help!").significant
+    assert not detector.judge("tool", "I prefer nothing").significant
