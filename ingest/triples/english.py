@@ -168,7 +168,11 @@ def _prep_objects(head) -> Iterator[tuple[str, object]]:
 class EnglishExtractor:
     """Rule-based English triples over the spaCy parse."""
 
-    def __init__(self, *, cooccurrence: bool = True, max_cooccurrence_pairs: int = 10, batch_size: int = 32):
+    def __init__(
+        self, *, cooccurrence: bool = True, max_cooccurrence_pairs: int = 10, batch_size: int = 32, n_process: int = 1
+    ):
+        # n_process > 1 forks spaCy workers (nlp.pipe): worth it only with idle cores.
+        self.n_process = n_process
         self.cooccurrence = cooccurrence
         self.max_cooccurrence_pairs = max_cooccurrence_pairs
         self.batch_size = batch_size
@@ -198,8 +202,9 @@ class EnglishExtractor:
         for _, doc in self._docs([text]):
             for sent in doc.sents:
                 found.extend(self._sentence_entities(_Sentence(sent, None)))
+                in_ents = {t.i for e in sent.ents for t in e}
                 for chunk in sent.noun_chunks:
-                    if chunk.root.pos_ == "PROPN" and chunk.root.i not in {t.i for e in sent.ents for t in e}:
+                    if chunk.root.pos_ == "PROPN" and chunk.root.i not in in_ents:
                         toks = _strip_articles([t for t in chunk if t.pos_ != "PRON"])
                         if toks:
                             name = clean_name(doc[toks[0].i : toks[-1].i + 1].text)
@@ -229,15 +234,15 @@ class EnglishExtractor:
                 if buf:
                     yield " ".join(buf), i
 
-        for doc, idx in nlp.pipe(blocks(), as_tuples=True, batch_size=self.batch_size):
+        for doc, idx in nlp.pipe(blocks(), as_tuples=True, batch_size=self.batch_size, n_process=self.n_process):
             yield idx, doc
 
     def _sentence_entities(self, ctx: _Sentence) -> list[Entity]:
+        # Model ids tagged CARDINAL/FAC by the NER become PRODUCT through entity_of.
         ents = [e for e in (ctx.entity_of(ent) for ent in ctx.sent.ents) if e is not None]
         for m in MODEL_ID.finditer(ctx.sent.text):
             if is_model_id(m.group(0)):
                 ents.append(Entity(m.group(0), "PRODUCT"))
-        # Model ids tagged CARDINAL/FAC by the NER become PRODUCT through entity_of.
         return dedupe_entities(ents)
 
     def _doc_triples(self, doc, last_person: str | None) -> tuple[list[Triple], str | None]:

@@ -28,7 +28,7 @@ _WH = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why"
 def _rules():
     from .router import RuleBasedExtractor
 
-    return RuleBasedExtractor(), None
+    return RuleBasedExtractor()
 
 
 def _question_tokens(question: str) -> list[str]:
@@ -64,7 +64,7 @@ def _noun_chunks(question: str) -> list[str]:
     from .english import _strip_articles, load_nlp
 
     if has_cjk(question):
-        rules, _ = _rules()
+        rules = _rules()
         return [e.name for e in rules.chinese.entities(question, include_generic=True)]
     doc = load_nlp()(question)
     out = []
@@ -90,7 +90,7 @@ def entities_in_question(question: str, known_names: KnownNames | None = None, *
             # The lookup may return stored spellings that are not literal n-grams.
             gram_keys = {normalize_name(g) for g in grams}
             candidates.extend(n for n in hits if normalize_name(n) not in gram_keys)
-    rules, _ = _rules()
+    rules = _rules()
     candidates.extend(e.name for e in rules.entities(question))
     candidates.extend(_noun_chunks(question))
     out: list[str] = []
