@@ -25,6 +25,7 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent_memory.conversation import CompactionConfig, Session, SessionManager  # noqa: E402
+from agent_memory.errors import BudgetError  # noqa: E402
 from agent_memory.text import content_words  # noqa: E402
 from agent_memory.tokens import TiktokenCounter  # noqa: E402
 
@@ -40,13 +41,17 @@ def replay_question(manager: SessionManager, item: dict[str, Any], budget: int,
                     recall: Recall | None = None) -> dict[str, Any]:
     session = manager.session(item["question_id"], config=CompactionConfig(window_tokens=budget))
     answer_turns: list[str] = []
+    oversized = 0
     for haystack in item["haystack_sessions"]:
         for turn in haystack:
             session.append({"role": turn["role"], "content": turn["content"]})
             if turn.get("has_answer"):
                 answer_turns.append(turn["content"])
             if turn["role"] == "user":
-                session.view(budget)
+                try:
+                    session.view(budget)
+                except BudgetError:
+                    oversized += 1  # a single user turn larger than the whole budget: nothing can fit it
     session.append({"role": "user", "content": item["question"]}, retention="strict")
     view = session.view(budget)
     texts = [m["content"] for m in view if isinstance(m.get("content"), str)]
@@ -59,7 +64,7 @@ def replay_question(manager: SessionManager, item: dict[str, Any], budget: int,
         "answer_turns": len(answer_turns), "answer_turns_in_view": len(in_view),
         "all_answer_turns_in_view": bool(answer_turns) and len(in_view) == len(answer_turns),
         "gold_words_in_view": round(len(gold & view_words) / len(gold), 3) if gold else None,
-        "summaries": session.stats()["summaries"],
+        "summaries": session.stats()["summaries"], "oversized_user_turns": oversized,
     }
     if recall is not None:
         recalled = list(recall(item["question"], session))

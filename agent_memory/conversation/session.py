@@ -9,6 +9,7 @@ else on ``view(budget)`` with the budget as the window.
 
 from __future__ import annotations
 
+import copy
 import heapq
 import logging
 import threading
@@ -100,21 +101,21 @@ class Session:
     # -- append ----------------------------------------------------------------------------
     def append(self, message: dict[str, Any], retention: Retention | str | None = None) -> int:
         """Store one message (committed before returning); returns its sequence number."""
-        msgs.validate(message)
+        message = copy.deepcopy(msgs.validate(message))  # the caller may reuse its dict; history must not move
         unclassified = retention is None
         klass = self.config.default_retention if unclassified else Retention.parse(retention)
         role, text = message["role"], msgs.text_of(message)
         judgement = self.detector.judge(role, text) if role in ("user", "assistant") and text.strip() else None
+        tokens = self.message_tokens(message)
         with self._lock:
             seq = self._next_seq
             # Key entities come from user turns and significant assistant turns: assistants capitalize
             # list headings and filler, which would crowd out what the user actually talks about.
             found = judgement.entities if judgement and (role == "user" or judgement.significant) else []
             self.store.append(self.key, seq, message, retention=klass.value, unclassified=unclassified,
-                              tokens=self.message_tokens(message),
-                              significant=bool(judgement and judgement.significant), entities=found)
+                              tokens=tokens, significant=bool(judgement and judgement.significant), entities=found)
             self._next_seq += 1
-            entry = Entry(seq, message, klass, self.message_tokens(message), message,
+            entry = Entry(seq, message, klass, tokens, message,
                           bool(judgement and judgement.significant))
             self._log.add(entry)
             self._by_retention[klass.value] += 1
@@ -187,7 +188,8 @@ class Session:
 
     def _header(self, budget: int, room: int) -> tuple[list[dict[str, Any]], int]:
         """The one header message (entities + summaries) that fits, and its tokens."""
-        key = (budget, len(self._summaries), self._entity_version, id(self.config))
+        # Keyed on the top entity *set* (rendered sorted), which changes far less often than counts do.
+        key = (budget, len(self._summaries), tuple(sorted(self._top_entities())), id(self.config))
         cached = self._header_cache.get(key)
         if cached is not None and cached[1] <= room:
             return list(cached[0]), cached[1]
@@ -201,7 +203,7 @@ class Session:
         entity_cap = int(budget * self.config.entity_share)
         entity_line = ""
         while names:
-            entity_line = f"{ENTITY_HEADER} " + ", ".join(names)
+            entity_line = f"{ENTITY_HEADER} " + ", ".join(sorted(names, key=str.lower))
             if self.counter.count(entity_line) <= entity_cap:
                 break
             names.pop()
