@@ -241,3 +241,21 @@ def test_llm_significance_judgement_with_rule_fallback(caplog):
     assert fallback.significant and fallback.reasons == ["preference"]  # the rules answered
     assert "using rules" in caplog.text
     assert fake.requests[0]["response_format"] == {"type": "json_object"}
+
+
+def test_llm_summary_timeout_keeps_history(tmp_path, caplog):
+    with FakeOpenAI() as fake:
+        fake.enqueue("too late", delay=1.0)
+        client = LLMClient("fake-model", base_url=fake.base_url, timeout=0.2, max_retries=0)
+        mgr = SessionManager(tmp_path, COUNTER, summarizer=LLMSummarizer(client), synchronous="OFF")
+        session = mgr.session("s")
+        fill(session, 3)
+        session.append({"role": "user", "content": "Next?"})
+        before = session.messages()
+        with caplog.at_level(logging.WARNING):
+            session.compact(force=True)
+    assert "timed out" in caplog.text
+    assert session.messages() == before
+    assert [s["method"] for s in mgr.summaries("s")] == ["structural"]
+    assert "too late" not in mgr.summaries("s")[0]["text"]
+    mgr.close()
