@@ -58,7 +58,7 @@ def locomo_turns(record: dict, tenant: str) -> list[TurnRecord]:
                 text = f"{text} [shares a photo: {turn['blip_caption']}]"
             turns.append(
                 TurnRecord(
-                    session_id=f"{sample}:session_{number}",
+                    session_id=f"{sample}:S{number}",
                     turn_id=str(turn.get("dia_id") or f"t{index}"),
                     speaker=str(turn.get("speaker", "")),
                     text=text,

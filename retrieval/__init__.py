@@ -1,0 +1,1 @@
+"""Recall to prompt: routes → fusion → rerank → de-duplication → compaction → assembly."""

@@ -1,0 +1,261 @@
+"""Assembly of the prompt under a hard token budget.
+
+Sections, in order: instructions, known facts, summaries, retrieved passages, recent
+conversation, question. Each section has an upper share of the budget; what it leaves
+unused flows to the passages. Passages that do not fit whole are compressed
+query-focused. After rendering, the whole prompt is counted again and trimmed from the
+lowest-ranked content until it fits, so the budget holds for any tokenizer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent_memory.errors import BudgetError
+from agent_memory.records import MemoryItem, Triple
+from agent_memory.tokens import TokenCounter
+
+from .compress import compress
+from .config import RetrievalConfig
+from .types import Candidate, Decision, Passage, PromptResult
+
+
+@dataclass
+class Entry:
+    """One line (or block) of a section, with the rank that decides what is trimmed first."""
+
+    text: str
+    rank: float
+    passage: Passage | None = None
+    group: str | None = None  # session header this entry sits under
+    group_title: str = ""
+    order: tuple[int, int] = (0, 0)  # position inside its session: (turn seq, chunk index)
+
+
+@dataclass
+class Sections:
+    instructions: str = ""
+    facts: list[Entry] = field(default_factory=list)
+    summaries: list[Entry] = field(default_factory=list)
+    passages: list[Entry] = field(default_factory=list)
+    recent: list[Entry] = field(default_factory=list)
+    question: str = ""
+
+
+TITLES = {"facts": "## Known facts", "summaries": "## Summaries", "passages": "## Retrieved passages",
+          "recent": "## Recent conversation"}
+
+
+def tag(source_id: str) -> str:
+    return f"[S:{source_id}]"
+
+
+def item_line(item: MemoryItem, text: str) -> str:
+    speaker = item.metadata.get("speaker")
+    if item.kind == "turn" and speaker:
+        return f"{tag(item.source_id)} {speaker}: {text}"
+    title = item.metadata.get("title")
+    if title and item.kind == "chunk" and title.lower() not in text[:120].lower():
+        return f"{tag(item.source_id)} ({title}) {text}"
+    return f"{tag(item.source_id)} {text}"
+
+
+def session_group(item: MemoryItem) -> tuple[str | None, str]:
+    session = item.metadata.get("session_id")
+    if item.kind != "turn" or not session:
+        return None, ""
+    stamp = item.metadata.get("timestamp") or ""
+    return session, f"### Session {session}" + (f" ({stamp})" if stamp else "")
+
+
+def render(sections: Sections) -> tuple[str, dict[str, str]]:
+    parts: dict[str, str] = {}
+    if sections.instructions:
+        parts["instructions"] = "## Instructions\n" + sections.instructions
+    for name in ("facts", "summaries", "passages", "recent"):
+        entries = getattr(sections, name)
+        if entries:
+            parts[name] = TITLES[name] + "\n" + _render_entries(entries, grouped=name in ("passages", "recent"))
+    parts["question"] = "## Question\n" + sections.question
+    return "\n\n".join(parts.values()), parts
+
+
+def _render_entries(entries: list[Entry], grouped: bool) -> str:
+    if not grouped:
+        return "\n".join(e.text for e in entries)
+    # Turns of one session sit together, oldest first, under one dated header: the date is
+    # then written once, and temporal questions read in order.
+    lines: list[str] = []
+    order: list[str | None] = []
+    groups: dict[str | None, list[Entry]] = {}
+    for entry in entries:
+        key = entry.group
+        if key is None:
+            order.append(None)
+            groups.setdefault(None, []).append(entry)
+            continue
+        if key not in groups:
+            order.append(key)
+            groups[key] = []
+        groups[key].append(entry)
+    emitted_ungrouped = 0
+    for key in order:
+        if key is None:
+            lines.append(groups[None][emitted_ungrouped].text)
+            emitted_ungrouped += 1
+            continue
+        members = groups[key]
+        lines.append(members[0].group_title)
+        members.sort(key=lambda e: e.order)
+        lines.extend(e.text for e in members)
+    return "\n".join(lines)
+
+
+class Assembler:
+    def __init__(self, counter: TokenCounter, config: RetrievalConfig) -> None:
+        self.counter = counter
+        self.config = config
+
+    def assemble(self, question: str, budget: int, *, facts: list[Triple], summaries: list[Candidate],
+                 passages: list[Candidate], recent: list[MemoryItem], entities: list[str],
+                 question_date: str | None = None) -> PromptResult:
+        count = self.counter.count
+        question_text = question + (f"\n(asked on {question_date})" if question_date else "")
+        result = PromptResult(question=question, prompt="", budget=budget, total_tokens=0,
+                              tokenizer=getattr(self.counter, "name", "?"))
+        sections = Sections(instructions=self.config.instructions, question=question_text)
+        fixed = count(render(sections)[0])
+        if fixed > budget:
+            sections.instructions = ""
+            result.decisions.append(Decision("assemble", "instructions", "dropped", "budget below instructions"))
+            fixed = count(render(sections)[0])
+            if fixed > budget:
+                raise BudgetError(f"budget of {budget} tokens is smaller than the question itself ({fixed} tokens)")
+        free = budget - fixed
+        shares = self.config.shares
+        # A section's title is paid for when its first entry goes in.
+        title_cost = {name: count(title) + 2 for name, title in TITLES.items()}
+        used_sources: set[str] = set()
+
+        # Recent conversation first: it keeps the thread; it is capped by its share.
+        cap = int(budget * shares.recent)
+        for rank, item in enumerate(reversed(recent)):
+            entry = self._entry(item, item.text, 1000.0 - rank, "recent")
+            cost = count(entry.text) + 1 + (0 if sections.recent else title_cost["recent"])
+            if cost > min(cap, free):
+                break
+            group, title = session_group(item)
+            entry.group, entry.group_title = group, title
+            entry.order = (int(item.metadata.get("seq", 0) or 0), item.chunk_index)
+            sections.recent.insert(0, entry)
+            cap -= cost
+            free -= cost
+            used_sources.add(item.source_id)
+
+        cap = int(budget * shares.facts)
+        for rank, fact in enumerate(facts):
+            line = f"- {fact.subject} — {fact.relation} → {fact.object} {tag(fact.source_id)}"
+            cost = count(line) + 1 + (0 if sections.facts else title_cost["facts"])
+            if cost > min(cap, free):
+                continue
+            sections.facts.append(Entry(line, 500.0 - rank))
+            cap -= cost
+            free -= cost
+
+        cap = int(budget * shares.summaries)
+        for rank, cand in enumerate(summaries):
+            line = item_line(cand.item, cand.item.text)
+            cost = count(line) + 1 + (0 if sections.summaries else title_cost["summaries"])
+            if cost > min(cap, free):
+                result.dropped.append(Decision("assemble", cand.item.source_id, "dropped", "summaries share full",
+                                               cost, 0))
+                continue
+            sections.summaries.append(Entry(line, 300.0 - rank, self._passage(cand, cand.item.text, line, False)))
+            cap -= cost
+            free -= cost
+
+        if passages:
+            free -= title_cost["passages"]
+        self._pack_passages(question, passages, entities, sections, free, used_sources, result)
+        self._finish(sections, budget, result)
+        return result
+
+    def _pack_passages(self, question, passages, entities, sections, free, used_sources, result) -> None:
+        count = self.counter.count
+        headers_used: set[str] = set()
+        for rank, cand in enumerate(passages):
+            item = cand.item
+            if item.source_id in used_sources and item.kind == "turn":
+                result.dropped.append(Decision("assemble", item.source_id, "dropped", "already in recent turns"))
+                continue
+            group, title = session_group(item)
+            header_cost = count(title) + 1 if group and group not in headers_used else 0
+            line = item_line(item, item.text)
+            cost = count(line) + 1 + header_cost
+            text, compressed = item.text, False
+            if cost > free:
+                room = free - header_cost - (count(item_line(item, "")) + 1)
+                if room < self.config.min_compressed_tokens:
+                    result.dropped.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
+                    continue
+                text = compress(item.text, question, room, self.counter, entities)
+                if not text:
+                    result.dropped.append(Decision("assemble", item.source_id, "dropped",
+                                                   "no sentence fits the remaining budget", cost, 0))
+                    continue
+                line = item_line(item, text)
+                compressed = True
+                new_cost = count(line) + 1 + header_cost
+                result.decisions.append(Decision("compact", item.source_id, "compressed",
+                                                 "did not fit whole; kept the sentences with the question's terms",
+                                                 cost, new_cost))
+                cost = new_cost
+                if cost > free:
+                    result.dropped.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
+                    continue
+            passage = self._passage(cand, text, line, compressed)
+            order = (int(item.metadata.get("seq", 0) or 0), item.chunk_index)
+            sections.passages.append(Entry(line, 100.0 - rank, passage, group, title, order))
+            if group:
+                headers_used.add(group)
+            free -= cost
+
+    def _passage(self, cand: Candidate, text: str, line: str, compressed: bool) -> Passage:
+        return Passage(source_id=cand.item.source_id, text=text, kind=cand.item.kind, score=cand.final,
+                       tokens=self.counter.count(line), compressed=compressed,
+                       original_tokens=self.counter.count(cand.item.text), item_ids=[cand.item.id])
+
+    @staticmethod
+    def _entry(item: MemoryItem, text: str, rank: float, section: str) -> Entry:
+        line = item_line(item, text)
+        passage = Passage(source_id=item.source_id, text=text, kind=item.kind, score=rank, tokens=0,
+                          item_ids=[item.id], section=section)
+        return Entry(line, rank, passage)
+
+    def _finish(self, sections: Sections, budget: int, result: PromptResult) -> None:
+        """Count the rendered prompt; trim the lowest-ranked entries until it fits."""
+        while True:
+            prompt, parts = render(sections)
+            total = self.counter.count(prompt)
+            if total <= budget:
+                break
+            victim_section, victim = None, None
+            for name in ("passages", "summaries", "facts", "recent"):
+                for entry in getattr(sections, name):
+                    if victim is None or entry.rank < victim.rank:
+                        victim_section, victim = name, entry
+            if victim is None:  # only fixed text left: already checked to fit, but be safe
+                raise BudgetError(f"prompt of {total} tokens cannot fit a budget of {budget}")
+            getattr(sections, victim_section).remove(victim)
+            result.dropped.append(Decision("assemble", victim.passage.source_id if victim.passage else "fact",
+                                           "dropped", "trimmed after final count", 0, 0))
+        result.prompt = prompt
+        result.total_tokens = total
+        result.sections = {name: self.counter.count(text) for name, text in parts.items()}
+        result.passages = [e.passage for name in ("summaries", "passages", "recent")
+                           for e in getattr(sections, name) if e.passage]
+        used = []
+        for p in result.passages:
+            if p.source_id not in used:
+                used.append(p.source_id)
+        result.used_ids = used

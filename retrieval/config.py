@@ -1,0 +1,62 @@
+"""Which routes run, how they are fused and reranked, and how the budget is shared: named presets."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class RouteConfig(BaseModel):
+    enabled: bool = True
+    weight: float = Field(default=1.0, ge=0)
+    limit: int = Field(default=50, ge=1)
+
+
+class SectionShares(BaseModel):
+    """Upper shares of the budget per section; what a section leaves unused flows to the passages."""
+
+    facts: float = Field(default=0.10, ge=0, le=1)
+    summaries: float = Field(default=0.10, ge=0, le=1)
+    recent: float = Field(default=0.20, ge=0, le=1)
+
+
+class RetrievalConfig(BaseModel):
+    dense: RouteConfig = RouteConfig(limit=60)
+    keyword: RouteConfig = RouteConfig(limit=60)
+    graph: RouteConfig = RouteConfig(weight=0.5, limit=30)
+    summaries: RouteConfig = RouteConfig(weight=0.5, limit=8)
+    recent: RouteConfig = RouteConfig(weight=0.5, limit=8)
+    rrf_k: int = 60
+    rerank_top: int = 150
+    # Default reranker: how much the fused rank, the query-passage embedding similarity and
+    # the query term coverage count.
+    rerank_weights: dict[str, float] = {"fused": 1.0, "dense": 1.0, "terms": 1.0}
+    neighbours: int = Field(default=1, ge=0, description="turns pulled in on each side of a strong turn")
+    neighbour_top: int = Field(default=5, ge=0, description="how many of the best turns get neighbours")
+    near_duplicate: float = Field(default=0.95, gt=0, le=1)
+    min_compressed_tokens: int = 24
+    shares: SectionShares = SectionShares()
+    max_workers: int = Field(default=4, ge=1)
+    instructions: str = (
+        "Answer the question using the memory below. Cite the passages you use with their [S:id] tags. "
+        "If the memory does not contain the answer, say so."
+    )
+
+
+PRESETS: dict[str, dict] = {
+    "default": {},
+    # Documents only: no conversation routes.
+    "documents": {"recent": {"enabled": False}, "summaries": {"enabled": True, "weight": 0.3, "limit": 5}},
+    # Conversation memory: more weight on turns, neighbours matter.
+    "conversation": {"neighbours": 1, "neighbour_top": 8, "summaries": {"enabled": False}},
+    # Plain hybrid search without graph and summaries: cheapest.
+    "fast": {"graph": {"enabled": False}, "summaries": {"enabled": False}, "rerank_top": 60},
+}
+
+
+def load_preset(name: str = "default", **overrides) -> RetrievalConfig:
+    if name not in PRESETS:
+        from agent_memory.errors import ConfigError
+
+        raise ConfigError(f"unknown retrieval preset {name!r}; known: {', '.join(sorted(PRESETS))}")
+    data = {**PRESETS[name], **overrides}
+    return RetrievalConfig.model_validate(data)

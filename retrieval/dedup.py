@@ -1,0 +1,45 @@
+"""De-duplication: overlapping spans of one source, identical content, near-duplicates."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .types import Candidate, Decision
+
+
+def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_duplicate: float,
+                decisions: list[Decision]) -> list[Candidate]:
+    """Keep the better-scored of each duplicate pair (candidates arrive best first)."""
+    kept: list[Candidate] = []
+    kept_rows: list[int] = []
+    seen_hashes: dict[str, str] = {}
+    for row, cand in enumerate(candidates):
+        item = cand.item
+        reason = None
+        if item.content_hash and item.content_hash in seen_hashes:
+            reason = f"same content as {seen_hashes[item.content_hash]}"
+        else:
+            for other in kept:
+                o = other.item
+                if o.source_id == item.source_id and o.kind == item.kind and _overlap(o, item) > 0.5:
+                    reason = f"overlaps {o.id} of the same source"
+                    break
+            if reason is None and vectors is not None and kept_rows:
+                sims = vectors[kept_rows] @ vectors[row]
+                best = int(np.argmax(sims))
+                if sims[best] >= near_duplicate:
+                    reason = f"near-duplicate of {kept[best].item.id} (cosine {sims[best]:.3f})"
+        if reason:
+            decisions.append(Decision("dedup", item.id, "dropped", reason))
+            continue
+        kept.append(cand)
+        kept_rows.append(row)
+        if item.content_hash:
+            seen_hashes[item.content_hash] = item.id
+    return kept
+
+
+def _overlap(a, b) -> float:
+    inter = min(a.end, b.end) - max(a.start, b.start)
+    shorter = min(a.end - a.start, b.end - b.start)
+    return inter / shorter if shorter > 0 and inter > 0 else 0.0

@@ -1,0 +1,122 @@
+"""``agent-memory eval DATASET``: the entry point used by ``agent_memory.cli``.
+
+Also runnable alone (``python -m retrieval.evaluation``) with a parser that accepts a
+comma list of budgets and ``--no-product``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from agent_memory.errors import ConfigError
+
+from .datasets import detect_format, read_any
+from .runner import RunConfig, evaluate
+
+DEFAULT_BUDGETS = {"locomo": 1800, "longmemeval": 2000, "hotpotqa": 1000, "cmrc": 1000}
+
+
+def parse_budgets(value: Any, dataset_name: str) -> list[int]:
+    """``None`` → the README's default for the set; an int; or a comma list like "500,1000,1800"."""
+    if value is None or value == "":
+        return [DEFAULT_BUDGETS[dataset_name]]
+    if isinstance(value, int):
+        parts = [value]
+    else:
+        try:
+            parts = [int(p) for p in str(value).split(",") if p.strip()]
+        except ValueError:
+            raise ConfigError(f"--budget {value!r} must be an integer or a comma list of integers") from None
+    if not parts or any(p <= 0 for p in parts):
+        raise ConfigError(f"--budget {value!r} must hold positive token counts")
+    return parts
+
+
+def json_summary(report: dict, run: dict) -> dict:
+    """The one-object summary printed by ``--json`` for one budget."""
+    product = run["product"]
+    out: dict[str, Any] = {
+        "dataset": report["dataset"],
+        "budget": run["budget"],
+        "tokenizer": report["tokenizer"],
+        "overall": None if product is None else {"soft": product["soft"], "strict": product["strict"],
+                                                 "n": product["n"]},
+        "by_category": {} if product is None else product["by_category"],
+        "baselines": {name: (None if s is None else {"soft": s["soft"], "strict": s["strict"]})
+                      for name, s in run["baselines"].items()},
+        "latency_ms": {"p50": run["latency_ms"]["p50"], "p95": run["latency_ms"]["p95"]},
+    }
+    if report["dataset"] == "hotpotqa":
+        out["answer_in_prompt"] = None if product is None else product.get("answer_in_prompt")
+        for name, s in run["baselines"].items():
+            if s is not None:
+                out["baselines"][name]["answer_in_prompt"] = s.get("answer_in_prompt")
+    if product is None:
+        out["product"] = report["product_status"]
+    return out
+
+
+def run_eval(args) -> int:
+    dataset = Path(args.dataset)
+    if not dataset.is_file():
+        raise ConfigError(f"dataset file {str(dataset)!r} does not exist")
+    name = {"locomo": "locomo", "longmemeval": "longmemeval", "hotpotqa": "hotpotqa", "cmrc": "cmrc"}[
+        detect_format(read_any(dataset))]
+    budgets = parse_budgets(getattr(args, "budget", None), name)
+    product = not getattr(args, "no_product", False)
+    baselines = not getattr(args, "no_baselines", False)
+    if not product and not baselines:
+        raise ConfigError("--no-product with --no-baselines leaves nothing to measure")
+    data_dir = getattr(args, "data_dir", None)
+    config = RunConfig(dataset=dataset, budgets=budgets, limit=getattr(args, "limit", None),
+                       out_dir=Path(getattr(args, "out", None) or "reports"), baselines=baselines, product=product,
+                       data_dir=Path(data_dir) if data_dir else None,
+                       preset=getattr(args, "preset", None) or "default", progress=True)
+    result = evaluate(config)
+    report = result.report
+    if getattr(args, "json", False):
+        runs = report["runs"]
+        out = json_summary(report, runs[0])
+        if len(runs) > 1:
+            out["runs"] = [json_summary(report, run) for run in runs]
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        print(result.paths["markdown"].read_text(encoding="utf-8"))
+        print(f"written: {', '.join(str(p) for p in result.paths.values())}", file=sys.stderr)
+    if product and report["product_status"] != "ran":
+        print(f"warning: product {report['product_status']}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m retrieval.evaluation", description=__doc__)
+    parser.add_argument("dataset")
+    parser.add_argument("--budget", help="tokens, or a comma list such as 500,1000,1800")
+    parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--out", default="reports")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-baselines", action="store_true")
+    parser.add_argument("--no-product", action="store_true", help="baselines only")
+    parser.add_argument("--data-dir", help="keep the stores here (reused on the next run)")
+    parser.add_argument("--preset", default="default")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    import logging
+
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return run_eval(args)
+    except Exception as exc:  # noqa: BLE001 - the command reports, it does not dump a traceback
+        from agent_memory.errors import AgentMemoryError
+
+        if not isinstance(exc, AgentMemoryError):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,220 @@
+"""Run one benchmark: ingest as the product would, then score the product and the baselines.
+
+The store is built once and reused for every budget. Per question and system one JSON
+line is written (question id, evidence and cited source IDs, the prompt, its token
+count, the scores), so every figure can be recomputed without this harness.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_memory.config import MULTILINGUAL_EMBEDDING_MODEL, load_settings
+from agent_memory.errors import StoreError
+from agent_memory.services import Services, build_services
+from agent_memory.text import cjk_ratio
+
+from .baselines import Baselines
+from .datasets import EvalSet, Material, Question, load_dataset
+from .metric import cited_ids, score_question
+from .report import PRODUCT, Tally, run_summary, write_report
+
+log = logging.getLogger(__name__)
+CJK_CORPUS_RATIO = 0.3
+INGEST_BATCH = 64
+
+
+@dataclass
+class RunConfig:
+    dataset: Path
+    budgets: list[int]
+    limit: int | None = None
+    out_dir: Path = Path("reports")
+    baselines: bool = True
+    product: bool = True
+    data_dir: Path | None = None
+    preset: str = "default"
+    progress: bool = True
+
+
+@dataclass
+class RunResult:
+    report: dict[str, Any]
+    paths: dict[str, Path] = field(default_factory=dict)
+
+
+def _disabled(progress: bool) -> bool:
+    return not progress or os.environ.get("AGENT_MEMORY_NO_PROGRESS") == "1"
+
+
+def settings_for(evalset: EvalSet, tenants: list[str], data_dir: Path) -> tuple[Any, str]:
+    """Settings for this corpus: embedding model routed by language unless the environment fixes one."""
+    overrides: dict[str, Any] = {"data_dir": data_dir}
+    ratio = cjk_ratio(evalset.sample_text(tenants))
+    if os.environ.get("AGENT_MEMORY_EMBEDDING_MODEL"):
+        routing = "set by AGENT_MEMORY_EMBEDDING_MODEL"
+    elif ratio >= CJK_CORPUS_RATIO:
+        overrides["embedding_model"] = MULTILINGUAL_EMBEDDING_MODEL
+        routing = f"routed: corpus is mostly Chinese (CJK share {ratio:.2f})"
+    else:
+        routing = f"routed: corpus is not mostly Chinese (CJK share {ratio:.2f})"
+    if not os.environ.get("AGENT_MEMORY_TRIPLE_EXTRACTOR"):
+        overrides["triple_extractor"] = "rules"
+    return load_settings(**overrides), routing
+
+
+def ingest(services: Services, evalset: EvalSet, tenants: list[str], progress: bool) -> dict[str, Any]:
+    """Ingest every tenant's material through the product's pipeline; returns the job's counts."""
+    from tqdm import tqdm
+
+    from ingest.pipeline import IngestionPipeline
+    from ingest.report import IngestReport
+
+    pipeline = IngestionPipeline(services)
+    report = IngestReport()
+    started = time.perf_counter()
+    with tqdm(total=0, unit="item", desc="ingest", disable=_disabled(progress)) as bar:
+        for tenant in tenants:
+            material = evalset.material(tenant)
+            bar.total += material.size
+            bar.refresh()
+            for batch in _batches(material):
+                if batch and hasattr(batch[0], "turn_id"):
+                    pipeline.ingest_turns(batch, report)
+                else:
+                    pipeline.ingest_documents(batch, report)
+                bar.update(len(batch))
+                if report.store_error:
+                    raise StoreError(report.store_error)
+            del material  # one tenant's material in memory at a time
+    return {"tenants": len(tenants), "chunks": report.chunks, "turns": report.turns, "summaries": report.summaries,
+            "triples": report.triples, "unchanged": report.sources_unchanged,
+            "warnings": len(report.warnings), "seconds": round(time.perf_counter() - started, 1)}
+
+
+def _batches(material: Material):
+    """Documents in fixed batches; turns in whole sessions (a session summary needs all its turns)."""
+    for start in range(0, len(material.documents), INGEST_BATCH):
+        yield material.documents[start : start + INGEST_BATCH]
+    batch: list = []
+    for turn in material.turns:
+        if batch and turn.session_id != batch[-1].session_id and len(batch) >= INGEST_BATCH:
+            yield batch
+            batch = []
+        batch.append(turn)
+    if batch:
+        yield batch
+
+
+def _product(services: Services, preset: str):
+    try:
+        from retrieval.pipeline import RetrievalPipeline
+    except ImportError as exc:
+        return None, f"unavailable: retrieval.pipeline cannot be imported ({exc})"
+    return RetrievalPipeline.from_services(services, preset=preset), "ran"
+
+
+def evaluate(config: RunConfig) -> RunResult:
+    evalset = load_dataset(config.dataset)
+    questions = evalset.select(config.limit)
+    tenants = evalset.tenants_for(questions)
+    temp_dir = None
+    env_dir = os.environ.get("AGENT_MEMORY_DATA_DIR")
+    data_dir = config.data_dir or (Path(env_dir) if env_dir else None)
+    if data_dir is None:
+        temp_dir = Path(tempfile.mkdtemp(prefix=f"am-eval-{evalset.name}-"))
+        data_dir = temp_dir
+    try:
+        settings, routing = settings_for(evalset, tenants, data_dir)
+        with build_services(settings) as services:
+            ingest_counts = ingest(services, evalset, tenants, config.progress)
+            report = _score_all(services, evalset, questions, config)
+            report.update(ingest=ingest_counts, routing=routing, embedding_model=settings.embedding_model,
+                          triple_extractor=settings.triple_extractor, data_dir=str(data_dir),
+                          data_dir_kept=temp_dir is None)
+    finally:
+        if temp_dir is not None:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+    paths = write_report(report, config.out_dir, report["stem"])
+    return RunResult(report, paths)
+
+
+def _score_all(services: Services, evalset: EvalSet, questions: list[Question], config: RunConfig) -> dict:
+    from tqdm import tqdm
+
+    product, product_status = (None, "not run (--no-product)")
+    if config.product:
+        product, product_status = _product(services, config.preset)
+        if product is None:
+            log.warning("product pipeline %s; scoring baselines only", product_status)
+    baselines = Baselines(services, evalset.kind) if config.baselines else None
+    counter = services.counter
+    stem = evalset.name + (f"-limit{config.limit}" if config.limit else "")
+    config.out_dir.mkdir(parents=True, exist_ok=True)
+    budgets = list(dict.fromkeys(config.budgets))
+    tallies = {b: {} for b in budgets}
+    latencies: dict[int, list[float]] = {b: [] for b in budgets}
+    flags = {b: {"over_budget": 0, "errors": 0} for b in budgets}
+    files = {b: config.out_dir / f"{stem}-{b}.jsonl" for b in budgets}
+    handles = {b: files[b].open("w", encoding="utf-8") for b in budgets}
+    try:
+        for question in tqdm(questions, unit="q", desc="questions", disable=_disabled(config.progress)):
+            rankings = baselines.rankings(question.text, question.tenant) if baselines else {}
+            for budget in budgets:
+                if product is not None:
+                    prompt, tokens, ms = _run_product(product, question, budget, flags[budget])
+                    tokens = max(tokens, counter.count(prompt))  # trust, but recount
+                    if tokens > budget:
+                        flags[budget]["over_budget"] += 1
+                    latencies[budget].append(ms)
+                    _record(tallies[budget], handles[budget], evalset, question, PRODUCT, budget, prompt, tokens,
+                            latency_ms=ms)
+                for name, ranked in rankings.items():
+                    packed = baselines.pack(ranked, question.tenant, budget)
+                    _record(tallies[budget], handles[budget], evalset, question, name, budget, packed.prompt,
+                            packed.tokens)
+    finally:
+        for handle in handles.values():
+            handle.close()
+    runs = [run_summary(b, tallies[b], latencies[b], {**flags[b], "questions_file": str(files[b])}) for b in budgets]
+    if baselines is not None and evalset.kind != "conversation":
+        for run in runs:
+            run["baselines"]["recency"] = None  # n/a for document sets
+    return {"dataset": evalset.name, "file": str(config.dataset), "stem": stem, "n_questions": len(questions),
+            "limit": config.limit, "tokenizer": counter.name, "product_status": product_status, "runs": runs}
+
+
+def _run_product(product, question: Question, budget: int, flags: dict) -> tuple[str, int, float]:
+    started = time.perf_counter()
+    try:
+        result = product.run(question.text, tenant=question.tenant, session_id=None, budget=budget,
+                             question_date=question.question_date)
+    except Exception as exc:  # noqa: BLE001 - one failing question is scored 0 and counted, not fatal
+        log.error("product pipeline failed on %s: %s", question.qid, exc)
+        flags["errors"] += 1
+        return "", 0, (time.perf_counter() - started) * 1000
+    return result.prompt, int(result.total_tokens), (time.perf_counter() - started) * 1000
+
+
+def _record(tallies: dict[str, Tally], handle, evalset: EvalSet, question: Question, system: str, budget: int,
+            prompt: str, tokens: int, latency_ms: float | None = None) -> None:
+    score = score_question(evalset.name, question, prompt)
+    tallies.setdefault(system, Tally()).add(question.category, score, tokens)
+    row = {"qid": question.qid, "system": system, "budget": budget, "category": question.category,
+           "question": question.text, "evidence": [e.source_id for e in question.evidence],
+           "cited": cited_ids(prompt), "tokens": tokens, "soft": round(score.soft, 4), "strict": score.strict,
+           "present": score.present}
+    if score.answer_in_prompt is not None:
+        row["answer_in_prompt"] = score.answer_in_prompt
+    if latency_ms is not None:
+        row["latency_ms"] = round(latency_ms, 1)
+    row["prompt"] = prompt
+    handle.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -1,0 +1,190 @@
+"""The retrieval pipeline: question → routes (in parallel) → fusion → rerank → neighbours →
+de-duplication → assembly (with compaction) → a prompt within the budget."""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+import numpy as np
+
+from agent_memory.records import MemoryItem, SearchFilter
+
+from .assemble import Assembler
+from .config import RetrievalConfig, load_preset
+from .dedup import deduplicate
+from .fusion import DefaultReranker, Reranker, fuse
+from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute
+from .types import Candidate, Decision, PromptResult
+
+log = logging.getLogger(__name__)
+
+
+class RetrievalPipeline:
+    def __init__(self, services, config: RetrievalConfig, *, reranker: Reranker | None = None,
+                 recent_turns: Callable[[str, str, int], list[MemoryItem]] | None = None) -> None:
+        self.services = services
+        self.config = config
+        self.counter = services.counter
+        self.recent_turns = recent_turns or self._catalog_recent_turns
+        self.reranker = reranker or DefaultReranker(self._candidate_vectors, config.rerank_weights)
+        self.assembler = Assembler(self.counter, config)
+        self._pool = ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="route")
+        self.routes = {}
+        if config.dense.enabled:
+            self.routes["dense"] = DenseRoute(services.vectors)
+        if config.keyword.enabled:
+            self.routes["keyword"] = KeywordRoute(services.vectors)
+        if config.graph.enabled:
+            self.routes["graph"] = GraphRoute(services.graph, services.vectors)
+        if config.summaries.enabled:
+            self.routes["summaries"] = SummaryRoute(services.vectors)
+        if config.recent.enabled:
+            self.routes["recent"] = RecentRoute(self.recent_turns)
+
+    @classmethod
+    def from_services(cls, services, preset: str = "default", **kwargs) -> "RetrievalPipeline":
+        return cls(services, load_preset(preset), **kwargs)
+
+    # ---- the run ------------------------------------------------------------------------------------
+
+    def run(self, question: str, *, tenant: str, session_id: str | None = None, budget: int = 1800,
+            debug: bool = False, question_date: str | None = None, source_ids: list[str] | None = None,
+            kinds: list[str] | None = None, created_after: float | None = None,
+            created_before: float | None = None) -> PromptResult:
+        timings: dict[str, float] = {}
+        clock = time.perf_counter()
+
+        def lap(stage: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            timings[stage] = round((now - clock) * 1000, 2)
+            clock = now
+
+        flt = SearchFilter(tenant=tenant, source_ids=source_ids, kinds=kinds, created_after=created_after,
+                           created_before=created_before)
+        query = Query(text=question, tenant=tenant, session_id=session_id, flt=flt)
+        query.dense = self.services.embedder.embed_query(question)
+        query.sparse = self.services.sparse_encoder.encode_query(question)
+        if "graph" in self.routes:
+            query.entities = self._question_entities(question, tenant)
+        lap("encode")
+
+        outputs = self._run_routes(query)
+        lap("routes")
+
+        weights = {name: getattr(self.config, name).weight for name in self.routes}
+        content_routes = {n: o.hits for n, o in outputs.items() if n not in ("summaries", "recent")}
+        fused = fuse(content_routes, weights, self.config.rrf_k)
+        lap("fusion")
+
+        decisions: list[Decision] = []
+        top = fused[: self.config.rerank_top]
+        for cand in fused[self.config.rerank_top:]:
+            decisions.append(Decision("rerank", cand.item.id, "cut", f"below the top {self.config.rerank_top}"))
+        reranked = self.reranker.rerank(question, query.dense, top)
+        lap("rerank")
+
+        reranked = self._add_neighbours(reranked, tenant, decisions)
+        vectors = self._candidate_vectors(reranked) if reranked else None
+        kept = deduplicate(reranked, vectors, self.config.near_duplicate, decisions)
+        summaries = deduplicate(
+            [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],
+            None, self.config.near_duplicate, decisions)
+        lap("dedup")
+
+        recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
+        facts = outputs.get("graph", RouteOutput()).facts
+        result = self.assembler.assemble(question, budget, facts=facts, summaries=summaries, passages=kept,
+                                         recent=recent, entities=query.entities, question_date=question_date)
+        lap("assemble")
+        result.decisions = decisions + result.decisions
+        result.timings_ms = timings
+        result.timings_ms["total"] = round(sum(timings.values()), 2)
+        if debug:
+            result.routes = {
+                name: [{"rank": r, "id": h.item.id, "source_id": h.item.source_id, "kind": h.item.kind,
+                        "score": round(float(h.score), 5), "text": h.item.text[:160]}
+                       for r, h in enumerate(out.hits, start=1)]
+                for name, out in outputs.items()
+            }
+            if facts:
+                result.routes["graph_facts"] = [
+                    {"subject": t.subject, "relation": t.relation, "object": t.object, "source_id": t.source_id}
+                    for t in facts]
+            result.fused = [
+                {"id": c.item.id, "source_id": c.item.source_id, "fused": round(c.fused, 5),
+                 "rerank": round(c.rerank, 5), "routes": c.route_ranks, "note": c.note}
+                for c in reranked]
+        return result
+
+    # ---- stages -------------------------------------------------------------------------------------
+
+    def _run_routes(self, query: Query) -> dict[str, RouteOutput]:
+        futures = {
+            name: self._pool.submit(route.recall, query, getattr(self.config, name).limit)
+            for name, route in self.routes.items()
+        }
+        outputs = {}
+        for name, future in futures.items():
+            try:
+                outputs[name] = future.result()
+            except Exception as exc:  # noqa: BLE001 - one failing route must not sink the others
+                log.warning("route %s failed: %s", name, exc)
+                outputs[name] = RouteOutput()
+        return outputs
+
+    def _question_entities(self, question: str, tenant: str) -> list[str]:
+        try:
+            from ingest.triples import entities_in_question
+
+            graph = self.services.graph
+            return entities_in_question(question, lambda grams: [e.name for e in graph.find_entities(tenant, grams)])
+        except Exception as exc:  # noqa: BLE001 - the graph route is optional; others still answer
+            log.warning("question entity extraction failed: %s", exc)
+            return []
+
+    def _candidate_vectors(self, candidates) -> np.ndarray:
+        """Passage vectors from the embedding cache (they were embedded at ingestion)."""
+        from ingest.items import embedding_text
+
+        texts = [embedding_text(c.item) for c in candidates]
+        return self.services.embedder.embed_documents(texts)
+
+    def _add_neighbours(self, ranked: list[Candidate], tenant: str, decisions: list[Decision]) -> list[Candidate]:
+        """Turns next to the strongest turns are cheap context: insert them right after their anchor."""
+        if not self.config.neighbours or not self.config.neighbour_top:
+            return ranked
+        present = {c.item.id for c in ranked}
+        anchors = [c for c in ranked if c.item.kind == "turn" and c.item.metadata.get("session_id")]
+        anchors = anchors[: self.config.neighbour_top]
+        extra: dict[str, list[Candidate]] = {}
+        for anchor in anchors:
+            meta = anchor.item.metadata
+            entries = self.services.catalog.session_neighbours(tenant, meta["session_id"], int(meta.get("seq", 0)),
+                                                               self.config.neighbours, self.config.neighbours)
+            ids = [i for e in entries for i in e.item_ids if i not in present]
+            for item in self.services.vectors.get(ids) if ids else []:
+                present.add(item.id)
+                cand = Candidate(item=item, final=anchor.final * 0.5, note=f"neighbour of {anchor.item.source_id}")
+                extra.setdefault(anchor.item.id, []).append(cand)
+                decisions.append(Decision("neighbours", item.source_id, "added",
+                                          f"next to strong turn {anchor.item.source_id}"))
+        if not extra:
+            return ranked
+        out: list[Candidate] = []
+        for cand in ranked:
+            out.append(cand)
+            out.extend(extra.get(cand.item.id, []))
+        return out
+
+    def _catalog_recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
+        entries = self.services.catalog.recent_turns(tenant, session_id, n)
+        ids = [i for e in entries for i in e.item_ids]
+        items = {i.id: i for i in self.services.vectors.get(ids)} if ids else {}
+        return [items[i] for i in ids if i in items]
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)

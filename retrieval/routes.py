@@ -1,0 +1,171 @@
+"""Recall routes. Each returns scored items for one query; none knows about the others.
+
+A route never raises for "nothing found"; a failing route is reported by the pipeline and
+the others still answer.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from agent_memory.records import MemoryItem, ScoredItem, SearchFilter, Triple
+from agent_memory.stores.base import SparseVector
+
+
+@dataclass
+class Query:
+    text: str
+    tenant: str
+    session_id: str | None
+    flt: SearchFilter
+    dense: np.ndarray | None = None
+    sparse: SparseVector | None = None
+    entities: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RouteOutput:
+    hits: list[ScoredItem] = field(default_factory=list)
+    facts: list[Triple] = field(default_factory=list)
+
+
+class Route(Protocol):
+    name: str
+
+    def recall(self, query: Query, limit: int) -> RouteOutput: ...
+
+
+def _content_filter(flt: SearchFilter, kinds: list[str]) -> SearchFilter:
+    wanted = [k for k in kinds if flt.kinds is None or k in flt.kinds]
+    return SearchFilter(tenant=flt.tenant, source_ids=flt.source_ids, kinds=wanted or ["__none__"],
+                        created_after=flt.created_after, created_before=flt.created_before)
+
+
+class DenseRoute:
+    name = "dense"
+
+    def __init__(self, vectors) -> None:
+        self.vectors = vectors
+
+    def recall(self, query: Query, limit: int) -> RouteOutput:
+        flt = _content_filter(query.flt, ["chunk", "turn"])
+        return RouteOutput(self.vectors.search_dense(query.dense, flt, limit))
+
+
+class KeywordRoute:
+    name = "keyword"
+
+    def __init__(self, vectors) -> None:
+        self.vectors = vectors
+
+    def recall(self, query: Query, limit: int) -> RouteOutput:
+        if query.sparse is None or not len(query.sparse):
+            return RouteOutput()
+        flt = _content_filter(query.flt, ["chunk", "turn"])
+        return RouteOutput(self.vectors.search_sparse(query.sparse, flt, limit))
+
+
+class SummaryRoute:
+    """Document and conversation summaries, by meaning."""
+
+    name = "summaries"
+
+    def __init__(self, vectors) -> None:
+        self.vectors = vectors
+
+    def recall(self, query: Query, limit: int) -> RouteOutput:
+        flt = _content_filter(query.flt, ["summary"])
+        return RouteOutput(self.vectors.search_dense(query.dense, flt, limit))
+
+
+class RecentRoute:
+    """The last turns of the given session, newest scored highest."""
+
+    name = "recent"
+
+    def __init__(self, recent_turns) -> None:
+        # recent_turns(tenant, session_id, n) -> list[MemoryItem], oldest first
+        self.recent_turns = recent_turns
+
+    def recall(self, query: Query, limit: int) -> RouteOutput:
+        if not query.session_id:
+            return RouteOutput()
+        items = self.recent_turns(query.tenant, query.session_id, limit)
+        n = len(items)
+        return RouteOutput([ScoredItem(item=item, score=(i + 1) / n) for i, item in enumerate(items)])
+
+
+class GraphRoute:
+    """Entities of the question → their 1-2 hop neighbourhood → facts plus the items behind them."""
+
+    name = "graph"
+
+    def __init__(self, graph, vectors, hops: int = 2) -> None:
+        self.graph = graph
+        self.vectors = vectors
+        self.hops = hops
+
+    def recall(self, query: Query, limit: int) -> RouteOutput:
+        if not query.entities:
+            return RouteOutput()
+        triples = self.graph.neighbourhood(query.tenant, query.entities, hops=self.hops, limit=limit * 4)
+        if query.flt.source_ids is not None:
+            allowed = set(query.flt.source_ids)
+            triples = [t for t in triples if t.source_id in allowed]
+        if not triples:
+            return RouteOutput()
+        ranked = _rank_facts(triples, query)
+        # Items behind the best facts, scored by how many good facts they carry.
+        weight: dict[str, float] = {}
+        for rank, triple in enumerate(ranked):
+            if triple.item_id:
+                weight[triple.item_id] = weight.get(triple.item_id, 0.0) + 1.0 / (rank + 1)
+        best = sorted(weight, key=lambda k: -weight[k])[:limit]
+        items = {i.id: i for i in self.vectors.get(best)} if best else {}
+        hits = [ScoredItem(item=items[i], score=weight[i]) for i in best
+                if i in items and _passes(items[i], query.flt)]
+        return RouteOutput(hits=hits, facts=ranked[:limit])
+
+
+def _passes(item: MemoryItem, flt: SearchFilter) -> bool:
+    if item.tenant != flt.tenant:
+        return False
+    if flt.kinds is not None and item.kind not in flt.kinds:
+        return False
+    if flt.created_after is not None and item.created_at < flt.created_after:
+        return False
+    return flt.created_before is None or item.created_at <= flt.created_before
+
+
+@functools.lru_cache(maxsize=1)
+def _words():
+    from agent_memory.text import content_words
+
+    return content_words
+
+
+def _rank_facts(triples: list[Triple], query: Query) -> list[Triple]:
+    """Facts touching the question's entities and words first; ties keep graph order."""
+    q_words = set(_words()(query.text))
+    q_entities = {e.lower() for e in query.entities}
+
+    def score(t: Triple) -> float:
+        s = 0.0
+        if t.subject.lower() in q_entities or t.object.lower() in q_entities:
+            s += 2.0
+        fact_words = set(_words()(f"{t.subject} {t.relation} {t.object}"))
+        s += len(fact_words & q_words) / (1 + len(fact_words))
+        return s + 0.1 * t.confidence
+
+    seen = set()
+    unique = []
+    for t in triples:
+        key = (t.subject.lower(), t.relation.lower(), t.object.lower())
+        if key not in seen:
+            seen.add(key)
+            unique.append(t)
+    return sorted(unique, key=score, reverse=True)
