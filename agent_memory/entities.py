@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _WHITESPACE = re.compile(r"\s+")
 # Punctuation that carries meaning at the end of a name (C#, F#) and must survive.
@@ -21,6 +22,7 @@ def _strippable(ch: str) -> bool:
     return ch.isspace() or unicodedata.category(ch).startswith("P")
 
 
+@lru_cache(maxsize=65536)  # names repeat heavily across triples of a batch
 def normalize_name(name: str) -> str:
     """Canonical form of an entity name.
 

@@ -215,6 +215,25 @@ def test_batch_of_2000_triples_loses_none(graph):
     assert _edges(got) == {e for e in distinct if "e1" in (e[0], e[2])}
 
 
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("ACME  Corp.", "acme corp"),
+        ("ＡＣＭＥ\u3000Corp", "acme corp"),  # full-width letters and ideographic space
+        ("  \u201cAlice\u201d ", "alice"),
+        ("'Bob'", "bob"),
+        ("Stra\u00dfe", "strasse"),
+        ("zero\u200bwidth", "zerowidth"),
+        ("C#", "c#"),
+        ("AT&T", "at&t"),
+        ("node.js", "node.js"),
+        ("...", ""),
+    ],
+)
+def test_normalize_name(raw, expected):
+    assert normalize_name(raw) == expected
+
+
 # -- backend-specific behaviour ------------------------------------------------------
 
 
