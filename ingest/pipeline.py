@@ -30,6 +30,9 @@ from .summarize import make_summarizer
 
 log = logging.getLogger(__name__)
 BATCH_SOURCES = 64
+# Catalog key of a file's manifest (its hash and the sources it held). A plain text file is
+# also a source under its own path, so the manifest needs a key of its own.
+FILE_KEY = "file:"
 
 
 class IngestionPipeline:
@@ -80,7 +83,7 @@ class IngestionPipeline:
         except OSError as exc:
             report.files_skipped.append((str(path), f"unreadable: {exc}"))
             return
-        previous = self.services.catalog.get(tenant, file_id)
+        previous = self.services.catalog.get(tenant, FILE_KEY + file_id)
         if previous is not None and previous.content_hash == digest:
             report.files_unchanged += 1
             return
@@ -108,7 +111,7 @@ class IngestionPipeline:
         if previous is not None:
             for stale in set(previous.item_ids) - set(children):
                 self.forget(tenant, stale, report)
-        self.services.catalog.put_many([SourceEntry(tenant, file_id, "file", digest, path=str(path),
+        self.services.catalog.put_many([SourceEntry(tenant, FILE_KEY + file_id, "file", digest, path=str(path),
                                                     item_ids=children)])
         report.files_ingested += 1
 
@@ -277,16 +280,17 @@ class IngestionPipeline:
     # ---- forgetting --------------------------------------------------------------------------------
 
     def forget(self, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
-        """Remove one source (or a file and every source it held) everywhere."""
-        entry = self.services.catalog.get(tenant, source_id)
+        """Remove one source everywhere; given a file's ID, every source that file held."""
+        catalog = self.services.catalog
+        manifest = catalog.get(tenant, FILE_KEY + source_id)
+        targets = list(dict.fromkeys(manifest.item_ids if manifest else [source_id]))
         removed = {"sources": 0, "items": 0, "triples": 0}
-        targets = entry.item_ids if entry is not None and entry.kind == "file" else [source_id]
         for sid in targets:
             removed["items"] += self.services.vectors.delete_by_source(tenant, sid)
             removed["triples"] += self.services.graph.delete_by_source(tenant, sid)
-            removed["sources"] += int(self.services.catalog.delete(tenant, sid))
-        if entry is not None and entry.kind == "file":
-            self.services.catalog.delete(tenant, source_id)
+            removed["sources"] += int(catalog.delete(tenant, sid))
+        if manifest is not None:
+            catalog.delete(tenant, FILE_KEY + source_id)
         if report is not None:
             report.sources_removed += removed["sources"]
             report.items_deleted += removed["items"]

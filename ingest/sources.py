@@ -56,7 +56,7 @@ class TextStream:
                 yield offset, text[:cut]
                 offset += cut
                 carry = text[cut:]
-        if carry.strip():
+        if carry:
             yield offset, carry
 
 

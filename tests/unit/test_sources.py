@@ -1,0 +1,71 @@
+"""Readers, transcript recognition and splitting with offsets."""
+
+from __future__ import annotations
+
+import json
+
+from agent_memory.records import Document
+from agent_memory.tokens import TiktokenCounter
+from ingest.sources import Skipped, Transcript, load_json_text, load_path
+from ingest.splitting import Splitter
+
+
+def test_html_text_is_extracted_without_scripts(tmp_path):
+    path = tmp_path / "page.html"
+    path.write_text("<html><head><script>var x = 1;</script></head><body><h1>Title</h1><p>Body text.</p></body>")
+    [doc] = load_path(path, tenant="t")
+    assert isinstance(doc, Document)
+    assert "Title" in doc.text and "Body text." in doc.text and "var x" not in doc.text
+
+
+def test_jsonl_records_with_a_text_field_become_documents():
+    raw = "\n".join(json.dumps({"id": f"r{i}", "title": "T", "text": f"row {i}"}) for i in range(3))
+    docs = load_json_text(raw, tenant="t", source_id="f.jsonl", jsonl=True)
+    assert [d.source_id for d in docs] == ["r0", "r1", "r2"] and docs[0].title == "T"
+
+
+def test_json_without_text_is_skipped_with_reason():
+    [skip] = load_json_text('{"numbers": [1, 2]}', tenant="t", source_id="f.json")
+    assert isinstance(skip, Skipped) and "no text field" in skip.reason
+
+
+def test_generic_transcript_is_recognized():
+    raw = json.dumps({"session_id": "s9", "turns": [{"speaker": "user", "text": "hi", "timestamp": "2024-01-01"},
+                                                   {"speaker": "bot", "text": "hello"}]})
+    [transcript] = load_json_text(raw, tenant="t", source_id="chat.json")
+    assert isinstance(transcript, Transcript)
+    assert [t.source_id for t in transcript.turns] == ["s9/t0", "s9/t1"]
+    assert transcript.turns[0].timestamp == "2024-01-01"
+
+
+def test_locomo_and_longmemeval_shapes_are_recognized():
+    locomo = [{"sample_id": "c1", "qa": [], "conversation": {
+        "speaker_a": "A", "speaker_b": "B", "session_1_date_time": "1 May 2023",
+        "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "Hi B"}]}}]
+    [t1] = load_json_text(json.dumps(locomo), tenant="t", source_id="l.json")
+    assert t1.turns[0].source_id == "c1:S1/D1:1" and t1.turns[0].timestamp == "1 May 2023"
+    lme = [{"question_id": "q", "haystack_session_ids": ["s1"], "haystack_dates": ["2023/05/01"],
+            "haystack_sessions": [[{"role": "user", "content": "I moved to Paris", "has_answer": True}]]}]
+    [t2] = load_json_text(json.dumps(lme), tenant="t", source_id="m.json")
+    assert t2.turns[0].source_id == "s1/t0" and t2.turns[0].metadata == {"has_answer": True}
+
+
+def test_splitter_keeps_offsets_and_token_limits_in_english_and_chinese():
+    counter = TiktokenCounter()
+    splitter = Splitter(counter, chunk_tokens=40, overlap_tokens=8)
+    english = "# Heading\n\n" + " ".join(f"Sentence number {i} says something short." for i in range(40))
+    chinese = "。".join(f"这是第{i}个句子，它讲述了一件简单的事情" for i in range(40)) + "。"
+    for text in (english, chinese):
+        spans = splitter.split(text)
+        assert len(spans) > 3
+        for span in spans:
+            assert text[span.start:span.end] == span.text
+            assert counter.count(span.text) <= 40
+        assert spans == sorted(spans, key=lambda s: s.start)
+    # Chinese chunks end at sentence punctuation rather than mid-sentence.
+    assert all(s.text.endswith("。") for s in splitter.split(chinese)[:-1])
+
+
+def test_short_text_is_one_chunk():
+    spans = Splitter(TiktokenCounter(), 64, 8).split("  Just one line.  ")
+    assert len(spans) == 1 and spans[0].text == "Just one line." and spans[0].start == 2
