@@ -1,0 +1,5 @@
+"""The question-answering HTTP API (FastAPI): ``create_app(settings)``, ``serve(host, port)``."""
+
+from .app import create_app
+
+__all__ = ["create_app"]

@@ -1,0 +1,116 @@
+"""Answers from the assembled prompt, with citations checked against the prompt's own [S:id] tags.
+
+The LLM may only cite tags that are in the prompt it was given: any other ID is
+invented, so it is stripped from the answer and counted. Without an LLM (or when the
+LLM call fails) the answer falls back to retrieval-only: the prompt and the best
+supporting passages, which a calling agent can still use.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_memory.errors import LLMError
+
+log = logging.getLogger(__name__)
+
+# One bracket may hold several IDs: "[S:a]", "[S:a, S:b]", "[S:a; b]".
+MARKER = re.compile(r"\[S:([^\[\]\n]+)\]")
+_SPLIT = re.compile(r"\s*[,;]\s*(?:S:)?")
+SYSTEM_PROMPT = (
+    "You answer questions from the memory given in the user's message, and from nothing else. "
+    "After each claim, cite the passage it comes from with its tag exactly as written, e.g. [S:some-id]. "
+    "Never invent a tag. If the memory does not contain the answer, say so briefly."
+)
+TOP_PASSAGES = 5
+
+
+def prompt_ids(prompt: str) -> list[str]:
+    """Every source ID tagged in the prompt, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for match in MARKER.finditer(prompt):
+        for sid in _split(match.group(1)):
+            seen.setdefault(sid, None)
+    return list(seen)
+
+
+def _split(inside: str) -> list[str]:
+    return [part.strip() for part in _SPLIT.split(inside) if part.strip()]
+
+
+def check_citations(text: str, known: set[str]) -> tuple[str, list[str], list[str]]:
+    """(answer with unknown markers removed, cited known IDs in order, unknown IDs in order)."""
+    cited: dict[str, None] = {}
+    unknown: list[str] = []
+
+    def replace(match: re.Match) -> str:
+        keep = []
+        for sid in _split(match.group(1)):
+            if sid in known:
+                keep.append(sid)
+                cited.setdefault(sid, None)
+            else:
+                unknown.append(sid)
+        return "".join(f"[S:{sid}]" for sid in keep)
+
+    cleaned = MARKER.sub(replace, text)
+    if unknown:
+        # A removed marker leaves "word  ." or "word ." behind: tidy the spacing it left.
+        cleaned = re.sub(r"[ \t]+([.,;:!?])", r"\1", cleaned)
+        cleaned = re.sub(r"[ \t]{2,}", " ", cleaned).strip()
+    return cleaned, list(cited), unknown
+
+
+def citation_passages(source_id: str, result) -> list[str]:
+    """The prompt text behind one tag: its passages, else the prompt lines carrying it (facts)."""
+    texts = [p.text for p in result.passages if p.source_id == source_id]
+    if texts:
+        return texts
+    tag = f"[S:{source_id}]"
+    return [line.replace(tag, "").strip(" -") for line in result.prompt.splitlines() if tag in line]
+
+
+def passages_out(result, limit: int = TOP_PASSAGES) -> list[dict[str, Any]]:
+    ranked = sorted(result.passages, key=lambda p: p.score, reverse=True)[:limit]
+    return [{"source_id": p.source_id, "text": p.text, "kind": p.kind, "score": round(float(p.score), 5),
+             "tokens": p.tokens, "section": p.section} for p in ranked]
+
+
+@dataclass
+class Answer:
+    mode: str
+    answer: str | None
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    unknown_citations: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_ms: float = 0.0
+    model: str | None = None
+    llm_error: str | None = None
+
+
+class Answerer:
+    def __init__(self, llm) -> None:
+        self.llm = llm
+
+    def answer(self, result, *, max_tokens: int = 512) -> Answer:
+        if self.llm is None:
+            return Answer("retrieval-only", None, prompt_tokens=result.total_tokens)
+        messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": result.prompt}]
+        started = time.perf_counter()
+        try:
+            reply = self.llm.complete(messages, max_tokens=max_tokens)
+        except LLMError as exc:
+            # Graceful fallback: the memory is still useful to the caller; the reason is reported.
+            log.warning("LLM answer failed, falling back to retrieval-only: %s", exc)
+            return Answer("retrieval-only", None, prompt_tokens=result.total_tokens, llm_error=str(exc),
+                          llm_ms=round((time.perf_counter() - started) * 1000, 2))
+        llm_ms = round((time.perf_counter() - started) * 1000, 2)
+        text, cited, unknown = check_citations(reply.text, set(prompt_ids(result.prompt)))
+        citations = [{"source_id": sid, "passages": citation_passages(sid, result)} for sid in cited]
+        return Answer("llm", text, citations, unknown, reply.usage.prompt_tokens, reply.usage.completion_tokens,
+                      llm_ms, reply.model)

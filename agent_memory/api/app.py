@@ -1,0 +1,66 @@
+"""The FastAPI app: ``create_app(settings)`` builds one app with its own services.
+
+Settings come from the ``load_settings()`` factory when the app is created, never at import
+time; the services are built once in the lifespan and closed on shutdown. The model and the
+stores warm up in a background thread so ``/healthz`` answers at once and ``/readyz`` says
+503 until memory can actually be queried.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from agent_memory.config import Settings, load_settings
+
+from . import routes_ask, routes_documents, routes_health, routes_sessions
+from .errors import install_error_handlers
+from .routes_health import STATIC
+from .state import JOB_THRESHOLD_BYTES, MAX_UPLOAD_BYTES, ApiState
+
+DESCRIPTION = """Long memory for LLM agents: ingest documents, keep working memory per session, and ask
+questions answered from a token-bounded prompt with `[S:id]` citations.
+
+Authentication: send `X-API-Key: <key>` or `Authorization: Bearer <key>`. A key is required whenever
+keys are configured (`AGENT_MEMORY_API_KEYS`) or the server listens on anything but loopback; each
+key is bound to one tenant, and every read and write is scoped to it.
+
+Errors are JSON: `{"error": {"code": "...", "message": "..."}}`."""
+
+
+def create_app(settings: Settings | None = None, *, warm: bool = True,
+               job_threshold_bytes: int = JOB_THRESHOLD_BYTES, max_upload_bytes: int = MAX_UPLOAD_BYTES) -> FastAPI:
+    settings = settings or load_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        from agent_memory.services import build_services
+
+        services = build_services(settings)
+        try:
+            state = ApiState(settings, services, job_threshold_bytes=job_threshold_bytes,
+                             max_upload_bytes=max_upload_bytes)
+        except Exception:
+            services.close()
+            raise
+        app.state.api = state
+        if warm:
+            threading.Thread(target=state.warm_up, name="warm-up", daemon=True).start()
+        else:
+            state.warm_done.set()
+        try:
+            yield
+        finally:
+            state.close()
+
+    app = FastAPI(title="agent-memory", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    install_error_handlers(app)
+    app.include_router(routes_health.router)
+    app.include_router(routes_documents.router)
+    app.include_router(routes_sessions.router)
+    app.include_router(routes_ask.router)
+    app.mount("/debug/static", StaticFiles(directory=STATIC), name="debug-static")
+    return app

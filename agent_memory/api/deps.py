@@ -1,0 +1,45 @@
+"""Dependencies: the app's state and the caller's tenant (from the API key, never from the body)."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated
+
+from fastapi import Depends, Request, Security
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+
+from .errors import ApiError
+from .state import ApiState
+
+_api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="API key bound to a tenant.")
+_bearer = HTTPBearer(auto_error=False, description="The same API key as a Bearer token.")
+
+
+def get_state(request: Request) -> ApiState:
+    return request.app.state.api
+
+
+StateDep = Annotated[ApiState, Depends(get_state)]
+
+
+def get_tenant(state: StateDep,
+               api_key: Annotated[str | None, Security(_api_key_header)] = None,
+               bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None) -> str:
+    """The tenant bound to the caller's key; the default tenant when the server needs no key."""
+    key = api_key or (bearer.credentials if bearer else None)
+    if not state.auth_required:
+        return state.settings.tenant
+    if not key:
+        raise ApiError(401, "unauthorized", "an API key is required (X-API-Key or Authorization: Bearer)",
+                       {"WWW-Authenticate": "Bearer"})
+    tenant = None
+    # Compare against every key in constant time so timing does not reveal a key's prefix.
+    for known, bound in state.api_keys.items():
+        if hmac.compare_digest(known.encode(), key.encode()):
+            tenant = bound
+    if tenant is None:
+        raise ApiError(401, "unauthorized", "invalid API key", {"WWW-Authenticate": "Bearer"})
+    return tenant
+
+
+TenantDep = Annotated[str, Depends(get_tenant)]

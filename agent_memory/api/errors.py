@@ -1,0 +1,105 @@
+"""Every error leaves the API as ``{"error": {"code", "message"}}`` with a status that says what went wrong.
+
+Known conditions map to 4xx/503 here, so a client never sees a bare 500 for something the
+code knows about; only a genuine bug reaches the catch-all handler (logged, then 500).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from agent_memory.errors import (
+    AgentMemoryError,
+    BudgetError,
+    ConfigError,
+    DimensionMismatchError,
+    LLMError,
+    NotFoundError,
+    StoreError,
+    StoreUnavailableError,
+)
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """An error a route raises on purpose: status, a stable code, a message naming the bad value."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers
+
+
+def error_body(code: str, message: str) -> dict:
+    return {"error": {"code": code, "message": message}}
+
+
+def _json(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(error_body(code, message), status_code=status, headers=headers)
+
+
+# Most specific first: the first isinstance match wins.
+DOMAIN_STATUS: list[tuple[type[Exception], int, str]] = [
+    (NotFoundError, 404, "not_found"),
+    (BudgetError, 400, "budget"),
+    (StoreUnavailableError, 503, "store_unavailable"),
+    (DimensionMismatchError, 503, "store_misconfigured"),
+    (StoreError, 503, "store_error"),
+    (LLMError, 502, "llm_error"),
+    (ConfigError, 503, "config_error"),
+    (AgentMemoryError, 400, "bad_request"),
+]
+
+
+def status_for(exc: Exception) -> tuple[int, str]:
+    for klass, status, code in DOMAIN_STATUS:
+        if isinstance(exc, klass):
+            return status, code
+    return 500, "internal"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return _json(exc.status, exc.code, exc.message, exc.headers)
+
+    @app.exception_handler(AgentMemoryError)
+    async def _domain_error(request: Request, exc: AgentMemoryError) -> JSONResponse:
+        status, code = status_for(exc)
+        if status >= 500:
+            log.warning("%s %s -> %d: %s", request.method, request.url.path, status, exc)
+        return _json(status, code, str(exc))
+
+    @app.exception_handler(ValueError)
+    async def _value_error(_: Request, exc: ValueError) -> JSONResponse:
+        # Domain code raises ValueError for a bad argument (message role, retention class ...).
+        return _json(400, "bad_request", str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = []
+        for err in exc.errors()[:5]:
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+            parts.append(f"{where}: {err.get('msg')} (got {_short(err.get('input'))})")
+        return _json(422, "invalid_request", "; ".join(parts) or "invalid request")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized", 413: "too_large"}.get(
+            exc.status_code, "http_error")
+        return _json(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return _json(500, "internal", f"{type(exc).__name__}: {exc}")
+
+
+def _short(value, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."

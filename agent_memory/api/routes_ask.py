@@ -1,0 +1,56 @@
+"""Questions: retrieval into a bounded prompt, then an answer with checked citations."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from .answer import passages_out
+from .deps import StateDep, TenantDep
+from .schemas import AskIn, AskOut, error_responses
+
+router = APIRouter(tags=["ask"])
+
+
+def _retrieve(state, tenant: str, body: AskIn):
+    flt = body.filters
+    return state.pipeline.run(body.question, tenant=tenant, session_id=body.session_id, budget=body.budget,
+                              debug=True, source_ids=flt.source_ids, kinds=flt.kinds,
+                              created_after=flt.created_after, created_before=flt.created_before)
+
+
+@router.post("/v1/ask", response_model=AskOut, response_model_exclude_none=False,
+             responses=error_responses(400, 401, 422, 503),
+             summary="Answer a question from memory (retrieval-only without an LLM)")
+def ask(body: AskIn, state: StateDep, tenant: TenantDep,
+        debug: Annotated[bool, Query(description="Include the full retrieval debug dump.")] = False) -> dict[str, Any]:
+    started = time.perf_counter()
+    result = _retrieve(state, tenant, body)
+    retrieval_ms = round((time.perf_counter() - started) * 1000, 2)
+    answer = state.answerer.answer(result, max_tokens=body.max_answer_tokens)
+    llm_mode = answer.mode == "llm"
+    return {
+        "mode": answer.mode,
+        "answer": answer.answer,
+        "citations": answer.citations,
+        "unknown_citations": answer.unknown_citations,
+        "unknown_citation_count": len(answer.unknown_citations),
+        "usage": {"prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
+                  "context_tokens": result.total_tokens, "budget": result.budget},
+        "timings_ms": {**{f"retrieval.{k}": v for k, v in result.timings_ms.items()}, "retrieval": retrieval_ms,
+                       "llm": answer.llm_ms, "total": round((time.perf_counter() - started) * 1000, 2)},
+        "passages": passages_out(result),
+        # The prompt is the answer's raw material in retrieval-only mode; with an answer, only on request.
+        "prompt": None if llm_mode and not debug else result.prompt,
+        "model": answer.model,
+        "llm_error": answer.llm_error,
+        "debug": result.debug_dict() if debug else None,
+    }
+
+
+@router.post("/v1/prompt", responses=error_responses(400, 401, 422, 503),
+             summary="The full retrieval debug dump: routes, fusion, rerank, dedup, compaction, prompt")
+def prompt(body: AskIn, state: StateDep, tenant: TenantDep) -> dict[str, Any]:
+    return _retrieve(state, tenant, body).debug_dict()

@@ -1,0 +1,153 @@
+"""Documents in (JSON text or a multipart upload), background jobs, forgetting a source."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path, PurePath
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from . import ingestion
+from .deps import StateDep, TenantDep
+from .errors import ApiError
+from .schemas import DocumentIn, ForgetOut, IngestOut, JobAccepted, JobOut, error_responses
+
+router = APIRouter(tags=["documents"])
+
+_UPLOAD_DOC = {
+    "requestBody": {"required": True, "content": {
+        "application/json": {"schema": DocumentIn.model_json_schema(),
+                             "example": DocumentIn.model_config["json_schema_extra"]["examples"][0]},
+        "multipart/form-data": {"schema": {"type": "object", "required": ["file"], "properties": {
+            "file": {"type": "string", "format": "binary",
+                     "description": ".txt .md .html .json .jsonl (records or a transcript)"},
+            "source_id": {"type": "string", "description": "defaults to the file name"},
+            "metadata": {"type": "string", "description": "a JSON object, stored with every item"}}}},
+    }},
+}
+
+
+@router.post("/v1/documents", response_model=IngestOut, openapi_extra=_UPLOAD_DOC,
+             responses={202: {"model": JobAccepted, "description": "Large body: ingested by a background job"},
+                        **error_responses(400, 401, 413, 422, 503)},
+             summary="Ingest a document (JSON) or an uploaded file (multipart)")
+async def post_document(request: Request, state: StateDep, tenant: TenantDep):
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > state.max_upload_bytes:
+        raise ApiError(413, "too_large", f"body of {declared} bytes exceeds the limit of "
+                                         f"{state.max_upload_bytes} bytes")
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("multipart/form-data"):
+        return await _upload(request, state, tenant)
+    if not content_type.startswith("application/json"):
+        raise ApiError(415 if content_type else 400, "unsupported_media_type",
+                       f"send application/json or multipart/form-data, got {content_type or 'no content-type'!r}")
+    body = await _read_capped(request, state.max_upload_bytes)
+    try:
+        doc = DocumentIn.model_validate_json(body)
+    except ValidationError as exc:
+        raise ApiError(422, "invalid_request", _validation_message(exc)) from None
+    size = len(doc.text.encode("utf-8"))
+    if size > state.job_threshold_bytes:
+        job = state.jobs.submit(tenant, size, lambda j: ingestion.ingest_text(state, tenant, doc, j.progress))
+        return _accepted(job)
+    return await run_in_threadpool(ingestion.ingest_text, state, tenant, doc)
+
+
+async def _upload(request: Request, state, tenant: str):
+    form = await request.form(max_files=1, max_fields=8)
+    upload = form.get("file")
+    if upload is None or isinstance(upload, str):
+        raise ApiError(422, "invalid_request", "multipart body needs a 'file' part")
+    filename = PurePath(upload.filename or "upload.txt").name or "upload.txt"
+    source_id = str(form.get("source_id") or filename)
+    metadata = _metadata(form.get("metadata"))
+    folder = Path(tempfile.mkdtemp(prefix="agent-memory-upload-"))
+    path = folder / filename
+    size = 0
+    try:
+        with path.open("wb") as out:
+            while block := await upload.read(1 << 20):
+                size += len(block)
+                if size > state.max_upload_bytes:
+                    raise ApiError(413, "too_large", f"upload {filename!r} exceeds the limit of "
+                                                     f"{state.max_upload_bytes} bytes")
+                out.write(block)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    finally:
+        await upload.close()
+
+    def work(progress=None):
+        return ingestion.ingest_upload(state, tenant, path, filename, source_id, metadata, progress)
+
+    def cleanup():
+        shutil.rmtree(folder, ignore_errors=True)
+
+    if size > state.job_threshold_bytes:
+        job = state.jobs.submit(tenant, size, lambda j: work(j.progress), cleanup)
+        return _accepted(job)
+    try:
+        return await run_in_threadpool(work)
+    finally:
+        cleanup()
+
+
+def _accepted(job) -> JSONResponse:
+    url = f"/v1/jobs/{job.id}"
+    return JSONResponse({"job_id": job.id, "status": job.status, "url": url}, status_code=202,
+                        headers={"Location": url})
+
+
+async def _read_capped(request: Request, limit: int) -> bytes:
+    """The body, refusing it once it passes the limit (a chunked body has no content-length)."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, "too_large", f"body exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _metadata(raw) -> dict:
+    if raw is None or raw == "":
+        return {}
+    try:
+        value = json.loads(str(raw))
+    except json.JSONDecodeError as exc:
+        raise ApiError(422, "invalid_request", f"metadata must be a JSON object: {exc} (got {str(raw)[:80]!r})")
+    if not isinstance(value, dict):
+        raise ApiError(422, "invalid_request", f"metadata must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "body"
+        parts.append(f"{where}: {err.get('msg')}")
+    return "; ".join(parts)
+
+
+@router.get("/v1/jobs/{job_id}", response_model=JobOut, responses=error_responses(401, 404),
+            summary="Progress and result of a background ingestion job")
+def get_job(job_id: str, state: StateDep, tenant: TenantDep) -> dict:
+    return state.jobs.get(job_id, tenant).to_dict()
+
+
+@router.delete("/v1/sources/{source_id:path}", response_model=ForgetOut, responses=error_responses(401, 404, 503),
+               summary="Forget a source (or an uploaded file and all it held) in every store")
+def delete_source(source_id: str, state: StateDep, tenant: TenantDep) -> dict:
+    removed = ingestion.forget(state, tenant, source_id)
+    if not any(removed.values()):
+        from agent_memory.errors import NotFoundError
+
+        raise NotFoundError(f"no source {source_id!r} for this tenant")
+    return {"source_id": source_id, **removed}

@@ -1,0 +1,35 @@
+"""Liveness, readiness and the debug page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter
+from fastapi.responses import FileResponse, JSONResponse
+
+from .deps import StateDep
+from .errors import error_body
+from .schemas import error_responses
+
+router = APIRouter(tags=["health"])
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+@router.get("/healthz", summary="The process is up")
+def healthz() -> dict:
+    return {"status": "ok"}
+
+
+@router.get("/readyz", responses=error_responses(503), summary="Stores reachable and the model loaded")
+def readyz(state: StateDep):
+    checks = state.readiness()
+    failed = {name: value for name, value in checks.items() if value != "ok"}
+    if failed:
+        message = "; ".join(f"{name}: {value}" for name, value in failed.items())
+        return JSONResponse({**error_body("not_ready", message), "checks": checks}, status_code=503)
+    return {"status": "ready", "checks": checks}
+
+
+@router.get("/debug", include_in_schema=False)
+def debug_page() -> FileResponse:
+    return FileResponse(STATIC / "debug.html", media_type="text/html")

@@ -1,0 +1,180 @@
+"""Request and response bodies (with the examples the OpenAPI page shows)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(examples=["not_found"])
+    message: str = Field(examples=["no session 'demo' for this tenant"])
+
+
+class ErrorOut(BaseModel):
+    error: ErrorDetail
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI entries for the error statuses a route can answer."""
+    words = {400: "Bad input", 401: "Missing or invalid API key", 404: "Unknown session, source or job",
+             413: "Body too large", 422: "Invalid request body or parameters", 502: "The LLM endpoint failed",
+             503: "A store is unreachable or the service is not ready"}
+    return {s: {"model": ErrorOut, "description": words.get(s, "Error")} for s in statuses}
+
+
+# ---- documents ------------------------------------------------------------------------------------
+
+class DocumentIn(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "source_id": "notes/greenhouse", "title": "Greenhouse notes",
+        "text": "The X-300 sensor replaced the X-200 in 2025.", "metadata": {"team": "ops"}}]})
+
+    text: str = Field(min_length=1, description="The document's text.")
+    source_id: str = Field(min_length=1, max_length=512, description="Stable ID; re-posting it replaces the source.")
+    title: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class IngestOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "source_ids": ["notes/greenhouse"], "report": {"sources_written": 1, "chunks": 1, "ok": True}}]})
+
+    source_ids: list[str]
+    report: dict[str, Any] = Field(description="IngestReport.to_dict(): counts, skips, warnings, seconds.")
+
+
+class JobAccepted(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "job_id": "3f9c2a1e7b4d", "status": "queued", "url": "/v1/jobs/3f9c2a1e7b4d"}]})
+
+    job_id: str
+    status: str
+    url: str
+
+
+class JobOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "job_id": "3f9c2a1e7b4d", "status": "done", "stage": "done", "units_done": 12, "units_total": 12,
+        "bytes": 2400000, "result": {"source_ids": ["big.jsonl"], "report": {"ok": True}}, "error": None}]})
+
+    job_id: str
+    status: Literal["queued", "running", "done", "failed"]
+    stage: str
+    units_done: int
+    units_total: int
+    bytes: int
+    created_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    result: dict[str, Any] | None = None
+    error: ErrorDetail | None = None
+
+
+class ForgetOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "source_id": "notes/greenhouse", "sources": 1, "items": 2, "triples": 3}]})
+
+    source_id: str
+    sources: int
+    items: int
+    triples: int
+
+
+# ---- sessions -------------------------------------------------------------------------------------
+
+class MessageIn(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "message": {"role": "user", "content": "Order 40 units of the X-300."}, "retention": "strict"}]})
+
+    message: dict[str, Any] = Field(description="An OpenAI or Anthropic style chat message (role, content ...).")
+    retention: Literal["forgettable", "fuzzy", "strict"] | None = Field(
+        default=None, description="Retention class; unclassified messages count as 'fuzzy'.")
+
+
+class MessageOut(BaseModel):
+    session_id: str
+    seq: int
+    stats: dict[str, Any]
+
+
+class ViewOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "session_id": "s1", "budget": 4000, "tokens": 123,
+        "messages": [{"role": "user", "content": "Order 40 units of the X-300."}]}]})
+
+    session_id: str
+    budget: int
+    tokens: int
+    messages: list[dict[str, Any]]
+
+
+class CompactOut(BaseModel):
+    session_id: str
+    tier: int
+    stats: dict[str, Any]
+
+
+# ---- ask / prompt ---------------------------------------------------------------------------------
+
+class Filters(BaseModel):
+    source_ids: list[str] | None = Field(default=None, description="Only these sources.")
+    kinds: list[Literal["chunk", "summary", "turn"]] | None = None
+    created_after: float | None = Field(default=None, description="Unix time.")
+    created_before: float | None = Field(default=None, description="Unix time.")
+
+
+class AskIn(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "question": "Which vector store does agent-memory embed, and why?", "budget": 1200,
+        "session_id": None, "filters": {"kinds": ["chunk", "turn"]}}]})
+
+    question: str = Field(min_length=1, max_length=20_000)
+    session_id: str | None = Field(default=None, description="Adds that session's recent turns to the prompt.")
+    budget: int = Field(default=1800, ge=1, le=200_000, description="Token budget of the assembled prompt.")
+    filters: Filters = Field(default_factory=Filters)
+    max_answer_tokens: int = Field(default=512, ge=1, le=8192)
+
+
+class PassageOut(BaseModel):
+    source_id: str
+    text: str
+    kind: str
+    score: float
+    tokens: int
+    section: str
+
+
+class CitationOut(BaseModel):
+    source_id: str
+    passages: list[str] = Field(description="The prompt text that carries this [S:id] tag.")
+
+
+class UsageOut(BaseModel):
+    prompt_tokens: int = Field(description="Prompt tokens the LLM billed (the assembled prompt's size without LLM).")
+    completion_tokens: int
+    context_tokens: int = Field(description="Tokens of the assembled memory prompt, by the configured tokenizer.")
+    budget: int
+
+
+class AskOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "mode": "llm", "answer": "An embedded Qdrant (qdrant-edge) [S:samples/docs/embedded-stores.md].",
+        "citations": [{"source_id": "samples/docs/embedded-stores.md", "passages": ["agent-memory runs on ..."]}],
+        "unknown_citations": [], "unknown_citation_count": 0,
+        "usage": {"prompt_tokens": 812, "completion_tokens": 24, "context_tokens": 781, "budget": 1200},
+        "timings_ms": {"retrieval": 61.2, "llm": 840.0, "total": 901.2}, "passages": [], "prompt": None}]})
+
+    mode: Literal["llm", "retrieval-only"]
+    answer: str | None = Field(description="The generated answer; null in retrieval-only mode.")
+    citations: list[CitationOut]
+    unknown_citations: list[str] = Field(description="[S:id] markers the LLM invented; stripped from the answer.")
+    unknown_citation_count: int
+    usage: UsageOut
+    timings_ms: dict[str, float]
+    passages: list[PassageOut] = Field(description="The best supporting passages, best first.")
+    prompt: str | None = Field(default=None, description="The assembled prompt (always in retrieval-only mode).")
+    model: str | None = None
+    llm_error: str | None = Field(default=None, description="Why the LLM answer fell back to retrieval-only.")
+    debug: dict[str, Any] | None = Field(default=None, description="PromptResult.debug_dict() with ?debug=true.")

@@ -1,0 +1,34 @@
+"""``agent-memory serve``: the API under uvicorn."""
+
+from __future__ import annotations
+
+import logging
+
+from agent_memory.config import load_settings
+from agent_memory.errors import ConfigError
+
+from .state import is_loopback
+
+log = logging.getLogger(__name__)
+
+
+def serve(host: str | None = None, port: int | None = None) -> int:
+    import uvicorn
+
+    from .app import create_app
+
+    settings = load_settings()
+    overrides = {}
+    if host:
+        overrides["api_host"] = host
+    if port:
+        overrides["api_port"] = port
+    settings = settings.model_copy(update=overrides)
+    if not is_loopback(settings.api_host) and not settings.api_keys:
+        # Off loopback every request needs a key; with none configured nothing could ever be served.
+        raise ConfigError(f"listening on {settings.api_host!r} needs API keys: set AGENT_MEMORY_API_KEYS, "
+                          'e.g. \'{"<secret>": "<tenant>"}\'')
+    app = create_app(settings)
+    log.info("serving on http://%s:%d", settings.api_host, settings.api_port)
+    uvicorn.run(app, host=settings.api_host, port=settings.api_port, log_level="info")
+    return 0

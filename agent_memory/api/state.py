@@ -1,0 +1,152 @@
+"""What one app instance holds: services, the retrieval pipeline, working memory, jobs, auth."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import threading
+import time
+from typing import Any
+
+from agent_memory.config import Settings
+from agent_memory.errors import ConfigError
+from agent_memory.records import MemoryItem, SearchFilter
+
+from .answer import Answerer
+from .jobs import JobRegistry
+
+log = logging.getLogger(__name__)
+
+JOB_THRESHOLD_BYTES = 1_000_000  # bodies above this are ingested by a background job
+MAX_UPLOAD_BYTES = 64 * 1024 * 1024  # above this: 413
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class ApiState:
+    def __init__(self, settings: Settings, services, *, job_threshold_bytes: int = JOB_THRESHOLD_BYTES,
+                 max_upload_bytes: int = MAX_UPLOAD_BYTES) -> None:
+        self.settings = settings
+        self.services = services
+        self.job_threshold_bytes = job_threshold_bytes
+        self.max_upload_bytes = max_upload_bytes
+        self.api_keys: dict[str, str] = dict(settings.api_keys)
+        # Keys are needed whenever some are configured, and always off loopback: an open port
+        # without them would let anyone read every tenant's memory.
+        self.auth_required = bool(self.api_keys) or not is_loopback(settings.api_host)
+        for tenant in [settings.tenant, *self.api_keys.values()]:
+            if not tenant or "/" in tenant:
+                raise ConfigError(f"tenant names must be non-empty and without '/', got {tenant!r}")
+        self.jobs = JobRegistry()
+        self.answerer = Answerer(services.llm)
+        self.ingest_lock = threading.Lock()  # one writer at a time: re-ingesting a source is not atomic
+        self._lock = threading.Lock()
+        self._pipeline = None
+        self._sessions = None
+        self.warm_error: str | None = None
+        self.warm_done = threading.Event()
+
+    # ---- lazily built parts ---------------------------------------------------------------------
+    @property
+    def pipeline(self):
+        with self._lock:
+            if self._pipeline is None:
+                from retrieval.pipeline import RetrievalPipeline
+
+                self._pipeline = RetrievalPipeline.from_services(self.services, recent_turns=self.recent_turns)
+            return self._pipeline
+
+    @property
+    def sessions(self):
+        with self._lock:
+            if self._sessions is None:
+                from agent_memory.conversation import SessionManager
+
+                self._sessions = SessionManager.from_settings(self.settings)
+            return self._sessions
+
+    # ---- working memory, scoped by tenant ---------------------------------------------------------
+    @staticmethod
+    def session_key(tenant: str, session_id: str) -> str:
+        # Tenants hold no '/', so "<tenant>/<id>" never collides across tenants.
+        return f"{tenant}/{session_id}"
+
+    def session(self, tenant: str, session_id: str):
+        return self.sessions.session(self.session_key(tenant, session_id))
+
+    def session_exists(self, tenant: str, session_id: str) -> bool:
+        return bool(self.sessions.store.recent((self.session_key(tenant, session_id), ""), 1))
+
+    def recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
+        """The retrieval "recent" route: the live working-memory session if it has messages, else the
+        ingested transcript turns of that session from the catalog."""
+        if self.session_exists(tenant, session_id):
+            from agent_memory.conversation.messages import text_of
+
+            messages = self.session(tenant, session_id).messages()
+            first = max(0, len(messages) - n)
+            items = []
+            for seq, message in enumerate(messages[first:], start=first):
+                text = text_of(message)
+                if message.get("role") in ("user", "assistant") and text.strip():
+                    items.append(MemoryItem(
+                        id=f"wm:{tenant}/{session_id}/{seq}", tenant=tenant, source_id=f"{session_id}/m{seq}",
+                        kind="turn", text=text,
+                        metadata={"session_id": session_id, "speaker": message["role"], "seq": seq}))
+            return items
+        entries = self.services.catalog.recent_turns(tenant, session_id, n)
+        ids = [i for e in entries for i in e.item_ids]
+        found = {i.id: i for i in self.services.vectors.get(ids)} if ids else {}
+        return [found[i] for i in ids if i in found]
+
+    # ---- readiness ------------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """Load the model and open the stores off the request path (readyz says 503 until done)."""
+        started = time.perf_counter()
+        try:
+            self.services.embedder.embed_query("warm up")
+            self.pipeline.run("warm up", tenant=self.settings.tenant, budget=400)
+            log.info("warm-up done in %.1fs", time.perf_counter() - started)
+        except Exception as exc:  # noqa: BLE001 - reported by /readyz
+            self.warm_error = f"{type(exc).__name__}: {exc}"
+            log.warning("warm-up failed: %s", self.warm_error)
+        finally:
+            self.warm_done.set()
+
+    def readiness(self) -> dict[str, Any]:
+        checks: dict[str, str] = {}
+        if not self.warm_done.is_set():
+            checks["model"] = "loading"
+        elif self.warm_error:
+            checks["model"] = f"failed: {self.warm_error}"
+        else:
+            checks["model"] = "ok"
+        probes = {
+            "catalog": lambda: self.services.catalog.count(),
+            "vectors": lambda: self.services.vectors.count(SearchFilter(tenant=self.settings.tenant)),
+            "graph": lambda: self.services.graph.stats(self.settings.tenant),
+        }
+        if checks["model"] == "ok":  # before that, probing would race the warm-up opening the stores
+            for name, probe in probes.items():
+                try:
+                    probe()
+                    checks[name] = "ok"
+                except Exception as exc:  # noqa: BLE001 - any failure means "not ready"
+                    checks[name] = f"failed: {type(exc).__name__}: {exc}"
+        return checks
+
+    def close(self) -> None:
+        self.jobs.close()
+        with self._lock:
+            if self._pipeline is not None:
+                self._pipeline.close()
+            if self._sessions is not None:
+                self._sessions.close()
+        self.services.close()

@@ -1,0 +1,71 @@
+"""Run the real app under uvicorn on loopback in a background thread (tests, the load check)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+@contextmanager
+def serve_in_thread(app, host: str = "127.0.0.1", startup_timeout: float = 60.0) -> Iterator[str]:
+    """Yields the base URL once uvicorn accepts connections; shuts the server down on exit."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, 0))  # bound before uvicorn starts: no race for a "free" port
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + startup_timeout
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("uvicorn exited during startup (see the log above)")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"uvicorn did not start within {startup_timeout}s")
+        time.sleep(0.05)
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+
+
+def wait_ready(client, timeout: float = 300.0) -> dict:
+    """Poll /readyz until 200 (the model loads in the background); raise with the last answer."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = client.get("/readyz")
+        if last.status_code == 200:
+            return last.json()
+        time.sleep(0.25)
+    raise TimeoutError(f"/readyz not ready after {timeout}s: {last.status_code if last else '-'} "
+                       f"{last.text if last else ''}")
+
+
+def sample_files() -> list[Path]:
+    return sorted(p for p in SAMPLES.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def upload_samples(client, headers: dict[str, str] | None = None, files: list[Path] | None = None) -> list[dict]:
+    """Upload the sample corpus through POST /v1/documents, one file each, IDs like the CLI's
+    (``samples/docs/...``). Returns the responses' JSON."""
+    out = []
+    for path in files or sample_files():
+        source_id = str(path.relative_to(SAMPLES.parent))
+        with path.open("rb") as handle:
+            response = client.post("/v1/documents", headers=headers or {},
+                                   files={"file": (path.name, handle)}, data={"source_id": source_id})
+        if response.status_code != 200:
+            raise AssertionError(f"uploading {path} failed: {response.status_code} {response.text}")
+        out.append(response.json())
+    return out
