@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from .stores.base import SparseVector
-from .text import STOPWORDS, words
+from .text import keyword_terms
 
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
@@ -31,8 +31,8 @@ def term_index(term: str) -> int:
 
 
 def terms(text: str) -> list[str]:
-    """The tokens that count for keyword search: ``words()`` minus stopwords."""
-    return [w for w in words(text) if w not in STOPWORDS]
+    """The tokens that count for keyword search: content words, English ones stemmed."""
+    return keyword_terms(text)
 
 
 class SparseEncoder:

@@ -61,3 +61,20 @@ STOPWORDS = frozenset(
 
 def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS]
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return _stemmer().stemWord(word) if word.isascii() and word.isalpha() else word
+
+
+def keyword_terms(text: str) -> list[str]:
+    """Content words with English words stemmed ("researching" → "research"): keyword matching units."""
+    return [_stem(w) for w in content_words(text)]

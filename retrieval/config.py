@@ -20,8 +20,8 @@ class SectionShares(BaseModel):
 
 
 class RetrievalConfig(BaseModel):
-    dense: RouteConfig = RouteConfig(limit=60)
-    keyword: RouteConfig = RouteConfig(limit=60)
+    dense: RouteConfig = RouteConfig(limit=100)
+    keyword: RouteConfig = RouteConfig(limit=100)
     graph: RouteConfig = RouteConfig(weight=0.5, limit=30)
     summaries: RouteConfig = RouteConfig(weight=0.5, limit=8)
     recent: RouteConfig = RouteConfig(weight=0.5, limit=8)

@@ -7,7 +7,7 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from agent_memory.text import content_words
+from agent_memory.text import keyword_terms
 
 from .types import Candidate
 
@@ -90,10 +90,10 @@ class CrossEncoderReranker:
 
 def term_coverage(query: str, texts: Sequence[str]) -> list[float]:
     """Share of the query's content words (IDF-weighted within the candidates) each text contains."""
-    q_terms = list(dict.fromkeys(content_words(query)))
+    q_terms = list(dict.fromkeys(keyword_terms(query)))
     if not q_terms:
         return [0.0] * len(texts)
-    docs = [set(content_words(t)) for t in texts]
+    docs = [set(keyword_terms(t)) for t in texts]
     n = len(docs)
     idf = {w: math.log(1 + n / (1 + sum(1 for d in docs if w in d))) for w in q_terms}
     total = sum(idf.values()) or 1.0
