@@ -124,16 +124,18 @@ class ApiState:
         checks: dict[str, str] = {}
         if not self.warm_done.is_set():
             checks["model"] = "loading"
-        elif self.warm_error:
-            checks["model"] = f"failed: {self.warm_error}"
-        else:
+        elif "embedder" in self.services.__dict__:  # the cached property is set once the model loaded
             checks["model"] = "ok"
+        else:
+            checks["model"] = f"failed: {self.warm_error}"
+        if self.warm_error and checks["model"] == "ok":
+            checks["warm_up"] = f"failed: {self.warm_error}"
         probes = {
             "catalog": lambda: self.services.catalog.count(),
             "vectors": lambda: self.services.vectors.count(SearchFilter(tenant=self.settings.tenant)),
             "graph": lambda: self.services.graph.stats(self.settings.tenant),
         }
-        if checks["model"] == "ok":  # before that, probing would race the warm-up opening the stores
+        if self.warm_done.is_set():  # before that, probing would race the warm-up opening the stores
             for name, probe in probes.items():
                 try:
                     probe()
