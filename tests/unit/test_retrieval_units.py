@@ -1,0 +1,221 @@
+"""The pure stages of retrieval: weighted RRF, term coverage, de-duplication, compression, presets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent_memory.errors import ConfigError
+from agent_memory.records import MemoryItem, ScoredItem
+from agent_memory.text import split_sentences
+from agent_memory.tokens import TiktokenCounter
+from retrieval.compress import GAP, compress
+from retrieval.config import PRESETS, RetrievalConfig, load_preset
+from retrieval.dedup import deduplicate
+from retrieval.fusion import fuse, term_coverage
+from retrieval.types import Candidate, Decision
+
+COUNTER = TiktokenCounter("cl100k_base")
+
+
+def item(item_id: str, source_id: str | None = None, *, kind: str = "chunk", text: str = "", start: int = 0,
+         end: int = 0, content_hash: str = "") -> MemoryItem:
+    return MemoryItem(id=item_id, tenant="default", source_id=source_id or item_id, kind=kind,
+                      text=text or f"text of {item_id}", start=start, end=end, content_hash=content_hash)
+
+
+def hits(*ids: str) -> list[ScoredItem]:
+    return [ScoredItem(item=item(i), score=1.0 / (rank + 1)) for rank, i in enumerate(ids)]
+
+
+# ---- fusion ---------------------------------------------------------------------------------------------
+
+
+def test_rrf_sums_weighted_reciprocal_ranks():
+    fused = fuse({"dense": hits("a", "b", "c"), "keyword": hits("c", "a")}, {"dense": 1.0, "keyword": 1.0}, k=60)
+    scores = {c.item.id: c.fused for c in fused}
+    assert scores["a"] == pytest.approx(1 / 61 + 1 / 62)
+    assert scores["c"] == pytest.approx(1 / 63 + 1 / 61)
+    assert scores["b"] == pytest.approx(1 / 62)
+    assert [c.item.id for c in fused] == ["a", "c", "b"]  # 2nd + 1st beats 3rd + 1st
+    # Each candidate remembers where every route put it, and its final score starts as the fused one.
+    by_id = {c.item.id: c for c in fused}
+    assert by_id["a"].route_ranks == {"dense": 1, "keyword": 2}
+    assert by_id["b"].route_ranks == {"dense": 2}
+    assert by_id["c"].route_ranks == {"dense": 3, "keyword": 1}
+    assert by_id["a"].route_scores == {"dense": 1.0, "keyword": 0.5}
+    assert all(c.final == c.fused for c in fused)
+
+
+def test_rrf_weights_change_the_order():
+    routes = {"dense": hits("a", "b"), "graph": hits("b", "a")}
+    assert [c.item.id for c in fuse(routes, {"dense": 1.0, "graph": 0.5})] == ["a", "b"]
+    assert [c.item.id for c in fuse(routes, {"dense": 0.5, "graph": 1.0})] == ["b", "a"]
+    # A weight of zero makes the route count for nothing, but its ranks are still recorded.
+    only_dense = fuse(routes, {"dense": 1.0, "graph": 0.0})
+    assert [c.item.id for c in only_dense] == ["a", "b"]
+    assert only_dense[1].fused == pytest.approx(1 / 62) and only_dense[1].route_ranks["graph"] == 1
+
+
+def test_rrf_k_flattens_or_sharpens_the_rank_gap():
+    routes = {"dense": hits("a", "b")}
+    sharp = fuse(routes, {}, k=1)
+    flat = fuse(routes, {}, k=1000)
+    assert sharp[0].fused / sharp[1].fused == pytest.approx(3 / 2)
+    assert flat[0].fused / flat[1].fused == pytest.approx(1002 / 1001)
+
+
+def test_rrf_of_nothing_is_empty():
+    assert fuse({}, {}) == [] and fuse({"dense": []}, {"dense": 1.0}) == []
+
+
+# ---- term coverage --------------------------------------------------------------------------------------
+
+
+def test_term_coverage_is_the_share_of_question_terms():
+    texts = ["The X-300 draws 9 mA of power.", "Acme Corporation is based in Lyon.",
+             "The X-300 sensor reports every second."]
+    full, none, part = term_coverage("power draw of the X-300", texts)
+    assert full == pytest.approx(1.0)
+    assert none == 0.0
+    assert 0.0 < part < full
+
+
+def test_term_coverage_weights_rare_terms_higher():
+    # "lyon" is in one text, "acme" in all three: matching the rare term covers more.
+    texts = ["Acme is in Lyon.", "Acme makes sensors.", "Acme ships sensors."]
+    lyon, sensors, _ = term_coverage("Acme Lyon", texts)
+    assert lyon == pytest.approx(1.0)
+    assert 0.0 < sensors < 0.5
+
+
+def test_term_coverage_of_a_question_without_content_words():
+    assert term_coverage("what is the", ["anything at all", "more"]) == [0.0, 0.0]
+    assert term_coverage("power", []) == []
+
+
+def test_term_coverage_reads_chinese():
+    covered, other = term_coverage("图数据库保存什么", ["图数据库保存实体之间的关系。", "向量库负责语义检索。"])
+    assert covered == pytest.approx(1.0) and other == 0.0
+
+
+# ---- de-duplication -------------------------------------------------------------------------------------
+
+
+def candidates(*items: MemoryItem) -> list[Candidate]:
+    return [Candidate(item=i, final=1.0 / (n + 1)) for n, i in enumerate(items)]
+
+
+def test_same_content_hash_keeps_the_first():
+    decisions: list[Decision] = []
+    kept = deduplicate(candidates(item("a", content_hash="h1"), item("b", content_hash="h2"),
+                                  item("c", "other-source", content_hash="h1")), None, 0.95, decisions)
+    assert [c.item.id for c in kept] == ["a", "b"]
+    [decision] = decisions
+    assert (decision.stage, decision.target, decision.action) == ("dedup", "c", "dropped")
+    assert "same content as a" in decision.reason
+
+
+def test_overlapping_spans_of_one_source_are_merged_to_the_better():
+    decisions: list[Decision] = []
+    kept = deduplicate(candidates(
+        item("c1", "doc", start=100, end=300),
+        item("c2", "doc", start=200, end=320),   # 100 of its 120 chars inside c1: dropped
+        item("c3", "doc", start=290, end=500),   # 10 chars of overlap: a different span, kept
+        item("c4", "other", start=100, end=300),  # same offsets of another source: kept
+        item("s1", "doc", kind="summary", start=100, end=300),  # another kind of the same source: kept
+    ), None, 0.95, decisions)
+    assert [c.item.id for c in kept] == ["c1", "c3", "c4", "s1"]
+    assert [(d.target, d.action) for d in decisions] == [("c2", "dropped")]
+    assert "overlaps c1 of the same source" in decisions[0].reason
+
+
+def test_turns_without_offsets_do_not_count_as_overlapping():
+    kept = deduplicate(candidates(item("t1", "s/1", kind="turn"), item("t2", "s/1", kind="turn")), None, 0.95, [])
+    assert len(kept) == 2
+
+
+def test_near_duplicate_vectors_drop_the_later_one():
+    vectors = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.999, 0.0447, 0.0], [0.6, 0.8, 0.0]],
+                       dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    decisions: list[Decision] = []
+    kept = deduplicate(candidates(item("a"), item("b"), item("a-copy"), item("mix")), vectors, 0.95, decisions)
+    assert [c.item.id for c in kept] == ["a", "b", "mix"]
+    [decision] = decisions
+    assert decision.target == "a-copy" and decision.action == "dropped"
+    assert decision.reason.startswith("near-duplicate of a (cosine 0.99")
+    # A looser threshold merges the mix too (cosine 0.8 with b); a strict one keeps everything.
+    assert [c.item.id for c in deduplicate(candidates(item("a"), item("b"), item("a-copy"), item("mix")),
+                                           vectors, 0.75, [])] == ["a", "b"]
+    assert len(deduplicate(candidates(item("a"), item("b"), item("a-copy"), item("mix")), vectors, 1.0, [])) == 4
+
+
+def test_dropped_candidate_does_not_shadow_later_ones():
+    # b is dropped as a copy of a; c, identical to b by vector but not to a, must be compared with kept rows only.
+    vectors = np.array([[1.0, 0.0], [0.96, 0.28], [0.8, 0.6]], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    kept = deduplicate(candidates(item("a"), item("b"), item("c")), vectors, 0.95, [])
+    assert [c.item.id for c in kept] == ["a", "c"]
+
+
+# ---- compression ----------------------------------------------------------------------------------------
+
+TEXT = ("Acme Corporation is a sensor maker based in Lyon. It has two hundred employees. "
+        "The X-300 draws 9 mA of power. Its housing is green. The X-200 draws 12 mA. "
+        "Support answers within a day.")
+
+
+def test_compress_keeps_the_sentences_with_the_question_terms_in_order():
+    out = compress(TEXT, "What is the power draw of the X-300?", 25, COUNTER, entities=["X-300"])
+    assert out == "… The X-300 draws 9 mA of power. … The X-200 draws 12 mA. …"
+    assert COUNTER.count(out) <= 25
+
+
+def test_compress_prefers_numbers_when_the_question_has_one():
+    out = compress(TEXT, "Which sensor draws 12 mA?", 12, COUNTER)
+    assert out == "… The X-200 draws 12 mA. …"
+
+
+def test_compress_marks_gaps_only_where_sentences_were_cut():
+    sentences = split_sentences(TEXT)
+    # Room for everything: nothing cut, no marker, the sentences as they were.
+    whole = compress(TEXT, "Acme sensor employees housing power support draws", 500, COUNTER)
+    assert GAP.strip() not in whole and whole == " ".join(sentences)
+    # The first sentence kept: no leading marker, a trailing one.
+    head = compress(TEXT, "Where is Acme Corporation based?", 14, COUNTER)
+    assert head == sentences[0] + " …"
+
+
+def test_compress_returns_empty_when_no_sentence_fits():
+    assert compress(TEXT, "What is the power draw of the X-300?", 3, COUNTER) == ""
+    assert compress("", "anything", 100, COUNTER) == ""
+    assert compress("   \n  ", "anything", 100, COUNTER) == ""
+
+
+def test_compress_keeps_chinese_sentences_whole():
+    text = "智能体记忆系统把长期记忆保存在向量库和图数据库中。向量库负责语义检索，图数据库保存实体之间的关系。每个段落都带有来源编号。"
+    out = compress(text, "图数据库保存什么？", 40, COUNTER)
+    assert "图数据库保存实体之间的关系。" in out
+    assert COUNTER.count(out) <= 40
+    body = out.removeprefix("… ").removesuffix(" …")
+    assert all(part in split_sentences(text) for part in body.split(GAP))
+
+
+# ---- presets --------------------------------------------------------------------------------------------
+
+
+def test_presets_load_and_override():
+    assert load_preset() == RetrievalConfig()
+    fast = load_preset("fast")
+    assert not fast.graph.enabled and not fast.summaries.enabled and fast.rerank_top == 60
+    assert not load_preset("documents").recent.enabled
+    assert load_preset("default", rrf_k=10).rrf_k == 10
+    for name in PRESETS:
+        assert isinstance(load_preset(name), RetrievalConfig)
+
+
+def test_unknown_preset_is_a_config_error_naming_it():
+    with pytest.raises(ConfigError, match="'nope'") as info:
+        load_preset("nope")
+    assert "default" in str(info.value) and "fast" in str(info.value)
