@@ -156,6 +156,9 @@ def test_prompt_never_exceeds_budget(counter_name, question, question_date, budg
             assert decision.tokens_after < decision.tokens_before
 
     assert "question" in result.sections and set(result.sections) <= SECTION_NAMES
+    # Facts and summaries stay within their upper shares of the budget.
+    for name in ("facts", "summaries"):
+        assert result.sections.get(name, 0) <= int(budget * getattr(CONFIG.shares, name)), (name, result.sections)
     assert all(0 < tokens <= result.total_tokens for tokens in result.sections.values())
     if "instructions" not in result.sections:
         event("instructions dropped")
@@ -222,3 +225,14 @@ def test_each_passage_reports_its_token_cost():
     for passage in result.passages:
         line = next(line for line in result.prompt.splitlines() if line.startswith(f"[S:{passage.source_id}]"))
         assert passage.tokens == counter.count(line), passage
+
+
+@pytest.mark.xfail(strict=True, reason="Assembler.assemble does not pay for the '### Session' header of recent "
+                                      "turns, so the recent section can exceed its share of the budget")
+def test_recent_turns_stay_within_their_share_including_the_session_header():
+    counter = COUNTERS["cl100k"]
+    turn = MemoryItem(id="t", tenant="default", source_id="s1/1", kind="turn", text="the",
+                      metadata={"session_id": "s1", "timestamp": "2026-11-02 09:14"})
+    result = Assembler(counter, CONFIG).assemble("q?", 100, facts=[], summaries=[], passages=[], recent=[turn],
+                                                 entities=[])
+    assert result.sections.get("recent", 0) <= int(100 * CONFIG.shares.recent), result.sections
