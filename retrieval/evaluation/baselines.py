@@ -92,6 +92,7 @@ class Baselines:
         self._sources: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._cache_size = cache_size
         self._recent: dict[str, list[str]] = {}
+        self._line_counts: dict[str, int] = {}
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -149,17 +150,33 @@ class Baselines:
         lines: list[str] = []
         used: list[str] = []
         tokens = 0
+        newline = counter.count("\n")
         for sid in ranked:
+            if budget - tokens <= newline:
+                break
             text = self.source_text(tenant, sid)
             if not text:
                 continue
             line = f"[S:{sid}] {text}"
+            # Cheap screen with the line's own count (cl100k does not merge across a newline
+            # followed by "["), then the exact count of the whole text decides.
+            if tokens + (newline if lines else 0) + self._line_tokens(line) > budget + 2:
+                continue
             trial = counter.count("\n".join([*lines, line]))
             if trial <= budget:
                 lines.append(line)
                 used.append(sid)
                 tokens = trial
         return Packed(prompt="\n".join(lines), tokens=tokens, source_ids=used)
+
+    def _line_tokens(self, line: str) -> int:
+        count = self._line_counts.get(line)
+        if count is None:
+            count = self.services.counter.count(line)
+            if len(self._line_counts) > self._cache_size:
+                self._line_counts.clear()
+            self._line_counts[line] = count
+        return count
 
 
 def _sources_in_order(item_ids: list[str], source_of: dict[str, str]) -> list[str]:
