@@ -37,10 +37,13 @@ class TurnRecord:
     timestamp: str = ""
     tenant: str = "default"
     metadata: dict[str, Any] = field(default_factory=dict)
+    # A transcript whose turn IDs are already unique beyond their session (LoCoMo's "D3:12")
+    # may name a shorter source ID; by default it is "<session>/<turn>".
+    source: str = ""
 
     @property
     def source_id(self) -> str:
-        return f"{self.session_id}/{self.turn_id}"
+        return self.source or f"{self.session_id}/{self.turn_id}"
 
 
 @dataclass(kw_only=True)

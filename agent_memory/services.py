@@ -47,8 +47,25 @@ class Services:
     def vectors(self):
         from .stores.vector_factory import open_vector_store
 
+        self._check_index_format()
         embedder = self.embedder
         return open_vector_store(self.settings, embedder.dimension, collection_name(embedder))
+
+    def _check_index_format(self) -> None:
+        """Refuse a data dir whose keyword vectors were written by another sparse format."""
+        import json
+
+        from .errors import ConfigError
+        from .sparse import SPARSE_FORMAT
+
+        marker = self.data_dir / "index-format.json"
+        if marker.exists():
+            found = json.loads(marker.read_text()).get("sparse")
+            if found != SPARSE_FORMAT:
+                raise ConfigError(f"data dir {self.data_dir} holds sparse vectors of format {found!r}, this version "
+                                  f"writes {SPARSE_FORMAT!r}: re-ingest into a fresh data dir")
+        else:
+            marker.write_text(json.dumps({"sparse": SPARSE_FORMAT}))
 
     @functools.cached_property
     def graph(self):

@@ -20,6 +20,9 @@ from typing import Iterable, Sequence
 from .stores.base import SparseVector
 from .text import keyword_terms
 
+# Bump whenever tokenization or weighting changes: stored sparse vectors of another
+# version no longer match new queries (the services refuse to mix them).
+SPARSE_FORMAT = "bm25-tf/stem-en/jieba/v2"
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
 DEFAULT_AVG_DOC_LEN = 64.0

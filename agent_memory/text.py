@@ -8,7 +8,7 @@ import re
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])[\"'”’)\]]*\s+|(?<=[。！？；])")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])[\"'”’)\]]*\s+|(?<=[。！？；])|\n\s*\n")
 
 
 def has_cjk(text: str) -> bool:

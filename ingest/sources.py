@@ -196,7 +196,9 @@ def _records_to_documents(record, *, tenant: str, source_id: str, index: int, pa
 
 
 def paragraph_source_id(title: str, text: str) -> str:
-    """Stable ID for an untitled or titled paragraph: title plus a short content hash."""
-    digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
-    slug = "".join(c if c.isalnum() else "_" for c in title)[:60].strip("_") or "para"
-    return f"{slug}:{digest}"
+    """A titled paragraph is identified by its title (a changed text replaces it); an
+    untitled one by a short content hash. Short IDs matter: every citation costs tokens."""
+    clean = " ".join(title.replace("[", "(").replace("]", ")").split())[:80]
+    if clean:
+        return clean
+    return "para:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]

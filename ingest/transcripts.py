@@ -56,10 +56,13 @@ def locomo_turns(record: dict, tenant: str) -> list[TurnRecord]:
             text = str(turn.get("text", ""))
             if turn.get("blip_caption"):
                 text = f"{text} [shares a photo: {turn['blip_caption']}]"
+            dia_id = turn.get("dia_id")
             turns.append(
                 TurnRecord(
                     session_id=f"{sample}:S{number}",
-                    turn_id=str(turn.get("dia_id") or f"t{index}"),
+                    turn_id=str(dia_id or f"t{index}"),
+                    # LoCoMo dialog IDs ("D3:12") carry the session already: unique per conversation.
+                    source=f"{sample}/{dia_id}" if dia_id else "",
                     speaker=str(turn.get("speaker", "")),
                     text=text,
                     timestamp=date,

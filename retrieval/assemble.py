@@ -9,6 +9,7 @@ lowest-ranked content until it fits, so the budget holds for any tokenizer.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from agent_memory.errors import BudgetError
@@ -50,12 +51,20 @@ def tag(source_id: str) -> str:
     return f"[S:{source_id}]"
 
 
+_HEADING = re.compile(r"(?m)^\s*#+\s*")
+
+
+def display_text(text: str) -> str:
+    """Passage text as shown: Markdown headings inside it would read as the prompt's own sections."""
+    return _HEADING.sub("", text)
+
+
 def item_line(item: MemoryItem, text: str) -> str:
     speaker = item.metadata.get("speaker")
     if item.kind == "turn" and speaker:
         return f"{tag(item.source_id)} {speaker}: {text}"
     title = item.metadata.get("title")
-    if title and item.kind == "chunk" and title.lower() not in text[:120].lower():
+    if title and item.kind == "chunk" and title != item.source_id and title.lower() not in text[:120].lower():
         return f"{tag(item.source_id)} ({title}) {text}"
     return f"{tag(item.source_id)} {text}"
 
@@ -64,8 +73,9 @@ def session_group(item: MemoryItem) -> tuple[str | None, str]:
     session = item.metadata.get("session_id")
     if item.kind != "turn" or not session:
         return None, ""
+    # The turn tags already name the session; the header carries what they don't: the date.
     stamp = item.metadata.get("timestamp") or ""
-    return session, f"### Session {session}" + (f" ({stamp})" if stamp else "")
+    return session, f"### {stamp}" if stamp else f"### Session {session}"
 
 
 def render(sections: Sections) -> tuple[str, dict[str, str]]:
@@ -139,12 +149,16 @@ class Assembler:
 
         # Recent conversation first: it keeps the thread; it is capped by its share.
         cap = int(budget * shares.recent)
+        recent_headers: set[str] = set()
         for rank, item in enumerate(reversed(recent)):
-            entry = self._entry(item, item.text, 1000.0 - rank, "recent")
-            cost = count(entry.text) + 1 + (0 if sections.recent else title_cost["recent"])
+            entry = self._entry(item, display_text(item.text), 1000.0 - rank, "recent")
+            group, title = session_group(item)
+            header_cost = count(title) + 1 if group and group not in recent_headers else 0
+            cost = count(entry.text) + 1 + header_cost + (0 if sections.recent else title_cost["recent"])
             if cost > min(cap, free):
                 break
-            group, title = session_group(item)
+            if group:
+                recent_headers.add(group)
             entry.group, entry.group_title = group, title
             entry.order = (int(item.metadata.get("seq", 0) or 0), item.chunk_index)
             sections.recent.insert(0, entry)
@@ -164,13 +178,15 @@ class Assembler:
 
         cap = int(budget * shares.summaries)
         for rank, cand in enumerate(summaries):
-            line = item_line(cand.item, cand.item.text)
+            shown = display_text(cand.item.text)
+            line = item_line(cand.item, shown)
             cost = count(line) + 1 + (0 if sections.summaries else title_cost["summaries"])
             if cost > min(cap, free):
                 result.dropped.append(Decision("assemble", cand.item.source_id, "dropped", "summaries share full",
                                                cost, 0))
                 continue
-            sections.summaries.append(Entry(line, 300.0 - rank, self._passage(cand, cand.item.text, line, False)))
+            sections.summaries.append(Entry(line, 300.0 - rank,
+                                            self._passage(cand, shown, line, False, "summaries")))
             cap -= cost
             free -= cost
 
@@ -190,15 +206,15 @@ class Assembler:
                 continue
             group, title = session_group(item)
             header_cost = count(title) + 1 if group and group not in headers_used else 0
-            line = item_line(item, item.text)
+            text, compressed = display_text(item.text), False
+            line = item_line(item, text)
             cost = count(line) + 1 + header_cost
-            text, compressed = item.text, False
             if cost > free:
                 room = free - header_cost - (count(item_line(item, "")) + 1)
                 if room < self.config.min_compressed_tokens:
                     result.dropped.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue
-                text = compress(item.text, question, room, self.counter, entities)
+                text = compress(text, question, room, self.counter, entities)
                 if not text:
                     result.dropped.append(Decision("assemble", item.source_id, "dropped",
                                                    "no sentence fits the remaining budget", cost, 0))
@@ -220,15 +236,16 @@ class Assembler:
                 headers_used.add(group)
             free -= cost
 
-    def _passage(self, cand: Candidate, text: str, line: str, compressed: bool) -> Passage:
+    def _passage(self, cand: Candidate, text: str, line: str, compressed: bool,
+                 section: str = "passages") -> Passage:
         return Passage(source_id=cand.item.source_id, text=text, kind=cand.item.kind, score=cand.final,
                        tokens=self.counter.count(line), compressed=compressed,
-                       original_tokens=self.counter.count(cand.item.text), item_ids=[cand.item.id])
+                       original_tokens=self.counter.count(cand.item.text), item_ids=[cand.item.id], section=section)
 
-    @staticmethod
-    def _entry(item: MemoryItem, text: str, rank: float, section: str) -> Entry:
+    def _entry(self, item: MemoryItem, text: str, rank: float, section: str) -> Entry:
         line = item_line(item, text)
-        passage = Passage(source_id=item.source_id, text=text, kind=item.kind, score=rank, tokens=0,
+        passage = Passage(source_id=item.source_id, text=text, kind=item.kind, score=rank,
+                          tokens=self.counter.count(line), original_tokens=self.counter.count(item.text),
                           item_ids=[item.id], section=section)
         return Entry(line, rank, passage)
 

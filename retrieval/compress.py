@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 
-from agent_memory.text import content_words, split_sentences
+from agent_memory.text import keyword_terms, split_sentences
 from agent_memory.tokens import TokenCounter
 
 _NUMBER = re.compile(r"\d")
+_ENDS_SENTENCE = re.compile(r"[.!?。！？；;:…][\"'”’)\]]*$")
 GAP = " … "
 
 
@@ -21,14 +22,14 @@ def compress(text: str, question: str, max_tokens: int, counter: TokenCounter,
     sentences = split_sentences(text)
     if not sentences:
         return ""
-    q_terms = set(content_words(question))
+    q_terms = set(keyword_terms(question))
     ents = [e.lower() for e in (entities or []) if e]
     question_has_number = bool(_NUMBER.search(question))
 
     def score(index: int) -> float:
         sentence = sentences[index]
         lowered = sentence.lower()
-        words = set(content_words(sentence))
+        words = set(keyword_terms(sentence))
         s = float(len(words & q_terms))
         s += sum(1.5 for e in ents if e in lowered)
         if _NUMBER.search(sentence):
@@ -47,14 +48,18 @@ def compress(text: str, question: str, max_tokens: int, counter: TokenCounter,
 
 
 def _join(sentences: list[str], indices: list[int]) -> str:
-    parts = []
+    text = ""
     previous = -1
     for index in indices:
-        if parts and index != previous + 1:
-            parts.append(GAP.strip())
-        parts.append(sentences[index])
+        if text:
+            if index != previous + 1:
+                text += " " + GAP.strip() + " "
+            elif not _ENDS_SENTENCE.search(sentences[previous]):
+                text += "\n\n"  # a heading or list line: keep it a unit of its own
+            else:
+                text += " "
+        text += sentences[index]
         previous = index
-    text = " ".join(parts)
     if indices and indices[0] > 0:
         text = GAP.strip() + " " + text
     if indices and indices[-1] < len(sentences) - 1:

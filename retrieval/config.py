@@ -27,9 +27,10 @@ class RetrievalConfig(BaseModel):
     recent: RouteConfig = RouteConfig(weight=0.5, limit=8)
     rrf_k: int = 60
     rerank_top: int = 150
-    # Default reranker: how much the fused rank, the query-passage embedding similarity and
-    # the query term coverage count.
-    rerank_weights: dict[str, float] = {"fused": 1.0, "dense": 1.0, "terms": 1.0}
+    # Default reranker: weights of the standardized signals, then the conversation context terms.
+    rerank_weights: dict[str, float] = {"dense": 1.0, "keyword": 0.3, "terms": 0.3, "fused": 0.0}
+    context_neighbour: float = 0.3
+    context_session: float = 0.4
     neighbours: int = Field(default=1, ge=0, description="turns pulled in on each side of a strong turn")
     neighbour_top: int = Field(default=5, ge=0, description="how many of the best turns get neighbours")
     near_duplicate: float = Field(default=0.95, gt=0, le=1)

@@ -16,7 +16,7 @@ from .assemble import Assembler
 from .config import RetrievalConfig, load_preset
 from .dedup import deduplicate
 from .fusion import DefaultReranker, Reranker, fuse
-from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute
+from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
 from .types import Candidate, Decision, PromptResult
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,8 @@ class RetrievalPipeline:
         self.config = config
         self.counter = services.counter
         self.recent_turns = recent_turns or self._catalog_recent_turns
-        self.reranker = reranker or DefaultReranker(self._candidate_vectors, config.rerank_weights)
+        self.reranker = reranker or DefaultReranker(self._candidate_vectors, config.rerank_weights,
+                                                    config.context_neighbour, config.context_session)
         self.assembler = Assembler(self.counter, config)
         self._pool = ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="route")
         self.routes = {}
@@ -87,7 +88,7 @@ class RetrievalPipeline:
         reranked = self.reranker.rerank(question, query.dense, top)
         lap("rerank")
 
-        reranked = self._add_neighbours(reranked, tenant, decisions)
+        reranked = self._add_neighbours(reranked, flt, decisions)
         vectors = self._candidate_vectors(reranked) if reranked else None
         kept = deduplicate(reranked, vectors, self.config.near_duplicate, decisions)
         summaries = deduplicate(
@@ -153,7 +154,7 @@ class RetrievalPipeline:
         texts = [embedding_text(c.item) for c in candidates]
         return self.services.embedder.embed_documents(texts)
 
-    def _add_neighbours(self, ranked: list[Candidate], tenant: str, decisions: list[Decision]) -> list[Candidate]:
+    def _add_neighbours(self, ranked: list[Candidate], flt: SearchFilter, decisions: list[Decision]) -> list[Candidate]:
         """Turns next to the strongest turns are cheap context: insert them right after their anchor."""
         if not self.config.neighbours or not self.config.neighbour_top:
             return ranked
@@ -163,10 +164,12 @@ class RetrievalPipeline:
         extra: dict[str, list[Candidate]] = {}
         for anchor in anchors:
             meta = anchor.item.metadata
-            entries = self.services.catalog.session_neighbours(tenant, meta["session_id"], int(meta.get("seq", 0)),
+            entries = self.services.catalog.session_neighbours(flt.tenant, meta["session_id"], int(meta.get("seq", 0)),
                                                                self.config.neighbours, self.config.neighbours)
             ids = [i for e in entries for i in e.item_ids if i not in present]
             for item in self.services.vectors.get(ids) if ids else []:
+                if not passes(item, flt):
+                    continue
                 present.add(item.id)
                 cand = Candidate(item=item, final=anchor.final * 0.5, note=f"neighbour of {anchor.item.source_id}")
                 extra.setdefault(anchor.item.id, []).append(cand)

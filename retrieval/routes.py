@@ -119,20 +119,24 @@ class GraphRoute:
         if not triples:
             return RouteOutput()
         ranked = _rank_facts(triples, query)
+        # A fact is only as visible as the item it came from: the item must pass every filter.
+        behind = list(dict.fromkeys(t.item_id for t in ranked if t.item_id))
+        items = {i.id: i for i in self.vectors.get(behind)} if behind else {}
+        ranked = [t for t in ranked if t.item_id in items and passes(items[t.item_id], query.flt)]
         # Items behind the best facts, scored by how many good facts they carry.
         weight: dict[str, float] = {}
         for rank, triple in enumerate(ranked):
-            if triple.item_id:
-                weight[triple.item_id] = weight.get(triple.item_id, 0.0) + 1.0 / (rank + 1)
+            weight[triple.item_id] = weight.get(triple.item_id, 0.0) + 1.0 / (rank + 1)
         best = sorted(weight, key=lambda k: -weight[k])[:limit]
-        items = {i.id: i for i in self.vectors.get(best)} if best else {}
-        hits = [ScoredItem(item=items[i], score=weight[i]) for i in best
-                if i in items and _passes(items[i], query.flt)]
+        hits = [ScoredItem(item=items[i], score=weight[i]) for i in best]
         return RouteOutput(hits=hits, facts=ranked[:limit])
 
 
-def _passes(item: MemoryItem, flt: SearchFilter) -> bool:
+def passes(item: MemoryItem, flt: SearchFilter) -> bool:
+    """The filter applied in Python, for items reached without a store query (graph, neighbours)."""
     if item.tenant != flt.tenant:
+        return False
+    if flt.source_ids is not None and item.source_id not in flt.source_ids:
         return False
     if flt.kinds is not None and item.kind not in flt.kinds:
         return False

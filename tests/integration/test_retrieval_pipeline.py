@@ -8,10 +8,12 @@ import shutil
 
 import pytest
 
+
 from agent_memory.errors import BudgetError
 from agent_memory.records import Document
 from agent_memory.text import split_sentences
 from ingest.pipeline import IngestionPipeline, file_source_id
+from retrieval.assemble import display_text
 from retrieval.compress import GAP
 from retrieval.pipeline import RetrievalPipeline
 
@@ -86,7 +88,7 @@ def test_every_route_returns_candidates_with_source_ids(pipeline, services):
     assert "recent" in result.sections
     for turn in TURNS:
         assert result.prompt.count(f"[S:{turn}]") == 1
-    assert "### Session demo-session (2026-11-02 09:14)" in result.prompt
+    assert "### 2026-11-02 09:14" in result.prompt  # one dated header for the session
     check_budget(services, result, 1500)
 
 
@@ -151,8 +153,6 @@ def test_kind_filter_limits_the_passages(pipeline):
     assert result.used_ids and set(result.used_ids) <= TURNS
 
 
-@pytest.mark.xfail(strict=True, reason="GraphRoute.recall filters facts by source_ids only: under a kinds filter, "
-                                      "facts from chunk sources still reach 'Known facts' with their [S:] tags")
 def test_kind_filter_keeps_other_kinds_out_of_the_known_facts(pipeline):
     # Facts are cited with their source's tag: under kinds=["turn"], no chunk source may be cited.
     result = pipeline.run("Who founded Acme Corporation?", tenant="default", budget=1500, debug=True,
@@ -160,8 +160,6 @@ def test_kind_filter_keeps_other_kinds_out_of_the_known_facts(pipeline):
     assert cited(result) <= TURNS, f"non-turn sources cited: {sorted(cited(result) - TURNS)}"
 
 
-@pytest.mark.xfail(strict=True, reason="RetrievalPipeline._add_neighbours adds the turns next to a strong turn "
-                                      "without applying the source_ids (or created_*) filter")
 def test_source_id_filter_holds_for_neighbour_turns(pipeline):
     result = pipeline.run("What did the assistant say about the X-300?", tenant="default", budget=1500,
                           debug=True, source_ids=["demo-session/2"])
@@ -176,8 +174,6 @@ def test_time_filter_excludes_every_item(pipeline):
     assert result.used_ids == []
 
 
-@pytest.mark.xfail(strict=True, reason="GraphRoute.recall does not apply created_after/created_before to facts: "
-                                      "facts of items outside the time window are cited")
 def test_time_filter_keeps_graph_facts_out(pipeline):
     result = pipeline.run("Who founded Acme Corporation?", tenant="default", budget=1500, debug=True,
                           created_after=4102444800.0)
@@ -252,7 +248,7 @@ def test_tiny_budget_compresses_a_long_passage_instead_of_truncating(pipeline, s
     assert passage.compressed and passage.tokens < passage.original_tokens
     # Whole sentences of the original, with gap markers where sentences were left out.
     [original] = services.vectors.get(passage.item_ids)
-    sentences = split_sentences(original.text)
+    sentences = split_sentences(display_text(original.text))
     assert GAP.strip() in passage.text
     body = passage.text.removeprefix(GAP.strip() + " ").removesuffix(" " + GAP.strip())
     for segment in body.split(GAP):

@@ -212,14 +212,12 @@ def _one_of_each_section():
         passages=[Candidate(item=chunk, final=1.0)], recent=[turn], entities=[])
 
 
-@pytest.mark.xfail(strict=True, reason="Assembler._passage never sets Passage.section: summaries report 'passages'")
 def test_each_passage_reports_the_section_it_sits_in():
     _, result = _one_of_each_section()
     assert {p.source_id: p.section for p in result.passages} == {
         "s1#summary": "summaries", "product-x300": "passages", "s1/3": "recent"}
 
 
-@pytest.mark.xfail(strict=True, reason="Assembler._entry builds recent-turn Passages with tokens=0")
 def test_each_passage_reports_its_token_cost():
     counter, result = _one_of_each_section()
     for passage in result.passages:
@@ -227,8 +225,6 @@ def test_each_passage_reports_its_token_cost():
         assert passage.tokens == counter.count(line), passage
 
 
-@pytest.mark.xfail(strict=True, reason="Assembler.assemble does not pay for the '### Session' header of recent "
-                                      "turns, so the recent section can exceed its share of the budget")
 def test_recent_turns_stay_within_their_share_including_the_session_header():
     counter = COUNTERS["cl100k"]
     turn = MemoryItem(id="t", tenant="default", source_id="s1/1", kind="turn", text="the",

@@ -69,7 +69,7 @@ def test_locomo_detection_evidence_and_categories():
     assert first.tenant == "locomo-conv-9" and first.question_date is None
     # Source IDs are whatever the product's transcript reader gives these turns.
     sid = {t.turn_id: t.source_id for t in locomo_turns(LOCOMO[0], first.tenant)}
-    assert sid["D1:1"].endswith("/D1:1") and sid["D1:1"].startswith("conv-9:")
+    assert sid["D1:1"] == "conv-9/D1:1"
     assert [e.source_id for e in first.evidence] == [sid["D1:1"]]
     # "D1:2; D2:1" split, unknown "D9:9" skipped; the turn text is what the product stores (with the caption).
     assert [e.source_id for e in second.evidence] == [sid["D1:2"], sid["D2:1"]]

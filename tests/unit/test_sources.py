@@ -43,7 +43,7 @@ def test_locomo_and_longmemeval_shapes_are_recognized():
         "speaker_a": "A", "speaker_b": "B", "session_1_date_time": "1 May 2023",
         "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "Hi B"}]}}]
     [t1] = load_json_text(json.dumps(locomo), tenant="t", source_id="l.json")
-    assert t1.turns[0].source_id == "c1:S1/D1:1" and t1.turns[0].timestamp == "1 May 2023"
+    assert t1.turns[0].source_id == "c1/D1:1" and t1.turns[0].session_id == "c1:S1" and t1.turns[0].timestamp == "1 May 2023"
     lme = [{"question_id": "q", "haystack_session_ids": ["s1"], "haystack_dates": ["2023/05/01"],
             "haystack_sessions": [[{"role": "user", "content": "I moved to Paris", "has_answer": True}]]}]
     [t2] = load_json_text(json.dumps(lme), tenant="t", source_id="m.json")
