@@ -20,13 +20,13 @@ class SectionShares(BaseModel):
 
 
 class RetrievalConfig(BaseModel):
-    dense: RouteConfig = RouteConfig(limit=100)
-    keyword: RouteConfig = RouteConfig(limit=100)
+    dense: RouteConfig = RouteConfig(limit=200)
+    keyword: RouteConfig = RouteConfig(limit=200)
     graph: RouteConfig = RouteConfig(weight=0.5, limit=30)
     summaries: RouteConfig = RouteConfig(weight=0.5, limit=8)
     recent: RouteConfig = RouteConfig(weight=0.5, limit=8)
     rrf_k: int = 60
-    rerank_top: int = 150
+    rerank_top: int = 300
     # Default reranker: weights of the standardized signals, then the conversation context terms.
     rerank_weights: dict[str, float] = {"dense": 1.0, "keyword": 0.3, "terms": 0.3, "fused": 0.0}
     context_neighbour: float = 0.3
@@ -45,10 +45,13 @@ class RetrievalConfig(BaseModel):
 
 PRESETS: dict[str, dict] = {
     "default": {},
-    # Documents only: no conversation routes.
-    "documents": {"recent": {"enabled": False}, "summaries": {"enabled": True, "weight": 0.3, "limit": 5}},
-    # Conversation memory: more weight on turns, neighbours matter.
-    "conversation": {"neighbours": 1, "neighbour_top": 8, "summaries": {"enabled": False}},
+    # Document search: passages first; no conversation routes, no summaries competing for room.
+    "documents": {"recent": {"enabled": False}, "summaries": {"enabled": False},
+                  "shares": {"facts": 0.05, "summaries": 0.0, "recent": 0.0}},
+    # Conversation memory: deep candidate lists so the context terms of the reranker see whole
+    # sessions; turns are the evidence, so summaries and graph facts don't take their room.
+    "conversation": {"dense": {"limit": 250}, "keyword": {"limit": 250}, "rerank_top": 400, "neighbours": 0,
+                     "summaries": {"enabled": False}, "graph": {"enabled": False}},
     # Plain hybrid search without graph and summaries: cheapest.
     "fast": {"graph": {"enabled": False}, "summaries": {"enabled": False}, "rerank_top": 60},
 }

@@ -75,7 +75,7 @@ def run_eval(args) -> int:
     config = RunConfig(dataset=dataset, budgets=budgets, limit=getattr(args, "limit", None),
                        out_dir=Path(getattr(args, "out", None) or "reports"), baselines=baselines, product=product,
                        data_dir=Path(data_dir) if data_dir else None,
-                       preset=getattr(args, "preset", None) or "default", progress=True)
+                       preset=getattr(args, "preset", None) or "auto", progress=True)
     result = evaluate(config)
     report = result.report
     if getattr(args, "json", False):
@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-baselines", action="store_true")
     parser.add_argument("--no-product", action="store_true", help="baselines only")
     parser.add_argument("--data-dir", help="keep the stores here (reused on the next run)")
-    parser.add_argument("--preset", default="default")
+    parser.add_argument("--preset", default="auto", help="retrieval preset; auto picks by dataset kind")
     return parser
 
 

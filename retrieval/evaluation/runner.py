@@ -41,7 +41,7 @@ class RunConfig:
     baselines: bool = True
     product: bool = True
     data_dir: Path | None = None
-    preset: str = "default"
+    preset: str = "auto"
     progress: bool = True
 
 
@@ -152,7 +152,11 @@ def _score_all(services: Services, evalset: EvalSet, questions: list[Question], 
 
     product, product_status = (None, "not run (--no-product)")
     if config.product:
-        product, product_status = _product(services, config.preset)
+        # "auto": the preset made for the workload (conversation memory or document search).
+        preset = config.preset
+        if preset == "auto":
+            preset = "conversation" if evalset.kind == "conversation" else "documents"
+        product, product_status = _product(services, preset)
         if product is None:
             log.warning("product pipeline %s; scoring baselines only", product_status)
     baselines = Baselines(services, evalset.kind) if config.baselines else None
