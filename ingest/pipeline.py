@@ -14,7 +14,7 @@ import os
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from agent_memory.catalog import SourceEntry
 from agent_memory.errors import StoreError
@@ -63,7 +63,7 @@ class IngestionPipeline:
         try:
             for path in files:
                 report.files_seen += 1
-                self._ingest_file(path, tenant, report)
+                self.ingest_file(path, tenant=tenant, report=report)
                 if bar:
                     bar.update(1)
                     bar.set_postfix(chunks=report.chunks, turns=report.turns, refresh=False)
@@ -76,44 +76,59 @@ class IngestionPipeline:
             report.seconds = time.perf_counter() - started
         return report
 
-    def _ingest_file(self, path: Path, tenant: str, report: IngestReport) -> None:
-        file_id = file_source_id(path)
+    def ingest_file(self, path: Path, *, tenant: str, source_id: str | None = None,
+                    report: IngestReport | None = None, metadata: dict | None = None,
+                    progress: Callable[[str, int, int], None] | None = None) -> list[str]:
+        """Ingest one file under ``source_id`` (default: its path). Returns the sources it holds.
+
+        A manifest in the catalog records the file's hash and its sources, so re-ingesting the
+        same bytes does nothing and a changed file forgets the sources it no longer holds.
+        Problems go to the report (skipped/failed); only a store failure raises.
+        """
+        report = report if report is not None else IngestReport()
+        file_id = source_id or file_source_id(path)
         try:
             digest = _file_digest(path)
         except OSError as exc:
             report.files_skipped.append((str(path), f"unreadable: {exc}"))
-            return
+            return []
         previous = self.services.catalog.get(tenant, FILE_KEY + file_id)
         if previous is not None and previous.content_hash == digest:
             report.files_unchanged += 1
-            return
+            return list(previous.item_ids)
         loaded = load_path(path, tenant=tenant, source_id=file_id)
         skips = [x for x in loaded if isinstance(x, Skipped)]
         if skips and len(skips) == len(loaded):
             report.files_skipped.extend((s.path, s.reason) for s in skips)
-            return
+            return []
+        units = [u for u in loaded if not isinstance(u, Skipped)]
+        progress = progress or (lambda *_: None)
         try:
             children: list[str] = []
-            for unit in loaded:
+            for done, unit in enumerate(units):
+                progress("ingesting", done, len(units))
                 if isinstance(unit, Document):
+                    if metadata:
+                        unit.metadata.update(metadata)
                     children += self.ingest_documents([unit], report)
                 elif isinstance(unit, TextStream):
                     children += self._ingest_stream(unit, report)
                 elif isinstance(unit, Transcript):
                     children += self.ingest_turns(unit.turns, report)
+            progress("ingesting", len(units), len(units))
         except StoreError:
             raise
         except Exception as exc:  # noqa: BLE001 - one bad file must not stop the job
             log.exception("ingesting %s failed", path)
             report.files_failed.append((str(path), f"{type(exc).__name__}: {exc}"))
-            return
-        # Sources the previous version of this file had and this one has not are gone.
+            return []
         if previous is not None:
             for stale in set(previous.item_ids) - set(children):
                 self.forget(tenant, stale, report)
         self.services.catalog.put_many([SourceEntry(tenant, FILE_KEY + file_id, "file", digest, path=str(path),
                                                     item_ids=children)])
         report.files_ingested += 1
+        return children
 
     # ---- documents ---------------------------------------------------------------------------------
 
