@@ -24,11 +24,15 @@ log = logging.getLogger(__name__)
 
 class RetrievalPipeline:
     def __init__(self, services, config: RetrievalConfig, *, reranker: Reranker | None = None,
-                 recent_turns: Callable[[str, str, int], list[MemoryItem]] | None = None) -> None:
+                 recent_turns: Callable[[str, str, int], list[MemoryItem]] | None = None,
+                 session_summaries: Callable[[str, str], list[MemoryItem]] | None = None) -> None:
+        """``recent_turns``/``session_summaries`` read working memory (see agent_memory.working_memory);
+        without them, the recent route reads ingested transcript turns from the catalog."""
         self.services = services
         self.config = config
         self.counter = services.counter
         self.recent_turns = recent_turns or self._catalog_recent_turns
+        self.session_summaries = session_summaries
         self.reranker = reranker or DefaultReranker(self._candidate_vectors, config.rerank_weights,
                                                     config.context_neighbour, config.context_session)
         self.assembler = Assembler(self.counter, config)
@@ -41,7 +45,7 @@ class RetrievalPipeline:
         if config.graph.enabled:
             self.routes["graph"] = GraphRoute(services.graph, services.vectors)
         if config.summaries.enabled:
-            self.routes["summaries"] = SummaryRoute(services.vectors)
+            self.routes["summaries"] = SummaryRoute(services.vectors, session_summaries)
         if config.recent.enabled:
             self.routes["recent"] = RecentRoute(self.recent_turns)
 

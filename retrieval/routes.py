@@ -74,12 +74,19 @@ class SummaryRoute:
 
     name = "summaries"
 
-    def __init__(self, vectors) -> None:
+    def __init__(self, vectors, session_summaries=None) -> None:
         self.vectors = vectors
+        # session_summaries(tenant, session_id) -> the live session's compaction summaries
+        self.session_summaries = session_summaries
 
     def recall(self, query: Query, limit: int) -> RouteOutput:
         flt = _content_filter(query.flt, ["summary"])
-        return RouteOutput(self.vectors.search_dense(query.dense, flt, limit))
+        hits = self.vectors.search_dense(query.dense, flt, limit)
+        if self.session_summaries is not None and query.session_id:
+            # The conversation in progress comes first: it is what the question most likely continues.
+            live = [ScoredItem(item=i, score=1.0) for i in self.session_summaries(query.tenant, query.session_id)]
+            hits = live[:limit] + hits[: max(0, limit - len(live))]
+        return RouteOutput(hits)
 
 
 class RecentRoute:

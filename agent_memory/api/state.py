@@ -47,7 +47,7 @@ class ApiState:
         self.jobs = JobRegistry()
         self.answerer = Answerer(services.llm)
         self.ingest_lock = threading.Lock()  # one writer at a time: re-ingesting a source is not atomic
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # pipeline() builds working_memory() under it
         self._pipeline = None
         self._sessions = None
         self.warm_error: str | None = None
@@ -60,51 +60,33 @@ class ApiState:
             if self._pipeline is None:
                 from retrieval.pipeline import RetrievalPipeline
 
-                self._pipeline = RetrievalPipeline.from_services(self.services, recent_turns=self.recent_turns)
+                memory = self.working_memory
+                self._pipeline = RetrievalPipeline.from_services(self.services, recent_turns=memory.recent_turns,
+                                                                 session_summaries=memory.summaries)
             return self._pipeline
 
     @property
-    def sessions(self):
+    def working_memory(self):
         with self._lock:
             if self._sessions is None:
-                from agent_memory.conversation import SessionManager
+                from agent_memory.working_memory import WorkingMemory
 
-                self._sessions = SessionManager.from_settings(self.settings)
+                self._sessions = WorkingMemory(self.services)
             return self._sessions
 
-    # ---- working memory, scoped by tenant ---------------------------------------------------------
-    @staticmethod
-    def session_key(tenant: str, session_id: str) -> str:
-        # Tenants hold no '/', so "<tenant>/<id>" never collides across tenants.
-        return f"{tenant}/{session_id}"
+    @property
+    def sessions(self):
+        return self.working_memory.sessions
 
+    # ---- working memory, scoped by tenant ---------------------------------------------------------
     def session(self, tenant: str, session_id: str):
-        return self.sessions.session(self.session_key(tenant, session_id))
+        return self.working_memory.session(tenant, session_id)
 
     def session_exists(self, tenant: str, session_id: str) -> bool:
-        return bool(self.sessions.store.recent((self.session_key(tenant, session_id), ""), 1))
+        return self.working_memory.exists(tenant, session_id)
 
     def recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
-        """The retrieval "recent" route: the live working-memory session if it has messages, else the
-        ingested transcript turns of that session from the catalog."""
-        if self.session_exists(tenant, session_id):
-            from agent_memory.conversation.messages import text_of
-
-            messages = self.session(tenant, session_id).messages()
-            first = max(0, len(messages) - n)
-            items = []
-            for seq, message in enumerate(messages[first:], start=first):
-                text = text_of(message)
-                if message.get("role") in ("user", "assistant") and text.strip():
-                    items.append(MemoryItem(
-                        id=f"wm:{tenant}/{session_id}/{seq}", tenant=tenant, source_id=f"{session_id}/m{seq}",
-                        kind="turn", text=text,
-                        metadata={"session_id": session_id, "speaker": message["role"], "seq": seq}))
-            return items
-        entries = self.services.catalog.recent_turns(tenant, session_id, n)
-        ids = [i for e in entries for i in e.item_ids]
-        found = {i.id: i for i in self.services.vectors.get(ids)} if ids else {}
-        return [found[i] for i in ids if i in found]
+        return self.working_memory.recent_turns(tenant, session_id, n)
 
     # ---- readiness ------------------------------------------------------------------------------
     def warm_up(self) -> None:

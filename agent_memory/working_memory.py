@@ -1,0 +1,94 @@
+"""Working memory wired to the rest: promotion to long-term memory and the retrieval routes.
+
+Sessions are keyed ``<tenant>/<session id>`` so that one tenant never reads another's
+working memory. Significant turns (the session's detector decides) are promoted through
+the ingestion pipeline: embedded into the vector store and their triples merged into the
+graph, with ``<session id>/m<seq>`` as source ID. Retrieval's "recent" and "summaries"
+routes read the live session from here, so one budget covers both working memory and
+recalled memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from .records import MemoryItem, TurnRecord
+
+log = logging.getLogger(__name__)
+
+
+def session_key(tenant: str, session_id: str) -> str:
+    return f"{tenant}/{session_id}"
+
+
+def split_key(key: str, default_tenant: str) -> tuple[str, str]:
+    tenant, sep, session_id = key.partition("/")
+    return (tenant, session_id) if sep else (default_tenant, key)
+
+
+class WorkingMemory:
+    def __init__(self, services, promote: bool = True) -> None:
+        from .conversation import SessionManager
+
+        self.services = services
+        self.sessions = SessionManager.from_settings(services.settings)
+        self._ingest_lock = threading.Lock()
+        self.promoted = 0
+        if promote:
+            self.sessions.on_significant = self.promote
+
+    def session(self, tenant: str, session_id: str, agent_id: str | None = None):
+        return self.sessions.session(session_key(tenant, session_id), agent_id)
+
+    def exists(self, tenant: str, session_id: str) -> bool:
+        return bool(self.sessions.store.recent((session_key(tenant, session_id), ""), 1))
+
+    def promote(self, turn) -> None:
+        """A significant turn becomes long-term memory; a failure is logged, never raised into append()."""
+        from ingest.pipeline import IngestionPipeline
+
+        tenant, session_id = split_key(turn.session_id, self.services.settings.tenant)
+        record = TurnRecord(session_id=session_id, turn_id=f"m{turn.seq}", speaker=turn.role, text=turn.text,
+                            tenant=tenant, metadata={"promoted": True, "reasons": list(turn.reasons),
+                                                     "retention": turn.retention})
+        try:
+            with self._ingest_lock:
+                IngestionPipeline(self.services, summaries=False).ingest_turns([record])
+            self.promoted += 1
+        except Exception as exc:  # noqa: BLE001 - promotion is best effort; history is already safe
+            log.warning("promoting %s/m%s to long-term memory failed: %s", session_id, turn.seq, exc)
+
+    def recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
+        """The live session's last user/assistant messages; else ingested transcript turns of that session."""
+        if self.exists(tenant, session_id):
+            from .conversation.messages import text_of
+
+            messages = self.session(tenant, session_id).messages()
+            first = max(0, len(messages) - n)
+            items = []
+            for seq, message in enumerate(messages[first:], start=first):
+                text = text_of(message)
+                if message.get("role") in ("user", "assistant") and text.strip():
+                    items.append(MemoryItem(
+                        id=f"wm:{tenant}/{session_id}/{seq}", tenant=tenant, source_id=f"{session_id}/m{seq}",
+                        kind="turn", text=text, metadata={"session_id": session_id, "speaker": message["role"],
+                                                          "seq": seq}))
+            return items
+        catalog, vectors = self.services.catalog, self.services.vectors
+        ids = [i for e in catalog.recent_turns(tenant, session_id, n) for i in e.item_ids]
+        found = {i.id: i for i in vectors.get(ids)} if ids else {}
+        return [found[i] for i in ids if i in found]
+
+    def summaries(self, tenant: str, session_id: str) -> list[MemoryItem]:
+        """The session's compaction summaries, newest first, as summary items of the session."""
+        if not self.exists(tenant, session_id):
+            return []
+        rows = self.session(tenant, session_id).summaries()
+        return [MemoryItem(id=f"wms:{tenant}/{session_id}/{i}", tenant=tenant, source_id=f"{session_id}#compacted",
+                           kind="summary", text=str(row.get("text", "")),
+                           metadata={"session_id": session_id, "scope": "working-memory"})
+                for i, row in reversed(list(enumerate(rows))) if row.get("text")]
+
+    def close(self) -> None:
+        self.sessions.close()

@@ -1,0 +1,58 @@
+"""Working memory joined to long-term memory and retrieval, on the real stores."""
+
+from __future__ import annotations
+
+from agent_memory.records import SearchFilter
+from agent_memory.working_memory import WorkingMemory
+from retrieval.pipeline import RetrievalPipeline
+
+
+def test_significant_turns_are_promoted_and_recalled_with_their_session_source(services):
+    memory = WorkingMemory(services)
+    try:
+        session = memory.session("acme", "chat-1")
+        session.append({"role": "system", "content": "You are a helpful assistant."}, retention="strict")
+        session.append({"role": "user", "content": "I prefer the X-300 sensor; we decided to order 40 units."},
+                       retention="strict")
+        session.append({"role": "assistant", "content": "Noted."}, retention="fuzzy")
+        assert memory.promoted >= 1
+        stored = list(services.vectors.scroll(SearchFilter(tenant="acme", kinds=["turn"])))
+        assert any(i.source_id == "chat-1/m1" and "X-300" in i.text for i in stored)
+        # Another tenant's working memory and promoted turns stay out of reach.
+        assert not list(services.vectors.scroll(SearchFilter(tenant="default", kinds=["turn"])))
+
+        pipeline = RetrievalPipeline.from_services(services, recent_turns=memory.recent_turns,
+                                                   session_summaries=memory.summaries)
+        result = pipeline.run("How many sensors did we order?", tenant="acme", session_id="chat-1", budget=600,
+                              debug=True)
+        assert "[S:chat-1/m1]" in result.prompt
+        assert [row["source_id"] for row in result.routes["recent"]] == ["chat-1/m1", "chat-1/m2"]
+        # A question in another session of the same tenant still recalls the promoted turn.
+        other = pipeline.run("Which sensor model did the user prefer?", tenant="acme", session_id="chat-2",
+                             budget=600)
+        assert "[S:chat-1/m1]" in other.prompt
+        pipeline.close()
+    finally:
+        memory.close()
+
+
+def test_compaction_summaries_feed_the_summaries_route(services):
+    memory = WorkingMemory(services, promote=False)
+    try:
+        session = memory.session("default", "long")
+        session.append({"role": "system", "content": "Be brief."}, retention="strict")
+        for i in range(30):
+            session.append({"role": "user", "content": f"Step {i}: measured {i * 7} litres at pump P-{i}."},
+                           retention="fuzzy")
+            session.append({"role": "assistant", "content": f"Logged step {i}."}, retention="forgettable")
+        session.compact(force=True)
+        summaries = memory.summaries("default", "long")
+        assert summaries and all(s.kind == "summary" and s.source_id == "long#compacted" for s in summaries)
+        pipeline = RetrievalPipeline.from_services(services, recent_turns=memory.recent_turns,
+                                                   session_summaries=memory.summaries)
+        result = pipeline.run("What was measured at the pumps?", tenant="default", session_id="long", budget=800,
+                              debug=True)
+        assert "long#compacted" in {row["source_id"] for row in result.routes["summaries"]}
+        pipeline.close()
+    finally:
+        memory.close()
