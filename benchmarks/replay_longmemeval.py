@@ -9,7 +9,11 @@ still verbatim in the view, and how many of the gold answer's content words the 
 
 ``replay(..., recall=fn)`` also measures reachability through recall: ``fn(question, session)``
 returns texts (e.g. from the long-term store); a has_answer turn is reachable when its
-text is in the view or among the recalled texts.
+text is in the view or at least 80% of its words are among the recalled texts.
+
+``--recall`` wires the product: each question gets its own tenant, significant turns are
+promoted to long-term memory as they are appended (agent_memory.working_memory), and the
+retrieval pipeline's prompt for the question (``--recall-budget`` tokens) is the recall.
 """
 
 from __future__ import annotations
@@ -37,9 +41,18 @@ def _in(text: str, haystack: list[str]) -> bool:
     return any(text in h for h in haystack)
 
 
+def _covered(text: str, recalled: list[str]) -> bool:
+    """80% of the turn's words are in the recalled passages (long turns come back as chunks)."""
+    from agent_memory.text import words
+
+    wanted = words(text)
+    have = set(words(" ".join(recalled)))
+    return bool(wanted) and sum(w in have for w in wanted) / len(wanted) >= 0.8
+
+
 def replay_question(manager: SessionManager, item: dict[str, Any], budget: int,
-                    recall: Recall | None = None) -> dict[str, Any]:
-    session = manager.session(item["question_id"], config=CompactionConfig(window_tokens=budget))
+                    recall: Recall | None = None, session_key: Callable[[str], str] = str) -> dict[str, Any]:
+    session = manager.session(session_key(item["question_id"]), config=CompactionConfig(window_tokens=budget))
     answer_turns: list[str] = []
     oversized = 0
     for haystack in item["haystack_sessions"]:
@@ -68,21 +81,24 @@ def replay_question(manager: SessionManager, item: dict[str, Any], budget: int,
     }
     if recall is not None:
         recalled = list(recall(item["question"], session))
-        reachable = [t for t in answer_turns if _in(t, texts) or _in(t, recalled)]
+        reachable = [t for t in answer_turns if _in(t, texts) or _covered(t, recalled)]
         row["answer_turns_reachable"] = len(reachable)
     return row
 
 
 def replay(data: Path = DEFAULT_DATA, budget: int = 4000, recall: Recall | None = None,
-           limit: int | None = None) -> dict[str, Any]:
+           limit: int | None = None, product_recall_budget: int | None = None) -> dict[str, Any]:
     items = json.loads(Path(data).read_text(encoding="utf-8"))[:limit]
     rows = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        manager = SessionManager(tmp, TiktokenCounter("cl100k_base"), synchronous="OFF")
-        for item in items:
-            rows.append(replay_question(manager, item, budget, recall))
-        manager.close()
+        if product_recall_budget:
+            rows, promoted = _replay_with_product(items, budget, product_recall_budget, Path(tmp))
+        else:
+            manager = SessionManager(tmp, TiktokenCounter("cl100k_base"), synchronous="OFF")
+            for item in items:
+                rows.append(replay_question(manager, item, budget, recall))
+            manager.close()
     with_answers = [r for r in rows if r["answer_turns"]]
     summary = {
         "questions": len(rows), "budget": budget, "seconds": round(time.perf_counter() - started, 1),
@@ -92,10 +108,44 @@ def replay(data: Path = DEFAULT_DATA, budget: int = 4000, recall: Recall | None 
         "mean_gold_words_in_view": round(sum(r["gold_words_in_view"] or 0 for r in rows) / max(1, len(rows)), 3),
         "max_view_tokens": max((r["view_tokens"] for r in rows), default=0),
     }
-    if recall is not None:
+    if product_recall_budget:
+        summary["promoted_turns"] = promoted
+    if recall is not None or product_recall_budget:
         summary["questions_with_all_answer_turns_reachable"] = sum(
             r["answer_turns_reachable"] == r["answer_turns"] for r in with_answers)
     return {"summary": summary, "questions": rows}
+
+
+def _replay_with_product(items, budget: int, recall_budget: int, data_dir: Path):
+    """Working memory with promotion into the real stores; recall is the retrieval prompt."""
+    from agent_memory.config import load_settings
+    from agent_memory.services import build_services
+    from agent_memory.working_memory import WorkingMemory, session_key
+    from retrieval.pipeline import RetrievalPipeline
+
+    settings = load_settings(data_dir=data_dir, triple_extractor="none")
+    rows = []
+    with build_services(settings) as services:
+        memory = WorkingMemory(services)
+        pipeline = RetrievalPipeline.from_services(services, preset="conversation",
+                                                   recent_turns=memory.recent_turns,
+                                                   session_summaries=memory.summaries)
+
+        for item in items:
+            qid = item["question_id"]
+
+            def recall(question: str, session, qid=qid) -> list[str]:
+                result = pipeline.run(question, tenant=qid, session_id=qid, budget=recall_budget)
+                return [p.text for p in result.passages]
+
+            rows.append(replay_question(memory.sessions, item, budget, recall,
+                                        session_key=lambda q: session_key(q, q)))
+            print(f"{qid}: reachable {rows[-1]['answer_turns_reachable']}/{rows[-1]['answer_turns']}",
+                  file=sys.stderr)
+        pipeline.close()
+        promoted = memory.promoted
+        memory.close()
+    return rows, promoted
 
 
 def main() -> None:
@@ -104,8 +154,11 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=4000)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None, help="write the full JSON report here")
+    parser.add_argument("--recall", action="store_true", help="promote significant turns and recall with the product")
+    parser.add_argument("--recall-budget", type=int, default=2000)
     args = parser.parse_args()
-    report = replay(args.data, args.budget, limit=args.limit)
+    report = replay(args.data, args.budget, limit=args.limit,
+                    product_recall_budget=args.recall_budget if args.recall else None)
     for row in report["questions"]:
         print(f"{row['question_id']:<16} {row['type']:<26} msgs={row['messages']:<4} "
               f"answer_turns_in_view={row['answer_turns_in_view']}/{row['answer_turns']} "
