@@ -24,7 +24,7 @@ from agent_memory.services import Services
 
 from .items import ItemBuilder, SourceItems
 from .report import IngestReport
-from .sources import Skipped, TextStream, Transcript, load_path
+from .sources import Skipped, TextStream, Transcript, file_hash, load_path
 from .splitting import Splitter
 from .summarize import make_summarizer
 
@@ -88,7 +88,7 @@ class IngestionPipeline:
         report = report if report is not None else IngestReport()
         file_id = source_id or file_source_id(path)
         try:
-            digest = _file_digest(path)
+            digest = file_hash(path)
         except OSError as exc:
             report.files_skipped.append((str(path), f"unreadable: {exc}"))
             return []
@@ -336,16 +336,6 @@ def file_source_id(path: Path) -> str:
         return str(resolved.relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(resolved)
-
-
-def _file_digest(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _progress(total: int, enabled: bool):

@@ -78,7 +78,7 @@ def _looks_binary(sample: bytes) -> bool:
     return bool(sample) and control / len(sample) > 0.1
 
 
-def _file_hash(path: Path) -> str:
+def file_hash(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -121,7 +121,7 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
                     pass
         except UnicodeDecodeError as exc:
             return [Skipped(str(path), f"invalid UTF-8 at byte {exc.start}")]
-        return [TextStream(source_id=sid, path=path, tenant=tenant, content_hash=_file_hash(path),
+        return [TextStream(source_id=sid, path=path, tenant=tenant, content_hash=file_hash(path),
                            metadata={"path": str(path)})]
     try:
         raw = path.read_bytes().decode("utf-8")

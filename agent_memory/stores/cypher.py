@@ -245,10 +245,38 @@ def _order(row: dict[str, Any]) -> tuple:
 
 
 class Runner:
-    """What a backend provides to :func:`neighbourhood_rows`: run one read query, get dict rows."""
+    """The read side both backends share: a driver provides ``read`` (one query → dict rows)
+    and ``_q`` (its dialect's queries); the lookups below are then the same Cypher on both."""
+
+    _q: "Queries"
 
     def read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:  # pragma: no cover - protocol
         raise NotImplementedError
+
+    def neighbourhood(self, tenant: str, entities: Sequence[str], hops: int = 1, limit: int = 50) -> list[Triple]:
+        return [row_to_triple(r) for r in neighbourhood_rows(self, self._q, tenant, entities, hops, limit)]
+
+    def find_entities(self, tenant: str, names: Sequence[str]) -> list[EntityRecord]:
+        norms = sorted({n for n in (normalize_name(x) for x in names) if n})
+        if not norms:
+            return []
+        return [row_to_entity(r) for r in self.read(self._q.find_entities, {"tenant": tenant, "names": norms})]
+
+    def entity_names(self, tenant: str, limit: int | None = None) -> list[str]:
+        if limit is None:
+            rows = self.read(self._q.entity_names, {"tenant": tenant})
+        else:
+            rows = self.read(self._q.entity_names_limited, {"tenant": tenant, "limit": int(limit)})
+        return [r["name"] for r in rows]
+
+    def stats(self, tenant: str | None = None) -> dict[str, int]:
+        if tenant is None:
+            entities = self.read(self._q.count_entities, {})
+            relations = self.read(self._q.count_relations, {})
+        else:
+            entities = self.read(self._q.count_entities_tenant, {"tenant": tenant})
+            relations = self.read(self._q.count_relations_tenant, {"tenant": tenant})
+        return {"entities": int(entities[0]["n"]), "relations": int(relations[0]["n"])}
 
 
 def neighbourhood_rows(run: Runner, q: Queries, tenant: str, names: Sequence[str], hops: int, limit: int) -> list[dict]:

@@ -9,7 +9,7 @@ ones in :mod:`agent_memory.stores.cypher`, shared with the embedded backend.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable
 
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
@@ -18,7 +18,6 @@ from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionE
 from ..errors import StoreError, StoreUnavailableError
 from ..records import Triple
 from . import cypher
-from .base import EntityRecord
 
 log = logging.getLogger(__name__)
 
@@ -119,32 +118,6 @@ class Neo4jGraphStore(cypher.Runner):
             return int(removed)
 
         return self._write(work)
-
-    def neighbourhood(self, tenant: str, entities: Sequence[str], hops: int = 1, limit: int = 50) -> list[Triple]:
-        rows = cypher.neighbourhood_rows(self, self._q, tenant, entities, hops, limit)
-        return [cypher.row_to_triple(r) for r in rows]
-
-    def find_entities(self, tenant: str, names: Sequence[str]) -> list[EntityRecord]:
-        norms = sorted({n for n in (cypher.normalize_name(x) for x in names) if n})
-        if not norms:
-            return []
-        return [cypher.row_to_entity(r) for r in self.read(self._q.find_entities, {"tenant": tenant, "names": norms})]
-
-    def entity_names(self, tenant: str, limit: int | None = None) -> list[str]:
-        if limit is None:
-            rows = self.read(self._q.entity_names, {"tenant": tenant})
-        else:
-            rows = self.read(self._q.entity_names_limited, {"tenant": tenant, "limit": int(limit)})
-        return [r["name"] for r in rows]
-
-    def stats(self, tenant: str | None = None) -> dict[str, int]:
-        if tenant is None:
-            entities = self.read(self._q.count_entities, {})
-            relations = self.read(self._q.count_relations, {})
-        else:
-            entities = self.read(self._q.count_entities_tenant, {"tenant": tenant})
-            relations = self.read(self._q.count_relations_tenant, {"tenant": tenant})
-        return {"entities": int(entities[0]["n"]), "relations": int(relations[0]["n"])}
 
     def delete_tenant(self, tenant: str) -> int:
         """Remove everything of one tenant; returns entities removed."""
