@@ -31,6 +31,7 @@ class RetrievalConfig(BaseModel):
     rerank_weights: dict[str, float] = {"dense": 1.0, "keyword": 0.3, "terms": 0.3, "fused": 0.0}
     context_neighbour: float = 0.3
     context_session: float = 0.4
+    speaker_named: float = Field(default=0.5, ge=0, description="boost for turns by a speaker the question names")
     neighbours: int = Field(default=1, ge=0, description="turns pulled in on each side of a strong turn")
     neighbour_top: int = Field(default=5, ge=0, description="how many of the best turns get neighbours")
     near_duplicate: float = Field(default=0.95, gt=0, le=1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
@@ -51,9 +52,11 @@ class DefaultReranker:
     name = "default"
 
     def __init__(self, vectors_for: Callable[[Sequence[Candidate]], np.ndarray], weights: dict[str, float],
-                 neighbour_weight: float = 0.3, session_weight: float = 0.4, session_top: int = 3) -> None:
+                 neighbour_weight: float = 0.3, session_weight: float = 0.4, session_top: int = 3,
+                 speaker_weight: float = 0.5) -> None:
         self.vectors_for = vectors_for
         self.weights = weights
+        self.speaker_weight = speaker_weight
         self.neighbour_weight = neighbour_weight
         self.session_weight = session_weight
         self.session_top = session_top
@@ -75,6 +78,7 @@ class DefaultReranker:
             if weight and name in signals:
                 score += weight * _standardize(signals[name])
         score = self._with_context(candidates, score)
+        score = score + self.speaker_weight * _speaker_named(query, candidates)
         for cand, value in zip(candidates, score):
             cand.rerank = float(value)
             cand.final = cand.rerank
@@ -102,6 +106,18 @@ class DefaultReranker:
                 out[i] += self.neighbour_weight * max(near)
             out[i] += self.session_weight * strength[s]
         return out
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _speaker_named(query: str, candidates: list[Candidate]) -> np.ndarray:
+    """1 for turns whose speaker the question names ("What did Caroline research?"), else 0."""
+    lowered = " " + " ".join(_WORD.findall(query.lower())) + " "
+    speakers = {c.item.metadata.get("speaker") for c in candidates if c.item.kind == "turn"}
+    named = {s for s in speakers if s and f" {s.lower()} " in lowered}
+    return np.array([1.0 if c.item.kind == "turn" and c.item.metadata.get("speaker") in named else 0.0
+                     for c in candidates])
 
 
 def _standardize(values: np.ndarray) -> np.ndarray:

@@ -34,7 +34,8 @@ class RetrievalPipeline:
         self.recent_turns = recent_turns or self._catalog_recent_turns
         self.session_summaries = session_summaries
         self.reranker = reranker or DefaultReranker(self._candidate_vectors, config.rerank_weights,
-                                                    config.context_neighbour, config.context_session)
+                                                    config.context_neighbour, config.context_session,
+                                                    speaker_weight=config.speaker_named)
         self.assembler = Assembler(self.counter, config)
         self._pool = ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="route")
         self.routes = {}
