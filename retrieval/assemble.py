@@ -9,6 +9,7 @@ lowest-ranked content until it fits, so the budget holds for any tokenizer.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -74,8 +75,24 @@ def session_group(item: MemoryItem) -> tuple[str | None, str]:
     if item.kind != "turn" or not session:
         return None, ""
     # The turn tags already name the session; the header carries what they don't: the date.
-    stamp = item.metadata.get("timestamp") or ""
+    stamp = compact_date(item.metadata.get("timestamp") or "")
     return session, f"### {stamp}" if stamp else f"### Session {session}"
+
+
+@functools.lru_cache(maxsize=4096)
+def compact_date(stamp: str) -> str:
+    """"1:56 pm on 8 May, 2023" → "8 May 2023": the day in few tokens (turn order gives the sequence
+    within a session); a stamp that does not parse stays as it is."""
+    if not stamp:
+        return ""
+    from dateutil import parser
+
+    try:
+        when = parser.parse(re.sub(r"\((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\)", " ", stamp).replace(" on ", " "),
+                            fuzzy=True)
+    except (ValueError, OverflowError):
+        return stamp
+    return f"{when.day} {when:%b %Y}"
 
 
 def render(sections: Sections) -> tuple[str, dict[str, str]]:

@@ -39,8 +39,7 @@ class RetrievalConfig(BaseModel):
     shares: SectionShares = SectionShares()
     max_workers: int = Field(default=4, ge=1)
     instructions: str = (
-        "Answer the question using the memory below. Cite the passages you use with their [S:id] tags. "
-        "If the memory does not contain the answer, say so."
+        "Answer from the memory below, citing the [S:id] tags you use. If the answer is not there, say so."
     )
 
 

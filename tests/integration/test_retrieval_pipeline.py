@@ -88,7 +88,7 @@ def test_every_route_returns_candidates_with_source_ids(pipeline, services):
     assert "recent" in result.sections
     for turn in TURNS:
         assert result.prompt.count(f"[S:{turn}]") == 1
-    assert "### 2026-11-02 09:14" in result.prompt  # one dated header for the session
+    assert "### 2 Nov 2026" in result.prompt  # one dated header for the session
     check_budget(services, result, 1500)
 
 
