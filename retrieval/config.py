@@ -48,6 +48,9 @@ PRESETS: dict[str, dict] = {
     # Document search: passages first; no conversation routes, no summaries competing for room.
     "documents": {"recent": {"enabled": False}, "summaries": {"enabled": False},
                   "shares": {"facts": 0.05, "summaries": 0.0, "recent": 0.0}},
+    # The same without the graph route, to measure what the graph adds.
+    "documents-no-graph": {"recent": {"enabled": False}, "summaries": {"enabled": False},
+                           "graph": {"enabled": False}, "shares": {"facts": 0.0, "summaries": 0.0, "recent": 0.0}},
     # Conversation memory: deep candidate lists so the context terms of the reranker see whole
     # sessions; turns are the evidence, so summaries and graph facts don't take their room.
     "conversation": {"dense": {"limit": 250}, "keyword": {"limit": 250}, "rerank_top": 400, "neighbours": 0,
