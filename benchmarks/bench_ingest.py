@@ -1,0 +1,96 @@
+"""Ingestion job throughput beside the raw encode throughput of the same model on the same texts.
+
+    python benchmarks/bench_ingest.py [--hotpot-limit N] [--locomo-limit N] [--triples rules|none]
+
+Ingests HotpotQA paragraphs (as documents) and LoCoMo turns (as a transcript) from
+../shared/eval into a fresh data dir through the product's pipeline, then encodes the very
+texts the job embedded with the bare model (no cache), in the same process, and prints both
+rates and their ratio. A second ingestion of the same input must write and embed nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent_memory.config import load_settings  # noqa: E402
+from agent_memory.records import Document  # noqa: E402
+from agent_memory.services import build_services  # noqa: E402
+from ingest.pipeline import IngestionPipeline  # noqa: E402
+from ingest.report import IngestReport  # noqa: E402
+from ingest.sources import paragraph_source_id  # noqa: E402
+from ingest.transcripts import locomo_turns  # noqa: E402
+
+EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
+
+
+def load_inputs(hotpot_limit: int | None, locomo_limit: int | None):
+    docs, seen = [], set()
+    for line in (EVAL / "hotpotqa_dev250.jsonl").read_text().splitlines():
+        for ctx in json.loads(line)["contexts"]:
+            sid = paragraph_source_id(ctx["title"], ctx["paragraph_text"])
+            if sid not in seen:
+                seen.add(sid)
+                docs.append(Document(source_id=sid, title=ctx["title"], text=ctx["paragraph_text"], tenant="hotpot"))
+    turns = [t for rec in json.loads((EVAL / "locomo_dev.json").read_text())[:locomo_limit]
+             for t in locomo_turns(rec, "locomo")]
+    return docs[:hotpot_limit], turns
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--hotpot-limit", type=int, default=None, help="first N paragraphs (default all)")
+    parser.add_argument("--locomo-limit", type=int, default=None, help="first N conversations (default all)")
+    parser.add_argument("--triples", default="rules", choices=["rules", "none"])
+    args = parser.parse_args()
+    docs, turns = load_inputs(args.hotpot_limit, args.locomo_limit)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings(data_dir=Path(tmp), triple_extractor=args.triples)
+        with build_services(settings) as services:
+            services.embedder.embed_documents(["warm up"])  # model load is not ingestion
+            pipeline = IngestionPipeline(services)
+            first = IngestReport()
+            started = time.perf_counter()
+            pipeline.ingest_documents(docs, first)
+            pipeline.ingest_turns(turns, first)
+            first.seconds = time.perf_counter() - started
+
+            second = IngestReport()
+            started = time.perf_counter()
+            pipeline.ingest_documents(docs, second)
+            pipeline.ingest_turns(turns, second)
+            second.seconds = time.perf_counter() - started
+
+            # The same texts the job embedded, through the bare model: the ceiling for the job.
+            from ingest.items import embedding_text
+
+            texts = []
+            for doc in docs:
+                texts += [embedding_text(i) for i in pipeline.builder.document(doc).items]
+            for seq, turn in enumerate(turns):
+                texts += [embedding_text(i) for i in pipeline.builder.turn(turn, seq).items]
+            inner = services.embedder.inner
+            started = time.perf_counter()
+            inner.embed_documents(texts)
+            encode_s = time.perf_counter() - started
+
+    job_rate = first.items_written / first.seconds
+    encode_rate = len(texts) / encode_s
+    print(f"inputs: {len(docs)} paragraphs, {len(turns)} turns; triples: {args.triples}")
+    print(f"job:    {first.items_written} items ({first.chunks} chunks, {first.summaries} summaries, "
+          f"{first.turns} turns), {first.triples} triples in {first.seconds:.1f} s = {job_rate:.1f} items/s")
+    print(f"encode: {len(texts)} texts (chunks+turns, summaries excluded) in {encode_s:.1f} s = "
+          f"{encode_rate:.1f} texts/s with {services.embedder.name}")
+    print(f"ratio job/encode: {job_rate / encode_rate:.2f}")
+    print(f"second run: {second.items_written} items written, {second.embeddings_computed} embeddings, "
+          f"{second.sources_unchanged} sources unchanged, {second.seconds:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
