@@ -85,7 +85,7 @@ def main() -> None:
     print(f"inputs: {len(docs)} paragraphs, {len(turns)} turns; triples: {args.triples}")
     print(f"job:    {first.items_written} items ({first.chunks} chunks, {first.summaries} summaries, "
           f"{first.turns} turns), {first.triples} triples in {first.seconds:.1f} s = {job_rate:.1f} items/s")
-    print(f"encode: {len(texts)} texts (chunks+turns, summaries excluded) in {encode_s:.1f} s = "
+    print(f"encode: {len(texts)} texts (chunks, summaries, turns) in {encode_s:.1f} s = "
           f"{encode_rate:.1f} texts/s with {services.embedder.name}")
     print(f"ratio job/encode: {job_rate / encode_rate:.2f}")
     print(f"second run: {second.items_written} items written, {second.embeddings_computed} embeddings, "
