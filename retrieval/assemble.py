@@ -216,6 +216,9 @@ class Assembler:
     def _pack_passages(self, question, passages, entities, sections, free, used_sources, result) -> None:
         count = self.counter.count
         headers_used: set[str] = set()
+        # Under a tight budget one long passage would crowd out every other source: above this
+        # share of the passages' room, a passage is compressed to its question-bearing sentences.
+        cap = int(free * self.config.max_passage_share) if self.config.max_passage_share < 1 else None
         for rank, cand in enumerate(passages):
             item = cand.item
             if item.source_id in used_sources and item.kind == "turn":
@@ -226,8 +229,9 @@ class Assembler:
             text, compressed = display_text(item.text), False
             line = item_line(item, text)
             cost = count(line) + 1 + header_cost
-            if cost > free:
-                room = free - header_cost - (count(item_line(item, "")) + 1)
+            over_cap = cap is not None and cost > cap
+            if cost > free or over_cap:
+                room = min(free, cap if over_cap else free) - header_cost - (count(item_line(item, "")) + 1)
                 if room < self.config.min_compressed_tokens:
                     result.dropped.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue
@@ -239,8 +243,9 @@ class Assembler:
                 line = item_line(item, text)
                 compressed = True
                 new_cost = count(line) + 1 + header_cost
+                why = "longer than one passage's share" if over_cap and cost <= free else "did not fit whole"
                 result.decisions.append(Decision("compact", item.source_id, "compressed",
-                                                 "did not fit whole; kept the sentences with the question's terms",
+                                                 f"{why}; kept the sentences with the question's terms",
                                                  cost, new_cost))
                 cost = new_cost
                 if cost > free:

@@ -36,6 +36,8 @@ class RetrievalConfig(BaseModel):
     neighbour_top: int = Field(default=5, ge=0, description="how many of the best turns get neighbours")
     near_duplicate: float = Field(default=0.95, gt=0, le=1)
     min_compressed_tokens: int = 24
+    max_passage_share: float = Field(default=1.0, gt=0, le=1,
+                                     description="a passage above this share of the room is compressed")
     shares: SectionShares = SectionShares()
     max_workers: int = Field(default=4, ge=1)
     instructions: str = (
@@ -46,11 +48,12 @@ class RetrievalConfig(BaseModel):
 PRESETS: dict[str, dict] = {
     "default": {},
     # Document search: passages first; no conversation routes, no summaries competing for room.
-    "documents": {"recent": {"enabled": False}, "summaries": {"enabled": False},
+    "documents": {"recent": {"enabled": False}, "summaries": {"enabled": False}, "max_passage_share": 0.4,
                   "shares": {"facts": 0.05, "summaries": 0.0, "recent": 0.0}},
     # The same without the graph route, to measure what the graph adds.
     "documents-no-graph": {"recent": {"enabled": False}, "summaries": {"enabled": False},
-                           "graph": {"enabled": False}, "shares": {"facts": 0.0, "summaries": 0.0, "recent": 0.0}},
+                           "graph": {"enabled": False}, "max_passage_share": 0.4,
+                           "shares": {"facts": 0.0, "summaries": 0.0, "recent": 0.0}},
     # Conversation memory: deep candidate lists so the context terms of the reranker see whole
     # sessions; turns are the evidence, so summaries and graph facts don't take their room.
     "conversation": {"dense": {"limit": 250}, "keyword": {"limit": 250}, "rerank_top": 400, "neighbours": 0,
