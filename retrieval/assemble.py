@@ -220,6 +220,11 @@ class Assembler:
         # share of the passages' room, a passage is compressed to its question-bearing sentences.
         cap = int(free * self.config.max_passage_share) if self.config.max_passage_share < 1 else None
         for rank, cand in enumerate(passages):
+            if free < self.config.min_compressed_tokens:
+                # Not even a compressed passage fits any more: the rest are cut, unread.
+                result.dropped.extend(Decision("assemble", c.item.source_id, "dropped", "budget full")
+                                      for c in passages[rank:])
+                break
             item = cand.item
             if item.source_id in used_sources and item.kind == "turn":
                 result.dropped.append(Decision("assemble", item.source_id, "dropped", "already in recent turns"))

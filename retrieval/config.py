@@ -26,7 +26,7 @@ class RetrievalConfig(BaseModel):
     summaries: RouteConfig = RouteConfig(weight=0.5, limit=8)
     recent: RouteConfig = RouteConfig(weight=0.5, limit=8)
     rrf_k: int = 60
-    rerank_top: int = 300
+    rerank_top: int = 150
     # Default reranker: weights of the standardized signals, then the conversation context terms.
     rerank_weights: dict[str, float] = {"dense": 1.0, "keyword": 0.3, "terms": 0.3, "fused": 0.0}
     context_neighbour: float = 0.3

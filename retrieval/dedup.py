@@ -13,16 +13,16 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
     kept: list[Candidate] = []
     kept_rows: list[int] = []
     seen_hashes: dict[str, str] = {}
+    by_source: dict[tuple[str, str], list[Candidate]] = {}
     for row, cand in enumerate(candidates):
         item = cand.item
         reason = None
         if item.content_hash and item.content_hash in seen_hashes:
             reason = f"same content as {seen_hashes[item.content_hash]}"
         else:
-            for other in kept:
-                o = other.item
-                if o.source_id == item.source_id and o.kind == item.kind and _overlap(o, item) > 0.5:
-                    reason = f"overlaps {o.id} of the same source"
+            for other in by_source.get((item.source_id, item.kind), ()):
+                if _overlap(other.item, item) > 0.5:
+                    reason = f"overlaps {other.item.id} of the same source"
                     break
             if reason is None and vectors is not None and kept_rows:
                 sims = vectors[kept_rows] @ vectors[row]
@@ -34,6 +34,7 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
             continue
         kept.append(cand)
         kept_rows.append(row)
+        by_source.setdefault((item.source_id, item.kind), []).append(cand)
         if item.content_hash:
             seen_hashes[item.content_hash] = item.id
     return kept

@@ -153,11 +153,18 @@ class RetrievalPipeline:
             return []
 
     def _candidate_vectors(self, candidates) -> np.ndarray:
-        """Passage vectors from the embedding cache (they were embedded at ingestion)."""
+        """Passage vectors from the embedding cache (they were embedded at ingestion), fetched
+        once per candidate: the reranker and de-duplication both need them."""
         from ingest.items import embedding_text
 
-        texts = [embedding_text(c.item) for c in candidates]
-        return self.services.embedder.embed_documents(texts)
+        missing = [c for c in candidates if c.vector is None]
+        if missing:
+            vectors = self.services.embedder.embed_documents([embedding_text(c.item) for c in missing])
+            for cand, vector in zip(missing, vectors):
+                cand.vector = vector
+        if not candidates:
+            return np.zeros((0, self.services.embedder.dimension), dtype=np.float32)
+        return np.vstack([c.vector for c in candidates])
 
     def _add_neighbours(self, ranked: list[Candidate], flt: SearchFilter, decisions: list[Decision]) -> list[Candidate]:
         """Turns next to the strongest turns are cheap context: insert them right after their anchor."""

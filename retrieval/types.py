@@ -19,6 +19,7 @@ class Candidate:
     rerank: float = 0.0
     final: float = 0.0
     note: str = ""
+    vector: Any = field(default=None, repr=False)  # the passage embedding, once fetched
 
     @property
     def source_id(self) -> str:
