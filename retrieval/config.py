@@ -49,10 +49,11 @@ PRESETS: dict[str, dict] = {
     "default": {},
     # Document search: passages first; no conversation routes, no summaries competing for room.
     "documents": {"recent": {"enabled": False}, "summaries": {"enabled": False}, "max_passage_share": 0.4,
+                  "rerank_top": 300,
                   "shares": {"facts": 0.05, "summaries": 0.0, "recent": 0.0}},
     # The same without the graph route, to measure what the graph adds.
     "documents-no-graph": {"recent": {"enabled": False}, "summaries": {"enabled": False},
-                           "graph": {"enabled": False}, "max_passage_share": 0.4,
+                           "graph": {"enabled": False}, "max_passage_share": 0.4, "rerank_top": 300,
                            "shares": {"facts": 0.0, "summaries": 0.0, "recent": 0.0}},
     # Conversation memory: deep candidate lists so the context terms of the reranker see whole
     # sessions; turns are the evidence, so summaries and graph facts don't take their room.
