@@ -125,15 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, default=800)
     p.set_defaults(func=cmd_demo)
 
+    from retrieval.evaluation.arguments import add_eval_arguments
+
     p = sub.add_parser("eval", help="evidence recall inside a bounded prompt on a benchmark file")
-    p.add_argument("dataset")
-    p.add_argument("--budget", help="tokens, or a comma list such as 500,1000,1800")
-    p.add_argument("--limit", type=int, help="only the first N questions")
-    p.add_argument("--out", default="reports")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--no-baselines", action="store_true")
-    p.add_argument("--no-product", action="store_true", help="baselines only")
-    p.add_argument("--preset", default="auto", help="retrieval preset; auto picks by dataset kind")
+    add_eval_arguments(p, data_dir=False)  # the global --data-dir serves it
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("serve", help="run the HTTP API")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Protocol, runtime_checkable
+from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 from agent_memory.entities import normalize_name
 from agent_memory.records import Triple
@@ -103,3 +103,9 @@ def dedupe_entities(entities: Iterable[Entity]) -> list[Entity]:
         seen[key] = len(out)
         out.append(e)
     return out
+
+
+def check_batch(texts: Sequence[str], source_ids: Sequence[str], item_ids: Sequence[str]) -> None:
+    """extract_many's inputs run in parallel: one source and item ID per text."""
+    if not (len(texts) == len(source_ids) == len(item_ids)):
+        raise ValueError(f"texts/source_ids/item_ids lengths differ: {len(texts)}/{len(source_ids)}/{len(item_ids)}")

@@ -17,7 +17,7 @@ from typing import Iterator, Sequence
 from agent_memory.records import Triple
 from agent_memory.text import split_sentences
 
-from .base import GENERIC, MODEL_ID, Entity, clean_name, dedupe_entities, dedupe_triples, is_model_id, map_label
+from .base import GENERIC, MODEL_ID, Entity, check_batch, clean_name, dedupe_entities, dedupe_triples, is_model_id, map_label
 
 _NLP = None
 _NLP_LOCK = threading.Lock()
@@ -185,8 +185,7 @@ class EnglishExtractor:
         self, texts: Sequence[str], *, tenant: str, source_ids: Sequence[str], item_ids: Sequence[str]
     ) -> list[list[Triple]]:
         """Batch form (nlp.pipe): one triple list per text, in order."""
-        if not (len(texts) == len(source_ids) == len(item_ids)):
-            raise ValueError(f"texts/source_ids/item_ids lengths differ: {len(texts)}/{len(source_ids)}/{len(item_ids)}")
+        check_batch(texts, source_ids, item_ids)
         out: list[list[Triple]] = [[] for _ in texts]
         last_person: dict[int, str | None] = {}
         for idx, doc in self._docs(texts):

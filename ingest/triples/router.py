@@ -7,7 +7,7 @@ from typing import Sequence
 from agent_memory.records import Triple
 from agent_memory.text import has_cjk, split_sentences
 
-from .base import Entity, dedupe_entities, dedupe_triples
+from .base import Entity, check_batch, dedupe_entities, dedupe_triples
 from .chinese import ChineseExtractor
 from .english import EnglishExtractor
 
@@ -42,8 +42,7 @@ class RuleBasedExtractor:
         self, texts: Sequence[str], *, tenant: str, source_ids: Sequence[str], item_ids: Sequence[str]
     ) -> list[list[Triple]]:
         """Batch form: English runs of all texts go through one nlp.pipe call."""
-        if not (len(texts) == len(source_ids) == len(item_ids)):
-            raise ValueError(f"texts/source_ids/item_ids lengths differ: {len(texts)}/{len(source_ids)}/{len(item_ids)}")
+        check_batch(texts, source_ids, item_ids)
         out: list[list[Triple]] = [[] for _ in texts]
         en_texts: list[str] = []
         en_owner: list[int] = []

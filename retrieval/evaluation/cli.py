@@ -14,6 +14,7 @@ from typing import Any
 
 from agent_memory.errors import ConfigError
 
+from .arguments import add_eval_arguments
 from .datasets import detect_format, read_any
 from .runner import RunConfig, evaluate
 
@@ -94,15 +95,7 @@ def run_eval(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m retrieval.evaluation", description=__doc__)
-    parser.add_argument("dataset")
-    parser.add_argument("--budget", help="tokens, or a comma list such as 500,1000,1800")
-    parser.add_argument("--limit", type=int, help="only the first N questions")
-    parser.add_argument("--out", default="reports")
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--no-baselines", action="store_true")
-    parser.add_argument("--no-product", action="store_true", help="baselines only")
-    parser.add_argument("--data-dir", help="keep the stores here (reused on the next run)")
-    parser.add_argument("--preset", default="auto", help="retrieval preset; auto picks by dataset kind")
+    add_eval_arguments(parser)
     return parser
 
 

@@ -1,0 +1,19 @@
+"""The eval command's flags, defined once for `agent-memory eval` and `python -m retrieval.evaluation`."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_eval_arguments(parser: argparse.ArgumentParser, *, data_dir: bool = True) -> None:
+    """``data_dir=False`` where the enclosing CLI already has a global ``--data-dir``."""
+    parser.add_argument("dataset")
+    parser.add_argument("--budget", help="tokens, or a comma list such as 500,1000,1800")
+    parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--out", default="reports")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-baselines", action="store_true")
+    parser.add_argument("--no-product", action="store_true", help="baselines only")
+    if data_dir:
+        parser.add_argument("--data-dir", help="keep the stores here (reused on the next run)")
+    parser.add_argument("--preset", default="auto", help="retrieval preset; auto picks by dataset kind")
