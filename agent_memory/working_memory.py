@@ -18,6 +18,13 @@ from .records import MemoryItem, TurnRecord
 log = logging.getLogger(__name__)
 
 
+def catalog_recent_turns(services, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
+    """The last ``n`` ingested turns of a transcript session, oldest first."""
+    ids = [i for e in services.catalog.recent_turns(tenant, session_id, n) for i in e.item_ids]
+    found = {i.id: i for i in services.vectors.get(ids)} if ids else {}
+    return [found[i] for i in ids if i in found]
+
+
 def session_key(tenant: str, session_id: str) -> str:
     return f"{tenant}/{session_id}"
 
@@ -75,10 +82,7 @@ class WorkingMemory:
                         kind="turn", text=text, metadata={"session_id": session_id, "speaker": message["role"],
                                                           "seq": seq}))
             return items
-        catalog, vectors = self.services.catalog, self.services.vectors
-        ids = [i for e in catalog.recent_turns(tenant, session_id, n) for i in e.item_ids]
-        found = {i.id: i for i in vectors.get(ids)} if ids else {}
-        return [found[i] for i in ids if i in found]
+        return catalog_recent_turns(self.services, tenant, session_id, n)
 
     def summaries(self, tenant: str, session_id: str) -> list[MemoryItem]:
         """The session's compaction summaries, newest first, as summary items of the session."""

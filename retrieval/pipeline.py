@@ -196,10 +196,9 @@ class RetrievalPipeline:
         return out
 
     def _catalog_recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
-        entries = self.services.catalog.recent_turns(tenant, session_id, n)
-        ids = [i for e in entries for i in e.item_ids]
-        items = {i.id: i for i in self.services.vectors.get(ids)} if ids else {}
-        return [items[i] for i in ids if i in items]
+        from agent_memory.working_memory import catalog_recent_turns
+
+        return catalog_recent_turns(self.services, tenant, session_id, n)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
