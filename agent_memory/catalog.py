@@ -8,11 +8,14 @@ source, and how retrieval finds a turn's neighbours in its session.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .entities import normalize_name
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sources (
@@ -31,6 +34,12 @@ CREATE TABLE IF NOT EXISTS sources (
     PRIMARY KEY (tenant, source_id)
 );
 CREATE INDEX IF NOT EXISTS sources_session ON sources (tenant, session_id, seq);
+CREATE TABLE IF NOT EXISTS titles (
+    tenant TEXT NOT NULL,
+    title_key TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    PRIMARY KEY (tenant, title_key, source_id)
+);
 """
 
 
@@ -57,6 +66,16 @@ class Catalog:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.executescript(_SCHEMA)
         self._lock = threading.Lock()
+        self._backfill_titles()
+
+    def _backfill_titles(self) -> None:
+        """Catalogs written before the title index existed get it on first open."""
+        with self._lock, self._conn:
+            if self._conn.execute("SELECT 1 FROM titles LIMIT 1").fetchone():
+                return
+            rows = self._conn.execute("SELECT tenant, source_id, title FROM sources WHERE title != ''").fetchall()
+            self._conn.executemany("INSERT OR IGNORE INTO titles VALUES (?,?,?)",
+                                   [(t, k, sid) for t, sid, title in rows if (k := title_key(title))])
 
     def get(self, tenant: str, source_id: str) -> SourceEntry | None:
         with self._lock:
@@ -89,11 +108,38 @@ class Catalog:
                     for e in entries
                 ],
             )
+            self._conn.executemany("DELETE FROM titles WHERE tenant=? AND source_id=?",
+                                   [(e.tenant, e.source_id) for e in entries])
+            self._conn.executemany("INSERT OR IGNORE INTO titles VALUES (?,?,?)",
+                                   [(e.tenant, k, e.source_id) for e in entries if (k := title_key(e.title))])
 
     def delete(self, tenant: str, source_id: str) -> bool:
         with self._lock, self._conn:
             cur = self._conn.execute("DELETE FROM sources WHERE tenant=? AND source_id=?", (tenant, source_id))
+            self._conn.execute("DELETE FROM titles WHERE tenant=? AND source_id=?", (tenant, source_id))
         return cur.rowcount > 0
+
+    def titled(self, tenant: str, names: list[str]) -> dict[str, list[str]]:
+        """Sources whose title names one of ``names`` (compared by :func:`title_key`): the
+        pages of those entities, as {name: [source_id, ...]}, names without a page left out."""
+        keys: dict[str, list[str]] = {}
+        for name in names:
+            key = title_key(name)
+            if key:
+                keys.setdefault(key, []).append(name)
+        out: dict[str, list[str]] = {}
+        with self._lock:
+            key_list = list(keys)
+            for start in range(0, len(key_list), 500):
+                part = key_list[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for key, source_id in self._conn.execute(
+                    f"SELECT title_key, source_id FROM titles WHERE tenant=? AND title_key IN ({marks})"
+                    " ORDER BY title_key, source_id", [tenant, *part]
+                ):
+                    for name in keys[key]:
+                        out.setdefault(name, []).append(source_id)
+        return out
 
     def session_neighbours(self, tenant: str, session_id: str, seq: int, before: int, after: int) -> list[SourceEntry]:
         with self._lock:
@@ -123,6 +169,19 @@ class Catalog:
 
     def close(self) -> None:
         self._conn.close()
+
+
+_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+_LEADING_ARTICLE = re.compile(r"^(the|a|an)\s+", re.IGNORECASE)
+
+
+def title_key(title: str) -> str:
+    """What a title names, for matching against entity names: "The Conversation (website)" and
+    "the conversation" are one key. A trailing parenthesized disambiguation and a leading
+    article are dropped, then the name is normalized like graph entities are."""
+    text = _DISAMBIGUATION.sub("", title or "").strip() or (title or "")
+    text = _LEADING_ARTICLE.sub("", text.strip())
+    return normalize_name(text)
 
 
 def _entry(row) -> SourceEntry:
