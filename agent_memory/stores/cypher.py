@@ -93,6 +93,7 @@ class Queries:
     outgoing: str
     incoming: str
     find_entities: str
+    all_entities: str
     entity_names: str
     entity_names_limited: str
     count_entities: str
@@ -151,6 +152,7 @@ def build_queries(d: Dialect) -> Queries:
             "MATCH (e:Entity) WHERE e.tenant = $tenant AND e.normalized IN $names"
             f" RETURN {_ENTITY_COLUMNS} ORDER BY normalized, type"
         ),
+        all_entities=f"MATCH (e:Entity) RETURN e.key AS key, {_ENTITY_COLUMNS}",
         entity_names="MATCH (e:Entity) WHERE e.tenant = $tenant RETURN DISTINCT e.name AS name ORDER BY name",
         entity_names_limited=(
             "MATCH (e:Entity) WHERE e.tenant = $tenant RETURN DISTINCT e.name AS name ORDER BY name LIMIT $limit"
@@ -256,6 +258,10 @@ class Runner:
     def neighbourhood(self, tenant: str, entities: Sequence[str], hops: int = 1, limit: int = 50) -> list[Triple]:
         return [row_to_triple(r) for r in neighbourhood_rows(self, self._q, tenant, entities, hops, limit)]
 
+    def seed_keys(self, tenant: str, normalized_names: Sequence[str]) -> list[str]:
+        """Keys of the entities with these normalized names (a driver may answer from an index)."""
+        return [r["key"] for r in self.read(self._q.seed_keys, {"tenant": tenant, "names": list(normalized_names)})]
+
     def find_entities(self, tenant: str, names: Sequence[str]) -> list[EntityRecord]:
         norms = sorted({n for n in (normalize_name(x) for x in names) if n})
         if not norms:
@@ -295,7 +301,7 @@ def neighbourhood_rows(run: Runner, q: Queries, tenant: str, names: Sequence[str
     norms = sorted({n for n in (normalize_name(x) for x in names) if n})
     if not norms:
         return []
-    seeds = sorted(r["key"] for r in run.read(q.seed_keys, {"tenant": tenant, "names": norms}))
+    seeds = sorted(run.seed_keys(tenant, norms))
     seen: set[str] = set()
 
     def incident(key: str) -> list[dict]:

@@ -163,6 +163,22 @@ def test_find_entities_exact_and_normalized(graph):
     assert graph.store.entity_names(graph.tenant, limit=2) == ["ACME  Corp.", "Alice"]
 
 
+def test_lookups_see_every_merge_and_delete_in_between(graph):
+    # Drivers may answer lookups from an index of names: it must follow every write.
+    graph.store.merge_triples([graph.t("Alice", "knows", "Bob", "doc-1")])
+    assert graph.store.find_entities(graph.tenant, ["Carol"]) == []
+    graph.store.merge_triples([graph.t("Carol", "knows", "Alice", "doc-2")])
+    [carol] = graph.store.find_entities(graph.tenant, ["carol"])
+    [alice] = graph.store.find_entities(graph.tenant, ["alice"])
+    assert carol.source_ids == ["doc-2"] and sorted(alice.source_ids) == ["doc-1", "doc-2"]
+    assert _edges(graph.store.neighbourhood(graph.tenant, ["Carol"])) == {("Carol", "knows", "Alice", "doc-2")}
+    graph.store.delete_by_source(graph.tenant, "doc-2")
+    assert graph.store.find_entities(graph.tenant, ["Carol"]) == []
+    assert graph.store.neighbourhood(graph.tenant, ["Carol"]) == []
+    [alice] = graph.store.find_entities(graph.tenant, ["alice"])
+    assert alice.source_ids == ["doc-1"]
+
+
 def test_different_types_are_never_merged(graph):
     graph.store.merge_triples([
         graph.t("Apple", "makes", "iPhone", subject_type="company", object_type="product"),
