@@ -32,8 +32,11 @@ def _jieba():
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens: ``\\w+`` for alphabetic scripts, jieba for Chinese runs."""
+    lowered = text.lower()
+    if not _CJK.search(lowered):  # the common case, in one C call
+        return _WORD.findall(lowered)
     out: list[str] = []
-    for match in _WORD.finditer(text.lower()):
+    for match in _WORD.finditer(lowered):
         token = match.group(0)
         if _CJK.search(token):
             out.extend(t for t in _jieba().lcut(token) if t.strip())
@@ -71,6 +74,7 @@ def _stemmer():
 
 
 @functools.lru_cache(maxsize=200_000)
+@functools.lru_cache(maxsize=65536)  # the pure-Python stemmer is the cost of keyword matching
 def _stem(word: str) -> str:
     return _stemmer().stemWord(word) if word.isascii() and word.isalpha() else word
 

@@ -17,7 +17,7 @@ from typing import Callable
 from agent_memory.entities import normalize_name
 from agent_memory.text import STOPWORDS, has_cjk
 
-from .base import clean_name
+from .base import clean_name, is_model_id
 
 KnownNames = Callable[[list[str]], list[str]]
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'’.\-]*[A-Za-z0-9]|\w", re.UNICODE)
@@ -76,8 +76,13 @@ def _noun_chunks(question: str) -> list[str]:
     return out
 
 
-def entities_in_question(question: str, known_names: KnownNames | None = None, *, max_ngram: int = 4) -> list[str]:
-    """Candidate entity strings for ``question``, deduplicated by normalized name."""
+def entities_in_question(question: str, known_names: KnownNames | None = None, *, max_ngram: int = 4,
+                         parse: bool = True) -> list[str]:
+    """Candidate entity strings for ``question``, deduplicated by normalized name.
+
+    ``parse=False`` skips the models (spaCy, jieba POS) and keeps the known-name n-grams
+    and model ids: what a graph lookup needs, since a name the graph does not hold has no
+    neighbourhood anyway, at a fraction of the cost (retrieval's per-question path)."""
     if not question or not any(ch.isalnum() for ch in question):
         return []
     candidates: list[str] = []
@@ -90,9 +95,11 @@ def entities_in_question(question: str, known_names: KnownNames | None = None, *
             # The lookup may return stored spellings that are not literal n-grams.
             gram_keys = {normalize_name(g) for g in grams}
             candidates.extend(n for n in hits if normalize_name(n) not in gram_keys)
-    rules = _rules()
-    candidates.extend(e.name for e in rules.entities(question))
-    candidates.extend(_noun_chunks(question))
+    if parse:
+        candidates.extend(e.name for e in _rules().entities(question))
+        candidates.extend(_noun_chunks(question))
+    else:
+        candidates.extend(t for t in _question_tokens(question) if is_model_id(t))
     out: list[str] = []
     seen: set[str] = set()
     for c in candidates:

@@ -169,6 +169,15 @@ def test_question_entities_with_known_names():
     assert entities_in_question("???") == []
 
 
+def test_question_entities_without_models_keep_known_names_and_model_ids():
+    known = {"andrew jaspan", "paris"}
+    lookup = lambda names: [n for n in names if n.lower() in known]  # noqa: E731
+    got = entities_in_question("Did Andrew Jaspan take the X-200 to Paris?", lookup, parse=False)
+    assert set(got) == {"Andrew Jaspan", "Paris", "X-200"}
+    # Unknown names are not guessed without the models.
+    assert entities_in_question("Which company is in Lyon?", lookup, parse=False) == []
+
+
 # -- LLM extractor with a stub endpoint ------------------------------------------------------
 
 
