@@ -32,6 +32,11 @@ class RetrievalConfig(BaseModel):
     context_neighbour: float = 0.3
     context_session: float = 0.4
     speaker_named: float = Field(default=0.5, ge=0, description="boost for turns by a speaker the question names")
+    graph_hops: int = Field(default=1, ge=1, le=2, description="how far the graph route walks from the question's entities")
+    graph_signal: float = Field(default=2.0, ge=0, description="rerank bonus per unit of graph route score")
+    link_signal: float = Field(default=3.0, ge=0,
+                               description="rerank bonus for the page of an entity a top passage names")
+    link_top: int = Field(default=3, ge=0, description="how many of the best passages have their links followed")
     neighbours: int = Field(default=1, ge=0, description="turns pulled in on each side of a strong turn")
     neighbour_top: int = Field(default=5, ge=0, description="how many of the best turns get neighbours")
     near_duplicate: float = Field(default=0.95, gt=0, le=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Callable, Protocol, Sequence
@@ -47,14 +48,18 @@ class DefaultReranker:
     terms: the best neighbouring turn's score (a reply often holds the fact its neighbour
     asked about) and the strength of the turn's session (facts cluster by session). The
     weights were chosen on aggregate recall over LoCoMo conversations; see the closing note.
+    Last, entity links: the graph route's score and the link score of pages that a top
+    passage names (see retrieval/pages.py).
     """
 
     name = "default"
 
     def __init__(self, vectors_for: Callable[[Sequence[Candidate]], np.ndarray], weights: dict[str, float],
                  neighbour_weight: float = 0.3, session_weight: float = 0.4, session_top: int = 3,
-                 speaker_weight: float = 0.5) -> None:
+                 speaker_weight: float = 0.5, graph_weight: float = 0.0, link_weight: float = 0.0) -> None:
         self.vectors_for = vectors_for
+        self.graph_weight = graph_weight
+        self.link_weight = link_weight
         self.weights = weights
         self.speaker_weight = speaker_weight
         self.neighbour_weight = neighbour_weight
@@ -79,6 +84,11 @@ class DefaultReranker:
                 score += weight * _standardize(signals[name])
         score = self._with_context(candidates, score)
         score = score + self.speaker_weight * _speaker_named(query, candidates)
+        # Entity links are evidence similarity cannot see: a page the question or a top
+        # passage names. Raw route scores in [0, 1], not standardized: most candidates have none.
+        for route, weight in (("graph", self.graph_weight), ("links", self.link_weight)):
+            if weight:
+                score = score + weight * np.array([c.route_scores.get(route, 0.0) for c in candidates])
         for cand, value in zip(candidates, score):
             cand.rerank = float(value)
             cand.final = cand.rerank
@@ -145,12 +155,18 @@ class CrossEncoderReranker:
         return sorted(candidates, key=lambda c: -c.final)
 
 
+@functools.lru_cache(maxsize=20000)
+def _term_set(text: str) -> frozenset[str]:
+    """A passage's terms, kept: the same passages come back question after question."""
+    return frozenset(keyword_terms(text))
+
+
 def term_coverage(query: str, texts: Sequence[str]) -> list[float]:
     """Share of the query's content words (IDF-weighted within the candidates) each text contains."""
     q_terms = list(dict.fromkeys(keyword_terms(query)))
     if not q_terms:
         return [0.0] * len(texts)
-    docs = [set(keyword_terms(t)) for t in texts]
+    docs = [_term_set(t) for t in texts]
     n = len(docs)
     idf = {w: math.log(1 + n / (1 + sum(1 for d in docs if w in d))) for w in q_terms}
     total = sum(idf.values()) or 1.0

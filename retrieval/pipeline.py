@@ -16,10 +16,13 @@ from .assemble import Assembler
 from .config import RetrievalConfig, load_preset
 from .dedup import deduplicate
 from .fusion import DefaultReranker, Reranker, fuse
+from .pages import Pages
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
 from .types import Candidate, Decision, PromptResult
 
 log = logging.getLogger(__name__)
+# A passage that names many entities is an index, not a bridge: follow its first few.
+MAX_LINKS_PER_PASSAGE = 5
 
 
 class RetrievalPipeline:
@@ -35,16 +38,20 @@ class RetrievalPipeline:
         self.session_summaries = session_summaries
         self.reranker = reranker or DefaultReranker(self._candidate_vectors, config.rerank_weights,
                                                     config.context_neighbour, config.context_session,
-                                                    speaker_weight=config.speaker_named)
+                                                    speaker_weight=config.speaker_named,
+                                                    graph_weight=config.graph_signal if config.graph.enabled else 0.0,
+                                                    link_weight=config.link_signal if config.graph.enabled else 0.0)
         self.assembler = Assembler(self.counter, config)
         self._pool = ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="route")
         self.routes = {}
+        # Entity pages belong to the graph layer: without the graph route, no links either.
+        self.pages = Pages(services.catalog, services.vectors) if config.graph.enabled else None
         if config.dense.enabled:
             self.routes["dense"] = DenseRoute(services.vectors)
         if config.keyword.enabled:
             self.routes["keyword"] = KeywordRoute(services.vectors)
         if config.graph.enabled:
-            self.routes["graph"] = GraphRoute(services.graph, services.vectors)
+            self.routes["graph"] = GraphRoute(services.graph, services.vectors, self.pages, hops=config.graph_hops)
         if config.summaries.enabled:
             self.routes["summaries"] = SummaryRoute(services.vectors, session_summaries)
         if config.recent.enabled:
@@ -92,6 +99,9 @@ class RetrievalPipeline:
             decisions.append(Decision("rerank", cand.item.id, "cut", f"below the top {self.config.rerank_top}"))
         reranked = self.reranker.rerank(question, query.dense, top)
         lap("rerank")
+        if self.pages is not None and self.config.link_top and self.config.link_signal:
+            reranked = self._follow_links(query, reranked, decisions)
+            lap("links")
 
         reranked = self._add_neighbours(reranked, flt, decisions)
         vectors = self._candidate_vectors(reranked) if reranked else None
@@ -147,7 +157,8 @@ class RetrievalPipeline:
             from ingest.triples import entities_in_question
 
             graph = self.services.graph
-            return entities_in_question(question, lambda grams: [e.name for e in graph.find_entities(tenant, grams)])
+            return entities_in_question(question, lambda grams: [e.name for e in graph.find_entities(tenant, grams)],
+                                        parse=False)
         except Exception as exc:  # noqa: BLE001 - the graph route is optional; others still answer
             log.warning("question entity extraction failed: %s", exc)
             return []
@@ -195,6 +206,33 @@ class RetrievalPipeline:
             out.extend(extra.get(cand.item.id, []))
         return out
 
+    def _follow_links(self, query: Query, ranked: list[Candidate], decisions: list[Decision]) -> list[Candidate]:
+        """Pages of the entities the best passages name get a link score, and join the
+        candidates if no route found them; then the candidates are reranked with it."""
+        anchors = [c for c in ranked if c.item.kind == "chunk"][: self.config.link_top]
+        by_id = {c.item.id: c for c in ranked}
+        linked = False
+        for rank, anchor in enumerate(anchors):
+            strength = 1.0 / (rank + 1)
+            found = self.pages.named_in(query.tenant, anchor.item.text, exclude={anchor.item.source_id})
+            for name, items in list(found.items())[:MAX_LINKS_PER_PASSAGE]:
+                for item in items:
+                    if not passes(item, query.flt):
+                        continue
+                    cand = by_id.get(item.id)
+                    if cand is None:
+                        cand = by_id[item.id] = Candidate(item=item)
+                        ranked.append(cand)
+                        decisions.append(Decision("links", item.source_id, "added",
+                                                  f"page of {name!r}, named in {anchor.item.source_id}"))
+                    if strength > cand.route_scores.get("links", 0.0):
+                        cand.route_scores["links"] = strength
+                        cand.note = f"page of {name!r}, named in {anchor.item.source_id}"
+                    linked = True
+        if not linked:
+            return ranked
+        return self.reranker.rerank(query.text, query.dense, ranked)
+
     def _catalog_recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
         from agent_memory.working_memory import catalog_recent_turns
 
@@ -202,3 +240,9 @@ class RetrievalPipeline:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+
+    def __enter__(self) -> "RetrievalPipeline":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -107,36 +107,69 @@ class RecentRoute:
 
 
 class GraphRoute:
-    """Entities of the question → their 1-2 hop neighbourhood → facts plus the items behind them."""
+    """Entities of the question → their pages, their 1-2 hop neighbourhood (facts plus the
+    items behind them), and the pages of the neighbours the best facts name.
+
+    Hit scores lie in [0, 1]: a page of an entity the question names scores 1, a neighbour's
+    page 0.5, an item behind facts up to 0.5 by how many good facts it carries. The
+    reranker reads them as its graph signal.
+    """
 
     name = "graph"
+    PAGE, NEIGHBOUR_PAGE, BEHIND_FACTS = 1.0, 0.5, 0.5
 
-    def __init__(self, graph, vectors, hops: int = 2) -> None:
+    def __init__(self, graph, vectors, pages=None, hops: int = 2, neighbour_pages: int = 5) -> None:
         self.graph = graph
         self.vectors = vectors
+        self.pages = pages
         self.hops = hops
+        self.neighbour_pages = neighbour_pages
 
     def recall(self, query: Query, limit: int) -> RouteOutput:
-        if not query.entities:
-            return RouteOutput()
-        triples = self.graph.neighbourhood(query.tenant, query.entities, hops=self.hops, limit=limit * 4)
-        if query.flt.source_ids is not None:
-            allowed = set(query.flt.source_ids)
-            triples = [t for t in triples if t.source_id in allowed]
-        if not triples:
-            return RouteOutput()
-        ranked = _rank_facts(triples, query)
-        # A fact is only as visible as the item it came from: the item must pass every filter.
+        scores: dict[str, float] = {}
+        items: dict[str, MemoryItem] = {}
+
+        def add(item: MemoryItem, score: float) -> None:
+            if passes(item, query.flt) and score > scores.get(item.id, 0.0):
+                scores[item.id] = score
+                items[item.id] = item
+
+        if self.pages is not None:
+            from .pages import mentioned_names
+
+            named = [*query.entities, *mentioned_names(query.text)]
+            for found in self.pages.of_names(query.tenant, named).values():
+                for item in found:
+                    add(item, self.PAGE)
+        ranked = self._facts(query, limit)
         behind = list(dict.fromkeys(t.item_id for t in ranked if t.item_id))
-        items = {i.id: i for i in self.vectors.get(behind)} if behind else {}
-        ranked = [t for t in ranked if t.item_id in items and passes(items[t.item_id], query.flt)]
+        fact_items = {i.id: i for i in self.vectors.get(behind)} if behind else {}
+        ranked = [t for t in ranked if t.item_id in fact_items and passes(fact_items[t.item_id], query.flt)]
         # Items behind the best facts, scored by how many good facts they carry.
         weight: dict[str, float] = {}
         for rank, triple in enumerate(ranked):
             weight[triple.item_id] = weight.get(triple.item_id, 0.0) + 1.0 / (rank + 1)
-        best = sorted(weight, key=lambda k: -weight[k])[:limit]
-        hits = [ScoredItem(item=items[i], score=weight[i]) for i in best]
-        return RouteOutput(hits=hits, facts=ranked[:limit])
+        top = max(weight.values(), default=1.0)
+        for item_id, w in weight.items():
+            add(fact_items[item_id], self.BEHIND_FACTS * w / top)
+        if self.pages is not None and ranked:
+            asked = {e.lower() for e in query.entities}
+            neighbours = [n for t in ranked for n in (t.subject, t.object) if n.lower() not in asked]
+            neighbours = list(dict.fromkeys(neighbours))[: self.neighbour_pages]
+            for found in self.pages.of_names(query.tenant, neighbours).values():
+                for item in found:
+                    add(item, self.NEIGHBOUR_PAGE)
+        best = sorted(scores, key=lambda k: (-scores[k], k))[:limit]
+        return RouteOutput(hits=[ScoredItem(item=items[i], score=scores[i]) for i in best], facts=ranked[:limit])
+
+    def _facts(self, query: Query, limit: int) -> list[Triple]:
+        if not query.entities:
+            return []
+        triples = self.graph.neighbourhood(query.tenant, query.entities, hops=self.hops, limit=limit * 4)
+        if query.flt.source_ids is not None:
+            allowed = set(query.flt.source_ids)
+            triples = [t for t in triples if t.source_id in allowed]
+        return _rank_facts(triples, query) if triples else []
 
 
 def passes(item: MemoryItem, flt: SearchFilter) -> bool:

@@ -1,0 +1,83 @@
+"""Entity pages in retrieval, on real stores: the page of an entity that the question or a top
+passage names joins the candidates and outranks look-alikes (the multi-hop "bridge")."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_memory.records import Document
+from ingest.pipeline import IngestionPipeline
+from ingest.report import IngestReport
+from retrieval.pipeline import RetrievalPipeline
+
+QUESTION = "2014 S/S is the debut album of a South Korean boy group that was formed by who?"
+PAGES = {
+    "2014 S/S": "2014 S/S is the debut album of South Korean group WINNER. It was released on August 12, 2014 "
+                "by the group's record label. The members wrote most of the songs.",
+    "Winner (band)": "Winner is a South Korean boy group formed in 2013 by YG Entertainment. It currently "
+                     "consists of four members: Kang Seung-yoon, Kim Jin-woo, Lee Seung-hoon and Song Min-ho.",
+    # Look-alikes: they share the question's words, not its entities.
+    "Boyfriend (band)": "Boyfriend is a South Korean boy group formed by Starship Entertainment. Their debut "
+                        "album was a success and the group was formed to sing and dance.",
+    "Teen Top": "Teen Top is a South Korean boy group formed by TOP Media. The group's debut album came out "
+                "in 2010, and the boy group was formed with six members.",
+    "U-KISS": "U-KISS is a South Korean boy group formed by NH Media. Their debut album was released, and "
+              "the South Korean group was formed in 2008.",
+    "MBLAQ": "MBLAQ is a South Korean boy group formed by J. Tune Camp. The debut album of the boy group "
+             "was formed around five singers.",
+}
+
+
+@pytest.fixture(scope="module")
+def services(tmp_path_factory):
+    from agent_memory.config import load_settings
+    from agent_memory.services import build_services
+
+    settings = load_settings(data_dir=tmp_path_factory.mktemp("pages") / "data", triple_extractor="rules",
+                             qdrant_url=None, neo4j_uri=None)
+    with build_services(settings) as svc:
+        docs = [Document(source_id=title, text=text, title=title, metadata={"title": title})
+                for title, text in PAGES.items()]
+        report = IngestReport()
+        assert IngestionPipeline(svc).ingest_documents(docs, report) == list(PAGES)
+        assert not report.store_error
+        yield svc
+
+
+def _position(result, source_id: str) -> int:
+    order = [row["source_id"] for row in result.fused]
+    return order.index(source_id) if source_id in order else len(order)
+
+
+def test_the_page_the_question_names_tops_the_graph_route(services):
+    with RetrievalPipeline.from_services(services, preset="documents") as pipe:
+        result = pipe.run(QUESTION, tenant="default", budget=400, debug=True)
+    top = result.routes["graph"][0]
+    assert top["source_id"] == "2014 S/S" and top["score"] == 1.0
+
+
+def test_the_page_a_top_passage_names_is_pulled_up_and_cited(services):
+    with RetrievalPipeline.from_services(services, preset="documents") as linked, \
+            RetrievalPipeline.from_services(services, preset="documents-no-graph") as plain:
+        with_links = linked.run(QUESTION, tenant="default", budget=400, debug=True)
+        without = plain.run(QUESTION, tenant="default", budget=400, debug=True)
+    winner = next(row for row in with_links.fused if row["source_id"] == "Winner (band)")
+    assert winner["note"] == "page of 'WINNER', named in 2014 S/S"
+    assert _position(with_links, "Winner (band)") < _position(without, "Winner (band)")
+    assert _position(with_links, "Winner (band)") <= 1
+    assert "[S:Winner (band)]" in with_links.prompt
+    assert with_links.total_tokens <= 400
+
+
+def test_a_source_filter_keeps_linked_pages_out(services):
+    with RetrievalPipeline.from_services(services, preset="documents") as pipe:
+        result = pipe.run(QUESTION, tenant="default", budget=400, debug=True,
+                          source_ids=["2014 S/S", "Teen Top"])
+    assert {row["source_id"] for row in result.fused} <= {"2014 S/S", "Teen Top"}
+    assert "[S:Winner (band)]" not in result.prompt
+
+
+def test_pages_are_per_tenant(services):
+    with RetrievalPipeline.from_services(services, preset="documents") as pipe:
+        result = pipe.run(QUESTION, tenant="elsewhere", budget=400, debug=True)
+    assert result.fused == [] and "[S:" not in result.prompt.replace("[S:id]", "")
