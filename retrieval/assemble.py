@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from agent_memory.errors import BudgetError
 from agent_memory.records import MemoryItem, Triple
+from agent_memory.text import has_cjk
 from agent_memory.tokens import TokenCounter
 
 from .compress import compress
@@ -29,9 +30,9 @@ class Entry:
     text: str
     rank: float
     passage: Passage | None = None
-    group: str | None = None  # session header this entry sits under
-    group_title: str = ""
-    order: tuple[int, int] = (0, 0)  # position inside its session: (turn seq, chunk index)
+    group: str | None = None  # session header (or document) this entry sits under
+    group_title: str = ""  # the header line; documents have none
+    order: tuple[int, int] = (0, 0)  # position inside its group: (turn seq, chunk index)
 
 
 @dataclass
@@ -111,7 +112,8 @@ def _render_entries(entries: list[Entry], grouped: bool) -> str:
     if not grouped:
         return "\n".join(e.text for e in entries)
     # Turns of one session sit together, oldest first, under one dated header: the date is
-    # then written once, and temporal questions read in order.
+    # then written once, and temporal questions read in order. Chunks of one document sit
+    # together in document order, where the first of them ranked; neighbours join up.
     lines: list[str] = []
     order: list[str | None] = []
     groups: dict[str | None, list[Entry]] = {}
@@ -131,11 +133,40 @@ def _render_entries(entries: list[Entry], grouped: bool) -> str:
             lines.append(groups[None][emitted_ungrouped].text)
             emitted_ungrouped += 1
             continue
-        members = groups[key]
-        lines.append(members[0].group_title)
-        members.sort(key=lambda e: e.order)
-        lines.extend(e.text for e in members)
+        members = sorted(groups[key], key=lambda e: e.order)
+        if members[0].group_title:
+            lines.append(members[0].group_title)
+            lines.extend(e.text for e in members)
+        else:
+            lines.extend(_join_adjacent(members))
     return "\n".join(lines)
+
+
+def _join_adjacent(members: list[Entry]) -> list[str]:
+    """Consecutive whole chunks of one document become one passage: one tag instead of two,
+    the splitter's overlap written once, and a sentence cut at a chunk border whole again."""
+    lines: list[str] = []
+    previous: Entry | None = None
+    for entry in members:
+        joinable = (previous is not None and previous.passage is not None and entry.passage is not None
+                    and not previous.passage.compressed and not entry.passage.compressed
+                    and entry.order[1] == previous.order[1] + 1)
+        if joinable:
+            lines[-1] = _continue(lines[-1], entry.passage.text)
+        else:
+            lines.append(entry.text)
+        previous = entry
+    return lines
+
+
+def _continue(line: str, text: str, min_overlap: int = 8) -> str:
+    """``line`` followed by ``text`` minus the part ``line`` already ends with (chunk overlap)."""
+    longest = min(len(line), len(text))
+    for k in range(longest, min_overlap - 1, -1):
+        if line.endswith(text[:k]):
+            return line + text[k:]
+    joiner = "" if line and text and has_cjk(line[-1]) and has_cjk(text[0]) else " "
+    return line + joiner + text
 
 
 class Assembler:
@@ -258,6 +289,8 @@ class Assembler:
                     continue
             passage = self._passage(cand, text, line, compressed)
             order = (int(item.metadata.get("seq", 0) or 0), item.chunk_index)
+            if group is None and item.kind == "chunk":
+                group = f"doc:{item.source_id}"
             sections.passages.append(Entry(line, 100.0 - rank, passage, group, title, order))
             if group:
                 headers_used.add(group)

@@ -219,3 +219,37 @@ def test_unknown_preset_is_a_config_error_naming_it():
     with pytest.raises(ConfigError, match="'nope'") as info:
         load_preset("nope")
     assert "default" in str(info.value) and "fast" in str(info.value)
+
+
+# ---- assembly: chunks of one document -------------------------------------------------------------------
+
+
+def _chunk(item_id: str, index: int, text: str, start: int) -> MemoryItem:
+    return MemoryItem(id=item_id, tenant="default", source_id="doc", kind="chunk", text=text, chunk_index=index,
+                      start=start, end=start + len(text))
+
+
+def test_adjacent_chunks_of_a_document_join_in_document_order_with_the_overlap_once():
+    from retrieval.assemble import Assembler
+
+    first = _chunk("c0", 0, "Winner is a South Korean boy group formed in 2013 by YG Entertainment.", 0)
+    # The splitter's overlap: the second chunk repeats the end of the first.
+    second = _chunk("c1", 1, "formed in 2013 by YG Entertainment. It has four members.", 36)
+    other = MemoryItem(id="o", tenant="default", source_id="other", kind="chunk", text="Unrelated note.")
+    ranked = [Candidate(item=second, final=3.0), Candidate(item=other, final=2.0), Candidate(item=first, final=1.0)]
+    result = Assembler(COUNTER, RetrievalConfig()).assemble("Who formed Winner?", 500, facts=[], summaries=[],
+                                                           passages=ranked, recent=[], entities=[])
+    body = result.prompt.split("## Retrieved passages\n")[1].split("\n\n")[0].splitlines()
+    assert body == ["[S:doc] Winner is a South Korean boy group formed in 2013 by YG Entertainment. "
+                    "It has four members.", "[S:other] Unrelated note."]
+    assert result.total_tokens == COUNTER.count(result.prompt) <= 500
+
+
+def test_chunks_with_a_gap_between_them_stay_apart_in_document_order():
+    from retrieval.assemble import Assembler
+
+    ranked = [Candidate(item=_chunk("c2", 2, "Third part.", 200), final=2.0),
+              Candidate(item=_chunk("c0", 0, "First part.", 0), final=1.0)]
+    result = Assembler(COUNTER, RetrievalConfig()).assemble("q?", 500, facts=[], summaries=[], passages=ranked,
+                                                           recent=[], entities=[])
+    assert "[S:doc] First part.\n[S:doc] Third part." in result.prompt
