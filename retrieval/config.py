@@ -39,6 +39,8 @@ class RetrievalConfig(BaseModel):
     link_top: int = Field(default=3, ge=0, description="how many of the best passages have their links followed")
     neighbours: int = Field(default=1, ge=0, description="turns pulled in on each side of a strong turn")
     neighbour_top: int = Field(default=5, ge=0, description="how many of the best turns get neighbours")
+    chunk_neighbours: int = Field(default=0, ge=0, description="chunks of the same document pulled in on each side of a strong chunk")
+    chunk_neighbour_top: int = Field(default=1, ge=0, description="how many of the best chunks get neighbours")
     near_duplicate: float = Field(default=0.95, gt=0, le=1)
     min_compressed_tokens: int = 24
     max_passage_share: float = Field(default=1.0, gt=0, le=1,

@@ -25,6 +25,16 @@ log = logging.getLogger(__name__)
 MAX_LINKS_PER_PASSAGE = 5
 
 
+def _spread(candidates: list[Candidate], by_source: dict[str, float], signal: str) -> None:
+    """Give a source-level score to every candidate of that source (the page, not one chunk)."""
+    if not by_source:
+        return
+    for cand in candidates:
+        value = by_source.get(cand.item.source_id)
+        if value is not None and value > cand.route_scores.get(signal, 0.0):
+            cand.route_scores[signal] = value
+
+
 class RetrievalPipeline:
     def __init__(self, services, config: RetrievalConfig, *, reranker: Reranker | None = None,
                  recent_turns: Callable[[str, str, int], list[MemoryItem]] | None = None,
@@ -97,6 +107,7 @@ class RetrievalPipeline:
         top = fused[: self.config.rerank_top]
         for cand in fused[self.config.rerank_top:]:
             decisions.append(Decision("rerank", cand.item.id, "cut", f"below the top {self.config.rerank_top}"))
+        _spread(top, outputs.get("graph", RouteOutput()).sources, "graph")
         reranked = self.reranker.rerank(question, query.dense, top)
         lap("rerank")
         if self.pages is not None and self.config.link_top and self.config.link_signal:
@@ -178,26 +189,42 @@ class RetrievalPipeline:
         return np.vstack([c.vector for c in candidates])
 
     def _add_neighbours(self, ranked: list[Candidate], flt: SearchFilter, decisions: list[Decision]) -> list[Candidate]:
-        """Turns next to the strongest turns are cheap context: insert them right after their anchor."""
-        if not self.config.neighbours or not self.config.neighbour_top:
-            return ranked
-        present = {c.item.id for c in ranked}
-        anchors = [c for c in ranked if c.item.kind == "turn" and c.item.metadata.get("session_id")]
-        anchors = anchors[: self.config.neighbour_top]
+        """Turns next to the strongest turns, and chunks next to the strongest chunks, are cheap
+        context (a reply answers its neighbour; an answer runs past a chunk border): each is
+        inserted right after its anchor."""
         extra: dict[str, list[Candidate]] = {}
-        for anchor in anchors:
-            meta = anchor.item.metadata
-            entries = self.services.catalog.session_neighbours(flt.tenant, meta["session_id"], int(meta.get("seq", 0)),
-                                                               self.config.neighbours, self.config.neighbours)
-            ids = [i for e in entries for i in e.item_ids if i not in present]
-            for item in self.services.vectors.get(ids) if ids else []:
-                if not passes(item, flt):
+        present = {c.item.id for c in ranked}
+
+        def insert(anchor: Candidate, items: list[MemoryItem]) -> None:
+            for item in items:
+                if item.id in present or not passes(item, flt):
                     continue
                 present.add(item.id)
                 cand = Candidate(item=item, final=anchor.final * 0.5, note=f"neighbour of {anchor.item.source_id}")
                 extra.setdefault(anchor.item.id, []).append(cand)
                 decisions.append(Decision("neighbours", item.source_id, "added",
-                                          f"next to strong turn {anchor.item.source_id}"))
+                                          f"next to strong {anchor.item.kind} {anchor.item.source_id}"))
+
+        if self.config.neighbours and self.config.neighbour_top:
+            turns = [c for c in ranked if c.item.kind == "turn" and c.item.metadata.get("session_id")]
+            for anchor in turns[: self.config.neighbour_top]:
+                meta = anchor.item.metadata
+                entries = self.services.catalog.session_neighbours(
+                    flt.tenant, meta["session_id"], int(meta.get("seq", 0)), self.config.neighbours,
+                    self.config.neighbours)
+                ids = [i for e in entries for i in e.item_ids if i not in present]
+                insert(anchor, self.services.vectors.get(ids) if ids else [])
+        if self.config.chunk_neighbours and self.config.chunk_neighbour_top:
+            chunks = [c for c in ranked if c.item.kind == "chunk"][: self.config.chunk_neighbour_top]
+            for anchor in chunks:
+                entry = self.services.catalog.get(flt.tenant, anchor.item.source_id)
+                if entry is None:
+                    continue
+                ids = [i for i in entry.item_ids if i not in present]
+                siblings = [i for i in (self.services.vectors.get(ids) if ids else [])
+                            if i.kind == "chunk" and 0 < abs(i.chunk_index - anchor.item.chunk_index)
+                            <= self.config.chunk_neighbours]
+                insert(anchor, sorted(siblings, key=lambda i: i.chunk_index))
         if not extra:
             return ranked
         out: list[Candidate] = []
@@ -207,30 +234,31 @@ class RetrievalPipeline:
         return out
 
     def _follow_links(self, query: Query, ranked: list[Candidate], decisions: list[Decision]) -> list[Candidate]:
-        """Pages of the entities the best passages name get a link score, and join the
-        candidates if no route found them; then the candidates are reranked with it."""
+        """Pages of the entities the best passages name get a link score (every candidate chunk
+        of the page; its lead chunk joins the candidates if none is there), then the candidates
+        are reranked with it."""
         anchors = [c for c in ranked if c.item.kind == "chunk"][: self.config.link_top]
-        by_id = {c.item.id: c for c in ranked}
-        linked = False
+        present = {c.item.source_id for c in ranked}
+        strengths: dict[str, float] = {}
         for rank, anchor in enumerate(anchors):
             strength = 1.0 / (rank + 1)
             found = self.pages.named_in(query.tenant, anchor.item.text, exclude={anchor.item.source_id})
             for name, items in list(found.items())[:MAX_LINKS_PER_PASSAGE]:
                 for item in items:
-                    if not passes(item, query.flt):
+                    if not passes(item, query.flt) or strengths.get(item.source_id, 0.0) >= strength:
                         continue
-                    cand = by_id.get(item.id)
-                    if cand is None:
-                        cand = by_id[item.id] = Candidate(item=item)
-                        ranked.append(cand)
-                        decisions.append(Decision("links", item.source_id, "added",
-                                                  f"page of {name!r}, named in {anchor.item.source_id}"))
-                    if strength > cand.route_scores.get("links", 0.0):
-                        cand.route_scores["links"] = strength
-                        cand.note = f"page of {name!r}, named in {anchor.item.source_id}"
-                    linked = True
-        if not linked:
+                    why = f"page of {name!r}, named in {anchor.item.source_id}"
+                    if item.source_id not in present:
+                        present.add(item.source_id)
+                        ranked.append(Candidate(item=item, note=why))
+                        decisions.append(Decision("links", item.source_id, "added", why))
+                    strengths[item.source_id] = strength
+                    for cand in ranked:
+                        if cand.item.source_id == item.source_id and not cand.note:
+                            cand.note = why
+        if not strengths:
             return ranked
+        _spread(ranked, strengths, "links")
         return self.reranker.rerank(query.text, query.dense, ranked)
 
     def _catalog_recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:

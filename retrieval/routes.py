@@ -31,6 +31,9 @@ class Query:
 class RouteOutput:
     hits: list[ScoredItem] = field(default_factory=list)
     facts: list[Triple] = field(default_factory=list)
+    # Scores that belong to a whole source (an entity's page), not to the one item returned:
+    # every candidate chunk of that source carries them into the reranker.
+    sources: dict[str, float] = field(default_factory=dict)
 
 
 class Route(Protocol):
@@ -128,6 +131,7 @@ class GraphRoute:
     def recall(self, query: Query, limit: int) -> RouteOutput:
         scores: dict[str, float] = {}
         items: dict[str, MemoryItem] = {}
+        pages: dict[str, float] = {}
 
         def add(item: MemoryItem, score: float) -> None:
             if passes(item, query.flt) and score > scores.get(item.id, 0.0):
@@ -141,6 +145,7 @@ class GraphRoute:
             for found in self.pages.of_names(query.tenant, named).values():
                 for item in found:
                     add(item, self.PAGE)
+                    pages[item.source_id] = self.PAGE
         ranked = self._facts(query, limit)
         behind = list(dict.fromkeys(t.item_id for t in ranked if t.item_id))
         fact_items = {i.id: i for i in self.vectors.get(behind)} if behind else {}
@@ -159,8 +164,10 @@ class GraphRoute:
             for found in self.pages.of_names(query.tenant, neighbours).values():
                 for item in found:
                     add(item, self.NEIGHBOUR_PAGE)
+                    pages.setdefault(item.source_id, self.NEIGHBOUR_PAGE)
         best = sorted(scores, key=lambda k: (-scores[k], k))[:limit]
-        return RouteOutput(hits=[ScoredItem(item=items[i], score=scores[i]) for i in best], facts=ranked[:limit])
+        return RouteOutput(hits=[ScoredItem(item=items[i], score=scores[i]) for i in best], facts=ranked[:limit],
+                           sources={s: v for s, v in pages.items() if any(items[i].source_id == s for i in best)})
 
     def _facts(self, query: Query, limit: int) -> list[Triple]:
         if not query.entities:

@@ -81,3 +81,24 @@ def test_pages_are_per_tenant(services):
     with RetrievalPipeline.from_services(services, preset="documents") as pipe:
         result = pipe.run(QUESTION, tenant="elsewhere", budget=400, debug=True)
     assert result.fused == [] and "[S:" not in result.prompt.replace("[S:id]", "")
+
+
+def test_chunks_next_to_the_best_chunk_join_it_in_document_order(services):
+    from retrieval.config import load_preset
+
+    parts = [f"Part {n} of the Hangar manual. " + " ".join(f"Filler sentence {n}.{k} about hangar doors." for k in range(30))
+             for n in range(3)]
+    parts[1] += " The hangar door code is 4471."
+    IngestionPipeline(services).ingest_documents([Document(source_id="manual", text="\n\n".join(parts),
+                                                           tenant="chunks")])
+    entry = services.catalog.get("chunks", "manual")
+    assert len(entry.item_ids) >= 3  # several chunks (plus the summary)
+    config = load_preset("documents", dense={"limit": 1}, keyword={"limit": 1}, chunk_neighbours=1)
+    with RetrievalPipeline(services, config) as pipe:
+        result = pipe.run("What is the hangar door code?", tenant="chunks", budget=2000, debug=True)
+    added = [d for d in result.decisions if d.stage == "neighbours"]
+    assert added and all(d.target == "manual" and "next to strong chunk manual" in d.reason for d in added)
+    # The anchor and its neighbours are one document: they render in document order, joined.
+    section = result.prompt.split("## Retrieved passages\n")[1].split("\n\n")[0]
+    assert section.count("[S:manual]") == 1 and len(result.passages) >= 2
+    assert "4471" in result.prompt and result.total_tokens <= 2000
