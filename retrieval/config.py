@@ -37,6 +37,8 @@ class RetrievalConfig(BaseModel):
     link_signal: float = Field(default=3.0, ge=0,
                                description="rerank bonus for the page of an entity a top passage names")
     link_top: int = Field(default=3, ge=0, description="how many of the best passages have their links followed")
+    speaker_prior: dict[str, float] = Field(default_factory=dict,
+                                            description="rerank offset for turns by a speaker, e.g. {'assistant': -0.5}")
     neighbours: int = Field(default=1, ge=0, description="turns pulled in on each side of a strong turn")
     neighbour_top: int = Field(default=5, ge=0, description="how many of the best turns get neighbours")
     chunk_neighbours: int = Field(default=0, ge=0, description="chunks of the same document pulled in on each side of a strong chunk")
@@ -64,7 +66,9 @@ PRESETS: dict[str, dict] = {
                            "shares": {"facts": 0.0, "summaries": 0.0, "recent": 0.0}},
     # Conversation memory: deep candidate lists so the context terms of the reranker see whole
     # sessions; turns are the evidence, so summaries and graph facts don't take their room.
+    # An assistant's turns mostly restate what it was asked; the user's turns hold the user's facts.
     "conversation": {"dense": {"limit": 250}, "keyword": {"limit": 250}, "rerank_top": 400, "neighbours": 0,
+                     "speaker_prior": {"assistant": -1.0},
                      "summaries": {"enabled": False}, "graph": {"enabled": False}},
     # Plain hybrid search without graph and summaries: cheapest.
     "fast": {"graph": {"enabled": False}, "summaries": {"enabled": False}, "rerank_top": 60},

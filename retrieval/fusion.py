@@ -56,7 +56,9 @@ class DefaultReranker:
 
     def __init__(self, vectors_for: Callable[[Sequence[Candidate]], np.ndarray], weights: dict[str, float],
                  neighbour_weight: float = 0.3, session_weight: float = 0.4, session_top: int = 3,
-                 speaker_weight: float = 0.5, graph_weight: float = 0.0, link_weight: float = 0.0) -> None:
+                 speaker_weight: float = 0.5, graph_weight: float = 0.0, link_weight: float = 0.0,
+                 speaker_prior: dict[str, float] | None = None) -> None:
+        self.speaker_prior = {k.lower(): v for k, v in (speaker_prior or {}).items()}
         self.vectors_for = vectors_for
         self.graph_weight = graph_weight
         self.link_weight = link_weight
@@ -84,6 +86,9 @@ class DefaultReranker:
                 score += weight * _standardize(signals[name])
         score = self._with_context(candidates, score)
         score = score + self.speaker_weight * _speaker_named(query, candidates)
+        if self.speaker_prior:
+            score = score + np.array([self.speaker_prior.get(str(c.item.metadata.get("speaker", "")).lower(), 0.0)
+                                      if c.item.kind == "turn" else 0.0 for c in candidates])
         # Entity links are evidence similarity cannot see: a page the question or a top
         # passage names. Raw route scores in [0, 1], not standardized: most candidates have none.
         for route, weight in (("graph", self.graph_weight), ("links", self.link_weight)):

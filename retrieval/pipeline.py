@@ -49,6 +49,7 @@ class RetrievalPipeline:
         self.reranker = reranker or DefaultReranker(self._candidate_vectors, config.rerank_weights,
                                                     config.context_neighbour, config.context_session,
                                                     speaker_weight=config.speaker_named,
+                                                    speaker_prior=config.speaker_prior,
                                                     graph_weight=config.graph_signal if config.graph.enabled else 0.0,
                                                     link_weight=config.link_signal if config.graph.enabled else 0.0)
         self.assembler = Assembler(self.counter, config)

@@ -253,3 +253,21 @@ def test_chunks_with_a_gap_between_them_stay_apart_in_document_order():
     result = Assembler(COUNTER, RetrievalConfig()).assemble("q?", 500, facts=[], summaries=[], passages=ranked,
                                                            recent=[], entities=[])
     assert "[S:doc] First part.\n[S:doc] Third part." in result.prompt
+
+
+def test_speaker_prior_ranks_the_users_turn_above_the_assistants_echo():
+    from retrieval.fusion import DefaultReranker
+
+    def turn(item_id: str, speaker: str) -> Candidate:
+        return Candidate(item=MemoryItem(id=item_id, tenant="default", source_id=f"s/{item_id}", kind="turn",
+                                         text="I moved to Lisbon in March.", metadata={"speaker": speaker}))
+
+    def order(prior):
+        reranker = DefaultReranker(lambda cands: np.ones((len(cands), 3), dtype=np.float32),
+                                   {"dense": 1.0, "keyword": 0.3, "terms": 0.3}, speaker_prior=prior)
+        ranked = reranker.rerank("Where did I move?", np.ones(3, dtype=np.float32),
+                                 [turn("a", "assistant"), turn("u", "user")])
+        return [c.item.id for c in ranked]
+
+    assert order({"Assistant": -1.0}) == ["u", "a"]
+    assert order({"user": -1.0}) == ["a", "u"]
