@@ -36,6 +36,7 @@ class RetrievalConfig(BaseModel):
     graph_signal: float = Field(default=2.0, ge=0, description="rerank bonus per unit of graph route score")
     link_signal: float = Field(default=3.0, ge=0,
                                description="rerank bonus for the page of an entity a top passage names")
+    link_from_pages: bool = Field(default=True, description="links from a page the question names count in full")
     link_top: int = Field(default=3, ge=0, description="how many of the best passages have their links followed")
     speaker_prior: dict[str, float] = Field(default_factory=dict,
                                             description="rerank offset for turns by a speaker, e.g. {'assistant': -0.5}")

@@ -242,7 +242,8 @@ class RetrievalPipeline:
         present = {c.item.source_id for c in ranked}
         strengths: dict[str, float] = {}
         for rank, anchor in enumerate(anchors):
-            strength = 1.0 / (rank + 1)
+            # A page the question itself names is the surest start of a bridge, wherever it ranks.
+            strength = max(1.0 / (rank + 1), anchor.route_scores.get("graph", 0.0) if self.config.link_from_pages else 0.0)
             found = self.pages.named_in(query.tenant, anchor.item.text, exclude={anchor.item.source_id})
             for name, items in list(found.items())[:MAX_LINKS_PER_PASSAGE]:
                 for item in items:
