@@ -33,6 +33,7 @@ class RetrievalConfig(BaseModel):
     context_session: float = 0.4
     speaker_named: float = Field(default=0.5, ge=0, description="boost for turns by a speaker the question names")
     graph_hops: int = Field(default=1, ge=1, le=2, description="how far the graph route walks from the question's entities")
+    graph_seeds: int = Field(default=3, ge=1, description="question entities the graph walk starts from, longest first")
     graph_signal: float = Field(default=2.0, ge=0, description="rerank bonus per unit of graph route score")
     link_signal: float = Field(default=3.0, ge=0,
                                description="rerank bonus for the page of an entity a top passage names")

@@ -62,7 +62,8 @@ class RetrievalPipeline:
         if config.keyword.enabled:
             self.routes["keyword"] = KeywordRoute(services.vectors)
         if config.graph.enabled:
-            self.routes["graph"] = GraphRoute(services.graph, services.vectors, self.pages, hops=config.graph_hops)
+            self.routes["graph"] = GraphRoute(services.graph, services.vectors, self.pages, hops=config.graph_hops,
+                                            max_seeds=config.graph_seeds)
         if config.summaries.enabled:
             self.routes["summaries"] = SummaryRoute(services.vectors, session_summaries)
         if config.recent.enabled:

@@ -121,8 +121,10 @@ class GraphRoute:
     name = "graph"
     PAGE, NEIGHBOUR_PAGE, BEHIND_FACTS = 1.0, 0.5, 0.5
 
-    def __init__(self, graph, vectors, pages=None, hops: int = 2, neighbour_pages: int = 5) -> None:
+    def __init__(self, graph, vectors, pages=None, hops: int = 2, neighbour_pages: int = 5,
+                 max_seeds: int = 3) -> None:
         self.graph = graph
+        self.max_seeds = max_seeds
         self.vectors = vectors
         self.pages = pages
         self.hops = hops
@@ -172,7 +174,10 @@ class GraphRoute:
     def _facts(self, query: Query, limit: int) -> list[Triple]:
         if not query.entities:
             return []
-        triples = self.graph.neighbourhood(query.tenant, query.entities, hops=self.hops, limit=limit * 4)
+        # Longest names first (see entities_in_question): each seed costs two lookups, and the
+        # specific names carry the question; "film" or "American" add cost, not evidence.
+        seeds = query.entities[: self.max_seeds]
+        triples = self.graph.neighbourhood(query.tenant, seeds, hops=self.hops, limit=limit * 4)
         if query.flt.source_ids is not None:
             allowed = set(query.flt.source_ids)
             triples = [t for t in triples if t.source_id in allowed]
