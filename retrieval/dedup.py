@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from agent_memory.text import words
+
 from .types import Candidate, Decision
 
 
@@ -26,9 +28,15 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                     break
             if reason is None and vectors is not None and kept_rows:
                 sims = vectors[kept_rows] @ vectors[row]
-                best = int(np.argmax(sims))
-                if sims[best] >= near_duplicate:
-                    reason = f"near-duplicate of {kept[best].item.id} (cosine {sims[best]:.3f})"
+                # Cosine alone is not enough: some embedders (e5) put distinct passages of one
+                # topic above 0.95. A near-duplicate must also say nearly the same words.
+                for best in np.flatnonzero(sims >= near_duplicate)[np.argsort(-sims[sims >= near_duplicate])]:
+                    other = kept[int(best)].item
+                    shared = word_containment(other.text, item.text)
+                    if shared >= NEAR_DUPLICATE_WORDS:
+                        reason = (f"near-duplicate of {other.id} (cosine {sims[best]:.3f},"
+                                  f" {shared:.0%} of words shared)")
+                        break
         if reason:
             decisions.append(Decision("dedup", item.id, "dropped", reason))
             continue
@@ -38,6 +46,17 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
         if item.content_hash:
             seen_hashes[item.content_hash] = item.id
     return kept
+
+
+NEAR_DUPLICATE_WORDS = 0.8
+
+
+def word_containment(a: str, b: str) -> float:
+    """Share of the shorter text's distinct words that the other text also has."""
+    wa, wb = set(words(a)), set(words(b))
+    if not wa or not wb:
+        return 1.0 if wa == wb else 0.0
+    return len(wa & wb) / min(len(wa), len(wb))
 
 
 def _overlap(a, b) -> float:

@@ -140,22 +140,37 @@ def test_near_duplicate_vectors_drop_the_later_one():
                        dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     decisions: list[Decision] = []
-    kept = deduplicate(candidates(item("a"), item("b"), item("a-copy"), item("mix")), vectors, 0.95, decisions)
+    def four():
+        return candidates(item("a", text="the sensor draws 9 mA"), item("b", text="the probe reads humidity"),
+                          item("a-copy", text="The sensor draws 9 mA."), item("mix", text="the probe reads humidity daily"))
+
+    kept = deduplicate(four(), vectors, 0.95, decisions)
     assert [c.item.id for c in kept] == ["a", "b", "mix"]
     [decision] = decisions
     assert decision.target == "a-copy" and decision.action == "dropped"
     assert decision.reason.startswith("near-duplicate of a (cosine 0.99")
     # A looser threshold merges the mix too (cosine 0.8 with b); a strict one keeps everything.
-    assert [c.item.id for c in deduplicate(candidates(item("a"), item("b"), item("a-copy"), item("mix")),
-                                           vectors, 0.75, [])] == ["a", "b"]
-    assert len(deduplicate(candidates(item("a"), item("b"), item("a-copy"), item("mix")), vectors, 1.0, [])) == 4
+    assert [c.item.id for c in deduplicate(four(), vectors, 0.75, [])] == ["a", "b"]
+    assert len(deduplicate(four(), vectors, 1.0, [])) == 4
+
+
+def test_close_vectors_with_different_words_are_not_duplicates():
+    # Two chunks of one article under an embedder whose cosines run high (e5: 0.952 here).
+    vectors = np.array([[1.0, 0.0], [0.952, 0.306]], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    first = item("c0", "fish", text="The fish lives 300 to 610 metres deep and has a large black spot.", start=0, end=65)
+    second = item("c1", "fish", text="It spawns from February to April and is caught in great numbers.", start=60, end=125)
+    decisions: list[Decision] = []
+    assert [c.item.id for c in deduplicate(candidates(first, second), vectors, 0.95, decisions)] == ["c0", "c1"]
+    assert decisions == []
 
 
 def test_dropped_candidate_does_not_shadow_later_ones():
     # b is dropped as a copy of a; c, identical to b by vector but not to a, must be compared with kept rows only.
     vectors = np.array([[1.0, 0.0], [0.96, 0.28], [0.8, 0.6]], dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    kept = deduplicate(candidates(item("a"), item("b"), item("c")), vectors, 0.95, [])
+    kept = deduplicate(candidates(item("a", text="same words here"), item("b", text="same words here"),
+                                  item("c", text="same words here")), vectors, 0.95, [])
     assert [c.item.id for c in kept] == ["a", "c"]
 
 
