@@ -82,3 +82,9 @@ def _stem(word: str) -> str:
 def keyword_terms(text: str) -> list[str]:
     """Content words with English words stemmed ("researching" → "research"): keyword matching units."""
     return [_stem(w) for w in content_words(text)]
+
+
+@functools.lru_cache(maxsize=20000)
+def keyword_set(text: str) -> frozenset[str]:
+    """A passage's distinct keyword terms, kept: the same passages come back question after question."""
+    return frozenset(keyword_terms(text))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agent_memory.text import words
+from agent_memory.text import keyword_set
 
 from .types import Candidate, Decision
 
@@ -52,8 +52,8 @@ NEAR_DUPLICATE_WORDS = 0.8
 
 
 def word_containment(a: str, b: str) -> float:
-    """Share of the shorter text's distinct words that the other text also has."""
-    wa, wb = set(words(a)), set(words(b))
+    """Share of the shorter text's distinct keyword terms that the other text also has."""
+    wa, wb = keyword_set(a), keyword_set(b)
     if not wa or not wb:
         return 1.0 if wa == wb else 0.0
     return len(wa & wb) / min(len(wa), len(wb))

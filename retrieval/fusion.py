@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from agent_memory.text import keyword_terms
+from agent_memory.text import keyword_set, keyword_terms
 
 from .types import Candidate
 
@@ -160,18 +159,12 @@ class CrossEncoderReranker:
         return sorted(candidates, key=lambda c: -c.final)
 
 
-@functools.lru_cache(maxsize=20000)
-def _term_set(text: str) -> frozenset[str]:
-    """A passage's terms, kept: the same passages come back question after question."""
-    return frozenset(keyword_terms(text))
-
-
 def term_coverage(query: str, texts: Sequence[str]) -> list[float]:
     """Share of the query's content words (IDF-weighted within the candidates) each text contains."""
     q_terms = list(dict.fromkeys(keyword_terms(query)))
     if not q_terms:
         return [0.0] * len(texts)
-    docs = [_term_set(t) for t in texts]
+    docs = [keyword_set(t) for t in texts]
     n = len(docs)
     idf = {w: math.log(1 + n / (1 + sum(1 for d in docs if w in d))) for w in q_terms}
     total = sum(idf.values()) or 1.0
