@@ -74,7 +74,6 @@ def _stemmer():
 
 
 @functools.lru_cache(maxsize=200_000)
-@functools.lru_cache(maxsize=65536)  # the pure-Python stemmer is the cost of keyword matching
 def _stem(word: str) -> str:
     return _stemmer().stemWord(word) if word.isascii() and word.isalpha() else word
 

@@ -30,7 +30,8 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                 sims = vectors[kept_rows] @ vectors[row]
                 # Cosine alone is not enough: some embedders (e5) put distinct passages of one
                 # topic above 0.95. A near-duplicate must also say nearly the same words.
-                for best in np.flatnonzero(sims >= near_duplicate)[np.argsort(-sims[sims >= near_duplicate])]:
+                close = np.flatnonzero(sims >= near_duplicate)
+                for best in close[np.argsort(-sims[close])]:
                     other = kept[int(best)].item
                     shared = word_containment(other.text, item.text)
                     if shared >= NEAR_DUPLICATE_WORDS:

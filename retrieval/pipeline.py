@@ -242,6 +242,7 @@ class RetrievalPipeline:
         anchors = [c for c in ranked if c.item.kind == "chunk"][: self.config.link_top]
         present = {c.item.source_id for c in ranked}
         strengths: dict[str, float] = {}
+        reasons: dict[str, str] = {}
         for rank, anchor in enumerate(anchors):
             # A page the question itself names is the surest start of a bridge, wherever it ranks.
             strength = max(1.0 / (rank + 1), anchor.route_scores.get("graph", 0.0) if self.config.link_from_pages else 0.0)
@@ -253,15 +254,16 @@ class RetrievalPipeline:
                     why = f"page of {name!r}, named in {anchor.item.source_id}"
                     if item.source_id not in present:
                         present.add(item.source_id)
-                        ranked.append(Candidate(item=item, note=why))
+                        ranked.append(Candidate(item=item))
                         decisions.append(Decision("links", item.source_id, "added", why))
                     strengths[item.source_id] = strength
-                    for cand in ranked:
-                        if cand.item.source_id == item.source_id and not cand.note:
-                            cand.note = why
+                    reasons.setdefault(item.source_id, why)
         if not strengths:
             return ranked
         _spread(ranked, strengths, "links")
+        for cand in ranked:
+            if not cand.note and cand.item.source_id in reasons:
+                cand.note = reasons[cand.item.source_id]
         return self.reranker.rerank(query.text, query.dense, ranked)
 
     def _catalog_recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:

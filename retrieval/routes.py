@@ -133,7 +133,7 @@ class GraphRoute:
     def recall(self, query: Query, limit: int) -> RouteOutput:
         scores: dict[str, float] = {}
         items: dict[str, MemoryItem] = {}
-        pages: dict[str, float] = {}
+        page_scores: dict[str, float] = {}  # by source: the whole page carries its score
 
         def add(item: MemoryItem, score: float) -> None:
             if passes(item, query.flt) and score > scores.get(item.id, 0.0):
@@ -147,7 +147,7 @@ class GraphRoute:
             for found in self.pages.of_names(query.tenant, named).values():
                 for item in found:
                     add(item, self.PAGE)
-                    pages[item.source_id] = self.PAGE
+                    page_scores[item.source_id] = self.PAGE
         ranked = self._facts(query, limit)
         behind = list(dict.fromkeys(t.item_id for t in ranked if t.item_id))
         fact_items = {i.id: i for i in self.vectors.get(behind)} if behind else {}
@@ -166,10 +166,11 @@ class GraphRoute:
             for found in self.pages.of_names(query.tenant, neighbours).values():
                 for item in found:
                     add(item, self.NEIGHBOUR_PAGE)
-                    pages.setdefault(item.source_id, self.NEIGHBOUR_PAGE)
+                    page_scores.setdefault(item.source_id, self.NEIGHBOUR_PAGE)
         best = sorted(scores, key=lambda k: (-scores[k], k))[:limit]
+        returned = {items[i].source_id for i in best}
         return RouteOutput(hits=[ScoredItem(item=items[i], score=scores[i]) for i in best], facts=ranked[:limit],
-                           sources={s: v for s, v in pages.items() if any(items[i].source_id == s for i in best)})
+                           sources={s: v for s, v in page_scores.items() if s in returned})
 
     def _facts(self, query: Query, limit: int) -> list[Triple]:
         if not query.entities:
