@@ -29,11 +29,12 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
             if reason is None and vectors is not None and kept_rows:
                 sims = vectors[kept_rows] @ vectors[row]
                 # Cosine alone is not enough: some embedders (e5) put distinct passages of one
-                # topic above 0.95. A near-duplicate must also say nearly the same words.
+                # topic above 0.95. A near-duplicate must also say nearly the same words, and its
+                # own words: a longer passage that holds a kept short one adds what it lacks.
                 close = np.flatnonzero(sims >= near_duplicate)
                 for best in close[np.argsort(-sims[close])]:
                     other = kept[int(best)].item
-                    shared = word_containment(other.text, item.text)
+                    shared = words_covered(item.text, by=other.text)
                     if shared >= NEAR_DUPLICATE_WORDS:
                         reason = (f"near-duplicate of {other.id} (cosine {sims[best]:.3f},"
                                   f" {shared:.0%} of words shared)")
@@ -52,12 +53,12 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
 NEAR_DUPLICATE_WORDS = 0.8
 
 
-def word_containment(a: str, b: str) -> float:
-    """Share of the shorter text's distinct keyword terms that the other text also has."""
-    wa, wb = keyword_set(a), keyword_set(b)
-    if not wa or not wb:
-        return 1.0 if wa == wb else 0.0
-    return len(wa & wb) / min(len(wa), len(wb))
+def words_covered(text: str, by: str) -> float:
+    """Share of ``text``'s distinct keyword terms that ``by`` also has."""
+    own, other = keyword_set(text), keyword_set(by)
+    if not own:
+        return 1.0 if not other else 0.0
+    return len(own & other) / len(own)
 
 
 def _overlap(a, b) -> float:

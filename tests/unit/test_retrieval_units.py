@@ -142,7 +142,7 @@ def test_near_duplicate_vectors_drop_the_later_one():
     decisions: list[Decision] = []
     def four():
         return candidates(item("a", text="the sensor draws 9 mA"), item("b", text="the probe reads humidity"),
-                          item("a-copy", text="The sensor draws 9 mA."), item("mix", text="the probe reads humidity daily"))
+                          item("a-copy", text="The sensor draws 9 mA."), item("mix", text="The probe reads humidity."))
 
     kept = deduplicate(four(), vectors, 0.95, decisions)
     assert [c.item.id for c in kept] == ["a", "b", "mix"]
@@ -163,6 +163,21 @@ def test_close_vectors_with_different_words_are_not_duplicates():
     decisions: list[Decision] = []
     assert [c.item.id for c in deduplicate(candidates(first, second), vectors, 0.95, decisions)] == ["c0", "c1"]
     assert decisions == []
+
+
+def test_a_longer_passage_holding_a_kept_shorter_one_is_not_its_duplicate():
+    # The lead chunk of an article ranks under a short later chunk whose words it mostly holds:
+    # it adds the words the short one lacks (the answer), so both stay; a copy of the short one goes.
+    vectors = np.array([[1.0, 0.0], [0.967, 0.255], [0.99, 0.141]], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    short = item("c2", "plaza", text="In 1986 the bank built a new tower on the site, finished in 1988.")
+    lead = item("c0", "plaza", text="The plaza, formerly Norwest Center, stands in Minneapolis. In 1986 the bank "
+                                    "built a new tower on the site, finished in 1988, after a fire.")
+    copy = item("c9", "mirror", text="In 1986 the bank built a new tower on the site; finished 1988.")
+    decisions: list[Decision] = []
+    kept = deduplicate(candidates(short, lead, copy), vectors, 0.95, decisions)
+    assert [c.item.id for c in kept] == ["c2", "c0"]
+    assert [(d.target, d.action) for d in decisions] == [("c9", "dropped")]
 
 
 def test_dropped_candidate_does_not_shadow_later_ones():
