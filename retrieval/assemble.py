@@ -21,6 +21,7 @@ from agent_memory.tokens import TokenCounter
 from .compress import compress
 from .config import RetrievalConfig
 from .types import Candidate, Decision, Passage, PromptResult
+from .when import parse_stamp
 
 
 @dataclass
@@ -86,14 +87,8 @@ def compact_date(stamp: str) -> str:
     within a session); a stamp that does not parse stays as it is."""
     if not stamp:
         return ""
-    from dateutil import parser
-
-    try:
-        when = parser.parse(re.sub(r"\((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\)", " ", stamp).replace(" on ", " "),
-                            fuzzy=True)
-    except (ValueError, OverflowError):
-        return stamp
-    return f"{when.day} {when:%b %Y}"
+    when = parse_stamp(stamp)
+    return f"{when.day} {when:%b %Y}" if when else stamp
 
 
 def render(sections: Sections) -> tuple[str, dict[str, str]]:

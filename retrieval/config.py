@@ -41,6 +41,8 @@ class RetrievalConfig(BaseModel):
     link_top: int = Field(default=3, ge=0, description="how many of the best passages have their links followed")
     speaker_prior: dict[str, float] = Field(default_factory=dict,
                                             description="rerank offset for turns by a speaker, e.g. {'assistant': -0.5}")
+    time_signal: float = Field(default=3.0, ge=0,
+                               description="rerank bonus for turns dated inside the window the question names")
     neighbours: int = Field(default=1, ge=0, description="turns pulled in on each side of a strong turn")
     neighbour_top: int = Field(default=5, ge=0, description="how many of the best turns get neighbours")
     chunk_neighbours: int = Field(default=0, ge=0, description="chunks of the same document pulled in on each side of a strong chunk")

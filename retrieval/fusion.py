@@ -56,7 +56,8 @@ class DefaultReranker:
     def __init__(self, vectors_for: Callable[[Sequence[Candidate]], np.ndarray], weights: dict[str, float],
                  neighbour_weight: float = 0.3, session_weight: float = 0.4, session_top: int = 3,
                  speaker_weight: float = 0.5, graph_weight: float = 0.0, link_weight: float = 0.0,
-                 speaker_prior: dict[str, float] | None = None) -> None:
+                 speaker_prior: dict[str, float] | None = None, time_weight: float = 0.0) -> None:
+        self.time_weight = time_weight
         self.speaker_prior = {k.lower(): v for k, v in (speaker_prior or {}).items()}
         self.vectors_for = vectors_for
         self.graph_weight = graph_weight
@@ -90,7 +91,7 @@ class DefaultReranker:
                                       if c.item.kind == "turn" else 0.0 for c in candidates])
         # Entity links are evidence similarity cannot see: a page the question or a top
         # passage names. Raw route scores in [0, 1], not standardized: most candidates have none.
-        for route, weight in (("graph", self.graph_weight), ("links", self.link_weight)):
+        for route, weight in (("graph", self.graph_weight), ("links", self.link_weight), ("time", self.time_weight)):
             if weight:
                 score = score + weight * np.array([c.route_scores.get(route, 0.0) for c in candidates])
         for cand, value in zip(candidates, score):

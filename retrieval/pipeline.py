@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
@@ -19,6 +20,7 @@ from .fusion import DefaultReranker, Reranker, fuse
 from .pages import Pages
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
 from .types import Candidate, Decision, PromptResult
+from .when import Window, parse_stamp, question_window
 
 log = logging.getLogger(__name__)
 # A passage that names many entities is an index, not a bridge: follow its first few.
@@ -50,6 +52,7 @@ class RetrievalPipeline:
                                                     config.context_neighbour, config.context_session,
                                                     speaker_weight=config.speaker_named,
                                                     speaker_prior=config.speaker_prior,
+                                                    time_weight=config.time_signal,
                                                     graph_weight=config.graph_signal if config.graph.enabled else 0.0,
                                                     link_weight=config.link_signal if config.graph.enabled else 0.0)
         self.assembler = Assembler(self.counter, config)
@@ -110,6 +113,10 @@ class RetrievalPipeline:
         for cand in fused[self.config.rerank_top:]:
             decisions.append(Decision("rerank", cand.item.id, "cut", f"below the top {self.config.rerank_top}"))
         _spread(top, outputs.get("graph", RouteOutput()).sources, "graph")
+        window = self._mark_window(question, question_date, top) if self.config.time_signal else None
+        if window is not None:
+            decisions.append(Decision("time", window.phrase, "window",
+                                      f"items dated {window.start:%Y-%m-%d} to {window.end:%Y-%m-%d} rank higher"))
         reranked = self.reranker.rerank(question, query.dense, top)
         lap("rerank")
         if self.pages is not None and self.config.link_top and self.config.link_signal:
@@ -265,6 +272,19 @@ class RetrievalPipeline:
             if not cand.note and cand.item.source_id in reasons:
                 cand.note = reasons[cand.item.source_id]
         return self.reranker.rerank(query.text, query.dense, ranked)
+
+    def _mark_window(self, question: str, question_date: str | None, candidates: list[Candidate]) -> Window | None:
+        """Items dated inside the window the question names ("a couple of days ago", "in May 2023")
+        get a time score. Relative phrases count from the question's date, else from now."""
+        asked_on = parse_stamp(question_date) if question_date else datetime.now()
+        window = question_window(question, asked_on)
+        if window is None:
+            return None
+        for cand in candidates:
+            when = parse_stamp(cand.item.metadata.get("timestamp") or "")
+            if when is not None and window.holds(when):
+                cand.route_scores["time"] = 1.0
+        return window
 
     def _catalog_recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
         from agent_memory.working_memory import catalog_recent_turns

@@ -1,0 +1,63 @@
+"""A question's time phrase ranks the turns of its days first, on real stores and embeddings."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_memory.records import TurnRecord
+from ingest.pipeline import IngestionPipeline
+from retrieval.pipeline import RetrievalPipeline
+
+# The same kind of fact on four days: only the date tells the turns apart.
+DAYS = {"s-0301": "2023/03/01 (Wed) 19:00", "s-0322": "2023/03/22 (Wed) 19:00",
+        "s-0409": "2023/04/09 (Sun) 19:00", "s-0410": "2023/04/10 (Mon) 19:00"}
+DISHES = {"s-0301": "a mushroom risotto", "s-0322": "a lamb curry", "s-0409": "a lentil soup",
+          "s-0410": "a vegetable lasagna"}
+
+
+@pytest.fixture
+def pipeline(services):
+    turns = []
+    for session, stamp in DAYS.items():
+        turns.append(TurnRecord(session_id=session, turn_id="t0", speaker="user", timestamp=stamp,
+                                text=f"I cooked {DISHES[session]} for my friend Sam tonight."))
+        turns.append(TurnRecord(session_id=session, turn_id="t1", speaker="assistant", timestamp=stamp,
+                                text="That sounds lovely, Sam must have enjoyed it."))
+    IngestionPipeline(services).ingest_turns(turns)
+    with RetrievalPipeline.from_services(services, "conversation") as pipe:
+        yield pipe
+
+
+def _cooking_turns(result) -> list[str]:
+    return [row["source_id"] for row in result.fused if row["source_id"].endswith("/t0")]
+
+
+def test_a_relative_phrase_counts_from_the_question_date(pipeline):
+    result = pipeline.run("What did I cook for my friend Sam a couple of days ago?", tenant="default",
+                          budget=400, debug=True, question_date="2023/04/12 (Wed) 09:00")
+    # 9 to 11 April: both the soup and the lasagna are in the window; March is not.
+    assert set(_cooking_turns(result)[:2]) == {"s-0409/t0", "s-0410/t0"}
+    [window] = [d for d in result.decisions if d.stage == "time"]
+    assert window.target == "a couple of days ago" and "2023-04-09 to 2023-04-11" in window.reason
+
+
+def test_a_date_in_the_question_needs_no_question_date(pipeline):
+    result = pipeline.run("What did I cook for my friend Sam on 22 March, 2023?", tenant="default",
+                          budget=400, debug=True)
+    assert _cooking_turns(result)[0] == "s-0322/t0"
+
+
+def test_without_a_time_phrase_no_window_is_applied(pipeline):
+    result = pipeline.run("What did I cook for my friend Sam?", tenant="default", budget=400, debug=True,
+                          question_date="2023/04/12 (Wed) 09:00")
+    assert not [d for d in result.decisions if d.stage == "time"]
+    assert len(_cooking_turns(result)) == 4
+
+
+def test_the_window_can_be_switched_off(services, pipeline):
+    from retrieval.config import load_preset
+
+    with RetrievalPipeline(services, load_preset("conversation", time_signal=0.0)) as plain:
+        result = plain.run("What did I cook for my friend Sam on 22 March, 2023?", tenant="default",
+                           budget=400, debug=True)
+    assert not [d for d in result.decisions if d.stage == "time"]

@@ -1,0 +1,87 @@
+"""The time window a question names, and the timestamps it is matched against."""
+
+from datetime import datetime
+
+import pytest
+
+from retrieval.when import absolute_window, parse_stamp, question_window
+
+ASKED = datetime(2022, 4, 12, 22, 57)
+
+
+@pytest.mark.parametrize("stamp, expected", [
+    ("2023/02/12 (Sun) 14:44", datetime(2023, 2, 12, 14, 44)),
+    ("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56)),
+    ("2024-01-31T09:00:00+00:00", datetime(2024, 1, 31, 9, 0)),
+])
+def test_timestamps_of_each_transcript_format_parse(stamp, expected):
+    assert parse_stamp(stamp) == expected
+
+
+@pytest.mark.parametrize("stamp", ["", "   ", "no date here at all"])
+def test_a_stamp_without_a_date_is_none(stamp):
+    assert parse_stamp(stamp) is None
+
+
+def test_a_point_in_the_past_gets_a_margin_around_it():
+    window = question_window("I cooked something for my friend a couple of days ago. What was it?", ASKED)
+    assert window.phrase == "a couple of days ago"
+    assert window.holds(datetime(2022, 4, 10, 23, 24))
+    assert not window.holds(datetime(2022, 4, 5))
+    assert not window.holds(datetime(2022, 4, 12, 20))
+
+
+def test_months_ago_is_wider_than_days_ago():
+    window = question_window("What did I do with Rachel on the Wednesday two months ago?", ASKED)
+    assert window.holds(datetime(2022, 2, 2)) and window.holds(datetime(2022, 2, 25))
+    assert not window.holds(datetime(2022, 4, 1))
+
+
+@pytest.mark.parametrize("question, first_day", [
+    ("What trips did I take in the past three months?", datetime(2022, 1, 12)),
+    ("Which events did I join during the past month?", datetime(2022, 3, 13)),
+    ("What did I buy last week?", datetime(2022, 4, 5)),
+    ("What did I read this week?", datetime(2022, 4, 5)),
+])
+def test_a_span_runs_to_the_day_asked(question, first_day):
+    window = question_window(question, ASKED)
+    assert window.start == first_day
+    assert window.holds(datetime(2022, 4, 12, 23))
+    assert not window.holds(datetime(2022, 4, 13, 1))
+
+
+def test_yesterday_is_one_day():
+    window = question_window("What did I eat yesterday?", ASKED)
+    assert window.holds(datetime(2022, 4, 11, 12)) and not window.holds(datetime(2022, 4, 12, 1))
+
+
+@pytest.mark.parametrize("question, inside, outside", [
+    ("What painting did Melanie show on October 13, 2023?", datetime(2023, 10, 13, 19), datetime(2023, 10, 20)),
+    ("What did Maria mention on 31 July, 2023?", datetime(2023, 7, 31, 10), datetime(2023, 7, 20)),
+    ("What happened on 2023-05-02?", datetime(2023, 5, 3), datetime(2023, 5, 9)),
+    ("What did Nate share in November 2022?", datetime(2022, 11, 30), datetime(2022, 10, 31)),
+    ("What charity event did John organize in 2024?", datetime(2024, 6, 1), datetime(2023, 12, 31)),
+])
+def test_a_date_in_the_question_names_its_days_and_a_little_after(question, inside, outside):
+    window = absolute_window(question)
+    assert window.holds(inside), window
+    assert not window.holds(outside), window
+
+
+def test_a_date_needs_no_question_date_and_relative_phrases_do():
+    assert question_window("What did I do on 3 June, 2023?", None) is not None
+    assert question_window("What did I cook two days ago?", None) is None
+
+
+@pytest.mark.parametrize("question", [
+    "What is Caroline's favourite book?",
+    "May I ask what happened last time?",
+    "How many days did I spend in Hawaii?",
+    "What did she do on the 31st?",
+])
+def test_questions_without_a_time_phrase_have_no_window(question):
+    assert question_window(question, ASKED) is None
+
+
+def test_an_impossible_date_is_ignored():
+    assert absolute_window("What happened on 31 February, 2023?") is None
