@@ -47,8 +47,11 @@ class DefaultReranker:
     terms: the best neighbouring turn's score (a reply often holds the fact its neighbour
     asked about) and the strength of the turn's session (facts cluster by session). The
     weights were chosen on aggregate recall over LoCoMo conversations; see the closing note.
-    Last, entity links: the graph route's score and the link score of pages that a top
-    passage names (see retrieval/pages.py).
+    Then the length of a turn: beyond ``length_words`` words, a penalty per doubling (a long
+    turn takes the room of several short ones; chunks are bounded by the splitter). Last,
+    raw bonuses: the graph route's score, the link score of pages that a top passage names
+    (see retrieval/pages.py), and the time score of items dated inside the window the
+    question names (see retrieval/when.py).
     """
 
     name = "default"
@@ -56,8 +59,11 @@ class DefaultReranker:
     def __init__(self, vectors_for: Callable[[Sequence[Candidate]], np.ndarray], weights: dict[str, float],
                  neighbour_weight: float = 0.3, session_weight: float = 0.4, session_top: int = 3,
                  speaker_weight: float = 0.5, graph_weight: float = 0.0, link_weight: float = 0.0,
-                 speaker_prior: dict[str, float] | None = None, time_weight: float = 0.0) -> None:
+                 speaker_prior: dict[str, float] | None = None, time_weight: float = 0.0,
+                 length_weight: float = 0.0, length_words: int = 60) -> None:
         self.time_weight = time_weight
+        self.length_weight = length_weight
+        self.length_words = length_words
         self.speaker_prior = {k.lower(): v for k, v in (speaker_prior or {}).items()}
         self.vectors_for = vectors_for
         self.graph_weight = graph_weight
@@ -85,6 +91,8 @@ class DefaultReranker:
             if weight and name in signals:
                 score += weight * _standardize(signals[name])
         score = self._with_context(candidates, score)
+        if self.length_weight:
+            score = score - self.length_weight * _length_excess(candidates, self.length_words)
         score = score + self.speaker_weight * _speaker_named(query, candidates)
         if self.speaker_prior:
             score = score + np.array([self.speaker_prior.get(str(c.item.metadata.get("speaker", "")).lower(), 0.0)
@@ -133,6 +141,14 @@ def _speaker_named(query: str, candidates: list[Candidate]) -> np.ndarray:
     named = {s for s in speakers if s and f" {s.lower()} " in lowered}
     return np.array([1.0 if c.item.kind == "turn" and c.item.metadata.get("speaker") in named else 0.0
                      for c in candidates])
+
+
+def _length_excess(candidates: list[Candidate], words: int) -> np.ndarray:
+    """log2 of how many times longer than ``words`` a turn is (0 when shorter). Under a hard budget
+    a long turn must earn its room: an assistant's essay outweighs several of the user's facts.
+    Chunks are bounded by the splitter and are left alone."""
+    return np.array([max(0.0, math.log2(len(c.item.text.split()) / words)) if c.item.kind == "turn" and
+                     c.item.text.strip() else 0.0 for c in candidates])
 
 
 def _standardize(values: np.ndarray) -> np.ndarray:

@@ -53,6 +53,8 @@ class RetrievalPipeline:
                                                     speaker_weight=config.speaker_named,
                                                     speaker_prior=config.speaker_prior,
                                                     time_weight=config.time_signal,
+                                                    length_weight=config.length_signal,
+                                                    length_words=config.length_words,
                                                     graph_weight=config.graph_signal if config.graph.enabled else 0.0,
                                                     link_weight=config.link_signal if config.graph.enabled else 0.0)
         self.assembler = Assembler(self.counter, config)

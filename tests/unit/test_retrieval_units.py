@@ -301,3 +301,27 @@ def test_speaker_prior_ranks_the_users_turn_above_the_assistants_echo():
 
     assert order({"Assistant": -1.0}) == ["u", "a"]
     assert order({"user": -1.0}) == ["a", "u"]
+
+
+def test_a_long_turn_must_earn_its_room_but_a_chunk_is_left_alone():
+    from retrieval.fusion import DefaultReranker
+
+    fact = "I raised $5,000 for cancer research at the bike-a-thon."
+    essay = fact + " " + " ".join(f"Tip {n}: plan early, book a venue and thank volunteers." for n in range(30))
+
+    def cand(item_id: str, kind: str, text: str, route_score: float) -> Candidate:
+        return Candidate(item=MemoryItem(id=item_id, tenant="default", source_id=f"s/{item_id}", kind=kind,
+                                         text=text, metadata={"speaker": "assistant"} if kind == "turn" else {}),
+                         route_scores={"keyword": route_score})
+
+    def order(length_weight: float, kind: str) -> list[str]:
+        reranker = DefaultReranker(lambda cands: np.ones((len(cands), 3), dtype=np.float32),
+                                   {"dense": 1.0, "keyword": 1.0}, length_weight=length_weight, length_words=60)
+        # The essay scores a little higher by keyword: without the length term it comes first.
+        ranked = reranker.rerank("How much did I raise?", np.ones(3, dtype=np.float32),
+                                 [cand("essay", kind, essay, 2.0), cand("fact", kind, fact, 1.0)])
+        return [c.item.id for c in ranked]
+
+    assert order(0.0, "turn") == ["essay", "fact"]
+    assert order(3.0, "turn") == ["fact", "essay"]
+    assert order(3.0, "chunk") == ["essay", "fact"]
