@@ -46,6 +46,8 @@ class RetrievalConfig(BaseModel):
     length_signal: float = Field(default=3.0, ge=0,
                                  description="rerank penalty per doubling of a turn's length beyond length_words")
     length_words: int = Field(default=60, ge=1, description="turns up to this many words carry no length penalty")
+    dense_without_speakers: bool = Field(default=True,
+                                         description="the dense query leaves out the speaker names a question holds")
     neighbours: int = Field(default=1, ge=0, description="turns pulled in on each side of a strong turn")
     neighbour_top: int = Field(default=5, ge=0, description="how many of the best turns get neighbours")
     chunk_neighbours: int = Field(default=0, ge=0, description="chunks of the same document pulled in on each side of a strong chunk")

@@ -134,6 +134,20 @@ class DefaultReranker:
 _WORD = re.compile(r"\w+")
 
 
+# Roles, not names: "the user" in a question is a topic word, and LongMemEval's turns are all one of these.
+_ROLES = {"user", "assistant", "system", "tool", "human", "ai"}
+
+
+def without_names(question: str, names: Sequence[str]) -> str:
+    """The question without the given names (as written, with their possessive 's), spaces tidied."""
+    names = [n for n in names if len(n) > 2 and n.lower() not in _ROLES]
+    if not names:
+        return question
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+                         + r")(?:'s|’s)?\b")
+    return re.sub(r"\s{2,}", " ", pattern.sub("", question)).strip()
+
+
 def _speaker_named(query: str, candidates: list[Candidate]) -> np.ndarray:
     """1 for turns whose speaker the question names ("What did Caroline research?"), else 0."""
     lowered = " " + " ".join(_WORD.findall(query.lower())) + " "

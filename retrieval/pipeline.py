@@ -16,7 +16,7 @@ from agent_memory.records import MemoryItem, SearchFilter
 from .assemble import Assembler
 from .config import RetrievalConfig, load_preset
 from .dedup import deduplicate
-from .fusion import DefaultReranker, Reranker, fuse
+from .fusion import DefaultReranker, Reranker, fuse, without_names
 from .pages import Pages
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
 from .types import Candidate, Decision, PromptResult
@@ -102,7 +102,10 @@ class RetrievalPipeline:
             query.entities = self._question_entities(question, tenant)
         lap("encode")
 
+        decisions: list[Decision] = []
         outputs = self._run_routes(query)
+        if self.config.dense_without_speakers:
+            self._drop_speaker_names(query, outputs, decisions)
         lap("routes")
 
         weights = {name: getattr(self.config, name).weight for name in self.routes}
@@ -110,7 +113,6 @@ class RetrievalPipeline:
         fused = fuse(content_routes, weights, self.config.rrf_k)
         lap("fusion")
 
-        decisions: list[Decision] = []
         top = fused[: self.config.rerank_top]
         for cand in fused[self.config.rerank_top:]:
             decisions.append(Decision("rerank", cand.item.id, "cut", f"below the top {self.config.rerank_top}"))
@@ -173,6 +175,23 @@ class RetrievalPipeline:
                 log.warning("route %s failed: %s", name, exc)
                 outputs[name] = RouteOutput()
         return outputs
+
+    def _drop_speaker_names(self, query: Query, outputs: dict[str, RouteOutput], decisions: list[Decision]) -> None:
+        """When the question names a speaker ("What did Caroline research?"), the dense query leaves
+        the name out and the dense route runs again: every turn of that speaker carries the name,
+        so it says nothing about the topic, and the speaker signal of the reranker covers it."""
+        speakers = {h.item.metadata.get("speaker") for out in outputs.values() for h in out.hits
+                    if h.item.kind == "turn"}
+        stripped = without_names(query.text, [s for s in speakers if s])
+        if stripped == query.text or not stripped.strip():
+            return
+        query.dense = self.services.embedder.embed_query(stripped)
+        decisions.append(Decision("encode", "question", "re-embedded", f"without the speaker names: {stripped!r}"))
+        if "dense" in self.routes:
+            try:
+                outputs["dense"] = self.routes["dense"].recall(query, self.config.dense.limit)
+            except Exception as exc:  # noqa: BLE001 - keep the first answer of the route
+                log.warning("route dense failed without speaker names: %s", exc)
 
     def _question_entities(self, question: str, tenant: str) -> list[str]:
         try:

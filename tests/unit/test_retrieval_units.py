@@ -325,3 +325,18 @@ def test_a_long_turn_must_earn_its_room_but_a_chunk_is_left_alone():
     assert order(0.0, "turn") == ["essay", "fact"]
     assert order(3.0, "turn") == ["fact", "essay"]
     assert order(3.0, "chunk") == ["essay", "fact"]
+
+
+@pytest.mark.parametrize("question, names, expected", [
+    ("What do Melanie's kids like?", ["Melanie", "Caroline"], "What do kids like?"),
+    ("What animal do both Nate and Joanna like?", ["Nate", "Joanna"], "What animal do both and like?"),
+    ("Where did Anna Lee travel, and Anna?", ["Anna", "Anna Lee"], "Where did travel, and ?"),
+    # Roles are not names, and a name is matched as written: "may" the verb stays.
+    ("What did the user say to the assistant?", ["user", "assistant"], "What did the user say to the assistant?"),
+    ("What may I do in May?", ["May"], "What may I do in ?"),
+    ("What did Al say?", ["Al"], "What did Al say?"),
+])
+def test_without_names_drops_speaker_names_as_written(question, names, expected):
+    from retrieval.fusion import without_names
+
+    assert without_names(question, names) == expected

@@ -1,0 +1,49 @@
+"""A speaker's name in the question leaves the dense query, on real stores and embeddings."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_memory.records import TurnRecord
+from ingest.pipeline import IngestionPipeline
+from retrieval.pipeline import RetrievalPipeline
+
+LINES = [
+    ("Caroline", "I went hiking in the mountains with my dog last weekend."),
+    ("Melanie", "That sounds lovely! What else is new with you?"),
+    ("Caroline", "I've decided to study counseling so I can work in mental health."),
+    ("Melanie", "I painted a sunrise over the lake for my kids."),
+    ("Caroline", "My favourite book this year was about a family of trans women."),
+    ("Melanie", "We took the kids camping and roasted marshmallows."),
+]
+
+
+@pytest.fixture
+def pipeline(services):
+    turns = [TurnRecord(session_id="chat", turn_id=f"t{i}", speaker=speaker, text=text,
+                        timestamp="1:56 pm on 8 May, 2023") for i, (speaker, text) in enumerate(LINES)]
+    IngestionPipeline(services).ingest_turns(turns)
+    with RetrievalPipeline.from_services(services, "conversation") as pipe:
+        yield pipe
+
+
+def test_the_dense_query_leaves_out_a_named_speaker(pipeline):
+    result = pipeline.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
+    [decision] = [d for d in result.decisions if d.stage == "encode"]
+    assert decision.action == "re-embedded" and "'What career is pursuing?'" in decision.reason
+    assert result.fused[0]["source_id"] == "chat/t2"
+    assert "[S:chat/t2]" in result.prompt
+
+
+def test_a_question_without_a_speaker_name_is_embedded_once(pipeline):
+    result = pipeline.run("Who painted a sunrise?", tenant="default", budget=300, debug=True)
+    assert not [d for d in result.decisions if d.stage == "encode"]
+    assert result.fused[0]["source_id"] == "chat/t3"
+
+
+def test_the_names_can_stay(services, pipeline):
+    from retrieval.config import load_preset
+
+    with RetrievalPipeline(services, load_preset("conversation", dense_without_speakers=False)) as plain:
+        result = plain.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
+    assert not [d for d in result.decisions if d.stage == "encode"]
