@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import Callable
 
 import numpy as np
