@@ -9,7 +9,6 @@ lowest-ranked content until it fits, so the budget holds for any tokenizer.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 
@@ -81,7 +80,6 @@ def session_group(item: MemoryItem) -> tuple[str | None, str]:
     return session, f"### {stamp}" if stamp else f"### Session {session}"
 
 
-@functools.lru_cache(maxsize=4096)
 def compact_date(stamp: str) -> str:
     """"1:56 pm on 8 May, 2023" → "8 May 2023": the day in few tokens (turn order gives the sequence
     within a session); a stamp that does not parse stays as it is."""

@@ -42,7 +42,7 @@ class RetrievalConfig(BaseModel):
     speaker_prior: dict[str, float] = Field(default_factory=dict,
                                             description="rerank offset for turns by a speaker, e.g. {'assistant': -0.5}")
     time_signal: float = Field(default=3.0, ge=0,
-                               description="rerank bonus for turns dated inside the window the question names")
+                               description="rerank bonus for items dated inside the window the question names")
     length_signal: float = Field(default=3.0, ge=0,
                                  description="rerank penalty per doubling of a turn's length beyond length_words")
     length_words: int = Field(default=60, ge=1, description="turns up to this many words carry no length penalty")

@@ -20,7 +20,7 @@ from .fusion import DefaultReranker, Reranker, fuse, without_names
 from .pages import Pages
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
 from .types import Candidate, Decision, PromptResult
-from .when import Window, parse_stamp, question_window
+from .when import parse_stamp, question_window
 
 log = logging.getLogger(__name__)
 # A passage that names many entities is an index, not a bridge: follow its first few.
@@ -117,10 +117,8 @@ class RetrievalPipeline:
         for cand in fused[self.config.rerank_top:]:
             decisions.append(Decision("rerank", cand.item.id, "cut", f"below the top {self.config.rerank_top}"))
         _spread(top, outputs.get("graph", RouteOutput()).sources, "graph")
-        window = self._mark_window(question, question_date, top) if self.config.time_signal else None
-        if window is not None:
-            decisions.append(Decision("time", window.phrase, "window",
-                                      f"items dated {window.start:%Y-%m-%d} to {window.end:%Y-%m-%d} rank higher"))
+        if self.config.time_signal:
+            self._mark_window(question, question_date, top, decisions)
         reranked = self.reranker.rerank(question, query.dense, top)
         lap("rerank")
         if self.pages is not None and self.config.link_top and self.config.link_signal:
@@ -294,18 +292,20 @@ class RetrievalPipeline:
                 cand.note = reasons[cand.item.source_id]
         return self.reranker.rerank(query.text, query.dense, ranked)
 
-    def _mark_window(self, question: str, question_date: str | None, candidates: list[Candidate]) -> Window | None:
+    def _mark_window(self, question: str, question_date: str | None, candidates: list[Candidate],
+                     decisions: list[Decision]) -> None:
         """Items dated inside the window the question names ("a couple of days ago", "in May 2023")
         get a time score. Relative phrases count from the question's date, else from now."""
         asked_on = parse_stamp(question_date) if question_date else datetime.now()
         window = question_window(question, asked_on)
         if window is None:
-            return None
+            return
+        decisions.append(Decision("time", window.phrase, "window",
+                                  f"items dated {window.start:%Y-%m-%d} to {window.last_day:%Y-%m-%d} rank higher"))
         for cand in candidates:
             when = parse_stamp(cand.item.metadata.get("timestamp") or "")
             if when is not None and window.holds(when):
                 cand.route_scores["time"] = 1.0
-        return window
 
     def _catalog_recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
         from agent_memory.working_memory import catalog_recent_turns

@@ -22,8 +22,8 @@ _UNIT = r"(day|week|month|year)s?"
 # "two months ago", "a couple of days ago"
 _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.IGNORECASE)
 # "in the past three months", "over the last two weeks", "during the past month"
-_SPAN = re.compile(rf"\b(?:past|last|previous)\s+(?:{_COUNT}\s+)?{_UNIT}\b", re.IGNORECASE)
-_THIS = re.compile(rf"\bthis\s+{_UNIT}\b", re.IGNORECASE)
+# "this week" is a span of one unit too.
+_SPAN = re.compile(rf"\b(?:past|last|previous|this)\s+(?:{_COUNT}\s+)?{_UNIT}\b", re.IGNORECASE)
 _DAY_WORDS = {"yesterday": 1, "today": 0, "day before yesterday": 2}
 _DAY = re.compile(r"\b(the day before yesterday|yesterday|today)\b", re.IGNORECASE)
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -44,14 +44,18 @@ _AFTER_MONTH = 7
 
 @dataclass(frozen=True)
 class Window:
-    """Days [start, end], inclusive, and the phrase that set them (shown in the debug dump)."""
+    """The times [start, stop) and the phrase that set them (shown in the debug dump)."""
 
     start: datetime
-    end: datetime
+    stop: datetime
     phrase: str
 
     def holds(self, when: datetime) -> bool:
-        return self.start <= when <= self.end
+        return self.start <= when < self.stop
+
+    @property
+    def last_day(self) -> datetime:
+        return self.stop - timedelta(microseconds=1)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -83,7 +87,7 @@ def _day_window(year: int, month: int, day: int, phrase: str) -> Window | None:
         when = datetime(year, month, day)
     except ValueError:
         return None
-    return Window(when - timedelta(days=1), when + timedelta(days=_AFTER_DAY + 1) - timedelta(microseconds=1), phrase)
+    return Window(when - timedelta(days=1), when + timedelta(days=_AFTER_DAY + 1), phrase)
 
 
 def absolute_window(question: str) -> Window | None:
@@ -98,42 +102,36 @@ def absolute_window(question: str) -> Window | None:
         year, month = int(m.group(2)), _month(m.group(1))
         start = datetime(year, month, 1)
         after = datetime(year + (month == 12), month % 12 + 1, 1)
-        return Window(start, after + timedelta(days=_AFTER_MONTH) - timedelta(microseconds=1), m.group(0))
+        return Window(start, after + timedelta(days=_AFTER_MONTH), m.group(0))
     if m := _Y.search(question):
         year = int(m.group(1))
-        return Window(datetime(year, 1, 1), datetime(year + 1, 1, 1) + timedelta(days=_AFTER_MONTH)
-                      - timedelta(microseconds=1), m.group(0))
+        return Window(datetime(year, 1, 1), datetime(year + 1, 1, 1) + timedelta(days=_AFTER_MONTH), m.group(0))
     return None
 
 
 def question_window(question: str, asked_on: datetime | None) -> Window | None:
     """The window of days a question's date, or its relative time phrase, points at; or None.
 
-    A date names its own days (see ``absolute_window``). A point in the past ("N units ago") gets a margin of a third of its distance (at least a
-    day, at most a unit): "two months ago" is rarely exactly sixty days. A span ("past three
-    months", "this week") runs from its start to the day asked.
+    A date names its own days (see ``absolute_window``). A point in the past ("N units ago")
+    gets a margin of a third of its distance (at least a day, at most a unit): "two months ago"
+    is rarely exactly sixty days. A span ("past three months", "this week") runs from its start
+    to the end of the day asked.
     """
     if (window := absolute_window(question)) is not None:
         return window
     if asked_on is None:
         return None
     day = asked_on.replace(hour=0, minute=0, second=0, microsecond=0)
-    end_of_day = day + timedelta(days=1) - timedelta(microseconds=1)
     if m := _AGO.search(question):
         unit = _UNIT_DAYS[m.group(2).lower()]
         back = _count(m.group(1)) * unit
         margin = min(max(1, round(back / 3)), unit)
         centre = day - timedelta(days=back)
-        return Window(centre - timedelta(days=margin), centre + timedelta(days=margin + 1) - timedelta(microseconds=1),
-                      m.group(0))
+        return Window(centre - timedelta(days=margin), centre + timedelta(days=margin + 1), m.group(0))
     if m := _SPAN.search(question):
         back = _count(m.group(1)) * _UNIT_DAYS[m.group(2).lower()]
-        return Window(day - timedelta(days=back), end_of_day, m.group(0))
-    if m := _THIS.search(question):
-        back = _UNIT_DAYS[m.group(1).lower()]
-        return Window(day - timedelta(days=back), end_of_day, m.group(0))
+        return Window(day - timedelta(days=back), day + timedelta(days=1), m.group(0))
     if m := _DAY.search(question):
         back = _DAY_WORDS[m.group(1).lower()]
-        return Window(day - timedelta(days=back), day - timedelta(days=back - 1) - timedelta(microseconds=1),
-                      m.group(0))
+        return Window(day - timedelta(days=back), day - timedelta(days=back - 1), m.group(0))
     return None
