@@ -22,6 +22,7 @@ from agent_memory.ids import content_hash
 from agent_memory.records import Document, TurnRecord
 from agent_memory.services import Services
 
+from .context import session_context_texts
 from .items import ItemBuilder, SourceItems
 from .report import IngestReport
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
@@ -206,6 +207,7 @@ class IngestionPipeline:
             sessions[(turn.tenant, turn.session_id)].append(turn)
         ids: list[str] = []
         pending: list[tuple[SourceItems, SourceEntry | None]] = []
+        context_texts: list[str] = []
         for (tenant, session_id), session_turns in sessions.items():
             units = [self.builder.turn(t, seq) for seq, t in enumerate(session_turns)]
             summary = self.builder.session_summary(tenant, session_id, session_turns)
@@ -222,7 +224,16 @@ class IngestionPipeline:
                 if len(pending) >= BATCH_SOURCES * 4:
                     self._write(pending, report)
                     pending = []
+            # Unchanged sessions too: a store ingested before context texts existed gets them now
+            # (the embedding cache makes it a lookup when they are there).
+            context_texts.extend(session_context_texts([u.items for u in units if u.kind == "turn"]))
         self._write(pending, report)
+        # Each turn read with the turn before it: the reranker's context signal (ingest/context.py).
+        # Embedded now, so that a question finds it in the embedding cache.
+        if context_texts:
+            before = self.services.embedder.computed
+            self.services.embedder.embed_documents(context_texts)
+            report.embeddings_computed += self.services.embedder.computed - before
         return ids
 
     # ---- writing -----------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ class DefaultReranker:
     """No extra model: a weighted sum of standardized signals, then conversation context.
 
     Signals (each z-scored over the candidates): query-passage embedding similarity, the
+    same similarity for each turn read after the turn it answers (see ingest/context.py), the
     keyword route's BM25 score, IDF-weighted query-term coverage, and the fused RRF score.
     Passage vectors come from the embedding cache (they were embedded at ingestion), so
     this costs a lookup, not a model call. Then, for conversation turns, two context
@@ -60,7 +61,9 @@ class DefaultReranker:
                  neighbour_weight: float = 0.3, session_weight: float = 0.4, session_top: int = 3,
                  speaker_weight: float = 0.5, graph_weight: float = 0.0, link_weight: float = 0.0,
                  speaker_prior: dict[str, float] | None = None, time_weight: float = 0.0,
-                 length_weight: float = 0.0, length_words: int = 60) -> None:
+                 length_weight: float = 0.0, length_words: int = 60,
+                 context_vectors_for: Callable[[Sequence[Candidate]], np.ndarray] | None = None) -> None:
+        self.context_vectors_for = context_vectors_for
         self.time_weight = time_weight
         self.length_weight = length_weight
         self.length_words = length_words
@@ -86,6 +89,9 @@ class DefaultReranker:
         }
         if query_vector is not None and self.weights.get("dense", 0):
             signals["dense"] = (self.vectors_for(candidates) @ query_vector.astype(np.float32)).astype(np.float64)
+        if query_vector is not None and self.weights.get("context", 0) and self.context_vectors_for is not None:
+            signals["context"] = (self.context_vectors_for(candidates)
+                                  @ query_vector.astype(np.float32)).astype(np.float64)
         score = np.zeros(n)
         for name, weight in self.weights.items():
             if weight and name in signals:

@@ -55,6 +55,7 @@ class RetrievalPipeline:
                                                     time_weight=config.time_signal,
                                                     length_weight=config.length_signal,
                                                     length_words=config.length_words,
+                                                    context_vectors_for=self._context_vectors,
                                                     graph_weight=config.graph_signal if config.graph.enabled else 0.0,
                                                     link_weight=config.link_signal if config.graph.enabled else 0.0)
         self.assembler = Assembler(self.counter, config)
@@ -215,6 +216,19 @@ class RetrievalPipeline:
         if not candidates:
             return np.zeros((0, self.services.embedder.dimension), dtype=np.float32)
         return np.vstack([c.vector for c in candidates])
+
+    def _context_vectors(self, candidates) -> np.ndarray:
+        """Each candidate read after the turn before it (ingest/context.py), cached per candidate."""
+        from ingest.context import context_vectors
+
+        missing = [c for c in candidates if c.context_vector is None]
+        if missing:
+            tenant = missing[0].item.tenant
+            for cand, vector in zip(missing, context_vectors(self.services, tenant, [c.item for c in missing])):
+                cand.context_vector = vector
+        if not candidates:
+            return np.zeros((0, self.services.embedder.dimension), dtype=np.float32)
+        return np.vstack([c.context_vector for c in candidates])
 
     def _add_neighbours(self, ranked: list[Candidate], flt: SearchFilter, decisions: list[Decision]) -> list[Candidate]:
         """Turns next to the strongest turns, and chunks next to the strongest chunks, are cheap

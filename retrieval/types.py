@@ -20,6 +20,7 @@ class Candidate:
     final: float = 0.0
     note: str = ""
     vector: Any = field(default=None, repr=False)  # the passage embedding, once fetched
+    context_vector: Any = field(default=None, repr=False)  # the turn read after the one before it
 
     @property
     def source_id(self) -> str:

@@ -340,3 +340,20 @@ def test_without_names_drops_speaker_names_as_written(question, names, expected)
     from retrieval.fusion import without_names
 
     assert without_names(question, names) == expected
+
+
+def test_context_texts_put_each_turn_after_the_one_before_it():
+    from ingest.context import session_context_texts
+
+    def turn(i, speaker, text, piece=0):
+        return MemoryItem(id=f"{i}.{piece}", tenant="t", source_id=f"s/{i}", kind="turn", text=text,
+                          chunk_index=piece, metadata={"speaker": speaker, "session_id": "s", "seq": i})
+
+    session = [[turn(0, "Ann", "Can I borrow the tent?")],
+               [turn(1, "Bo", "Sure, tomorrow."), turn(1, "Bo", "It has a torn flap.", piece=1)],
+               [turn(2, "Ann", "Thanks!")]]
+    assert session_context_texts(session) == [
+        "Ann: Can I borrow the tent?",
+        "Ann: Can I borrow the tent?\nBo: Sure, tomorrow.",
+        "Bo: It has a torn flap.\nAnn: Thanks!",
+    ]
