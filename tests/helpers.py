@@ -16,3 +16,13 @@ def eval_file(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"evaluation data {path} is not present (it lives in ../shared/eval beside the checkout)")
     return path
+
+
+def ingest_dialogue(services, lines, session_id: str = "chat", timestamp: str = "1:56 pm on 8 May, 2023") -> None:
+    """Ingest (speaker, text) lines as one session of turns t0, t1, … on the real stores."""
+    from agent_memory.records import TurnRecord
+    from ingest.pipeline import IngestionPipeline
+
+    turns = [TurnRecord(session_id=session_id, turn_id=f"t{i}", speaker=speaker, text=text, timestamp=timestamp)
+             for i, (speaker, text) in enumerate(lines)]
+    IngestionPipeline(services).ingest_turns(turns)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.records import TurnRecord
-from ingest.pipeline import IngestionPipeline
 from retrieval.pipeline import RetrievalPipeline
+from tests.helpers import ingest_dialogue
 
 LINES = [
     ("Caroline", "I went hiking in the mountains with my dog last weekend."),
@@ -20,9 +19,7 @@ LINES = [
 
 @pytest.fixture
 def pipeline(services):
-    turns = [TurnRecord(session_id="chat", turn_id=f"t{i}", speaker=speaker, text=text,
-                        timestamp="1:56 pm on 8 May, 2023") for i, (speaker, text) in enumerate(LINES)]
-    IngestionPipeline(services).ingest_turns(turns)
+    ingest_dialogue(services, LINES)
     with RetrievalPipeline.from_services(services, "conversation") as pipe:
         yield pipe
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent_memory.records import TurnRecord
 from ingest.context import context_text, context_vectors, previous_turns
 from ingest.items import embedding_text
-from ingest.pipeline import IngestionPipeline
 from retrieval.config import load_preset
 from retrieval.pipeline import RetrievalPipeline
+from tests.helpers import ingest_dialogue
 
 LINES = [
     ("Nate", "Hey Joanna! Long week at work, how are you?"),
@@ -25,9 +24,7 @@ LINES = [
 
 @pytest.fixture
 def ingested(services):
-    turns = [TurnRecord(session_id="chat", turn_id=f"t{i}", speaker=speaker, text=text,
-                        timestamp="1:56 pm on 8 May, 2023") for i, (speaker, text) in enumerate(LINES)]
-    IngestionPipeline(services).ingest_turns(turns)
+    ingest_dialogue(services, LINES)
     return services
 
 
