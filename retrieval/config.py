@@ -76,10 +76,10 @@ PRESETS: dict[str, dict] = {
     # Conversation memory: deep candidate lists so the context terms of the reranker see whole
     # sessions; turns are the evidence, so summaries and graph facts don't take their room.
     # An assistant's turns mostly restate what it was asked; the user's turns hold the user's facts.
-    # A reply is read with the turn it answers ("context"); a speaker the question names, or a
+    # A reply is read with the turn it answers ("turn_context"); a speaker the question names, or a
     # date window it gives, is a strong hint of where the fact was said.
     "conversation": {"dense": {"limit": 250}, "keyword": {"limit": 250}, "rerank_top": 400, "neighbours": 0,
-                     "rerank_weights": {"dense": 0.5, "context": 0.6, "keyword": 0.3, "terms": 0.3, "fused": 0.0},
+                     "rerank_weights": {"dense": 0.5, "turn_context": 0.6, "keyword": 0.3, "terms": 0.3, "fused": 0.0},
                      "speaker_named": 3.0, "time_signal": 6.0,
                      "speaker_prior": {"assistant": -1.0},
                      "summaries": {"enabled": False}, "graph": {"enabled": False}},

@@ -89,9 +89,9 @@ class DefaultReranker:
         }
         if query_vector is not None and self.weights.get("dense", 0):
             signals["dense"] = (self.vectors_for(candidates) @ query_vector.astype(np.float32)).astype(np.float64)
-        if query_vector is not None and self.weights.get("context", 0) and self.context_vectors_for is not None:
-            signals["context"] = (self.context_vectors_for(candidates)
-                                  @ query_vector.astype(np.float32)).astype(np.float64)
+        if query_vector is not None and self.weights.get("turn_context", 0) and self.context_vectors_for is not None:
+            signals["turn_context"] = (self.context_vectors_for(candidates)
+                                       @ query_vector.astype(np.float32)).astype(np.float64)
         score = np.zeros(n)
         for name, weight in self.weights.items():
             if weight and name in signals:

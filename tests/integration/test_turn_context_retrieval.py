@@ -57,7 +57,7 @@ def test_a_bare_reply_ranks_by_the_question_it_answers(ingested):
     question = "Who will lend the camping tent, and when?"
     alone = {"context_neighbour": 0.0, "context_session": 0.0}
     weights = load_preset("conversation").rerank_weights
-    assert weights.get("context", 0) > 0
+    assert weights.get("turn_context", 0) > 0
     with RetrievalPipeline(ingested, load_preset("conversation", **alone)) as with_context, \
             RetrievalPipeline(ingested, load_preset("conversation", rerank_weights={"dense": 1.0}, **alone)) as plain:
         ranked = [f["source_id"] for f in with_context.run(question, tenant="default", budget=400, debug=True).fused]
