@@ -30,27 +30,30 @@ def _position(item: MemoryItem) -> tuple[str, int] | None:
 
 
 def previous_turns(services, tenant: str, items: Sequence[MemoryItem]) -> dict[str, MemoryItem]:
-    """The turn before each turn item (by item id), taken from ``items`` when it is there, else
-    from the catalog and the vector store; a session's first turn has none."""
-    at = {_position(i): i for i in items if _position(i) is not None}
-    found: dict[str, MemoryItem] = {}
-    wanted: dict[str, list[MemoryItem]] = {}  # item id of a previous turn → the turns after it
+    """The turn before each turn item (by item id): the last piece of the previous turn of its
+    session, as ingestion reads it (``session_context_texts``). Found through one catalog query per
+    session; taken from ``items`` when it is there, else from the vector store. A session's first
+    turn has none."""
+    after: dict[tuple[str, int], list[MemoryItem]] = {}  # (session, seq) of a previous turn → turns after it
     for item in items:
         pos = _position(item)
-        if pos is None or pos[1] <= 0:
-            continue
-        before = at.get((pos[0], pos[1] - 1))
-        if before is not None:
-            found[item.id] = before
-            continue
-        for entry in services.catalog.session_neighbours(tenant, pos[0], pos[1] - 1, 0, 0):
-            if entry.item_ids:
-                wanted.setdefault(entry.item_ids[-1], []).append(item)
-    if wanted:
-        for before in services.vectors.get(list(wanted)):
-            for item in wanted.get(before.id, []):
-                found[item.id] = before
-    return found
+        if pos is not None and pos[1] > 0:
+            after.setdefault((pos[0], pos[1] - 1), []).append(item)
+    seqs: dict[str, set[int]] = {}
+    for session, seq in after:
+        seqs.setdefault(session, set()).add(seq)
+    last_piece: dict[tuple[str, int], str] = {}
+    for session, wanted in seqs.items():
+        low, high = min(wanted), max(wanted)
+        for entry in services.catalog.session_neighbours(tenant, session, low, 0, high - low):
+            if entry.seq in wanted and entry.item_ids:
+                last_piece[(session, entry.seq)] = entry.item_ids[-1]
+    known = {i.id: i for i in items}
+    fetch = [i for i in dict.fromkeys(last_piece.values()) if i not in known]
+    if fetch:
+        known.update((i.id, i) for i in services.vectors.get(fetch))
+    return {turn.id: known[last_piece[pos]] for pos, turns in after.items()
+            if last_piece.get(pos) in known for turn in turns}
 
 
 def context_vectors(services, tenant: str, items: Sequence[MemoryItem]) -> np.ndarray:

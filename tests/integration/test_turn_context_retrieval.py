@@ -63,3 +63,17 @@ def test_a_bare_reply_ranks_by_the_question_it_answers(ingested):
         ranked = [f["source_id"] for f in with_context.run(question, tenant="default", budget=400, debug=True).fused]
         before = [f["source_id"] for f in plain.run(question, tenant="default", budget=400, debug=True).fused]
     assert ranked.index("chat/t2") < before.index("chat/t2")
+
+
+def test_a_long_previous_turn_is_read_from_its_last_piece_as_ingestion_read_it(services):
+    story = " ".join(f"Day {i} of the trip we hiked another ridge and camped by a cold lake." for i in range(120))
+    ingest_dialogue(services, [("Nate", story + " Could you lend me your tent?"), ("Joanna", "Sure, tomorrow!")])
+    pieces = services.vectors.get(services.catalog.get_many("default", ["chat/t0"])["chat/t0"].item_ids)
+    assert len(pieces) > 1
+    [reply] = _items(services, "chat/t1")
+    first = min(pieces, key=lambda i: i.chunk_index)
+    found = previous_turns(services, "default", [first, reply])  # the first piece is a candidate too
+    assert found[reply.id].chunk_index == max(i.chunk_index for i in pieces)
+    before = services.embedder.computed
+    context_vectors(services, "default", [reply])
+    assert services.embedder.computed == before
