@@ -208,27 +208,25 @@ class RetrievalPipeline:
         once per candidate: the reranker and de-duplication both need them."""
         from ingest.items import embedding_text
 
-        missing = [c for c in candidates if c.vector is None]
-        if missing:
-            vectors = self.services.embedder.embed_documents([embedding_text(c.item) for c in missing])
-            for cand, vector in zip(missing, vectors):
-                cand.vector = vector
-        if not candidates:
-            return np.zeros((0, self.services.embedder.dimension), dtype=np.float32)
-        return np.vstack([c.vector for c in candidates])
+        return self._stacked(candidates, "vector",
+                             lambda items: self.services.embedder.embed_documents([embedding_text(i) for i in items]))
 
     def _context_vectors(self, candidates) -> np.ndarray:
-        """Each candidate read after the turn before it (ingest/context.py), cached per candidate."""
+        """Each candidate read after the turn before it (ingest/context.py), also from the cache."""
         from ingest.context import context_vectors
 
-        missing = [c for c in candidates if c.context_vector is None]
+        return self._stacked(candidates, "context_vector",
+                             lambda items: context_vectors(self.services, items[0].tenant, items))
+
+    def _stacked(self, candidates, field: str, compute) -> np.ndarray:
+        """The candidates' vectors kept in ``field``; those not yet there are computed once, together."""
+        missing = [c for c in candidates if getattr(c, field) is None]
         if missing:
-            tenant = missing[0].item.tenant
-            for cand, vector in zip(missing, context_vectors(self.services, tenant, [c.item for c in missing])):
-                cand.context_vector = vector
+            for cand, vector in zip(missing, compute([c.item for c in missing])):
+                setattr(cand, field, vector)
         if not candidates:
             return np.zeros((0, self.services.embedder.dimension), dtype=np.float32)
-        return np.vstack([c.context_vector for c in candidates])
+        return np.vstack([getattr(c, field) for c in candidates])
 
     def _add_neighbours(self, ranked: list[Candidate], flt: SearchFilter, decisions: list[Decision]) -> list[Candidate]:
         """Turns next to the strongest turns, and chunks next to the strongest chunks, are cheap
