@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs everything, starts a real Neo4j on loopback (Java + Maven), runs the suite.
+# The test command: installs everything, starts a real Neo4j (Java + Maven) and a real PostgreSQL
+# (Debian's packages) on loopback, runs the suite.
 # Extra arguments go to pytest (e.g. scripts/test.sh tests/unit -x).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -25,7 +26,20 @@ if [[ -z "${AGENT_MEMORY_NEO4J_URI:-}" ]]; then
         echo "test.sh: java/mvn missing; the Neo4j contract tests will skip" >&2
     fi
 fi
-cleanup() { [[ $neo4j_started == 1 ]] && bash scripts/neo4j-test-server.sh stop >/dev/null 2>&1; }
+postgres_started=0
+if [[ -z "${AGENT_MEMORY_POSTGRES_URL:-}" ]]; then
+    if exports="$(bash scripts/postgres-test-server.sh start)"; then
+        eval "$exports"
+        postgres_started=1
+    else
+        echo "test.sh: PostgreSQL could not be started; the PostgreSQL contract tests will skip" >&2
+    fi
+fi
+cleanup() {
+    [[ $neo4j_started == 1 ]] && bash scripts/neo4j-test-server.sh stop >/dev/null 2>&1
+    [[ $postgres_started == 1 ]] && bash scripts/postgres-test-server.sh stop >/dev/null 2>&1
+    return 0
+}
 trap cleanup EXIT
 
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
