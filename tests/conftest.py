@@ -8,12 +8,17 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The PostgreSQL that scripts/test.sh starts is for the tests that ask for it (each in a fresh schema,
+# tests/postgres_support.py): settings built anywhere else stay embedded instead of sharing its tables.
+if os.environ.get("AGENT_MEMORY_POSTGRES_URL"):
+    os.environ["AGENT_MEMORY_TEST_POSTGRES_URL"] = os.environ.pop("AGENT_MEMORY_POSTGRES_URL")
 
 @pytest.fixture
 def settings(tmp_path):
     from agent_memory.config import load_settings
 
-    return load_settings(data_dir=tmp_path / "data", triple_extractor="rules", qdrant_url=None, neo4j_uri=None)
+    return load_settings(data_dir=tmp_path / "data", triple_extractor="rules", qdrant_url=None, neo4j_uri=None,
+                         postgres_url=None)
 
 
 @pytest.fixture

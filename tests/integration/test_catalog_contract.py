@@ -1,0 +1,140 @@
+"""One contract for every catalog backend: SQLite (embedded default) and PostgreSQL (shared).
+
+PostgreSQL runs against the server scripts/test.sh starts, each test in a fresh schema.
+"""
+
+from __future__ import annotations
+
+import pytest
+from postgres_support import FreshSchema, postgres_param
+
+from agent_memory.catalog import Catalog, SourceCatalog, SourceEntry, SQLiteCatalog
+
+
+class Opener:
+    def __init__(self, backend: str, tmp_path) -> None:
+        self.backend = backend
+        self.tmp_path = tmp_path
+        self.schema = FreshSchema() if backend == "postgres" else None
+        self.opened: list = []
+
+    def __call__(self) -> SourceCatalog:
+        if self.backend == "sqlite":
+            catalog = SQLiteCatalog(self.tmp_path / "catalog.sqlite")
+        else:
+            from agent_memory.stores.postgres_catalog import PostgresCatalog
+
+            catalog = PostgresCatalog(self.schema.open())
+        self.opened.append(catalog)
+        return catalog
+
+    def cleanup(self) -> None:
+        for catalog in self.opened:
+            catalog.close()
+        if self.schema:
+            self.schema.cleanup()
+
+
+@pytest.fixture(params=["sqlite", postgres_param()])
+def opener(request, tmp_path):
+    op = Opener(request.param, tmp_path)
+    yield op
+    op.cleanup()
+
+
+@pytest.fixture
+def catalog(opener) -> SourceCatalog:
+    return opener()
+
+
+def entry(source_id: str, tenant: str = "t", **kw) -> SourceEntry:
+    return SourceEntry(tenant=tenant, source_id=source_id, kind=kw.pop("kind", "document"),
+                       content_hash=kw.pop("content_hash", f"h-{source_id}"), **kw)
+
+
+def test_satisfies_protocol_and_old_name_still_builds_sqlite(catalog, tmp_path):
+    assert isinstance(catalog, SourceCatalog)
+    assert Catalog is SQLiteCatalog
+
+
+def test_put_get_round_trips_every_field(catalog):
+    e = entry("notes/a.md", path="/data/notes/a.md", title="Über uns", session_id="s1", seq=4,
+              timestamp="2023-05-08T13:56:00", item_ids=["id-1", "id-2"], n_triples=7, kind="turn")
+    catalog.put_many([e])
+    got = catalog.get("t", "notes/a.md")
+    assert got is not None and got.updated_at > 0
+    assert {**got.__dict__, "updated_at": 0} == {**e.__dict__, "updated_at": 0}
+    assert catalog.get("t", "missing") is None
+    assert catalog.get("other", "notes/a.md") is None
+
+
+def test_put_replaces_and_get_many_spans_batches(catalog):
+    catalog.put_many([entry(f"s{i}") for i in range(1200)])
+    catalog.put_many([entry("s7", content_hash="new", item_ids=["x"])])
+    got = catalog.get_many("t", [f"s{i}" for i in range(0, 1300, 3)] + ["nope"])
+    assert set(got) == {f"s{i}" for i in range(0, 1200, 3)}
+    assert catalog.get("t", "s7").content_hash == "new" and catalog.get("t", "s7").item_ids == ["x"]
+    assert catalog.get_many("t", []) == {}
+    assert catalog.count("t") == 1200
+
+
+def test_tenants_are_isolated(catalog):
+    catalog.put_many([entry("same", tenant="a", title="Page"), entry("same", tenant="b", title="Page")])
+    assert catalog.delete("a", "same")
+    assert catalog.get("a", "same") is None and catalog.get("b", "same") is not None
+    assert catalog.titled("a", ["page"]) == {} and catalog.titled("b", ["page"]) == {"page": ["same"]}
+    assert catalog.count() == 1 and catalog.count("a") == 0
+    assert catalog.tenants() == ["b"]
+    assert not catalog.delete("a", "same")
+
+
+def test_titled_finds_pages_and_follows_retitles(catalog):
+    catalog.put_many([entry("p1", title="Winner (band)"), entry("p2", title="2014 S/S"), entry("p3", title=""),
+                      entry("p4", title="The Winner")])
+    assert catalog.titled("t", ["WINNER", "nobody", "2014 S/S"]) == {"WINNER": ["p1", "p4"], "2014 S/S": ["p2"]}
+    catalog.put_many([entry("p1", title="Loser (band)")])
+    assert catalog.titled("t", ["winner", "loser"]) == {"winner": ["p4"], "loser": ["p1"]}
+    assert catalog.delete("t", "p1")
+    assert catalog.titled("t", ["loser", ""]) == {}
+
+
+def test_session_neighbours_and_recent_turns(catalog):
+    turns = [entry(f"chat/t{i}", kind="turn", session_id="chat", seq=i) for i in range(10)]
+    catalog.put_many(turns + [entry("other/t0", kind="turn", session_id="other", seq=0), entry("doc")])
+    assert [e.seq for e in catalog.session_neighbours("t", "chat", 5, 2, 1)] == [3, 4, 5, 6]
+    assert [e.seq for e in catalog.session_neighbours("t", "chat", 0, 2, 1)] == [0, 1]
+    assert [e.source_id for e in catalog.recent_turns("t", "chat", 3)] == ["chat/t7", "chat/t8", "chat/t9"]
+    assert catalog.recent_turns("t", "missing", 3) == []
+    assert catalog.session_neighbours("x", "chat", 5, 2, 2) == []
+
+
+def test_persists_across_reopen(opener):
+    first = opener()
+    first.put_many([entry("kept", title="Kept Page", item_ids=["i"])])
+    first.close()
+    again = opener()
+    assert again.get("t", "kept").item_ids == ["i"]
+    assert again.titled("t", ["kept page"]) == {"kept page": ["kept"]}
+
+
+@pytest.mark.parametrize("backend", [postgres_param()])
+def test_services_build_the_postgres_catalog_from_settings(backend, tmp_path):
+    from postgres_support import POSTGRES_URL
+
+    from agent_memory.config import load_settings
+    from agent_memory.services import build_services
+    from agent_memory.stores.postgres_catalog import PostgresCatalog
+
+    with build_services(load_settings(data_dir=tmp_path, postgres_url=POSTGRES_URL)) as services:
+        assert isinstance(services.catalog, PostgresCatalog)
+        assert services.catalog.count("no-such-tenant-" + tmp_path.name) == 0
+    assert not (tmp_path / "catalog.sqlite").exists()
+
+
+def test_a_bad_postgres_url_is_unavailable_without_its_password(tmp_path):
+    from agent_memory.errors import StoreUnavailableError
+    from agent_memory.stores.postgres import PostgresDB
+
+    with pytest.raises(StoreUnavailableError, match="127.0.0.1:1/x") as err:
+        PostgresDB("postgresql://u:secret-pw@127.0.0.1:1/x", timeout=1)
+    assert "secret-pw" not in str(err.value)

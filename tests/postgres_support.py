@@ -1,0 +1,43 @@
+"""The PostgreSQL side of the contract suites: a fresh schema per test on the server that
+scripts/test.sh starts (AGENT_MEMORY_POSTGRES_URL); tests needing it skip, with the reason, without it."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+# conftest.py moves the URL here, out of the product settings' reach.
+POSTGRES_URL = os.environ.get("AGENT_MEMORY_TEST_POSTGRES_URL")
+NEEDS_POSTGRES = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(not POSTGRES_URL, reason="AGENT_MEMORY_POSTGRES_URL not set: no PostgreSQL to test "
+                                                "(scripts/test.sh starts one)"),
+]
+
+
+def postgres_param(name: str = "postgres"):
+    """A backend parameter that runs only where a PostgreSQL server is configured."""
+    return pytest.param(name, marks=NEEDS_POSTGRES)
+
+
+class FreshSchema:
+    """Opens pools on one new schema (reopening sees the same tables); drops it at the end."""
+
+    def __init__(self) -> None:
+        self.schema = f"t_{uuid.uuid4().hex[:16]}"
+        self.opened: list = []
+
+    def open(self, pool_size: int = 4):
+        from agent_memory.stores.postgres import PostgresDB
+
+        db = PostgresDB(POSTGRES_URL, schema=self.schema, pool_size=pool_size)
+        self.opened.append(db)
+        return db
+
+    def cleanup(self) -> None:
+        if self.opened:
+            self.opened[-1].drop_schema()
+        for db in self.opened:
+            db.close()
