@@ -46,6 +46,16 @@ class Services:
         return SQLiteCatalog(self.data_dir / "catalog.sqlite")
 
     @functools.cached_property
+    def session_store(self):
+        """Working-memory sessions on PostgreSQL when configured; None: the session manager keeps
+        its embedded SQLite file under data_dir."""
+        if self.postgres is None:
+            return None
+        from .stores.postgres_sessions import PostgresSessionStore
+
+        return PostgresSessionStore(self.postgres)
+
+    @functools.cached_property
     def embedder(self) -> CachedEmbedder:
         inner = make_embedder(self.settings.embedding_model, self.settings.embedding_batch_size)
         return CachedEmbedder(inner, EmbeddingCache(self.data_dir / "embedding-cache.sqlite"))

@@ -39,7 +39,7 @@ class WorkingMemory:
         from .conversation import SessionManager
 
         self.services = services
-        self.sessions = SessionManager.from_settings(services.settings)
+        self.sessions = SessionManager.from_settings(services.settings, store=services.session_store)
         self._ingest_lock = threading.Lock()
         self.promoted = 0
         if promote:

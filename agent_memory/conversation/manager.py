@@ -10,7 +10,7 @@ from ..tokens import TokenCounter, make_counter
 from .compaction import CompactionConfig
 from .session import Session, TurnRecord
 from .significance import LLMDetector, RuleDetector, SignificanceDetector
-from .store import SessionStore
+from .store import SessionStorage, SessionStore
 from .summarize import LLMSummarizer, Summarizer
 
 
@@ -22,8 +22,9 @@ class SessionManager:
                  settings=None, *, config: CompactionConfig | None = None,
                  detector: SignificanceDetector | None = None,
                  on_significant: Callable[[TurnRecord], Any] | None = None,
-                 synchronous: str = "FULL") -> None:
-        self.store = SessionStore(db_path, synchronous=synchronous)
+                 synchronous: str = "FULL", store: SessionStorage | None = None) -> None:
+        # ``store``: another backend (PostgreSQL, built by services.py); ``db_path`` is then unused.
+        self.store = store if store is not None else SessionStore(db_path, synchronous=synchronous)
         self.counter = counter
         self.settings = settings
         self.config = config or CompactionConfig()

@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Protocol, runtime_checkable
 
 from ..errors import StoreError
 
@@ -42,6 +42,35 @@ CREATE TABLE IF NOT EXISTS session_state (
 """
 
 Key = tuple[str, str]
+
+
+@runtime_checkable
+class SessionStorage(Protocol):
+    """The sessions seam: :class:`SessionStore` (SQLite, embedded default) and
+    ``stores.postgres_sessions.PostgresSessionStore`` (shared by replicas) pass one contract suite,
+    ``tests/integration/test_session_store_contract.py``. Raw messages are never rewritten."""
+
+    def append(self, key: Key, seq: int, message: dict[str, Any], *, retention: str, unclassified: bool,
+               tokens: int, significant: bool, entities: Iterable[str]) -> None: ...
+
+    def compact(self, key: Key, seqs: list[int], status: str, summary: dict[str, Any] | None,
+                state: dict[str, Any]) -> None: ...
+
+    def save_state(self, key: Key, state: dict[str, Any]) -> None: ...
+
+    def load_messages(self, key: Key) -> list[dict[str, Any]]: ...
+
+    def recent(self, key: Key, n: int) -> list[dict[str, Any]]: ...
+
+    def summaries(self, key: Key) -> list[dict[str, Any]]: ...
+
+    def entities(self, key: Key, limit: int = 1_000_000) -> list[tuple[str, int, int]]: ...
+
+    def load_state(self, key: Key) -> dict[str, Any]: ...
+
+    def sessions(self) -> list[Key]: ...
+
+    def close(self) -> None: ...
 
 
 class SessionStore:

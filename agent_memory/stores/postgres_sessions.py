@@ -1,0 +1,108 @@
+"""Working-memory sessions on PostgreSQL: the contract of ``conversation/store.py``'s SQLite
+store, shared by every API replica. One transaction per append or compaction, as in SQLite, so
+a crashed process loses no acknowledged message. Tables: ``migrations/002_sessions.sql``."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Iterable
+
+from ..conversation.store import Key
+from .postgres import PostgresDB
+
+
+class PostgresSessionStore:
+    def __init__(self, db: PostgresDB) -> None:
+        self.db = db
+        self.path = f"postgresql {db.where}"  # named in messages like the SQLite store's file
+
+    def close(self) -> None:
+        """The pool belongs to the services, which close it."""
+
+    def _tx(self, statements: list[tuple[str, tuple]]) -> None:
+        with self.db.connection() as conn, conn.transaction():
+            for sql, params in statements:
+                conn.execute(sql, params)
+
+    def _rows(self, sql: str, params: tuple) -> list[tuple]:
+        with self.db.connection() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    # -- writes ------------------------------------------------------------------------------
+    def append(self, key: Key, seq: int, message: dict[str, Any], *, retention: str, unclassified: bool,
+               tokens: int, significant: bool, entities: Iterable[str]) -> None:
+        statements = [(
+            "INSERT INTO session_messages (session_id, agent_id, seq, role, retention, unclassified, body, tokens,"
+            " significant, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (*key, seq, message["role"], retention, bool(unclassified), json.dumps(message, ensure_ascii=False),
+             tokens, bool(significant), time.time()),
+        )]
+        for name in entities:
+            statements.append((
+                "INSERT INTO session_entities (session_id, agent_id, name, count, last_seq) VALUES (%s,%s,%s,1,%s)"
+                " ON CONFLICT (session_id, agent_id, name) DO UPDATE SET count = session_entities.count + 1,"
+                " last_seq = excluded.last_seq",
+                (*key, name, seq),
+            ))
+        self._tx(statements)
+
+    def compact(self, key: Key, seqs: list[int], status: str, summary: dict[str, Any] | None,
+                state: dict[str, Any]) -> None:
+        """One transaction: mark the span, store its summary, save the session state."""
+        statements = [(
+            "UPDATE session_messages SET status=%s WHERE session_id=%s AND agent_id=%s AND seq = ANY(%s)",
+            (status, *key, list(seqs)),
+        )] if seqs else []
+        if summary is not None:
+            statements.append((
+                "INSERT INTO session_summaries (session_id, agent_id, first_seq, last_seq, tier, text, tokens, method,"
+                " validation, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                (*key, summary["first_seq"], summary["last_seq"], summary["tier"], summary["text"],
+                 summary["tokens"], summary["method"], json.dumps(summary["validation"]), time.time()),
+            ))
+        statements.append(_state_statement(key, state))
+        self._tx(statements)
+
+    def save_state(self, key: Key, state: dict[str, Any]) -> None:
+        self._tx([_state_statement(key, state)])
+
+    # -- reads -------------------------------------------------------------------------------
+    def load_messages(self, key: Key) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT seq, retention, unclassified, body, tokens, status, significant FROM session_messages"
+            " WHERE session_id=%s AND agent_id=%s ORDER BY seq", key)
+        return [dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
+                     status=r[5], significant=bool(r[6])) for r in rows]
+
+    def recent(self, key: Key, n: int) -> list[dict[str, Any]]:
+        rows = self._rows("SELECT body FROM session_messages WHERE session_id=%s AND agent_id=%s"
+                          " ORDER BY seq DESC LIMIT %s", (*key, max(0, n)))
+        return [json.loads(r[0]) for r in reversed(rows)]
+
+    def summaries(self, key: Key) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT id, first_seq, last_seq, tier, text, tokens, method, validation, created_at FROM session_summaries"
+            " WHERE session_id=%s AND agent_id=%s ORDER BY id", key)
+        return [dict(id=r[0], first_seq=r[1], last_seq=r[2], tier=r[3], text=r[4], tokens=r[5], method=r[6],
+                     validation=json.loads(r[7]), created_at=r[8]) for r in rows]
+
+    def entities(self, key: Key, limit: int = 1_000_000) -> list[tuple[str, int, int]]:
+        rows = self._rows("SELECT name, count, last_seq FROM session_entities WHERE session_id=%s AND agent_id=%s"
+                          " ORDER BY count DESC, last_seq DESC LIMIT %s", (*key, limit))
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def load_state(self, key: Key) -> dict[str, Any]:
+        rows = self._rows("SELECT state FROM session_state WHERE session_id=%s AND agent_id=%s", key)
+        return json.loads(rows[0][0]) if rows else {}
+
+    def sessions(self) -> list[Key]:
+        rows = self._rows("SELECT session_id, agent_id FROM session_messages GROUP BY session_id, agent_id"
+                          " ORDER BY session_id COLLATE \"C\", agent_id COLLATE \"C\"", ())
+        return [(r[0], r[1]) for r in rows]
+
+
+def _state_statement(key: Key, state: dict[str, Any]) -> tuple[str, tuple]:
+    return ("INSERT INTO session_state (session_id, agent_id, state) VALUES (%s,%s,%s)"
+            " ON CONFLICT (session_id, agent_id) DO UPDATE SET state = excluded.state",
+            (*key, json.dumps(state)))

@@ -1,0 +1,151 @@
+"""One contract for every session storage: SQLite (embedded default) and PostgreSQL (shared).
+
+The storage is exercised directly and through SessionManager (append, compaction, reopen).
+PostgreSQL runs against the server scripts/test.sh starts, each test in a fresh schema.
+"""
+
+from __future__ import annotations
+
+import pytest
+from postgres_support import FreshSchema, postgres_param
+
+from agent_memory.conversation import CompactionConfig, SessionManager
+from agent_memory.conversation.store import SessionStorage, SessionStore
+from agent_memory.errors import StoreError
+from agent_memory.tokens import TiktokenCounter
+
+COUNTER = TiktokenCounter("cl100k_base")
+KEY = ("acme/chat", "")
+
+
+class Opener:
+    def __init__(self, backend: str, tmp_path) -> None:
+        self.backend = backend
+        self.tmp_path = tmp_path
+        self.schema = FreshSchema() if backend == "postgres" else None
+        self.opened: list = []
+
+    def __call__(self) -> SessionStorage:
+        if self.backend == "sqlite":
+            store = SessionStore(self.tmp_path / "sessions.sqlite3", synchronous="OFF")
+        else:
+            from agent_memory.stores.postgres_sessions import PostgresSessionStore
+
+            store = PostgresSessionStore(self.schema.open())
+        self.opened.append(store)
+        return store
+
+    def manager(self, **kwargs) -> SessionManager:
+        return SessionManager(self.tmp_path / "unused.sqlite3", COUNTER, store=self(), **kwargs)
+
+    def cleanup(self) -> None:
+        for store in self.opened:
+            store.close()
+        if self.schema:
+            self.schema.cleanup()
+
+
+@pytest.fixture(params=["sqlite", postgres_param()])
+def opener(request, tmp_path):
+    op = Opener(request.param, tmp_path)
+    yield op
+    op.cleanup()
+
+
+def append(store, seq: int, content: str, key=KEY, entities=()) -> None:
+    store.append(key, seq, {"role": "user", "content": content}, retention="normal", unclassified=seq % 2 == 1,
+                 tokens=len(content), significant=seq == 0, entities=entities)
+
+
+def test_messages_round_trip_in_order_and_stay_per_key(opener):
+    store = opener()
+    assert isinstance(store, SessionStorage)
+    for seq in range(5):
+        append(store, seq, f"message {seq} — ünïcode 你好")
+    append(store, 0, "other agent", key=("acme/chat", "planner"))
+    rows = store.load_messages(KEY)
+    assert [r["seq"] for r in rows] == [0, 1, 2, 3, 4]
+    assert rows[1] == {"seq": 1, "retention": "normal", "unclassified": True, "status": "active",
+                       "message": {"role": "user", "content": "message 1 — ünïcode 你好"},
+                       "tokens": len("message 1 — ünïcode 你好"), "significant": False}
+    assert rows[0]["significant"] and not rows[0]["unclassified"]
+    assert [m["content"] for m in store.recent(KEY, 2)] == ["message 3 — ünïcode 你好", "message 4 — ünïcode 你好"]
+    assert store.sessions() == [("acme/chat", ""), ("acme/chat", "planner")]
+    assert store.load_messages(("nobody", "")) == [] and store.load_state(("nobody", "")) == {}
+
+
+def test_a_second_append_at_one_seq_is_refused_and_changes_nothing(opener):
+    store = opener()
+    append(store, 0, "first", entities=["Paris"])
+    with pytest.raises(StoreError):
+        append(store, 0, "again", entities=["Berlin"])
+    assert [r["message"]["content"] for r in store.load_messages(KEY)] == ["first"]
+    assert store.entities(KEY) == [("Paris", 1, 0)]
+
+
+def test_entities_count_and_order(opener):
+    store = opener()
+    append(store, 0, "a", entities=["Paris", "Anna"])
+    append(store, 1, "b", entities=["Paris"])
+    append(store, 2, "c", entities=["Bob"])
+    assert store.entities(KEY) == [("Paris", 2, 1), ("Bob", 1, 2), ("Anna", 1, 0)]
+    assert store.entities(KEY, limit=1) == [("Paris", 2, 1)]
+
+
+def test_compact_marks_span_adds_summary_and_saves_state_together(opener):
+    store = opener()
+    for seq in range(4):
+        append(store, seq, f"m{seq}")
+    summary = {"first_seq": 0, "last_seq": 1, "tier": 1, "text": "m0 and m1", "tokens": 3, "method": "structural",
+               "validation": {"ok": True}}
+    store.compact(KEY, [0, 1], "summarized", summary, {"compactions": 1})
+    assert [r["status"] for r in store.load_messages(KEY)] == ["summarized", "summarized", "active", "active"]
+    [saved] = store.summaries(KEY)
+    assert {k: saved[k] for k in summary} == summary and saved["created_at"] > 0
+    assert store.load_state(KEY) == {"compactions": 1}
+    store.save_state(KEY, {"compactions": 2, "config": {"window_tokens": 900}})
+    assert store.load_state(KEY) == {"compactions": 2, "config": {"window_tokens": 900}}
+    store.compact(KEY, [], "dropped", None, {"compactions": 3})
+    assert len(store.summaries(KEY)) == 1 and store.load_state(KEY) == {"compactions": 3}
+
+
+def test_manager_reopen_restores_view_and_compaction(opener):
+    config = CompactionConfig(window_tokens=500)
+    first = opener.manager(config=config)
+    session = first.session("s", agent_id="planner")
+    session.append({"role": "system", "content": "Plan trips."})
+    for i in range(25):
+        session.append({"role": "user", "content": f"Leg {i}: train T-{i} leaves at {i % 24}:15."})
+        session.append({"role": "assistant", "content": f"Noted leg {i}."})
+    session.append({"role": "user", "content": "Which leg is cheapest?"})
+    before_view, before_stats = session.view(500), session.stats()
+    assert before_stats["compactions"] >= 1
+    first.close()
+
+    second = opener.manager(config=config)
+    again = second.session("s", agent_id="planner")
+    assert again.view(500) == before_view
+    assert again.stats()["compactions"] == before_stats["compactions"]
+    assert len(again.messages()) == 52
+    assert second.sessions() == [("s", "planner")]
+    assert second.recent_turns("s", 1, agent_id="planner") == [{"role": "user", "content": "Which leg is cheapest?"}]
+    second.close()
+
+
+@pytest.mark.parametrize("backend", [postgres_param()])
+def test_working_memory_keeps_sessions_on_postgres_when_configured(backend, tmp_path):
+    from postgres_support import POSTGRES_URL
+
+    from agent_memory.config import load_settings
+    from agent_memory.services import build_services
+    from agent_memory.stores.postgres_sessions import PostgresSessionStore
+    from agent_memory.working_memory import WorkingMemory
+
+    with build_services(load_settings(data_dir=tmp_path, postgres_url=POSTGRES_URL, llm_model=None)) as services:
+        memory = WorkingMemory(services, promote=False)
+        assert isinstance(memory.sessions.store, PostgresSessionStore)
+        tenant = f"t-{tmp_path.name}"
+        memory.session(tenant, "chat").append({"role": "user", "content": "kept in PostgreSQL"})
+        assert memory.exists(tenant, "chat")
+        memory.close()
+    assert not (tmp_path / "sessions.sqlite3").exists()
