@@ -62,6 +62,13 @@ class Settings(BaseSettings):
     # Triple extraction: "auto" (LLM when configured, else offline rules), "rules", "llm", "none".
     triple_extractor: Literal["auto", "rules", "llm", "none"] = "auto"
 
+    # Working memory: every session's compaction window and level thresholds (shares of the window);
+    # a session may override them (Python ``Session.configure``, API ``PUT /v1/sessions/{id}/config``).
+    session_window_tokens: int | None = Field(default=8192, ge=64, description="Compaction window; unset: none.")
+    session_light: float = Field(default=0.60, gt=0, le=1, description="Light level: key sentences of old text.")
+    session_structural: float = Field(default=0.75, gt=0, le=1, description="Structural summaries, drops.")
+    session_llm: float = Field(default=0.88, gt=0, le=1, description="LLM summaries; fuzzy material dropped.")
+
     # API.
     api_host: str = "127.0.0.1"
     api_port: int = 8080

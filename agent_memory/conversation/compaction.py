@@ -31,17 +31,32 @@ class Retention(str, Enum):
 
 RANK = {Retention.FORGETTABLE: 0, Retention.FUZZY: 1, Retention.STRICT: 2}
 ACTIVE, SUMMARIZED, DROPPED = "active", "summarized", "dropped"
+CONDENSED = "condensed"  # stored status of a message the light level condensed; in memory it is active
+
+
+# The scheduler's levels, by the share of the window in use: see session.py LEVEL_STEPS.
+LEVELS = {1: "light", 2: "structural", 3: "llm", 4: "emergency"}
 
 
 @dataclass
 class CompactionConfig:
-    """Per-session knobs. ``window_tokens=None`` means: the budget passed to ``view`` is the window."""
+    """Per-session knobs. Compaction runs on append, against ``window_tokens`` (``None``: never on its
+    own; ``compact()`` still works); a view only reads. Thresholds are shares of the window."""
 
-    window_tokens: int | None = None
-    tier1: float = 0.60  # summarize forgettable + fuzzy
-    tier2: float = 0.80  # drop forgettable + fuzzy, summarize strict
-    tier3: float = 0.95  # drop strict too: nothing is exempt
+    window_tokens: int | None = 8192
+    light: float = 0.60  # long old fuzzy/forgettable messages keep their key sentences behind a marker
+    structural: float = 0.75  # drop forgettable, summarize fuzzy with the offline structural digest
+    llm: float = 0.88  # drop forgettable, then fuzzy; summarize strict with the LLM (structural without one)
+    emergency: float = 0.97  # drop strict too: only system messages, the pending turn and the newest unit stay
     target: float = 0.50  # after compaction the kept total stays under this share of the window
+    light_min_tokens: int = 80  # shorter messages are not worth condensing
+    light_keep_share: float = 0.35  # share of a condensed message's sentences kept
+    keep_recent_units: int = 2  # the light level spares the newest units
+    # Validation acts: a summary keeping less than these shares is redone (LLM, then smaller spans) or its
+    # messages are kept longer.
+    min_numbers_kept: float = 0.5
+    min_entities_kept: float = 0.4
+    min_key_terms_kept: float = 0.6
     keep_tool_results: int = 3  # micro-compaction keeps this many most recent tool results whole
     summary_max_tokens: int = 400
     summary_share: float = 0.30  # at most this share of the budget goes to summaries in the view
@@ -51,22 +66,29 @@ class CompactionConfig:
     default_retention: Retention = Retention.FUZZY
 
     def __post_init__(self) -> None:
-        if not (0 < self.target <= self.tier1 <= self.tier2 <= self.tier3):
+        if not (0 < self.target <= self.light <= self.structural <= self.llm <= self.emergency):
             raise ValueError(
-                f"need 0 < target <= tier1 <= tier2 <= tier3, got target={self.target} tier1={self.tier1}"
-                f" tier2={self.tier2} tier3={self.tier3}")
+                f"need 0 < target <= light <= structural <= llm <= emergency, got target={self.target}"
+                f" light={self.light} structural={self.structural} llm={self.llm} emergency={self.emergency}")
+        if self.window_tokens is not None and self.window_tokens < 64:
+            raise ValueError(f"window_tokens must be >= 64 or None, got {self.window_tokens}")
         if self.keep_tool_results < 0:
             raise ValueError(f"keep_tool_results must be >= 0, got {self.keep_tool_results}")
+        for name in ("light_keep_share", "min_numbers_kept", "min_entities_kept", "min_key_terms_kept"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be within [0, 1], got {getattr(self, name)}")
         self.default_retention = Retention.parse(self.default_retention)
 
     def tier_for(self, utilization: float) -> int:
-        if utilization >= self.tier3:
-            return 3
-        if utilization >= self.tier2:
-            return 2
-        if utilization >= self.tier1:
-            return 1
+        for level, threshold in ((4, self.emergency), (3, self.llm), (2, self.structural), (1, self.light)):
+            if utilization >= threshold:
+                return level
         return 0
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out["default_retention"] = self.default_retention.value
+        return out
 
 
 @dataclass(eq=False)
@@ -75,8 +97,9 @@ class Entry:
     message: dict[str, Any]  # as appended, never changed
     retention: Retention
     tokens: int  # of the shown form (``shown``), overhead included
-    shown: dict[str, Any]  # after micro-compaction
+    shown: dict[str, Any]  # after micro-compaction (tool results) or the light level (long old text)
     significant: bool = False
+    condensed: bool = False
     unit: "Unit | None" = None
 
     @property
@@ -187,6 +210,13 @@ class UnitLog:
             if entry.unit is not None and entry.unit.status == ACTIVE:
                 self.active_tokens += tokens - entry.tokens
             entry.shown, entry.tokens = shown, tokens
+
+    def reshow(self, entry: Entry, shown: dict[str, Any]) -> None:
+        """Show ``entry`` as ``shown`` from now on (the light level), keeping the token total right."""
+        tokens = self.count(shown)
+        if entry.unit is not None and entry.unit.status == ACTIVE:
+            self.active_tokens += tokens - entry.tokens
+        entry.shown, entry.tokens = shown, tokens
 
     def remove(self, unit: Unit, status: str) -> None:
         if unit.status == ACTIVE:

@@ -14,6 +14,12 @@ from .store import SessionStorage, SessionStore
 from .summarize import LLMSummarizer, Summarizer
 
 
+def compaction_config(settings) -> CompactionConfig:
+    """Every session's defaults from settings (``AGENT_MEMORY_SESSION_*``); a session may override them."""
+    return CompactionConfig(window_tokens=settings.session_window_tokens, light=settings.session_light,
+                            structural=settings.session_structural, llm=settings.session_llm)
+
+
 class SessionManager:
     """``SessionManager(db_path, counter)``: ``db_path`` is a file, or a directory that gets
     ``sessions.sqlite3``. Each (session_id, agent_id) pair has its own history and compaction state."""
@@ -43,6 +49,7 @@ class SessionManager:
         if client is not None:
             kwargs.setdefault("summarizer", LLMSummarizer(client))
             kwargs.setdefault("detector", LLMDetector(client))
+        kwargs.setdefault("config", compaction_config(settings))
         return cls(Path(settings.data_dir) / "sessions.sqlite3", make_counter(settings.tokenizer),
                    settings=settings, **kwargs)
 
@@ -54,7 +61,7 @@ class SessionManager:
         with self._lock:
             found = self._sessions.get(key)
             if found is None:
-                found = Session(self.store, session_id, agent_id, self.counter, config=config or self.config,
+                found = Session(self.store, session_id, agent_id, self.counter, config=config, defaults=self.config,
                                 summarizer=self.summarizer, detector=self.detector,
                                 on_significant=self._hook)
                 self._sessions[key] = found

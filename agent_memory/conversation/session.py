@@ -1,10 +1,10 @@
-"""One conversation's working memory: append, a token-bounded view, tiered compaction.
+"""One conversation's working memory: append, a token-bounded view, scheduled compaction.
 
 Always in the view: every system message (moved to the top, in order), the pending
 (last) user turn with its tool unit, and, right after the system messages, one header
 message holding the key entities and the ``[Context Compressed]`` summaries. The rest
-is the most recent units that fit. Tiers run on append when the session has a window,
-else on ``view(budget)`` with the budget as the window.
+is the most recent units that fit. The view is a pure read: compaction runs on append,
+against the configured window (``scheduler.py``), never against a caller's budget.
 """
 
 from __future__ import annotations
@@ -14,29 +14,22 @@ import heapq
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ..errors import BudgetError
 from . import messages as msgs
-from .compaction import ACTIVE, DROPPED, SUMMARIZED, CompactionConfig, Entry, Retention, Unit, UnitLog
+from .compaction import ACTIVE, CompactionConfig, Entry, Retention, Unit, UnitLog
+from .light import condense_message
+from .scheduler import Scheduler, loaded_status
 from .significance import RuleDetector, SignificanceDetector
 from .store import SessionStore
-from .summarize import StructuralSummarizer, Summarizer, summarize_span
-from .summarize import validate as validate_summary
+from .summarize import StructuralSummarizer, Summarizer
 
 log = logging.getLogger(__name__)
 
 HEADER = "[Context Compressed]"
 ENTITY_HEADER = "[Key entities]"
-_LOSSY = {Retention.FORGETTABLE, Retention.FUZZY}
-# Per tier, actions applied oldest-first while the kept total is over the target. A tier runs the
-# steps of the tiers below it first, so a jump straight to 95% still summarizes before it drops.
-TIER_STEPS = {
-    1: [("summarize", _LOSSY)],
-    2: [("drop", _LOSSY), ("summarize", {Retention.STRICT})],
-    3: [("drop", _LOSSY), ("drop", {Retention.STRICT})],
-}
 
 
 @dataclass
@@ -53,17 +46,22 @@ class TurnRecord:
     entities: list[str]
     message: dict[str, Any]
     created_at: float = field(default_factory=time.time)
+    # The user/assistant turn before it in the session (role, text, seq): its context when promoted.
+    previous: dict[str, Any] | None = None
 
 
-class Session:
+class Session(Scheduler):
     def __init__(self, store: SessionStore, session_id: str, agent_id: str | None, counter, *,
-                 config: CompactionConfig | None = None, summarizer: Summarizer | None = None,
+                 config: CompactionConfig | None = None, defaults: CompactionConfig | None = None,
+                 summarizer: Summarizer | None = None,
                  detector: SignificanceDetector | None = None,
                  on_significant: Callable[[TurnRecord], Any] | None = None) -> None:
         self.session_id, self.agent_id = session_id, agent_id
         self.key = (session_id, agent_id or "")
         self.store, self.counter = store, counter
-        self.config = config or CompactionConfig()
+        # Settings made for this session (``configure``) are stored with it and win over the defaults.
+        overrides = store.load_state(self.key).get("config") or {}
+        self.config = config or replace(defaults or CompactionConfig(), **overrides)
         self.summarizer = summarizer
         self.fallback = StructuralSummarizer()
         self.detector = detector or RuleDetector()
@@ -79,7 +77,12 @@ class Session:
         for row in self.store.load_messages(self.key):
             entry = Entry(row["seq"], row["message"], Retention.parse(row["retention"]), row["tokens"],
                           row["message"], row["significant"])
-            self._log.add(entry, status=row["status"])
+            self._log.add(entry, status=loaded_status(row["status"]))
+            if row["status"] == "condensed":  # recomputed: the light level is deterministic
+                shown = condense_message(entry.shown, self.config.light_keep_share)
+                if shown is not None:
+                    self._log.reshow(entry, shown)
+                    entry.condensed = True
             self._by_retention[entry.retention.value] += 1
             self._unclassified += row["unclassified"]
             self._significant += row["significant"]
@@ -90,7 +93,8 @@ class Session:
         self._top_cache: tuple[int, list[str]] = (-1, [])
         self._header_cache: dict[tuple, tuple[list[dict[str, Any]], int]] = {}
         self._state = {"compactions": 0, "tiers": {}, "summary_fallbacks": 0, "validations": [], "forced": 0,
-                       "hook_failures": 0, **self.store.load_state(self.key)}
+                       "hook_failures": 0, "condensed": 0, "redone": 0, "kept_longer": {},
+                       **self.store.load_state(self.key)}
 
     def message_tokens(self, message: dict[str, Any]) -> int:
         return self.counter.count(msgs.serialize(message)) + self.config.message_overhead
@@ -130,8 +134,19 @@ class Session:
         if judgement and judgement.significant:
             self._significant += 1
             self._promote(TurnRecord(self.session_id, self.agent_id, seq, role, text, klass.value,
-                                     judgement.reasons, judgement.entities, message))
+                                     judgement.reasons, judgement.entities, message,
+                                     previous=self._previous_turn(seq)))
         return seq
+
+    def _previous_turn(self, seq: int) -> dict[str, Any] | None:
+        with self._lock:
+            for entry in reversed(self._log.entries):
+                role = entry.message.get("role")
+                if entry.seq < seq and role in ("user", "assistant") and msgs.text_of(entry.message).strip():
+                    return {"role": role, "text": msgs.text_of(entry.message), "seq": entry.seq}
+                if seq - entry.seq > 50:
+                    break
+        return None
 
     def _promote(self, record: TurnRecord) -> None:
         if self.on_significant is None:
@@ -147,8 +162,7 @@ class Session:
         """Messages for the next model call, within ``budget`` tokens (see :meth:`count_view`)."""
         if budget <= 0:
             raise BudgetError(f"view budget must be positive, got {budget}")
-        with self._lock:
-            self._maybe_compact(self.config.window_tokens or budget)
+        with self._lock:  # a pure read: nothing here changes the session (compaction runs on append)
             systems = self._log.systems
             pending = self._pending_unit()
             pending_entries = [e for e in pending.entries if not e.is_system] if pending else []
@@ -239,95 +253,21 @@ class Session:
             text = text[: int(len(text) * 0.8)]
         return text
 
-    # -- tiered compaction -----------------------------------------------------------------
-    def _used(self, window: int) -> int:
-        return self._log.active_tokens + self._header(window, window)[1]
-
-    def _maybe_compact(self, window: int) -> int:
-        used = self._used(window)
-        tier = self.config.tier_for(used / window)
-        if tier:
-            self._run_tier(tier, window, used)
-        return tier
-
-    def _candidates(self, tier: int) -> list[Unit]:
-        pending = self._pending_unit()
-        units = [u for u in self._log.active.values() if not u.pinned]
-        if tier >= 3:  # the emergency tier spares only the pending turn and the newest unit
-            last = units[-1] if units else None
-            return [u for u in units if u is not pending and u is not last]
-        cut = pending.entries[0].seq if pending else None
-        return [u for u in units if cut is None or u.entries[0].seq < cut]
-
-    def _run_tier(self, tier: int, window: int, used: int) -> None:
-        target = int(self.config.target * window)
-        max_summary = self._summary_limit(window)
-        steps = [step for t in range(1, tier + 1) for step in TIER_STEPS[t]]
-        for action, classes in steps:
-            if used <= target:
-                break
-            need = used - target + (max_summary if action == "summarize" else 0)
-            picked, freed = [], 0
-            for unit in self._candidates(tier):
-                if freed >= need:
-                    break
-                if unit.retention in classes:
-                    picked.append(unit)
-                    freed += unit.tokens
-            if picked:
-                self._apply(action, picked, tier, max_summary)
-                used = self._used(window)
-
-    def _summary_limit(self, window: int) -> int:
-        return max(32, min(self.config.summary_max_tokens, int(window * self.config.summary_share)))
-
-    def _apply(self, action: str, units: list[Unit], tier: int, max_summary: int) -> None:
-        seqs = [e.seq for u in units for e in u.entries]
-        summary = None
-        if action == "summarize":
-            span = [e.message for u in units for e in u.entries]
-            span_tokens = sum(self.message_tokens(m) for m in span)
-            # A summary must compress: at most a third of its span (but room for a few facts).
-            max_summary = min(max_summary, max(48, span_tokens // 3))
-            text, check = summarize_span(span, self.summarizer, self.fallback, self.counter,
-                                         span_tokens=span_tokens, max_tokens=max_summary)
-            if self.counter.count(text) > max_summary:
-                text = self._truncate(text, max_summary)
-                check = validate_summary(msgs.readable(span), text, span_tokens, self.counter.count(text),
-                                         check.method)
-            if self.summarizer is not None and check.method != self.summarizer.name:
-                self._state["summary_fallbacks"] += 1
-            if text.strip():
-                summary = dict(first_seq=min(seqs), last_seq=max(seqs), tier=tier, text=text,
-                               tokens=self.counter.count(text), method=check.method, validation=check.as_dict())
-                self._state["validations"] = (self._state["validations"] + [check.as_dict()])[-50:]
-            else:
-                action = "drop"  # nothing to say about the span (e.g. empty tool payloads)
-        self._state["compactions"] += 1
-        self._state["tiers"][str(tier)] = self._state["tiers"].get(str(tier), 0) + 1
-        status = SUMMARIZED if summary else DROPPED
-        self.store.compact(self.key, seqs, status, summary, self._state)  # persist first, then forget
-        for unit in units:
-            self._log.remove(unit, status)
-        if summary:
-            self._summaries.append({**summary, "created_at": time.time()})
-
-    def compact(self, force: bool = False, window: int | None = None) -> int:
-        """Run the tiers now (returns the tier applied); ``force`` summarizes everything that can go:
-        afterwards the view is the system messages, one ``[Context Compressed]`` message, the pending turn."""
+    # -- settings --------------------------------------------------------------------------
+    def configure(self, **changes: Any) -> CompactionConfig:
+        """Change this session's compaction settings (stored with the session); the scheduler runs at once."""
         with self._lock:
-            if not force:
-                window = window or self.config.window_tokens
-                if not window:
-                    raise BudgetError("compact() without force needs a window (config.window_tokens or window=)")
-                return self._maybe_compact(window)
-            pending = self._pending_unit()
-            units = [u for u in self._log.active.values() if not u.pinned and u is not pending]
-            if units:
-                self._state["forced"] += 1
-                window = window or self.config.window_tokens or 8192
-                self._apply("summarize", units, 0, self._summary_limit(window))
-            return 0
+            unknown = set(changes) - set(CompactionConfig.__dataclass_fields__)
+            if unknown:
+                raise ValueError(f"unknown compaction settings {sorted(unknown)}")
+            config = replace(self.config, **changes)  # validates: a bad value raises, nothing is stored
+            self._state["config"] = {**(self._state.get("config") or {}), **changes}
+            self.store.save_state(self.key, self._state)
+            self.config = config
+            self._header_cache = {}
+            if config.window_tokens:
+                self._maybe_compact(config.window_tokens)
+            return config
 
     # -- accessors -------------------------------------------------------------------------
     def messages(self) -> list[dict[str, Any]]:
@@ -371,4 +311,10 @@ class Session:
                 "last_validation": validations[-1] if validations else None,
                 "mean_numbers_kept": mean("numbers_kept"), "mean_entities_kept": mean("entities_kept"),
                 "mean_compression_ratio": mean("compression_ratio"),
+                "condensed_messages": self._state.get("condensed", 0),
+                "summaries_redone": self._state.get("redone", 0),
+                "kept_longer": len(self._state.get("kept_longer") or {}),
+                "utilization": (round(self._used(self.config.window_tokens) / self.config.window_tokens, 4)
+                                if self.config.window_tokens else None),
+                "config": self.config.as_dict(),
             }

@@ -18,7 +18,9 @@ from ..text import STOPWORDS, has_cjk
 
 log = logging.getLogger(__name__)
 
-NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:/-]\d+)*%?")
+# Not after a Latin letter or digit ("v2", "abc123"), but right after a Chinese character ("端口8004"):
+# \w would match the Chinese character too and hide the number.
+NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:[.,:/-]\d+)*%?")
 IDENTIFIER = re.compile(r"\b[A-Za-z]+[-_]?\d+[A-Za-z0-9-]*\b|\b[A-Z]{2,}[A-Z0-9]*\b")
 CAPITALIZED = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*\b")
 DATE = re.compile(

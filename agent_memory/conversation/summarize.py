@@ -67,7 +67,7 @@ class StructuralSummarizer:
             else ["User goals", "Confirmed facts", "Tool results", "Decisions", "Open questions", "Task status",
                   "Key entities"]
         )
-        goals, facts, tools, decisions, questions = [], [], [], [], []
+        goals, facts, tools, decisions, questions, asked = [], [], [], [], [], []
         status = ""
         counts: Counter[str] = Counter()
         names: dict[str, str] = {}
@@ -83,11 +83,15 @@ class StructuralSummarizer:
                     tools.append(f"{tool}: {_number_snippets(body)}")
                 if role == "tool":
                     continue
+            if role == "user" and text.strip() and not msgs.result_ids(message):
+                questions = [q for q in questions if not q.startswith("(assistant)")]  # the user answered
             for sentence in split_sentences(text):
                 if role == "user" and _GOAL.search(sentence):
                     goals.append(sentence)
                     if _QUESTION.search(sentence):
                         questions.append(sentence)
+                elif role == "assistant" and _QUESTION.search(sentence):
+                    asked.append(f"(assistant) {sentence}")
                 if RULES["decision"].search(sentence):
                     decisions.append(sentence)
                 elif numbers(sentence) or DATE.search(sentence) or RULES["fact"].search(sentence) \
@@ -95,7 +99,9 @@ class StructuralSummarizer:
                     facts.append(f"({role}) {sentence}")
             if role == "assistant" and text.strip():
                 status = split_sentences(text)[0] if split_sentences(text) else text
-                questions = []  # an assistant reply answers the questions asked before it
+                # An assistant reply answers the user's questions asked before it; the questions it asks
+                # itself stay open until the user speaks again.
+                questions, asked = asked, []
 
         key_entities = ", ".join(e for e, _ in counts.most_common(12))
         # Fewer items per section until the digest fits (~4 chars a token, ~1 for CJK).
@@ -176,25 +182,47 @@ def check_summary(summary: str, span_text: str, *, span_tokens: int, summary_tok
 
 @dataclass
 class Validation:
+    """How much of a span a summary kept. ``compression_ratio`` is original/summary tokens (5.0 = five
+    times smaller); key terms are the numbers and names of the span's significant sentences."""
+
     numbers_kept: float
     entities_kept: float
+    key_terms_kept: float
     compression_ratio: float
     span_tokens: int
     summary_tokens: int
     method: str
+    lost: list[str]
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def acceptable(self, min_numbers: float, min_entities: float, min_key_terms: float) -> bool:
+        return (self.numbers_kept >= min_numbers and self.entities_kept >= min_entities
+                and self.key_terms_kept >= min_key_terms)
+
+
+def key_terms(span_text: str) -> set[str]:
+    """Numbers and names of the sentences that state decisions, facts, preferences, commitments or dates."""
+    terms: set[str] = set()
+    for sentence in split_sentences(span_text):
+        if DATE.search(sentence) or any(rule.search(sentence) for rule in RULES.values()):
+            terms |= numbers(sentence) | entities(sentence)
+    return terms
+
 
 def validate(span_text: str, summary: str, span_tokens: int, summary_tokens: int, method: str) -> Validation:
-    """Share of the span's numbers and named entities that survive in the summary, plus compression."""
-    nums, ents = numbers(span_text), entities(span_text)
+    """Share of the span's numbers, named entities and key terms that survive in the summary, plus compression."""
+    nums, ents, keys = numbers(span_text), entities(span_text), key_terms(span_text)
     summary_lower = summary.lower()
-    nums_kept = sum(1 for n in nums if n in summary) / len(nums) if nums else 1.0
-    ents_kept = sum(1 for e in ents if e.lower() in summary_lower) / len(ents) if ents else 1.0
-    ratio = summary_tokens / span_tokens if span_tokens else 0.0
-    return Validation(round(nums_kept, 4), round(ents_kept, 4), round(ratio, 4), span_tokens, summary_tokens, method)
+    lost = sorted(t for t in nums | ents if t.lower() not in summary_lower)
+
+    def kept(terms: set[str]) -> float:
+        return round(sum(1 for t in terms if t.lower() in summary_lower) / len(terms), 4) if terms else 1.0
+
+    ratio = span_tokens / summary_tokens if summary_tokens else 0.0
+    return Validation(kept(nums), kept(ents), kept(keys), round(ratio, 4), span_tokens, summary_tokens, method,
+                      lost[:10])
 
 
 def summarize_span(span: list[dict[str, Any]], primary: Summarizer | None, fallback: Summarizer,

@@ -99,7 +99,8 @@ def check_view(session, appended, budget):
     # The view's tool results are the micro-compacted ones; text messages are never altered.
     for message in view:
         if message["role"] in ("user", "assistant", "system") and isinstance(message.get("content"), str):
-            assert message in appended or message["content"].startswith(("[Context Compressed]", "[Key entities]"))
+            assert message in appended or message["content"].startswith(("[Context Compressed]", "[Key entities]",
+                                                                         "[condensed: "))
     assert session.messages() == appended  # the history itself is never rewritten
     # Incremental micro-compaction on append matches the pure function over the whole history.
     assert [e.shown for e in session._log.entries] == micro_compact(appended, session.config.keep_tool_results)

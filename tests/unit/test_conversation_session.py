@@ -53,7 +53,7 @@ def test_unclassified_defaults_to_fuzzy_and_is_counted(manager):
         session.append({"role": "robot", "content": "x"})
 
 
-def test_tier1_summarizes_lossy_but_keeps_strict_verbatim(manager):
+def test_structural_level_summarizes_fuzzy_but_keeps_strict_verbatim(manager):
     session = manager.session("s", config=CompactionConfig(window_tokens=600))
     session.append(SYSTEM)
     session.append({"role": "user", "content": "My passport number is P-7781 and I never fly Ryanair."},
@@ -61,7 +61,7 @@ def test_tier1_summarizes_lossy_but_keeps_strict_verbatim(manager):
     fill(session, 12, retention="fuzzy")
     session.append({"role": "user", "content": "What is the total?"})
     stats = session.stats()
-    assert stats["compactions"] >= 1 and stats["tiers"].get("1")
+    assert stats["compactions"] >= 1 and stats["tiers"].get("2")
     view = session.view(600)
     texts = [msgs.text_of(m) for m in view]
     assert any("P-7781" in t for t in texts), "strict message survives tier 1"
@@ -71,24 +71,24 @@ def test_tier1_summarizes_lossy_but_keeps_strict_verbatim(manager):
     assert len(session.messages()) == 2 + 24 + 1  # history itself is intact
     summary = manager.summaries("s")[0]
     assert summary["method"] == "structural" and "H-0" in summary["text"]
-    assert 0 < summary["validation"]["compression_ratio"] < 1
+    assert summary["validation"]["compression_ratio"] > 1  # original/summary
     assert stats["mean_numbers_kept"] is not None
 
 
-def test_last_tier_spares_nothing_but_system_and_pending(manager):
+def test_llm_level_summarizes_strict_and_spares_system_and_pending(manager):
     config = CompactionConfig(window_tokens=400, summary_max_tokens=40)
     session = manager.session("s", config=config)
     session.append(SYSTEM)
-    for i in range(6):
+    for i in range(7):
         session.append({"role": "user", "content": f"Rule {i}: always cc finance@acme.example on invoices. " * 3},
                        retention="strict")
     session.append({"role": "user", "content": "Go on."})
     view = session.view(400)
     assert session.count_view(view) <= 400
     strict_left = [m for m in view if msgs.text_of(m).startswith("Rule")]
-    assert len(strict_left) < 6
+    assert len(strict_left) < 7
     assert view[0] == SYSTEM and view[-1]["content"] == "Go on."
-    assert session.stats()["tiers"].get("2") or session.stats()["tiers"].get("3")
+    assert session.stats()["tiers"].get("3")  # strict material waits for the llm level (88%)
 
 
 def test_forced_compaction_shape(manager):

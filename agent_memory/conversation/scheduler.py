@@ -1,0 +1,217 @@
+"""The utilization scheduler: which compression level runs, on what, and what validation does.
+
+Levels by the share of the window in use (``CompactionConfig``): light (60%) condenses long
+old fuzzy/forgettable messages to their key sentences; structural (75%) drops forgettable
+units and summarizes fuzzy ones with the offline digest; llm (88%) drops forgettable, then
+fuzzy units, and summarizes strict ones with the LLM (the digest without one); emergency
+(97%) drops strict units too. Each step works oldest first and stops once the kept total is
+under ``target``. Only appends (and ``compact()``) run the scheduler: a view never does.
+
+A summary is validated before it replaces its span. One that keeps too few numbers, names
+or key terms is redone by the next level's summarizer, then over smaller spans; a unit
+whose summary still fails is kept verbatim for now ("kept longer") and goes only when a
+higher level drops it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from . import messages as msgs
+from .compaction import ACTIVE, CONDENSED, DROPPED, SUMMARIZED, Retention, Unit
+from .light import condense_message
+from .summarize import summarize_span
+from .summarize import validate as validate_summary
+
+F, Z, S = Retention.FORGETTABLE, Retention.FUZZY, Retention.STRICT
+LOSSY = {F, Z}
+LEVEL_STEPS: dict[int, list[tuple[str, set[Retention]]]] = {
+    1: [("condense", LOSSY)],
+    2: [("condense", LOSSY), ("drop", {F}), ("summarize", {Z})],
+    3: [("drop", {F}), ("drop", {Z}), ("summarize", {S})],
+    4: [("drop", {F}), ("drop", {Z}), ("summarize", {S}), ("drop", {S})],
+}
+
+
+class Scheduler:
+    """Mixed into ``Session``: it owns ``_log``, ``_state``, ``_summaries``, ``store``, ``config``."""
+
+    # -- utilization ------------------------------------------------------------------------
+    def _used(self, window: int) -> int:
+        return self._log.active_tokens + self._header(window, window)[1]
+
+    def utilization(self) -> float | None:
+        """Share of the configured window in use (None without a window)."""
+        window = self.config.window_tokens
+        with self._lock:
+            return round(self._used(window) / window, 4) if window else None
+
+    def _maybe_compact(self, window: int) -> int:
+        used = self._used(window)
+        level = self.config.tier_for(used / window)
+        if level:
+            self._run_level(level, window, used)
+        return level
+
+    def _candidates(self, level: int) -> list[Unit]:
+        pending = self._pending_unit()
+        units = [u for u in self._log.active.values() if not u.pinned]
+        if level >= 4:  # the emergency level spares only the pending turn and the newest unit
+            last = units[-1] if units else None
+            return [u for u in units if u is not pending and u is not last]
+        cut = pending.entries[0].seq if pending else None
+        return [u for u in units if cut is None or u.entries[0].seq < cut]
+
+    def _run_level(self, level: int, window: int, used: int) -> None:
+        target = int(self.config.target * window)
+        max_summary = self._summary_limit(window)
+        for action, classes in LEVEL_STEPS[level]:
+            if used <= target:
+                break
+            if action == "condense":
+                self._condense(classes, level, used - target)
+            else:
+                need = used - target + (max_summary if action == "summarize" else 0)
+                picked, freed = [], 0
+                kept = self._state.setdefault("kept_longer", {})
+                for unit in self._candidates(level):
+                    if freed >= need:
+                        break
+                    if unit.retention in classes and not (action == "summarize"
+                                                           and kept.get(str(unit.entries[0].seq), 0) >= level):
+                        picked.append(unit)
+                        freed += unit.tokens
+                if not picked:
+                    continue
+                if action == "drop":
+                    self._commit(picked, level, None)
+                else:
+                    self._summarize(picked, level, max_summary)
+            used = self._used(window)
+
+    def _summary_limit(self, window: int) -> int:
+        return max(32, min(self.config.summary_max_tokens, int(window * self.config.summary_share)))
+
+    # -- the light level --------------------------------------------------------------------
+    def _condense(self, classes: set[Retention], level: int, need: int) -> None:
+        candidates = self._candidates(level)
+        keep = self.config.keep_recent_units
+        candidates = candidates[: max(0, len(candidates) - keep)] if keep else candidates
+        freed, seqs = 0, []
+        for unit in candidates:
+            if freed >= need:
+                break
+            if unit.retention not in classes:
+                continue
+            for entry in unit.entries:
+                if entry.condensed or entry.tokens < self.config.light_min_tokens:
+                    continue
+                shown = condense_message(entry.shown, self.config.light_keep_share)
+                if shown is None:
+                    continue
+                before = entry.tokens
+                self._log.reshow(entry, shown)
+                entry.condensed = True
+                freed += before - entry.tokens
+                seqs.append(entry.seq)
+        if seqs:
+            self._state["condensed"] = self._state.get("condensed", 0) + len(seqs)
+            self._count_level(level)
+            self.store.compact(self.key, seqs, CONDENSED, None, self._state)
+
+    # -- summaries with validation ----------------------------------------------------------
+    def _summarizers(self, level: int) -> list:
+        """Who summarizes at this level, then who redoes a summary validation rejected."""
+        order = [self.fallback, self.summarizer] if level <= 2 else [self.summarizer, self.fallback]
+        return [s for s in dict.fromkeys(order) if s is not None]
+
+    def _summary(self, units: list[Unit], summarizer, max_summary: int, tier: int) -> dict[str, Any] | None:
+        span = [e.message for u in units for e in u.entries]
+        seqs = [e.seq for u in units for e in u.entries]
+        span_tokens = sum(self.message_tokens(m) for m in span)
+        # A summary must compress: at most a third of its span (but room for a few facts).
+        max_summary = min(max_summary, max(48, span_tokens // 3))
+        primary = summarizer if summarizer is not self.fallback else None
+        text, check = summarize_span(span, primary, self.fallback, self.counter,
+                                     span_tokens=span_tokens, max_tokens=max_summary)
+        if self.counter.count(text) > max_summary:
+            text = self._truncate(text, max_summary)
+            check = validate_summary(msgs.readable(span), text, span_tokens, self.counter.count(text),
+                                     check.method)
+        if self.summarizer is not None and primary is not None and check.method != self.summarizer.name:
+            self._state["summary_fallbacks"] += 1
+        if not text.strip():
+            return None
+        self._state["validations"] = (self._state["validations"] + [check.as_dict()])[-50:]
+        return {"first_seq": min(seqs), "last_seq": max(seqs), "tier": tier, "text": text,
+                "tokens": self.counter.count(text), "method": check.method, "validation": check.as_dict(),
+                "check": check}
+
+    def _acceptable(self, summary: dict[str, Any]) -> bool:
+        c = self.config
+        return summary["check"].acceptable(c.min_numbers_kept, c.min_entities_kept, c.min_key_terms_kept)
+
+    def _summarize(self, units: list[Unit], level: int, max_summary: int) -> None:
+        for summarizer in self._summarizers(level):
+            summary = self._summary(units, summarizer, max_summary, level)
+            if summary is None:  # nothing to say about the span (e.g. empty tool payloads)
+                self._commit(units, level, None)
+                return
+            if self._acceptable(summary):
+                self._commit(units, level, summary)
+                return
+            self._state["redone"] = self._state.get("redone", 0) + 1
+        if len(units) > 1:  # smaller spans keep more of their numbers
+            half = len(units) // 2
+            self._summarize(units[:half], level, max_summary)
+            self._summarize(units[half:], level, max_summary)
+            return
+        kept = self._state.setdefault("kept_longer", {})
+        kept[str(units[0].entries[0].seq)] = level
+        if len(kept) > 500:  # bounded: the oldest marks matter least
+            for key in list(kept)[: len(kept) - 500]:
+                del kept[key]
+        self.store.save_state(self.key, self._state)
+
+    def _commit(self, units: list[Unit], tier: int, summary: dict[str, Any] | None) -> None:
+        seqs = [e.seq for u in units for e in u.entries]
+        if summary is not None:
+            summary = {k: v for k, v in summary.items() if k != "check"}
+        self._count_level(tier)
+        status = SUMMARIZED if summary else DROPPED
+        self.store.compact(self.key, seqs, status, summary, self._state)  # persist first, then forget
+        for unit in units:
+            self._log.remove(unit, status)
+        if summary:
+            self._summaries.append({**summary, "created_at": time.time()})
+
+    def _count_level(self, tier: int) -> None:
+        self._state["compactions"] += 1
+        self._state["tiers"][str(tier)] = self._state["tiers"].get(str(tier), 0) + 1
+
+    def compact(self, force: bool = False, window: int | None = None) -> int:
+        """Run the scheduler now (returns the level applied); ``force`` summarizes everything that can go:
+        afterwards the view is the system messages, one ``[Context Compressed]`` message, the pending turn."""
+        from ..errors import BudgetError
+
+        with self._lock:
+            if not force:
+                window = window or self.config.window_tokens
+                if not window:
+                    raise BudgetError("compact() without force needs a window (config.window_tokens or window=)")
+                return self._maybe_compact(window)
+            pending = self._pending_unit()
+            units = [u for u in self._log.active.values() if not u.pinned and u is not pending]
+            if units:
+                self._state["forced"] += 1
+                window = window or self.config.window_tokens or 8192
+                summarizer = self.summarizer or self.fallback
+                summary = self._summary(units, summarizer, self._summary_limit(window), 0)
+                self._commit(units, 0, summary)
+            return 0
+
+
+def loaded_status(status: str) -> str:
+    """A condensed message is an active one whose shown text the light level recomputes."""
+    return ACTIVE if status == CONDENSED else status
