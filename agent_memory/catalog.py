@@ -41,6 +41,12 @@ CREATE TABLE IF NOT EXISTS titles (
     source_id TEXT NOT NULL,
     PRIMARY KEY (tenant, title_key, source_id)
 );
+CREATE TABLE IF NOT EXISTS owners (
+    tenant TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    PRIMARY KEY (tenant, source_id)
+);
 """
 
 
@@ -148,7 +154,27 @@ class SQLiteCatalog:
         with self._lock, self._conn:
             cur = self._conn.execute("DELETE FROM sources WHERE tenant=? AND source_id=?", (tenant, source_id))
             self._conn.execute("DELETE FROM titles WHERE tenant=? AND source_id=?", (tenant, source_id))
+            self._conn.execute("DELETE FROM owners WHERE tenant=? AND source_id=?", (tenant, source_id))
         return cur.rowcount > 0
+
+    # Ownership: which file (manifest) or API caller wrote a source ID. A record of one file must
+    # never take over a source another file owns (ingest/pipeline.py refuses it).
+    def owners(self, tenant: str, source_ids: list[str]) -> dict[str, str]:
+        """{source_id: owner} for those of ``source_ids`` that have an owner."""
+        out: dict[str, str] = {}
+        with self._lock:
+            for start in range(0, len(source_ids), 500):
+                part = source_ids[start : start + 500]
+                marks = ",".join("?" * len(part))
+                out.update(self._conn.execute(
+                    f"SELECT source_id, owner FROM owners WHERE tenant=? AND source_id IN ({marks})", [tenant, *part]))
+        return out
+
+    def claim(self, tenant: str, owner: str, source_ids: list[str]) -> None:
+        """Record ``owner`` as the owner of ``source_ids`` (the caller checked they were free)."""
+        with self._lock, self._conn:
+            self._conn.executemany("INSERT OR REPLACE INTO owners VALUES (?,?,?)",
+                                   [(tenant, sid, owner) for sid in source_ids])
 
     def titled(self, tenant: str, names: list[str]) -> dict[str, list[str]]:
         """Sources whose title names one of ``names`` (compared by :func:`title_key`): the

@@ -8,7 +8,6 @@ source is simply re-ingested next time.
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import os
 import time
@@ -23,6 +22,7 @@ from agent_memory.records import Document, TurnRecord
 from agent_memory.services import Services
 
 from .context import session_context_texts
+from .discovery import discover_files, file_source_id
 from .items import ItemBuilder, SourceItems
 from .report import IngestReport
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
@@ -83,28 +83,35 @@ class IngestionPipeline:
         """Ingest one file under ``source_id`` (default: its path). Returns the sources it holds.
 
         A manifest in the catalog records the file's hash and its sources, so re-ingesting the
-        same bytes does nothing and a changed file forgets the sources it no longer holds.
+        same bytes does nothing (when those sources are still there and still the file's own) and
+        a changed file forgets the sources it no longer holds. The file owns its source IDs: a
+        record whose ID another file (or an API document) owns is refused, never overwritten.
         Problems go to the report (skipped/failed); only a store failure raises.
         """
         report = report if report is not None else IngestReport()
         file_id = source_id or file_source_id(path)
+        owner = FILE_KEY + file_id
         try:
             digest = file_hash(path)
         except OSError as exc:
             report.files_skipped.append((str(path), f"unreadable: {exc}"))
+            report.outcome(path, "skipped")
             return []
-        previous = self.services.catalog.get(tenant, FILE_KEY + file_id)
-        if previous is not None and previous.content_hash == digest:
+        previous = self.services.catalog.get(tenant, owner)
+        if previous is not None and previous.content_hash == digest and self._still_owned(tenant, owner, previous):
             report.files_unchanged += 1
+            report.outcome(path, "unchanged")
             return list(previous.item_ids)
-        loaded = load_path(path, tenant=tenant, source_id=file_id)
-        skips = [x for x in loaded if isinstance(x, Skipped)]
-        if skips and len(skips) == len(loaded):
-            report.files_skipped.extend((s.path, s.reason) for s in skips)
-            return []
-        units = [u for u in loaded if not isinstance(u, Skipped)]
         progress = progress or (lambda *_: None)
         try:
+            loaded = load_path(path, tenant=tenant, source_id=file_id)
+            skips = [x for x in loaded if isinstance(x, Skipped)]
+            if skips and len(skips) == len(loaded):
+                report.files_skipped.extend((s.path, s.reason) for s in skips)
+                report.outcome(path, "skipped")
+                return []
+            report.warnings.extend(f"{s.path}: skipped: {s.reason}" for s in skips)
+            units, refused = self._own_units(tenant, owner, [u for u in loaded if not isinstance(u, Skipped)])
             children: list[str] = []
             for done, unit in enumerate(units):
                 progress("ingesting", done, len(units))
@@ -122,14 +129,73 @@ class IngestionPipeline:
         except Exception as exc:  # noqa: BLE001 - one bad file must not stop the job
             log.exception("ingesting %s failed", path)
             report.files_failed.append((str(path), f"{type(exc).__name__}: {exc}"))
+            report.outcome(path, "failed")
             return []
+        # Derived sources (a session's summary) are the file's too.
+        self.services.catalog.claim(tenant, owner, children)
         if previous is not None:
-            for stale in set(previous.item_ids) - set(children):
-                self.forget(tenant, stale, report)
-        self.services.catalog.put_many([SourceEntry(tenant, FILE_KEY + file_id, "file", digest, path=str(path),
-                                                    item_ids=children)])
-        report.files_ingested += 1
+            self._forget_sources(tenant, sorted(set(previous.item_ids) - set(children)), report)
+        # A file with refused records keeps a manifest (so forget finds what it did store) under a
+        # hash that never matches: the next run reads it again and reports the refusal again.
+        self.services.catalog.put_many([SourceEntry(tenant, owner, "file", "partial:" + digest if refused else digest,
+                                                    path=str(path), item_ids=children)])
+        if refused:
+            report.files_failed.append((str(path), "; ".join(refused[:5]) + (
+                f" (+{len(refused) - 5} more)" if len(refused) > 5 else "")))
+            report.outcome(path, "partial")
+        else:
+            report.files_ingested += 1
+            report.outcome(path, "ingested")
         return children
+
+    def _still_owned(self, tenant: str, owner: str, manifest: SourceEntry) -> bool:
+        """The manifest's sources are all in the catalog and all still belong to it."""
+        children = list(manifest.item_ids)
+        if not children:
+            return True
+        catalog = self.services.catalog
+        present = catalog.get_many(tenant, children)
+        owners = catalog.owners(tenant, children)
+        return all(c in present and owners.get(c) == owner for c in children)
+
+    def _own_units(self, tenant: str, owner: str, units: list) -> tuple[list, list[str]]:
+        """The units this file may write, its source IDs claimed; and why the others were refused.
+
+        A source ID owned by another file or API document is refused; so is an ID repeated
+        inside the file (the second record would silently replace the first)."""
+        wanted: dict[str, None] = {}
+        for unit in units:
+            for sid in _unit_source_ids(unit):
+                wanted.setdefault(sid, None)
+        taken = {sid: who for sid, who in self.services.catalog.owners(tenant, list(wanted)).items() if who != owner}
+        refused: list[str] = []
+        seen: set[str] = set()
+        kept = []
+        for unit in units:
+            if isinstance(unit, Transcript):
+                turns = []
+                for turn in unit.turns:
+                    sid = turn.source_id
+                    if sid in taken:
+                        refused.append(f"turn {sid!r} refused: that source ID belongs to {taken[sid]!r}")
+                    elif sid not in seen:
+                        seen.add(sid)
+                        turns.append(turn)
+                if turns:
+                    kept.append(Transcript(unit.source_id, turns))
+                continue
+            sid = unit.source_id
+            if sid in taken:
+                refused.append(f"record {sid!r} refused: that source ID belongs to {taken[sid]!r}; "
+                               "forget it first or give the record another id")
+            elif sid in seen:
+                refused.append(f"record {sid!r} refused: the ID is repeated in the same file")
+            else:
+                seen.add(sid)
+                kept.append(unit)
+        claimed = [sid for unit in kept for sid in _unit_source_ids(unit)]
+        self.services.catalog.claim(tenant, owner, claimed)
+        return kept, refused
 
     # ---- documents ---------------------------------------------------------------------------------
 
@@ -209,7 +275,7 @@ class IngestionPipeline:
         pending: list[tuple[SourceItems, SourceEntry | None]] = []
         context_texts: list[str] = []
         for (tenant, session_id), session_turns in sessions.items():
-            units = [self.builder.turn(t, seq) for seq, t in enumerate(session_turns)]
+            units = [self.builder.turn(t, seq if t.seq is None else t.seq) for seq, t in enumerate(session_turns)]
             summary = self.builder.session_summary(tenant, session_id, session_turns)
             if summary is not None:
                 units.append(summary)
@@ -306,47 +372,40 @@ class IngestionPipeline:
     # ---- forgetting --------------------------------------------------------------------------------
 
     def forget(self, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
-        """Remove one source everywhere; given a file's ID, every source that file held."""
+        """Remove one source everywhere; given a file's ID, every source that file held and its
+        manifest. Forgetting one source of a file also drops that file's manifest: manifest and
+        sources go together, so the next run reads the file again instead of calling it unchanged."""
         catalog = self.services.catalog
         manifest = catalog.get(tenant, FILE_KEY + source_id)
-        targets = list(dict.fromkeys(manifest.item_ids if manifest else [source_id]))
+        if manifest is not None:
+            targets = list(dict.fromkeys(manifest.item_ids))
+        else:
+            targets = [source_id]
+            owner = catalog.owners(tenant, [source_id]).get(source_id, "")
+            if owner.startswith(FILE_KEY):
+                catalog.delete(tenant, owner)
+        removed = self._forget_sources(tenant, targets, report)
+        if manifest is not None:
+            catalog.delete(tenant, FILE_KEY + source_id)
+        return removed
+
+    def _forget_sources(self, tenant: str, source_ids: Iterable[str], report: IngestReport | None) -> dict[str, int]:
+        catalog = self.services.catalog
         removed = {"sources": 0, "items": 0, "triples": 0}
-        for sid in targets:
+        for sid in source_ids:
             removed["items"] += self.services.vectors.delete_by_source(tenant, sid)
             removed["triples"] += self.services.graph.delete_by_source(tenant, sid)
             removed["sources"] += int(catalog.delete(tenant, sid))
-        if manifest is not None:
-            catalog.delete(tenant, FILE_KEY + source_id)
         if report is not None:
             report.sources_removed += removed["sources"]
             report.items_deleted += removed["items"]
         return removed
 
 
-def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None,
-                   report: IngestReport) -> Iterable[Path]:
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            pattern = "**/*" if recursive else "*"
-            for child in sorted(path.glob(pattern)):
-                if child.is_file() and not any(part.startswith(".") for part in child.relative_to(path).parts):
-                    if glob is None or fnmatch.fnmatch(child.name, glob):
-                        yield child
-        elif path.is_file():
-            if glob is None or fnmatch.fnmatch(path.name, glob):
-                yield path
-        else:
-            report.files_skipped.append((str(path), "no such file or directory"))
-
-
-def file_source_id(path: Path) -> str:
-    """Paths under the working folder are kept relative, so IDs survive moving the checkout."""
-    resolved = path.resolve()
-    try:
-        return str(resolved.relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(resolved)
+def _unit_source_ids(unit) -> list[str]:
+    if isinstance(unit, Transcript):
+        return [t.source_id for t in unit.turns]
+    return [unit.source_id]
 
 
 def _progress(total: int, enabled: bool):

@@ -12,6 +12,10 @@ class IngestReport:
     files_unchanged: int = 0
     files_skipped: list[tuple[str, str]] = field(default_factory=list)
     files_failed: list[tuple[str, str]] = field(default_factory=list)
+    # Named on the command line but not there: the job goes on, the exit status says so.
+    paths_missing: list[str] = field(default_factory=list)
+    # Every file seen with its outcome: ingested, unchanged, skipped, failed, partial.
+    files: list[tuple[str, str]] = field(default_factory=list)
     sources_written: int = 0
     sources_unchanged: int = 0
     sources_removed: int = 0
@@ -33,10 +37,14 @@ class IngestReport:
     def chunks_per_s(self) -> float:
         return self.items_written / self.seconds if self.seconds > 0 else 0.0
 
+    def outcome(self, path, outcome: str) -> None:
+        self.files.append((str(path), outcome))
+
     @property
     def ok(self) -> bool:
-        """Success unless a store failed or nothing at all could be ingested."""
-        if self.store_error:
+        """Success unless a store failed, a named path is missing, a file failed, or nothing at
+        all could be ingested. Skips (binary, empty, unsupported) are outcomes, not failures."""
+        if self.store_error or self.files_failed or self.paths_missing:
             return False
         return self.files_seen == 0 or (self.files_ingested + self.files_unchanged) > 0
 
@@ -66,11 +74,18 @@ class IngestReport:
             f"  items/s          {self.chunks_per_s:.1f}",
         ]
         for path, reason in self.files_skipped:
-            lines.append(f"  skipped: {path}: {reason}")
+            lines.append(f"  skipped: {_shown(path)}: {reason}")
         for path, reason in self.files_failed:
-            lines.append(f"  FAILED: {path}: {reason}")
+            lines.append(f"  FAILED: {_shown(path)}: {reason}")
+        for path in self.paths_missing:
+            lines.append(f"  MISSING: {_shown(path)}")
         for warning in self.warnings[:20]:
             lines.append(f"  warning: {warning}")
         if self.store_error:
             lines.append(f"  STORE ERROR: {self.store_error}")
         return "\n".join(lines)
+
+
+def _shown(path: str) -> str:
+    """A path as one report line: one with a newline, tab or other control character is quoted."""
+    return path if path.isprintable() else repr(path)

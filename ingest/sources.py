@@ -7,12 +7,14 @@ the job report shows. Large text files are read in segments so memory stays boun
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from agent_memory.errors import IngestError
 from agent_memory.records import Document, TurnRecord
+
+from .shapes import HotpotContext, SquadArticle, TextRecord, check, parse_json, record_id
 
 TEXT_EXTENSIONS = {".txt", ".text", ".md", ".markdown", ".rst", ".log", ".csv"}
 HTML_EXTENSIONS = {".html", ".htm", ".xhtml"}
@@ -138,24 +140,30 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
 
 
 def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jsonl: bool = False) -> list[Loaded]:
-    """JSON/JSONL: a conversation transcript, or records carrying a text field."""
-    try:
-        if jsonl:
-            data = [json.loads(line) for line in raw.splitlines() if line.strip()]
-        else:
-            data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return [Skipped(path or source_id, f"malformed JSON: {exc.msg} at line {exc.lineno}")]
+    """JSON/JSONL: a conversation transcript, or records carrying a text field.
+
+    Depth and shape are checked first (``shapes.py``): a bad file is one ``Skipped`` naming the
+    field; in a list of records, a bad record is a ``Skipped`` of its own and the rest go on."""
     from .transcripts import parse_transcript
 
-    transcript = parse_transcript(data, tenant=tenant, source_id=source_id)
+    where = path or source_id
+    try:
+        data = parse_json(raw, jsonl=jsonl)
+        transcript = parse_transcript(data, tenant=tenant, source_id=source_id)
+    except IngestError as exc:
+        return [Skipped(where, str(exc))]
     if transcript is not None:
-        return [transcript] if transcript.turns else [Skipped(path or source_id, "transcript without turns")]
+        return [transcript] if transcript.turns else [Skipped(where, "transcript without turns")]
     records = data if isinstance(data, list) else [data]
     out: list[Loaded] = []
     for index, record in enumerate(records):
-        out.extend(_records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path))
-    return out or [Skipped(path or source_id, f"no text field ({', '.join(TEXT_FIELDS)}) in JSON records")]
+        try:
+            out.extend(_records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path))
+        except IngestError as exc:
+            out.append(Skipped(f"{where}#{index}", str(exc)))
+    if not out:
+        return [Skipped(where, f"no text field ({', '.join(TEXT_FIELDS)}) in JSON records")]
+    return out
 
 
 def _records_to_documents(record, *, tenant: str, source_id: str, index: int, path: str) -> list[Document]:
@@ -167,31 +175,33 @@ def _records_to_documents(record, *, tenant: str, source_id: str, index: int, pa
     contexts = record.get("contexts")
     if isinstance(contexts, list) and contexts and isinstance(contexts[0], dict):
         docs = []
-        for ctx in contexts:
-            text = ctx.get("paragraph_text") or ctx.get("text") or ""
-            title = ctx.get("title", "")
+        for n, raw_ctx in enumerate(contexts):
+            ctx = check(HotpotContext, raw_ctx, f"record {index}.contexts.{n}")
+            text = ctx.paragraph_text or ctx.text or ""
             if text.strip():
-                docs.append(Document(source_id=paragraph_source_id(title, text), text=text, title=title,
-                                     tenant=tenant, path=path, metadata={"title": title}))
+                docs.append(Document(source_id=paragraph_source_id(ctx.title, text), text=text, title=ctx.title,
+                                     tenant=tenant, path=path, metadata={"title": ctx.title}))
         return docs
     # SQuAD-style: data[].paragraphs[].context
     if isinstance(record.get("data"), list):
         docs = []
-        for article in record["data"]:
-            for para in article.get("paragraphs", []):
-                text = para.get("context", "")
-                if text.strip():
-                    pid = para.get("id") or paragraph_source_id(article.get("title", ""), text)
-                    docs.append(Document(source_id=str(pid), text=text, tenant=tenant, path=path,
-                                         title=article.get("title", "")))
+        for n, raw_article in enumerate(record["data"]):
+            article = check(SquadArticle, raw_article, f"record {index}.data.{n}")
+            for para in article.paragraphs:
+                if para.context.strip():
+                    pid = record_id(para.id, f"record {index}.data.{n}.id")
+                    docs.append(Document(source_id=pid or paragraph_source_id(article.title, para.context),
+                                         text=para.context, tenant=tenant, path=path, title=article.title))
         return docs
     for key in TEXT_FIELDS:
         value = record.get(key)
         if isinstance(value, str) and value.strip():
-            rid = record.get("id") or record.get("source_id") or f"{source_id}#{index}"
-            title = str(record.get("title", ""))
+            fields = check(TextRecord, record, f"record {index}")
+            rid = record_id(fields.id, f"record {index}.id") or record_id(fields.source_id, f"record {index}.source_id")
+            title = str(fields.title or "")
             meta = {k: v for k, v in record.items() if k != key and isinstance(v, (str, int, float, bool))}
-            return [Document(source_id=str(rid), text=value, title=title, tenant=tenant, path=path, metadata=meta)]
+            return [Document(source_id=rid or f"{source_id}#{index}", text=value, title=title, tenant=tenant,
+                             path=path, metadata=meta)]
     return []
 
 

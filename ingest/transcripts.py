@@ -11,13 +11,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent_memory.errors import IngestError
 from agent_memory.records import TurnRecord
+
+from .shapes import GenericTurn, LocomoRecord, LocomoTurn, LongMemEvalRecord, check
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 
 
 def parse_transcript(data: Any, *, tenant: str, source_id: str):
-    """Return a ``Transcript`` if ``data`` is a conversation, else ``None``."""
+    """Return a ``Transcript`` if ``data`` is a conversation, else ``None``.
+
+    A file that looks like a transcript but has the wrong shape raises ``IngestError`` naming
+    the field (the job records it as a skip); the readers below then only see checked values."""
     from .sources import Transcript
 
     items = data if isinstance(data, list) else [data]
@@ -25,8 +31,12 @@ def parse_transcript(data: Any, *, tenant: str, source_id: str):
         return None
     first = items[0]
     if isinstance(first.get("conversation"), dict):
+        for index, rec in enumerate(items):
+            _check_locomo(rec, f"[{index}]" if isinstance(data, list) else "")
         return Transcript(source_id, [t for rec in items for t in locomo_turns(rec, tenant)])
     if "haystack_sessions" in first:
+        for index, rec in enumerate(items):
+            check(LongMemEvalRecord, rec, f"[{index}]" if isinstance(data, list) else "")
         seen: set[str] = set()
         turns = []
         for rec in items:
@@ -36,11 +46,29 @@ def parse_transcript(data: Any, *, tenant: str, source_id: str):
                     turns.append(turn)
         return Transcript(source_id, turns)
     if isinstance(data, dict) and isinstance(data.get("turns") or data.get("messages"), list):
+        key = "turns" if data.get("turns") else "messages"
+        for index, turn in enumerate(data[key]):
+            check(GenericTurn, turn, f"{key}.{index}")
         session = str(data.get("session_id") or source_id)
         return Transcript(source_id, generic_turns(data.get("turns") or data.get("messages"), tenant, session))
     if all(("speaker" in x or "role" in x) and ("text" in x or "content" in x) for x in items):
+        for index, turn in enumerate(items):
+            check(GenericTurn, turn, f"[{index}]")
         return Transcript(source_id, generic_turns(items, tenant, source_id))
     return None
+
+
+def _check_locomo(record: dict, where: str) -> None:
+    check(LocomoRecord, record, where)
+    conv = record["conversation"]
+    for key, session in conv.items():
+        if not _SESSION_KEY.match(key):
+            continue
+        if not isinstance(session, list):
+            raise IngestError(f"wrong shape: {where}conversation.{key} must be a list of turns, "
+                              f"got {type(session).__name__}")
+        for index, turn in enumerate(session):
+            check(LocomoTurn, turn, f"{where}conversation.{key}.{index}")
 
 
 def locomo_turns(record: dict, tenant: str) -> list[TurnRecord]:

@@ -150,7 +150,9 @@ def test_bad_inputs_are_skipped_with_reasons_and_never_abort_the_job(pipeline, s
     assert reasons[str(tmp_path / "image.png")].startswith("unsupported extension")
     assert reasons[str(tmp_path / "broken.json")].startswith("malformed JSON")
     assert reasons[str(tmp_path / "missing.txt")] == "no such file or directory"
-    assert report.files_ingested == 1 and report.ok
+    # The job went on; a named path that is not there makes it unsuccessful (non-zero exit).
+    assert report.files_ingested == 1 and report.paths_missing == [str(tmp_path / "missing.txt")]
+    assert not report.ok
 
 
 def test_exit_status_is_non_zero_only_when_nothing_could_be_ingested(tmp_path, monkeypatch):
