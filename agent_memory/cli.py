@@ -8,50 +8,38 @@ import logging
 import sys
 from pathlib import Path
 
-from .config import load_settings
 from .errors import AgentMemoryError
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
-def _services(args):
-    from .services import build_services
+def _memory(args, **kwargs):
+    """The Python API over the settings (``--data-dir`` overrides where the stores live)."""
+    from .memory import Memory
 
-    overrides = {}
-    if getattr(args, "data_dir", None):
-        overrides["data_dir"] = Path(args.data_dir)
-    return build_services(load_settings(**overrides))
+    tenant = getattr(args, "tenant", None)
+    return Memory(data_dir=getattr(args, "data_dir", None), tenant=tenant or None, **kwargs)
 
 
 def cmd_ingest(args) -> int:
-    from ingest.pipeline import IngestionPipeline
-
-    with _services(args) as services:
-        pipeline = IngestionPipeline(services)
-        report = pipeline.ingest_paths(args.paths, tenant=args.tenant, recursive=args.recursive, glob=args.glob,
-                                       progress=not args.json)
+    with _memory(args) as memory:
+        report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
     return 0 if report.ok else 1
 
 
 def cmd_forget(args) -> int:
-    from ingest.pipeline import IngestionPipeline
-
-    with _services(args) as services:
-        tenant = args.tenant or services.settings.tenant
-        removed = IngestionPipeline(services).forget(tenant, args.source_id)
+    with _memory(args) as memory:
+        removed = memory.forget(args.source_id)
     print(json.dumps({"source_id": args.source_id, **removed}))
     return 0 if removed["sources"] or removed["items"] or removed["triples"] else 1
 
 
 def cmd_prompt(args) -> int:
     from retrieval.debug import render_dump
-    from retrieval.pipeline import RetrievalPipeline
 
-    with _services(args) as services:
-        pipeline = RetrievalPipeline.from_services(services, preset=args.preset)
-        result = pipeline.run(args.question, tenant=args.tenant or services.settings.tenant,
-                              session_id=args.session, budget=args.budget, debug=True)
+    with _memory(args, preset=args.preset) as memory:
+        result = memory.prompt(args.question, session_id=args.session, budget=args.budget, debug=True)
     if args.json:
         print(json.dumps(result.debug_dict(), indent=2, ensure_ascii=False))
     else:
@@ -61,20 +49,13 @@ def cmd_prompt(args) -> int:
 
 def cmd_demo(args) -> int:
     """The main job on embedded defaults: ingest the sample corpus, then show a prompt."""
-    from ingest.pipeline import IngestionPipeline
-
-    with _services(args) as services:
-        report = IngestionPipeline(services).ingest_paths([SAMPLES], recursive=True, progress=True)
+    with _memory(args) as memory:
+        report = memory.add_paths([SAMPLES], recursive=True, progress=True)
         print(report.render())
         if not report.ok:
             return 1
-        try:
-            from retrieval.pipeline import RetrievalPipeline
-        except ImportError:
-            return 0
         question = args.question
-        result = RetrievalPipeline.from_services(services).run(question, tenant=services.settings.tenant,
-                                                               budget=args.budget)
+        result = memory.prompt(question, budget=args.budget)
         print(f"\n=== Prompt for: {question!r} ({result.total_tokens} of {args.budget} tokens) ===\n")
         print(result.prompt)
     return 0

@@ -1,4 +1,4 @@
-"""What one app instance holds: services, the retrieval pipeline, working memory, jobs, auth."""
+"""What one app instance holds: the Python API's ``Memory`` over the services, jobs, auth, readiness."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from agent_memory.config import Settings
 from agent_memory.errors import ConfigError
+from agent_memory.memory import Memory
 from agent_memory.records import MemoryItem, SearchFilter
 
 from .answer import Answerer
@@ -45,34 +46,21 @@ class ApiState:
             if not tenant or "/" in tenant:
                 raise ConfigError(f"tenant names must be non-empty and without '/', got {tenant!r}")
         self.jobs = JobRegistry()
+        # The Python API does the work; this state adds auth, jobs and readiness around it.
+        self.memory = Memory(services=services, tenant=settings.tenant)
         self.answerer = Answerer(services.llm)
-        self.ingest_lock = threading.Lock()  # one writer at a time: re-ingesting a source is not atomic
-        self._lock = threading.RLock()  # pipeline() builds working_memory() under it
-        self._pipeline = None
-        self._sessions = None
+        self.ingest_lock = self.memory.write_lock
         self.warm_error: str | None = None
         self.warm_done = threading.Event()
 
-    # ---- lazily built parts ---------------------------------------------------------------------
+    # ---- lazily built parts (owned by the Python API) ---------------------------------------------
     @property
     def pipeline(self):
-        with self._lock:
-            if self._pipeline is None:
-                from retrieval.pipeline import RetrievalPipeline
-
-                memory = self.working_memory
-                self._pipeline = RetrievalPipeline.from_services(self.services, recent_turns=memory.recent_turns,
-                                                                 session_summaries=memory.summaries)
-            return self._pipeline
+        return self.memory.pipeline
 
     @property
     def working_memory(self):
-        with self._lock:
-            if self._sessions is None:
-                from agent_memory.working_memory import WorkingMemory
-
-                self._sessions = WorkingMemory(self.services)
-            return self._sessions
+        return self.memory.working_memory
 
     @property
     def sessions(self):
@@ -128,9 +116,5 @@ class ApiState:
 
     def close(self) -> None:
         self.jobs.close()
-        with self._lock:
-            if self._pipeline is not None:
-                self._pipeline.close()
-            if self._sessions is not None:
-                self._sessions.close()
+        self.memory.close()
         self.services.close()

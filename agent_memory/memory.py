@@ -1,0 +1,275 @@
+"""The Python API: ``Memory``, one object over the services for an agent written in Python.
+
+    from agent_memory import Memory
+
+    with Memory(data_dir="data") as memory:
+        memory.add("The X-300 replaced the X-200.", source_id="notes/sensors")
+        memory.add_message("s1", {"role": "user", "content": "Order 40 X-300s."}, retention="strict")
+        result = memory.prompt("Which sensor replaced the X-200?", budget=800, session_id="s1")
+        print(result.prompt)                      # every passage tagged [S:<source id>]
+
+This is a surface: it sits above ``retrieval`` and ``ingest`` and builds their pipelines
+from the services that ``agent_memory.services.build_services`` makes (the only place that
+builds services). The CLI, the HTTP API, the MCP server and the LangChain adapters are thin
+layers over it. ``agent_memory`` exposes ``Memory`` lazily, so importing the core never
+imports this module (nor the pipelines) upward.
+
+Tenants: every call runs for the tenant given to the constructor (default: the settings'
+tenant); a ``tenant=`` keyword on a call selects another one for that call only. One tenant
+never reads another's documents or sessions.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+from ingest.pipeline import IngestionPipeline
+from ingest.report import IngestReport
+from retrieval.pipeline import RetrievalPipeline
+from retrieval.types import Passage, PromptResult
+
+from .config import Settings, load_settings
+from .conversation import Retention, Session
+from .errors import ConfigError, NotFoundError, StoreUnavailableError
+from .records import Document, TurnRecord
+from .services import Services, build_services
+from .working_memory import WorkingMemory
+
+if TYPE_CHECKING:
+    from .api.answer import Answer
+
+FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before")
+# search() assembles a prompt of this size and ranks its passages: room for many whole passages.
+SEARCH_BUDGET = 6000
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Added:
+    """What an ``add*`` call stored: the source IDs (unchanged ones included) and the job's report."""
+
+    source_ids: list[str]
+    report: IngestReport = field(repr=False)
+
+
+@dataclass
+class AskResult:
+    """An answer and the prompt it was drawn from; ``answer`` is None in retrieval-only mode."""
+
+    answer: str | None
+    mode: str  # "llm" or "retrieval-only"
+    citations: list[dict[str, Any]]  # source IDs the answer cites, with the prompt text behind each
+    result: PromptResult
+    details: Answer = field(repr=False)  # usage, timings, invented citations, the LLM's error
+
+
+def check_tenant(tenant: str) -> str:
+    if not isinstance(tenant, str) or not tenant or "/" in tenant:
+        raise ConfigError(f"tenant names must be non-empty strings without '/', got {tenant!r}")
+    return tenant
+
+
+def filter_args(filters: Mapping[str, Any] | Any | None) -> dict[str, Any]:
+    """Keyword arguments of ``RetrievalPipeline.run`` from a mapping or a pydantic model of filters."""
+    if filters is None:
+        return {}
+    if hasattr(filters, "model_dump"):
+        filters = filters.model_dump()
+    unknown = sorted(set(filters) - set(FILTER_KEYS))
+    if unknown:
+        raise ValueError(f"unknown filter keys {unknown}; known: {list(FILTER_KEYS)}")
+    return {k: v for k, v in filters.items() if v is not None}
+
+
+class Memory:
+    """Long memory inside a bounded prompt: documents, sessions, prompts, answers, forgetting.
+
+    ``Memory()`` reads the settings from the environment (``AGENT_MEMORY_*``); ``data_dir``
+    overrides where the embedded stores live; ``settings`` or ready ``services`` may be passed
+    instead (services passed in are not closed by ``close()``). Heavy parts load on first use.
+    Thread-safe: writes (ingestion, forgetting) are serialized, reads run concurrently.
+    """
+
+    def __init__(self, data_dir: str | Path | None = None, *, tenant: str | None = None,
+                 settings: Settings | None = None, services: Services | None = None, preset: str = "default",
+                 promote: bool = True) -> None:
+        if services is not None and (settings is not None or data_dir is not None):
+            raise ConfigError("pass either services, or settings/data_dir to build them from, not both")
+        self._owns_services = services is None
+        if services is None:
+            settings = settings or load_settings()
+            if data_dir is not None:
+                settings = settings.model_copy(update={"data_dir": Path(data_dir)})
+            services = build_services(settings)
+        self.services = services
+        self.settings = services.settings
+        self.tenant = check_tenant(tenant or self.settings.tenant)
+        self.preset = preset
+        self._promote = promote
+        # One writer at a time: re-ingesting a source is not atomic (new items, then stale deleted).
+        self.write_lock = threading.Lock()
+        self._build_lock = threading.RLock()  # pipeline builds working_memory under it
+
+    # ---- the parts, built on first use ------------------------------------------------------------
+    @functools.cached_property
+    def ingestion(self) -> IngestionPipeline:
+        return IngestionPipeline(self.services)
+
+    @property
+    def working_memory(self) -> WorkingMemory:
+        with self._build_lock:
+            if "_working_memory" not in self.__dict__:
+                self._working_memory = WorkingMemory(self.services, promote=self._promote)
+            return self._working_memory
+
+    @property
+    def pipeline(self) -> RetrievalPipeline:
+        with self._build_lock:
+            if "_pipeline" not in self.__dict__:
+                memory = self.working_memory
+                self._pipeline = RetrievalPipeline.from_services(
+                    self.services, self.preset, recent_turns=memory.recent_turns,
+                    session_summaries=memory.summaries)
+            return self._pipeline
+
+    @functools.cached_property
+    def _answerer(self):
+        from .api.answer import Answerer  # the citation checker lives with the API that first needed it
+
+        return Answerer(self.services.llm)
+
+    def _tenant(self, tenant: str | None) -> str:
+        return check_tenant(tenant) if tenant is not None else self.tenant
+
+    # ---- documents -------------------------------------------------------------------------------
+    def add(self, text: str, *, source_id: str, title: str = "", metadata: Mapping[str, Any] | None = None,
+            tenant: str | None = None) -> Added:
+        """Store one text under ``source_id``; adding the same ID again replaces that source."""
+        doc = Document(source_id=source_id, text=text, tenant=self._tenant(tenant), title=title,
+                       metadata=dict(metadata or {}))
+        return self.add_documents([doc])
+
+    def add_documents(self, docs: Iterable[Document]) -> Added:
+        """Store documents as they are (each carries its tenant; unchanged ones are skipped)."""
+        report = IngestReport()
+        with self.write_lock:
+            ids = self.ingestion.ingest_documents(docs, report)
+        _raise_store_error(report)
+        return Added(ids, report)
+
+    def add_turns(self, turns: Sequence[TurnRecord]) -> Added:
+        """Store transcript turns (one source per turn, ``<session>/<turn>``) and a summary per session."""
+        report = IngestReport()
+        with self.write_lock:
+            ids = self.ingestion.ingest_turns(turns, report)
+        _raise_store_error(report)
+        return Added(ids, report)
+
+    def add_file(self, path: str | Path, *, source_id: str | None = None,
+                 metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
+                 tenant: str | None = None) -> Added:
+        """Ingest one file (text, Markdown, HTML, JSON/JSONL records, transcripts) under ``source_id``
+        (default: its path). Forgetting that ID forgets every source the file held; re-adding the
+        same bytes does nothing. A skipped or failed file is in ``report``, not raised."""
+        report = IngestReport(files_seen=1)
+        with self.write_lock:
+            ids = self.ingestion.ingest_file(Path(path), tenant=self._tenant(tenant), source_id=source_id,
+                                             report=report, metadata=dict(metadata or {}), progress=progress)
+        _raise_store_error(report)
+        return Added(ids, report)
+
+    def add_paths(self, paths: Sequence[str | Path], *, recursive: bool = False, glob: str | None = None,
+                  progress: bool = False, tenant: str | None = None) -> IngestReport:
+        """The ingestion job over files and folders; a store failure stops it and is in the report."""
+        with self.write_lock:
+            return self.ingestion.ingest_paths(paths, tenant=self._tenant(tenant), recursive=recursive,
+                                               glob=glob, progress=progress)
+
+    def forget(self, source_id: str, *, tenant: str | None = None) -> dict[str, int]:
+        """Remove one source (or a file and every source it held) from every store.
+        Returns the counts removed (``sources``, ``items``, ``triples``): all zero if it was unknown."""
+        with self.write_lock:
+            return self.ingestion.forget(self._tenant(tenant), source_id)
+
+    # ---- working memory ---------------------------------------------------------------------------
+    def session(self, session_id: str, *, agent_id: str | None = None, tenant: str | None = None) -> Session:
+        """The live working-memory session (created on first use)."""
+        return self.working_memory.session(self._tenant(tenant), session_id, agent_id)
+
+    def session_exists(self, session_id: str, *, tenant: str | None = None) -> bool:
+        return self.working_memory.exists(self._tenant(tenant), session_id)
+
+    def add_message(self, session_id: str, message: Mapping[str, Any], *,
+                    retention: Retention | str | None = None, agent_id: str | None = None,
+                    tenant: str | None = None) -> int:
+        """Append an OpenAI/Anthropic style message with a retention class (``forgettable``, ``fuzzy``,
+        ``strict``; unclassified counts as fuzzy). Returns its sequence number. Significant turns are
+        promoted to long-term memory."""
+        return self.session(session_id, agent_id=agent_id, tenant=tenant).append(dict(message), retention=retention)
+
+    def add_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
+                     retention: Retention | str | None = None, agent_id: str | None = None,
+                     tenant: str | None = None) -> list[int]:
+        session = self.session(session_id, agent_id=agent_id, tenant=tenant)
+        return [session.append(dict(m), retention=retention) for m in messages]
+
+    def view(self, session_id: str, budget: int = 4000, *, tenant: str | None = None) -> list[dict[str, Any]]:
+        """The session's messages for the next model call, compacted to fit ``budget`` tokens."""
+        if not self.session_exists(session_id, tenant=tenant):
+            raise NotFoundError(f"no session {session_id!r} for tenant {self._tenant(tenant)!r}")
+        return self.session(session_id, tenant=tenant).view(budget)
+
+    # ---- questions -------------------------------------------------------------------------------
+    def prompt(self, question: str, *, budget: int = 1800, session_id: str | None = None,
+               filters: Mapping[str, Any] | Any | None = None, debug: bool = False,
+               question_date: str | None = None, tenant: str | None = None) -> PromptResult:
+        """The bounded prompt for ``question``: recalled passages tagged ``[S:<source id>]``, the
+        session's recent turns, never more than ``budget`` tokens. ``filters`` takes ``source_ids``,
+        ``kinds``, ``created_after``, ``created_before`` (Unix time)."""
+        return self.pipeline.run(question, tenant=self._tenant(tenant), session_id=session_id, budget=budget,
+                                 debug=debug, question_date=question_date, **filter_args(filters))
+
+    def search(self, query: str, *, limit: int = 10, session_id: str | None = None,
+               filters: Mapping[str, Any] | Any | None = None, tenant: str | None = None) -> list[Passage]:
+        """Ranked passages with their scores (best first), as the prompt would place them."""
+        result = self.prompt(query, budget=SEARCH_BUDGET, session_id=session_id, filters=filters, tenant=tenant)
+        ranked = [p for p in result.passages if p.section != "recent"]
+        return sorted(ranked, key=lambda p: p.score, reverse=True)[:limit]
+
+    def ask(self, question: str, *, budget: int = 1800, session_id: str | None = None,
+            filters: Mapping[str, Any] | Any | None = None, max_answer_tokens: int = 512, debug: bool = False,
+            tenant: str | None = None) -> AskResult:
+        """An answer from the configured LLM with citations checked against the prompt's own tags;
+        without an LLM (or when it fails) a retrieval-only answer: ``answer`` is None."""
+        result = self.prompt(question, budget=budget, session_id=session_id, filters=filters, debug=debug,
+                             tenant=tenant)
+        details = self._answerer.answer(result, max_tokens=max_answer_tokens)
+        return AskResult(details.answer, details.mode, details.citations, result, details)
+
+    # ---- lifetime --------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the pipeline, the sessions and (when built here) the services."""
+        with self._build_lock:
+            pipeline = self.__dict__.pop("_pipeline", None)
+            sessions = self.__dict__.pop("_working_memory", None)
+        if pipeline is not None:
+            pipeline.close()
+        if sessions is not None:
+            sessions.close()
+        if self._owns_services:
+            self.services.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _raise_store_error(report: IngestReport) -> None:
+    if report.store_error:
+        raise StoreUnavailableError(f"ingestion stopped: {report.store_error}")

@@ -1,0 +1,82 @@
+"""The Python API (``agent_memory.Memory``) on the real embedded stores, and the README's example."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agent_memory.errors import ConfigError, NotFoundError
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+SERVER_SETTINGS = ("AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_POSTGRES_URL",
+                   "AGENT_MEMORY_LLM_MODEL", "AGENT_MEMORY_DATA_DIR", "AGENT_MEMORY_TENANT")
+
+
+def readme_python_example() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert blocks, "README.md lost its Python example"
+    return blocks[0]
+
+
+def test_readme_example_runs(tmp_path, monkeypatch, capsys):
+    for name in SERVER_SETTINGS:  # the example runs on embedded defaults, as a reader's first try does
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    code = readme_python_example()
+    assert len(code.strip().splitlines()) <= 10
+    exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})
+    assert capsys.readouterr().out.strip() == "None"  # retrieval-only: no LLM configured
+    assert (tmp_path / "agent-memory-data" / "catalog.sqlite").exists()
+
+
+@pytest.fixture
+def memory(settings):
+    from agent_memory import Memory
+
+    with Memory(settings=settings, tenant="acme") as mem:
+        yield mem
+
+
+def test_documents_sessions_prompt_search_forget(memory, tmp_path):
+    added = memory.add("Greta Lind founded the Orbital Bakery in Malmo in 2019.", source_id="notes/bakery",
+                       title="Orbital Bakery")
+    assert added.source_ids == ["notes/bakery"] and added.report.chunks >= 1
+    path = tmp_path / "sensors.md"
+    path.write_text("# Sensors\n\nThe X-300 sensor replaced the X-200 in 2025.\n", encoding="utf-8")
+    assert memory.add_file(path, source_id="files/sensors").report.files_ingested == 1
+    seqs = memory.add_messages("chat-1", [{"role": "user", "content": "We ordered 40 units of the X-300."},
+                                          {"role": "assistant", "content": "Noted."}], retention="strict")
+    assert seqs == [0, 1]
+
+    result = memory.prompt("Who founded the Orbital Bakery?", budget=250, session_id="chat-1")
+    assert "[S:notes/bakery]" in result.prompt and result.total_tokens <= 250
+    assert "[S:chat-1/m0]" in result.prompt  # the session's recent turn shares the budget
+    only_files = memory.prompt("Which sensor replaced the X-200?", budget=400,
+                               filters={"source_ids": ["files/sensors"]})
+    assert "[S:files/sensors]" in only_files.prompt and "[S:notes/bakery]" not in only_files.prompt
+
+    hits = memory.search("X-200 sensor replacement", limit=3)
+    assert hits and hits[0].source_id == "files/sensors"
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+    view = memory.view("chat-1", budget=100)
+    assert any("40 units" in str(m.get("content")) for m in view)
+
+    assert memory.forget("files/sensors")["sources"] >= 1
+    assert "[S:files/sensors]" not in memory.prompt("Which sensor replaced the X-200?", budget=400).prompt
+    assert memory.forget("never/added") == {"sources": 0, "items": 0, "triples": 0}
+
+
+def test_tenants_do_not_see_each_other(memory):
+    memory.add("The vault code is kept by Ines.", source_id="secret")
+    memory.add_message("chat", {"role": "user", "content": "Ines keeps the code."})
+    other = memory.prompt("Who keeps the vault code?", budget=300, tenant="rival", session_id="chat")
+    assert "[S:secret]" not in other.prompt and "Ines" not in other.prompt
+    with pytest.raises(NotFoundError, match="chat"):
+        memory.view("chat", tenant="rival")
+    with pytest.raises(ConfigError, match="a/b"):
+        memory.prompt("x", tenant="a/b")
+    with pytest.raises(ValueError, match="kind"):
+        memory.prompt("x", filters={"kind": ["chunk"]})
