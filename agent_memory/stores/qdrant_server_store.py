@@ -6,35 +6,26 @@ brute-force engine: correct, handy for tests and tiny data sets, but about a sec
 per filtered search at 100k points, so the embedded default is Qdrant Edge instead.
 
 Same layout as the Edge store: named dense vector ``dense`` (cosine) and sparse vector
-``sparse`` with the IDF modifier, payload indexes on tenant/source_id/kind/created_at.
+``sparse`` with the IDF modifier, payload indexes on tenant/source_id/kind/created_at. The
+contract itself (batches, filters, paging, lifecycle) is shared in ``qdrant_common.py``.
 """
 
 from __future__ import annotations
 
-import threading
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Iterator, Sequence
 
-import numpy as np
 from qdrant_client import QdrantClient, models
 
 from ..errors import DimensionMismatchError, StoreError, StoreUnavailableError
-from ..records import MemoryItem, ScoredItem, SearchFilter
+from ..records import SearchFilter
 from .base import SparseVector
-from .qdrant_edge_store import DENSE, SPARSE, _valid_ids, check_batch, filter_is_empty, normalize_id
+from .qdrant_common import DENSE, INDEXED_FIELDS, SCROLL_PAGE, SPARSE, QdrantStore, filter_conditions
 
-_BATCH = 256
-_SCROLL_PAGE = 512
-_INDEXES = (
-    ("tenant", models.PayloadSchemaType.KEYWORD),
-    ("source_id", models.PayloadSchemaType.KEYWORD),
-    ("kind", models.PayloadSchemaType.KEYWORD),
-    ("created_at", models.PayloadSchemaType.FLOAT),
-)
+_SCHEMA = {"keyword": models.PayloadSchemaType.KEYWORD, "float": models.PayloadSchemaType.FLOAT}
 
 
-class QdrantServerVectorStore:
+class QdrantServerVectorStore(QdrantStore):
     """Dense + sparse vectors with payloads in a Qdrant collection reached by qdrant-client."""
 
     def __init__(
@@ -48,17 +39,14 @@ class QdrantServerVectorStore:
         path: str | Path | None = None,
         timeout: float = 10.0,
     ):
-        if dimension <= 0:
-            raise ValueError(f"dimension={dimension} must be positive")
+        super().__init__(dimension)
         if sum(x is not None for x in (url, location, path)) != 1:
             raise ValueError(f"give exactly one of url={url!r}, location={location!r}, path={path!r}")
-        self.dimension = int(dimension)
         self.collection = collection
         self.local = url is None
         self.where = url or location or str(path)
         # Local mode mutates plain Python structures: serialise everything there.
         # Against a server only writes are serialised; concurrent searches are fine.
-        self._lock = threading.Lock()
         self._read_guard = self._lock if self.local else None
         try:
             if url is not None:
@@ -71,7 +59,6 @@ class QdrantServerVectorStore:
                 self._client = QdrantClient(path=str(path))
         except Exception as exc:  # local mode: folder locked by another client
             raise StoreUnavailableError(f"cannot open Qdrant at {self.where}: {exc}") from exc
-        self._closed = False
         self._ensure_collection()
 
     # -- setup ---------------------------------------------------------------------
@@ -98,9 +85,9 @@ class QdrantServerVectorStore:
                 )
             if not self.local:  # local mode has no payload indexes (it would only log a warning)
                 schema = info.payload_schema if exists else {}
-                for field, kind in _INDEXES:
+                for field, kind in INDEXED_FIELDS:
                     if field not in schema:
-                        self._client.create_payload_index(self.collection, field, field_schema=kind, wait=True)
+                        self._client.create_payload_index(self.collection, field, field_schema=_SCHEMA[kind], wait=True)
         except StoreError:
             raise
         except Exception as exc:
@@ -112,156 +99,64 @@ class QdrantServerVectorStore:
             return StoreUnavailableError(text)
         return StoreError(text)
 
-    def _call(self, what: str, fn, *args, write: bool = False, **kwargs):
-        if self._closed:
-            raise StoreError(f"vector store {self.where}/{self.collection} is closed")
-        guard = self._lock if write else (self._read_guard or nullcontext())
-        with guard:
+    def _call(self, what: str, fn, *args, **kwargs):
+        # Writes already hold the (reentrant) lock; reads take it only in local mode.
+        with self._read_guard or nullcontext():
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
                 raise self._error(what, exc) from exc
 
-    # -- writes --------------------------------------------------------------------
+    # -- the primitives QdrantStore builds on ------------------------------------
 
-    def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector]) -> None:
-        if not items:
-            return
-        matrix = check_batch(items, dense, sparse, self.dimension)
-        points = [
-            models.PointStruct(
-                id=normalize_id(item.id),
-                vector={DENSE: row.tolist(), SPARSE: models.SparseVector(indices=list(sv.indices), values=list(sv.values))},
-                payload=item.payload(),
-            )
-            for item, row, sv in zip(items, matrix, sparse)
-        ]
-        for start in range(0, len(points), _BATCH):
-            self._call("upsert", self._client.upsert, self.collection, points[start : start + _BATCH], wait=True, write=True)
+    def _point(self, point_id: str, dense: list[float], sparse: SparseVector, payload: dict) -> models.PointStruct:
+        return models.PointStruct(id=point_id, vector={DENSE: dense, SPARSE: self._sparse(sparse)}, payload=payload)
 
-    def delete_by_source(self, tenant: str, source_id: str) -> int:
-        flt = qdrant_filter(SearchFilter(tenant=tenant, source_ids=[source_id]))
-        n = self._call("count", self._client.count, self.collection, count_filter=flt, exact=True).count
-        if n:
-            selector = models.FilterSelector(filter=flt)
-            self._call("delete", self._client.delete, self.collection, points_selector=selector, wait=True, write=True)
-        return n
+    def _sparse(self, vector: SparseVector) -> models.SparseVector:
+        return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
 
-    def delete_ids(self, ids: Sequence[str]) -> None:
-        valid = _valid_ids(ids)
-        if valid:
-            selector = models.PointIdsList(points=valid)
-            self._call("delete", self._client.delete, self.collection, points_selector=selector, wait=True, write=True)
+    def _upsert_points(self, points: list) -> None:
+        self._call("upsert", self._client.upsert, self.collection, points, wait=True)
 
-    # -- reads ---------------------------------------------------------------------
+    def _delete_by_filter(self, flt: SearchFilter) -> None:
+        selector = models.FilterSelector(filter=qdrant_filter(flt))
+        self._call("delete", self._client.delete, self.collection, points_selector=selector, wait=True)
 
-    def search_dense(self, vector: np.ndarray, flt: SearchFilter, limit: int) -> list[ScoredItem]:
-        query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if query.shape[0] != self.dimension:
-            raise DimensionMismatchError(f"query vector has dimension {query.shape[0]}, the store expects {self.dimension}")
-        return self._query(query.tolist(), DENSE, flt, limit)
+    def _delete_points(self, ids: list[str]) -> None:
+        selector = models.PointIdsList(points=ids)
+        self._call("delete", self._client.delete, self.collection, points_selector=selector, wait=True)
 
-    def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]:
-        if not len(vector):
-            return []
-        query = models.SparseVector(indices=list(vector.indices), values=list(vector.values))
-        return self._query(query, SPARSE, flt, limit)
+    def _nearest(self, query, using: str, flt: SearchFilter, limit: int) -> list:
+        return self._call("query", self._client.query_points, self.collection, query=query, using=using,
+                          query_filter=qdrant_filter(flt), limit=limit, with_payload=True, with_vectors=False).points
 
-    def _query(self, query, using: str, flt: SearchFilter, limit: int) -> list[ScoredItem]:
-        if limit <= 0 or filter_is_empty(flt):
-            return []
-        result = self._call(
-            "query",
-            self._client.query_points,
-            self.collection,
-            query=query,
-            using=using,
-            query_filter=qdrant_filter(flt),
-            limit=limit,
-            with_payload=True,
-            with_vectors=False,
-        )
-        return [
-            ScoredItem(item=MemoryItem.from_payload(str(p.id), p.payload or {}), score=float(p.score)) for p in result.points
-        ]
+    def _retrieve(self, ids: list[str], with_payload: bool) -> list:
+        return self._call("retrieve", self._client.retrieve, self.collection, ids, with_payload=with_payload,
+                          with_vectors=False)
 
-    def get(self, ids: Sequence[str]) -> list[MemoryItem]:
-        valid = _valid_ids(ids)
-        if not valid:
-            return []
-        records = self._call("retrieve", self._client.retrieve, self.collection, valid, with_payload=True, with_vectors=False)
-        by_id = {str(r.id): MemoryItem.from_payload(str(r.id), r.payload or {}) for r in records}
-        return [by_id[i] for i in dict.fromkeys(valid) if i in by_id]
-
-    def existing_ids(self, ids: Sequence[str]) -> set[str]:
-        valid = _valid_ids(ids)
-        if not valid:
-            return set()
-        records = self._call("retrieve", self._client.retrieve, self.collection, valid, with_payload=False, with_vectors=False)
-        return {str(r.id) for r in records}
-
-    def ids_for_source(self, tenant: str, source_id: str) -> list[str]:
-        return [str(r.id) for r in self._scroll_records(SearchFilter(tenant=tenant, source_ids=[source_id]), False)]
-
-    def count(self, flt: SearchFilter | None = None) -> int:
-        if flt is not None and filter_is_empty(flt):
-            return 0
+    def _count(self, flt: SearchFilter | None) -> int:
         qflt = qdrant_filter(flt) if flt is not None else None
-        return int(self._call("count", self._client.count, self.collection, count_filter=qflt, exact=True).count)
+        return self._call("count", self._client.count, self.collection, count_filter=qflt, exact=True).count
 
-    def scroll(self, flt: SearchFilter) -> Iterator[MemoryItem]:
-        for record in self._scroll_records(flt, True):
-            yield MemoryItem.from_payload(str(record.id), record.payload or {})
+    def _scroll_page(self, flt: SearchFilter, offset, with_payload: bool):
+        return self._call("scroll", self._client.scroll, self.collection, scroll_filter=qdrant_filter(flt),
+                          limit=SCROLL_PAGE, offset=offset, with_payload=with_payload, with_vectors=False)
 
-    def _scroll_records(self, flt: SearchFilter, with_payload: bool) -> Iterator[models.Record]:
-        if filter_is_empty(flt):
-            return
-        offset = None
-        while True:
-            records, offset = self._call(
-                "scroll",
-                self._client.scroll,
-                self.collection,
-                scroll_filter=qdrant_filter(flt),
-                limit=_SCROLL_PAGE,
-                offset=offset,
-                with_payload=with_payload,
-                with_vectors=False,
-            )
-            yield from records
-            if offset is None:
-                return
-
-    # -- lifecycle -------------------------------------------------------------------
-
-    def close(self) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._client.close()
-
-    def __enter__(self) -> "QdrantServerVectorStore":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def _close(self) -> None:
+        self._client.close()
 
     def __repr__(self) -> str:
         return f"QdrantServerVectorStore(where={self.where!r}, collection={self.collection!r}, dimension={self.dimension})"
 
 
 def qdrant_filter(flt: SearchFilter) -> models.Filter:
-    """SearchFilter -> qdrant-client filter; the tenant condition is always there."""
-    must: list[models.Condition] = [models.FieldCondition(key="tenant", match=models.MatchValue(value=flt.tenant))]
-    if flt.source_ids is not None:
-        must.append(models.FieldCondition(key="source_id", match=models.MatchAny(any=list(flt.source_ids))))
-    if flt.kinds is not None:
-        must.append(models.FieldCondition(key="kind", match=models.MatchAny(any=list(flt.kinds))))
-    if flt.created_after is not None or flt.created_before is not None:
-        rng = models.Range(gte=flt.created_after, lte=flt.created_before)
-        must.append(models.FieldCondition(key="created_at", range=rng))
-    return models.Filter(must=must)
+    """SearchFilter -> qdrant-client filter (conditions from :func:`filter_conditions`)."""
+    return models.Filter(must=filter_conditions(
+        flt,
+        equals=lambda key, value: models.FieldCondition(key=key, match=models.MatchValue(value=value)),
+        any_of=lambda key, values: models.FieldCondition(key=key, match=models.MatchAny(any=values)),
+        between=lambda key, low, high: models.FieldCondition(key=key, range=models.Range(gte=low, lte=high)),
+    ))
 
 
 def _is_connection_error(exc: BaseException) -> bool:

@@ -1,6 +1,9 @@
-"""One contract for every VectorStore backend: Qdrant Edge, qdrant-client local, Qdrant server.
+"""One contract for every VectorStore backend: Qdrant Edge, and the Qdrant server driver over
+qdrant-client's local mode (on disk and in memory, the same client API a server answers) and
+over a real server.
 
-The server runs only when AGENT_MEMORY_QDRANT_URL is set. Vectors are small and
+The real server runs only when AGENT_MEMORY_QDRANT_URL is set (no Qdrant server is installable
+here); the server driver's code runs in every test run through the local modes. Vectors are small and
 deterministic (one-hot plus a little noise) so rankings are known in advance; one test
 uses the real packaged MiniLM embedder for a semantic nearest neighbour.
 """
@@ -31,6 +34,7 @@ ENC = SparseEncoder()
 BACKENDS = [
     "edge",
     "local",
+    "memory",
     pytest.param(
         "server",
         marks=[
@@ -55,6 +59,8 @@ class Opener:
             store = EdgeVectorStore(self.tmp_path / "edge", self.collection, dimension)
         elif self.backend == "local":
             store = QdrantServerVectorStore(self.collection, dimension, path=self.tmp_path / "local")
+        elif self.backend == "memory":
+            store = QdrantServerVectorStore(self.collection, dimension, location=":memory:")
         else:
             store = QdrantServerVectorStore(self.collection, dimension, url=SERVER_URL, api_key=os.environ.get("AGENT_MEMORY_QDRANT_API_KEY"))
         self.opened.append(store)
@@ -275,6 +281,8 @@ def test_upsert_rejects_mismatched_batches(store):
 
 
 def test_persists_across_reopen(opener):
+    if opener.backend == "memory":
+        pytest.skip("an in-memory client keeps nothing after close, by design")
     first = opener()
     items = [make_item(f"durable {i}", start=i) for i in range(5)]
     put(first, items)
@@ -287,6 +295,8 @@ def test_persists_across_reopen(opener):
 
 
 def test_dimension_mismatch_raises(opener):
+    if opener.backend == "memory":
+        pytest.skip("each in-memory client is a new empty store: nothing to mismatch")
     opener().close()
     with pytest.raises(DimensionMismatchError) as err:
         opener(DIM + 8)

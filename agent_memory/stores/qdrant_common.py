@@ -1,0 +1,233 @@
+"""What the two Qdrant drivers share: the point layout, ID and batch checks, the filter's
+conditions, and every read, write and paging loop of the VectorStore contract.
+
+A driver (``qdrant_edge_store.EdgeVectorStore`` embedded, ``qdrant_server_store.
+QdrantServerVectorStore`` over qdrant-client) supplies only the few primitives its client
+spells differently (the ``_`` methods at the end of :class:`QdrantStore`) and the filter
+constructors; the contract above them is written once here.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from ..errors import DimensionMismatchError, StoreError
+from ..records import MemoryItem, ScoredItem, SearchFilter
+from .base import SparseVector
+
+DENSE = "dense"
+SPARSE = "sparse"
+SCROLL_PAGE = 512
+# Payload fields with an index, by kind ("keyword" or "float"): every filter uses them.
+INDEXED_FIELDS = (("tenant", "keyword"), ("source_id", "keyword"), ("kind", "keyword"), ("created_at", "float"))
+
+
+def normalize_id(item_id: str) -> str:
+    """Canonical UUID string (Qdrant hands IDs back as lower-case UUIDs)."""
+    try:
+        return str(uuid.UUID(str(item_id)))
+    except ValueError as exc:
+        raise StoreError(f"point id {item_id!r} is not a UUID string") from exc
+
+
+def valid_ids(ids: Sequence[str]) -> list[str]:
+    out = []
+    for i in ids:
+        try:
+            out.append(str(uuid.UUID(str(i))))
+        except ValueError:
+            continue  # an ID that is not a UUID cannot be stored, so it does not exist
+    return out
+
+
+def check_batch(items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector], dimension: int) -> np.ndarray:
+    """Validate an upsert batch; returns the dense matrix as float32 (n, dimension)."""
+    dense = np.asarray(dense, dtype=np.float32)
+    if dense.ndim == 1 and len(items) == 1:
+        dense = dense.reshape(1, -1)
+    if dense.ndim != 2 or dense.shape[0] != len(items) or len(sparse) != len(items):
+        raise StoreError(
+            f"upsert needs one dense row and one sparse vector per item: items={len(items)}, "
+            f"dense shape={dense.shape}, sparse={len(sparse)}"
+        )
+    if dense.shape[1] != dimension:
+        raise DimensionMismatchError(f"dense vectors have dimension {dense.shape[1]}, the store expects {dimension}")
+    return dense
+
+
+def filter_is_empty(flt: SearchFilter) -> bool:
+    """An explicit empty list of sources or kinds matches nothing."""
+    return (flt.source_ids is not None and len(flt.source_ids) == 0) or (flt.kinds is not None and len(flt.kinds) == 0)
+
+
+def filter_conditions(flt: SearchFilter, *, equals: Callable[[str, Any], Any], any_of: Callable[[str, list], Any],
+                      between: Callable[[str, float | None, float | None], Any]) -> list:
+    """The ``must`` conditions of a SearchFilter, built with a client's constructors; the
+    tenant condition is always there."""
+    must = [equals("tenant", flt.tenant)]
+    if flt.source_ids is not None:
+        must.append(any_of("source_id", list(flt.source_ids)))
+    if flt.kinds is not None:
+        must.append(any_of("kind", list(flt.kinds)))
+    if flt.created_after is not None or flt.created_before is not None:
+        must.append(between("created_at", flt.created_after, flt.created_before))
+    return must
+
+
+class QdrantStore:
+    """The VectorStore contract over a driver's primitives. ``self._lock`` serialises writes."""
+
+    dimension: int
+    where: str
+    _write_batch = 256
+
+    def __init__(self, dimension: int) -> None:
+        if dimension <= 0:
+            raise ValueError(f"dimension={dimension} must be positive")
+        self.dimension = int(dimension)
+        # Reentrant: a driver's read primitive may take it again under a write (local mode guards reads).
+        self._lock = threading.RLock()
+        self._closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"vector store {self.where} is closed")
+
+    # -- writes --------------------------------------------------------------------
+
+    def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector]) -> None:
+        if not items:
+            return
+        matrix = check_batch(items, dense, sparse, self.dimension)
+        points = [self._point(normalize_id(item.id), row.tolist(), sv, item.payload())
+                  for item, row, sv in zip(items, matrix, sparse)]
+        with self._lock:
+            self._check_open()
+            for start in range(0, len(points), self._write_batch):
+                self._upsert_points(points[start : start + self._write_batch])
+
+    def delete_by_source(self, tenant: str, source_id: str) -> int:
+        flt = SearchFilter(tenant=tenant, source_ids=[source_id])
+        with self._lock:
+            self._check_open()
+            n = self._count(flt)
+            if n:
+                self._delete_by_filter(flt)
+        return n
+
+    def delete_ids(self, ids: Sequence[str]) -> None:
+        valid = valid_ids(ids)
+        if valid:
+            with self._lock:
+                self._check_open()
+                self._delete_points(valid)
+
+    # -- reads ---------------------------------------------------------------------
+
+    def search_dense(self, vector: np.ndarray, flt: SearchFilter, limit: int) -> list[ScoredItem]:
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != self.dimension:
+            raise DimensionMismatchError(f"query vector has dimension {query.shape[0]}, the store expects {self.dimension}")
+        return self._search(query.tolist(), DENSE, flt, limit)
+
+    def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]:
+        if not len(vector):
+            return []  # a query of stopwords only matches nothing
+        return self._search(self._sparse(vector), SPARSE, flt, limit)
+
+    def _search(self, query, using: str, flt: SearchFilter, limit: int) -> list[ScoredItem]:
+        if limit <= 0 or filter_is_empty(flt):
+            return []
+        self._check_open()
+        return [ScoredItem(item=MemoryItem.from_payload(str(h.id), h.payload or {}), score=float(h.score))
+                for h in self._nearest(query, using, flt, limit)]
+
+    def get(self, ids: Sequence[str]) -> list[MemoryItem]:
+        valid = valid_ids(ids)
+        if not valid:
+            return []
+        self._check_open()
+        by_id = {str(r.id): MemoryItem.from_payload(str(r.id), r.payload or {}) for r in self._retrieve(valid, True)}
+        return [by_id[i] for i in dict.fromkeys(valid) if i in by_id]
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        valid = valid_ids(ids)
+        if not valid:
+            return set()
+        self._check_open()
+        return {str(r.id) for r in self._retrieve(valid, False)}
+
+    def ids_for_source(self, tenant: str, source_id: str) -> list[str]:
+        return [str(r.id) for r in self._scroll_records(SearchFilter(tenant=tenant, source_ids=[source_id]), False)]
+
+    def count(self, flt: SearchFilter | None = None) -> int:
+        if flt is not None and filter_is_empty(flt):
+            return 0
+        self._check_open()
+        return int(self._count(flt))
+
+    def scroll(self, flt: SearchFilter) -> Iterator[MemoryItem]:
+        for record in self._scroll_records(flt, True):
+            yield MemoryItem.from_payload(str(record.id), record.payload or {})
+
+    def _scroll_records(self, flt: SearchFilter, with_payload: bool) -> Iterator:
+        if filter_is_empty(flt):
+            return
+        offset = None
+        while True:
+            self._check_open()
+            records, offset = self._scroll_page(flt, offset, with_payload)
+            yield from records
+            if offset is None:
+                return
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- what a driver supplies ------------------------------------------------------
+
+    def _point(self, point_id: str, dense: list[float], sparse: SparseVector, payload: dict) -> Any:
+        raise NotImplementedError
+
+    def _sparse(self, vector: SparseVector) -> Any:
+        raise NotImplementedError
+
+    def _upsert_points(self, points: list) -> None:
+        raise NotImplementedError
+
+    def _delete_by_filter(self, flt: SearchFilter) -> None:
+        raise NotImplementedError
+
+    def _delete_points(self, ids: list[str]) -> None:
+        raise NotImplementedError
+
+    def _nearest(self, query, using: str, flt: SearchFilter, limit: int) -> list:
+        raise NotImplementedError
+
+    def _retrieve(self, ids: list[str], with_payload: bool) -> list:
+        raise NotImplementedError
+
+    def _count(self, flt: SearchFilter | None) -> int:
+        raise NotImplementedError
+
+    def _scroll_page(self, flt: SearchFilter, offset, with_payload: bool) -> tuple[list, Any]:
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        raise NotImplementedError
