@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from agent_memory.catalog import SourceEntry
-from agent_memory.errors import StoreError
+from agent_memory.errors import IngestError, StoreError
 from agent_memory.ids import content_hash
 from agent_memory.records import Document, TurnRecord
 from agent_memory.services import Services
@@ -34,6 +34,8 @@ BATCH_SOURCES = 64
 # Catalog key of a file's manifest (its hash and the sources it held). A plain text file is
 # also a source under its own path, so the manifest needs a key of its own.
 FILE_KEY = "file:"
+# The owner of source IDs written directly (API JSON documents, Memory.add): not a file.
+DIRECT_OWNER = "api:"
 
 
 class IngestionPipeline:
@@ -118,7 +120,7 @@ class IngestionPipeline:
                 if isinstance(unit, Document):
                     if metadata:
                         unit.metadata.update(metadata)
-                    children += self.ingest_documents([unit], report)
+                    children += self.ingest_documents([unit], report, owner=owner)
                 elif isinstance(unit, TextStream):
                     children += self._ingest_stream(unit, report)
                 elif isinstance(unit, Transcript):
@@ -199,26 +201,37 @@ class IngestionPipeline:
 
     # ---- documents ---------------------------------------------------------------------------------
 
-    def ingest_documents(self, docs: Iterable[Document], report: IngestReport | None = None) -> list[str]:
-        """Ingest documents; returns their source IDs (unchanged ones included)."""
+    def ingest_documents(self, docs: Iterable[Document], report: IngestReport | None = None, *,
+                         owner: str = DIRECT_OWNER) -> list[str]:
+        """Ingest documents; returns their source IDs (unchanged ones included).
+
+        ``owner`` writes them (default: a direct caller, the API's JSON documents); a source ID
+        that a file owns raises IngestError before anything is written: a posted document never
+        silently replaces what a file holds."""
         report = report if report is not None else IngestReport()
         ids: list[str] = []
         batch: list[Document] = []
         for doc in docs:
             batch.append(doc)
             if len(batch) >= BATCH_SOURCES:
-                ids += self._document_batch(batch, report)
+                ids += self._document_batch(batch, report, owner)
                 batch = []
         if batch:
-            ids += self._document_batch(batch, report)
+            ids += self._document_batch(batch, report, owner)
         return ids
 
-    def _document_batch(self, docs: list[Document], report: IngestReport) -> list[str]:
+    def _document_batch(self, docs: list[Document], report: IngestReport, owner: str) -> list[str]:
         by_tenant: dict[str, list[Document]] = defaultdict(list)
         for doc in docs:
             by_tenant[doc.tenant].append(doc)
         for tenant, group in by_tenant.items():
-            known = self.services.catalog.get_many(tenant, [d.source_id for d in group])
+            ids = [d.source_id for d in group]
+            taken = {sid: who for sid, who in self.services.catalog.owners(tenant, ids).items() if who != owner}
+            if taken:
+                sid, who = next(iter(taken.items()))
+                raise IngestError(f"source {sid!r} belongs to {who!r}: forget it first, or use another source_id")
+            self.services.catalog.claim(tenant, owner, ids)
+            known = self.services.catalog.get_many(tenant, ids)
             fresh = []
             for doc in group:
                 if not doc.text.strip():

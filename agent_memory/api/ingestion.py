@@ -10,7 +10,6 @@ from typing import Any, Callable
 from .errors import ApiError
 
 Progress = Callable[[str, int, int], None]
-API_OWNER = "api:"  # the owner of source IDs written by POST /v1/documents with a JSON body
 
 
 def ingest_text(state, tenant: str, doc_in, progress: Progress | None = None) -> dict[str, Any]:

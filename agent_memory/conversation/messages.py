@@ -16,14 +16,82 @@ TRUNCATED = re.compile(r"^\[truncated: .* result, \d+ chars\]$")
 
 
 def validate(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` if it has the shapes the compactor reads, else ValueError naming the field.
+
+    Checked at append so that a malformed message never enters the history (where every later
+    ``view`` and ``compact`` would trip over it): OpenAI ``tool_calls`` (id, function.name,
+    function.arguments) and the ``tool`` role's ``tool_call_id``; Anthropic content blocks
+    (``text``, ``tool_use`` with id/name/input, ``tool_result`` with tool_use_id/content)."""
     if not isinstance(message, dict):
-        raise ValueError(f"a message must be a dict, got {type(message).__name__}: {message!r}")
+        raise ValueError(f"a message must be a dict, got {type(message).__name__}: {_short(message)}")
     role = message.get("role")
     if role not in ROLES:
-        raise ValueError(f"message role must be one of {ROLES}, got {role!r}")
-    if role == "tool" and not message.get("tool_call_id"):
-        raise ValueError(f"a tool message needs a tool_call_id: {message!r}")
+        raise ValueError(f"message role must be one of {ROLES}, got {_short(role)}")
+    if role == "tool" and not _nonempty_str(message.get("tool_call_id")):
+        raise ValueError(f"message.tool_call_id: a tool message needs a non-empty string, "
+                         f"got {_short(message.get('tool_call_id'))}")
+    if message.get("name") is not None and not isinstance(message.get("name"), str):
+        raise ValueError(f"message.name must be a string, got {_short(message.get('name'))}")
+    _check_content(message.get("content"), "message.content")
+    calls = message.get("tool_calls")
+    if calls is not None:
+        if not isinstance(calls, list):
+            raise ValueError(f"message.tool_calls must be a list of tool calls, got {_short(calls)}")
+        for n, call in enumerate(calls):
+            where = f"message.tool_calls[{n}]"
+            if not isinstance(call, dict):
+                raise ValueError(f"{where} must be an object, got {_short(call)}")
+            _require_str(call, "id", where)
+            function = call.get("function")
+            if not isinstance(function, dict):
+                raise ValueError(f"{where}.function must be an object with name and arguments, got {_short(function)}")
+            _require_str(function, "name", f"{where}.function")
+            if not isinstance(function.get("arguments", ""), (str, dict)):
+                raise ValueError(f"{where}.function.arguments must be a JSON string, "
+                                 f"got {_short(function.get('arguments'))}")
     return message
+
+
+def _check_content(content: Any, where: str) -> None:
+    if content is None or isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise ValueError(f"{where} must be a string or a list of content blocks, got {_short(content)}")
+    for n, block in enumerate(content):
+        at = f"{where}[{n}]"
+        if isinstance(block, str):
+            continue
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise ValueError(f"{at} must be an object with a string 'type', got {_short(block)}")
+        kind = block["type"]
+        if kind == "text" and not isinstance(block.get("text"), str):
+            raise ValueError(f"{at}.text must be a string, got {_short(block.get('text'))}")
+        if kind == "tool_use":
+            _require_str(block, "id", at)
+            _require_str(block, "name", at)
+            if not isinstance(block.get("input", {}), dict):
+                raise ValueError(f"{at}.input must be an object, got {_short(block.get('input'))}")
+        if kind == "tool_result":
+            _require_str(block, "tool_use_id", at)
+            inner = block.get("content")
+            if isinstance(inner, list):
+                _check_content(inner, f"{at}.content")
+            elif inner is not None and not isinstance(inner, str):
+                raise ValueError(f"{at}.content must be a string or a list of blocks, got {_short(inner)}")
+
+
+def _nonempty_str(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _require_str(obj: dict[str, Any], key: str, where: str) -> None:
+    if not _nonempty_str(obj.get(key)):
+        raise ValueError(f"{where}.{key} must be a non-empty string, got {_short(obj.get(key))}")
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
