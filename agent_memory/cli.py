@@ -73,6 +73,23 @@ def cmd_serve(args) -> int:
     return serve(host=args.host, port=args.port, data_dir=getattr(args, "data_dir", None))
 
 
+def cmd_worker(args) -> int:
+    from .api.worker import work
+    from .config import load_settings
+
+    settings = load_settings()
+    if getattr(args, "data_dir", None):
+        settings = settings.model_copy(update={"data_dir": Path(args.data_dir)})
+    return work(settings, once=args.once, worker_id=args.id, lease_s=args.lease_s, poll_s=args.poll_s)
+
+
+def cmd_mcp(args) -> int:
+    from .mcp_server import serve
+
+    return serve(http=args.http, host=args.host, port=args.port, data_dir=getattr(args, "data_dir", None),
+                 tenant=args.tenant)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
     parser.add_argument("--data-dir", help="override AGENT_MEMORY_DATA_DIR")
@@ -116,6 +133,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default=None)
     p.add_argument("--port", type=int, default=None)
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("worker", help="run durable ingestion jobs from PostgreSQL (AGENT_MEMORY_POSTGRES_URL)")
+    p.add_argument("--once", action="store_true", help="exit when the queue is empty")
+    p.add_argument("--id", help="this worker's name in the jobs table (default host-pid-random)")
+    p.add_argument("--lease-s", type=float, default=60.0,
+                   help="a job whose heartbeat is older than this is taken again (its worker died)")
+    p.add_argument("--poll-s", type=float, default=1.0, help="wait between looks at an empty queue")
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("mcp", help="serve the memory over MCP (stdio; --http for streamable HTTP on /mcp)")
+    p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio (API keys as in serve)")
+    p.add_argument("--host", default=None)
+    p.add_argument("--port", type=int, default=None, help="HTTP port (default 8765)")
+    p.add_argument("--tenant", help="the tenant of a stdio session (HTTP: the API key's)")
+    p.set_defaults(func=cmd_mcp)
     return parser
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated
 
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from .errors import ApiError
-from .state import ApiState
+from .state import ApiState, tenant_for_key
 
 _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="API key bound to a tenant.")
 _bearer = HTTPBearer(auto_error=False, description="The same API key as a Bearer token.")
@@ -32,11 +31,7 @@ def get_tenant(state: StateDep,
     if not key:
         raise ApiError(401, "unauthorized", "an API key is required (X-API-Key or Authorization: Bearer)",
                        {"WWW-Authenticate": "Bearer"})
-    tenant = None
-    # Compare against every key in constant time so timing does not reveal a key's prefix.
-    for known, bound in state.api_keys.items():
-        if hmac.compare_digest(known.encode(), key.encode()):
-            tenant = bound
+    tenant = tenant_for_key(state.api_keys, key)
     if tenant is None:
         raise ApiError(401, "unauthorized", "invalid API key", {"WWW-Authenticate": "Bearer"})
     return tenant

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import logging
 import threading
@@ -14,7 +15,7 @@ from agent_memory.memory import Memory
 from agent_memory.records import MemoryItem, SearchFilter
 
 from .answer import Answerer
-from .jobs import JobRegistry
+from . import ingestion
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,16 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def tenant_for_key(api_keys: dict[str, str], key: str) -> str | None:
+    """The tenant bound to an API key, or None. Shared by the HTTP API and the MCP server."""
+    tenant = None
+    # Compare against every key in constant time so timing does not reveal a key's prefix.
+    for known, bound in api_keys.items():
+        if hmac.compare_digest(known.encode(), key.encode()):
+            tenant = bound
+    return tenant
+
+
 class ApiState:
     def __init__(self, settings: Settings, services, *, job_threshold_bytes: int = JOB_THRESHOLD_BYTES,
                  max_upload_bytes: int = MAX_UPLOAD_BYTES) -> None:
@@ -45,7 +56,7 @@ class ApiState:
         for tenant in [settings.tenant, *self.api_keys.values()]:
             if not tenant or "/" in tenant:
                 raise ConfigError(f"tenant names must be non-empty and without '/', got {tenant!r}")
-        self.jobs = JobRegistry()
+        self.jobs, self.locks = ingestion.job_queue(self)  # durable on PostgreSQL, else in process
         # The Python API does the work; this state adds auth, jobs and readiness around it.
         self.memory = Memory(services=services, tenant=settings.tenant)
         self.answerer = Answerer(services.llm)
