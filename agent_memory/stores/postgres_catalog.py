@@ -54,7 +54,24 @@ class PostgresCatalog:
         with self.db.connection() as conn, conn.transaction():
             cur = conn.execute("DELETE FROM catalog_sources WHERE tenant=%s AND source_id=%s", (tenant, source_id))
             conn.execute("DELETE FROM catalog_titles WHERE tenant=%s AND source_id=%s", (tenant, source_id))
+            conn.execute("DELETE FROM catalog_owners WHERE tenant=%s AND source_id=%s", (tenant, source_id))
             return cur.rowcount > 0
+
+    def owners(self, tenant: str, source_ids: list[str]) -> dict[str, str]:
+        """{source_id: owner} for those of ``source_ids`` that have an owner (see ``SQLiteCatalog.owners``)."""
+        if not source_ids:
+            return {}
+        return dict(self._rows("SELECT source_id, owner FROM catalog_owners WHERE tenant=%s AND source_id = ANY(%s)",
+                               (tenant, list(source_ids))))
+
+    def claim(self, tenant: str, owner: str, source_ids: list[str]) -> None:
+        """Record ``owner`` as the owner of ``source_ids`` (the caller checked they were free)."""
+        if not source_ids:
+            return
+        with self.db.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            cur.executemany("INSERT INTO catalog_owners VALUES (%s,%s,%s)"
+                            " ON CONFLICT (tenant, source_id) DO UPDATE SET owner = excluded.owner",
+                            [(tenant, sid, owner) for sid in source_ids])
 
     def titled(self, tenant: str, names: list[str]) -> dict[str, list[str]]:
         """Sources whose title names one of ``names`` (see ``SQLiteCatalog.titled``)."""

@@ -138,3 +138,15 @@ def test_a_bad_postgres_url_is_unavailable_without_its_password(tmp_path):
     with pytest.raises(StoreUnavailableError, match="127.0.0.1:1/x") as err:
         PostgresDB("postgresql://u:secret-pw@127.0.0.1:1/x", timeout=1)
     assert "secret-pw" not in str(err.value)
+
+
+def test_owners_are_claimed_per_tenant_and_forgotten_with_the_source(catalog):
+    catalog.put_many([entry("a"), entry("b"), entry("a", tenant="u")])
+    catalog.claim("t", "file:/x.jsonl", ["a", "b"])
+    catalog.claim("u", "api", ["a"])
+    assert catalog.owners("t", ["a", "b", "c"]) == {"a": "file:/x.jsonl", "b": "file:/x.jsonl"}
+    assert catalog.owners("u", ["a", "b"]) == {"a": "api"} and catalog.owners("t", []) == {}
+    catalog.claim("t", "file:/y.jsonl", ["b"])  # the caller checked it was free: the new owner wins
+    assert catalog.owners("t", ["b"]) == {"b": "file:/y.jsonl"}
+    assert catalog.delete("t", "a")
+    assert catalog.owners("t", ["a", "b"]) == {"b": "file:/y.jsonl"} and catalog.owners("u", ["a"]) == {"a": "api"}
