@@ -40,6 +40,9 @@ class TurnRecord:
     # A transcript whose turn IDs are already unique beyond their session (LoCoMo's "D3:12")
     # may name a shorter source ID; by default it is "<session>/<turn>".
     source: str = ""
+    # Position in its session when known apart from the batch (a live session's promoted turn);
+    # else the order the turns are given in.
+    seq: int | None = None
 
     @property
     def source_id(self) -> str:

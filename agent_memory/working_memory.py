@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from datetime import datetime, timezone
 
 from .records import MemoryItem, TurnRecord
 
@@ -23,6 +24,10 @@ def catalog_recent_turns(services, tenant: str, session_id: str, n: int) -> list
     ids = [i for e in services.catalog.recent_turns(tenant, session_id, n) for i in e.item_ids]
     found = {i.id: i for i in services.vectors.get(ids)} if ids else {}
     return [found[i] for i in ids if i in found]
+
+
+def iso_time(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
 
 
 def session_key(tenant: str, session_id: str) -> str:
@@ -48,17 +53,24 @@ class WorkingMemory:
     def session(self, tenant: str, session_id: str, agent_id: str | None = None):
         return self.sessions.session(session_key(tenant, session_id), agent_id)
 
-    def exists(self, tenant: str, session_id: str) -> bool:
-        return bool(self.sessions.store.recent((session_key(tenant, session_id), ""), 1))
+    def exists(self, tenant: str, session_id: str, agent_id: str | None = None) -> bool:
+        return bool(self.sessions.store.recent((session_key(tenant, session_id), agent_id or ""), 1))
 
     def promote(self, turn) -> None:
         """A significant turn becomes long-term memory; a failure is logged, never raised into append()."""
         from ingest.pipeline import IngestionPipeline
 
         tenant, session_id = split_key(turn.session_id, self.services.settings.tenant)
+        metadata = {"promoted": True, "reasons": list(turn.reasons), "retention": turn.retention}
+        if turn.agent_id:
+            metadata["agent_id"] = turn.agent_id
+        if turn.previous:  # its context, as for an ingested transcript's turn (ingest/context.py)
+            metadata["previous_turn"] = {"speaker": turn.previous["role"], "text": turn.previous["text"][-1500:],
+                                         "seq": turn.previous["seq"]}
+        # The session position (seq) and the time it was said travel with the turn: turn context,
+        # neighbours and time windows treat it as an ingested transcript's turn.
         record = TurnRecord(session_id=session_id, turn_id=f"m{turn.seq}", speaker=turn.role, text=turn.text,
-                            tenant=tenant, metadata={"promoted": True, "reasons": list(turn.reasons),
-                                                     "retention": turn.retention})
+                            tenant=tenant, seq=turn.seq, timestamp=iso_time(turn.created_at), metadata=metadata)
         try:
             with self._ingest_lock:
                 IngestionPipeline(self.services, summaries=False).ingest_turns([record])

@@ -19,7 +19,13 @@ from .items import embedding_text
 
 def context_text(item: MemoryItem, previous: MemoryItem | None) -> str:
     own = embedding_text(item)
-    return f"{embedding_text(previous)}\n{own}" if previous is not None else own
+    if previous is not None:
+        return f"{embedding_text(previous)}\n{own}"
+    # A turn promoted from a live session carries the turn it answers (that one may not be stored).
+    stated = item.metadata.get("previous_turn")
+    if isinstance(stated, dict) and stated.get("text"):
+        return f"{stated.get('speaker', '')}: {stated['text']}\n{own}"
+    return own
 
 
 def _position(item: MemoryItem) -> tuple[str, int] | None:

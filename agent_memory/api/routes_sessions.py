@@ -1,4 +1,8 @@
-"""Working memory over HTTP: append a message, a token-bounded view, forced compaction."""
+"""Working memory over HTTP: append a message, a token-bounded view, compaction, per-session settings.
+
+Every route takes ``agent_id`` (a query parameter): a sub-agent's history and compaction
+state are its own, under the same session ID.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +13,19 @@ from fastapi import APIRouter, Path, Query
 from agent_memory.errors import NotFoundError
 
 from .deps import StateDep, TenantDep
-from .schemas import CompactOut, MessageIn, MessageOut, ViewOut, error_responses
+from .schemas import CompactOut, MessageIn, MessageOut, SessionConfigIn, SessionConfigOut, ViewOut, error_responses
 
 router = APIRouter(tags=["sessions"])
 SessionId = Annotated[str, Path(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["s1"])]
+AgentId = Annotated[str | None, Query(min_length=1, max_length=256, examples=["researcher"],
+                                      description="A sub-agent of the session; omitted: the main agent.")]
 
 
-def _existing(state, tenant: str, session_id: str):
-    if not state.session_exists(tenant, session_id):
-        raise NotFoundError(f"no session {session_id!r} for this tenant")
-    return state.session(tenant, session_id)
+def _existing(state, tenant: str, session_id: str, agent_id: str | None):
+    if not state.working_memory.exists(tenant, session_id, agent_id):
+        who = f" (agent {agent_id!r})" if agent_id else ""
+        raise NotFoundError(f"no session {session_id!r}{who} for this tenant")
+    return state.working_memory.session(tenant, session_id, agent_id)
 
 
 def _stats(session, session_id: str) -> dict:
@@ -28,25 +35,45 @@ def _stats(session, session_id: str) -> dict:
 
 @router.post("/v1/sessions/{session_id}/messages", response_model=MessageOut,
              responses=error_responses(400, 401, 422, 503), summary="Append a message to a session")
-def append_message(session_id: SessionId, body: MessageIn, state: StateDep, tenant: TenantDep) -> dict:
-    session = state.session(tenant, session_id)
+def append_message(session_id: SessionId, body: MessageIn, state: StateDep, tenant: TenantDep,
+                   agent_id: AgentId = None) -> dict:
+    session = state.working_memory.session(tenant, session_id, agent_id)
     seq = session.append(body.message, retention=body.retention)
-    return {"session_id": session_id, "seq": seq, "stats": _stats(session, session_id)}
+    return {"session_id": session_id, "agent_id": agent_id, "seq": seq, "stats": _stats(session, session_id)}
 
 
 @router.get("/v1/sessions/{session_id}/view", response_model=ViewOut, responses=error_responses(400, 401, 404, 422),
-            summary="The session's messages for the next model call, within a token budget")
+            summary="The session's messages for the next model call, within a token budget (a pure read)")
 def view(session_id: SessionId, state: StateDep, tenant: TenantDep,
-         budget: Annotated[int, Query(ge=1, le=1_000_000, examples=[4000])] = 4000) -> dict:
-    session = _existing(state, tenant, session_id)
+         budget: Annotated[int, Query(ge=1, le=1_000_000, examples=[4000])] = 4000, agent_id: AgentId = None) -> dict:
+    session = _existing(state, tenant, session_id, agent_id)
     messages = session.view(budget)
-    return {"session_id": session_id, "budget": budget, "tokens": session.count_view(messages),
+    return {"session_id": session_id, "agent_id": agent_id, "budget": budget, "tokens": session.count_view(messages),
             "messages": messages}
 
 
 @router.post("/v1/sessions/{session_id}/compact", response_model=CompactOut,
              responses=error_responses(401, 404, 503), summary="Summarize everything that can go, now")
-def compact(session_id: SessionId, state: StateDep, tenant: TenantDep) -> dict:
-    session = _existing(state, tenant, session_id)
+def compact(session_id: SessionId, state: StateDep, tenant: TenantDep, agent_id: AgentId = None) -> dict:
+    session = _existing(state, tenant, session_id, agent_id)
     tier = session.compact(force=True)
-    return {"session_id": session_id, "tier": tier, "stats": _stats(session, session_id)}
+    return {"session_id": session_id, "agent_id": agent_id, "tier": tier, "stats": _stats(session, session_id)}
+
+
+@router.get("/v1/sessions/{session_id}/config", response_model=SessionConfigOut,
+            responses=error_responses(401, 404), summary="The session's compaction window and level thresholds")
+def get_config(session_id: SessionId, state: StateDep, tenant: TenantDep, agent_id: AgentId = None) -> dict:
+    session = _existing(state, tenant, session_id, agent_id)
+    return {"session_id": session_id, "agent_id": agent_id, "config": session.config.as_dict(),
+            "utilization": session.utilization()}
+
+
+@router.put("/v1/sessions/{session_id}/config", response_model=SessionConfigOut,
+            responses=error_responses(400, 401, 422),
+            summary="Change the session's compaction window and level thresholds (stored with the session)")
+def put_config(session_id: SessionId, body: SessionConfigIn, state: StateDep, tenant: TenantDep,
+               agent_id: AgentId = None) -> dict:
+    session = state.working_memory.session(tenant, session_id, agent_id)
+    config = session.configure(**body.model_dump(exclude_unset=True))  # a ValueError is a 400
+    return {"session_id": session_id, "agent_id": agent_id, "config": config.as_dict(),
+            "utilization": session.utilization()}

@@ -95,6 +95,7 @@ class MessageIn(BaseModel):
 
 class MessageOut(BaseModel):
     session_id: str
+    agent_id: str | None = None
     seq: int
     stats: dict[str, Any]
 
@@ -105,6 +106,7 @@ class ViewOut(BaseModel):
         "messages": [{"role": "user", "content": "Order 40 units of the X-300."}]}]})
 
     session_id: str
+    agent_id: str | None = None
     budget: int
     tokens: int
     messages: list[dict[str, Any]]
@@ -112,8 +114,33 @@ class ViewOut(BaseModel):
 
 class CompactOut(BaseModel):
     session_id: str
+    agent_id: str | None = None
     tier: int
     stats: dict[str, Any]
+
+
+class SessionConfigIn(BaseModel):
+    """A session's own compaction settings; fields left out keep their value."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "window_tokens": 16000, "light": 0.6, "structural": 0.75, "llm": 0.88}]})
+
+    window_tokens: int | None = Field(default=None, ge=64, le=10_000_000,
+                                      description="Compaction window in tokens; null: never compact on its own.")
+    light: float | None = Field(default=None, gt=0, le=1, description="Light level: old long text condensed.")
+    structural: float | None = Field(default=None, gt=0, le=1,
+                                     description="Structural level: forgettable dropped, fuzzy summarized.")
+    llm: float | None = Field(default=None, gt=0, le=1,
+                              description="LLM level: forgettable then fuzzy dropped, strict summarized.")
+    emergency: float | None = Field(default=None, gt=0, le=1, description="Strict material dropped too.")
+    target: float | None = Field(default=None, gt=0, le=1, description="Share of the window kept after a pass.")
+
+
+class SessionConfigOut(BaseModel):
+    session_id: str
+    agent_id: str | None = None
+    config: dict[str, Any]
+    utilization: float | None = Field(description="Share of the window in use; null without a window.")
 
 
 # ---- ask / prompt ---------------------------------------------------------------------------------

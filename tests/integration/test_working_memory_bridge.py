@@ -18,6 +18,19 @@ def test_significant_turns_are_promoted_and_recalled_with_their_session_source(s
         assert memory.promoted >= 1
         stored = list(services.vectors.scroll(SearchFilter(tenant="acme", kinds=["turn"])))
         assert any(i.source_id == "chat-1/m1" and "X-300" in i.text for i in stored)
+        # A promoted turn keeps its place in the session: the message's seq, when it was said, the turn before.
+        session.append({"role": "assistant", "content": "Which courier should ship the 40 units?"})
+        session.append({"role": "user", "content": "We decided on Falkenrath Logistics for the shipping."})
+        entry = services.catalog.get("acme", "chat-1/m4")
+        assert entry is not None and entry.session_id == "chat-1" and entry.seq == 4 and entry.timestamp
+        promoted = next(i for i in services.vectors.scroll(SearchFilter(tenant="acme", kinds=["turn"]))
+                        if i.source_id == "chat-1/m4")
+        assert promoted.metadata["seq"] == 4
+        assert promoted.metadata["previous_turn"]["text"] == "Which courier should ship the 40 units?"
+        from ingest.context import context_text, previous_turns
+
+        assert context_text(promoted, previous_turns(services, "acme", [promoted]).get(promoted.id)).startswith(
+            "assistant: Which courier should ship the 40 units?\n")
         # Another tenant's working memory and promoted turns stay out of reach.
         assert not list(services.vectors.scroll(SearchFilter(tenant="default", kinds=["turn"])))
 
@@ -26,7 +39,7 @@ def test_significant_turns_are_promoted_and_recalled_with_their_session_source(s
         result = pipeline.run("How many sensors did we order?", tenant="acme", session_id="chat-1", budget=600,
                               debug=True)
         assert "[S:chat-1/m1]" in result.prompt
-        assert [row["source_id"] for row in result.routes["recent"]] == ["chat-1/m1", "chat-1/m2"]
+        assert [row["source_id"] for row in result.routes["recent"]][:2] == ["chat-1/m1", "chat-1/m2"]
         # A question in another session of the same tenant still recalls the promoted turn.
         other = pipeline.run("Which sensor model did the user prefer?", tenant="acme", session_id="chat-2",
                              budget=600)
