@@ -1,0 +1,1 @@
+"""Adapters to agent frameworks (surfaces over ``agent_memory.Memory``); each imports its framework."""

@@ -1,0 +1,89 @@
+"""LangChain adapters over ``agent_memory.Memory``.
+
+- ``AgentMemoryRetriever``: ranked passages as ``Document``s; ``metadata`` carries the
+  ``source_id`` (cite it as ``[S:<source_id>]``), the ``score``, the ``kind`` and the item IDs.
+- ``AgentMemoryPromptRetriever``: the budget-aware variant: one ``Document`` holding the
+  assembled prompt (never more than ``budget`` tokens), its sources in ``metadata``.
+- ``AgentMemoryChatHistory``: a ``BaseChatMessageHistory`` over a working-memory session:
+  messages go in with a retention class, ``messages`` is the compacted view within ``budget``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict
+
+from ..errors import AgentMemoryError
+from ..memory import Memory
+
+
+class _MemoryRetriever(BaseRetriever):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: Memory
+    session_id: str | None = None
+    filters: dict[str, Any] | None = None
+    tenant: str | None = None
+
+
+class AgentMemoryRetriever(_MemoryRetriever):
+    """The ``k`` best passages for a query (``invoke(query, k=...)`` overrides ``k`` per call)."""
+
+    k: int = 4
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
+                                k: int | None = None, **kwargs: Any) -> list[Document]:
+        hits = self.memory.search(query, limit=k or self.k, session_id=self.session_id, filters=self.filters,
+                                  tenant=self.tenant)
+        return [Document(page_content=p.text, id=p.item_ids[0] if p.item_ids else None,
+                         metadata={"source_id": p.source_id, "score": float(p.score), "kind": p.kind,
+                                   "item_ids": list(p.item_ids)}) for p in hits]
+
+
+class AgentMemoryPromptRetriever(_MemoryRetriever):
+    """One document: the bounded prompt for the query, passages tagged ``[S:<source_id>]``."""
+
+    budget: int = 1800
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
+                                budget: int | None = None, **kwargs: Any) -> list[Document]:
+        result = self.memory.prompt(query, budget=budget or self.budget, session_id=self.session_id,
+                                    filters=self.filters, tenant=self.tenant)
+        return [Document(page_content=result.prompt, metadata={
+            "tokens": result.total_tokens, "budget": result.budget, "sections": dict(result.sections),
+            "source_ids": list(dict.fromkeys(p.source_id for p in result.passages))})]
+
+
+class AgentMemoryChatHistory(BaseChatMessageHistory):
+    """A chat history backed by a working-memory session: appended messages are kept (and significant
+    ones promoted to long-term memory); ``messages`` is the session's view compacted to ``budget``."""
+
+    def __init__(self, memory: Memory, session_id: str, *, budget: int = 4000, retention: str | None = None,
+                 tenant: str | None = None) -> None:
+        self.memory = memory
+        self.session_id = session_id
+        self.budget = budget
+        self.retention = retention
+        self.tenant = tenant
+
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]
+        if not self.memory.session_exists(self.session_id, tenant=self.tenant):
+            return []
+        return convert_to_messages(self.memory.view(self.session_id, self.budget, tenant=self.tenant))
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        dicts = convert_to_openai_messages(list(messages))
+        self.memory.add_messages(self.session_id, dicts, retention=self.retention, tenant=self.tenant)
+
+    def clear(self) -> None:
+        # Working memory is an append-only record (compaction keeps what it drops as summaries); a
+        # conversation that starts over is a new session_id.
+        raise AgentMemoryError(f"working-memory session {self.session_id!r} cannot be cleared: "
+                               "start a new session_id instead")

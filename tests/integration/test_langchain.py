@@ -1,0 +1,95 @@
+"""The LangChain adapters: LangChain's own standard retriever tests, and the chat history's contract."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_tests.integration_tests import RetrieversIntegrationTests
+
+from agent_memory.integrations.langchain import (AgentMemoryChatHistory, AgentMemoryPromptRetriever,
+                                                 AgentMemoryRetriever)
+
+NOTES = {
+    "garden/tomatoes": "Tomatoes in the north greenhouse are watered every morning at six.",
+    "garden/basil": "Basil in the north greenhouse is watered every second evening.",
+    "garden/peppers": "Peppers in the south greenhouse are watered by drip irrigation at noon.",
+    "garden/roses": "Roses by the gate are watered each Sunday and pruned in March.",
+    "office/printer": "The office printer on floor two jams when the paper tray is overfilled.",
+}
+
+
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory):
+    from agent_memory import Memory
+    from agent_memory.config import load_settings
+
+    settings = load_settings(data_dir=tmp_path_factory.mktemp("lc") / "data", triple_extractor="rules",
+                             qdrant_url=None, neo4j_uri=None)
+    with Memory(settings=settings) as mem:
+        for source_id, text in NOTES.items():
+            mem.add(text, source_id=source_id)
+        yield mem
+
+
+class TestAgentMemoryRetrieverStandard(RetrieversIntegrationTests):
+    @pytest.fixture(autouse=True)
+    def _bind(self, memory):
+        type(self).memory = memory
+
+    @property
+    def retriever_constructor(self) -> type[AgentMemoryRetriever]:
+        return AgentMemoryRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        return {"memory": self.memory}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "When are the plants in the greenhouse watered?"
+
+
+def test_documents_carry_source_ids_and_scores(memory):
+    docs = AgentMemoryRetriever(memory=memory, k=3).invoke("When is the basil watered?")
+    assert docs[0].metadata["source_id"] == "garden/basil" and "Basil" in docs[0].page_content
+    scores = [d.metadata["score"] for d in docs]
+    assert scores == sorted(scores, reverse=True)
+    only = AgentMemoryRetriever(memory=memory, k=5, filters={"source_ids": ["office/printer"]}).invoke("watered")
+    assert {d.metadata["source_id"] for d in only} == {"office/printer"}
+
+
+def test_prompt_retriever_returns_the_bounded_prompt(memory):
+    [doc] = AgentMemoryPromptRetriever(memory=memory, budget=120).invoke("When is the basil watered?")
+    assert isinstance(doc, Document) and "[S:garden/basil]" in doc.page_content
+    assert doc.metadata["tokens"] <= 120 == doc.metadata["budget"]
+    assert "garden/basil" in doc.metadata["source_ids"]
+
+
+def test_chat_history_is_a_working_memory_session(memory):
+    history = AgentMemoryChatHistory(memory, "lc-chat", budget=60, retention="fuzzy")
+    assert history.messages == []
+    history.add_messages([SystemMessage("You are terse."), HumanMessage("My locker code is 4411.")])
+    history.add_ai_message("Noted.")
+    messages = history.messages
+    assert isinstance(messages[0], SystemMessage) and "terse" in messages[0].content
+    assert isinstance(messages[-1], AIMessage) and messages[-1].content == "Noted."
+    assert any(isinstance(m, HumanMessage) and "4411" in m.content for m in messages)
+    assert len(memory.session("lc-chat").messages()) == 3  # stored as appended; the view is what is compacted
+
+    for i in range(30):  # far past the budget: the view is compacted, the system message stays
+        history.add_user_message(f"Filler message number {i} about nothing in particular at all.")
+    view = history.messages
+    assert isinstance(view[0], SystemMessage)
+    assert memory.session("lc-chat").count_view(convert(view)) <= 60
+
+    other = AgentMemoryChatHistory(memory, "lc-chat", tenant="rival")
+    assert other.messages == []
+    with pytest.raises(Exception, match="new session_id"):
+        history.clear()
+
+
+def convert(messages):
+    from langchain_core.messages import convert_to_openai_messages
+
+    return convert_to_openai_messages(messages)
