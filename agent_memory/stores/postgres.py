@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import ConfigError, StoreError, StoreUnavailableError
+from ..extras import require_extra
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 _MIGRATION_LOCK = 0x61676D6D  # "agmm": one advisory lock key for schema changes
@@ -37,6 +38,7 @@ class PostgresDB:
     """A psycopg 3 pool (autocommit connections) with the repository's migrations applied."""
 
     def __init__(self, url: str, *, schema: str | None = None, pool_size: int = 8, timeout: float = 10.0) -> None:
+        require_extra("psycopg_pool", "servers", "PostgreSQL (AGENT_MEMORY_POSTGRES_URL)")
         from psycopg_pool import ConnectionPool
 
         if schema is not None and not _SCHEMA_NAME.match(schema):

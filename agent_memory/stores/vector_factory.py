@@ -6,6 +6,7 @@ import re
 
 from ..config import Settings
 from ..errors import ConfigError
+from ..extras import require_extra
 from .base import VectorStore
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -24,6 +25,8 @@ def open_vector_store(settings: Settings, dimension: int, collection: str) -> Ve
     """``qdrant_url`` set -> server; else ``vector_backend`` "edge" (default) or "local" under ``data_dir``."""
     if not collection or _UNSAFE.search(collection) or collection in {".", ".."}:
         raise ConfigError(f"collection name {collection!r} must be non-empty and use only letters, digits, '_', '.', '-'")
+    if settings.qdrant_url or settings.vector_backend == "local":
+        require_extra("qdrant_client", "servers", f"vector_backend={settings.vector_backend!r} or a Qdrant URL")
     if settings.qdrant_url:
         from .qdrant_server_store import QdrantServerVectorStore
 

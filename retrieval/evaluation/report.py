@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_memory.extras import has_extra
+
 from .metric import Score
+
+log = logging.getLogger(__name__)
 
 PRODUCT = "product"
 
@@ -145,6 +150,9 @@ def plot_budgets(report: dict, path: Path) -> Path | None:
     """Soft (solid) and strict (dashed) recall against budget for every system."""
     runs = sorted(report["runs"], key=lambda r: r["budget"])
     if len(runs) < 2:
+        return None
+    if not has_extra("matplotlib"):
+        log.warning("no plot: matplotlib is not installed (pip install 'agent-memory[eval]')")
         return None
     import matplotlib
 
