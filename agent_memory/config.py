@@ -73,6 +73,9 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8080
     api_keys: dict[str, str] = Field(default_factory=dict, description="API key -> tenant.")
+    api_job_threshold_bytes: int = Field(
+        default=1_000_000, ge=0,
+        description="Documents and uploads larger than this are ingested by a background job (202 + job URL).")
 
     @field_validator("chunk_overlap_tokens")
     @classmethod

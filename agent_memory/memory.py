@@ -123,7 +123,8 @@ class Memory:
     def working_memory(self) -> WorkingMemory:
         with self._build_lock:
             if "_working_memory" not in self.__dict__:
-                self._working_memory = WorkingMemory(self.services, promote=self._promote)
+                self._working_memory = WorkingMemory(self.services,
+                                                     promote=self._promote_turns if self._promote else None)
             return self._working_memory
 
     @property
@@ -141,6 +142,11 @@ class Memory:
         from .api.answer import Answerer  # the citation checker lives with the API that first needed it
 
         return Answerer(self.services.llm)
+
+    def _promote_turns(self, turns: Sequence[TurnRecord]) -> None:
+        """Significant working-memory turns into long-term memory (no per-session summary for them)."""
+        with self.write_lock:
+            IngestionPipeline(self.services, summaries=False).ingest_turns(turns)
 
     def _tenant(self, tenant: str | None) -> str:
         return check_tenant(tenant) if tenant is not None else self.tenant

@@ -56,6 +56,16 @@ class Services:
         return PostgresSessionStore(self.postgres)
 
     @functools.cached_property
+    def job_store(self):
+        """Durable ingestion jobs and per-source locks on PostgreSQL when configured; None:
+        jobs run in the API process (``api/jobs.py``)."""
+        if self.postgres is None:
+            return None
+        from .stores.postgres_jobs import PostgresJobStore
+
+        return PostgresJobStore(self.postgres)
+
+    @functools.cached_property
     def embedder(self) -> CachedEmbedder:
         inner = make_embedder(self.settings.embedding_model, self.settings.embedding_batch_size)
         return CachedEmbedder(inner, EmbeddingCache(self.data_dir / "embedding-cache.sqlite"))

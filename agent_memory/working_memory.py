@@ -1,9 +1,11 @@
 """Working memory wired to the rest: promotion to long-term memory and the retrieval routes.
 
 Sessions are keyed ``<tenant>/<session id>`` so that one tenant never reads another's
-working memory. Significant turns (the session's detector decides) are promoted through
-the ingestion pipeline: embedded into the vector store and their triples merged into the
-graph, with ``<session id>/m<seq>`` as source ID. Retrieval's "recent" and "summaries"
+working memory. Significant turns (the session's detector decides) are promoted: handed as
+``TurnRecord``s to the ``promote`` callback, which the caller wires to the ingestion pipeline
+(``agent_memory.memory.Memory`` does), so they are embedded into the vector store and their
+triples merged into the graph, with ``<session id>/m<seq>`` as source ID. The callback keeps
+this core module from importing ``ingest``, a layer above it. Retrieval's "recent" and "summaries"
 routes read the live session from here, so one budget covers both working memory and
 recalled memory.
 """
@@ -11,10 +13,15 @@ recalled memory.
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import datetime, timezone
+from typing import Any, Callable, Sequence
 
+from .conversation import SessionManager
+from .conversation.messages import text_of
 from .records import MemoryItem, TurnRecord
+
+# Stores promoted turns in long-term memory, e.g. IngestionPipeline(services, summaries=False).ingest_turns.
+Promote = Callable[[Sequence[TurnRecord]], Any]
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +47,13 @@ def split_key(key: str, default_tenant: str) -> tuple[str, str]:
 
 
 class WorkingMemory:
-    def __init__(self, services, promote: bool = True) -> None:
-        from .conversation import SessionManager
-
+    def __init__(self, services, promote: Promote | None = None) -> None:
+        """``promote`` receives each significant turn; without it nothing is promoted."""
         self.services = services
         self.sessions = SessionManager.from_settings(services.settings, store=services.session_store)
-        self._ingest_lock = threading.Lock()
+        self._store_turns = promote
         self.promoted = 0
-        if promote:
+        if promote is not None:
             self.sessions.on_significant = self.promote
 
     def session(self, tenant: str, session_id: str, agent_id: str | None = None):
@@ -58,8 +64,8 @@ class WorkingMemory:
 
     def promote(self, turn) -> None:
         """A significant turn becomes long-term memory; a failure is logged, never raised into append()."""
-        from ingest.pipeline import IngestionPipeline
-
+        if self._store_turns is None:
+            return
         tenant, session_id = split_key(turn.session_id, self.services.settings.tenant)
         metadata = {"promoted": True, "reasons": list(turn.reasons), "retention": turn.retention}
         if turn.agent_id:
@@ -72,8 +78,7 @@ class WorkingMemory:
         record = TurnRecord(session_id=session_id, turn_id=f"m{turn.seq}", speaker=turn.role, text=turn.text,
                             tenant=tenant, seq=turn.seq, timestamp=iso_time(turn.created_at), metadata=metadata)
         try:
-            with self._ingest_lock:
-                IngestionPipeline(self.services, summaries=False).ingest_turns([record])
+            self._store_turns([record])  # the callback serializes its writes (Memory: its write lock)
             self.promoted += 1
         except Exception as exc:  # noqa: BLE001 - promotion is best effort; history is already safe
             log.warning("promoting %s/m%s to long-term memory failed: %s", session_id, turn.seq, exc)
@@ -81,8 +86,6 @@ class WorkingMemory:
     def recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
         """The live session's last user/assistant messages; else ingested transcript turns of that session."""
         if self.exists(tenant, session_id):
-            from .conversation.messages import text_of
-
             messages = self.session(tenant, session_id).messages()
             first = max(0, len(messages) - n)
             items = []

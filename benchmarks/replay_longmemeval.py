@@ -121,12 +121,13 @@ def _replay_with_product(items, budget: int, recall_budget: int, data_dir: Path)
     from agent_memory.config import load_settings
     from agent_memory.services import build_services
     from agent_memory.working_memory import WorkingMemory, session_key
+    from ingest.pipeline import IngestionPipeline
     from retrieval.pipeline import RetrievalPipeline
 
     settings = load_settings(data_dir=data_dir, triple_extractor="none")
     rows = []
     with build_services(settings) as services:
-        memory = WorkingMemory(services)
+        memory = WorkingMemory(services, promote=IngestionPipeline(services, summaries=False).ingest_turns)
         pipeline = RetrievalPipeline.from_services(services, preset="conversation",
                                                    recent_turns=memory.recent_turns,
                                                    session_summaries=memory.summaries)

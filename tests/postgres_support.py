@@ -36,6 +36,13 @@ class FreshSchema:
         self.opened.append(db)
         return db
 
+    @property
+    def url(self) -> str:
+        """The server's URL with this schema as search_path: for settings and other processes
+        (open() first, so that the schema and its tables exist)."""
+        sep = "&" if "?" in POSTGRES_URL else "?"
+        return f"{POSTGRES_URL}{sep}options=-csearch_path%3D{self.schema}"
+
     def cleanup(self) -> None:
         if self.opened:
             self.opened[-1].drop_schema()

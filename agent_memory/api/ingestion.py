@@ -4,10 +4,14 @@ Python API's (``state.memory``); this adds progress and the HTTP errors."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import shutil
+import tempfile
+from pathlib import Path, PurePath
 from typing import Any, Callable
 
 from .errors import ApiError
+from .jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec, SourceLocks
+from .schemas import DocumentIn
 
 Progress = Callable[[str, int, int], None]
 
@@ -15,8 +19,9 @@ Progress = Callable[[str, int, int], None]
 def ingest_text(state, tenant: str, doc_in, progress: Progress | None = None) -> dict[str, Any]:
     if progress:
         progress("ingesting", 0, 1)
-    added = state.memory.add(doc_in.text, source_id=doc_in.source_id, title=doc_in.title,
-                             metadata=doc_in.metadata, tenant=tenant)
+    with state.locks.hold(tenant, doc_in.source_id):
+        added = state.memory.add(doc_in.text, source_id=doc_in.source_id, title=doc_in.title,
+                                 metadata=doc_in.metadata, tenant=tenant)
     if progress:
         progress("ingesting", 1, 1)
     return {"source_ids": added.source_ids, "report": added.report.to_dict()}
@@ -26,8 +31,9 @@ def ingest_upload(state, tenant: str, path: Path, filename: str, source_id: str,
                   progress: Progress | None = None) -> dict[str, Any]:
     """The file ingestion job for an upload, under the caller's ``source_id`` instead of a path:
     forgetting the upload forgets every source it held; re-uploading the same bytes is a no-op."""
-    added = state.memory.add_file(path, source_id=source_id, metadata={**metadata, "path": filename},
-                                  progress=progress, tenant=tenant)
+    with state.locks.hold(tenant, source_id):
+        added = state.memory.add_file(path, source_id=source_id, metadata={**metadata, "path": filename},
+                                      progress=progress, tenant=tenant)
     report = added.report
     if report.files_skipped:
         reason = report.files_skipped[0][1]
@@ -38,4 +44,39 @@ def ingest_upload(state, tenant: str, path: Path, filename: str, source_id: str,
 
 
 def forget(state, tenant: str, source_id: str) -> dict[str, int]:
-    return state.memory.forget(source_id, tenant=tenant)
+    with state.locks.hold(tenant, source_id):
+        return state.memory.forget(source_id, tenant=tenant)
+
+
+# ---- background jobs: run here (embedded) or by `agent-memory worker` (PostgreSQL) ---------------
+
+def job_queue(state) -> tuple[JobQueue, SourceLocks]:
+    """The job queue and source locks for the services: durable on PostgreSQL when configured."""
+    store = state.services.job_store
+    locks = SourceLocks(store)
+    if store is None:
+        return JobRegistry(lambda spec, job: run_job(state, spec, job.progress)), locks
+    return DurableJobQueue(store), locks
+
+
+def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str, Any]:
+    """Do what a job describes; ``state`` has ``memory`` and ``locks`` (the API's, or a worker's)."""
+    params = spec.params
+    if spec.kind == "text":
+        doc = DocumentIn.model_construct(text=(spec.body or b"").decode("utf-8"), source_id=spec.source_id,
+                                         title=params.get("title", ""), metadata=params.get("metadata") or {})
+        return ingest_text(state, spec.tenant, doc, progress)
+    if spec.kind != "upload":
+        raise ApiError(400, "invalid_job", f"unknown job kind {spec.kind!r}")
+    filename = params.get("filename") or "upload.txt"
+    if spec.path is not None:
+        return ingest_upload(state, spec.tenant, spec.path, filename, spec.source_id, params.get("metadata") or {},
+                             progress)
+    folder = Path(tempfile.mkdtemp(prefix="agent-memory-job-"))
+    try:
+        path = folder / PurePath(filename).name
+        path.write_bytes(spec.body or b"")
+        return ingest_upload(state, spec.tenant, path, filename, spec.source_id, params.get("metadata") or {},
+                             progress)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,4 +1,13 @@
-"""Background ingestion jobs: one worker thread, so big uploads queue instead of competing for CPU."""
+"""Background ingestion jobs behind one protocol, :class:`JobQueue`:
+
+- :class:`JobRegistry` (embedded default): one worker thread in the API process, so big uploads
+  queue instead of competing for CPU; jobs live in memory and end with the process.
+- :class:`DurableJobQueue` (``AGENT_MEMORY_POSTGRES_URL`` set): the API only inserts the job,
+  with its body, into PostgreSQL; ``agent-memory worker`` processes (``api/worker.py``) run it.
+  Any replica answers for any job.
+
+A job is described as data (:class:`JobSpec`) so that a process on another machine can run it.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +17,10 @@ import time
 import uuid
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Literal, Protocol, runtime_checkable
 
 from agent_memory.errors import AgentMemoryError, NotFoundError
 
@@ -17,6 +28,22 @@ from .errors import ApiError, status_for
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED = 500  # finished jobs remembered for polling; the oldest are forgotten first
+
+
+@dataclass
+class JobSpec:
+    """What a job ingests. ``kind`` "text": ``body`` is the UTF-8 text, ``params`` title and
+    metadata; "upload": ``body`` (or, in process, ``path``) holds the file, ``params`` its
+    filename and metadata. ``source_id`` is also the key of the per-source lock."""
+
+    tenant: str
+    kind: Literal["text", "upload"]
+    source_id: str
+    size: int
+    params: dict[str, Any] = field(default_factory=dict)
+    body: bytes | None = None
+    path: Path | None = None
+    cleanup: Callable[[], None] | None = None  # in process: removes ``path`` once the job ends
 
 
 @dataclass
@@ -48,46 +75,66 @@ class Job:
                 "error": self.error}
 
 
+@runtime_checkable
+class JobQueue(Protocol):
+    def submit(self, spec: JobSpec) -> Job: ...
+
+    def get(self, job_id: str, tenant: str) -> Job: ...
+
+    def close(self) -> None: ...
+
+
+def error_of(exc: Exception, job_id: str) -> dict[str, str]:
+    """A failed job's error, coded like the API's error responses."""
+    if isinstance(exc, ApiError):
+        code = exc.code
+    elif isinstance(exc, AgentMemoryError):
+        code = status_for(exc)[1]
+    else:
+        code = "internal"
+        log.exception("ingestion job %s failed", job_id)
+    return {"code": code, "message": str(exc)}
+
+
+def not_found(job_id: str) -> NotFoundError:
+    # Another tenant's job is reported exactly like a missing one: its existence is not leaked.
+    return NotFoundError(f"no job {job_id!r} for this tenant")
+
+
 class JobRegistry:
-    def __init__(self, workers: int = 1) -> None:
+    """In-process jobs: ``run(spec, job)`` does the work on one background thread."""
+
+    def __init__(self, run: Callable[[JobSpec, Job], dict[str, Any]], workers: int = 1) -> None:
+        self._run_job = run
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest-job")
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
 
-    def submit(self, tenant: str, size: int, work: Callable[[Job], dict[str, Any]],
-               cleanup: Callable[[], None] | None = None) -> Job:
-        job = Job(id=uuid.uuid4().hex[:16], tenant=tenant, bytes=size, created_at=time.time())
+    def submit(self, spec: JobSpec) -> Job:
+        job = Job(id=uuid.uuid4().hex[:16], tenant=spec.tenant, bytes=spec.size, created_at=time.time())
         with self._lock:
             self._jobs[job.id] = job
             self._trim()
-        self._pool.submit(self._run, job, work, cleanup)
+        self._pool.submit(self._run, job, spec)
         return job
 
-    def _run(self, job: Job, work: Callable[[Job], dict[str, Any]], cleanup) -> None:
+    def _run(self, job: Job, spec: JobSpec) -> None:
         job.status, job.stage, job.started_at = "running", "starting", time.time()
         try:
-            job.result = work(job)
+            job.result = self._run_job(spec, job)
             job.status, job.stage = "done", "done"
         except Exception as exc:  # noqa: BLE001 - the job reports its failure; the server goes on
-            if isinstance(exc, ApiError):
-                code = exc.code
-            elif isinstance(exc, AgentMemoryError):
-                code = status_for(exc)[1]
-            else:
-                code = "internal"
-                log.exception("ingestion job %s failed", job.id)
-            job.status, job.error = "failed", {"code": code, "message": str(exc)}
+            job.status, job.error = "failed", error_of(exc, job.id)
         finally:
             job.finished_at = time.time()
-            if cleanup is not None:
-                cleanup()
+            if spec.cleanup is not None:
+                spec.cleanup()
 
     def get(self, job_id: str, tenant: str) -> Job:
         with self._lock:
             job = self._jobs.get(job_id)
-        # Another tenant's job is reported exactly like a missing one: its existence is not leaked.
         if job is None or job.tenant != tenant:
-            raise NotFoundError(f"no job {job_id!r} for this tenant")
+            raise not_found(job_id)
         return job
 
     def _trim(self) -> None:
@@ -97,3 +144,56 @@ class JobRegistry:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class DurableJobQueue:
+    """Jobs in PostgreSQL (``stores/postgres_jobs.py``); workers run them."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+
+    def submit(self, spec: JobSpec) -> Job:
+        body = spec.body
+        if body is None and spec.path is not None:
+            body = spec.path.read_bytes()  # a worker on another machine cannot read our temp file
+        try:
+            row = self.store.enqueue(uuid.uuid4().hex[:16], spec.tenant, spec.kind, spec.source_id, spec.params,
+                                     body, spec.size)
+        finally:
+            if spec.cleanup is not None:
+                spec.cleanup()
+        return job_from_row(row)
+
+    def get(self, job_id: str, tenant: str) -> Job:
+        row = self.store.get(job_id, tenant)
+        if row is None:
+            raise not_found(job_id)
+        return job_from_row(row)
+
+    def close(self) -> None:
+        """The pool belongs to the services, which close it."""
+
+
+def job_from_row(row: dict[str, Any]) -> Job:
+    return Job(id=row["id"], tenant=row["tenant"], bytes=row["bytes"], status=row["status"], stage=row["stage"],
+               units_done=row["units_done"], units_total=row["units_total"], created_at=row["created_at"],
+               started_at=row["started_at"], finished_at=row["finished_at"], result=row["result"],
+               error=row["error"])
+
+
+class SourceLocks:
+    """Who writes a source holds its lock: one writer at a time in this process (re-ingesting a
+    source is not atomic) and, with PostgreSQL, the source's advisory lock across processes."""
+
+    def __init__(self, job_store=None) -> None:
+        self.process = threading.Lock()
+        self.job_store = job_store
+
+    @contextmanager
+    def hold(self, tenant: str, source_id: str) -> Iterator[None]:
+        with self.process:
+            if self.job_store is None:
+                yield
+            else:
+                with self.job_store.source_lock(tenant, source_id):
+                    yield

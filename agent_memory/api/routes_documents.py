@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from . import ingestion
 from .deps import StateDep, TenantDep
 from .errors import ApiError
+from .jobs import JobSpec
 from .schemas import DocumentIn, ForgetOut, IngestOut, JobAccepted, JobOut, error_responses
 
 router = APIRouter(tags=["documents"])
@@ -54,7 +55,9 @@ async def post_document(request: Request, state: StateDep, tenant: TenantDep):
         raise ApiError(422, "invalid_request", _validation_message(exc)) from None
     size = len(doc.text.encode("utf-8"))
     if size > state.job_threshold_bytes:
-        job = state.jobs.submit(tenant, size, lambda j: ingestion.ingest_text(state, tenant, doc, j.progress))
+        spec = JobSpec(tenant=tenant, kind="text", source_id=doc.source_id, size=size,
+                       params={"title": doc.title, "metadata": doc.metadata}, body=doc.text.encode("utf-8"))
+        job = await run_in_threadpool(state.jobs.submit, spec)
         return _accepted(job)
     return await run_in_threadpool(ingestion.ingest_text, state, tenant, doc)
 
@@ -91,7 +94,9 @@ async def _upload(request: Request, state, tenant: str):
         shutil.rmtree(folder, ignore_errors=True)
 
     if size > state.job_threshold_bytes:
-        job = state.jobs.submit(tenant, size, lambda j: work(j.progress), cleanup)
+        spec = JobSpec(tenant=tenant, kind="upload", source_id=source_id, size=size,
+                       params={"filename": filename, "metadata": metadata}, path=path, cleanup=cleanup)
+        job = await run_in_threadpool(state.jobs.submit, spec)
         return _accepted(job)
     try:
         return await run_in_threadpool(work)

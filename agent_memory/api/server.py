@@ -30,7 +30,7 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
         # Off loopback every request needs a key; with none configured nothing could ever be served.
         raise ConfigError(f"listening on {settings.api_host!r} needs API keys: set AGENT_MEMORY_API_KEYS, "
                           'e.g. \'{"<secret>": "<tenant>"}\'')
-    app = create_app(settings)
+    app = create_app(settings, job_threshold_bytes=settings.api_job_threshold_bytes)
     log.info("serving on http://%s:%d", settings.api_host, settings.api_port)
     uvicorn.run(app, host=settings.api_host, port=settings.api_port, log_level="info")
     return 0

@@ -142,7 +142,7 @@ def test_working_memory_keeps_sessions_on_postgres_when_configured(backend, tmp_
     from agent_memory.working_memory import WorkingMemory
 
     with build_services(load_settings(data_dir=tmp_path, postgres_url=POSTGRES_URL, llm_model=None)) as services:
-        memory = WorkingMemory(services, promote=False)
+        memory = WorkingMemory(services)
         assert isinstance(memory.sessions.store, PostgresSessionStore)
         tenant = f"t-{tmp_path.name}"
         memory.session(tenant, "chat").append({"role": "user", "content": "kept in PostgreSQL"})

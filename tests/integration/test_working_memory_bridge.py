@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from agent_memory.records import SearchFilter
 from agent_memory.working_memory import WorkingMemory
+from ingest.pipeline import IngestionPipeline
 from retrieval.pipeline import RetrievalPipeline
 
 
 def test_significant_turns_are_promoted_and_recalled_with_their_session_source(services):
-    memory = WorkingMemory(services)
+    memory = WorkingMemory(services, promote=IngestionPipeline(services, summaries=False).ingest_turns)
     try:
         session = memory.session("acme", "chat-1")
         session.append({"role": "system", "content": "You are a helpful assistant."}, retention="strict")
@@ -50,7 +51,7 @@ def test_significant_turns_are_promoted_and_recalled_with_their_session_source(s
 
 
 def test_compaction_summaries_feed_the_summaries_route(services):
-    memory = WorkingMemory(services, promote=False)
+    memory = WorkingMemory(services)
     try:
         session = memory.session("default", "long")
         session.append({"role": "system", "content": "Be brief."}, retention="strict")

@@ -1,0 +1,117 @@
+"""``agent-memory worker``: runs the durable ingestion jobs that API replicas put in PostgreSQL.
+
+Any number of workers, on any machine, share one queue: each takes the oldest open job with
+``FOR UPDATE SKIP LOCKED``, keeps a heartbeat (with the job's progress) every third of the
+lease, holds the source's advisory lock while it writes, and records the outcome. A worker
+that dies stops beating; once its lease expires another worker takes the job again, and the
+ingestion's own idempotence (deterministic item IDs, the catalog's content hashes) makes the
+second run finish what the first started without duplicating anything. SIGTERM/SIGINT let
+the current job finish, then the worker exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import uuid
+from typing import Any
+
+from agent_memory.errors import ConfigError, StoreError
+
+from .ingestion import run_job
+from .jobs import Job, JobSpec, SourceLocks, error_of, job_from_row
+
+log = logging.getLogger(__name__)
+
+
+class Worker:
+    """Takes and runs jobs; ``memory`` and ``locks`` are what :func:`run_job` needs of a state."""
+
+    def __init__(self, services, *, worker_id: str | None = None, lease_s: float = 60.0, poll_s: float = 1.0,
+                 max_attempts: int = 3) -> None:
+        from agent_memory.memory import Memory
+
+        if services.job_store is None:
+            raise ConfigError("agent-memory worker takes jobs from PostgreSQL: set AGENT_MEMORY_POSTGRES_URL "
+                              "(without it the API runs its jobs in process)")
+        if lease_s <= 0 or poll_s <= 0:
+            raise ConfigError(f"lease_s={lease_s} and poll_s={poll_s} must be positive")
+        self.services = services
+        self.store = services.job_store
+        self.memory = Memory(services=services, tenant=services.settings.tenant, promote=False)
+        self.locks = SourceLocks(self.store)
+        self.id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.lease_s, self.poll_s, self.max_attempts = lease_s, poll_s, max_attempts
+        self.stopping = threading.Event()
+        self.jobs_done = 0
+
+    def run_one(self) -> bool:
+        """Take one job and run it to its end; False when the queue had nothing open."""
+        row = self.store.claim(self.id, self.lease_s, self.max_attempts)
+        if row is None:
+            return False
+        job = job_from_row(row)
+        spec = JobSpec(tenant=row["tenant"], kind=row["kind"], source_id=row["source_key"], size=row["bytes"],
+                       params=row["params"] or {}, body=row["body"])
+        log.info("worker %s took job %s (%s %r, attempt %d)", self.id, job.id, spec.kind, spec.source_id,
+                 row["attempts"])
+        beating = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(job, beating), name=f"heartbeat-{job.id}", daemon=True)
+        beat.start()
+        result: dict[str, Any] | None = None
+        error: dict[str, str] | None = None
+        try:
+            result = run_job(self, spec, job.progress)
+        except Exception as exc:  # noqa: BLE001 - the job reports its failure; the worker goes on
+            error = error_of(exc, job.id)
+        finally:
+            beating.set()
+            beat.join()
+        done = job.units_total if error is None else job.units_done
+        if not self.store.finish(job.id, self.id, result, error, done, job.units_total):
+            log.warning("job %s was taken by another worker while %s ran it; its outcome is theirs", job.id, self.id)
+        self.jobs_done += 1
+        return True
+
+    def _heartbeat(self, job: Job, stop: threading.Event) -> None:
+        while not stop.wait(self.lease_s / 3):
+            try:
+                if not self.store.heartbeat(job.id, self.id, job.stage, job.units_done, job.units_total):
+                    log.warning("job %s is no longer %s's (lease expired)", job.id, self.id)
+            except StoreError as exc:  # the database is away: the next beat tries again
+                log.warning("heartbeat for job %s failed: %s", job.id, exc)
+
+    def run(self, *, once: bool = False) -> int:
+        """Work until stopped (or, with ``once``, until the queue is empty); returns jobs run."""
+        while not self.stopping.is_set():
+            try:
+                took = self.run_one()
+            except StoreError as exc:
+                log.warning("worker %s cannot reach the queue: %s", self.id, exc)
+                took = False
+            if not took:
+                if once:
+                    break
+                self.stopping.wait(self.poll_s)
+        return self.jobs_done
+
+    def stop(self, *_args) -> None:
+        self.stopping.set()
+
+
+def work(settings, *, once: bool = False, worker_id: str | None = None, lease_s: float = 60.0,
+         poll_s: float = 1.0) -> int:
+    """The CLI's entry: build the services, run a worker until SIGTERM/SIGINT (or the queue empties)."""
+    from agent_memory.services import build_services
+
+    with build_services(settings) as services:
+        worker = Worker(services, worker_id=worker_id, lease_s=lease_s, poll_s=poll_s)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, worker.stop)
+        log.info("worker %s waiting for jobs", worker.id)
+        print(f"worker {worker.id} ready", flush=True)
+        worker.run(once=once)
+    return 0

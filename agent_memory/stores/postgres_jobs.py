@@ -1,0 +1,107 @@
+"""Durable ingestion jobs on PostgreSQL (``migrations/003_jobs.sql``) and per-source locks.
+
+The API inserts a job with its body; any number of workers take jobs with
+``FOR UPDATE SKIP LOCKED`` (two workers never take one job), keep a heartbeat while they run
+it, and write the outcome. A running job whose heartbeat is older than the lease lost its
+worker (killed, machine gone) and is taken again; after ``max_attempts`` such losses it is
+failed instead of killing worker after worker. Rows are plain dicts: the job records live in
+the API layer (``api/jobs.py``).
+
+Whoever writes a source (a worker, an API replica ingesting inline, a forget) holds its
+advisory lock, so one source is never ingested twice at the same time anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from psycopg.types.json import Jsonb
+
+from .postgres import PostgresDB
+
+_PUBLIC = ("id, tenant, kind, source_key, bytes, status, stage, units_done, units_total, attempts, worker,"
+           " heartbeat_at, created_at, started_at, finished_at, result, error")
+
+
+class PostgresJobStore:
+    def __init__(self, db: PostgresDB) -> None:
+        self.db = db
+
+    def enqueue(self, job_id: str, tenant: str, kind: str, source_key: str, params: dict[str, Any],
+                body: bytes | None, size: int) -> dict[str, Any]:
+        with self.db.connection() as conn:
+            row = conn.execute(
+                f"INSERT INTO jobs (id, tenant, kind, source_key, params, body, bytes, created_at)"
+                f" VALUES (%s,%s,%s,%s,%s,%s,%s,%s) RETURNING {_PUBLIC}",
+                (job_id, tenant, kind, source_key, Jsonb(params), body, size, time.time())).fetchone()
+        return _public(row)
+
+    def get(self, job_id: str, tenant: str) -> dict[str, Any] | None:
+        with self.db.connection() as conn:
+            row = conn.execute(f"SELECT {_PUBLIC} FROM jobs WHERE id=%s AND tenant=%s", (job_id, tenant)).fetchone()
+        return _public(row) if row else None
+
+    def claim(self, worker: str, lease_s: float, max_attempts: int = 3) -> dict[str, Any] | None:
+        """Take the oldest open job (queued, or running with an expired heartbeat); its row with
+        ``params`` and ``body``, or None when there is nothing to do."""
+        now = time.time()
+        with self.db.connection() as conn, conn.transaction():
+            conn.execute(
+                "UPDATE jobs SET status='failed', stage='failed', finished_at=%s, body=NULL,"
+                " error=jsonb_build_object('code', 'worker_lost', 'message',"
+                "   'the job lost its worker ' || attempts || ' times (killed or out of memory?); not retried')"
+                " WHERE status='running' AND heartbeat_at < %s AND attempts >= %s",
+                (now, now - lease_s, max_attempts))
+            row = conn.execute(
+                "WITH next AS (SELECT id FROM jobs WHERE status='queued' OR (status='running' AND heartbeat_at < %s)"
+                "  ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)"
+                " UPDATE jobs SET status='running', stage='starting', worker=%s, heartbeat_at=%s,"
+                "  started_at=coalesce(jobs.started_at, %s), attempts=jobs.attempts + 1"
+                f" FROM next WHERE jobs.id = next.id RETURNING {', '.join('jobs.' + c.strip() for c in _PUBLIC.split(','))},"
+                " jobs.params, jobs.body",
+                (now - lease_s, worker, now, now)).fetchone()
+        if row is None:
+            return None
+        out = _public(row[:-2])
+        out["params"], out["body"] = row[-2], bytes(row[-1]) if row[-1] is not None else None
+        return out
+
+    def heartbeat(self, job_id: str, worker: str, stage: str, done: int, total: int) -> bool:
+        """Record progress and that the worker lives; False when the job is no longer this worker's."""
+        with self.db.connection() as conn:
+            cur = conn.execute(
+                "UPDATE jobs SET heartbeat_at=%s, stage=%s, units_done=%s, units_total=%s"
+                " WHERE id=%s AND worker=%s AND status='running'", (time.time(), stage, done, total, job_id, worker))
+            return cur.rowcount == 1
+
+    def finish(self, job_id: str, worker: str, result: dict[str, Any] | None, error: dict[str, str] | None,
+               done: int, total: int) -> bool:
+        """Write the outcome (and drop the body); False when another worker took the job meanwhile."""
+        status = "failed" if error is not None else "done"
+        with self.db.connection() as conn:
+            cur = conn.execute(
+                "UPDATE jobs SET status=%s, stage=%s, finished_at=%s, result=%s, error=%s, body=NULL,"
+                " units_done=%s, units_total=%s WHERE id=%s AND worker=%s AND status='running'",
+                (status, status, time.time(), Jsonb(result) if result is not None else None,
+                 Jsonb(error) if error is not None else None, done, total, job_id, worker))
+            return cur.rowcount == 1
+
+    @contextmanager
+    def source_lock(self, tenant: str, source_key: str) -> Iterator[None]:
+        """Hold the source's advisory lock (waiting for it) on a connection of its own: a
+        holder that dies drops its connection, and PostgreSQL releases the lock."""
+        key = json.dumps([tenant, source_key])  # unambiguous, and text may hold no NUL byte
+        with self.db.connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+            try:
+                yield
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+
+
+def _public(row) -> dict[str, Any]:
+    names = [c.strip() for c in _PUBLIC.split(",")]
+    return dict(zip(names, row))

@@ -1,0 +1,213 @@
+"""Ingestion jobs: one contract for the in-process registry (embedded default) and the durable
+PostgreSQL queue run by workers; then the queue's own guarantees (SKIP LOCKED, leases, the
+per-source lock) on the server scripts/test.sh starts, each test in a fresh schema."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+from postgres_support import NEEDS_POSTGRES, FreshSchema, postgres_param
+
+from agent_memory.api.jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec, SourceLocks
+from agent_memory.errors import NotFoundError
+
+
+class Backend:
+    """A job queue over real services, and how to let its jobs run to their end."""
+
+    def __init__(self, kind: str, tmp_path) -> None:
+        from agent_memory.config import load_settings
+        from agent_memory.services import build_services
+
+        self.schema = FreshSchema() if kind == "postgres" else None
+        url = None
+        if self.schema:
+            self.schema.open()
+            url = self.schema.url
+        self.services = build_services(load_settings(data_dir=tmp_path / "data", triple_extractor="rules",
+                                                     qdrant_url=None, neo4j_uri=None, postgres_url=url))
+        if self.schema:
+            from agent_memory.api.worker import Worker
+
+            self.worker = Worker(self.services, lease_s=30)
+            self.queue: JobQueue = DurableJobQueue(self.services.job_store)
+            self.catalog_owner = self.worker
+        else:
+            from agent_memory.api.ingestion import run_job
+            from agent_memory.memory import Memory
+
+            self.memory = Memory(services=self.services, promote=False)
+            self.locks = SourceLocks()
+            self.queue = JobRegistry(lambda spec, job: run_job(self, spec, job.progress))
+
+    def drain(self, job_id: str, tenant: str, timeout: float = 120):
+        if self.schema:
+            self.worker.run(once=True)
+        deadline = time.monotonic() + timeout
+        while (job := self.queue.get(job_id, tenant)).status in ("queued", "running"):
+            assert time.monotonic() < deadline, job
+            time.sleep(0.05)
+        return job
+
+    def close(self) -> None:
+        self.queue.close()
+        self.services.close()
+        if self.schema:
+            self.schema.cleanup()
+
+
+@pytest.fixture(params=["process", postgres_param()])
+def backend(request, tmp_path):
+    b = Backend(request.param, tmp_path)
+    yield b
+    b.close()
+
+
+TEXT = "The greenhouse sensor X-300 replaced the X-200 in March. " * 40
+
+
+def text_spec(tenant="acme", source_id="notes/greenhouse", text=TEXT) -> JobSpec:
+    return JobSpec(tenant=tenant, kind="text", source_id=source_id, size=len(text.encode()),
+                   params={"title": "Greenhouse", "metadata": {"team": "ops"}}, body=text.encode())
+
+
+def test_a_text_job_runs_to_done_and_is_visible_only_to_its_tenant(backend):
+    assert isinstance(backend.queue, JobQueue)
+    job = backend.queue.submit(text_spec())
+    assert job.status in ("queued", "running") and job.bytes == len(TEXT.encode()) and job.created_at > 0
+    done = backend.drain(job.id, "acme")
+    assert done.status == "done", done.error
+    assert done.result["source_ids"] == ["notes/greenhouse"] and done.units_done == done.units_total == 1
+    assert done.started_at and done.finished_at >= done.started_at
+    assert backend.services.catalog.get("acme", "notes/greenhouse").title == "Greenhouse"
+    with pytest.raises(NotFoundError, match=job.id):
+        backend.queue.get(job.id, "globex")
+    with pytest.raises(NotFoundError):
+        backend.queue.get("feedbeef", "acme")
+
+
+def test_an_upload_job_ingests_the_file_and_a_bad_one_fails_with_its_reason(backend, tmp_path):
+    path = tmp_path / "hangar.md"
+    path.write_text("# Hangar\n\nThe hangar door opens at 6:00.\n", encoding="utf-8")
+    cleaned = []
+    spec = JobSpec(tenant="acme", kind="upload", source_id="uploads/hangar.md", size=path.stat().st_size,
+                   params={"filename": "hangar.md", "metadata": {}}, path=path, cleanup=lambda: cleaned.append(1))
+    done = backend.drain(backend.queue.submit(spec).id, "acme")
+    assert done.status == "done", done.error and cleaned == [1]
+    assert "uploads/hangar.md" in done.result["source_ids"][0]
+    bad = JobSpec(tenant="acme", kind="upload", source_id="uploads/blob.bin", size=4,
+                  params={"filename": "blob.bin", "metadata": {}}, body=b"\x00\x01\x02\x03")
+    failed = backend.drain(backend.queue.submit(bad).id, "acme")
+    assert failed.status == "failed" and failed.error["code"] == "unsupported_file"
+    assert "blob.bin" in failed.error["message"]
+
+
+# ---- the durable queue's guarantees ---------------------------------------------------------------
+
+
+
+@pytest.fixture
+def job_store():
+    from agent_memory.stores.postgres_jobs import PostgresJobStore
+
+    schema = FreshSchema()
+    yield PostgresJobStore(schema.open(pool_size=10))
+    schema.cleanup()
+
+
+def enqueue(store, n: int, tenant: str = "acme", source: str = "s") -> list[str]:
+    ids = []
+    for i in range(n):
+        job_id = uuid.uuid4().hex[:16]
+        store.enqueue(job_id, tenant, "text", f"{source}{i}", {"title": ""}, b"x", 1)
+        ids.append(job_id)
+    return ids
+
+
+
+
+@pytest.mark.parametrize("_", [postgres_param("pg")])
+def test_concurrent_workers_take_every_job_exactly_once(_, job_store):
+    ids = enqueue(job_store, 40)
+    taken: dict[str, list[str]] = {}
+    lock = threading.Lock()
+
+    def worker(name: str) -> None:
+        while (row := job_store.claim(name, lease_s=60)) is not None:
+            with lock:
+                taken.setdefault(row["id"], []).append(name)
+            assert job_store.finish(row["id"], name, {"ok": True}, None, 1, 1)
+
+    threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(taken) == sorted(ids)
+    assert all(len(names) == 1 for names in taken.values())
+    assert all(job_store.get(i, "acme")["status"] == "done" for i in ids)
+
+
+@pytest.mark.parametrize("_", [postgres_param("pg")])
+def test_a_job_whose_worker_stopped_beating_is_taken_again_and_the_old_outcome_is_refused(_, job_store):
+    [job_id] = enqueue(job_store, 1)
+    first = job_store.claim("dead", lease_s=60)
+    assert first["id"] == job_id and first["attempts"] == 1 and first["body"] == b"x"
+    assert job_store.claim("other", lease_s=60) is None  # alive: nobody else may take it
+    assert job_store.heartbeat(job_id, "dead", "embedding", 3, 10)
+    time.sleep(0.3)
+    again = job_store.claim("other", lease_s=0.2)  # "dead" has not beaten for longer than the lease
+    assert again["id"] == job_id and again["attempts"] == 2 and again["worker"] == "other"
+    assert not job_store.heartbeat(job_id, "dead", "embedding", 4, 10)
+    assert not job_store.finish(job_id, "dead", {"late": True}, None, 10, 10)
+    assert job_store.finish(job_id, "other", {"ok": True}, None, 10, 10)
+    row = job_store.get(job_id, "acme")
+    assert row["status"] == "done" and row["result"] == {"ok": True} and row["worker"] == "other"
+
+
+@pytest.mark.parametrize("_", [postgres_param("pg")])
+def test_a_job_that_loses_its_worker_too_often_fails_instead_of_killing_more(_, job_store):
+    [job_id] = enqueue(job_store, 1)
+    for attempt in range(2):
+        assert job_store.claim(f"w{attempt}", lease_s=0.1, max_attempts=2)["id"] == job_id
+        time.sleep(0.2)
+    assert job_store.claim("w9", lease_s=0.1, max_attempts=2) is None
+    row = job_store.get(job_id, "acme")
+    assert row["status"] == "failed" and row["error"]["code"] == "worker_lost" and "2 times" in row["error"]["message"]
+
+
+@pytest.mark.parametrize("_", [postgres_param("pg")])
+def test_one_source_is_written_by_one_holder_at_a_time_across_connections(_, job_store):
+    events: list[str] = []
+    first_in = threading.Event()
+    release = threading.Event()
+
+    def first() -> None:
+        with job_store.source_lock("acme", "doc"):
+            events.append("first in")
+            first_in.set()
+            release.wait(30)
+            events.append("first out")
+
+    def second() -> None:
+        first_in.wait(30)
+        with job_store.source_lock("acme", "doc"):
+            events.append("second in")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    first_in.wait(30)
+    with job_store.source_lock("acme", "other-doc"):  # another source is not held up
+        events.append("other in")
+    with job_store.source_lock("globex", "doc"):  # nor the same name in another tenant
+        events.append("globex in")
+    release.set()
+    for t in threads:
+        t.join()
+    assert events.index("second in") > events.index("first out")
+    assert events.index("other in") < events.index("first out")
+    assert events.index("globex in") < events.index("first out")
