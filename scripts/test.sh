@@ -7,6 +7,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/install.sh || exit 1
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRANSFORMERS_VERBOSITY=error TOKENIZERS_PARALLELISM=false
 
+# Lint before anything starts: the layers (import-linter contracts in pyproject.toml), then ruff.
+.venv/bin/lint-imports || { echo "test.sh: an import breaks the layers (see above)" >&2; exit 1; }
+.venv/bin/ruff check . || { echo "test.sh: ruff check failed (see above)" >&2; exit 1; }
+
 # Debian Chromium for the debug page's browser test (skips with a reason where it cannot be installed).
 if ! command -v chromium >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \

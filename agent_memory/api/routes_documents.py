@@ -127,7 +127,8 @@ def _metadata(raw) -> dict:
     try:
         value = json.loads(str(raw))
     except json.JSONDecodeError as exc:
-        raise ApiError(422, "invalid_request", f"metadata must be a JSON object: {exc} (got {str(raw)[:80]!r})")
+        raise ApiError(422, "invalid_request",
+                       f"metadata must be a JSON object: {exc} (got {str(raw)[:80]!r})") from None
     if not isinstance(value, dict):
         raise ApiError(422, "invalid_request", f"metadata must be a JSON object, got {type(value).__name__}")
     return value

@@ -14,8 +14,8 @@ from agent_memory.errors import ConfigError
 from agent_memory.memory import Memory
 from agent_memory.records import MemoryItem, SearchFilter
 
-from .answer import Answerer
 from . import ingestion
+from .answer import Answerer
 
 log = logging.getLogger(__name__)
 

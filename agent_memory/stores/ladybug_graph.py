@@ -14,8 +14,8 @@ from typing import Any, Iterable
 
 import ladybug
 
-from ..errors import StoreError, StoreUnavailableError
 from ..entities import normalize_name
+from ..errors import StoreError, StoreUnavailableError
 from ..records import Triple
 from . import cypher
 from .base import EntityRecord

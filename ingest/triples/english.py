@@ -17,7 +17,17 @@ from typing import Iterator, Sequence
 from agent_memory.records import Triple
 from agent_memory.text import split_sentences
 
-from .base import GENERIC, MODEL_ID, Entity, check_batch, clean_name, dedupe_entities, dedupe_triples, is_model_id, map_label
+from .base import (
+    GENERIC,
+    MODEL_ID,
+    Entity,
+    check_batch,
+    clean_name,
+    dedupe_entities,
+    dedupe_triples,
+    is_model_id,
+    map_label,
+)
 
 _NLP = None
 _NLP_LOCK = threading.Lock()

@@ -20,7 +20,8 @@ from agent_memory.errors import LLMError
 from agent_memory.records import Triple
 from agent_memory.text import split_sentences
 
-from .base import GENERIC, Entity as FoundEntity, clean_name, dedupe_entities, dedupe_triples
+from .base import GENERIC, clean_name, dedupe_entities, dedupe_triples
+from .base import Entity as FoundEntity
 
 ENTITY_TYPES = ("PERSON", "ORG", "GPE", "LOC", "PRODUCT", "DATE", "NUMBER", "EVENT", "WORK_OF_ART", "entity")
 

@@ -10,7 +10,6 @@ import pytest
 from agent_memory.records import Document, SearchFilter, TurnRecord
 from ingest import sources
 from ingest.pipeline import IngestionPipeline
-
 from tests.helpers import SAMPLES
 
 

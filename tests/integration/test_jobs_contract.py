@@ -9,7 +9,7 @@ import time
 import uuid
 
 import pytest
-from postgres_support import NEEDS_POSTGRES, FreshSchema, postgres_param
+from postgres_support import FreshSchema, postgres_param
 
 from agent_memory.api.jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec, SourceLocks
 from agent_memory.errors import NotFoundError

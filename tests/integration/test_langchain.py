@@ -7,8 +7,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from agent_memory.integrations.langchain import (AgentMemoryChatHistory, AgentMemoryPromptRetriever,
-                                                 AgentMemoryRetriever)
+from agent_memory.integrations.langchain import AgentMemoryChatHistory, AgentMemoryPromptRetriever, AgentMemoryRetriever
 
 NOTES = {
     "garden/tomatoes": "Tomatoes in the north greenhouse are watered every morning at six.",

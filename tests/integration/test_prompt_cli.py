@@ -8,7 +8,6 @@ import shutil
 import pytest
 
 from agent_memory.cli import main
-
 from tests.helpers import SAMPLES
 
 QUESTION = "What is the power draw of the X-300?"

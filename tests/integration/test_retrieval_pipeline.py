@@ -8,7 +8,6 @@ import shutil
 
 import pytest
 
-
 from agent_memory.errors import BudgetError
 from agent_memory.records import Document
 from agent_memory.text import split_sentences
@@ -16,7 +15,6 @@ from ingest.pipeline import IngestionPipeline, file_source_id
 from retrieval.assemble import display_text
 from retrieval.compress import GAP
 from retrieval.pipeline import RetrievalPipeline
-
 from tests.helpers import SAMPLES
 
 TAG = re.compile(r"\[S:([^\]]*)\]")

@@ -13,7 +13,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds fak
 from fake_openai import FakeOpenAI  # noqa: E402
 
 from agent_memory.conversation import (  # noqa: E402
-    CompactionConfig, LLMSummarizer, Retention, SessionManager, StructuralSummarizer,
+    CompactionConfig,
+    LLMSummarizer,
+    Retention,
+    SessionManager,
+    StructuralSummarizer,
 )
 from agent_memory.conversation import messages as msgs  # noqa: E402
 from agent_memory.errors import BudgetError  # noqa: E402
