@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from agent_memory.citations import inline, neutralize
+from agent_memory.citations import tag as citation_tag
 from agent_memory.errors import BudgetError
 from agent_memory.records import MemoryItem, Triple
 from agent_memory.text import has_cjk
@@ -20,6 +22,7 @@ from agent_memory.tokens import TokenCounter
 from .compress import compress
 from .config import RetrievalConfig
 from .types import Candidate, Decision, Passage, PromptResult
+from .validity import fact_dates
 from .when import parse_stamp
 
 
@@ -50,22 +53,24 @@ TITLES = {"facts": "## Known facts", "summaries": "## Summaries", "passages": "#
 
 
 def tag(source_id: str) -> str:
-    return f"[S:{source_id}]"
+    # Encoded: no file name can end or split its tag (agent_memory/citations.py).
+    return citation_tag(source_id)
 
 
 _HEADING = re.compile(r"(?m)^\s*#+\s*")
 
 
 def display_text(text: str) -> str:
-    """Passage text as shown: Markdown headings inside it would read as the prompt's own sections."""
-    return _HEADING.sub("", text)
+    """Passage text as shown: quoted data. Markdown headings inside it would read as the prompt's
+    own sections, and tag-like text as citations: both are neutralized."""
+    return _HEADING.sub("", neutralize(text))
 
 
 def item_line(item: MemoryItem, text: str) -> str:
-    speaker = item.metadata.get("speaker")
+    speaker = inline(str(item.metadata.get("speaker") or ""))
     if item.kind == "turn" and speaker:
         return f"{tag(item.source_id)} {speaker}: {text}"
-    title = item.metadata.get("title")
+    title = inline(str(item.metadata.get("title") or ""))
     if title and item.kind == "chunk" and title != item.source_id and title.lower() not in text[:120].lower():
         return f"{tag(item.source_id)} ({title}) {text}"
     return f"{tag(item.source_id)} {text}"
@@ -77,7 +82,7 @@ def session_group(item: MemoryItem) -> tuple[str | None, str]:
         return None, ""
     # The turn tags already name the session; the header carries what they don't: the date.
     stamp = compact_date(item.metadata.get("timestamp") or "")
-    return session, f"### {stamp}" if stamp else f"### Session {session}"
+    return session, f"### {inline(stamp)}" if stamp else f"### Session {inline(str(session))}"
 
 
 def compact_date(stamp: str) -> str:
@@ -209,7 +214,8 @@ class Assembler:
 
         cap = int(budget * shares.facts)
         for rank, fact in enumerate(facts):
-            line = f"- {fact.subject} — {fact.relation} → {fact.object} {tag(fact.source_id)}"
+            line = (f"- {inline(fact.subject)} — {inline(fact.relation)} → {inline(fact.object)}{fact_dates(fact)}"
+                    f" {tag(fact.source_id)}")
             cost = count(line) + 1 + (0 if sections.facts else title_cost["facts"])
             if cost > min(cap, free):
                 continue

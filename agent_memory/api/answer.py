@@ -1,7 +1,9 @@
-"""Answers from the assembled prompt, with citations checked against the prompt's own [S:id] tags.
+"""Answers from the assembled prompt, with citations checked against the passages in it.
 
-The LLM may only cite tags that are in the prompt it was given: any other ID is
-invented, so it is stripped from the answer and counted. Without an LLM (or when the
+The LLM may only cite the source IDs of the passages and facts the prompt actually holds
+(never the instruction line's example, the question, or tag-like text inside a passage,
+which assembly neutralizes anyway): any other ID is invented, so it is stripped from the
+answer and counted. Without an LLM (or when the
 LLM call fails) the answer falls back to retrieval-only: the prompt and the best
 supporting passages, which a calling agent can still use.
 """
@@ -14,13 +16,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_memory.citations import TAG, split_tag, tag, tag_ids
 from agent_memory.errors import LLMError
+from retrieval.assemble import TITLES
+
+FACTS_TITLE = TITLES["facts"]
 
 log = logging.getLogger(__name__)
 
-# One bracket may hold several IDs: "[S:a]", "[S:a, S:b]", "[S:a; b]".
-MARKER = re.compile(r"\[S:([^\[\]\n]+)\]")
-_SPLIT = re.compile(r"\s*[,;]\s*(?:S:)?")
+# One bracket may hold several IDs: "[S:a]", "[S:a, S:b]", "[S:a; b]" (citations.split_tag).
+MARKER = TAG
 SYSTEM_PROMPT = (
     "You answer questions from the memory given in the user's message, and from nothing else. "
     "After each claim, cite the passage it comes from with its tag exactly as written, e.g. [S:some-id]. "
@@ -31,15 +36,20 @@ TOP_PASSAGES = 5
 
 def prompt_ids(prompt: str) -> list[str]:
     """Every source ID tagged in the prompt, in order of first appearance."""
-    seen: dict[str, None] = {}
-    for match in MARKER.finditer(prompt):
-        for sid in _split(match.group(1)):
-            seen.setdefault(sid, None)
-    return list(seen)
+    return tag_ids(prompt)
 
 
-def _split(inside: str) -> list[str]:
-    return [part.strip() for part in _SPLIT.split(inside) if part.strip()]
+def known_ids(result) -> set[str]:
+    """The IDs an answer may cite: the passages placed in the prompt and the sources of its
+    known facts (their lines, written by assembly, end with the fact's tag)."""
+    known = {p.source_id for p in result.passages}
+    facts = result.prompt.partition(FACTS_TITLE + "\n")[2]
+    for line in facts.splitlines():
+        if not line.startswith("- "):
+            break
+        if "[S:" in line:
+            known.update(tag_ids(line[line.rfind("[S:"):]))
+    return known
 
 
 def check_citations(text: str, known: set[str]) -> tuple[str, list[str], list[str]]:
@@ -49,13 +59,13 @@ def check_citations(text: str, known: set[str]) -> tuple[str, list[str], list[st
 
     def replace(match: re.Match) -> str:
         keep = []
-        for sid in _split(match.group(1)):
+        for sid in split_tag(match.group(1)):
             if sid in known:
                 keep.append(sid)
                 cited.setdefault(sid, None)
             else:
                 unknown.append(sid)
-        return "".join(f"[S:{sid}]" for sid in keep)
+        return "".join(tag(sid) for sid in keep)
 
     cleaned = MARKER.sub(replace, text)
     if unknown:
@@ -70,8 +80,8 @@ def citation_passages(source_id: str, result) -> list[str]:
     texts = [p.text for p in result.passages if p.source_id == source_id]
     if texts:
         return texts
-    tag = f"[S:{source_id}]"
-    return [line.replace(tag, "").strip(" -") for line in result.prompt.splitlines() if tag in line]
+    marker = tag(source_id)
+    return [line.replace(marker, "").strip(" -") for line in result.prompt.splitlines() if marker in line]
 
 
 def passages_out(result, limit: int = TOP_PASSAGES) -> list[dict[str, Any]]:
@@ -110,7 +120,7 @@ class Answerer:
             return Answer("retrieval-only", None, prompt_tokens=result.total_tokens, llm_error=str(exc),
                           llm_ms=round((time.perf_counter() - started) * 1000, 2))
         llm_ms = round((time.perf_counter() - started) * 1000, 2)
-        text, cited, unknown = check_citations(reply.text, set(prompt_ids(result.prompt)))
+        text, cited, unknown = check_citations(reply.text, known_ids(result))
         citations = [{"source_id": sid, "passages": citation_passages(sid, result)} for sid in cited]
         return Answer("llm", text, citations, unknown, reply.usage.prompt_tokens, reply.usage.completion_tokens,
                       llm_ms, reply.model)

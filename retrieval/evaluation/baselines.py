@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
+from agent_memory.citations import tag
 from agent_memory.records import MemoryItem, SearchFilter
 
 BASELINES = ("recency", "dense", "keyword", "rrf")
@@ -157,7 +158,7 @@ class Baselines:
             text = self.source_text(tenant, sid)
             if not text:
                 continue
-            line = f"[S:{sid}] {text}"
+            line = f"{tag(sid)} {text}"
             # Cheap screen with the line's own count (cl100k does not merge across a newline
             # followed by "["), then the exact count of the whole text decides.
             if tokens + (newline if lines else 0) + self._line_tokens(line) > budget + 2:

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from agent_memory.citations import decode_id
 from agent_memory.text import words
 
 from .datasets import Question
@@ -30,7 +31,7 @@ def parse_citations(prompt: str) -> dict[str, str]:
     for line in prompt.splitlines():
         match = _TAG.match(line)
         if match:
-            current = cited.setdefault(match.group(1).strip(), [])
+            current = cited.setdefault(decode_id(match.group(1).strip()), [])
             current.append(match.group(2))
         elif line.startswith("## "):
             current = None
@@ -41,7 +42,8 @@ def parse_citations(prompt: str) -> dict[str, str]:
 
 def cited_ids(prompt: str) -> list[str]:
     """Cited source IDs in order of first citation."""
-    return list(dict.fromkeys(m.group(1).strip() for line in prompt.splitlines() if (m := _TAG.match(line))))
+    return list(dict.fromkeys(decode_id(m.group(1).strip()) for line in prompt.splitlines()
+                              if (m := _TAG.match(line))))
 
 
 def word_coverage(evidence_text: str, passage_text: str) -> float:

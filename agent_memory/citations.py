@@ -1,0 +1,83 @@
+"""Citation tags ``[S:<source id>]``: the only tags a prompt carries are the ones written here.
+
+Retrieved text is data. A source ID comes from a file name or a record, so it is encoded
+in its tag: the characters that would end or split a tag (``[ ] , ;``), ``%`` itself,
+line breaks, tabs, other control characters and edge spaces become ``%XX`` (UTF-8
+percent-encoding). Everything else stays as it is, so ordinary IDs (``locomo/conv-26/D1:3``,
+``docs/a b.md``) read unchanged. Text shown in a prompt (passages, titles, speakers, facts)
+is neutralized: anything that looks like the start of a tag becomes ``(S:``, so no stored
+document can forge a citation. Readers of a prompt (the answer check, the evaluation
+metric) decode the IDs they find with :func:`decode_id`.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+TAG = re.compile(r"\[S:([^\[\]\n]+)\]")
+_RESERVED = frozenset("[]%,;")
+_TAG_START = re.compile(r"\[(?=\s*[Ss]\s*:)")
+_ODD_BREAKS = re.compile(r"\r\n?|[\v\f\x1c-\x1e\x85\u2028\u2029]")
+_BREAKS = re.compile(r"\s*[\r\n\t\v\f\x1c-\x1e\x85\u2028\u2029]+\s*")
+
+
+def encode_id(source_id: str) -> str:
+    last = len(source_id) - 1
+    out = []
+    for i, ch in enumerate(source_id):
+        edge_space = ch == " " and (i == 0 or i == last)
+        if ch in _RESERVED or edge_space or (not ch.isprintable() and ch != " "):
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8")))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def decode_id(encoded: str) -> str:
+    """The source ID a tag names (an ID not written by :func:`encode_id` comes back as it is)."""
+    if "%" not in encoded:
+        return encoded
+    try:
+        return unquote(encoded, errors="strict")
+    except UnicodeDecodeError:
+        return encoded
+
+
+def tag(source_id: str) -> str:
+    return f"[S:{encode_id(source_id)}]"
+
+
+def neutralize(text: str) -> str:
+    """``text`` with every tag-like ``[S:`` turned into ``(S:``: shown, never a citation. Rare line
+    separators (form feed, U+2028 ...) become plain newlines, so every reader of the prompt sees
+    the same lines (a heading hidden behind one would otherwise pass as a section of the prompt)."""
+    return _TAG_START.sub("(", _ODD_BREAKS.sub("\n", text))
+
+
+def inline(text: str) -> str:
+    """A name or title shown inside one prompt line: neutralized, line breaks and tabs as spaces."""
+    return neutralize(_BREAKS.sub(" ", text))
+
+
+def tag_ids(text: str) -> list[str]:
+    """The decoded source IDs of the tags in ``text``, in order of first appearance (one tag may
+    hold several: ``[S:a, S:b]``, ``[S:a; b]``)."""
+    seen: dict[str, None] = {}
+    for match in TAG.finditer(text):
+        for sid in split_tag(match.group(1)):
+            seen.setdefault(sid, None)
+    return list(seen)
+
+
+_SPLIT = re.compile(r"\s*[,;]\s*(?:S:)?")
+
+
+def split_tag(inside: str) -> list[str]:
+    """The decoded IDs inside one tag's brackets."""
+    out = []
+    for part in _SPLIT.split(inside):
+        part = part.strip()
+        if part:
+            out.append(decode_id(part))
+    return out
