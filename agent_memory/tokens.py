@@ -11,6 +11,8 @@ import functools
 import json
 from typing import Any, Protocol, runtime_checkable
 
+from .errors import ConfigError
+
 
 @runtime_checkable
 class TokenCounter(Protocol):
@@ -48,8 +50,6 @@ def _load_encoding(name: str):
         except ValueError:
             return tiktoken.get_encoding(name)
     except Exception as exc:  # noqa: BLE001 - tiktoken raises several types when offline
-        from .errors import ConfigError
-
         raise ConfigError(f"tokenizer {name!r} cannot be loaded offline: {exc}") from exc
 
 

@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from ..llm import llm_from_settings
 from ..tokens import TokenCounter, make_counter
 from .compaction import CompactionConfig
 from .session import Session, TurnRecord
@@ -43,8 +44,6 @@ class SessionManager:
     @classmethod
     def from_settings(cls, settings, **kwargs) -> "SessionManager":
         """Store under ``settings.data_dir``; an LLM summarizer and detector when a model is configured."""
-        from ..llm import llm_from_settings
-
         client = llm_from_settings(settings)
         if client is not None:
             kwargs.setdefault("summarizer", LLMSummarizer(client))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..errors import BudgetError
 from . import messages as msgs
 from .compaction import ACTIVE, CONDENSED, DROPPED, SUMMARIZED, Retention, Unit
 from .light import condense_message
@@ -193,8 +194,6 @@ class Scheduler:
     def compact(self, force: bool = False, window: int | None = None) -> int:
         """Run the scheduler now (returns the level applied); ``force`` summarizes everything that can go:
         afterwards the view is the system messages, one ``[Context Compressed]`` message, the pending turn."""
-        from ..errors import BudgetError
-
         with self._lock:
             if not force:
                 window = window or self.config.window_tokens

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..errors import LLMError
-from ..text import STOPWORDS, has_cjk
+from ..text import STOPWORDS, _jieba, has_cjk
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +63,8 @@ RULES: dict[str, re.Pattern[str]] = {
 
 @functools.lru_cache(maxsize=1)
 def _posseg():
-    from ..text import _jieba
-
     _jieba()
-    import jieba.posseg as posseg
+    import jieba.posseg as posseg  # lazy: loading jieba's dictionaries takes seconds; English never needs them
 
     return posseg
 
