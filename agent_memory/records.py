@@ -121,6 +121,15 @@ class Triple:
     object_type: str = "entity"
     evidence: str = ""
     confidence: float = 1.0
+    # When it was said or became true (ISO, the turn's or document's date), and, once a newer fact
+    # of a functional relation replaced it, until when and by which relation (key): never deleted.
+    valid_from: str = ""
+    valid_to: str = ""
+    superseded_by: str = ""
+
+    @property
+    def superseded(self) -> bool:
+        return bool(self.valid_to)
 
 
 @dataclass(kw_only=True)

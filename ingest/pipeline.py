@@ -19,6 +19,7 @@ from agent_memory.catalog import SourceEntry
 from agent_memory.errors import IngestError, StoreError
 from agent_memory.ids import content_hash
 from agent_memory.records import Document, TurnRecord
+from agent_memory.updates import said_at, supersede
 from agent_memory.services import Services
 
 from .context import session_context_texts
@@ -376,10 +377,15 @@ class IngestionPipeline:
                 continue
             for item, item_triples in zip(items, found):
                 counts[item.source_id] += len(item_triples)
+                when = said_at(item.metadata, item.created_at)  # the turn's or document's date
+                for triple in item_triples:
+                    triple.valid_from = triple.valid_from or when
                 triples += item_triples
         if triples:
             self.services.graph.merge_triples(triples)
             report.triples += len(triples)
+            # A newer fact of a functional relation supersedes the older one (agent_memory/updates.py).
+            supersede(self.services.graph, triples, self.services.settings.functional_relations)
         return counts
 
     # ---- forgetting --------------------------------------------------------------------------------

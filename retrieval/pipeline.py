@@ -20,6 +20,7 @@ from .fusion import DefaultReranker, Reranker, fuse, without_names
 from .pages import Pages
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
 from .types import Candidate, Decision, PromptResult
+from .validity import order_facts
 from .when import parse_stamp, question_window
 
 log = logging.getLogger(__name__)
@@ -135,7 +136,7 @@ class RetrievalPipeline:
         lap("dedup")
 
         recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
-        facts = outputs.get("graph", RouteOutput()).facts
+        facts = order_facts(outputs.get("graph", RouteOutput()).facts, question, question_date, decisions)
         result = self.assembler.assemble(question, budget, facts=facts, summaries=summaries, passages=kept,
                                          recent=recent, entities=query.entities, question_date=question_date)
         lap("assemble")
@@ -151,7 +152,8 @@ class RetrievalPipeline:
             }
             if facts:
                 result.routes["graph_facts"] = [
-                    {"subject": t.subject, "relation": t.relation, "object": t.object, "source_id": t.source_id}
+                    {"subject": t.subject, "relation": t.relation, "object": t.object, "source_id": t.source_id,
+                     "valid_from": t.valid_from, "valid_to": t.valid_to}
                     for t in facts]
             result.fused = [
                 {"id": c.item.id, "source_id": c.item.source_id, "fused": round(c.fused, 5),

@@ -18,7 +18,8 @@ def _retrieve(state, tenant: str, body: AskIn):
     flt = body.filters
     return state.pipeline.run(body.question, tenant=tenant, session_id=body.session_id, budget=body.budget,
                               debug=True, source_ids=flt.source_ids, kinds=flt.kinds,
-                              created_after=flt.created_after, created_before=flt.created_before)
+                              created_after=flt.created_after, created_before=flt.created_before,
+                              question_date=body.question_date)
 
 
 @router.post("/v1/ask", response_model=AskOut, response_model_exclude_none=False,

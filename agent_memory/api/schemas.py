@@ -162,6 +162,9 @@ class AskIn(BaseModel):
     budget: int = Field(default=1800, ge=1, le=200_000, description="Token budget of the assembled prompt.")
     filters: Filters = Field(default_factory=Filters)
     max_answer_tokens: int = Field(default=512, ge=1, le=8192)
+    question_date: str | None = Field(
+        default=None, max_length=64, examples=["2024-08-01"],
+        description="When the question is asked (default: now): 'in March' or '2 weeks ago' count from it.")
 
 
 class PassageOut(BaseModel):

@@ -6,7 +6,7 @@ Every implementation must pass the matching contract suite in ``tests/integratio
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Iterable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -74,6 +74,10 @@ class GraphStore(Protocol):
     def merge_triples(self, triples: Iterable[Triple]) -> int: ...
 
     def delete_by_source(self, tenant: str, source_id: str) -> int: ...
+
+    def update_validity(self, tenant: str, subjects: Sequence[str], functional: Mapping[str, Sequence[str]]) -> int:
+        """Mark the named subjects' functional facts replaced by newer ones superseded (agent_memory/updates.py)."""
+        ...
 
     def neighbourhood(self, tenant: str, entities: Sequence[str], hops: int = 1, limit: int = 50) -> list[Triple]: ...
 

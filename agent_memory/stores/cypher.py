@@ -8,12 +8,15 @@ text ever formatted into a statement are the fixed fragments in this module.
 Data model::
 
     (:Entity {key, tenant, name, normalized, type, source_ids: [str]})
-    -[:REL {key, tenant, relation, source_id, item_id, evidence, confidence}]->
+    -[:REL {key, tenant, relation, source_id, item_id, evidence, confidence, valid_from, valid_to,
+            superseded_by}]->
 
 The entity key hashes tenant + type + normalized name, so two entities of different
 types never merge. The relation key hashes tenant + both entity keys + the normalized
 relation + source_id: one REL per (subject, relation, object, source), so deleting a
-source removes exactly its relations.
+source removes exactly its relations. ``valid_from`` is when the fact was said (ISO);
+``valid_to`` and ``superseded_by`` are set when a newer fact of the same functional
+relation replaced it (``update_validity``): a superseded fact is kept, never deleted.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..entities import normalize_name, normalize_type
 from ..records import Triple
+from ..updates import validity_changes
 from .base import EntityRecord
 
 log = logging.getLogger(__name__)
@@ -67,6 +71,10 @@ LADYBUG = Dialect(
         " type STRING, source_ids STRING[], PRIMARY KEY(key))",
         "CREATE REL TABLE IF NOT EXISTS REL(FROM Entity TO Entity, key STRING, tenant STRING, relation STRING,"
         " source_id STRING, item_id STRING, evidence STRING, confidence DOUBLE)",
+        # Added after the first release: databases created before get the columns here.
+        "ALTER TABLE REL ADD IF NOT EXISTS valid_from STRING DEFAULT ''",
+        "ALTER TABLE REL ADD IF NOT EXISTS valid_to STRING DEFAULT ''",
+        "ALTER TABLE REL ADD IF NOT EXISTS superseded_by STRING DEFAULT ''",
     ),
     # Lambdas cannot read $parameters directly in LadybugDB, hence the WITH ... AS sid below.
     list_union="list_distinct(list_concat({a}, {b}))",
@@ -76,7 +84,8 @@ LADYBUG = Dialect(
 _TRIPLE_COLUMNS = (
     "a.key AS subject_key, a.name AS subject, a.type AS subject_type, x.relation AS relation,"
     " b.key AS object_key, b.name AS object, b.type AS object_type, x.key AS key, x.tenant AS tenant,"
-    " x.source_id AS source_id, x.item_id AS item_id, x.evidence AS evidence, x.confidence AS confidence"
+    " x.source_id AS source_id, x.item_id AS item_id, x.evidence AS evidence, x.confidence AS confidence,"
+    " x.valid_from AS valid_from, x.valid_to AS valid_to, x.superseded_by AS superseded_by"
 )
 _ENTITY_COLUMNS = "e.name AS name, e.normalized AS normalized, e.type AS type, e.tenant AS tenant, e.source_ids AS source_ids"
 
@@ -102,6 +111,7 @@ class Queries:
     count_relations_tenant: str
     delete_tenant_relations: str
     delete_tenant_entities: str
+    mark_validity: str
 
 
 def build_queries(d: Dialect) -> Queries:
@@ -121,8 +131,10 @@ def build_queries(d: Dialect) -> Queries:
             "UNWIND $rows AS r MATCH (a:Entity {key: r.subject_key}) MATCH (b:Entity {key: r.object_key})"
             " MERGE (a)-[x:REL {key: r.key}]->(b)"
             " ON CREATE SET x.tenant = r.tenant, x.relation = r.relation, x.source_id = r.source_id,"
-            " x.item_id = r.item_id, x.evidence = r.evidence, x.confidence = r.confidence"
-            " ON MATCH SET x.item_id = r.item_id, x.evidence = r.evidence, x.confidence = r.confidence"
+            " x.item_id = r.item_id, x.evidence = r.evidence, x.confidence = r.confidence,"
+            " x.valid_from = r.valid_from, x.valid_to = '', x.superseded_by = ''"
+            " ON MATCH SET x.item_id = r.item_id, x.evidence = r.evidence, x.confidence = r.confidence,"
+            " x.valid_from = r.valid_from"
         ),
         source_endpoints=(
             "MATCH (a:Entity)-[x:REL]->(b:Entity) WHERE x.tenant = $tenant AND x.source_id = $source_id"
@@ -165,6 +177,11 @@ def build_queries(d: Dialect) -> Queries:
             "MATCH (:Entity)-[x:REL]->(:Entity) WHERE x.tenant = $tenant DELETE x RETURN count(*) AS n"
         ),
         delete_tenant_entities="MATCH (e:Entity) WHERE e.tenant = $tenant DETACH DELETE e RETURN count(*) AS n",
+        # Found from the subject's key (an index seek), then the relation by its key among its edges.
+        mark_validity=(
+            "UNWIND $rows AS r MATCH (a:Entity {key: r.subject_key})-[x:REL]->(b:Entity) WHERE x.key = r.key"
+            " SET x.valid_to = r.valid_to, x.superseded_by = r.superseded_by"
+        ),
     )
 
 
@@ -216,7 +233,7 @@ def prepare(triples: Iterable[Triple]) -> Batch:
         relations[rkey] = {
             "key": rkey, "subject_key": ends[0], "object_key": ends[1], "tenant": t.tenant,
             "relation": t.relation, "source_id": t.source_id, "item_id": t.item_id,
-            "evidence": t.evidence, "confidence": float(t.confidence),
+            "evidence": t.evidence, "confidence": float(t.confidence), "valid_from": t.valid_from or "",
         }
     return Batch(list(entities.values()), list(relations.values()))
 
@@ -232,6 +249,8 @@ def row_to_triple(row: dict[str, Any]) -> Triple:
         source_id=row["source_id"] or "", item_id=row["item_id"] or "",
         subject_type=row["subject_type"], object_type=row["object_type"],
         evidence=row["evidence"] or "", confidence=float(row["confidence"] if row["confidence"] is not None else 1.0),
+        valid_from=row.get("valid_from") or "", valid_to=row.get("valid_to") or "",
+        superseded_by=row.get("superseded_by") or "",
     )
 
 
@@ -274,6 +293,24 @@ class Runner:
         else:
             rows = self.read(self._q.entity_names_limited, {"tenant": tenant, "limit": int(limit)})
         return [r["name"] for r in rows]
+
+    def _write_rows(self, query: str, rows: list[dict[str, Any]]) -> None:  # pragma: no cover - protocol
+        raise NotImplementedError
+
+    def update_validity(self, tenant: str, subjects: Sequence[str], functional: Mapping[str, Sequence[str]]) -> int:
+        """Re-derive the validity intervals of the named subjects' functional relations (see
+        ``agent_memory.updates``): an older fact replaced by a newer one with another object gets
+        ``valid_to`` and ``superseded_by``; the newest is current. Returns how many relations changed."""
+        norms = sorted({n for n in (normalize_name(x) for x in subjects) if n})
+        if not norms:
+            return 0
+        rows: list[dict[str, Any]] = []
+        for key in self.seed_keys(tenant, norms):
+            rows += self.read(self._q.outgoing, {"tenant": tenant, "key": key, "limit": 10_000})
+        changes = validity_changes(rows, functional)
+        if changes:
+            self._write_rows(self._q.mark_validity, changes)
+        return len(changes)
 
     def stats(self, tenant: str | None = None) -> dict[str, int]:
         if tenant is None:

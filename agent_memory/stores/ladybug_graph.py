@@ -88,6 +88,10 @@ class LadybugGraphStore(cypher.Runner):
         self._index_merged(batch.entities)
         return len(batch.relations)
 
+    def _write_rows(self, query: str, rows: list[dict[str, Any]]) -> None:
+        for chunk in cypher.chunks(rows, self.batch_size):
+            self._transaction(lambda chunk=chunk: self._execute(query, {"rows": chunk}))
+
     def delete_by_source(self, tenant: str, source_id: str) -> int:
         """Remove the source's relations, then entities no other source supports; returns relations removed."""
         params = {"tenant": tenant, "source_id": source_id}

@@ -103,6 +103,10 @@ class Neo4jGraphStore(cypher.Runner):
             self._write(lambda tx, rows=rows: self._run(tx, self._q.merge_relations, {"rows": rows}))
         return len(batch.relations)
 
+    def _write_rows(self, query: str, rows: list[dict[str, Any]]) -> None:
+        for chunk in cypher.chunks(rows, self.batch_size):
+            self._write(lambda tx, chunk=chunk: self._run(tx, query, {"rows": chunk}))
+
     def delete_by_source(self, tenant: str, source_id: str) -> int:
         """Remove the source's relations, then entities no other source supports; returns relations removed."""
         params = {"tenant": tenant, "source_id": source_id}

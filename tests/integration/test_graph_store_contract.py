@@ -104,6 +104,30 @@ def test_neighbourhood_one_and_two_hops_with_source_ids(graph):
         graph.store.neighbourhood(graph.tenant, ["Alice"], hops=3)
 
 
+def test_a_newer_functional_fact_supersedes_the_older_one_which_is_kept(graph):
+    from agent_memory.updates import FUNCTIONAL_RELATIONS
+
+    moves = [("Berlin", "2024-01-10", "doc-jan"), ("Lisbon", "2024-03-02", "doc-mar"), ("Porto", "2024-06-20", "doc-jun")]
+    # Out of order on purpose: the intervals follow the dates, not the ingestion order.
+    for city, day, source in (moves[2], moves[0], moves[1]):
+        graph.store.merge_triples([graph.t("Maria", "moved to", city, source, valid_from=f"{day}T00:00:00"),
+                                   graph.t("Maria", "knows", f"Friend in {city}", source, valid_from=f"{day}T00:00:00")])
+        graph.store.update_validity(graph.tenant, ["Maria"], FUNCTIONAL_RELATIONS)
+    facts = {t.object: t for t in graph.store.neighbourhood(graph.tenant, ["Maria"])}
+    assert facts["Berlin"].valid_from == "2024-01-10T00:00:00" and facts["Berlin"].valid_to == "2024-03-02T00:00:00"
+    assert facts["Lisbon"].valid_to == "2024-06-20T00:00:00" and facts["Lisbon"].superseded
+    assert facts["Porto"].valid_to == "" and not facts["Porto"].superseded  # current
+    assert facts["Lisbon"].superseded_by and facts["Berlin"].superseded_by != facts["Lisbon"].superseded_by
+    assert not any(facts[f"Friend in {c}"].superseded for c, _, _ in moves)  # "knows" is not functional
+    assert graph.stats()["relations"] == 6  # nothing deleted
+    # Idempotent; and a source forgotten then re-derived leaves the one before it current again.
+    assert graph.store.update_validity(graph.tenant, ["Maria"], FUNCTIONAL_RELATIONS) == 0
+    graph.store.delete_by_source(graph.tenant, "doc-jun")
+    assert graph.store.update_validity(graph.tenant, ["Maria"], FUNCTIONAL_RELATIONS) == 1
+    facts = {t.object: t for t in graph.store.neighbourhood(graph.tenant, ["Maria"])}
+    assert not facts["Lisbon"].superseded and facts["Berlin"].superseded
+
+
 def test_remerge_is_idempotent(graph):
     triples = [graph.t("Alice", "knows", "Bob"), graph.t("Bob", "knows", "Carol"), graph.t("Alice", "knows", "Bob", "doc-2")]
     graph.store.merge_triples(triples)
