@@ -8,15 +8,22 @@ import logging
 import sys
 from pathlib import Path
 
+from retrieval.debug import render_dump
+from retrieval.evaluation.arguments import add_eval_arguments
+from retrieval.evaluation.cli import run_eval
+
+from .config import load_settings
 from .errors import AgentMemoryError
+from .memory import Memory
+
+# The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK)
+# when they run, so that the other commands and --help do not load them.
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
 def _memory(args, **kwargs):
     """The Python API over the settings (``--data-dir`` overrides where the stores live)."""
-    from .memory import Memory
-
     tenant = getattr(args, "tenant", None)
     return Memory(data_dir=getattr(args, "data_dir", None), tenant=tenant or None, **kwargs)
 
@@ -36,8 +43,6 @@ def cmd_forget(args) -> int:
 
 
 def cmd_prompt(args) -> int:
-    from retrieval.debug import render_dump
-
     with _memory(args, preset=args.preset) as memory:
         result = memory.prompt(args.question, session_id=args.session, budget=args.budget, debug=True)
     if args.json:
@@ -62,8 +67,6 @@ def cmd_demo(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from retrieval.evaluation.cli import run_eval
-
     return run_eval(args)
 
 
@@ -75,7 +78,6 @@ def cmd_serve(args) -> int:
 
 def cmd_worker(args) -> int:
     from .api.worker import work
-    from .config import load_settings
 
     settings = load_settings()
     if getattr(args, "data_dir", None):
@@ -122,8 +124,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--question", default="Which vector store does agent-memory embed, and why?")
     p.add_argument("--budget", type=int, default=800)
     p.set_defaults(func=cmd_demo)
-
-    from retrieval.evaluation.arguments import add_eval_arguments
 
     p = sub.add_parser("eval", help="evidence recall inside a bounded prompt on a benchmark file")
     add_eval_arguments(p, data_dir=False)  # the global --data-dir serves it

@@ -60,6 +60,8 @@ class Settings(BaseSettings):
     llm_model: str | None = None
     llm_timeout_s: float = 30.0
     llm_max_retries: int = 2
+    # The whole LLM call, retries included, ends by this deadline (then the caller falls back).
+    llm_deadline_s: float = Field(default=20.0, gt=0)
 
     # Triple extraction: "auto" (LLM when configured, else offline rules), "rules", "llm", "none".
     triple_extractor: Literal["auto", "rules", "llm", "none"] = "auto"

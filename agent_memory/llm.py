@@ -9,6 +9,7 @@ the base URL, so callers can log it and fall back to their offline path.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,7 @@ class LLMClient:
         api_key: str | None = None,
         timeout: float = 30.0,
         max_retries: int = 2,
+        deadline: float | None = None,
     ) -> None:
         if not model:
             raise LLMError(f"LLMClient needs a model name, got {model!r}")
@@ -54,12 +56,16 @@ class LLMClient:
         self.base_url = base_url
         self.timeout = timeout
         self.max_retries = max_retries
-        # A local endpoint often needs no key, but the openai client insists on one.
+        # One deadline for the whole call, retries included: an endpoint that accepts and never
+        # answers holds a caller (e.g. /v1/ask) for at most this long, not timeout x attempts.
+        self.deadline = deadline if deadline is not None else timeout * (max_retries + 1)
+        # A local endpoint often needs no key, but the openai client insists on one. Retries are
+        # ours (below), so each attempt's timeout can be cut to what the deadline leaves.
         self._client = openai.OpenAI(
             base_url=base_url,
             api_key=api_key or "not-needed",
             timeout=timeout,
-            max_retries=max_retries,
+            max_retries=0,
         )
         self._lock = threading.Lock()
         self.usage = TokenUsage()
@@ -83,9 +89,10 @@ class LLMClient:
         if response_format is not None:
             kwargs["response_format"] = response_format
         try:
-            response = self._client.chat.completions.create(**kwargs)
+            response = self._create(kwargs)
         except openai.APITimeoutError as exc:
-            raise LLMError(f"LLM call to {self._where()} timed out after {self.timeout}s: {exc}") from exc
+            raise LLMError(f"LLM call to {self._where()} timed out (deadline {self.deadline}s, "
+                           f"timeout {self.timeout}s per attempt): {exc}") from exc
         except openai.APIStatusError as exc:
             raise LLMError(
                 f"LLM call to {self._where()} failed with HTTP {exc.status_code}: {_short(str(exc))}"
@@ -113,6 +120,26 @@ class LLMClient:
                          finish_reason=choices[0].finish_reason)
 
 
+    def _create(self, kwargs: dict[str, Any]):
+        """One completion with retries on timeouts, connection errors, 429 and 5xx, all inside the deadline."""
+        import openai
+
+        stop = time.monotonic() + self.deadline
+        attempt = 0
+        while True:
+            left = stop - time.monotonic()
+            try:
+                return self._client.with_options(timeout=max(0.05, min(self.timeout, left))).chat.completions.create(
+                    **kwargs)
+            except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,
+                    openai.InternalServerError):
+                attempt += 1
+                pause = min(0.5 * 2 ** (attempt - 1), 4.0)
+                if attempt > self.max_retries or time.monotonic() + pause >= stop:
+                    raise
+                time.sleep(pause)
+
+
 def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
@@ -127,4 +154,5 @@ def llm_from_settings(settings) -> LLMClient | None:
         api_key=settings.llm_api_key,
         timeout=settings.llm_timeout_s,
         max_retries=settings.llm_max_retries,
+        deadline=getattr(settings, "llm_deadline_s", None),
     )

@@ -160,7 +160,7 @@ def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jso
         try:
             out.extend(_records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path))
         except IngestError as exc:
-            out.append(Skipped(f"{where}#{index}", str(exc)))
+            out.append(Skipped(f"{where}#{index}" if isinstance(data, list) else where, str(exc)))
     if not out:
         return [Skipped(where, f"no text field ({', '.join(TEXT_FIELDS)}) in JSON records")]
     return out

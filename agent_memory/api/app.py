@@ -15,9 +15,11 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from agent_memory.config import Settings, load_settings
+from agent_memory.services import build_services
 
 from . import routes_ask, routes_documents, routes_health, routes_sessions
 from .errors import install_error_handlers
+from .limits import MAX_BODY_BYTES, BodyLimit
 from .routes_health import STATIC
 from .state import JOB_THRESHOLD_BYTES, MAX_UPLOAD_BYTES, ApiState
 
@@ -32,13 +34,12 @@ Errors are JSON: `{"error": {"code": "...", "message": "..."}}`."""
 
 
 def create_app(settings: Settings | None = None, *, warm: bool = True,
-               job_threshold_bytes: int = JOB_THRESHOLD_BYTES, max_upload_bytes: int = MAX_UPLOAD_BYTES) -> FastAPI:
+               job_threshold_bytes: int = JOB_THRESHOLD_BYTES, max_upload_bytes: int = MAX_UPLOAD_BYTES,
+               max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
     settings = settings or load_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        from agent_memory.services import build_services
-
         services = build_services(settings)
         try:
             state = ApiState(settings, services, job_threshold_bytes=job_threshold_bytes,
@@ -58,6 +59,7 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
 
     app = FastAPI(title="agent-memory", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     install_error_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # 413 on every endpoint (documents: their own)
     app.include_router(routes_health.router)
     app.include_router(routes_documents.router)
     app.include_router(routes_sessions.router)

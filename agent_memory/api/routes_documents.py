@@ -12,6 +12,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
+from agent_memory.errors import NotFoundError
+
 from . import ingestion
 from .deps import StateDep, TenantDep
 from .errors import ApiError
@@ -153,7 +155,5 @@ def get_job(job_id: str, state: StateDep, tenant: TenantDep) -> dict:
 def delete_source(source_id: str, state: StateDep, tenant: TenantDep) -> dict:
     removed = ingestion.forget(state, tenant, source_id)
     if not any(removed.values()):
-        from agent_memory.errors import NotFoundError
-
         raise NotFoundError(f"no source {source_id!r} for this tenant")
     return {"source_id": source_id, **removed}

@@ -5,9 +5,12 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import uvicorn
+
 from agent_memory.config import load_settings
 from agent_memory.errors import ConfigError
 
+from .app import create_app
 from .state import is_loopback
 
 log = logging.getLogger(__name__)
@@ -15,10 +18,6 @@ log = logging.getLogger(__name__)
 
 def serve(host: str | None = None, port: int | None = None, data_dir: str | None = None) -> int:
     """Run the API until interrupted; ``host``/``port``/``data_dir`` override the settings."""
-    import uvicorn
-
-    from .app import create_app
-
     settings = load_settings()
     overrides: dict = {"data_dir": Path(data_dir)} if data_dir else {}
     if host:

@@ -9,14 +9,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import uvicorn
+
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 @contextmanager
 def serve_in_thread(app, host: str = "127.0.0.1", startup_timeout: float = 60.0) -> Iterator[str]:
     """Yields the base URL once uvicorn accepts connections; shuts the server down on exit."""
-    import uvicorn
-
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))  # bound before uvicorn starts: no race for a "free" port

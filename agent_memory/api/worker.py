@@ -20,6 +20,8 @@ import uuid
 from typing import Any
 
 from agent_memory.errors import ConfigError, StoreError
+from agent_memory.memory import Memory
+from agent_memory.services import build_services
 
 from .ingestion import run_job
 from .jobs import Job, JobSpec, SourceLocks, error_of, job_from_row
@@ -32,8 +34,6 @@ class Worker:
 
     def __init__(self, services, *, worker_id: str | None = None, lease_s: float = 60.0, poll_s: float = 1.0,
                  max_attempts: int = 3) -> None:
-        from agent_memory.memory import Memory
-
         if services.job_store is None:
             raise ConfigError("agent-memory worker takes jobs from PostgreSQL: set AGENT_MEMORY_POSTGRES_URL "
                               "(without it the API runs its jobs in process)")
@@ -105,8 +105,6 @@ class Worker:
 def work(settings, *, once: bool = False, worker_id: str | None = None, lease_s: float = 60.0,
          poll_s: float = 1.0) -> int:
     """The CLI's entry: build the services, run a worker until SIGTERM/SIGINT (or the queue empties)."""
-    from agent_memory.services import build_services
-
     with build_services(settings) as services:
         worker = Worker(services, worker_id=worker_id, lease_s=lease_s, poll_s=poll_s)
         for sig in (signal.SIGTERM, signal.SIGINT):
