@@ -38,7 +38,7 @@ def maria_facts(prompt: str) -> list[str]:
 
 
 def test_where_now_is_the_newest_move(client):
-    body = client.post("/v1/ask", json={"question": "Where does Maria live now?", "budget": 900,
+    body = client.post("/v1/ask", json={"question": "Where does Maria live now?", "budget": 1800,
                                         "question_date": "2024-08-01"}).json()
     facts = maria_facts(body["prompt"])
     assert len(facts) == 3, body["prompt"]
@@ -48,7 +48,7 @@ def test_where_now_is_the_newest_move(client):
 
 
 def test_where_in_march_is_the_move_valid_then(client):
-    body = client.post("/v1/ask", json={"question": "Where did Maria live in March?", "budget": 900,
+    body = client.post("/v1/ask", json={"question": "Where did Maria live in March?", "budget": 1800,
                                         "question_date": "2024-08-01", }, params={"debug": "true"}).json()
     facts = maria_facts(body["prompt"])
     assert "Lisbon (2024-02-10 to 2024-06-20, superseded)" in facts[0], body["prompt"]
