@@ -11,6 +11,8 @@ from typing import Sequence
 
 from agent_memory.records import Triple
 
+from .triples import LLMExtractor, RuleBasedExtractor
+
 log = logging.getLogger(__name__)
 
 
@@ -34,8 +36,6 @@ class FallbackExtractor:
 
 
 def make_extractor(settings, llm=None):
-    from .triples import LLMExtractor, RuleBasedExtractor
-
     mode = settings.triple_extractor
     if mode == "none":
         return None

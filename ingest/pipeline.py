@@ -15,15 +15,18 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from tqdm import tqdm
+
 from agent_memory.catalog import SourceEntry
 from agent_memory.errors import IngestError, StoreError
 from agent_memory.ids import content_hash
 from agent_memory.records import Document, TurnRecord
-from agent_memory.updates import said_at, supersede
 from agent_memory.services import Services
+from agent_memory.updates import said_at, supersede
 
 from .context import session_context_texts
 from .discovery import discover_files, file_source_id
+from .extraction import make_extractor
 from .items import ItemBuilder, SourceItems
 from .report import IngestReport
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
@@ -50,8 +53,6 @@ class IngestionPipeline:
     @property
     def extractor(self):
         if self._extractor is None:
-            from .extraction import make_extractor
-
             self._extractor = make_extractor(self.services.settings, self.services.llm)
         return self._extractor
 
@@ -430,8 +431,6 @@ def _unit_source_ids(unit) -> list[str]:
 def _progress(total: int, enabled: bool):
     if not enabled:
         return None
-    from tqdm import tqdm
-
     return tqdm(total=total, unit="file", desc="ingest", disable=os.environ.get("AGENT_MEMORY_NO_PROGRESS") == "1")
 
 

@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from bs4 import BeautifulSoup
+
 from agent_memory.errors import IngestError
-from agent_memory.records import Document, TurnRecord
+from agent_memory.records import Document
 
 from .shapes import HotpotContext, SquadArticle, TextRecord, check, parse_json, record_id
+from .transcripts import Transcript, parse_transcript
 
 TEXT_EXTENSIONS = {".txt", ".text", ".md", ".markdown", ".rst", ".log", ".csv"}
 HTML_EXTENSIONS = {".html", ".htm", ".xhtml"}
@@ -62,14 +65,6 @@ class TextStream:
             yield offset, carry
 
 
-@dataclass
-class Transcript:
-    """Turns of one or more conversations read from a transcript file."""
-
-    source_id: str
-    turns: list[TurnRecord]
-
-
 Loaded = Document | TextStream | Transcript | Skipped
 
 
@@ -89,8 +84,6 @@ def file_hash(path: Path) -> str:
 
 
 def _html_to_text(raw: str) -> str:
-    from bs4 import BeautifulSoup
-
     soup = BeautifulSoup(raw, "html.parser")
     for tag in soup(["script", "style", "noscript", "template"]):
         tag.decompose()
@@ -144,8 +137,6 @@ def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jso
 
     Depth and shape are checked first (``shapes.py``): a bad file is one ``Skipped`` naming the
     field; in a list of records, a bad record is a ``Skipped`` of its own and the rest go on."""
-    from .transcripts import parse_transcript
-
     where = path or source_id
     try:
         data = parse_json(raw, jsonl=jsonl)

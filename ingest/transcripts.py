@@ -9,12 +9,21 @@ Formats: LoCoMo (``conversation`` with ``session_N`` lists), LongMemEval
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.errors import IngestError
 from agent_memory.records import TurnRecord
 
 from .shapes import GenericTurn, LocomoRecord, LocomoTurn, LongMemEvalRecord, check
+
+
+@dataclass
+class Transcript:
+    """Turns of one or more conversations read from a transcript file."""
+
+    source_id: str
+    turns: list[TurnRecord]
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 
@@ -24,8 +33,6 @@ def parse_transcript(data: Any, *, tenant: str, source_id: str):
 
     A file that looks like a transcript but has the wrong shape raises ``IngestError`` naming
     the field (the job records it as a skip); the readers below then only see checked values."""
-    from .sources import Transcript
-
     items = data if isinstance(data, list) else [data]
     if not items or not all(isinstance(x, dict) for x in items):
         return None

@@ -18,6 +18,9 @@ from agent_memory.entities import normalize_name
 from agent_memory.text import STOPWORDS, has_cjk
 
 from .base import clean_name, is_model_id
+from .chinese import tokenize
+from .english import _strip_articles, load_nlp
+from .router import RuleBasedExtractor
 
 KnownNames = Callable[[list[str]], list[str]]
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'’.\-]*[A-Za-z0-9]|\w", re.UNICODE)
@@ -26,14 +29,10 @@ _WH = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why"
 
 @functools.lru_cache(maxsize=1)
 def _rules():
-    from .router import RuleBasedExtractor
-
     return RuleBasedExtractor()
 
 
 def _question_tokens(question: str) -> list[str]:
-    from .chinese import tokenize
-
     toks: list[str] = []
     for m in _TOKEN.finditer(question):
         t = m.group(0)
@@ -61,8 +60,6 @@ def question_ngrams(question: str, max_n: int = 4) -> list[str]:
 
 
 def _noun_chunks(question: str) -> list[str]:
-    from .english import _strip_articles, load_nlp
-
     if has_cjk(question):
         rules = _rules()
         return [e.name for e in rules.chinese.entities(question, include_generic=True)]
