@@ -28,6 +28,7 @@ from .context import session_context_texts
 from .discovery import discover_files, file_source_id
 from .extraction import make_extractor
 from .items import ItemBuilder, SourceItems
+from .lock import ingest_lock
 from .report import IngestReport
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
 from .splitting import Splitter
@@ -61,6 +62,10 @@ class IngestionPipeline:
     def ingest_paths(self, paths: Sequence[str | Path], *, tenant: str | None = None, recursive: bool = False,
                      glob: str | None = None, progress: bool = False) -> IngestReport:
         tenant = tenant or self.services.settings.tenant
+        with ingest_lock(self.services.settings.data_dir):  # one job per data dir: the second fails fast
+            return self._ingest_paths(paths, tenant, recursive, glob, progress)
+
+    def _ingest_paths(self, paths, tenant: str, recursive: bool, glob: str | None, progress: bool) -> IngestReport:
         report = IngestReport()
         started = time.perf_counter()
         files = list(discover_files(paths, recursive=recursive, glob=glob, report=report))

