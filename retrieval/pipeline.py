@@ -18,6 +18,7 @@ from .config import RetrievalConfig, load_preset
 from .dedup import deduplicate
 from .fusion import DefaultReranker, Reranker, fuse, without_names
 from .pages import Pages
+from .rewrite import QueryRewriter
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
 from .types import Candidate, Decision, PromptResult
 from .validity import order_facts
@@ -49,6 +50,7 @@ class RetrievalPipeline:
         self.counter = services.counter
         self.recent_turns = recent_turns or self._catalog_recent_turns
         self.session_summaries = session_summaries
+        self.rewriter = QueryRewriter(self.recent_turns, llm=services.llm)  # follow-ups made standalone
         self.reranker = reranker or DefaultReranker(self._candidate_vectors, config.rerank_weights,
                                                     config.context_neighbour, config.context_session,
                                                     speaker_weight=config.speaker_named,
@@ -95,6 +97,8 @@ class RetrievalPipeline:
             timings[stage] = round((now - clock) * 1000, 2)
             clock = now
 
+        variants = self.rewriter.variants(question, tenant, session_id)  # retrieval/rewrite.py
+        asked, question = question, variants.search_text
         flt = SearchFilter(tenant=tenant, source_ids=source_ids, kinds=kinds, created_after=created_after,
                            created_before=created_before)
         query = Query(text=question, tenant=tenant, session_id=session_id, flt=flt)
@@ -106,6 +110,7 @@ class RetrievalPipeline:
 
         decisions: list[Decision] = []
         outputs = self._run_routes(query)
+        self.rewriter.recall(self, query, variants, outputs)
         if self.config.dense_without_speakers:
             self._drop_speaker_names(query, outputs, decisions)
         lap("routes")
@@ -137,7 +142,7 @@ class RetrievalPipeline:
 
         recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
         facts = order_facts(outputs.get("graph", RouteOutput()).facts, question, question_date, decisions)
-        result = self.assembler.assemble(question, budget, facts=facts, summaries=summaries, passages=kept,
+        result = self.assembler.assemble(asked, budget, facts=facts, summaries=summaries, passages=kept,
                                          recent=recent, entities=query.entities, question_date=question_date)
         lap("assemble")
         result.decisions = decisions + result.decisions
@@ -150,6 +155,7 @@ class RetrievalPipeline:
                        for r, h in enumerate(out.hits, start=1)]
                 for name, out in outputs.items()
             }
+            result.routes["variants"] = variants.debug()
             if facts:
                 result.routes["graph_facts"] = [
                     {"subject": t.subject, "relation": t.relation, "object": t.object, "source_id": t.source_id,

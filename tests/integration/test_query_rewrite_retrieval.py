@@ -1,0 +1,39 @@
+"""A follow-up question in a live session is rewritten before recall and finds what it refers to."""
+
+from __future__ import annotations
+
+from agent_memory.records import Document
+from agent_memory.working_memory import WorkingMemory
+from ingest.pipeline import IngestionPipeline
+from retrieval.pipeline import RetrievalPipeline
+
+DOCS = [("couriers/falkenrath", "Falkenrath Logistics is headquartered in Bremen and moves freight by rail."),
+        ("couriers/oderbruch", "Oderbruch Freight is headquartered in Frankfurt and moves freight by truck."),
+        ("couriers/policy", "Every courier must confirm pickups a day ahead and report damage within a week.")]
+
+
+def test_a_follow_up_resolves_to_the_entity_of_the_previous_turn(services):
+    IngestionPipeline(services, summaries=False).ingest_documents(
+        [Document(source_id=sid, text=text, tenant="default") for sid, text in DOCS])
+    memory = WorkingMemory(services, promote=False)
+    try:
+        session = memory.session("default", "chat")
+        session.append({"role": "user", "content": "Our courier for the sensors is Falkenrath Logistics."})
+        session.append({"role": "assistant", "content": "Noted, thanks."})
+        pipeline = RetrievalPipeline.from_services(services, recent_turns=memory.recent_turns,
+                                                   session_summaries=memory.summaries)
+        result = pipeline.run("Where is it headquartered?", tenant="default", session_id="chat", budget=700,
+                              debug=True)
+        variants = {row["variant"]: row for row in result.routes["variants"]}
+        assert variants["rewritten"]["text"] == "Where is Falkenrath Logistics headquartered?"
+        assert variants["entities"]["text"] == "Falkenrath Logistics"
+        assert variants["original"]["text"] == "Where is it headquartered?"
+        assert "couriers/falkenrath" in variants["rewritten"]["found"]
+        assert result.passages[0].source_id == "couriers/falkenrath"
+        assert result.prompt.rstrip().endswith("Where is it headquartered?")  # the prompt asks as the user did
+        # Without a session nothing is rewritten.
+        plain = pipeline.run("Where is it headquartered?", tenant="default", budget=700, debug=True)
+        assert [row["variant"] for row in plain.routes["variants"]] == ["original"]
+        pipeline.close()
+    finally:
+        memory.close()
