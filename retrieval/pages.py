@@ -15,6 +15,7 @@ from typing import Iterable
 
 from agent_memory.records import MemoryItem
 from agent_memory.text import STOPWORDS, has_cjk
+from ingest.triples.chinese import tokenize
 
 _TOKEN = re.compile(r"[^\W_][\w'’&.\-]*[^\W_]|[^\W_]", re.UNICODE)
 MAX_NAME_WORDS = 5
@@ -58,8 +59,6 @@ def _tokens(text: str) -> list[tuple[str, int, int]]:
         if not token:
             continue
         if has_cjk(token):
-            from ingest.triples.chinese import tokenize
-
             at = m.start()
             for t in tokenize(token):
                 found = text.find(t.word, at, m.end())

@@ -12,6 +12,9 @@ from typing import Callable
 import numpy as np
 
 from agent_memory.records import MemoryItem, SearchFilter
+from agent_memory.working_memory import catalog_recent_turns
+from ingest.items import embedding_text
+from ingest.triples import entities_in_question
 
 from .assemble import Assembler
 from .config import RetrievalConfig, load_preset
@@ -202,8 +205,6 @@ class RetrievalPipeline:
 
     def _question_entities(self, question: str, tenant: str) -> list[str]:
         try:
-            from ingest.triples import entities_in_question
-
             graph = self.services.graph
             return entities_in_question(question, lambda grams: [e.name for e in graph.find_entities(tenant, grams)],
                                         parse=False)
@@ -214,8 +215,6 @@ class RetrievalPipeline:
     def _candidate_vectors(self, candidates) -> np.ndarray:
         """Passage vectors from the embedding cache (they were embedded at ingestion), fetched
         once per candidate: the reranker and de-duplication both need them."""
-        from ingest.items import embedding_text
-
         return self._stacked(candidates, "vector",
                              lambda items: self.services.embedder.embed_documents([embedding_text(i) for i in items]))
 
@@ -328,8 +327,6 @@ class RetrievalPipeline:
                 cand.route_scores["time"] = 1.0
 
     def _catalog_recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
-        from agent_memory.working_memory import catalog_recent_turns
-
         return catalog_recent_turns(self.services, tenant, session_id, n)
 
     def close(self) -> None:

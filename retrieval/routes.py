@@ -14,6 +14,9 @@ import numpy as np
 
 from agent_memory.records import MemoryItem, ScoredItem, SearchFilter, Triple
 from agent_memory.stores.base import SparseVector
+from agent_memory.text import content_words
+
+from .pages import mentioned_names
 
 
 @dataclass
@@ -141,8 +144,6 @@ class GraphRoute:
                 items[item.id] = item
 
         if self.pages is not None:
-            from .pages import mentioned_names
-
             named = [*query.entities, *mentioned_names(query.text)]
             for found in self.pages.of_names(query.tenant, named).values():
                 for item in found:
@@ -200,8 +201,6 @@ def passes(item: MemoryItem, flt: SearchFilter) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _words():
-    from agent_memory.text import content_words
-
     return content_words
 
 

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from dateutil import parser
+
 _WEEKDAY_TAG = re.compile(r"\((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\)", re.IGNORECASE)
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "a couple": 2,
@@ -63,8 +65,6 @@ def parse_stamp(stamp: str) -> datetime | None:
     """"2023/02/12 (Sun) 14:44", "1:56 pm on 8 May, 2023", ISO dates: the datetime, or None."""
     if not stamp or not stamp.strip():
         return None
-    from dateutil import parser
-
     try:
         return parser.parse(_WEEKDAY_TAG.sub(" ", stamp).replace(" on ", " "), fuzzy=True).replace(tzinfo=None)
     except (ValueError, OverflowError):

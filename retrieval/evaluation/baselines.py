@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
+from dateutil import parser
+
 from agent_memory.citations import tag
 from agent_memory.records import MemoryItem, SearchFilter
 
@@ -40,8 +42,6 @@ def parse_when(stamp: str) -> float | None:
         except ValueError:
             continue
     try:
-        from dateutil import parser
-
         return parser.parse(text, fuzzy=True).timestamp()
     except (ValueError, OverflowError, ImportError):
         return None

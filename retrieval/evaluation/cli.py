@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
-from agent_memory.errors import ConfigError
+from agent_memory.errors import AgentMemoryError, ConfigError
 
 from .arguments import add_eval_arguments
 from .datasets import detect_format, read_any
@@ -100,15 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import logging
-
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         return run_eval(args)
     except Exception as exc:  # noqa: BLE001 - the command reports, it does not dump a traceback
-        from agent_memory.errors import AgentMemoryError
-
         if not isinstance(exc, AgentMemoryError):
             raise
         print(f"error: {exc}", file=sys.stderr)

@@ -17,10 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from agent_memory.config import MULTILINGUAL_EMBEDDING_MODEL, load_settings
 from agent_memory.errors import StoreError
 from agent_memory.services import Services, build_services
 from agent_memory.text import cjk_ratio
+from ingest.pipeline import IngestionPipeline
+from ingest.report import IngestReport
+from retrieval.pipeline import RetrievalPipeline
 
 from .baselines import Baselines
 from .datasets import EvalSet, Material, Question, load_dataset
@@ -73,11 +78,6 @@ def settings_for(evalset: EvalSet, tenants: list[str], data_dir: Path) -> tuple[
 
 def ingest(services: Services, evalset: EvalSet, tenants: list[str], progress: bool) -> dict[str, Any]:
     """Ingest every tenant's material through the product's pipeline; returns the job's counts."""
-    from tqdm import tqdm
-
-    from ingest.pipeline import IngestionPipeline
-    from ingest.report import IngestReport
-
     pipeline = IngestionPipeline(services)
     report = IngestReport()
     started = time.perf_counter()
@@ -115,10 +115,6 @@ def _batches(material: Material):
 
 
 def _product(services: Services, preset: str):
-    try:
-        from retrieval.pipeline import RetrievalPipeline
-    except ImportError as exc:
-        return None, f"unavailable: retrieval.pipeline cannot be imported ({exc})"
     return RetrievalPipeline.from_services(services, preset=preset), "ran"
 
 
@@ -148,8 +144,6 @@ def evaluate(config: RunConfig) -> RunResult:
 
 
 def _score_all(services: Services, evalset: EvalSet, questions: list[Question], config: RunConfig) -> dict:
-    from tqdm import tqdm
-
     product, product_status = (None, "not run (--no-product)")
     if config.product:
         # "auto": the preset made for the workload (conversation memory or document search).
