@@ -6,6 +6,8 @@ import functools
 import logging
 import re
 
+import snowballstemmer
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])[\"'”’)\]]*\s+|(?<=[。！？；])|\n\s*\n")
@@ -68,8 +70,6 @@ def content_words(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _stemmer():
-    import snowballstemmer
-
     return snowballstemmer.stemmer("english")
 
 

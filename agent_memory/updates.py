@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from dateutil import parser
+
 FUNCTIONAL_RELATIONS: dict[str, list[str]] = {
     "residence": ["live in", "live at", "move to", "relocate to", "reside in", "settle in", "base in",
                   "move into", "home in"],
@@ -93,8 +95,6 @@ def iso_stamp(stamp: str) -> str:
     "2023/05/08 (Mon) 13:56", ISO) as an ISO datetime, so stamps compare as strings; '' if none."""
     if not stamp or not str(stamp).strip():
         return ""
-    from dateutil import parser
-
     text = re.sub(r"\((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\)", " ", str(stamp)).replace(" on ", " ")
     try:
         when = parser.parse(text, fuzzy=True)
