@@ -13,7 +13,9 @@ import functools
 import re
 from typing import Iterable
 
+from agent_memory.catalog import SourceCatalog
 from agent_memory.records import MemoryItem
+from agent_memory.stores.base import VectorStore
 from agent_memory.text import STOPWORDS, has_cjk
 from ingest.triples.chinese import tokenize
 
@@ -75,7 +77,7 @@ def _tokens(text: str) -> list[tuple[str, int, int]]:
 class Pages:
     """Looks up the pages of named entities; returns each page's lead item (its first chunk)."""
 
-    def __init__(self, catalog, vectors) -> None:
+    def __init__(self, catalog: SourceCatalog, vectors: VectorStore) -> None:
         self.catalog = catalog
         self.vectors = vectors
 

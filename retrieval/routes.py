@@ -13,10 +13,10 @@ from typing import Protocol
 import numpy as np
 
 from agent_memory.records import MemoryItem, ScoredItem, SearchFilter, Triple
-from agent_memory.stores.base import SparseVector
+from agent_memory.stores.base import GraphStore, SparseVector, VectorStore
 from agent_memory.text import content_words
 
-from .pages import mentioned_names
+from .pages import Pages, mentioned_names
 
 
 @dataclass
@@ -54,7 +54,7 @@ def _content_filter(flt: SearchFilter, kinds: list[str]) -> SearchFilter:
 class DenseRoute:
     name = "dense"
 
-    def __init__(self, vectors) -> None:
+    def __init__(self, vectors: VectorStore) -> None:
         self.vectors = vectors
 
     def recall(self, query: Query, limit: int) -> RouteOutput:
@@ -65,7 +65,7 @@ class DenseRoute:
 class KeywordRoute:
     name = "keyword"
 
-    def __init__(self, vectors) -> None:
+    def __init__(self, vectors: VectorStore) -> None:
         self.vectors = vectors
 
     def recall(self, query: Query, limit: int) -> RouteOutput:
@@ -124,7 +124,7 @@ class GraphRoute:
     name = "graph"
     PAGE, NEIGHBOUR_PAGE, BEHIND_FACTS = 1.0, 0.5, 0.5
 
-    def __init__(self, graph, vectors, pages=None, hops: int = 2, neighbour_pages: int = 5,
+    def __init__(self, graph: GraphStore, vectors: VectorStore, pages: Pages | None = None, hops: int = 2, neighbour_pages: int = 5,
                  max_seeds: int = 3) -> None:
         self.graph = graph
         self.max_seeds = max_seeds
