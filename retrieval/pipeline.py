@@ -12,6 +12,7 @@ from typing import Callable
 import numpy as np
 
 from agent_memory.records import MemoryItem, SearchFilter
+from agent_memory.services import Services
 from agent_memory.working_memory import catalog_recent_turns
 from ingest.items import embedding_text
 from ingest.triples import entities_in_question
@@ -43,7 +44,7 @@ def _spread(candidates: list[Candidate], by_source: dict[str, float], signal: st
 
 
 class RetrievalPipeline:
-    def __init__(self, services, config: RetrievalConfig, *, reranker: Reranker | None = None,
+    def __init__(self, services: Services, config: RetrievalConfig, *, reranker: Reranker | None = None,
                  recent_turns: Callable[[str, str, int], list[MemoryItem]] | None = None,
                  session_summaries: Callable[[str, str], list[MemoryItem]] | None = None) -> None:
         """``recent_turns``/``session_summaries`` read working memory (see agent_memory.working_memory);
@@ -82,7 +83,7 @@ class RetrievalPipeline:
             self.routes["recent"] = RecentRoute(self.recent_turns)
 
     @classmethod
-    def from_services(cls, services, preset: str = "default", **kwargs) -> "RetrievalPipeline":
+    def from_services(cls, services: Services, preset: str = "default", **kwargs) -> "RetrievalPipeline":
         return cls(services, load_preset(preset), **kwargs)
 
     # ---- the run ------------------------------------------------------------------------------------
