@@ -70,15 +70,23 @@ class IngestionPipeline:
         started = time.perf_counter()
         files = list(discover_files(paths, recursive=recursive, glob=glob, report=report))
         bar = _progress(len(files), progress)
+        done = 0
         try:
-            for path in files:
+            for done, path in enumerate(files):
                 report.files_seen += 1
                 self.ingest_file(path, tenant=tenant, report=report)
                 if bar:
                     bar.update(1)
                     bar.set_postfix(chunks=report.chunks, turns=report.turns, refresh=False)
         except StoreError as exc:
+            # A store stopped answering: the job stops (every later file would fail the same way).
+            # The file in flight is failed, the rest are listed as not attempted; none of them has a
+            # manifest yet, so the next run resumes exactly there.
             report.store_error = str(exc)
+            report.files_failed.append((str(files[done]), f"store failed: {exc}"))
+            report.outcome(files[done], "failed")
+            for path in files[done + 1:]:
+                report.outcome(path, "not attempted")
             log.error("store failed, stopping the job: %s", exc)
         finally:
             if bar:

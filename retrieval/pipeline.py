@@ -11,6 +11,7 @@ from typing import Callable
 
 import numpy as np
 
+from agent_memory.errors import StoreError
 from agent_memory.records import MemoryItem, SearchFilter
 from agent_memory.services import Services
 from agent_memory.working_memory import catalog_recent_turns
@@ -179,12 +180,19 @@ class RetrievalPipeline:
             for name, route in self.routes.items()
         }
         outputs = {}
+        down: StoreError | None = None
         for name, future in futures.items():
             try:
                 outputs[name] = future.result()
+            except StoreError as exc:
+                # A store that is down is not a route's bad luck: the caller gets 503, not a
+                # prompt silently missing what that store holds.
+                down = down or exc
             except Exception as exc:  # noqa: BLE001 - one failing route must not sink the others
                 log.warning("route %s failed: %s", name, exc)
                 outputs[name] = RouteOutput()
+        if down is not None:
+            raise down
         return outputs
 
     def _drop_speaker_names(self, query: Query, outputs: dict[str, RouteOutput], decisions: list[Decision]) -> None:

@@ -18,13 +18,14 @@ os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, wait_ready  # noqa: E402
 from agent_memory.config import load_settings  # noqa: E402
+from agent_memory.errors import StoreUnavailableError  # noqa: E402
 
 MAX_BODY = 64 * 1024
 HARBOUR = "The harbour of Velmora opened in 1892 and handles four million tonnes of grain a year."
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory):
+def server(tmp_path_factory):
     settings = load_settings(data_dir=tmp_path_factory.mktemp("hostile-api"), triple_extractor="none",
                              qdrant_url=None, neo4j_uri=None, postgres_url=None)
     app = create_app(settings, max_upload_bytes=256 * 1024, max_body_bytes=MAX_BODY)
@@ -33,7 +34,12 @@ def client(tmp_path_factory):
         up = http.post("/v1/documents", files={"file": ("harbour.md", HARBOUR.encode())},
                        data={"source_id": "harbour.md"})
         assert up.status_code == 200, up.text
-        yield http
+        yield http, app
+
+
+@pytest.fixture
+def client(server):
+    return server[0]
 
 
 def _error(response, status: int, code: str) -> str:
@@ -87,3 +93,25 @@ def test_a_posted_document_cannot_replace_an_uploaded_files_source(client):
     answer = client.post("/v1/ask", json={"question": "When did the harbour of Velmora open?", "budget": 600})
     assert answer.status_code == 200 and "1892" in answer.json()["prompt"]
     assert "1950" not in answer.json()["prompt"]
+
+
+def test_the_api_answers_503_while_a_store_is_down_and_recovers(server):
+    http, app = server
+    store = app.state.api.services.vectors
+    names = ("search_dense", "search_sparse", "get", "scroll", "count", "existing_ids", "ids_for_source")
+
+    def down(*_args, **_kwargs):
+        raise StoreUnavailableError("vector store unreachable (connection refused)")
+
+    for name in names:  # the real store's calls fail, as when its server went away
+        setattr(store, name, down)
+    try:
+        question = {"question": "When did the harbour of Velmora open?", "budget": 600}
+        assert "unreachable" in _error(http.post("/v1/ask", json=question), 503, "store_unavailable")
+        assert http.get("/readyz").status_code == 503
+    finally:
+        for name in names:
+            delattr(store, name)
+    assert http.get("/readyz").status_code == 200
+    recovered = http.post("/v1/ask", json=question)
+    assert recovered.status_code == 200 and "1892" in recovered.json()["prompt"]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from agent_memory.config import load_settings
-from agent_memory.errors import IngestError
+from agent_memory.errors import IngestError, StoreUnavailableError
 from agent_memory.records import SearchFilter
 from agent_memory.services import build_services
 from ingest.lock import ingest_lock
@@ -136,3 +136,45 @@ def test_a_second_job_on_the_same_data_dir_fails_fast_and_says_what_to_do(tmp_pa
             with ingest_lock(data_dir):
                 pass
     assert main(["ingest", str(tmp_path / "a.md")]) == 0  # released: the job runs
+
+
+class StopsAnswering:
+    """The real store, until it stops answering: after ``calls`` calls every call raises, as a
+    server that went away does (the drivers raise StoreUnavailableError)."""
+
+    def __init__(self, store, calls: int) -> None:
+        self.store, self.left = store, calls
+
+    def __getattr__(self, name):
+        attr = getattr(self.store, name)
+        if not callable(attr) or name == "close":
+            return attr
+
+        def call(*args, **kwargs):
+            self.left -= 1
+            if self.left < 0:
+                raise StoreUnavailableError(f"graph store stopped answering ({name})")
+            return attr(*args, **kwargs)
+
+        return call
+
+
+def test_a_graph_store_that_stops_answering_mid_job_fails_it_and_a_rerun_resumes(tmp_path):
+    corpus = _corpus(tmp_path / "corpus", n=12)
+    with build_services(_settings(tmp_path / "clean")) as services:
+        assert IngestionPipeline(services).ingest_paths([corpus], recursive=True).ok
+    with build_services(_settings(tmp_path / "faulty")) as services:
+        real = services.graph
+        services.graph = StopsAnswering(real, calls=10)
+        report = IngestionPipeline(services).ingest_paths([corpus], recursive=True)
+        assert report.store_error and "stopped answering" in report.store_error and not report.ok
+        [(failed, reason)] = report.files_failed
+        assert "store failed" in reason and dict(report.files)[failed] == "failed"
+        outcomes = [outcome for _, outcome in report.files]
+        assert outcomes.count("ingested") == report.files_ingested and 0 < report.files_ingested < 11
+        assert outcomes.count("not attempted") == 12 - report.files_ingested - 1
+        services.graph = real  # the server is back
+        resumed = IngestionPipeline(services).ingest_paths([corpus], recursive=True)
+        assert resumed.ok and resumed.files_unchanged == report.files_ingested
+        assert resumed.files_ingested == 12 - report.files_ingested
+    assert _snapshot(tmp_path / "faulty") == _snapshot(tmp_path / "clean")
