@@ -70,9 +70,8 @@ class IngestionPipeline:
         started = time.perf_counter()
         files = list(discover_files(paths, recursive=recursive, glob=glob, report=report))
         bar = _progress(len(files), progress)
-        done = 0
         try:
-            for done, path in enumerate(files):
+            for path in files:
                 report.files_seen += 1
                 self.ingest_file(path, tenant=tenant, report=report)
                 if bar:
@@ -83,6 +82,7 @@ class IngestionPipeline:
             # The file in flight is failed, the rest are listed as not attempted; none of them has a
             # manifest yet, so the next run resumes exactly there.
             report.store_error = str(exc)
+            done = report.files_seen - 1  # the file in flight
             report.files_failed.append((str(files[done]), f"store failed: {exc}"))
             report.outcome(files[done], "failed")
             for path in files[done + 1:]:
