@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-ItemKind = Literal["chunk", "summary", "turn"]
 ITEM_KINDS: tuple[str, ...] = ("chunk", "summary", "turn")
 
 
@@ -99,12 +98,6 @@ class MemoryItem:
             created_at=float(payload.get("created_at", 0.0)),
             metadata=dict(payload.get("metadata") or {}),
         )
-
-
-# Typed views of MemoryItem: the kind field is what the stores filter on.
-Chunk = MemoryItem
-Summary = MemoryItem
-Turn = MemoryItem
 
 
 @dataclass(kw_only=True)

@@ -2,7 +2,7 @@
 
 Sessions are keyed ``<tenant>/<session id>`` so that one tenant never reads another's
 working memory. Significant turns (the session's detector decides) are promoted: handed as
-``TurnRecord``s to the ``promote`` callback, which the caller wires to the ingestion pipeline
+``TurnRecord``s (built from the session's ``SignificantTurn``) to the ``promote`` callback, which the caller wires to the ingestion pipeline
 (``agent_memory.memory.Memory`` does), so they are embedded into the vector store and their
 triples merged into the graph, with ``<session id>/m<seq>`` as source ID. The callback keeps
 this core module from importing ``ingest``, a layer above it. Retrieval's "recent" and "summaries"

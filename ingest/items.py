@@ -8,7 +8,7 @@ from agent_memory.ids import content_hash, item_id
 from agent_memory.records import Document, MemoryItem, TurnRecord
 
 from .splitting import Splitter
-from .summarize import Summarizer
+from .summarize import SourceSummarizer
 
 CHUNK_SUMMARY_TOKENS = 48
 DOC_SUMMARY_TOKENS = 128
@@ -62,7 +62,7 @@ def _make_item(tenant, source_id, kind, text, index, start, end, metadata) -> Me
 
 
 class ItemBuilder:
-    def __init__(self, splitter: Splitter, summarizer: Summarizer, summaries: bool = True) -> None:
+    def __init__(self, splitter: Splitter, summarizer: SourceSummarizer, summaries: bool = True) -> None:
         self.splitter = splitter
         self.summarizer = summarizer
         self.summaries = summaries

@@ -26,7 +26,7 @@ _CONCLUSION = re.compile(
 )
 
 
-class Summarizer(Protocol):
+class SourceSummarizer(Protocol):
     name: str
 
     def summarize(self, text: str, max_tokens: int) -> str: ...
@@ -85,7 +85,7 @@ def _cut_words(sentence: str, max_tokens: int, counter: TokenCounter) -> str:
     return (" ".join(words) + " …") if words else ""
 
 
-class LLMSummarizer:
+class LLMSourceSummarizer:
     """One LLM call per text; falls back to the extractive summarizer on any failure."""
 
     name = "llm"
@@ -112,6 +112,6 @@ class LLMSummarizer:
             return self.fallback.summarize(text, max_tokens)
 
 
-def make_summarizer(counter: TokenCounter, llm=None) -> Summarizer:
+def make_summarizer(counter: TokenCounter, llm=None) -> SourceSummarizer:
     extractive = ExtractiveSummarizer(counter)
-    return LLMSummarizer(llm, extractive) if llm is not None else extractive
+    return LLMSourceSummarizer(llm, extractive) if llm is not None else extractive

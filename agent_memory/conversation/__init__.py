@@ -11,12 +11,12 @@ Unclassified appends default to ``fuzzy`` (counted in ``stats()["unclassified_ap
 from .compaction import CompactionConfig, Retention
 from .manager import SessionManager
 from .messages import micro_compact
-from .session import Session, TurnRecord
+from .session import Session, SignificantTurn
 from .significance import Judgement, LLMDetector, RuleDetector, SignificanceDetector
 from .summarize import LLMSummarizer, StructuralSummarizer, Summarizer
 
 __all__ = [
     "CompactionConfig", "Judgement", "LLMDetector", "LLMSummarizer", "Retention", "RuleDetector", "Session",
-    "SessionManager", "SignificanceDetector", "StructuralSummarizer", "Summarizer", "TurnRecord",
+    "SessionManager", "SignificanceDetector", "StructuralSummarizer", "Summarizer", "SignificantTurn",
     "micro_compact",
 ]

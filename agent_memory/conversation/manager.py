@@ -9,7 +9,7 @@ from typing import Any, Callable
 from ..llm import llm_from_settings
 from ..tokens import TokenCounter, make_counter
 from .compaction import CompactionConfig
-from .session import Session, TurnRecord
+from .session import Session, SignificantTurn
 from .significance import LLMDetector, RuleDetector, SignificanceDetector
 from .store import SessionStorage, SessionStore
 from .summarize import LLMSummarizer, Summarizer
@@ -28,7 +28,7 @@ class SessionManager:
     def __init__(self, db_path: str | Path, counter: TokenCounter, summarizer: Summarizer | None = None,
                  settings=None, *, config: CompactionConfig | None = None,
                  detector: SignificanceDetector | None = None,
-                 on_significant: Callable[[TurnRecord], Any] | None = None,
+                 on_significant: Callable[[SignificantTurn], Any] | None = None,
                  synchronous: str = "FULL", store: SessionStorage | None = None) -> None:
         # ``store``: another backend (PostgreSQL, built by services.py); ``db_path`` is then unused.
         self.store = store if store is not None else SessionStore(db_path, synchronous=synchronous)
@@ -68,7 +68,7 @@ class SessionManager:
                 found.config = config
             return found
 
-    def _hook(self, record: TurnRecord) -> None:
+    def _hook(self, record: SignificantTurn) -> None:
         # Read at call time, so the ingestion pipeline can plug in after sessions exist.
         if self.on_significant is not None:
             self.on_significant(record)

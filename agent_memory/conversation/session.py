@@ -33,7 +33,7 @@ ENTITY_HEADER = "[Key entities]"
 
 
 @dataclass
-class TurnRecord:
+class SignificantTurn:
     """What the promotion hook receives for a significant turn."""
 
     session_id: str
@@ -55,7 +55,7 @@ class Session(Scheduler):
                  config: CompactionConfig | None = None, defaults: CompactionConfig | None = None,
                  summarizer: Summarizer | None = None,
                  detector: SignificanceDetector | None = None,
-                 on_significant: Callable[[TurnRecord], Any] | None = None) -> None:
+                 on_significant: Callable[[SignificantTurn], Any] | None = None) -> None:
         self.session_id, self.agent_id = session_id, agent_id
         self.key = (session_id, agent_id or "")
         self.store, self.counter = store, counter
@@ -133,7 +133,7 @@ class Session(Scheduler):
                 self._maybe_compact(self.config.window_tokens)
         if judgement and judgement.significant:
             self._significant += 1
-            self._promote(TurnRecord(self.session_id, self.agent_id, seq, role, text, klass.value,
+            self._promote(SignificantTurn(self.session_id, self.agent_id, seq, role, text, klass.value,
                                      judgement.reasons, judgement.entities, message,
                                      previous=self._previous_turn(seq)))
         return seq
@@ -148,7 +148,7 @@ class Session(Scheduler):
                     break
         return None
 
-    def _promote(self, record: TurnRecord) -> None:
+    def _promote(self, record: SignificantTurn) -> None:
         if self.on_significant is None:
             return
         try:
