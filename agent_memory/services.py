@@ -7,12 +7,17 @@ that needs only the catalog does not load a model.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from pathlib import Path
 
 from .catalog import SourceCatalog, SQLiteCatalog
 from .config import Settings, load_settings
 from .embedding import CachedEmbedder, EmbeddingCache, collection_name, make_embedder
+from .embedding_spaces import EmbeddingSpaces, SpaceLayout
+from .errors import ConfigError
+from .sparse import SPARSE_FORMAT
+from .stores.spaced import SpacedVectorStore
 from .tokens import TokenCounter, make_counter
 
 log = logging.getLogger(__name__)
@@ -66,9 +71,21 @@ class Services:
         return PostgresJobStore(self.postgres)
 
     @functools.cached_property
-    def embedder(self) -> CachedEmbedder:
-        inner = make_embedder(self.settings.embedding_model, self.settings.embedding_batch_size)
-        return CachedEmbedder(inner, EmbeddingCache(self.data_dir / "embedding-cache.sqlite"))
+    def embedder(self) -> EmbeddingSpaces:
+        """Each text embedded by the model that reads it (see embedding_spaces.py)."""
+        layout = self.space_layout
+        cache = EmbeddingCache(self.data_dir / "embedding-cache.sqlite")
+        models = list(dict.fromkeys(m for m in (layout.default_model, layout.multilingual_model) if m))
+        embedders = {m: CachedEmbedder(make_embedder(m, self.settings.embedding_batch_size), cache) for m in models}
+        return EmbeddingSpaces(embedders, layout, self.settings.similarity_calibration)
+
+    @property
+    def space_layout(self) -> SpaceLayout:
+        s = self.settings
+        multilingual = s.multilingual_embedding_model or None
+        if multilingual == s.embedding_model:
+            multilingual = None
+        return SpaceLayout(s.embedding_model, multilingual, s.multilingual_share if multilingual else 0.0)
 
     @functools.cached_property
     def sparse_encoder(self):
@@ -77,28 +94,31 @@ class Services:
         return SparseEncoder()
 
     @functools.cached_property
-    def vectors(self):
+    def vectors(self) -> SpacedVectorStore:
+        """One collection per embedding space, behind one VectorStore."""
         from .stores.vector_factory import open_vector_store
 
         self._check_index_format()
-        embedder = self.embedder
-        return open_vector_store(self.settings, embedder.dimension, collection_name(embedder))
+        spaces = self.embedder
+        stores = {name: open_vector_store(self.settings, e.dimension, collection_name(e))
+                  for name, e in spaces.embedders.items()}
+        return SpacedVectorStore(stores, spaces.default, spaces.calibrate)
 
-    def _check_index_format(self) -> None:
-        """Refuse a data dir whose keyword vectors were written by another sparse format."""
-        import json
-
-        from .errors import ConfigError
-        from .sparse import SPARSE_FORMAT
-
-        marker = self.data_dir / "index-format.json"
-        if marker.exists():
-            found = json.loads(marker.read_text()).get("sparse")
-            if found != SPARSE_FORMAT:
-                raise ConfigError(f"data dir {self.data_dir} holds sparse vectors of format {found!r}, this version "
-                                  f"writes {SPARSE_FORMAT!r}: re-ingest into a fresh data dir")
-        else:
-            marker.write_text(json.dumps({"sparse": SPARSE_FORMAT}))
+    def _check_index_format(self, *, record: bool = True) -> None:
+        """Refuse a data dir whose vectors were written by another sparse format or other embedding
+        models: vectors of two spaces must never mix silently."""
+        found = read_index_format(self.data_dir)
+        wanted = self.space_layout.as_dict()
+        if found.get("sparse") not in (None, SPARSE_FORMAT):
+            raise ConfigError(f"data dir {self.data_dir} holds sparse vectors of format {found['sparse']!r}, this "
+                              f"version writes {SPARSE_FORMAT!r}: re-ingest into a fresh data dir")
+        if found.get("embedding") not in (None, wanted):
+            raise ConfigError(
+                f"data dir {self.data_dir} was embedded with {found['embedding']}, but the settings ask for "
+                f"{wanted}: run `agent-memory reindex` to re-embed the stored text with the new models "
+                "(no source file is read again), or restore the embedding settings")
+        if record and found != {"sparse": SPARSE_FORMAT, "embedding": wanted}:
+            write_index_format(self.data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted})
 
     @functools.cached_property
     def graph(self):
@@ -125,13 +145,25 @@ class Services:
                     log.warning("closing %s failed: %s", name, exc)
         embedder = self.__dict__.get("embedder")
         if embedder is not None:
-            embedder.cache.close()
+            embedder.close()
 
     def __enter__(self) -> "Services":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+INDEX_FORMAT_FILE = "index-format.json"
+
+
+def read_index_format(data_dir: Path) -> dict:
+    marker = Path(data_dir) / INDEX_FORMAT_FILE
+    return json.loads(marker.read_text(encoding="utf-8")) if marker.exists() else {}
+
+
+def write_index_format(data_dir: Path, value: dict) -> None:
+    (Path(data_dir) / INDEX_FORMAT_FILE).write_text(json.dumps(value), encoding="utf-8")
 
 
 def build_services(settings: Settings | None = None) -> Services:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
 
 from agent_memory.records import MemoryItem
 
@@ -62,10 +61,10 @@ def previous_turns(services, tenant: str, items: Sequence[MemoryItem]) -> dict[s
             if last_piece.get(pos) in known for turn in turns}
 
 
-def context_vectors(services, tenant: str, items: Sequence[MemoryItem]) -> np.ndarray:
-    """One vector per item: its context text embedded (through the embedding cache)."""
+def context_texts_for(services, tenant: str, items: Sequence[MemoryItem]) -> list[str]:
+    """One text per item: the item read after the turn before it (what ingestion embedded)."""
     previous = previous_turns(services, tenant, items)
-    return services.embedder.embed_documents([context_text(i, previous.get(i.id)) for i in items])
+    return [context_text(i, previous.get(i.id)) for i in items]
 
 
 def session_context_texts(session_items: Sequence[Sequence[MemoryItem]]) -> list[str]:

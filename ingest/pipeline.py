@@ -361,10 +361,11 @@ class IngestionPipeline:
         texts = [text for unit in units for text in unit.embed_texts()]
         embedder = self.services.embedder
         before = embedder.computed
-        dense = embedder.embed_documents(texts)
+        spaces = embedder.spaces_for(texts)  # each text by the model that reads its language
+        dense = embedder.embed_documents(texts, spaces)
         report.embeddings_computed += embedder.computed - before
         sparse = self.services.sparse_encoder.encode_documents(texts)
-        self.services.vectors.upsert(items, dense, sparse)
+        self.services.vectors.upsert(items, dense, sparse, spaces=spaces)
         for item in items:
             if item.kind == "chunk":
                 report.chunks += 1

@@ -123,7 +123,6 @@ def longmemeval_turns(record: dict, tenant: str) -> list[TurnRecord]:
                     text=str(turn.get("content", "")),
                     timestamp=date,
                     tenant=tenant,
-                    metadata={"has_answer": True} if turn.get("has_answer") else {},
                 )
             )
     return turns

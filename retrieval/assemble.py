@@ -266,7 +266,10 @@ class Assembler:
             cost = count(line) + 1 + header_cost
             over_cap = cap is not None and cost > cap
             if cost > free or over_cap:
-                room = min(free, cap if over_cap else free) - header_cost - (count(item_line(item, "")) + 1)
+                overhead = header_cost + count(item_line(item, "")) + 1
+                # The share cap must not make a passage uncompressible when the room would hold it.
+                limit = cap if over_cap and cap - overhead >= self.config.min_compressed_tokens else free
+                room = min(free, limit) - overhead
                 if room < self.config.min_compressed_tokens:
                     result.dropped.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue

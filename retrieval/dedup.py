@@ -10,8 +10,9 @@ from .types import Candidate, Decision
 
 
 def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_duplicate: float,
-                decisions: list[Decision]) -> list[Candidate]:
-    """Keep the better-scored of each duplicate pair (candidates arrive best first)."""
+                decisions: list[Decision], spaces: list[str] | None = None) -> list[Candidate]:
+    """Keep the better-scored of each duplicate pair (candidates arrive best first). ``spaces``: the
+    embedding space of each row of ``vectors``; rows of two spaces are never compared by cosine."""
     kept: list[Candidate] = []
     kept_rows: list[int] = []
     seen_hashes: dict[str, str] = {}
@@ -28,6 +29,8 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                     break
             if reason is None and vectors is not None and kept_rows:
                 sims = vectors[kept_rows] @ vectors[row]
+                if spaces is not None:
+                    sims = np.where([spaces[k] == spaces[row] for k in kept_rows], sims, 0.0)
                 # Cosine alone is not enough: some embedders (e5) put distinct passages of one
                 # topic above 0.95. A near-duplicate must also say nearly the same words, and its
                 # own words: a longer passage that holds a kept short one adds what it lacks.

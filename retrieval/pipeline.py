@@ -21,7 +21,9 @@ from ingest.triples import entities_in_question
 from .assemble import Assembler
 from .config import RetrievalConfig, load_preset
 from .dedup import deduplicate
-from .fusion import DefaultReranker, Reranker, fuse, without_names
+from .fusion import fuse
+from .rerank import DefaultReranker, Reranker
+from .rerank.signals import without_names
 from .pages import Pages
 from .rewrite import QueryRewriter
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
@@ -44,6 +46,21 @@ def _spread(candidates: list[Candidate], by_source: dict[str, float], signal: st
             cand.route_scores[signal] = value
 
 
+def _give_way(summaries: list[Candidate], passages: list[Candidate], decisions: list[Decision]) -> list[Candidate]:
+    """A summary of a session or document whose own turns or chunks are among the passages says
+    nothing twice: the passages carry the detail, so the summary gives way."""
+    present = {c.item.metadata.get("session_id") or c.item.source_id for c in passages}
+    present |= {c.item.source_id for c in passages}
+    out = []
+    for cand in summaries:
+        covered = cand.item.metadata.get("summary_of")
+        if covered and covered in present:
+            decisions.append(Decision("dedup", cand.item.id, "dropped", f"its {covered} is among the passages"))
+            continue
+        out.append(cand)
+    return out
+
+
 class RetrievalPipeline:
     def __init__(self, services: Services, config: RetrievalConfig, *, reranker: Reranker | None = None,
                  recent_turns: Callable[[str, str, int], list[MemoryItem]] | None = None,
@@ -56,16 +73,7 @@ class RetrievalPipeline:
         self.recent_turns = recent_turns or self._catalog_recent_turns
         self.session_summaries = session_summaries
         self.rewriter = QueryRewriter(self.recent_turns, llm=services.llm)  # follow-ups made standalone
-        self.reranker = reranker or DefaultReranker(self._candidate_vectors, config.rerank_weights,
-                                                    config.context_neighbour, config.context_session,
-                                                    speaker_weight=config.speaker_named,
-                                                    speaker_prior=config.speaker_prior,
-                                                    time_weight=config.time_signal,
-                                                    length_weight=config.length_signal,
-                                                    length_words=config.length_words,
-                                                    context_vectors_for=self._context_vectors,
-                                                    graph_weight=config.graph_signal if config.graph.enabled else 0.0,
-                                                    link_weight=config.link_signal if config.graph.enabled else 0.0)
+        self.reranker = reranker or DefaultReranker(config, graph=config.graph.enabled)
         self.assembler = Assembler(self.counter, config)
         self._pool = ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="route")
         self.routes = {}
@@ -79,13 +87,15 @@ class RetrievalPipeline:
             self.routes["graph"] = GraphRoute(services.graph, services.vectors, self.pages, hops=config.graph_hops,
                                             max_seeds=config.graph_seeds)
         if config.summaries.enabled:
-            self.routes["summaries"] = SummaryRoute(services.vectors, session_summaries)
+            self.routes["summaries"] = SummaryRoute(services.vectors, session_summaries,
+                                                     stored=config.stored_summaries)
         if config.recent.enabled:
             self.routes["recent"] = RecentRoute(self.recent_turns)
 
     @classmethod
-    def from_services(cls, services: Services, preset: str = "default", **kwargs) -> "RetrievalPipeline":
-        return cls(services, load_preset(preset), **kwargs)
+    def from_services(cls, services: Services, preset: str = "default", overrides: dict | None = None,
+                      **kwargs) -> "RetrievalPipeline":
+        return cls(services, load_preset(preset, overrides), **kwargs)
 
     # ---- the run ------------------------------------------------------------------------------------
 
@@ -107,7 +117,7 @@ class RetrievalPipeline:
         flt = SearchFilter(tenant=tenant, source_ids=source_ids, kinds=kinds, created_after=created_after,
                            created_before=created_before)
         query = Query(text=question, tenant=tenant, session_id=session_id, flt=flt)
-        query.dense = self.services.embedder.embed_query(question)
+        query.dense = self.services.embedder.embed_query(question, self.services.vectors.occupied_spaces())
         query.sparse = self.services.sparse_encoder.encode_query(question)
         if "graph" in self.routes:
             query.entities = self._question_entities(question, tenant)
@@ -131,7 +141,7 @@ class RetrievalPipeline:
         _spread(top, outputs.get("graph", RouteOutput()).sources, "graph")
         if self.config.time_signal:
             self._mark_window(question, question_date, top, decisions)
-        reranked = self.reranker.rerank(question, query.dense, top)
+        reranked = self.reranker.rerank(question, top, self._similarity_for(query))
         lap("rerank")
         if self.pages is not None and self.config.link_top and self.config.link_signal:
             reranked = self._follow_links(query, reranked, decisions)
@@ -139,13 +149,14 @@ class RetrievalPipeline:
 
         reranked = self._add_neighbours(reranked, flt, decisions)
         vectors = self._candidate_vectors(reranked) if reranked else None
-        kept = deduplicate(reranked, vectors, self.config.near_duplicate, decisions)
-        summaries = deduplicate(
+        spaces = self._spaces(reranked, "vector") if reranked else None
+        kept = deduplicate(reranked, vectors, self.config.near_duplicate, decisions, spaces=spaces)
+        recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
+        summaries = _give_way(deduplicate(
             [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],
-            None, self.config.near_duplicate, decisions)
+            None, self.config.near_duplicate, decisions), kept + [Candidate(item=i) for i in recent], decisions)
         lap("dedup")
 
-        recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
         facts = order_facts(outputs.get("graph", RouteOutput()).facts, question, question_date, decisions)
         result = self.assembler.assemble(asked, budget, facts=facts, summaries=summaries, passages=kept,
                                          recent=recent, entities=query.entities, question_date=question_date)
@@ -204,7 +215,7 @@ class RetrievalPipeline:
         stripped = without_names(query.text, [s for s in speakers if s])
         if stripped == query.text or not stripped.strip():
             return
-        query.dense = self.services.embedder.embed_query(stripped)
+        query.dense = self.services.embedder.embed_query(stripped, list(query.dense))
         decisions.append(Decision("encode", "question", "re-embedded", f"without the speaker names: {stripped!r}"))
         if "dense" in self.routes:
             try:
@@ -221,25 +232,44 @@ class RetrievalPipeline:
             log.warning("question entity extraction failed: %s", exc)
             return []
 
+    def _similarity_for(self, query: Query):
+        """The reranker's similarity signals for this question: each candidate against the question
+        in its own embedding space, calibrated so that spaces compare (agent_memory/embedding_spaces.py)."""
+
+        def similarity(candidates, signal: str) -> np.ndarray:
+            field = "vector" if signal == "dense" else "context_vector"
+            vectors = self._candidate_vectors(candidates) if signal == "dense" else self._context_vectors(candidates)
+            return self.services.embedder.similarities(vectors, self._spaces(candidates, field), query.dense)
+
+        return similarity
+
+    def _spaces(self, candidates, field: str) -> list[str]:
+        """The space each candidate's vector in ``field`` was embedded in (decided by its text)."""
+        return [getattr(c, field + "_space") for c in candidates]
+
     def _candidate_vectors(self, candidates) -> np.ndarray:
         """Passage vectors from the embedding cache (they were embedded at ingestion), fetched
         once per candidate: the reranker and de-duplication both need them."""
-        return self._stacked(candidates, "vector",
-                             lambda items: self.services.embedder.embed_documents([embedding_text(i) for i in items]))
+        return self._stacked(candidates, "vector", lambda items: [embedding_text(i) for i in items])
 
     def _context_vectors(self, candidates) -> np.ndarray:
         """Each candidate read after the turn before it (ingest/context.py), also from the cache."""
-        from ingest.context import context_vectors
+        from ingest.context import context_texts_for
 
         return self._stacked(candidates, "context_vector",
-                             lambda items: context_vectors(self.services, items[0].tenant, items))
+                             lambda items: context_texts_for(self.services, items[0].tenant, items))
 
-    def _stacked(self, candidates, field: str, compute) -> np.ndarray:
-        """The candidates' vectors kept in ``field``; those not yet there are computed once, together."""
+    def _stacked(self, candidates, field: str, texts_of) -> np.ndarray:
+        """The candidates' vectors kept in ``field`` (and their space in ``field``_space); those not
+        yet there are embedded once, together, each text in the space its language routes to."""
         missing = [c for c in candidates if getattr(c, field) is None]
         if missing:
-            for cand, vector in zip(missing, compute([c.item for c in missing])):
+            embedder = self.services.embedder
+            texts = texts_of([c.item for c in missing])
+            spaces = embedder.spaces_for(texts)
+            for cand, vector, space in zip(missing, embedder.embed_documents(texts, spaces), spaces):
                 setattr(cand, field, vector)
+                setattr(cand, field + "_space", space)
         if not candidates:
             return np.zeros((0, self.services.embedder.dimension), dtype=np.float32)
         return np.vstack([getattr(c, field) for c in candidates])
@@ -318,7 +348,7 @@ class RetrievalPipeline:
         for cand in ranked:
             if not cand.note and cand.item.source_id in reasons:
                 cand.note = reasons[cand.item.source_id]
-        return self.reranker.rerank(query.text, query.dense, ranked)
+        return self.reranker.rerank(query.text, ranked, self._similarity_for(query))
 
     def _mark_window(self, question: str, question_date: str | None, candidates: list[Candidate],
                      decisions: list[Decision]) -> None:

@@ -80,14 +80,15 @@ class SummaryRoute:
 
     name = "summaries"
 
-    def __init__(self, vectors, session_summaries=None) -> None:
+    def __init__(self, vectors, session_summaries=None, stored: bool = True) -> None:
         self.vectors = vectors
+        self.stored = stored  # also search stored (ingested) summaries
         # session_summaries(tenant, session_id) -> the live session's compaction summaries
         self.session_summaries = session_summaries
 
     def recall(self, query: Query, limit: int) -> RouteOutput:
         flt = _content_filter(query.flt, ["summary"])
-        hits = self.vectors.search_dense(query.dense, flt, limit)
+        hits = self.vectors.search_dense(query.dense, flt, limit) if self.stored else []
         if self.session_summaries is not None and query.session_id:
             # The conversation in progress comes first: it is what the question most likely continues.
             live = [ScoredItem(item=i, score=1.0) for i in self.session_summaries(query.tenant, query.session_id)]

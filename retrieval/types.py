@@ -21,6 +21,8 @@ class Candidate:
     note: str = ""
     vector: Any = field(default=None, repr=False)  # the passage embedding, once fetched
     context_vector: Any = field(default=None, repr=False)  # the turn read after the one before it
+    vector_space: str = ""  # the embedding space ``vector`` lives in (agent_memory/embedding_spaces.py)
+    context_vector_space: str = ""
 
     @property
     def source_id(self) -> str:

@@ -16,4 +16,5 @@ def add_eval_arguments(parser: argparse.ArgumentParser, *, data_dir: bool = True
     parser.add_argument("--no-product", action="store_true", help="baselines only")
     if data_dir:
         parser.add_argument("--data-dir", help="keep the stores here (reused on the next run)")
-    parser.add_argument("--preset", default="auto", help="retrieval preset; auto picks by dataset kind")
+    parser.add_argument("--preset", default="default",
+                        help="retrieval preset to compare with the served default (the headline is the default)")

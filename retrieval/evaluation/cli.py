@@ -77,7 +77,7 @@ def run_eval(args) -> int:
     config = RunConfig(dataset=dataset, budgets=budgets, limit=getattr(args, "limit", None),
                        out_dir=Path(getattr(args, "out", None) or "reports"), baselines=baselines, product=product,
                        data_dir=Path(data_dir) if data_dir else None,
-                       preset=getattr(args, "preset", None) or "auto", progress=True)
+                       preset=getattr(args, "preset", None) or "default", progress=True)
     result = evaluate(config)
     report = result.report
     if getattr(args, "json", False):

@@ -85,19 +85,6 @@ class EvalSet:
         except KeyError:
             raise ConfigError(f"dataset {self.name!r} has no tenant {tenant!r}") from None
 
-    def sample_text(self, tenants: list[str], max_chars: int = 20_000) -> str:
-        """A slice of the material, for routing by language at corpus level."""
-        parts: list[str] = []
-        total = 0
-        for tenant in tenants[:3]:
-            mat = self.material(tenant)
-            for text in [d.text for d in mat.documents] + [t.text for t in mat.turns]:
-                parts.append(text)
-                total += len(text)
-                if total >= max_chars:
-                    return "\n".join(parts)
-        return "\n".join(parts)
-
 
 def _tenant(prefix: str, name: str) -> str:
     return f"{prefix}-{_TENANT_UNSAFE.sub('_', name)}"
@@ -188,6 +175,23 @@ def _locomo(records: list[dict]) -> EvalSet:
 # ---- LongMemEval -----------------------------------------------------------------------------------------
 
 
+def _longmemeval_evidence(record: dict, turns: list) -> list[Evidence]:
+    """The ``has_answer`` turns, read from the benchmark record: a gold label stays in the harness
+    and never reaches a stored item (the product's reader does not carry it)."""
+    turns_by_position = {}
+    for turn in turns:
+        turns_by_position.setdefault(turn.session_id, []).append(turn)
+    ids = record.get("haystack_session_ids") or []
+    out = []
+    for s_index, session in enumerate(record.get("haystack_sessions") or []):
+        session_id = str(ids[s_index]) if s_index < len(ids) else f"session_{s_index}"
+        stored = turns_by_position.get(session_id, [])
+        for t_index, turn in enumerate(session if isinstance(session, list) else []):
+            if isinstance(turn, dict) and turn.get("has_answer") and t_index < len(stored):
+                out.append(Evidence(stored[t_index].source_id, stored[t_index].text))
+    return out
+
+
 def _longmemeval(records: list[dict]) -> EvalSet:
     questions: list[Question] = []
     builders: dict[str, Callable[[], Material]] = {}
@@ -195,7 +199,7 @@ def _longmemeval(records: list[dict]) -> EvalSet:
         qid = str(rec.get("question_id", f"q{index}"))
         tenant = _tenant("lme", qid)
         turns = longmemeval_turns(rec, tenant)
-        evidence = [Evidence(t.source_id, t.text) for t in turns if t.metadata.get("has_answer")]
+        evidence = _longmemeval_evidence(rec, turns)
         builders[tenant] = (lambda rec=rec, tenant=tenant: Material(tenant, turns=longmemeval_turns(rec, tenant)))
         if not evidence:
             continue

@@ -97,7 +97,7 @@ def render_markdown(report: dict) -> str:
     lines += [f"- file: `{report['file']}`", f"- questions: {report['n_questions']}"
               + (f" (first {report['limit']} only)" if report.get("limit") else ""),
               f"- tokenizer: {report['tokenizer']}; budgets: {', '.join(str(r['budget']) for r in report['runs'])}",
-              f"- embedding model: {report['embedding_model']} ({report['routing']})",
+              f"- embedding: {report['embedding_model']}, preset {report.get('preset', 'default')}",
               f"- triple extractor: {report['triple_extractor']}",
               f"- product: {report.get('product_status', 'ran')}",
               "- baselines pack whole turns/paragraphs greedily by rank (a source that does not fit is skipped), "

@@ -19,10 +19,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from agent_memory.config import MULTILINGUAL_EMBEDDING_MODEL, load_settings
+from agent_memory.config import load_settings
 from agent_memory.errors import StoreError
 from agent_memory.services import Services, build_services
-from agent_memory.text import cjk_ratio
 from ingest.pipeline import IngestionPipeline
 from ingest.report import IngestReport
 from retrieval.pipeline import RetrievalPipeline
@@ -33,7 +32,6 @@ from .metric import cited_ids, score_question
 from .report import PRODUCT, Tally, run_summary, write_report
 
 log = logging.getLogger(__name__)
-CJK_CORPUS_RATIO = 0.3
 INGEST_BATCH = 64
 
 
@@ -46,7 +44,7 @@ class RunConfig:
     baselines: bool = True
     product: bool = True
     data_dir: Path | None = None
-    preset: str = "auto"
+    preset: str = "default"
     progress: bool = True
 
 
@@ -60,20 +58,10 @@ def _disabled(progress: bool) -> bool:
     return not progress or os.environ.get("AGENT_MEMORY_NO_PROGRESS") == "1"
 
 
-def settings_for(evalset: EvalSet, tenants: list[str], data_dir: Path) -> tuple[Any, str]:
-    """Settings for this corpus: embedding model routed by language unless the environment fixes one."""
-    overrides: dict[str, Any] = {"data_dir": data_dir}
-    ratio = cjk_ratio(evalset.sample_text(tenants))
-    if os.environ.get("AGENT_MEMORY_EMBEDDING_MODEL"):
-        routing = "set by AGENT_MEMORY_EMBEDDING_MODEL"
-    elif ratio >= CJK_CORPUS_RATIO:
-        overrides["embedding_model"] = MULTILINGUAL_EMBEDDING_MODEL
-        routing = f"routed: corpus is mostly Chinese (CJK share {ratio:.2f})"
-    else:
-        routing = f"routed: corpus is not mostly Chinese (CJK share {ratio:.2f})"
-    if not os.environ.get("AGENT_MEMORY_TRIPLE_EXTRACTOR"):
-        overrides["triple_extractor"] = "rules"
-    return load_settings(**overrides), routing
+def settings_for(data_dir: Path) -> Any:
+    """The served settings (environment, ``.env``), with only the data dir set: the harness measures
+    what ``serve`` and the CLI run, with no model or preset chosen by dataset."""
+    return load_settings(data_dir=data_dir)
 
 
 def ingest(services: Services, evalset: EvalSet, tenants: list[str], progress: bool) -> dict[str, Any]:
@@ -129,11 +117,11 @@ def evaluate(config: RunConfig) -> RunResult:
         temp_dir = Path(tempfile.mkdtemp(prefix=f"am-eval-{evalset.name}-"))
         data_dir = temp_dir
     try:
-        settings, routing = settings_for(evalset, tenants, data_dir)
+        settings = settings_for(data_dir)
         with build_services(settings) as services:
             ingest_counts = ingest(services, evalset, tenants, config.progress)
             report = _score_all(services, evalset, questions, config)
-            report.update(ingest=ingest_counts, routing=routing, embedding_model=settings.embedding_model,
+            report.update(ingest=ingest_counts, preset=config.preset, embedding_model=services.embedder.name,
                           triple_extractor=settings.triple_extractor, data_dir=str(data_dir),
                           data_dir_kept=temp_dir is None)
     finally:
@@ -146,11 +134,7 @@ def evaluate(config: RunConfig) -> RunResult:
 def _score_all(services: Services, evalset: EvalSet, questions: list[Question], config: RunConfig) -> dict:
     product, product_status = (None, "not run (--no-product)")
     if config.product:
-        # "auto": the preset made for the workload (conversation memory or document search).
-        preset = config.preset
-        if preset == "auto":
-            preset = "conversation" if evalset.kind == "conversation" else "documents"
-        product, product_status = _product(services, preset)
+        product, product_status = _product(services, config.preset)
         if product is None:
             log.warning("product pipeline %s; scoring baselines only", product_status)
     baselines = Baselines(services, evalset.kind) if config.baselines else None

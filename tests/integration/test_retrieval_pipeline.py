@@ -72,9 +72,11 @@ def check_budget(services, result, budget: int) -> None:
 # ---- routes ---------------------------------------------------------------------------------------------
 
 
-def test_every_route_returns_candidates_with_source_ids(pipeline, services):
-    result = pipeline.run("Which sensor did we choose for the greenhouse?", tenant="default",
-                          session_id="demo-session", budget=1500, debug=True)
+def test_every_route_returns_candidates_with_source_ids(services):
+    # Stored summaries are off by default (they took the room of what they summarize); on here.
+    with RetrievalPipeline.from_services(services, overrides={"stored_summaries": True}) as pipeline:
+        result = pipeline.run("Which sensor did we choose for the greenhouse?", tenant="default",
+                              session_id="demo-session", budget=1500, debug=True)
     for route in ("dense", "keyword", "summaries", "recent"):
         rows = result.routes[route]
         assert rows, f"route {route} returned nothing"
@@ -82,6 +84,10 @@ def test_every_route_returns_candidates_with_source_ids(pipeline, services):
     assert {row["source_id"] for row in result.routes["recent"]} == TURNS
     assert {row["kind"] for row in result.routes["summaries"]} == {"summary"}
     assert "demo-session#summary" in {row["source_id"] for row in result.routes["summaries"]}
+    # Its four turns are in the prompt, so the session's summary gives way: nothing twice.
+    assert "[S:demo-session#summary]" not in result.prompt
+    assert any(d.target.startswith("demo-session") is False and "demo-session is among" in d.reason
+               for d in result.decisions)
     # The recent turns sit in their own section, once each, not again among the passages.
     assert "recent" in result.sections
     for turn in TURNS:

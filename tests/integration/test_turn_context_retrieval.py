@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ingest.context import context_text, context_vectors, previous_turns
+from ingest.context import context_text, context_texts_for, previous_turns
 from ingest.items import embedding_text
 from retrieval.config import load_preset
 from retrieval.pipeline import RetrievalPipeline
@@ -45,9 +45,9 @@ def test_the_previous_turn_comes_from_the_store_when_it_is_not_a_candidate(inges
 def test_ingestion_embeds_the_context_texts_so_a_question_finds_them_cached(ingested):
     items = _items(ingested, "chat/t1", "chat/t2", "chat/t5")
     before = ingested.embedder.computed
-    vectors = context_vectors(ingested, "default", items)
+    vectors = ingested.embedder.embed_documents(context_texts_for(ingested, "default", items))
     assert ingested.embedder.computed == before
-    expected = ingested.embedder.inner.embed_documents(
+    expected = ingested.embedder.embedders[ingested.embedder.default].inner.embed_documents(
         ["Nate: Hey Joanna! Long week at work, how are you?\n" + embedding_text(items[0])])
     assert np.allclose(vectors[0], expected[0], atol=1e-5)
 
@@ -56,10 +56,10 @@ def test_a_bare_reply_ranks_by_the_question_it_answers(ingested):
     # Neighbour and session terms off: only the similarity signals differ between the two runs.
     question = "Who will lend the camping tent, and when?"
     alone = {"context_neighbour": 0.0, "context_session": 0.0}
-    weights = load_preset("conversation").rerank_weights
-    assert weights.get("turn_context", 0) > 0
-    with RetrievalPipeline(ingested, load_preset("conversation", **alone)) as with_context, \
-            RetrievalPipeline(ingested, load_preset("conversation", rerank_weights={"dense": 1.0}, **alone)) as plain:
+    assert load_preset().turn_weights.turn_context > 0
+    with RetrievalPipeline(ingested, load_preset("default", **alone)) as with_context, \
+            RetrievalPipeline(ingested, load_preset("default", turn_weights={"dense": 1.0, "turn_context": 0.0},
+                                                    **alone)) as plain:
         ranked = [f["source_id"] for f in with_context.run(question, tenant="default", budget=400, debug=True).fused]
         before = [f["source_id"] for f in plain.run(question, tenant="default", budget=400, debug=True).fused]
     assert ranked.index("chat/t2") < before.index("chat/t2")
@@ -75,5 +75,5 @@ def test_a_long_previous_turn_is_read_from_its_last_piece_as_ingestion_read_it(s
     found = previous_turns(services, "default", [first, reply])  # the first piece is a candidate too
     assert found[reply.id].chunk_index == max(i.chunk_index for i in pieces)
     before = services.embedder.computed
-    context_vectors(services, "default", [reply])
+    services.embedder.embed_documents(context_texts_for(services, "default", [reply]))
     assert services.embedder.computed == before

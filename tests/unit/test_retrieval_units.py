@@ -12,7 +12,8 @@ from agent_memory.tokens import TiktokenCounter
 from retrieval.compress import GAP, compress
 from retrieval.config import PRESETS, RetrievalConfig, load_preset
 from retrieval.dedup import deduplicate
-from retrieval.fusion import fuse, term_coverage
+from retrieval.fusion import fuse
+from retrieval.rerank.signals import term_coverage
 from retrieval.types import Candidate, Decision
 
 COUNTER = TiktokenCounter("cl100k_base")
@@ -245,6 +246,18 @@ def test_presets_load_and_override():
         assert isinstance(load_preset(name), RetrievalConfig)
 
 
+def test_overrides_merge_deeply_and_misspelled_names_are_rejected_by_name():
+    config = load_preset("default", overrides={"turn_weights": {"dense": 0.9}, "shares": {"facts": 0.0}})
+    assert config.turn_weights.dense == 0.9 and config.turn_weights.turn_context == RetrievalConfig().turn_weights.turn_context
+    assert config.shares.recent == RetrievalConfig().shares.recent
+    for bad, name in (({"turn_weights": {"dense_": 1.0}}, "dense_"), ({"rerank_weight": {}}, "rerank_weight"),
+                      ({"graph": {"enable": False}}, "enable")):
+        with pytest.raises(ConfigError, match=name):
+            load_preset("default", overrides=bad)
+    with pytest.raises(ConfigError, match="rrf_k"):
+        load_preset("default", rrf_k=0)
+
+
 def test_unknown_preset_is_a_config_error_naming_it():
     with pytest.raises(ConfigError, match="'nope'") as info:
         load_preset("nope")
@@ -286,25 +299,24 @@ def test_chunks_with_a_gap_between_them_stay_apart_in_document_order():
 
 
 def test_speaker_prior_ranks_the_users_turn_above_the_assistants_echo():
-    from retrieval.fusion import DefaultReranker
+    from retrieval.rerank import DefaultReranker
 
     def turn(item_id: str, speaker: str) -> Candidate:
         return Candidate(item=MemoryItem(id=item_id, tenant="default", source_id=f"s/{item_id}", kind="turn",
                                          text="I moved to Lisbon in March.", metadata={"speaker": speaker}))
 
     def order(prior):
-        reranker = DefaultReranker(lambda cands: np.ones((len(cands), 3), dtype=np.float32),
-                                   {"dense": 1.0, "keyword": 0.3, "terms": 0.3}, speaker_prior=prior)
-        ranked = reranker.rerank("Where did I move?", np.ones(3, dtype=np.float32),
-                                 [turn("a", "assistant"), turn("u", "user")])
+        reranker = DefaultReranker(load_preset(overrides={"speaker_prior": prior}))
+        ranked = reranker.rerank("Where did I move?", [turn("a", "assistant"), turn("u", "user")],
+                                 lambda cands, signal: np.ones(len(cands)))
         return [c.item.id for c in ranked]
 
     assert order({"Assistant": -1.0}) == ["u", "a"]
-    assert order({"user": -1.0}) == ["a", "u"]
+    assert order({"assistant": 0.0, "user": -1.0}) == ["a", "u"]  # merged into the default's prior
 
 
 def test_a_long_turn_must_earn_its_room_but_a_chunk_is_left_alone():
-    from retrieval.fusion import DefaultReranker
+    from retrieval.rerank import DefaultReranker
 
     fact = "I raised $5,000 for cancer research at the bike-a-thon."
     essay = fact + " " + " ".join(f"Tip {n}: plan early, book a venue and thank volunteers." for n in range(30))
@@ -315,11 +327,13 @@ def test_a_long_turn_must_earn_its_room_but_a_chunk_is_left_alone():
                          route_scores={"keyword": route_score})
 
     def order(length_weight: float, kind: str) -> list[str]:
-        reranker = DefaultReranker(lambda cands: np.ones((len(cands), 3), dtype=np.float32),
-                                   {"dense": 1.0, "keyword": 1.0}, length_weight=length_weight, length_words=60)
+        weights = {"dense": 1.0, "keyword": 1.0, "terms": 0.0, "turn_context": 0.0}
+        config = load_preset(overrides={"turn_weights": weights, "chunk_weights": weights, "speaker_prior": {},
+                                        "length_signal": length_weight, "length_words": 60})
         # The essay scores a little higher by keyword: without the length term it comes first.
-        ranked = reranker.rerank("How much did I raise?", np.ones(3, dtype=np.float32),
-                                 [cand("essay", kind, essay, 2.0), cand("fact", kind, fact, 1.0)])
+        ranked = DefaultReranker(config).rerank("How much did I raise?",
+                                                [cand("essay", kind, essay, 2.0), cand("fact", kind, fact, 1.0)],
+                                                lambda cands, signal: np.ones(len(cands)))
         return [c.item.id for c in ranked]
 
     assert order(0.0, "turn") == ["essay", "fact"]
@@ -337,7 +351,7 @@ def test_a_long_turn_must_earn_its_room_but_a_chunk_is_left_alone():
     ("What did Al say?", ["Al"], "What did Al say?"),
 ])
 def test_without_names_drops_speaker_names_as_written(question, names, expected):
-    from retrieval.fusion import without_names
+    from retrieval.rerank.signals import without_names
 
     assert without_names(question, names) == expected
 

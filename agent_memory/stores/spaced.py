@@ -1,0 +1,120 @@
+"""One VectorStore over one collection per embedding space (see ``agent_memory/embedding_spaces.py``).
+
+Every item lives in exactly one space, the one its text was embedded in. Reads and deletes go to
+every space; a dense search takes the question's vector per space and merges the hits by
+calibrated similarity, so that a MiniLM cosine and an e5 cosine are compared on one scale. The
+keyword route's BM25 scores are merged by score: a term's IDF is counted in its own space's
+collection, where texts of its language live. Backend-agnostic: the stores underneath are any
+drivers that pass the vector-store contract.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from ..records import MemoryItem, ScoredItem, SearchFilter
+from .base import SparseVector, VectorStore
+
+Calibrate = Callable[[str, np.ndarray], np.ndarray]
+
+
+class SpacedVectorStore:
+    def __init__(self, stores: Mapping[str, VectorStore], default: str, calibrate: Calibrate) -> None:
+        self.stores = dict(stores)
+        self.default = default
+        self.calibrate = calibrate
+        self.dimension = self.stores[default].dimension
+        self._occupied: set[str] | None = None
+
+    # -- which spaces hold anything ----------------------------------------------------------------
+
+    def occupied_spaces(self) -> list[str]:
+        """Spaces that hold at least one item (the question is embedded only into these)."""
+        if self._occupied is None:
+            self._occupied = {name for name, store in self.stores.items() if store.count() > 0}
+        return [name for name in self.stores if name in self._occupied] or [self.default]
+
+    def space_of(self, ids: Sequence[str]) -> dict[str, str]:
+        """Item ID → the space its vector lives in."""
+        out: dict[str, str] = {}
+        for name, store in self.stores.items():
+            for item_id in store.existing_ids(ids):
+                out[item_id] = name
+        return out
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector],
+               spaces: Sequence[str] | None = None) -> None:
+        spaces = list(spaces) if spaces is not None else [self.default] * len(items)
+        dense = np.asarray(dense, dtype=np.float32)
+        for name in dict.fromkeys(spaces):
+            rows = [i for i, s in enumerate(spaces) if s == name]
+            self.stores[name].upsert([items[i] for i in rows], dense[rows], [sparse[i] for i in rows])
+            if self._occupied is not None:
+                self._occupied.add(name)
+        # An item re-embedded into another space (its text changed language share) leaves the old one.
+        for name, store in self.stores.items():
+            others = [items[i].id for i, s in enumerate(spaces) if s != name]
+            if others and len(self.stores) > 1:
+                stale = store.existing_ids(others)
+                if stale:
+                    store.delete_ids(sorted(stale))
+
+    def delete_by_source(self, tenant: str, source_id: str) -> int:
+        return sum(store.delete_by_source(tenant, source_id) for store in self.stores.values())
+
+    def delete_ids(self, ids: Sequence[str]) -> None:
+        for store in self.stores.values():
+            store.delete_ids(ids)
+
+    # -- search ------------------------------------------------------------------------------------
+
+    def search_dense(self, vector: Mapping[str, np.ndarray] | np.ndarray, flt: SearchFilter,
+                     limit: int) -> list[ScoredItem]:
+        """``vector``: the question per space (or one array: the default space). Scores come back
+        calibrated when more than one space answers; alone, a space keeps its cosines."""
+        query = vector if isinstance(vector, Mapping) else {self.default: vector}
+        answering = [s for s in self.occupied_spaces() if s in query]
+        if len(answering) == 1:
+            return self.stores[answering[0]].search_dense(query[answering[0]], flt, limit)
+        hits: list[tuple[float, ScoredItem]] = []
+        for name in answering:
+            found = self.stores[name].search_dense(query[name], flt, limit)
+            calibrated = self.calibrate(name, np.array([h.score for h in found], dtype=np.float64))
+            hits += [(float(c), ScoredItem(item=h.item, score=float(c))) for h, c in zip(found, calibrated)]
+        return [h for _, h in sorted(hits, key=lambda pair: -pair[0])[:limit]]
+
+    def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]:
+        spaces = self.occupied_spaces()
+        if len(spaces) == 1:
+            return self.stores[spaces[0]].search_sparse(vector, flt, limit)
+        hits = [h for name in spaces for h in self.stores[name].search_sparse(vector, flt, limit)]
+        return sorted(hits, key=lambda h: -h.score)[:limit]
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    def get(self, ids: Sequence[str]) -> list[MemoryItem]:
+        if len(self.stores) == 1:
+            return self.stores[self.default].get(ids)
+        found = {i.id: i for store in self.stores.values() for i in store.get(ids)}
+        return [found[i] for i in ids if i in found]
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        return set().union(*(store.existing_ids(ids) for store in self.stores.values()))
+
+    def ids_for_source(self, tenant: str, source_id: str) -> list[str]:
+        return [i for store in self.stores.values() for i in store.ids_for_source(tenant, source_id)]
+
+    def count(self, flt: SearchFilter | None = None) -> int:
+        return sum(store.count(flt) for store in self.stores.values())
+
+    def scroll(self, flt: SearchFilter) -> Iterator[MemoryItem]:
+        return itertools.chain.from_iterable(store.scroll(flt) for store in self.stores.values())
+
+    def close(self) -> None:
+        for store in self.stores.values():
+            store.close()
