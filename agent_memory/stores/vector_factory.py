@@ -12,15 +12,6 @@ from .base import VectorStore
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-def collection_name(model_name: str, dimension: int) -> str:
-    """A collection name safe for a directory and a Qdrant collection, one per embedding model.
-
-    ``sentence-transformers/all-MiniLM-L6-v2`` (384-d) -> ``sentence-transformers_all-MiniLM-L6-v2_384``.
-    """
-    base = _UNSAFE.sub("_", model_name.strip()).strip("._") or "default"
-    return f"{base}_{int(dimension)}"
-
-
 def open_vector_store(settings: Settings, dimension: int, collection: str) -> VectorStore:
     """``qdrant_url`` set -> server; else ``vector_backend`` "edge" (default) or "local" under ``data_dir``."""
     if not collection or _UNSAFE.search(collection) or collection in {".", ".."}:

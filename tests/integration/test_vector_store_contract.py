@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from agent_memory.config import Settings
+from agent_memory.embedding import collection_name
 from agent_memory.errors import DimensionMismatchError, StoreUnavailableError
 from agent_memory.ids import content_hash, item_id
 from agent_memory.records import MemoryItem, SearchFilter
@@ -25,7 +26,7 @@ from agent_memory.sparse import SparseEncoder
 from agent_memory.stores.base import VectorStore
 from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
 from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore
-from agent_memory.stores.vector_factory import collection_name, open_vector_store
+from agent_memory.stores.vector_factory import open_vector_store
 
 DIM = 8
 SERVER_URL = os.environ.get("AGENT_MEMORY_QDRANT_URL")
@@ -387,6 +388,9 @@ def test_factory_picks_backend_from_settings(tmp_path):
 
 
 def test_collection_name_is_safe():
-    assert collection_name("sentence-transformers/all-MiniLM-L6-v2", 384) == "sentence-transformers_all-MiniLM-L6-v2_384"
+    class Model:
+        name, dimension = "sentence-transformers/all-MiniLM-L6-v2", 384
+
+    assert collection_name(Model()) == "memory_sentence_transformers_all_minilm_l6_v2_384"
     with pytest.raises(Exception, match="a/b"):
         open_vector_store(Settings(_env_file=None), DIM, "a/b")
