@@ -12,9 +12,7 @@ def render_dump(result: PromptResult, max_rows: int = 10) -> str:
     for route, rows in result.routes.items():
         lines.append(f"-- {route}: {len(rows)} candidates")
         for row in rows[:max_rows]:
-            if "variant" in row:  # the question's rewrites (retrieval/rewrite.py) and what each found
-                lines.append(f"  {row['variant']:<9} {row['text']!r} → {', '.join(row['found'][:5])}")
-            elif "score" in row:
+            if "score" in row:
                 lines.append(f"  #{row['rank']:<3} {row['score']:>9.4f}  [{row['kind']}] {row['source_id']}"
                              f"  {row['text'][:80]!r}")
             else:

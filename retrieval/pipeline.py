@@ -171,7 +171,7 @@ class RetrievalPipeline:
                        for r, h in enumerate(out.hits, start=1)]
                 for name, out in outputs.items()
             }
-            result.routes["variants"] = variants.debug()
+            result.decisions += variants.decisions()  # the question's rewrites and what each found
             if facts:
                 result.routes["graph_facts"] = [
                     {"subject": t.subject, "relation": t.relation, "object": t.object, "source_id": t.source_id,

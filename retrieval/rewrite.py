@@ -19,6 +19,8 @@ from typing import Any, Callable
 
 from agent_memory.records import MemoryItem
 
+from .types import Decision
+
 log = logging.getLogger(__name__)
 
 _PERSON = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
@@ -81,9 +83,12 @@ class Variants:
         """What the routes search with: the rewritten question when there is one."""
         return next((v.text for v in self.items if v.name == "rewritten"), self.items[0].text)
 
-    def debug(self) -> list[dict[str, Any]]:
-        return [{"variant": v.name, "text": v.text, "found": v.found, "how": self.how, "resolved": self.resolved}
-                for v in self.items]
+    def decisions(self) -> list[Decision]:
+        """For the debug dump: each variant, how it was made, and the sources it found first."""
+        if len(self.items) < 2:
+            return []
+        return [Decision("rewrite", v.name, self.how if v.name != "original" else "asked",
+                         f"{v.text!r} found {', '.join(v.found[:5]) or 'nothing'}") for v in self.items]
 
 
 def _possessive(name: str) -> str:

@@ -24,16 +24,17 @@ def test_a_follow_up_resolves_to_the_entity_of_the_previous_turn(services):
                                                    session_summaries=memory.summaries)
         result = pipeline.run("Where is it headquartered?", tenant="default", session_id="chat", budget=700,
                               debug=True)
-        variants = {row["variant"]: row for row in result.routes["variants"]}
-        assert variants["rewritten"]["text"] == "Where is Falkenrath Logistics headquartered?"
-        assert variants["entities"]["text"] == "Falkenrath Logistics"
-        assert variants["original"]["text"] == "Where is it headquartered?"
-        assert "couriers/falkenrath" in variants["rewritten"]["found"]
+        variants = {d.target: d for d in result.decisions if d.stage == "rewrite"}
+        assert variants["rewritten"].reason.startswith("'Where is Falkenrath Logistics headquartered?' found")
+        assert variants["rewritten"].action == "rules"
+        assert variants["entities"].reason.startswith("'Falkenrath Logistics' found")
+        assert variants["original"].reason.startswith("'Where is it headquartered?' found")
+        assert "couriers/falkenrath" in variants["rewritten"].reason
         assert result.passages[0].source_id == "couriers/falkenrath"
         assert result.prompt.rstrip().endswith("Where is it headquartered?")  # the prompt asks as the user did
         # Without a session nothing is rewritten.
         plain = pipeline.run("Where is it headquartered?", tenant="default", budget=700, debug=True)
-        assert [row["variant"] for row in plain.routes["variants"]] == ["original"]
+        assert not [d for d in plain.decisions if d.stage == "rewrite"]
         pipeline.close()
     finally:
         memory.close()

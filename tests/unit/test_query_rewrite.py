@@ -39,6 +39,7 @@ def test_standalone_questions_and_no_session_stay_as_asked():
         ("original", "Where does she live?"), ("rewritten", "Where does Maria Lopez live?"),
         ("entities", "Maria Lopez")]
     assert variants.search_text == "Where does Maria Lopez live?" and variants.how == "rules"
+    assert [d.target for d in variants.decisions()] == ["original", "rewritten", "entities"]
 
 
 def test_names_are_multiword_and_skip_sentence_words():

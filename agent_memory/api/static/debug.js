@@ -128,8 +128,6 @@ function renderRoutes(dbg) {
     if (hits.length && "score" in hits[0]) {
       details.append(table(["#", "score", "kind", "source", "text"],
         hits.slice(0, 25).map((h) => [h.rank, h.score, h.kind, h.source_id, h.text])));
-    } else if (hits.length && "variant" in hits[0]) {
-      details.append(table(["variant", "text", "found"], hits.map((h) => [h.variant, h.text, h.found.join(" ")])));
     } else if (hits.length) {
       details.append(table(["subject", "relation", "object", "source"],
         hits.slice(0, 25).map((h) => [h.subject, h.relation, h.object, h.source_id])));
