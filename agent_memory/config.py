@@ -89,6 +89,12 @@ class Settings(BaseSettings):
         default_factory=lambda: {k: list(v) for k, v in FUNCTIONAL_RELATIONS.items()},
         description="Group -> relation names; a newer fact of a group supersedes the subject's older one.")
 
+    # Time to live in days by selector ("turn", "kind:chunk", "source:tools/", "tenant:acme",
+    # "retention:forgettable"); the shortest matching rule wins; `agent-memory gc` removes expired items.
+    ttl_days: dict[str, float] = Field(
+        default_factory=lambda: {"retention:forgettable": 1.0},
+        description="Selector -> days an item lives; forgettable working-memory turns live a day.")
+
     # Working memory: every session's compaction window and level thresholds (shares of the window);
     # a session may override them (Python ``Session.configure``, API ``PUT /v1/sessions/{id}/config``).
     session_window_tokens: int | None = Field(default=8192, ge=64, description="Compaction window; unset: none.")

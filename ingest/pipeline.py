@@ -30,6 +30,7 @@ from .extraction import make_extractor
 from .items import ItemBuilder, SourceItems
 from .lock import ingest_lock
 from .report import IngestReport
+from .upkeep import stamp_expiry
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
 from .splitting import Splitter
 from .summarize import make_summarizer
@@ -358,6 +359,7 @@ class IngestionPipeline:
         items = [item for unit in units for item in unit.items]
         if not items:
             return
+        stamp_expiry(items, self.services.settings.ttl_days)  # time to live per kind/source/tenant (upkeep.py)
         texts = [text for unit in units for text in unit.embed_texts()]
         embedder = self.services.embedder
         before = embedder.computed

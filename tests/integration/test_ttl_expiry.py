@@ -1,0 +1,53 @@
+"""Time to live: one expiry pass removes an expired source from every route and store at once."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from agent_memory.records import Document, MemoryItem, SearchFilter
+from ingest.pipeline import IngestionPipeline
+from ingest.upkeep import DAY, expire, expires_at
+from retrieval.pipeline import RetrievalPipeline
+
+TOOL = "tools/scan-7"
+NOTE = "notes/inventory"
+
+
+def test_expired_source_leaves_every_route_at_once(services):
+    services.settings.ttl_days = {"source:tools/": 1.0, "retention:forgettable": 1.0}
+    ingest = IngestionPipeline(services, summaries=False)
+    ingest.ingest_documents([
+        Document(source_id=TOOL, text="Scanner Quovadis reported that Rack R-12 holds 44 Zentrix pallets."),
+        Document(source_id=NOTE, text="The inventory note says Rack R-12 was repainted in Zentrix blue.")])
+    [tool_item] = services.vectors.get(services.catalog.get("default", TOOL).item_ids)
+    assert tool_item.metadata["expires_at"] == pytest.approx(tool_item.created_at + DAY)
+    assert "expires_at" not in services.vectors.get(services.catalog.get("default", NOTE).item_ids)[0].metadata
+
+    pipeline = RetrievalPipeline.from_services(services)
+    question = "How many Zentrix pallets does Rack R-12 hold?"
+
+    def seen() -> set[str]:
+        result = pipeline.run(question, tenant="default", budget=800, debug=True)
+        found = {row["source_id"] for rows in result.routes.values() for row in rows if "source_id" in row}
+        return found | {p.source_id for p in result.passages}
+
+    assert TOOL in seen() and NOTE in seen()
+    assert expire(services, ingest.forget, now=time.time()) == {"sources": 0, "items": 0, "triples": 0}
+    removed = expire(services, ingest.forget, now=time.time() + 2 * DAY)
+    assert removed["sources"] == 1 and removed["items"] == 1 and removed["triples"] >= 1
+    assert TOOL not in seen() and NOTE in seen()  # dense, keyword, graph and the prompt alike
+    assert services.catalog.get("default", TOOL) is None
+    assert not [i for i in services.vectors.scroll(SearchFilter(tenant="default")) if i.source_id == TOOL]
+    assert all(t.source_id != TOOL for t in services.graph.neighbourhood("default", ["Rack R-12", "Zentrix"], 2))
+    pipeline.close()
+
+
+def test_rules_pick_the_shortest_matching_ttl():
+    item = MemoryItem(id="i", tenant="acme", source_id="chat/m3", kind="turn", text="x", created_at=1000.0,
+                      metadata={"retention": "forgettable"})
+    assert expires_at(item, {"turn": 30, "retention:forgettable": 1, "tenant:acme": 7}) == 1000.0 + DAY
+    assert expires_at(item, {"kind:chunk": 1, "source:docs/": 1}) is None
+    with pytest.raises(ValueError, match="colour:red"):
+        expires_at(item, {"colour:red": 1})
