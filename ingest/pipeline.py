@@ -31,6 +31,7 @@ from .items import ItemBuilder, SourceItems
 from .lock import ingest_lock
 from .report import IngestReport
 from .upkeep import stamp_expiry
+from . import sources as readers
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
 from .splitting import Splitter
 from .summarize import make_summarizer
@@ -253,6 +254,11 @@ class IngestionPipeline:
                 if not doc.text.strip():
                     report.warnings.append(f"{doc.source_id}: empty text")
                     continue
+                if len(doc.text) > readers.STREAM_THRESHOLD_BYTES:
+                    # A large posted text takes the path of an uploaded file of the same size
+                    # (segments, no per-chunk summaries): as fast, and memory bounded the same way.
+                    self._document_stream(doc, known.get(doc.source_id), report)
+                    continue
                 built = self.builder.document(doc)
                 entry = known.get(doc.source_id)
                 if entry is not None and entry.content_hash == built.content_hash:
@@ -261,6 +267,15 @@ class IngestionPipeline:
                 fresh.append((built, entry))
             self._write(fresh, report)
         return [d.source_id for d in docs]
+
+    def _document_stream(self, doc: Document, entry: SourceEntry | None, report: IngestReport) -> None:
+        digest = content_hash(doc.title + "\x1f" + doc.text)
+        if entry is not None and entry.content_hash == digest:
+            report.sources_unchanged += 1
+            return
+        meta = {**doc.metadata, "title": doc.title} if doc.title else dict(doc.metadata)
+        self._ingest_stream(TextStream(source_id=doc.source_id, path=Path(doc.path or doc.source_id), tenant=doc.tenant,
+                                       content_hash=digest, metadata=meta, text=doc.text), report)
 
     def _ingest_stream(self, stream: TextStream, report: IngestReport) -> list[str]:
         """A large text file, segment by segment: memory stays bounded by one segment."""

@@ -7,6 +7,7 @@ the job report shows. Large text files are read in segments so memory stays boun
 from __future__ import annotations
 
 import hashlib
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -44,11 +45,12 @@ class TextStream:
     tenant: str
     content_hash: str
     metadata: dict = field(default_factory=dict)
+    text: str | None = None  # a large posted document: segments come from it instead of the file
 
     def segments(self) -> Iterator[tuple[int, str]]:
         offset = 0
         carry = ""
-        with self.path.open("r", encoding="utf-8") as handle:
+        with (io.StringIO(self.text) if self.text is not None else self.path.open("r", encoding="utf-8")) as handle:
             while True:
                 block = handle.read(SEGMENT_CHARS)
                 if not block:

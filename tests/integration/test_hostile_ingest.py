@@ -17,6 +17,7 @@ from agent_memory.citations import tag, tag_ids
 from agent_memory.errors import IngestError
 from agent_memory.records import Document, SearchFilter
 from ingest.pipeline import IngestionPipeline, file_source_id
+from ingest.report import IngestReport
 from retrieval.pipeline import RetrievalPipeline
 
 HARBOUR = "The harbour of Velmora opened in 1892 and handles four million tonnes of grain a year."
@@ -177,3 +178,24 @@ def test_cli_exit_status_for_a_missing_path(tmp_path, monkeypatch, capsys):
     assert main(["ingest", str(tmp_path / "does/not/exist.md"), str(tmp_path / "ok.md"), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["paths_missing"] == [str(tmp_path / "does/not/exist.md")] and report["files_ingested"] == 1
+
+
+def test_a_large_posted_document_takes_the_upload_path(pipeline, services, tmp_path, monkeypatch):
+    # Thresholds lowered so a small text stands in for a 20 MB body: the same work as a file upload
+    # of the same bytes (segments, no per-chunk summaries), instead of many times more.
+    from ingest import sources
+
+    monkeypatch.setattr(sources, "STREAM_THRESHOLD_BYTES", 20_000)
+    monkeypatch.setattr(sources, "SEGMENT_CHARS", 8_000)
+    text = "".join(f"Pier {n} of Velmora took {n} ships of grain in {1850 + n}. The crew logged it.\n\n"
+                   for n in range(400))
+    path = tmp_path / "piers.txt"
+    path.write_text(text)
+    up, posted, again = IngestReport(), IngestReport(), IngestReport()
+    upload = pipeline.ingest_file(path, tenant="default", source_id="upload", report=up)
+    pipeline.ingest_documents([Document(source_id="posted", text=text, tenant="default")], posted)
+    assert upload == ["upload"] and (posted.chunks, posted.summaries) == (up.chunks, up.summaries)
+    assert posted.embeddings_computed <= up.embeddings_computed  # same texts: the cache serves the second
+    assert len(_texts(services, "posted")) == len(_texts(services, "upload"))
+    pipeline.ingest_documents([Document(source_id="posted", text=text, tenant="default")], again)
+    assert again.sources_unchanged == 1 and again.items_written == 0
