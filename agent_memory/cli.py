@@ -42,6 +42,43 @@ def cmd_forget(args) -> int:
     return 0 if removed["sources"] or removed["items"] or removed["triples"] else 1
 
 
+def cmd_gc(args) -> int:
+    """Expired items (settings ttl_days) out of every store at once."""
+    from ingest.upkeep import expire
+
+    with _memory(args) as memory, memory.write_lock:
+        removed = expire(memory.services, memory.ingestion.forget, tenants=[args.tenant] if args.tenant else None)
+    print(json.dumps({"expired": removed}))
+    return 0
+
+
+def cmd_stats(args) -> int:
+    from ingest.upkeep import stats
+
+    with _memory(args) as memory:
+        print(json.dumps(stats(memory.services, args.tenant, soon_days=args.soon_days), indent=2))
+    return 0
+
+
+def cmd_list(args) -> int:
+    from ingest.upkeep import list_sources
+
+    with _memory(args) as memory:
+        rows = list_sources(memory.services, args.tenant or memory.services.settings.tenant, prefix=args.prefix,
+                            kind=args.kind, offset=args.offset, limit=args.limit)
+    print(json.dumps(rows, indent=2, ensure_ascii=False))
+    return 0
+
+
+def cmd_inspect(args) -> int:
+    from ingest.upkeep import inspect
+
+    with _memory(args) as memory:
+        found = inspect(memory.services, args.tenant or memory.services.settings.tenant, args.source_id)
+    print(json.dumps(found, indent=2, ensure_ascii=False))
+    return 0 if found else 1
+
+
 def cmd_prompt(args) -> int:
     with _memory(args, preset=args.preset) as memory:
         result = memory.prompt(args.question, session_id=args.session, budget=args.budget, debug=True)
@@ -110,6 +147,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source_id")
     p.add_argument("--tenant")
     p.set_defaults(func=cmd_forget)
+
+    p = sub.add_parser("gc", help="remove expired items (ttl_days) from every store at once")
+    p.add_argument("--tenant")
+    p.set_defaults(func=cmd_gc)
+    p = sub.add_parser("stats", help="items per kind, sources, expiring soon, entities and triples, per tenant")
+    p.add_argument("--tenant")
+    p.add_argument("--soon-days", type=float, default=1.0, help="what 'expiring soon' means (default: a day)")
+    p.set_defaults(func=cmd_stats)
+    p = sub.add_parser("list", help="sources, by source ID, filtered and paged")
+    p.add_argument("--tenant")
+    p.add_argument("--prefix", default="", help="only source IDs starting with this")
+    p.add_argument("--kind", choices=["chunk", "summary", "turn"])
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=int, default=50)
+    p.set_defaults(func=cmd_list)
+    p = sub.add_parser("inspect", help="everything stored for one source: catalog entry, items, metadata")
+    p.add_argument("source_id")
+    p.add_argument("--tenant")
+    p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("prompt", help="debug dump: routes, fusion, compaction and the final prompt")
     p.add_argument("question")

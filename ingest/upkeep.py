@@ -59,3 +59,59 @@ def expire(services, forget, *, now: float | None = None, tenants: Iterable[str]
             for key, value in forget(tenant, source_id).items():
                 totals[key] = totals.get(key, 0) + value
     return totals
+
+
+# ---- upkeep views: stats, list, inspect (the CLI's and the API's) --------------------------------------
+
+def _tenants(services, tenant: str | None) -> list[str]:
+    return [tenant] if tenant else services.catalog.tenants()
+
+
+def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: float | None = None) -> dict:
+    """Per tenant: items per kind, sources, items expiring within ``soon_days``, entities and triples."""
+    now = time.time() if now is None else now
+    out = {}
+    for name in _tenants(services, tenant):
+        kinds: dict[str, int] = {}
+        sources: set[str] = set()
+        soon = 0
+        for item in services.vectors.scroll(SearchFilter(tenant=name)):
+            kinds[item.kind] = kinds.get(item.kind, 0) + 1
+            sources.add(item.source_id)
+            soon += float(item.metadata.get("expires_at") or "inf") <= now + soon_days * DAY
+        graph = services.graph.stats(name)
+        out[name] = {"items": sum(kinds.values()), "items_per_kind": kinds, "sources": len(sources),
+                     "expiring_soon": soon, "entities": graph["entities"], "triples": graph["relations"]}
+    return out
+
+
+def list_sources(services, tenant: str, *, prefix: str = "", kind: str | None = None, offset: int = 0,
+                 limit: int = 50) -> list[dict]:
+    """Sources with their kinds, item count and oldest item time, by source ID; filtered and paged."""
+    found: dict[str, dict] = {}
+    for item in services.vectors.scroll(SearchFilter(tenant=tenant, kinds=[kind] if kind else None)):
+        if not item.source_id.startswith(prefix):
+            continue
+        row = found.setdefault(item.source_id, {"source_id": item.source_id, "kinds": [], "items": 0,
+                                                "created_at": item.created_at})
+        row["items"] += 1
+        row["created_at"] = min(row["created_at"], item.created_at)
+        if item.kind not in row["kinds"]:
+            row["kinds"].append(item.kind)
+    return [found[s] for s in sorted(found)][offset:offset + limit]
+
+
+def inspect(services, tenant: str, source_id: str) -> dict | None:
+    """Everything stored for one source: its catalog entry and its items with their metadata."""
+    entry = services.catalog.get(tenant, source_id)
+    items = [i for i in services.vectors.scroll(SearchFilter(tenant=tenant, source_ids=[source_id]))]
+    if entry is None and not items:
+        return None
+    return {"source_id": source_id, "tenant": tenant,
+            "catalog": None if entry is None else {
+                "kind": entry.kind, "content_hash": entry.content_hash, "path": entry.path, "title": entry.title,
+                "session_id": entry.session_id, "seq": entry.seq, "timestamp": entry.timestamp,
+                "item_ids": list(entry.item_ids), "triples": entry.n_triples},
+            "items": [{"id": i.id, "kind": i.kind, "chunk_index": i.chunk_index, "start": i.start, "end": i.end,
+                       "created_at": i.created_at, "text": i.text[:300], "metadata": i.metadata}
+                      for i in sorted(items, key=lambda i: (i.kind, i.chunk_index))]}

@@ -1,0 +1,60 @@
+"""`agent-memory stats | list | inspect | gc` on a small corpus ingested through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_memory.cli import main
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("upkeep-cli")
+    (root / "corpus").mkdir()
+    (root / "corpus" / "keep.md").write_text("# Pumps\n\nPump P-7 in Hall Nordwerk moves 40 litres a minute.\n")
+    (root / "corpus" / "scan.md").write_text("# Scan\n\nScanner Quovadis counted 44 pallets in Hall Nordwerk.\n")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENT_MEMORY_DATA_DIR", str(root / "data"))
+        mp.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
+        mp.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
+        for name in ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_LLM_BASE_URL",
+                     "AGENT_MEMORY_TENANT", "AGENT_MEMORY_TOKENIZER", "AGENT_MEMORY_POSTGRES_URL"):
+            mp.delenv(name, raising=False)
+        # Sources under the scan file's path expire at once (0 days): the gc pass takes them.
+        scan = str(root / "corpus" / "scan.md")
+        mp.setenv("AGENT_MEMORY_TTL_DAYS", json.dumps({"source:" + scan[:-3]: 0}))
+        assert main(["ingest", str(root / "corpus"), "--json"]) == 0
+        yield root
+
+
+def run(capsys, argv):
+    capsys.readouterr()
+    code = main(argv)
+    return code, capsys.readouterr().out
+
+
+def test_stats_list_inspect_then_gc(data_dir, capsys):
+    code, out = run(capsys, ["stats", "--tenant", "default"])
+    before = json.loads(out)["default"]
+    assert code == 0 and before["sources"] == 2 and before["items_per_kind"]["chunk"] == 2
+    assert before["expiring_soon"] == 1 and before["entities"] > 0
+
+    code, out = run(capsys, ["list", "--kind", "chunk", "--limit", "1"])
+    page = json.loads(out)
+    assert code == 0 and len(page) == 1 and page[0]["kinds"] == ["chunk"]
+    code, out = run(capsys, ["list", "--offset", "1"])
+    assert [r["source_id"] for r in json.loads(out)] != [page[0]["source_id"]] or len(json.loads(out)) == 1
+
+    scan_id = next(r["source_id"] for r in json.loads(run(capsys, ["list"])[1]) if r["source_id"].endswith("scan.md"))
+    code, out = run(capsys, ["inspect", scan_id])
+    found = json.loads(out)
+    assert code == 0 and found["catalog"]["triples"] >= 1 and "expires_at" in found["items"][0]["metadata"]
+    assert "Quovadis" in found["items"][0]["text"]
+
+    code, out = run(capsys, ["gc"])
+    assert code == 0 and json.loads(out)["expired"]["sources"] == 1
+    assert run(capsys, ["inspect", scan_id])[0] == 1  # gone from catalog and stores
+    after = json.loads(run(capsys, ["stats"])[1])["default"]
+    assert after["sources"] == 1 and after["expiring_soon"] == 0
