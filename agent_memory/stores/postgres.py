@@ -74,9 +74,10 @@ class PostgresDB:
         """Apply the migrations not applied yet; returns their names."""
         applied: list[str] = []
         with self.connection() as conn, conn.transaction():
+            # The lock first: even CREATE ... IF NOT EXISTS races another process doing the same.
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             if self.schema:
                 conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations"
                          " (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
             done = {r[0] for r in conn.execute("SELECT name FROM schema_migrations")}
