@@ -13,6 +13,8 @@ recalled memory.
 from __future__ import annotations
 
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
@@ -53,6 +55,11 @@ class WorkingMemory:
         self.sessions = SessionManager.from_settings(services.settings, store=services.session_store)
         self._store_turns = promote
         self.promoted = 0
+        # The HTTP API sets this: a large significant message must not hold its request while it
+        # is embedded and its triples extracted (the Python API stays synchronous: read-your-writes).
+        self.background = False
+        self._queue: ThreadPoolExecutor | None = None
+        self._queue_lock = threading.Lock()
         if promote is not None:
             self.sessions.on_significant = self.promote
 
@@ -77,11 +84,28 @@ class WorkingMemory:
         # neighbours and time windows treat it as an ingested transcript's turn.
         record = TurnRecord(session_id=session_id, turn_id=f"m{turn.seq}", speaker=turn.role, text=turn.text,
                             tenant=tenant, seq=turn.seq, timestamp=iso_time(turn.created_at), metadata=metadata)
+        if self.background:
+            # Off the request path: append() returns at once; one worker thread promotes in order.
+            with self._queue_lock:
+                if self._queue is None:
+                    self._queue = ThreadPoolExecutor(max_workers=1, thread_name_prefix="promote")
+                self._queue.submit(self._store, record)
+        else:
+            self._store(record)
+
+    def _store(self, record: TurnRecord) -> None:
         try:
             self._store_turns([record])  # the callback serializes its writes (Memory: its write lock)
             self.promoted += 1
         except Exception as exc:  # noqa: BLE001 - promotion is best effort; history is already safe
-            log.warning("promoting %s/m%s to long-term memory failed: %s", session_id, turn.seq, exc)
+            log.warning("promoting %s/%s to long-term memory failed: %s", record.session_id, record.turn_id, exc)
+
+    def flush(self) -> None:
+        """Wait until every queued promotion is stored (background mode)."""
+        with self._queue_lock:
+            queue = self._queue
+        if queue is not None:
+            queue.submit(lambda: None).result()
 
     def recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
         """The live session's last user/assistant messages; else ingested transcript turns of that session."""
@@ -110,4 +134,8 @@ class WorkingMemory:
                 for i, row in reversed(list(enumerate(rows))) if row.get("text")]
 
     def close(self) -> None:
+        with self._queue_lock:
+            queue, self._queue = self._queue, None
+        if queue is not None:
+            queue.shutdown(wait=True)  # queued promotions are stored before the stores close
         self.sessions.close()

@@ -48,6 +48,8 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
             services.close()
             raise
         app.state.api = state
+        # Promotion of significant messages runs off the request path (a queue, like big documents).
+        state.memory.working_memory.background = True
         if warm:
             threading.Thread(target=state.warm_up, name="warm-up", daemon=True).start()
         else:

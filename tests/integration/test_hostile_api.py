@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import httpx
 import pytest
@@ -115,3 +116,28 @@ def test_the_api_answers_503_while_a_store_is_down_and_recovers(server):
     assert http.get("/readyz").status_code == 200
     recovered = http.post("/v1/ask", json=question)
     assert recovered.status_code == 200 and "1892" in recovered.json()["prompt"]
+
+
+def test_promotion_runs_off_the_request_path(server):
+    http, app = server
+    memory = app.state.api.memory.working_memory
+    release = threading.Event()
+    store = memory._store_turns
+
+    def slow_store(turns):  # promotion held until released: the request must not wait for it
+        release.wait(60)
+        store(turns)
+
+    memory._store_turns = slow_store
+    try:
+        before = memory.promoted
+        text = "I prefer the X-300 sensor; we decided to order 40 units. " + "Detail. " * 5_000
+        answered = http.post("/v1/sessions/s-promote/messages", json={"message": {"role": "user", "content": text},
+                                                                      "retention": "strict"})
+        assert answered.status_code == 200, answered.text
+        assert memory.promoted == before  # answered while the promotion was still waiting
+    finally:
+        release.set()
+        memory.flush()
+        memory._store_turns = store
+    assert memory.promoted == before + 1
