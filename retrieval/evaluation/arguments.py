@@ -7,7 +7,10 @@ import argparse
 
 def add_eval_arguments(parser: argparse.ArgumentParser, *, data_dir: bool = True) -> None:
     """``data_dir=False`` where the enclosing CLI already has a global ``--data-dir``."""
-    parser.add_argument("dataset")
+    parser.add_argument("dataset", nargs="?", help="a benchmark file (or use --mixed)")
+    parser.add_argument("--mixed", nargs="+", metavar="FILE",
+                        help="ingest these sets into one tenant and score each against the mixed memory "
+                             "beside its own tenant, in one run")
     parser.add_argument("--budget", help="tokens, or a comma list such as 500,1000,1800")
     parser.add_argument("--limit", type=int, help="only the first N questions")
     parser.add_argument("--out", default="reports")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,8 @@ from agent_memory.errors import AgentMemoryError, ConfigError
 
 from .arguments import add_eval_arguments
 from .datasets import detect_format, read_any
+from .mixed import MixedConfig, evaluate_mixed
+from .mixed import markdown as mixed_markdown
 from .runner import RunConfig, evaluate
 
 DEFAULT_BUDGETS = {"locomo": 1800, "longmemeval": 2000, "hotpotqa": 1000, "cmrc": 1000}
@@ -62,7 +66,35 @@ def json_summary(report: dict, run: dict) -> dict:
     return out
 
 
+def run_mixed(args) -> int:
+    files = [Path(f) for f in args.mixed]
+    budgets = {}
+    for path in files:
+        if not path.is_file():
+            raise ConfigError(f"dataset file {str(path)!r} does not exist")
+        name = detect_format(read_any(path))
+        budgets[name] = DEFAULT_BUDGETS[name]
+    if getattr(args, "budget", None):
+        raise ConfigError("--mixed runs every set at its own default budget; leave out --budget")
+    data_dir = getattr(args, "data_dir", None)
+    temp = None if data_dir else tempfile.mkdtemp(prefix="am-eval-mixed-")
+    try:
+        config = MixedConfig(datasets=files, budgets=budgets, data_dir=Path(data_dir or temp),
+                             out_dir=Path(getattr(args, "out", None) or "reports"),
+                             preset=getattr(args, "preset", None) or "default", limit=getattr(args, "limit", None))
+        report = evaluate_mixed(config)
+    finally:
+        if temp:
+            shutil.rmtree(temp, ignore_errors=True)
+    print(json.dumps(report, ensure_ascii=False) if getattr(args, "json", False) else mixed_markdown(report))
+    return 0
+
+
 def run_eval(args) -> int:
+    if getattr(args, "mixed", None):
+        return run_mixed(args)
+    if not args.dataset:
+        raise ConfigError("name a benchmark file, or several with --mixed")
     dataset = Path(args.dataset)
     if not dataset.is_file():
         raise ConfigError(f"dataset file {str(dataset)!r} does not exist")

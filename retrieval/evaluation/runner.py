@@ -66,26 +66,30 @@ def settings_for(data_dir: Path) -> Any:
 
 def ingest(services: Services, evalset: EvalSet, tenants: list[str], progress: bool) -> dict[str, Any]:
     """Ingest every tenant's material through the product's pipeline; returns the job's counts."""
-    pipeline = IngestionPipeline(services)
     report = IngestReport()
     started = time.perf_counter()
-    with tqdm(total=0, unit="item", desc="ingest", disable=_disabled(progress)) as bar:
-        for tenant in tenants:
-            material = evalset.material(tenant)
-            bar.total += material.size
-            bar.refresh()
-            for batch in _batches(material):
-                if batch and hasattr(batch[0], "turn_id"):
-                    pipeline.ingest_turns(batch, report)
-                else:
-                    pipeline.ingest_documents(batch, report)
-                bar.update(len(batch))
-                if report.store_error:
-                    raise StoreError(report.store_error)
-            del material  # one tenant's material in memory at a time
+    for tenant in tenants:
+        ingest_material(services, evalset.material(tenant), progress, report)  # one tenant in memory at a time
     return {"tenants": len(tenants), "chunks": report.chunks, "turns": report.turns, "summaries": report.summaries,
             "triples": report.triples, "unchanged": report.sources_unchanged,
             "warnings": len(report.warnings), "seconds": round(time.perf_counter() - started, 1)}
+
+
+def ingest_material(services: Services, material: Material, progress: bool,
+                    report: IngestReport | None = None) -> IngestReport:
+    """One tenant's documents and turns through the product's ingestion pipeline, in batches."""
+    report = report if report is not None else IngestReport()
+    pipeline = IngestionPipeline(services)
+    with tqdm(total=material.size, unit="item", desc=f"ingest {material.tenant}", disable=_disabled(progress)) as bar:
+        for batch in _batches(material):
+            if batch and hasattr(batch[0], "turn_id"):
+                pipeline.ingest_turns(batch, report)
+            else:
+                pipeline.ingest_documents(batch, report)
+            bar.update(len(batch))
+            if report.store_error:
+                raise StoreError(report.store_error)
+    return report
 
 
 def _batches(material: Material):
