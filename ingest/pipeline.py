@@ -30,7 +30,7 @@ from .extraction import make_extractor
 from .items import ItemBuilder, SourceItems
 from .lock import ingest_lock
 from .report import IngestReport
-from .upkeep import stamp_expiry
+from .upkeep import stamp_expiry, stamp_importance
 from . import sources as readers
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
 from .splitting import Splitter
@@ -375,6 +375,7 @@ class IngestionPipeline:
         if not items:
             return
         stamp_expiry(items, self.services.settings.ttl_days)  # time to live per kind/source/tenant (upkeep.py)
+        stamp_importance(items)  # the reranker's importance signal (upkeep.py)
         texts = [text for unit in units for text in unit.embed_texts()]
         embedder = self.services.embedder
         before = embedder.computed

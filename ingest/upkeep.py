@@ -115,3 +115,29 @@ def inspect(services, tenant: str, source_id: str) -> dict | None:
             "items": [{"id": i.id, "kind": i.kind, "chunk_index": i.chunk_index, "start": i.start, "end": i.end,
                        "created_at": i.created_at, "text": i.text[:300], "metadata": i.metadata}
                       for i in sorted(items, key=lambda i: (i.kind, i.chunk_index))]}
+
+
+# ---- importance --------------------------------------------------------------------------------------
+
+_RETENTION_IMPORTANCE = {"strict": 0.2, "fuzzy": 0.0, "forgettable": -0.3}
+
+
+def importance_of(item: MemoryItem) -> float:
+    """In [0, 1]: what the source says (metadata ``importance``), else 0.5, raised for a promoted turn
+    by each reason it was judged significant (decision, preference, fact ...) and by its retention class."""
+    given = item.metadata.get("importance")
+    if given is not None:
+        try:
+            return min(1.0, max(0.0, float(given)))
+        except (TypeError, ValueError):
+            pass  # a bad value in a document's metadata: the default, not a failed ingestion
+    value = 0.5
+    if item.metadata.get("promoted"):
+        value += 0.1 * len(item.metadata.get("reasons") or [])
+        value += _RETENTION_IMPORTANCE.get(str(item.metadata.get("retention")), 0.0)
+    return round(min(1.0, max(0.0, value)), 4)
+
+
+def stamp_importance(items: Iterable[MemoryItem]) -> None:
+    for item in items:
+        item.metadata["importance"] = importance_of(item)

@@ -100,6 +100,12 @@ class RetrievalConfig(StrictModel):
     # -- reranker: every kind --------------------------------------------------------------------
     time_signal: float = Field(default=6.0, ge=0,
                                description="rerank bonus for items dated inside the window the question names")
+    importance_signal: float = Field(
+        default=0.5, ge=0, description="rerank bonus per unit of an item's importance in [0, 1] (payload 'importance',"
+        " set at ingestion; 0.5 unless the source, a promoted turn's reasons or its retention class say otherwise),"
+        " halved every importance_half_life_days since the item was stored")
+    importance_half_life_days: float = Field(default=180.0, gt=0,
+                                             description="age in days at which an item's importance counts half")
     # -- de-duplication and assembly -------------------------------------------------------------
     near_duplicate: float = Field(default=0.95, gt=0, le=1,
                                   description="cosine above which a passage may be a near-duplicate of a kept one")

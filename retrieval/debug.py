@@ -21,7 +21,8 @@ def render_dump(result: PromptResult, max_rows: int = 10) -> str:
     lines.append("== Fused and reranked ==")
     for pos, row in enumerate(result.fused[:max_rows * 2], start=1):
         note = f"  ({row['note']})" if row.get("note") else ""
-        lines.append(f"  {pos:>3}. fused {row['fused']:.4f} rerank {row['rerank']:.4f} routes {row['routes']}"
+        lines.append(f"  {pos:>3}. fused {row['fused']:.4f} rerank {row['rerank']:.4f}"
+                     f" importance {row.get('importance', 0.5):.2f} routes {row['routes']}"
                      f"  {row['source_id']}{note}")
     lines.append("")
     lines.append("== Decisions (kept, cut, compressed, why) ==")

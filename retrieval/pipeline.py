@@ -179,7 +179,8 @@ class RetrievalPipeline:
                     for t in facts]
             result.fused = [
                 {"id": c.item.id, "source_id": c.item.source_id, "fused": round(c.fused, 5),
-                 "rerank": round(c.rerank, 5), "routes": c.route_ranks, "note": c.note}
+                 "rerank": round(c.rerank, 5), "routes": c.route_ranks, "note": c.note,
+                 "importance": c.item.metadata.get("importance", 0.5)}
                 for c in reranked]
         return result
 

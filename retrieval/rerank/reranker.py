@@ -10,6 +10,7 @@ ranks exactly as the configuration tuned on that kind.
 
 from __future__ import annotations
 
+import time
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
@@ -69,6 +70,8 @@ class DefaultReranker:
             score += cfg.graph_signal * signals.route_bonus(candidates, "graph", DOCUMENT_KINDS)
             score += cfg.link_signal * signals.route_bonus(candidates, "links", DOCUMENT_KINDS)
         score += cfg.time_signal * signals.route_bonus(candidates, "time")
+        if cfg.importance_signal:
+            score += cfg.importance_signal * signals.importance(candidates, cfg.importance_half_life_days, time.time())
         for cand, value in zip(candidates, score):
             cand.rerank = float(value)
             cand.final = cand.rerank

@@ -103,6 +103,18 @@ def route_bonus(candidates: Sequence[Candidate], route: str, kinds: set[str] | N
                      for c in candidates])
 
 
+def importance(candidates: Sequence[Candidate], half_life_days: float, now: float) -> np.ndarray:
+    """``importance``: the item's importance in [0, 1] (payload, set at ingestion; see ingest/upkeep.py),
+    halved every ``half_life_days`` since it was stored. Raw, not standardized: items stored together
+    with the default importance get the same bonus, so the ranking among them does not move."""
+    out = []
+    for cand in candidates:
+        value = float(cand.item.metadata.get("importance", 0.5))
+        age_days = max(0.0, (now - cand.item.created_at) / 86_400.0) if cand.item.created_at else 0.0
+        out.append(value * 0.5 ** (age_days / half_life_days))
+    return np.array(out)
+
+
 def without_names(question: str, names: Sequence[str]) -> str:
     """The question without the given names (as written, with their possessive 's), spaces tidied:
     the dense query of a question that names a speaker (every turn of the speaker carries the name,
