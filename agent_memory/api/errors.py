@@ -90,7 +90,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized", 413: "too_large"}.get(
+        code = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 401: "unauthorized",
+                413: "too_large"}.get(
             exc.status_code, "http_error")
         return _json(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
 

@@ -15,6 +15,24 @@ MAX_BODY_BYTES = 4 * 1024 * 1024  # a session message or a question; documents h
 OWN_LIMIT_PREFIXES = ("/v1/documents",)
 
 
+# A refused body is read and dropped up to this much before the 413, so a client still sending gets
+# the answer instead of a connection reset; past it the connection is simply closed.
+DRAIN_BYTES = 8 * 1024 * 1024
+
+
+async def _drain(receive, declared: int) -> None:
+    if declared > DRAIN_BYTES:
+        return
+    left = DRAIN_BYTES
+    while left > 0:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        left -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
 class BodyLimit:
     """Pure ASGI middleware (no buffering of what a route streams itself)."""
 
@@ -27,6 +45,7 @@ class BodyLimit:
             return await self.app(scope, receive, send)
         declared = dict(scope.get("headers") or []).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > self.max_bytes:
+            await _drain(receive, int(declared))
             return await self._refuse(send, f"body of {int(declared)} bytes exceeds the limit of "
                                              f"{self.max_bytes} bytes for {scope['path']}")
         messages, size = [], 0
@@ -37,6 +56,8 @@ class BodyLimit:
                 break
             size += len(message.get("body", b""))
             if size > self.max_bytes:
+                if message.get("more_body", False):
+                    await _drain(receive, DRAIN_BYTES)
                 return await self._refuse(send, f"body exceeds the limit of {self.max_bytes} bytes for {scope['path']}")
             if not message.get("more_body", False):
                 break

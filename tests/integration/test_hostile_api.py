@@ -141,3 +141,11 @@ def test_promotion_runs_off_the_request_path(server):
         memory.flush()
         memory._store_turns = store
     assert memory.promoted == before + 1
+
+
+@pytest.mark.parametrize("path", ["/v1/sessions/s-deep/messages", "/v1/ask", "/v1/documents"])
+def test_a_deeply_nested_json_body_is_a_client_error(client, path):
+    body = b'{"message": ' + b"[" * 30_000 + b"]" * 30_000 + b"}"  # under the body limit
+    answered = client.post(path, content=body, headers={"content-type": "application/json"})
+    assert answered.status_code in (400, 422), answered.text
+    assert answered.json()["error"]["code"] in ("bad_request", "invalid_request")
