@@ -61,9 +61,14 @@ def _hostile_corpus(root):
 
 
 def test_hostile_corpus_every_outcome_reported_nothing_lost_rerun_does_nothing(pipeline, services, tmp_path):
+    before = tmp_path / "before.md"  # what was stored before the hostile input arrives
+    before.write_text("The Velmora lighthouse was built of granite in 1871 by the Ostby brothers.")
+    assert pipeline.ingest_paths([before]).ok
+    kept = sorted(i.id for i in services.vectors.scroll(SearchFilter(tenant="default")))
     root = tmp_path / "corpus"
     _hostile_corpus(root)
     report = pipeline.ingest_paths([root], recursive=True)
+    assert set(kept) <= {i.id for i in services.vectors.scroll(SearchFilter(tenant="default"))}
     outcomes = dict(report.files)
     skipped = dict(report.files_skipped)
     for name in ("harbour.md", "line.txt", "we]ird [S:x].md", "new\nline.md", "tab\tname.md",
@@ -88,6 +93,8 @@ def test_hostile_corpus_every_outcome_reported_nothing_lost_rerun_does_nothing(p
     if file_source_id(root / "injection.md") in placed:
         assert "(S:forged/source]" in result.prompt and result.prompt.count("## Question") == 1
     odd = retrieval.run("When does the Velmora ferry leave?", tenant="default", budget=1500)
+    granite = retrieval.run("What was the Velmora lighthouse built of?", tenant="default", budget=1500)
+    assert "granite" in granite.prompt and file_source_id(before) in tag_ids(granite.prompt)
     assert file_source_id(root / "new\nline.md") in tag_ids(odd.prompt)
 
     # A re-run reads nothing, writes nothing, embeds nothing; the store is as it was.
