@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from agent_memory.config import Settings, load_settings
 from agent_memory.services import build_services
 
-from . import routes_ask, routes_documents, routes_health, routes_sessions
+from . import routes_ask, routes_documents, routes_health, routes_sessions, routes_upkeep
 from .errors import install_error_handlers
 from .limits import MAX_BODY_BYTES, BodyLimit
 from .routes_health import STATIC
@@ -66,5 +66,6 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
     app.include_router(routes_documents.router)
     app.include_router(routes_sessions.router)
     app.include_router(routes_ask.router)
+    app.include_router(routes_upkeep.router)
     app.mount("/debug/static", StaticFiles(directory=STATIC), name="debug-static")
     return app

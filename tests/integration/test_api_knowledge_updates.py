@@ -38,7 +38,7 @@ def maria_facts(prompt: str) -> list[str]:
 
 
 def test_where_now_is_the_newest_move(client):
-    body = client.post("/v1/ask", json={"question": "Where does Maria live now?", "budget": 1800,
+    body = client.post("/v1/ask", json={"question": "Where does Maria live now?", "budget": 3000,
                                         "question_date": "2024-08-01"}).json()
     facts = maria_facts(body["prompt"])
     assert len(facts) == 3, body["prompt"]
@@ -48,8 +48,20 @@ def test_where_now_is_the_newest_move(client):
 
 
 def test_where_in_march_is_the_move_valid_then(client):
-    body = client.post("/v1/ask", json={"question": "Where did Maria live in March?", "budget": 1800,
+    body = client.post("/v1/ask", json={"question": "Where did Maria live in March?", "budget": 3000,
                                         "question_date": "2024-08-01", }, params={"debug": "true"}).json()
     facts = maria_facts(body["prompt"])
     assert "Lisbon (2024-02-10 to 2024-06-20, superseded)" in facts[0], body["prompt"]
     assert any(d["stage"] == "facts" and "March" in d["target"] for d in body["debug"]["decisions"])
+
+
+def test_upkeep_views_through_the_api(client):
+    stats = client.get("/v1/stats").json()
+    assert stats["sources"] == 3 and stats["items_per_kind"]["chunk"] == 3 and stats["triples"] >= 3
+    page = client.get("/v1/sources", params={"prefix": "moves/", "limit": 2}).json()
+    assert [r["source_id"] for r in page["sources"]] == ["moves/2023-11", "moves/2024-02"]
+    found = client.get("/v1/sources/moves/2024-06").json()
+    assert found["catalog"]["triples"] >= 1 and found["items"][0]["metadata"]["importance"] == 0.5
+    assert found["items"][0]["metadata"]["date"] == "2024-06-20"
+    assert client.get("/v1/sources/moves/none").status_code == 404
+    assert client.post("/v1/gc").json() == {"expired": {"sources": 0, "items": 0, "triples": 0}}  # nothing expires
