@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-
 from agent_memory.records import MemoryItem
 
 from .items import embedding_text

@@ -24,17 +24,17 @@ from agent_memory.records import Document, TurnRecord
 from agent_memory.services import Services
 from agent_memory.updates import said_at, supersede
 
+from . import sources as readers
 from .context import session_context_texts
 from .discovery import discover_files, file_source_id
 from .extraction import make_extractor
 from .items import ItemBuilder, SourceItems
 from .lock import ingest_lock
 from .report import IngestReport
-from .upkeep import stamp_expiry, stamp_importance
-from . import sources as readers
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
 from .splitting import Splitter
 from .summarize import make_summarizer
+from .upkeep import stamp_expiry, stamp_importance
 
 log = logging.getLogger(__name__)
 BATCH_SOURCES = 64

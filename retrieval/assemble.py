@@ -337,4 +337,4 @@ class Assembler:
         for p in result.passages:
             if p.source_id not in used:
                 used.append(p.source_id)
-        result.used_ids = used
+        result.used_source_ids = used

@@ -22,9 +22,9 @@ from .assemble import Assembler
 from .config import RetrievalConfig, load_preset
 from .dedup import deduplicate
 from .fusion import fuse
+from .pages import Pages
 from .rerank import DefaultReranker, Reranker
 from .rerank.signals import without_names
-from .pages import Pages
 from .rewrite import QueryRewriter
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
 from .types import Candidate, Decision, PromptResult

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from agent_memory.records import MemoryItem
 

@@ -65,7 +65,7 @@ class PromptResult:
     tokenizer: str
     sections: dict[str, int] = field(default_factory=dict)
     passages: list[Passage] = field(default_factory=list)
-    used_ids: list[str] = field(default_factory=list)
+    used_source_ids: list[str] = field(default_factory=list)
     dropped: list[Decision] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)

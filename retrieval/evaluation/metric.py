@@ -56,7 +56,7 @@ def word_coverage(evidence_text: str, passage_text: str) -> float:
     return sum(min(n, have[w]) for w, n in need.items()) / total
 
 
-def context_text(prompt: str, question: str = "") -> str:
+def prompt_context(prompt: str, question: str = "") -> str:
     """The prompt minus its question section(s) and the question string itself.
 
     An answer that only appears because the question quotes it must not count as a hit.
@@ -97,7 +97,7 @@ def score_evidence(question: Question, prompt: str) -> Score:
 
 def answer_in_context(answers: list[str], prompt: str, question: str = "", *, ignore_case: bool = True) -> bool:
     """Any answer in the context: verbatim (CMRC), or case-insensitive whole words (English)."""
-    context = context_text(prompt, question)
+    context = prompt_context(prompt, question)
     if ignore_case:
         context = context.lower()
     for answer in answers:

@@ -49,7 +49,7 @@ def test_prompt_json(data_dir, capsys):
     assert dump["routes"]["dense"] and all(row["source_id"] for row in dump["routes"]["dense"])
     assert {"instructions", "passages", "question"} <= set(dump["sections"])
     assert dump["prompt"].endswith("## Question\n" + QUESTION)
-    assert "[S:product-x300]" in dump["prompt"] and "product-x300" in dump["used_ids"]
+    assert "[S:product-x300]" in dump["prompt"] and "product-x300" in dump["used_source_ids"]
     assert dump["fused"] and dump["timings_ms"]["total"] >= 0
 
 

@@ -126,7 +126,7 @@ def test_the_right_passage_is_cited(pipeline, services, ids, question, expected)
     source = ids.get(expected, expected)
     result = pipeline.run(question, tenant="default", budget=600, debug=True)
     assert f"[S:{source}]" in result.prompt
-    assert source in result.used_ids[:3], result.used_ids
+    assert source in result.used_source_ids[:3], result.used_source_ids
     assert source in [row["source_id"] for row in result.fused[:3]]
     check_budget(services, result, 600)
 
@@ -146,15 +146,15 @@ def test_source_id_filter_limits_every_route(pipeline):
                           debug=True, source_ids=sorted(allowed))
     rows = [row for rows in result.routes.values() for row in rows]
     assert rows and {row["source_id"] for row in rows} <= allowed
-    assert set(result.used_ids) <= allowed and cited(result) <= allowed
-    assert "product-x300" in result.used_ids
+    assert set(result.used_source_ids) <= allowed and cited(result) <= allowed
+    assert "product-x300" in result.used_source_ids
 
 
 def test_kind_filter_limits_the_passages(pipeline):
     result = pipeline.run("Which sensor did we order?", tenant="default", budget=1500, debug=True, kinds=["turn"])
     content = [row for name in ("dense", "keyword", "graph", "summaries") for row in result.routes[name]]
     assert content and {row["kind"] for row in content} == {"turn"}
-    assert result.used_ids and set(result.used_ids) <= TURNS
+    assert result.used_source_ids and set(result.used_source_ids) <= TURNS
 
 
 def test_kind_filter_keeps_other_kinds_out_of_the_known_facts(pipeline):
@@ -167,7 +167,7 @@ def test_kind_filter_keeps_other_kinds_out_of_the_known_facts(pipeline):
 def test_source_id_filter_holds_for_neighbour_turns(pipeline):
     result = pipeline.run("What did the assistant say about the X-300?", tenant="default", budget=1500,
                           debug=True, source_ids=["demo-session/2"])
-    assert result.used_ids == ["demo-session/2"]
+    assert result.used_source_ids == ["demo-session/2"]
     assert cited(result) == {"demo-session/2"}
 
 
@@ -175,7 +175,7 @@ def test_time_filter_excludes_every_item(pipeline):
     result = pipeline.run("Who founded Acme Corporation?", tenant="default", budget=1500, debug=True,
                           created_after=4102444800.0)  # 2100-01-01: nothing was stored after it
     assert all(rows == [] for name, rows in result.routes.items() if name != "graph_facts")
-    assert result.used_ids == []
+    assert result.used_source_ids == []
 
 
 def test_time_filter_keeps_graph_facts_out(pipeline):
@@ -191,10 +191,10 @@ def test_tenants_are_isolated(pipeline, services):
     theirs = pipeline.run(question, tenant="other", budget=1500, debug=True, session_id="demo-session")
     rows = [row for rows in theirs.routes.values() for row in rows]
     assert rows and {row.get("source_id") for row in rows} == {"other-lab-note"}
-    assert theirs.used_ids == ["other-lab-note"] and cited(theirs) == {"other-lab-note"}
+    assert theirs.used_source_ids == ["other-lab-note"] and cited(theirs) == {"other-lab-note"}
     nobody = pipeline.run(question, tenant="nobody", budget=1500, debug=True, session_id="demo-session")
     assert all(rows == [] for rows in nobody.routes.values())
-    assert nobody.used_ids == [] and not cited(nobody) and set(nobody.sections) == {"instructions", "question"}
+    assert nobody.used_source_ids == [] and not cited(nobody) and set(nobody.sections) == {"instructions", "question"}
 
 
 # ---- the budget -----------------------------------------------------------------------------------------
@@ -214,7 +214,7 @@ def test_budget_is_respected(pipeline, services, budget):
 
 def test_more_budget_never_means_fewer_sources(pipeline):
     question = "What did we decide about the X-300 and who makes it?"
-    used = [len(pipeline.run(question, tenant="default", budget=b).used_ids) for b in (150, 400, 1200, 4000)]
+    used = [len(pipeline.run(question, tenant="default", budget=b).used_source_ids) for b in (150, 400, 1200, 4000)]
     assert used == sorted(used) and used[-1] > used[0]
 
 
@@ -227,7 +227,7 @@ def test_budget_smaller_than_the_question_raises(pipeline):
 def test_debug_dict_has_every_stage(pipeline):
     result = pipeline.run("Who founded Acme Corporation?", tenant="default", budget=800, debug=True)
     dump = result.debug_dict()
-    for key in ("routes", "fused", "decisions", "dropped", "sections", "timings_ms", "prompt", "used_ids"):
+    for key in ("routes", "fused", "decisions", "dropped", "sections", "timings_ms", "prompt", "used_source_ids"):
         assert key in dump
     assert {"dense", "keyword", "graph", "summaries", "recent"} <= set(dump["routes"])
     assert {"encode", "routes", "fusion", "rerank", "dedup", "assemble", "total"} <= set(dump["timings_ms"])

@@ -137,12 +137,12 @@ def test_prompt_never_exceeds_budget(counter_name, question, question_date, budg
     cited = set(TAG.findall(result.prompt.replace(CONFIG.instructions, "")))
     content_ids = {c.item.source_id for c in summaries + passages} | {i.source_id for i in recent}
     assert cited <= content_ids | {t.source_id for t in facts}
-    assert set(result.used_ids) <= content_ids
-    assert len(result.used_ids) == len(set(result.used_ids))
+    assert set(result.used_source_ids) <= content_ids
+    assert len(result.used_source_ids) == len(set(result.used_source_ids))
 
     originals = {c.item.id: c.item.text for c in summaries + passages} | {i.id: i.text for i in recent}
     for passage in result.passages:
-        assert passage.source_id in result.used_ids
+        assert passage.source_id in result.used_source_ids
         assert f"[S:{passage.source_id}]" in result.prompt
         if passage.compressed:
             event("compressed")

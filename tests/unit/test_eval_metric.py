@@ -10,8 +10,8 @@ from retrieval.evaluation.datasets import Evidence, Question
 from retrieval.evaluation.metric import (
     answer_in_context,
     cited_ids,
-    context_text,
     parse_citations,
+    prompt_context,
     score_question,
     word_coverage,
 )
@@ -114,7 +114,7 @@ def test_cmrc_hit_excludes_the_question_section():
 
 def test_context_text_drops_question_section_until_next_header():
     prompt = "## Question\nWho won?\nmore question\n## Passages\n[S:a] text"
-    assert context_text(prompt, "Who won?") == "## Passages\n[S:a] text"
+    assert prompt_context(prompt, "Who won?") == "## Passages\n[S:a] text"
 
 
 def test_hotpot_answer_is_whole_word_and_case_insensitive():
