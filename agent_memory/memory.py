@@ -161,19 +161,11 @@ class Memory:
 
     def add_documents(self, docs: Iterable[Document]) -> Added:
         """Store documents as they are (each carries its tenant; unchanged ones are skipped)."""
-        report = IngestReport()
-        with self.write_lock:
-            ids = self.ingestion.ingest_documents(docs, report)
-        _raise_store_error(report)
-        return Added(ids, report)
+        return self._write(lambda report: self.ingestion.ingest_documents(docs, report))
 
     def add_turns(self, turns: Sequence[TurnRecord]) -> Added:
         """Store transcript turns (one source per turn, ``<session>/<turn>``) and a summary per session."""
-        report = IngestReport()
-        with self.write_lock:
-            ids = self.ingestion.ingest_turns(turns, report)
-        _raise_store_error(report)
-        return Added(ids, report)
+        return self._write(lambda report: self.ingestion.ingest_turns(turns, report))
 
     def add_file(self, path: str | Path, *, source_id: str | None = None,
                  metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
@@ -181,11 +173,18 @@ class Memory:
         """Ingest one file (text, Markdown, HTML, JSON/JSONL records, transcripts) under ``source_id``
         (default: its path). Forgetting that ID forgets every source the file held; re-adding the
         same bytes does nothing. A skipped or failed file is in ``report``, not raised."""
-        report = IngestReport(files_seen=1)
+        tenant = self._tenant(tenant)
+        return self._write(lambda report: self.ingestion.ingest_file(
+            Path(path), tenant=tenant, source_id=source_id, report=report, metadata=dict(metadata or {}),
+            progress=progress), IngestReport(files_seen=1))
+
+    def _write(self, ingest: Callable[[IngestReport], list[str]], report: IngestReport | None = None) -> Added:
+        """One ingestion call under the write lock; a store failure it recorded is raised."""
+        report = report if report is not None else IngestReport()
         with self.write_lock:
-            ids = self.ingestion.ingest_file(Path(path), tenant=self._tenant(tenant), source_id=source_id,
-                                             report=report, metadata=dict(metadata or {}), progress=progress)
-        _raise_store_error(report)
+            ids = ingest(report)
+        if report.store_error:
+            raise StoreUnavailableError(f"ingestion stopped: {report.store_error}")
         return Added(ids, report)
 
     def add_paths(self, paths: Sequence[str | Path], *, recursive: bool = False, glob: str | None = None,
@@ -274,8 +273,3 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _raise_store_error(report: IngestReport) -> None:
-    if report.store_error:
-        raise StoreUnavailableError(f"ingestion stopped: {report.store_error}")
