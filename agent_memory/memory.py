@@ -42,7 +42,7 @@ from .working_memory import WorkingMemory
 if TYPE_CHECKING:
     from .api.answer import Answer
 
-FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before")
+FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
 # search() assembles a prompt of this size and ranks its passages: room for many whole passages.
 SEARCH_BUDGET = 6000
 Progress = Callable[[str, int, int], None]

@@ -142,3 +142,12 @@ class SearchFilter:
     kinds: list[str] | None = None
     created_after: float | None = None
     created_before: float | None = None
+    # The item's own metadata keys: {"team": "ops", "lang": ["en", "de"], "version": {"gte": 2}}
+    # (equality, membership, numeric range; see agent_memory/metafilter.py).
+    metadata: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.metadata:  # a bad spec is the caller's error (ValueError naming it), not a route failure
+            from .metafilter import conditions
+
+            conditions(self.metadata)

@@ -102,7 +102,7 @@ class RetrievalPipeline:
     def run(self, question: str, *, tenant: str, session_id: str | None = None, budget: int = 1800,
             debug: bool = False, question_date: str | None = None, source_ids: list[str] | None = None,
             kinds: list[str] | None = None, created_after: float | None = None,
-            created_before: float | None = None) -> PromptResult:
+            created_before: float | None = None, metadata: dict | None = None) -> PromptResult:
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -115,7 +115,7 @@ class RetrievalPipeline:
         variants = self.rewriter.variants(question, tenant, session_id)  # retrieval/rewrite.py
         asked, question = question, variants.search_text
         flt = SearchFilter(tenant=tenant, source_ids=source_ids, kinds=kinds, created_after=created_after,
-                           created_before=created_before)
+                           created_before=created_before, metadata=metadata)
         query = Query(text=question, tenant=tenant, session_id=session_id, flt=flt)
         query.dense = self.services.embedder.embed_query(question, self.services.vectors.occupied_spaces())
         query.sparse = self.services.sparse_encoder.encode_query(question)

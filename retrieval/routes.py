@@ -6,12 +6,14 @@ the others still answer.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
+from agent_memory import metafilter
 from agent_memory.records import MemoryItem, ScoredItem, SearchFilter, Triple
 from agent_memory.stores.base import GraphStore, SparseVector, VectorStore
 from agent_memory.text import content_words
@@ -47,8 +49,7 @@ class Route(Protocol):
 
 def _content_filter(flt: SearchFilter, kinds: list[str]) -> SearchFilter:
     wanted = [k for k in kinds if flt.kinds is None or k in flt.kinds]
-    return SearchFilter(tenant=flt.tenant, source_ids=flt.source_ids, kinds=wanted or ["__none__"],
-                        created_after=flt.created_after, created_before=flt.created_before)
+    return dataclasses.replace(flt, kinds=wanted or ["__none__"])  # every other condition carries over
 
 
 class DenseRoute:
@@ -197,7 +198,9 @@ def passes(item: MemoryItem, flt: SearchFilter) -> bool:
         return False
     if flt.created_after is not None and item.created_at < flt.created_after:
         return False
-    return flt.created_before is None or item.created_at <= flt.created_before
+    if flt.created_before is not None and item.created_at > flt.created_before:
+        return False
+    return metafilter.matches(item.metadata, flt.metadata)
 
 
 @functools.lru_cache(maxsize=1)

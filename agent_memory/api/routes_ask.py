@@ -19,7 +19,7 @@ def _retrieve(state, tenant: str, body: AskIn):
     return state.pipeline.run(body.question, tenant=tenant, session_id=body.session_id, budget=body.budget,
                               debug=True, source_ids=flt.source_ids, kinds=flt.kinds,
                               created_after=flt.created_after, created_before=flt.created_before,
-                              question_date=body.question_date)
+                              question_date=body.question_date, metadata=flt.metadata)
 
 
 @router.post("/v1/ask", response_model=AskOut, response_model_exclude_none=False,

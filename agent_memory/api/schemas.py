@@ -150,6 +150,10 @@ class Filters(BaseModel):
     kinds: list[Literal["chunk", "summary", "turn"]] | None = None
     created_after: float | None = Field(default=None, description="Unix time.")
     created_before: float | None = Field(default=None, description="Unix time.")
+    metadata: dict[str, Any] | None = Field(
+        default=None, examples=[{"team": "ops", "lang": ["en", "de"], "version": {"gte": 2}}],
+        description="The items' own metadata keys: a value (equality), a list (membership) or "
+                    "{'gte': n, 'lte': m} (numeric range); every route applies it.")
 
 
 class AskIn(BaseModel):

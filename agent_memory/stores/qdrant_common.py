@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from .. import metafilter
 from ..errors import DimensionMismatchError, StoreError
 from ..records import MemoryItem, ScoredItem, SearchFilter
 from .base import SparseVector
@@ -75,6 +76,9 @@ def filter_conditions(flt: SearchFilter, *, equals: Callable[[str, Any], Any], a
         must.append(any_of("kind", list(flt.kinds)))
     if flt.created_after is not None or flt.created_before is not None:
         must.append(between("created_at", flt.created_after, flt.created_before))
+    for kind, key, value, high in metafilter.conditions(flt.metadata):  # the item's own metadata keys
+        must.append(equals(key, value) if kind == "eq" else any_of(key, value) if kind == "in"
+                    else between(key, value, high))
     return must
 
 

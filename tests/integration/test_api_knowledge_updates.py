@@ -65,3 +65,11 @@ def test_upkeep_views_through_the_api(client):
     assert found["items"][0]["metadata"]["date"] == "2024-06-20"
     assert client.get("/v1/sources/moves/none").status_code == 404
     assert client.post("/v1/gc").json() == {"expired": {"sources": 0, "items": 0, "triples": 0}}  # nothing expires
+
+
+def test_metadata_filter_through_the_api(client):
+    body = client.post("/v1/ask", json={"question": "Where did Maria move?", "budget": 1200,
+                                        "filters": {"metadata": {"date": ["2024-02-10"]}}}).json()
+    assert {p["source_id"] for p in body["passages"]} == {"moves/2024-02"}
+    bad = client.post("/v1/ask", json={"question": "Where?", "filters": {"metadata": {"date": {"after": 1}}}})
+    assert bad.status_code == 400 and "gte" in bad.json()["error"]["message"]
