@@ -16,6 +16,7 @@ import os
 import signal
 import socket
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -27,6 +28,8 @@ from .ingestion import run_job
 from .jobs import Job, JobSpec, SourceLocks, error_of, job_from_row
 
 log = logging.getLogger(__name__)
+KEEP_FINISHED_S = 7 * 86400  # finished jobs stay this long for polling, then any worker forgets them
+PRUNE_EVERY_S = 3600
 
 
 class Worker:
@@ -86,8 +89,12 @@ class Worker:
 
     def run(self, *, once: bool = False) -> int:
         """Work until stopped (or, with ``once``, until the queue is empty); returns jobs run."""
+        pruned_at = 0.0
         while not self.stopping.is_set():
             try:
+                if time.monotonic() - pruned_at > PRUNE_EVERY_S:
+                    pruned_at = time.monotonic()
+                    self.store.prune(KEEP_FINISHED_S)
                 took = self.run_one()
             except StoreError as exc:
                 log.warning("worker %s cannot reach the queue: %s", self.id, exc)

@@ -89,6 +89,13 @@ class PostgresJobStore:
                  Jsonb(error) if error is not None else None, done, total, job_id, worker))
             return cur.rowcount == 1
 
+    def prune(self, older_than_s: float) -> int:
+        """Forget finished jobs older than that (their results were there to be polled)."""
+        with self.db.connection() as conn:
+            cur = conn.execute("DELETE FROM jobs WHERE status IN ('done', 'failed') AND finished_at < %s",
+                               (time.time() - older_than_s,))
+            return cur.rowcount
+
     @contextmanager
     def source_lock(self, tenant: str, source_key: str) -> Iterator[None]:
         """Hold the source's advisory lock (waiting for it) on a connection of its own: a

@@ -211,3 +211,16 @@ def test_one_source_is_written_by_one_holder_at_a_time_across_connections(_, job
     assert events.index("second in") > events.index("first out")
     assert events.index("other in") < events.index("first out")
     assert events.index("globex in") < events.index("first out")
+
+
+@pytest.mark.parametrize("_", [postgres_param("pg")])
+def test_prune_forgets_only_finished_jobs_older_than_asked(_, job_store):
+    first, second, still_queued = enqueue(job_store, 3)
+    for expected in (first, second):  # the oldest open job is taken first
+        row = job_store.claim("w", lease_s=60)
+        assert row["id"] == expected and job_store.finish(expected, "w", {"ok": True}, None, 1, 1)
+    time.sleep(0.3)
+    assert job_store.prune(older_than_s=3600) == 0
+    assert job_store.prune(older_than_s=0.1) == 2  # both finished ones; the open one stays
+    assert job_store.get(still_queued, "acme")["status"] == "queued"
+    assert job_store.get(first, "acme") is None and job_store.get(second, "acme") is None
