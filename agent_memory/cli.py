@@ -13,7 +13,7 @@ from retrieval.evaluation.arguments import add_eval_arguments
 from retrieval.evaluation.cli import run_eval
 
 from .config import load_settings
-from .errors import AgentMemoryError
+from .errors import AgentMemoryError, ConfigError
 from .memory import Memory
 
 # The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK)
@@ -79,9 +79,25 @@ def cmd_inspect(args) -> int:
     return 0 if found else 1
 
 
+def _where(text: str | None) -> dict | None:
+    """``--where`` JSON as prompt filters; a malformed one is a usage error naming it."""
+    if not text:
+        return None
+    from .metafilter import conditions
+
+    try:
+        spec = json.loads(text)
+        conditions(spec if isinstance(spec, dict) else {"": spec})
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError too
+        raise ConfigError(f"--where {text!r}: {exc}") from exc
+    return {"metadata": spec}
+
+
 def cmd_prompt(args) -> int:
     with _memory(args, preset=args.preset) as memory:
-        result = memory.prompt(args.question, session_id=args.session, budget=args.budget, debug=True)
+        filters = _where(args.where)
+        result = memory.prompt(args.question, session_id=args.session, budget=args.budget, debug=True,
+                               filters=filters)
     if args.json:
         print(json.dumps(result.debug_dict(), indent=2, ensure_ascii=False))
     else:
@@ -170,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prompt", help="debug dump: routes, fusion, compaction and the final prompt")
     p.add_argument("question")
     p.add_argument("--session")
+    p.add_argument("--where", help='JSON filter on items\' metadata, e.g. \'{"version": {"gte": 2}, "team": "ops"}\'')
     p.add_argument("--tenant")
     p.add_argument("--budget", type=int, default=1800)
     p.add_argument("--preset", default="default")

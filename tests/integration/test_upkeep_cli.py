@@ -58,3 +58,16 @@ def test_stats_list_inspect_then_gc(data_dir, capsys):
     assert run(capsys, ["inspect", scan_id])[0] == 1  # gone from catalog and stores
     after = json.loads(run(capsys, ["stats"])[1])["default"]
     assert after["sources"] == 1 and after["expiring_soon"] == 0
+
+
+def test_prompt_with_a_metadata_filter(data_dir, capsys):
+    def used(where: str) -> set[str]:
+        code, out = run(capsys, ["prompt", "What moves 40 litres a minute?", "--json", "--where", where])
+        assert code == 0
+        return {p["source_id"] for p in json.loads(out)["passages"]}
+
+    assert any(s.endswith("keep.md") for s in used('{"importance": 0.5}'))
+    assert used('{"team": "nobody"}') == set()
+    capsys.readouterr()
+    assert main(["prompt", "x", "--where", '{"team": {"after": 1}}']) == 2
+    assert "gte" in capsys.readouterr().err
