@@ -68,7 +68,8 @@ def _tenants(services, tenant: str | None) -> list[str]:
 
 
 def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: float | None = None) -> dict:
-    """Per tenant: items per kind, sources, items expiring within ``soon_days``, entities and triples."""
+    """Per tenant: items per kind, sources, items expiring within ``soon_days``, entities, triples and
+    the share of triples a newer fact superseded."""
     now = time.time() if now is None else now
     out = {}
     for name in _tenants(services, tenant):
@@ -80,8 +81,11 @@ def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: f
             sources.add(item.source_id)
             soon += float(item.metadata.get("expires_at") or "inf") <= now + soon_days * DAY
         graph = services.graph.stats(name)
+        superseded = services.graph.superseded_count(name)
         out[name] = {"items": sum(kinds.values()), "items_per_kind": kinds, "sources": len(sources),
-                     "expiring_soon": soon, "entities": graph["entities"], "triples": graph["relations"]}
+                     "expiring_soon": soon, "entities": graph["entities"], "triples": graph["relations"],
+                     "superseded_triples": superseded,
+                     "superseded_share": round(superseded / graph["relations"], 4) if graph["relations"] else 0.0}
     return out
 
 

@@ -112,6 +112,7 @@ class Queries:
     delete_tenant_relations: str
     delete_tenant_entities: str
     mark_validity: str
+    count_superseded_tenant: str
 
 
 def build_queries(d: Dialect) -> Queries:
@@ -177,6 +178,9 @@ def build_queries(d: Dialect) -> Queries:
             "MATCH (:Entity)-[x:REL]->(:Entity) WHERE x.tenant = $tenant DELETE x RETURN count(*) AS n"
         ),
         delete_tenant_entities="MATCH (e:Entity) WHERE e.tenant = $tenant DETACH DELETE e RETURN count(*) AS n",
+        count_superseded_tenant=(
+            "MATCH (:Entity)-[x:REL]->(:Entity) WHERE x.tenant = $tenant AND x.valid_to <> '' RETURN count(x) AS n"
+        ),
         # Found from the subject's key (an index seek), then the relation by its key among its edges.
         mark_validity=(
             "UNWIND $rows AS r MATCH (a:Entity {key: r.subject_key})-[x:REL]->(b:Entity) WHERE x.key = r.key"
@@ -311,6 +315,10 @@ class Runner:
         if changes:
             self._write_rows(self._q.mark_validity, changes)
         return len(changes)
+
+    def superseded_count(self, tenant: str) -> int:
+        """How many of the tenant's facts a newer one replaced (kept, with their interval)."""
+        return int(self.read(self._q.count_superseded_tenant, {"tenant": tenant})[0]["n"])
 
     def stats(self, tenant: str | None = None) -> dict[str, int]:
         if tenant is None:

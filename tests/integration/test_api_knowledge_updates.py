@@ -58,6 +58,7 @@ def test_where_in_march_is_the_move_valid_then(client):
 def test_upkeep_views_through_the_api(client):
     stats = client.get("/v1/stats").json()
     assert stats["sources"] == 3 and stats["items_per_kind"]["chunk"] == 3 and stats["triples"] >= 3
+    assert stats["superseded_triples"] == 2 and 0 < stats["superseded_share"] < 1  # Berlin and Lisbon
     page = client.get("/v1/sources", params={"prefix": "moves/", "limit": 2}).json()
     assert [r["source_id"] for r in page["sources"]] == ["moves/2023-11", "moves/2024-02"]
     found = client.get("/v1/sources/moves/2024-06").json()

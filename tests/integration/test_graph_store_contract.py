@@ -120,6 +120,7 @@ def test_a_newer_functional_fact_supersedes_the_older_one_which_is_kept(graph):
     assert facts["Lisbon"].superseded_by and facts["Berlin"].superseded_by != facts["Lisbon"].superseded_by
     assert not any(facts[f"Friend in {c}"].superseded for c, _, _ in moves)  # "knows" is not functional
     assert graph.stats()["relations"] == 6  # nothing deleted
+    assert graph.store.superseded_count(graph.tenant) == 2
     # Idempotent; and a source forgotten then re-derived leaves the one before it current again.
     assert graph.store.update_validity(graph.tenant, ["Maria"], FUNCTIONAL_RELATIONS) == 0
     graph.store.delete_by_source(graph.tenant, "doc-jun")
