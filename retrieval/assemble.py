@@ -229,7 +229,7 @@ class Assembler:
             line = item_line(cand.item, shown)
             cost = count(line) + 1 + (0 if sections.summaries else title_cost["summaries"])
             if cost > min(cap, free):
-                result.dropped.append(Decision("assemble", cand.item.source_id, "dropped", "summaries share full",
+                result.assembly_drops.append(Decision("assemble", cand.item.source_id, "dropped", "summaries share full",
                                                cost, 0))
                 continue
             sections.summaries.append(Entry(line, 300.0 - rank,
@@ -252,12 +252,12 @@ class Assembler:
         for rank, cand in enumerate(passages):
             if free < self.config.min_compressed_tokens:
                 # Not even a compressed passage fits any more: the rest are cut, unread.
-                result.dropped.extend(Decision("assemble", c.item.source_id, "dropped", "budget full")
+                result.assembly_drops.extend(Decision("assemble", c.item.source_id, "dropped", "budget full")
                                       for c in passages[rank:])
                 break
             item = cand.item
             if item.source_id in used_sources and item.kind == "turn":
-                result.dropped.append(Decision("assemble", item.source_id, "dropped", "already in recent turns"))
+                result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "already in recent turns"))
                 continue
             group, title = session_group(item)
             header_cost = count(title) + 1 if group and group not in headers_used else 0
@@ -271,11 +271,11 @@ class Assembler:
                 limit = cap if over_cap and cap - overhead >= self.config.min_compressed_tokens else free
                 room = min(free, limit) - overhead
                 if room < self.config.min_compressed_tokens:
-                    result.dropped.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
+                    result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue
                 text = compress(text, question, room, self.counter, entities)
                 if not text:
-                    result.dropped.append(Decision("assemble", item.source_id, "dropped",
+                    result.assembly_drops.append(Decision("assemble", item.source_id, "dropped",
                                                    "no sentence fits the remaining budget", cost, 0))
                     continue
                 line = item_line(item, text)
@@ -287,7 +287,7 @@ class Assembler:
                                                  cost, new_cost))
                 cost = new_cost
                 if cost > free:
-                    result.dropped.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
+                    result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue
             passage = self._passage(cand, text, line, compressed)
             order = (int(item.metadata.get("seq", 0) or 0), item.chunk_index)
@@ -326,7 +326,7 @@ class Assembler:
             if victim is None:  # only fixed text left: already checked to fit, but be safe
                 raise BudgetError(f"prompt of {total} tokens cannot fit a budget of {budget}")
             getattr(sections, victim_section).remove(victim)
-            result.dropped.append(Decision("assemble", victim.passage.source_id if victim.passage else "fact",
+            result.assembly_drops.append(Decision("assemble", victim.passage.source_id if victim.passage else "fact",
                                            "dropped", "trimmed after final count", 0, 0))
         result.prompt = prompt
         result.total_tokens = total

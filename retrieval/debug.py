@@ -26,7 +26,7 @@ def render_dump(result: PromptResult, max_rows: int = 10) -> str:
                      f"  {row['source_id']}{note}")
     lines.append("")
     lines.append("== Decisions (kept, cut, compressed, why) ==")
-    for d in result.decisions + result.dropped:
+    for d in result.decisions + result.assembly_drops:
         tokens = f" tokens {d.tokens_before}→{d.tokens_after}" if d.tokens_before else ""
         lines.append(f"  [{d.stage}] {d.action} {d.target}: {d.reason}{tokens}")
     lines.append("")

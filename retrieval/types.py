@@ -66,7 +66,8 @@ class PromptResult:
     sections: dict[str, int] = field(default_factory=dict)
     passages: list[Passage] = field(default_factory=list)
     used_source_ids: list[str] = field(default_factory=list)
-    dropped: list[Decision] = field(default_factory=list)
+    # What assembly left out for the budget or a section's share; every other cut is in decisions.
+    assembly_drops: list[Decision] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     routes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)

@@ -114,7 +114,7 @@ def test_debug_dump_on_ask_and_prompt(server):
     prompt = client.post("/v1/prompt", headers=ACME, json={"question": QUESTION, "budget": 600}).json()
     assert prompt["budget"] == 600 and prompt["total_tokens"] <= 600
     assert STORES_DOC in prompt["used_source_ids"]
-    assert {"routes", "fused", "decisions", "dropped", "timings_ms", "passages"} <= set(prompt)
+    assert {"routes", "fused", "decisions", "assembly_drops", "timings_ms", "passages"} <= set(prompt)
 
 
 def test_filters_restrict_sources_and_kinds(server):

@@ -209,7 +209,7 @@ def test_budget_is_respected(pipeline, services, budget):
     assert all(0 < tokens <= result.total_tokens for tokens in result.sections.values())
     if budget >= 4000:
         # The whole corpus fits: nothing was dropped for want of room.
-        assert not [d for d in result.dropped if "budget" in d.reason or "trimmed" in d.reason]
+        assert not [d for d in result.assembly_drops if "budget" in d.reason or "trimmed" in d.reason]
 
 
 def test_more_budget_never_means_fewer_sources(pipeline):
@@ -227,7 +227,7 @@ def test_budget_smaller_than_the_question_raises(pipeline):
 def test_debug_dict_has_every_stage(pipeline):
     result = pipeline.run("Who founded Acme Corporation?", tenant="default", budget=800, debug=True)
     dump = result.debug_dict()
-    for key in ("routes", "fused", "decisions", "dropped", "sections", "timings_ms", "prompt", "used_source_ids"):
+    for key in ("routes", "fused", "decisions", "assembly_drops", "sections", "timings_ms", "prompt", "used_source_ids"):
         assert key in dump
     assert {"dense", "keyword", "graph", "summaries", "recent"} <= set(dump["routes"])
     assert {"encode", "routes", "fusion", "rerank", "dedup", "assemble", "total"} <= set(dump["timings_ms"])

@@ -144,7 +144,7 @@ function renderFused(dbg) {
 }
 
 function renderDecisions(dbg) {
-  const all = [...(dbg.decisions || []), ...(dbg.dropped || [])];
+  const all = [...(dbg.decisions || []), ...(dbg.assembly_drops || [])];
   const rows = all.map((d) => [d.stage, d.action, d.target, d.reason,
                                d.tokens_before ? `${d.tokens_before}→${d.tokens_after}` : ""]);
   $("decisions").replaceChildren(rows.length ? table(["stage", "action", "target", "reason", "tokens"], rows)
