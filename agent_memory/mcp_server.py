@@ -20,9 +20,11 @@ from typing import Annotated, Any, Callable
 
 import anyio
 import mcp_types as types
+import uvicorn
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from starlette.responses import JSONResponse
 
 from .api.schemas import AskIn, DocumentIn, Filters, MessageIn
 from .api.state import is_loopback, tenant_for_key
@@ -189,8 +191,6 @@ def _request_key(headers) -> str | None:
 
 def http_app(memory: Memory, settings: Settings, host: str):
     """The streamable HTTP app (Starlette), behind the HTTP API's key → tenant check."""
-    from starlette.responses import JSONResponse
-
     api_keys = dict(settings.api_keys)
     auth_required = bool(api_keys) or not is_loopback(host)
 
@@ -226,8 +226,6 @@ def serve(*, http: bool = False, host: str | None = None, port: int | None = Non
         if not http:
             serve_stdio(memory)
             return 0
-        import uvicorn
-
         settings = memory.settings
         host = host or settings.api_host
         if not is_loopback(host) and not settings.api_keys:
