@@ -16,8 +16,11 @@ from .config import Settings, load_settings
 from .embedding import CachedEmbedder, EmbeddingCache, collection_name, make_embedder
 from .embedding_spaces import EmbeddingSpaces, SpaceLayout
 from .errors import ConfigError
-from .sparse import SPARSE_FORMAT
+from .llm import llm_from_settings
+from .sparse import SPARSE_FORMAT, SparseEncoder
+from .stores.graph_factory import open_graph_store
 from .stores.spaced import SpacedVectorStore
+from .stores.vector_factory import open_vector_store
 from .tokens import TokenCounter, make_counter
 
 log = logging.getLogger(__name__)
@@ -38,6 +41,7 @@ class Services:
         """The one PostgreSQL pool of this process (catalog, sessions, jobs); None when not configured."""
         if not self.settings.postgres_url:
             return None
+        # The PostgreSQL modules need the 'servers' extra (psycopg): imported only when configured.
         from .stores.postgres import PostgresDB
 
         return PostgresDB(self.settings.postgres_url, pool_size=self.settings.postgres_pool_size)
@@ -89,15 +93,11 @@ class Services:
 
     @functools.cached_property
     def sparse_encoder(self):
-        from .sparse import SparseEncoder
-
         return SparseEncoder()
 
     @functools.cached_property
     def vectors(self) -> SpacedVectorStore:
         """One collection per embedding space, behind one VectorStore."""
-        from .stores.vector_factory import open_vector_store
-
         self._check_index_format()
         spaces = self.embedder
         stores = {name: open_vector_store(self.settings, e.dimension, collection_name(e))
@@ -122,16 +122,12 @@ class Services:
 
     @functools.cached_property
     def graph(self):
-        from .stores.graph_factory import open_graph_store
-
         return open_graph_store(self.settings)
 
     @functools.cached_property
     def llm(self):
         if not self.settings.llm_configured:
             return None
-        from .llm import llm_from_settings
-
         return llm_from_settings(self.settings)
 
     def close(self) -> None:
