@@ -8,6 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
+from ingest.upkeep import expire, inspect, list_sources, stats
 from retrieval.debug import render_dump
 from retrieval.evaluation.arguments import add_eval_arguments
 from retrieval.evaluation.cli import run_eval
@@ -15,6 +16,7 @@ from retrieval.evaluation.cli import run_eval
 from .config import load_settings
 from .errors import AgentMemoryError, ConfigError
 from .memory import Memory
+from .metafilter import conditions
 
 # The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK)
 # when they run, so that the other commands and --help do not load them.
@@ -44,8 +46,6 @@ def cmd_forget(args) -> int:
 
 def cmd_gc(args) -> int:
     """Expired items (settings ttl_days) out of every store at once."""
-    from ingest.upkeep import expire
-
     with _memory(args) as memory, memory.write_lock:
         removed = expire(memory.services, memory.ingestion.forget, tenants=[args.tenant] if args.tenant else None)
     print(json.dumps({"expired": removed}))
@@ -53,16 +53,12 @@ def cmd_gc(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from ingest.upkeep import stats
-
     with _memory(args) as memory:
         print(json.dumps(stats(memory.services, args.tenant, soon_days=args.soon_days), indent=2))
     return 0
 
 
 def cmd_list(args) -> int:
-    from ingest.upkeep import list_sources
-
     with _memory(args) as memory:
         rows = list_sources(memory.services, args.tenant or memory.services.settings.tenant, prefix=args.prefix,
                             kind=args.kind, offset=args.offset, limit=args.limit)
@@ -71,8 +67,6 @@ def cmd_list(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    from ingest.upkeep import inspect
-
     with _memory(args) as memory:
         found = inspect(memory.services, args.tenant or memory.services.settings.tenant, args.source_id)
     print(json.dumps(found, indent=2, ensure_ascii=False))
@@ -83,8 +77,6 @@ def _where(text: str | None) -> dict | None:
     """``--where`` JSON as prompt filters; a malformed one is a usage error naming it."""
     if not text:
         return None
-    from .metafilter import conditions
-
     try:
         spec = json.loads(text)
         conditions(spec if isinstance(spec, dict) else {"": spec})
