@@ -8,10 +8,12 @@ exactly as they did with MiniLM alone, Chinese memories exactly as with e5 alone
 English question finds a Chinese passage through e5 (it reads both languages). Measured in
 ``docs/evaluation.md``; the choice against "e5 for everything" is explained there.
 
-Cosines of two models are not on one scale (e5 puts unrelated texts near 0.75, MiniLM near
-0.05), so a similarity is reported as standard deviations above chance for its model
-(``Settings.similarity_calibration``, measured by ``benchmarks/calibrate_similarity.py``).
-Within one space this is an affine map and changes no ranking.
+Cosines of two models are not on one scale (e5 puts unrelated English texts near 0.75, MiniLM
+near 0.04), and within e5 chance depends on the languages (an English question and an unrelated
+Chinese passage sit near 0.69, two Chinese texts near 0.81). So a similarity is reported as
+standard deviations above chance for its model and its pair of languages
+(``Settings.similarity_calibration``, measured by ``benchmarks/calibrate_similarity.py``). For
+one model and one pair of languages this is an affine map and changes no ranking.
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from .embedding import CachedEmbedder
 from .errors import ConfigError
 from .text import cjk_ratio
 
-QueryVectors = dict[str, np.ndarray]
+
+
+class QueryVectors(dict):
+    """The question's vector per space, and the question's language (``lang_of``)."""
+
+    def __init__(self, vectors: dict[str, np.ndarray], lang: str) -> None:
+        super().__init__(vectors)
+        self.lang = lang
 
 
 @dataclass(frozen=True)
@@ -56,7 +65,7 @@ class EmbeddingSpaces:
                               "choose a multilingual model of the default model's size, or set "
                               "AGENT_MEMORY_MULTILINGUAL_EMBEDDING_MODEL to the default model")
         self.dimension = next(iter(dims.values()))
-        self.calibration = {name: calibration.get(name, (0.0, 1.0)) for name in self.embedders}
+        self.calibration = dict(calibration)
 
     @property
     def names(self) -> list[str]:
@@ -80,6 +89,16 @@ class EmbeddingSpaces:
     def spaces_for(self, texts: Sequence[str]) -> list[str]:
         return [self.space_for(t) for t in texts]
 
+    def lang_of(self, text: str) -> str:
+        """"zh" for a text with at least ``multilingual_share`` CJK characters, else "en"."""
+        return "zh" if cjk_ratio(text) >= (self.layout.multilingual_share or 0.1) else "en"
+
+    def lang_of_space(self, space: str) -> str | None:
+        """The language of every text in ``space`` when the layout routes by language, else None."""
+        if self.multilingual is None:
+            return None
+        return "zh" if space == self.multilingual else "en"
+
     # -- embedding -------------------------------------------------------------------------------
 
     def embed_documents(self, texts: Sequence[str], spaces: Sequence[str] | None = None) -> np.ndarray:
@@ -93,24 +112,29 @@ class EmbeddingSpaces:
 
     def embed_query(self, text: str, spaces: Sequence[str] | None = None) -> QueryVectors:
         """The question in each of ``spaces`` (default: all)."""
-        return {s: self.embedders[s].embed_query(text) for s in (spaces or self.names)}
+        return QueryVectors({s: self.embedders[s].embed_query(text) for s in (spaces or self.names)},
+                            self.lang_of(text))
 
     # -- similarity ------------------------------------------------------------------------------
 
-    def similarities(self, vectors: np.ndarray, spaces: Sequence[str], query: QueryVectors) -> np.ndarray:
-        """Calibrated similarity of each row to the question in the row's space; a space the
-        question was not embedded in scores at chance (0)."""
+    def similarities(self, vectors: np.ndarray, spaces: Sequence[str], langs: Sequence[str],
+                     query: QueryVectors) -> np.ndarray:
+        """Calibrated similarity of each row (embedded in ``spaces``, written in ``langs``) to the
+        question in the row's space; a space the question was not embedded in scores at chance (0)."""
         out = np.zeros(len(spaces), dtype=np.float64)
-        for space in set(spaces):
+        for space, lang in set(zip(spaces, langs)):
             if space not in query:
                 continue
-            rows = [i for i, s in enumerate(spaces) if s == space]
+            rows = [i for i, (s, g) in enumerate(zip(spaces, langs)) if s == space and g == lang]
             cos = vectors[rows] @ query[space].astype(np.float32)
-            out[rows] = self.calibrate(space, cos)
+            out[rows] = self.calibrate(space, cos, query.lang, lang)
         return out
 
-    def calibrate(self, space: str, cosines: np.ndarray) -> np.ndarray:
-        mean, std = self.calibration.get(space, (0.0, 1.0))
+    def calibrate(self, space: str, cosines: np.ndarray, question_lang: str = "en",
+                  passage_lang: str = "en") -> np.ndarray:
+        """Cosines as standard deviations above chance for this model and pair of languages."""
+        mean, std = self.calibration.get(f"{space}:{question_lang}>{passage_lang}",
+                                         self.calibration.get(space, (0.0, 1.0)))
         return (np.asarray(cosines, dtype=np.float64) - mean) / (std or 1.0)
 
     def close(self) -> None:

@@ -22,7 +22,9 @@ never reads another's documents or sessions.
 from __future__ import annotations
 
 import functools
+import json
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
@@ -137,6 +139,26 @@ class Memory:
                     session_summaries=memory.summaries)
             return self._pipeline
 
+    def pipeline_for(self, preset: str | None = None, overrides: Mapping[str, Any] | None = None) -> RetrievalPipeline:
+        """The served pipeline, or one for a named preset and/or overrides of its settings (validated
+        strictly, merged deeply; kept for reuse, the least recently used of more than 16 closed)."""
+        if (preset is None or preset == self.preset) and not overrides:
+            return self.pipeline
+        key = json.dumps([preset or self.preset, overrides or {}], sort_keys=True, default=str)
+        with self._build_lock:
+            variants = self.__dict__.setdefault("_variants", OrderedDict())
+            if key in variants:
+                variants.move_to_end(key)
+                return variants[key]
+            memory = self.working_memory
+            variant = RetrievalPipeline.from_services(self.services, preset or self.preset, dict(overrides or {}),
+                                                      recent_turns=memory.recent_turns,
+                                                      session_summaries=memory.summaries)
+            variants[key] = variant
+            if len(variants) > 16:
+                variants.popitem(last=False)[1].close()
+            return variant
+
     @functools.cached_property
     def _answerer(self):
         from .api.answer import Answerer  # the citation checker lives with the API that first needed it
@@ -231,11 +253,13 @@ class Memory:
     # ---- questions -------------------------------------------------------------------------------
     def prompt(self, question: str, *, budget: int = 1800, session_id: str | None = None,
                filters: Mapping[str, Any] | Any | None = None, debug: bool = False,
-               question_date: str | None = None, tenant: str | None = None) -> PromptResult:
+               question_date: str | None = None, tenant: str | None = None, preset: str | None = None,
+               overrides: Mapping[str, Any] | None = None) -> PromptResult:
         """The bounded prompt for ``question``: recalled passages tagged ``[S:<source id>]``, the
         session's recent turns, never more than ``budget`` tokens. ``filters`` takes ``source_ids``,
-        ``kinds``, ``created_after``, ``created_before`` (Unix time)."""
-        return self.pipeline.run(question, tenant=self._tenant(tenant), session_id=session_id, budget=budget,
+        ``kinds``, ``created_after``, ``created_before`` (Unix time). ``preset`` and ``overrides`` change
+        the retrieval settings for this call (retrieval/config.py); unknown names raise ConfigError."""
+        return self.pipeline_for(preset, overrides).run(question, tenant=self._tenant(tenant), session_id=session_id, budget=budget,
                                  debug=debug, question_date=question_date, **filter_args(filters))
 
     def search(self, query: str, *, limit: int = 10, session_id: str | None = None,
@@ -247,11 +271,12 @@ class Memory:
 
     def ask(self, question: str, *, budget: int = 1800, session_id: str | None = None,
             filters: Mapping[str, Any] | Any | None = None, max_answer_tokens: int = 512, debug: bool = False,
-            tenant: str | None = None) -> AskResult:
+            tenant: str | None = None, preset: str | None = None,
+            overrides: Mapping[str, Any] | None = None) -> AskResult:
         """An answer from the configured LLM with citations checked against the prompt's own tags;
         without an LLM (or when it fails) a retrieval-only answer: ``answer`` is None."""
         result = self.prompt(question, budget=budget, session_id=session_id, filters=filters, debug=debug,
-                             tenant=tenant)
+                             tenant=tenant, preset=preset, overrides=overrides)
         details = self._answerer.answer(result, max_tokens=max_answer_tokens)
         return AskResult(details.answer, details.mode, details.citations, result, details)
 
@@ -261,6 +286,9 @@ class Memory:
         with self._build_lock:
             pipeline = self.__dict__.pop("_pipeline", None)
             sessions = self.__dict__.pop("_working_memory", None)
+            variants = self.__dict__.pop("_variants", {})
+        for variant in variants.values():
+            variant.close()
         if pipeline is not None:
             pipeline.close()
         if sessions is not None:

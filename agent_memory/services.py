@@ -102,7 +102,7 @@ class Services:
         spaces = self.embedder
         stores = {name: open_vector_store(self.settings, e.dimension, collection_name(e))
                   for name, e in spaces.embedders.items()}
-        return SpacedVectorStore(stores, spaces.default, spaces.calibrate)
+        return SpacedVectorStore(stores, spaces.default, spaces.calibrate, spaces.lang_of_space)
 
     def _check_index_format(self, *, record: bool = True) -> None:
         """Refuse a data dir whose vectors were written by another sparse format or other embedding

@@ -264,12 +264,12 @@ class Assembler:
             text, compressed = display_text(item.text), False
             line = item_line(item, text)
             cost = count(line) + 1 + header_cost
-            over_cap = cap is not None and cost > cap
+            overhead = header_cost + count(item_line(item, "")) + 1
+            # The share cap applies only where it leaves room for a compressed passage: under a
+            # tiny budget the tag and header alone may exceed it.
+            over_cap = cap is not None and cost > cap and cap - overhead >= self.config.min_compressed_tokens
             if cost > free or over_cap:
-                overhead = header_cost + count(item_line(item, "")) + 1
-                # The share cap must not make a passage uncompressible when the room would hold it.
-                limit = cap if over_cap and cap - overhead >= self.config.min_compressed_tokens else free
-                room = min(free, limit) - overhead
+                room = min(free, cap if over_cap else free) - overhead
                 if room < self.config.min_compressed_tokens:
                     result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue

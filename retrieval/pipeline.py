@@ -240,7 +240,8 @@ class RetrievalPipeline:
         def similarity(candidates, signal: str) -> np.ndarray:
             field = "vector" if signal == "dense" else "context_vector"
             vectors = self._candidate_vectors(candidates) if signal == "dense" else self._context_vectors(candidates)
-            return self.services.embedder.similarities(vectors, self._spaces(candidates, field), query.dense)
+            langs = [getattr(c, field + "_lang") for c in candidates]
+            return self.services.embedder.similarities(vectors, self._spaces(candidates, field), langs, query.dense)
 
         return similarity
 
@@ -268,9 +269,10 @@ class RetrievalPipeline:
             embedder = self.services.embedder
             texts = texts_of([c.item for c in missing])
             spaces = embedder.spaces_for(texts)
-            for cand, vector, space in zip(missing, embedder.embed_documents(texts, spaces), spaces):
+            for cand, vector, space, text in zip(missing, embedder.embed_documents(texts, spaces), spaces, texts):
                 setattr(cand, field, vector)
                 setattr(cand, field + "_space", space)
+                setattr(cand, field + "_lang", embedder.lang_of(text))
         if not candidates:
             return np.zeros((0, self.services.embedder.dimension), dtype=np.float32)
         return np.vstack([getattr(c, field) for c in candidates])

@@ -22,7 +22,9 @@ class Candidate:
     vector: Any = field(default=None, repr=False)  # the passage embedding, once fetched
     context_vector: Any = field(default=None, repr=False)  # the turn read after the one before it
     vector_space: str = ""  # the embedding space ``vector`` lives in (agent_memory/embedding_spaces.py)
+    vector_lang: str = ""  # the language of the text embedded there ("en" / "zh")
     context_vector_space: str = ""
+    context_vector_lang: str = ""
 
     @property
     def source_id(self) -> str:

@@ -7,7 +7,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from ..errors import ConfigError
 from .answer import passages_out
+from .errors import ApiError
 from .deps import StateDep, TenantDep
 from .schemas import AskIn, AskOut, error_responses
 
@@ -16,7 +18,11 @@ router = APIRouter(tags=["ask"])
 
 def _retrieve(state, tenant: str, body: AskIn):
     flt = body.filters
-    return state.pipeline.run(body.question, tenant=tenant, session_id=body.session_id, budget=body.budget,
+    try:
+        pipeline = state.memory.pipeline_for(body.preset, body.overrides)
+    except ConfigError as exc:  # the request's settings, not the server's: the client's to fix
+        raise ApiError(400, "invalid_retrieval_settings", str(exc)) from exc
+    return pipeline.run(body.question, tenant=tenant, session_id=body.session_id, budget=body.budget,
                               debug=True, source_ids=flt.source_ids, kinds=flt.kinds,
                               created_after=flt.created_after, created_before=flt.created_before,
                               question_date=body.question_date, metadata=flt.metadata)

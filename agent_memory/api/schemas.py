@@ -169,6 +169,12 @@ class AskIn(BaseModel):
     question_date: str | None = Field(
         default=None, max_length=64, examples=["2024-08-01"],
         description="When the question is asked (default: now): 'in March' or '2 weeks ago' count from it.")
+    preset: str | None = Field(default=None, max_length=64, examples=["conversation"],
+                               description="A named retrieval preset instead of the served default.")
+    overrides: dict[str, Any] | None = Field(
+        default=None, examples=[{"turn_weights": {"dense": 0.8}, "shares": {"facts": 0.0}}],
+        description="Retrieval settings for this request, merged deeply over the preset; an unknown or "
+                    "misspelled name is a 400 that names it (see retrieval/config.py).")
 
 
 class PassageOut(BaseModel):

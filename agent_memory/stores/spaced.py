@@ -18,12 +18,14 @@ import numpy as np
 from ..records import MemoryItem, ScoredItem, SearchFilter
 from .base import SparseVector, VectorStore
 
-Calibrate = Callable[[str, np.ndarray], np.ndarray]
+Calibrate = Callable[[str, np.ndarray, str, str], np.ndarray]  # space, cosines, question lang, passage lang
 
 
 class SpacedVectorStore:
-    def __init__(self, stores: Mapping[str, VectorStore], default: str, calibrate: Calibrate) -> None:
+    def __init__(self, stores: Mapping[str, VectorStore], default: str, calibrate: Calibrate,
+                 lang_of_space: Callable[[str], str | None] = lambda space: None) -> None:
         self.stores = dict(stores)
+        self.lang_of_space = lang_of_space
         self.default = default
         self.calibrate = calibrate
         self.dimension = self.stores[default].dimension
@@ -84,7 +86,8 @@ class SpacedVectorStore:
         hits: list[tuple[float, ScoredItem]] = []
         for name in answering:
             found = self.stores[name].search_dense(query[name], flt, limit)
-            calibrated = self.calibrate(name, np.array([h.score for h in found], dtype=np.float64))
+            calibrated = self.calibrate(name, np.array([h.score for h in found], dtype=np.float64),
+                                        getattr(query, "lang", "en"), self.lang_of_space(name) or "en")
             hits += [(float(c), ScoredItem(item=h.item, score=float(c))) for h, c in zip(found, calibrated)]
         return [h for _, h in sorted(hits, key=lambda pair: -pair[0])[:limit]]
 

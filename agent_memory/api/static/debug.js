@@ -186,6 +186,16 @@ async function ask(event) {
   const body = { question, budget: parseInt($("budget").value, 10) || 1200 };
   const session = $("session").value.trim();
   if (session) body.session_id = session;
+  if ($("preset").value) body.preset = $("preset").value;
+  const overrides = $("overrides").value.trim();
+  if (overrides) {
+    try {
+      body.overrides = JSON.parse(overrides);
+    } catch (err) {
+      setStatus(`overrides are not JSON: ${err.message}`, true);
+      return;
+    }
+  }
   const key = $("apikey").value.trim();
   localStorage.setItem("agent-memory-key", key);
   const headers = { "content-type": "application/json" };
