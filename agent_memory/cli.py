@@ -8,6 +8,8 @@ import logging
 import sys
 from pathlib import Path
 
+from ingest.lock import ingest_lock
+from ingest.reindex import reindex
 from ingest.upkeep import expire, inspect, list_sources, stats
 from retrieval.debug import render_dump
 from retrieval.evaluation.arguments import add_eval_arguments
@@ -49,6 +51,15 @@ def cmd_gc(args) -> int:
     with _memory(args) as memory, memory.write_lock:
         removed = expire(memory.services, memory.ingestion.forget, tenants=[args.tenant] if args.tenant else None)
     print(json.dumps({"expired": removed}))
+    return 0
+
+
+def cmd_reindex(args) -> int:
+    """Every stored vector re-embedded with the embedding settings in force (stored text, no files)."""
+    settings = load_settings(**({"data_dir": args.data_dir} if getattr(args, "data_dir", None) else {}))
+    with ingest_lock(settings.data_dir):
+        report = reindex(settings)
+    print(json.dumps(report.to_dict()))
     return 0
 
 
@@ -155,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source_id")
     p.add_argument("--tenant")
     p.set_defaults(func=cmd_forget)
+
+    p = sub.add_parser("reindex", help="re-embed the stored text with the embedding settings in force")
+    p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser("gc", help="remove expired items (ttl_days) from every store at once")
     p.add_argument("--tenant")

