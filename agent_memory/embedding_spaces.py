@@ -28,7 +28,6 @@ from .errors import ConfigError
 from .text import cjk_ratio
 
 
-
 class QueryVectors(dict):
     """The question's vector per space, and the question's language (``lang_of``)."""
 

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Query
 
 from ..errors import ConfigError
 from .answer import passages_out
-from .errors import ApiError
 from .deps import StateDep, TenantDep
+from .errors import ApiError
 from .schemas import AskIn, AskOut, error_responses
 
 router = APIRouter(tags=["ask"])
