@@ -48,3 +48,31 @@ class FreshSchema:
             self.opened[-1].drop_schema()
         for db in self.opened:
             db.close()
+
+
+class BackendOpener:
+    """Opens one store per call on a contract suite's backend ("sqlite" under ``tmp_path``, or
+    "postgres" on a fresh schema) and closes every one, and the schema, at ``cleanup``."""
+
+    def __init__(self, backend: str, tmp_path) -> None:
+        self.backend = backend
+        self.tmp_path = tmp_path
+        self.schema = FreshSchema() if backend == "postgres" else None
+        self.opened: list = []
+
+    def open_sqlite(self, tmp_path):
+        raise NotImplementedError
+
+    def open_postgres(self, db):
+        raise NotImplementedError
+
+    def __call__(self):
+        store = self.open_sqlite(self.tmp_path) if self.backend == "sqlite" else self.open_postgres(self.schema.open())
+        self.opened.append(store)
+        return store
+
+    def cleanup(self) -> None:
+        for store in self.opened:
+            store.close()
+        if self.schema:
+            self.schema.cleanup()

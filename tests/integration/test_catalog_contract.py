@@ -6,33 +6,19 @@ PostgreSQL runs against the server scripts/test.sh starts, each test in a fresh 
 from __future__ import annotations
 
 import pytest
-from postgres_support import FreshSchema, postgres_param
+from postgres_support import BackendOpener, postgres_param
 
 from agent_memory.catalog import Catalog, SourceCatalog, SourceEntry, SQLiteCatalog
 
 
-class Opener:
-    def __init__(self, backend: str, tmp_path) -> None:
-        self.backend = backend
-        self.tmp_path = tmp_path
-        self.schema = FreshSchema() if backend == "postgres" else None
-        self.opened: list = []
+class Opener(BackendOpener):
+    def open_sqlite(self, tmp_path) -> SourceCatalog:
+        return SQLiteCatalog(tmp_path / "catalog.sqlite")
 
-    def __call__(self) -> SourceCatalog:
-        if self.backend == "sqlite":
-            catalog = SQLiteCatalog(self.tmp_path / "catalog.sqlite")
-        else:
-            from agent_memory.stores.postgres_catalog import PostgresCatalog
+    def open_postgres(self, db) -> SourceCatalog:
+        from agent_memory.stores.postgres_catalog import PostgresCatalog
 
-            catalog = PostgresCatalog(self.schema.open())
-        self.opened.append(catalog)
-        return catalog
-
-    def cleanup(self) -> None:
-        for catalog in self.opened:
-            catalog.close()
-        if self.schema:
-            self.schema.cleanup()
+        return PostgresCatalog(db)
 
 
 @pytest.fixture(params=["sqlite", postgres_param()])

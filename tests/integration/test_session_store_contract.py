@@ -7,7 +7,7 @@ PostgreSQL runs against the server scripts/test.sh starts, each test in a fresh 
 from __future__ import annotations
 
 import pytest
-from postgres_support import FreshSchema, postgres_param
+from postgres_support import BackendOpener, postgres_param
 
 from agent_memory.conversation import CompactionConfig, SessionManager
 from agent_memory.conversation.store import SessionStorage, SessionStore
@@ -18,31 +18,17 @@ COUNTER = TiktokenCounter("cl100k_base")
 KEY = ("acme/chat", "")
 
 
-class Opener:
-    def __init__(self, backend: str, tmp_path) -> None:
-        self.backend = backend
-        self.tmp_path = tmp_path
-        self.schema = FreshSchema() if backend == "postgres" else None
-        self.opened: list = []
+class Opener(BackendOpener):
+    def open_sqlite(self, tmp_path) -> SessionStorage:
+        return SessionStore(tmp_path / "sessions.sqlite3", synchronous="OFF")
 
-    def __call__(self) -> SessionStorage:
-        if self.backend == "sqlite":
-            store = SessionStore(self.tmp_path / "sessions.sqlite3", synchronous="OFF")
-        else:
-            from agent_memory.stores.postgres_sessions import PostgresSessionStore
+    def open_postgres(self, db) -> SessionStorage:
+        from agent_memory.stores.postgres_sessions import PostgresSessionStore
 
-            store = PostgresSessionStore(self.schema.open())
-        self.opened.append(store)
-        return store
+        return PostgresSessionStore(db)
 
     def manager(self, **kwargs) -> SessionManager:
         return SessionManager(self.tmp_path / "unused.sqlite3", COUNTER, store=self(), **kwargs)
-
-    def cleanup(self) -> None:
-        for store in self.opened:
-            store.close()
-        if self.schema:
-            self.schema.cleanup()
 
 
 @pytest.fixture(params=["sqlite", postgres_param()])
