@@ -49,8 +49,7 @@ def _spread(candidates: list[Candidate], by_source: dict[str, float], signal: st
 def _give_way(summaries: list[Candidate], passages: list[Candidate], decisions: list[Decision]) -> list[Candidate]:
     """A summary of a session or document whose own turns or chunks are among the passages says
     nothing twice: the passages carry the detail, so the summary gives way."""
-    present = {c.item.metadata.get("session_id") or c.item.source_id for c in passages}
-    present |= {c.item.source_id for c in passages}
+    present = {c.item.source_id for c in passages} | {c.item.metadata.get("session_id") for c in passages}
     out = []
     for cand in summaries:
         covered = cand.item.metadata.get("summary_of")

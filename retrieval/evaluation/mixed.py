@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,6 @@ class MixedConfig:
     preset: str = "default"
     limit: int | None = None
     progress: bool = True
-    sets: list[MixedSet] = field(default_factory=list)
 
 
 def _retenant(material: Material, tenant: str) -> Material:
