@@ -192,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prompt", help="debug dump: routes, fusion, compaction and the final prompt")
     p.add_argument("question")
     p.add_argument("--session")
-    p.add_argument("--where", help='JSON filter on items\' metadata, e.g. \'{"version": {"gte": 2}, "team": "ops"}\'')
+    p.add_argument("--where", help='JSON filter on items\' metadata, e.g. \'{"version": {"gte": 2}, "team": "ops"}\' '
+                   'or a date range \'{"published": {"gte": "2024-03-01", "lte": "2024-06-30"}}\'')
     p.add_argument("--tenant")
     p.add_argument("--budget", type=int, default=1800)
     p.add_argument("--preset", default="default")

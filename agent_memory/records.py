@@ -143,7 +143,7 @@ class SearchFilter:
     created_after: float | None = None
     created_before: float | None = None
     # The item's own metadata keys: {"team": "ops", "lang": ["en", "de"], "version": {"gte": 2}}
-    # (equality, membership, numeric range; see agent_memory/metafilter.py).
+    # (equality, membership, numeric or ISO date range; see agent_memory/metafilter.py).
     metadata: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:

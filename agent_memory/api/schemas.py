@@ -151,9 +151,11 @@ class Filters(BaseModel):
     created_after: float | None = Field(default=None, description="Unix time.")
     created_before: float | None = Field(default=None, description="Unix time.")
     metadata: dict[str, Any] | None = Field(
-        default=None, examples=[{"team": "ops", "lang": ["en", "de"], "version": {"gte": 2}}],
-        description="The items' own metadata keys: a value (equality), a list (membership) or "
-                    "{'gte': n, 'lte': m} (numeric range); every route applies it.")
+        default=None, examples=[{"team": "ops", "lang": ["en", "de"], "version": {"gte": 2},
+                                 "published": {"gte": "2024-03-01", "lte": "2024-06-30"}}],
+        description="The items' own metadata keys: a value (equality), a list (membership), "
+                    "{'gte': n, 'lte': m} (numeric range) or ISO dates/datetimes as bounds (date range; a "
+                    "date alone as 'lte' includes that whole day); every route applies it.")
 
 
 class AskIn(BaseModel):

@@ -6,7 +6,7 @@ Every implementation must pass the matching contract suite in ``tests/integratio
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -39,6 +39,11 @@ class VectorStore(Protocol):
     def delete_by_source(self, tenant: str, source_id: str) -> int: ...
 
     def delete_ids(self, ids: Sequence[str]) -> None: ...
+
+    def update_metadata(self, updates: Mapping[str, Mapping[str, Any]]) -> int:
+        """Merge keys into stored items' metadata (item ID -> {key: value}); vectors, text and the other
+        keys stay. IDs not stored are skipped. Returns how many items were updated."""
+        ...
 
     def search_dense(self, vector: np.ndarray, flt: SearchFilter, limit: int) -> list[ScoredItem]: ...
 

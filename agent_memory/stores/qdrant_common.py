@@ -9,9 +9,10 @@ constructors; the contract above them is written once here.
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -66,9 +67,10 @@ def filter_is_empty(flt: SearchFilter) -> bool:
 
 
 def filter_conditions(flt: SearchFilter, *, equals: Callable[[str, Any], Any], any_of: Callable[[str, list], Any],
-                      between: Callable[[str, float | None, float | None], Any]) -> list:
+                      between: Callable[[str, float | None, float | None], Any],
+                      dates: Callable[[str, str | None, str | None], Any]) -> list:
     """The ``must`` conditions of a SearchFilter, built with a client's constructors; the
-    tenant condition is always there."""
+    tenant condition is always there. ``dates`` takes RFC 3339 UTC bounds (metafilter normalizes them)."""
     must = [equals("tenant", flt.tenant)]
     if flt.source_ids is not None:
         must.append(any_of("source_id", list(flt.source_ids)))
@@ -78,7 +80,7 @@ def filter_conditions(flt: SearchFilter, *, equals: Callable[[str, Any], Any], a
         must.append(between("created_at", flt.created_after, flt.created_before))
     for kind, key, value, high in metafilter.conditions(flt.metadata):  # the item's own metadata keys
         must.append(equals(key, value) if kind == "eq" else any_of(key, value) if kind == "in"
-                    else between(key, value, high))
+                    else dates(key, value, high) if kind == "dates" else between(key, value, high))
     return must
 
 
@@ -129,6 +131,24 @@ class QdrantStore:
             with self._lock:
                 self._check_open()
                 self._delete_points(valid)
+
+    def update_metadata(self, updates: Mapping[str, Mapping[str, Any]]) -> int:
+        # An ID that is not a UUID cannot be stored, so it is skipped like any ID not stored.
+        by_id = {valid: dict(values) for item_id, values in updates.items() if values
+                 for valid in valid_ids([item_id])}
+        if not by_id:
+            return 0
+        with self._lock:
+            self._check_open()
+            present = {str(r.id) for r in self._retrieve(list(by_id), False)}
+            # One payload write per distinct set of values (a citation raises many items to the same value).
+            groups: dict[str, tuple[dict[str, Any], list[str]]] = {}
+            for item_id in sorted(present):
+                values = by_id[item_id]
+                groups.setdefault(json.dumps(values, sort_keys=True, default=str), (values, []))[1].append(item_id)
+            for values, ids in groups.values():
+                self._set_metadata(ids, values)
+        return len(present)
 
     # -- reads ---------------------------------------------------------------------
 
@@ -219,6 +239,10 @@ class QdrantStore:
         raise NotImplementedError
 
     def _delete_points(self, ids: list[str]) -> None:
+        raise NotImplementedError
+
+    def _set_metadata(self, ids: list[str], values: dict[str, Any]) -> None:
+        """Set ``values``' keys inside the ``metadata`` object of these points' payloads."""
         raise NotImplementedError
 
     def _nearest(self, query, using: str, flt: SearchFilter, limit: int) -> list:

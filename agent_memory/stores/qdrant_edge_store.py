@@ -111,6 +111,9 @@ class EdgeVectorStore(QdrantStore):
     def _delete_points(self, ids: list[str]) -> None:
         self._update(qe.UpdateOperation.delete_points(ids))
 
+    def _set_metadata(self, ids: list[str], values: dict) -> None:
+        self._update(qe.UpdateOperation.set_payload(ids, values, "metadata"))  # the key: a nested path
+
     def _update(self, op: qe.UpdateOperation) -> None:
         try:
             self._shard.update(op)
@@ -166,4 +169,5 @@ def edge_filter(flt: SearchFilter) -> qe.Filter:
         equals=lambda key, value: qe.FieldCondition(key, match=qe.MatchValue(value)),
         any_of=lambda key, values: qe.FieldCondition(key, match=qe.MatchAny(values)),
         between=lambda key, low, high: qe.FieldCondition(key, range=qe.RangeFloat(gte=low, lte=high)),
+        dates=lambda key, low, high: qe.FieldCondition(key, range=qe.RangeDateTime(gte=low, lte=high)),
     ))

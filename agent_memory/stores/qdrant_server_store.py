@@ -126,6 +126,10 @@ class QdrantServerVectorStore(QdrantStore):
         selector = models.PointIdsList(points=ids)
         self._call("delete", self._client.delete, self.collection, points_selector=selector, wait=True)
 
+    def _set_metadata(self, ids: list[str], values: dict) -> None:
+        self._call("set payload", self._client.set_payload, self.collection, payload=values, points=ids,
+                   key="metadata", wait=True)  # the key: a nested path, the other metadata keys stay
+
     def _nearest(self, query, using: str, flt: SearchFilter, limit: int) -> list:
         return self._call("query", self._client.query_points, self.collection, query=query, using=using,
                           query_filter=qdrant_filter(flt), limit=limit, with_payload=True, with_vectors=False).points
@@ -156,6 +160,7 @@ def qdrant_filter(flt: SearchFilter) -> models.Filter:
         equals=lambda key, value: models.FieldCondition(key=key, match=models.MatchValue(value=value)),
         any_of=lambda key, values: models.FieldCondition(key=key, match=models.MatchAny(any=values)),
         between=lambda key, low, high: models.FieldCondition(key=key, range=models.Range(gte=low, lte=high)),
+        dates=lambda key, low, high: models.FieldCondition(key=key, range=models.DatetimeRange(gte=low, lte=high)),
     ))
 
 

@@ -11,7 +11,7 @@ drivers that pass the vector-store contract.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -72,6 +72,10 @@ class SpacedVectorStore:
     def delete_ids(self, ids: Sequence[str]) -> None:
         for store in self.stores.values():
             store.delete_ids(ids)
+
+    def update_metadata(self, updates: Mapping[str, Mapping[str, Any]]) -> int:
+        """Each item lives in one space; every store skips the IDs it does not hold."""
+        return sum(store.update_metadata(updates) for store in self.stores.values())
 
     # -- search ------------------------------------------------------------------------------------
 

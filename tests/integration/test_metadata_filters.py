@@ -44,3 +44,45 @@ def test_metadata_spec_checks_and_python_matching():
     for bad in ({"v": {"gt": 1}}, {"v": {"gte": "2024"}}, {"v": []}, {"v": None}, {"v": [1.5]}):
         with pytest.raises(ValueError):
             metafilter.conditions(bad)
+
+
+NOTES = [("notes/feb", "Falkenrath pump audit: the P-7 seal was replaced.", "2024-02-29T23:30:00-01:00"),  # Mar 1st 00:30 UTC
+         ("notes/apr", "Falkenrath pump audit: the P-7 filter was cleaned.", "2024-04-01"),
+         ("notes/jun", "Falkenrath pump audit: the P-7 valve was tightened.", "2024-06-30T15:00:00"),
+         ("notes/jul", "Falkenrath pump audit: the P-7 motor was checked.", "2024-07-01T00:00:00Z"),
+         ("notes/undated", "Falkenrath pump audit: the P-7 housing was painted.", "soon")]
+
+
+def test_date_ranges_apply_to_every_route(services):
+    """ISO dates or datetimes as bounds: Qdrant's DatetimeRange in the store-backed routes (the Edge shard
+    here; qdrant-client's local mode in the vector-store contract), metafilter.matches for the rest."""
+    IngestionPipeline(services, summaries=False).ingest_documents([
+        Document(source_id=sid, text=text, metadata={"published": when}) for sid, text, when in NOTES])
+    with RetrievalPipeline.from_services(services) as pipeline:
+        def run(spec):
+            return sources(pipeline.run("What did the Falkenrath pump audit do to the P-7?", tenant="default",
+                                        budget=900, debug=True, metadata=spec))
+
+        assert run(None) == {sid for sid, _, _ in NOTES}
+        # A day as the upper bound holds the whole day: June 30th at 15:00 is inside.
+        assert run({"published": {"gte": "2024-03-01", "lte": "2024-06-30"}}) == {"notes/feb", "notes/apr",
+                                                                                  "notes/jun"}
+        assert run({"published": {"gte": "2024-03-01T01:00:00Z"}}) == {"notes/apr", "notes/jun", "notes/jul"}
+        assert run({"published": {"lte": "2024-04-01T00:00:00+00:00"}}) == {"notes/feb", "notes/apr"}
+        with pytest.raises(ValueError, match="'2024-13-01'"):
+            run({"published": {"gte": "2024-13-01"}})
+
+
+def test_date_ranges_in_python_matching():
+    spec = {"published": {"gte": "2024-03-01", "lte": "2024-06-30"}}
+    inside = ["2024-03-01", "2024-06-30T23:59:59", "2024-02-29T23:30:00-01:00", "2024-04-01 10:00"]
+    outside = ["2024-02-29", "2024-07-01", "2024-07-01T01:00:00+00:30", "soon", 20240401, None, ""]
+    assert all(metafilter.matches({"published": v}, spec) for v in inside)
+    assert not any(metafilter.matches({"published": v}, spec) for v in outside)
+    assert metafilter.conditions(spec) == [("dates", "metadata.published", "2024-03-01T00:00:00.000000Z",
+                                            "2024-06-30T23:59:59.999999Z")]
+    # Errors name the value: a date that does not exist, free text, a number mixed with a date.
+    for bad, named in (({"gte": "2024-13-01"}, "'2024-13-01'"), ({"lte": "last week"}, "'last week'"),
+                       ({"gte": 3, "lte": "2024-01-01"}, "'2024-01-01'")):
+        with pytest.raises(ValueError, match=named):
+            metafilter.conditions({"published": bad})

@@ -71,3 +71,8 @@ def test_prompt_with_a_metadata_filter(data_dir, capsys):
     capsys.readouterr()
     assert main(["prompt", "x", "--where", '{"team": {"after": 1}}']) == 2
     assert "gte" in capsys.readouterr().err
+    # Date ranges: no ingested file carries a "published" date, so nothing is inside; a bad date is named.
+    assert used('{"published": {"gte": "2024-03-01", "lte": "2024-06-30"}}') == set()
+    capsys.readouterr()
+    assert main(["prompt", "x", "--where", '{"published": {"gte": "2024-02-30"}}']) == 2
+    assert "'2024-02-30'" in capsys.readouterr().err

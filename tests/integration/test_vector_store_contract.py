@@ -394,3 +394,41 @@ def test_collection_name_is_safe():
     assert collection_name(Model()) == "memory_sentence_transformers_all_minilm_l6_v2_384"
     with pytest.raises(Exception, match="a/b"):
         open_vector_store(Settings(_env_file=None), DIM, "a/b")
+
+
+def test_update_metadata_merges_keys_and_keeps_the_rest(store):
+    items = [make_item(f"passage {i}", start=i * 10, metadata={"team": "ops", "importance": 0.5} if i else None)
+             for i in range(3)]
+    put(store, items)
+    before = {i.id: i for i in store.get([i.id for i in items])}
+    updated = store.update_metadata({items[0].id: {"importance": 0.6}, items[1].id: {"importance": 0.6},
+                                     items[2].id: {"importance": 0.9, "cited": 2},
+                                     str(uuid.uuid4()): {"importance": 1.0}, "not-a-uuid": {"importance": 1.0}})
+    assert updated == 3  # IDs not stored are skipped
+    after = {i.id: i for i in store.get([i.id for i in items])}
+    assert after[items[0].id].metadata == {"importance": 0.6}  # an item stored without metadata gets the key
+    assert after[items[1].id].metadata == {"team": "ops", "importance": 0.6}
+    assert after[items[2].id].metadata == {"team": "ops", "importance": 0.9, "cited": 2}
+    for key, item in after.items():  # text, provenance and vectors stay
+        assert (item.text, item.source_id, item.created_at) == (before[key].text, before[key].source_id,
+                                                                before[key].created_at)
+    assert [h.item.id for h in store.search_dense(onehot(2), SearchFilter(tenant="A"), 1)] == [items[2].id]
+    assert store.count(SearchFilter(tenant="A", metadata={"importance": 0.6})) == 2
+    assert store.update_metadata({}) == 0
+
+
+def test_metadata_date_ranges(store):
+    stamps = ["2024-02-29T23:30:00-01:00", "2024-04-01", "2024-06-30T15:00:00", "2024-07-01T00:00:00Z", "soon", 7]
+    items = [make_item(f"note {i}", start=i * 10, metadata={"published": s}) for i, s in enumerate(stamps)]
+    put(store, items)
+
+    def found(spec) -> set:
+        flt = SearchFilter(tenant="A", metadata={"published": spec})
+        dense = {stamps[int(h.item.text.split()[1])] for h in store.search_dense(onehot(0), flt, 10)}
+        assert dense == {stamps[int(i.text.split()[1])] for i in store.scroll(flt)}
+        assert store.count(flt) == len(dense)
+        return dense
+
+    assert found({"gte": "2024-03-01", "lte": "2024-06-30"}) == set(stamps[:3])
+    assert found({"gte": "2024-04-01T00:00:01Z"}) == set(stamps[2:4])
+    assert found({"lte": "2024-03-01T00:29:59+00:00"}) == set()
