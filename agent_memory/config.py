@@ -92,6 +92,12 @@ class Settings(BaseSettings):
         default_factory=lambda: {k: list(v) for k, v in FUNCTIONAL_RELATIONS.items()},
         description="Group -> relation names; a newer fact of a group supersedes the subject's older one.")
 
+    # Importance (ingest/upkeep.py): a source an LLM answer cites gains this much, up to 1.0.
+    importance_citation_step: float = Field(
+        default=0.1, ge=0, le=1,
+        description="Importance (in [0, 1], stored in the item's metadata) added to the items behind each source "
+                    "an LLM answer cites (/v1/ask, Memory.ask, MCP); capped at 1.0; 0 turns it off.")
+
     # Time to live in days by selector ("turn", "kind:chunk", "source:tools/", "tenant:acme",
     # "retention:forgettable"); the shortest matching rule wins; `agent-memory gc` removes expired items.
     ttl_days: dict[str, float] = Field(

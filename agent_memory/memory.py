@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -31,12 +32,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from ingest.pipeline import IngestionPipeline
 from ingest.report import IngestReport
+from ingest.upkeep import raise_importance
 from retrieval.pipeline import RetrievalPipeline
 from retrieval.types import Passage, PromptResult
 
 from .config import Settings, load_settings
 from .conversation import Retention, Session
-from .errors import ConfigError, NotFoundError, StoreUnavailableError
+from .errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
 from .records import Document, TurnRecord
 from .services import Services, build_services
 from .working_memory import WorkingMemory
@@ -44,6 +46,7 @@ from .working_memory import WorkingMemory
 if TYPE_CHECKING:
     from .api.answer import Answer
 
+log = logging.getLogger(__name__)
 FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
 # search() assembles a prompt of this size and ranks its passages: room for many whole passages.
 SEARCH_BUDGET = 6000
@@ -115,6 +118,9 @@ class Memory:
         # One writer at a time: re-ingesting a source is not atomic (new items, then stale deleted).
         self.write_lock = threading.Lock()
         self._build_lock = threading.RLock()  # pipeline builds working_memory under it
+        # Importance raises read then write: serialized, but apart from the write lock, which a whole
+        # ingestion job holds (an answer must not wait for it).
+        self._importance_lock = threading.Lock()
 
     # ---- the parts, built on first use ------------------------------------------------------------
     @functools.cached_property
@@ -278,7 +284,30 @@ class Memory:
         result = self.prompt(question, budget=budget, session_id=session_id, filters=filters, debug=debug,
                              tenant=tenant, preset=preset, overrides=overrides)
         details = self._answerer.answer(result, max_tokens=max_answer_tokens)
+        if details.mode == "llm":
+            self.reinforce(result, [c["source_id"] for c in details.citations], tenant=tenant)
         return AskResult(details.answer, details.mode, details.citations, result, details)
+
+    def reinforce(self, result: PromptResult, cited: Sequence[str], *, tenant: str | None = None) -> dict[str, float]:
+        """Raise the importance of what an answer cited by ``importance_citation_step`` (capped at 1.0): the
+        passages placed under each cited source ID, or, for a source cited only through a fact, all its
+        items. Best effort: a store failure is logged and the answer stands. Returns item ID -> importance."""
+        step = self.settings.importance_citation_step
+        if step <= 0 or not cited:
+            return {}
+        tenant = self._tenant(tenant)
+        placed: dict[str, list[str]] = {}
+        for passage in result.passages:
+            if passage.section != "recent":  # the live session's turns are not long-term items yet
+                placed.setdefault(passage.source_id, []).extend(passage.item_ids)
+        try:
+            with self._importance_lock:
+                ids = [i for sid in dict.fromkeys(cited)
+                       for i in (placed.get(sid) or self.services.vectors.ids_for_source(tenant, sid))]
+                return raise_importance(self.services.vectors, ids, step)
+        except StoreError as exc:
+            log.warning("raising the importance of cited sources %s failed: %s", list(cited)[:5], exc)
+            return {}
 
     # ---- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:

@@ -145,3 +145,15 @@ def importance_of(item: MemoryItem) -> float:
 def stamp_importance(items: Iterable[MemoryItem]) -> None:
     for item in items:
         item.metadata["importance"] = importance_of(item)
+
+
+def raise_importance(vectors, item_ids: Iterable[str], step: float) -> dict[str, float]:
+    """Each stored item's importance raised by ``step`` (capped at 1.0), written back into its metadata:
+    an item an answer cited was worth recalling. Returns item ID -> new importance (items not stored
+    are skipped). Read, then written: the caller serializes concurrent raises."""
+    ids = list(dict.fromkeys(item_ids))
+    if step <= 0 or not ids:
+        return {}
+    raised = {item.id: round(min(1.0, importance_of(item) + step), 4) for item in vectors.get(ids)}
+    vectors.update_metadata({item_id: {"importance": value} for item_id, value in raised.items()})
+    return raised

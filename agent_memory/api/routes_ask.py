@@ -38,6 +38,8 @@ def ask(body: AskIn, state: StateDep, tenant: TenantDep,
     retrieval_ms = round((time.perf_counter() - started) * 1000, 2)
     answer = state.answerer.answer(result, max_tokens=body.max_answer_tokens)
     llm_mode = answer.mode == "llm"
+    if llm_mode:  # what the answer cited was worth recalling: its importance rises (Memory.reinforce)
+        state.memory.reinforce(result, [c["source_id"] for c in answer.citations], tenant=tenant)
     return {
         "mode": answer.mode,
         "answer": answer.answer,
