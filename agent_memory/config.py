@@ -91,6 +91,11 @@ class Settings(BaseSettings):
     functional_relations: dict[str, list[str]] = Field(
         default_factory=lambda: {k: list(v) for k, v in FUNCTIONAL_RELATIONS.items()},
         description="Group -> relation names; a newer fact of a group supersedes the subject's older one.")
+    contradiction_max_pairs: int = Field(
+        default=16, ge=0,
+        description="With an LLM configured: at most this many (older, newer) fact pairs of relations the rules do "
+                    "not know as functional are judged per ingestion batch, in one call (a yes supersedes the "
+                    "older); 0 turns the LLM judge off.")
 
     # Importance (ingest/upkeep.py): a source an LLM answer cites gains this much, up to 1.0.
     importance_citation_step: float = Field(

@@ -418,7 +418,10 @@ class IngestionPipeline:
             self.services.graph.merge_triples(triples)
             report.triples += len(triples)
             # A newer fact of a functional relation supersedes the older one (agent_memory/updates.py).
-            supersede(self.services.graph, triples, self.services.settings.functional_relations)
+            # Other relations: judged by the LLM when one is configured (best effort; a failure is a warning).
+            supersede(self.services.graph, triples, self.services.settings.functional_relations,
+                      llm=self.services.llm, max_pairs=self.services.settings.contradiction_max_pairs,
+                      warn=report.warnings.append)
         return counts
 
     # ---- forgetting --------------------------------------------------------------------------------

@@ -305,16 +305,25 @@ class Runner:
         """Re-derive the validity intervals of the named subjects' functional relations (see
         ``agent_memory.updates``): an older fact replaced by a newer one with another object gets
         ``valid_to`` and ``superseded_by``; the newest is current. Returns how many relations changed."""
+        changes = validity_changes(self.subject_facts(tenant, subjects), functional)
+        return self.mark_superseded(tenant, changes)
+
+    def subject_facts(self, tenant: str, subjects: Sequence[str]) -> list[dict[str, Any]]:
+        """Every relation of the named subjects, as rows (key, subject_key, relation, object_key,
+        valid_from, valid_to, superseded_by, source_id, names ...)."""
         norms = sorted({n for n in (normalize_name(x) for x in subjects) if n})
-        if not norms:
-            return 0
         rows: list[dict[str, Any]] = []
-        for key in self.seed_keys(tenant, norms):
+        for key in self.seed_keys(tenant, norms) if norms else []:
             rows += self.read(self._q.outgoing, {"tenant": tenant, "key": key, "limit": 10_000})
-        changes = validity_changes(rows, functional)
-        if changes:
-            self._write_rows(self._q.mark_validity, changes)
-        return len(changes)
+        return rows
+
+    def mark_superseded(self, tenant: str, changes: Sequence[Mapping[str, Any]]) -> int:
+        """Set ``valid_to`` and ``superseded_by`` of relations (rows: subject_key, key, valid_to, superseded_by;
+        the keys are the tenant's own). Never deletes. Returns how many rows were written."""
+        rows = [{k: c[k] for k in ("subject_key", "key", "valid_to", "superseded_by")} for c in changes]
+        if rows:
+            self._write_rows(self._q.mark_validity, rows)
+        return len(rows)
 
     def superseded_count(self, tenant: str) -> int:
         """How many of the tenant's facts a newer one replaced (kept, with their interval)."""

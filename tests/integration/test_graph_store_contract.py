@@ -129,6 +129,23 @@ def test_a_newer_functional_fact_supersedes_the_older_one_which_is_kept(graph):
     assert not facts["Lisbon"].superseded and facts["Berlin"].superseded
 
 
+def test_subject_facts_and_mark_superseded(graph):
+    graph.store.merge_triples([graph.t("Maria", "drives", "Volvo", "doc-1", valid_from="2024-01-10T00:00:00"),
+                               graph.t("Maria", "drives", "Tesla", "doc-2", valid_from="2024-06-01T00:00:00"),
+                               graph.t("Bob", "drives", "Fiat", "doc-2", valid_from="2024-06-01T00:00:00")])
+    rows = {r["object"]: r for r in graph.store.subject_facts(graph.tenant, ["maria"])}
+    assert set(rows) == {"Volvo", "Tesla"} and rows["Tesla"]["source_id"] == "doc-2"
+    assert rows["Volvo"]["subject_key"] == rows["Tesla"]["subject_key"] and rows["Volvo"]["valid_to"] in ("", None)
+    assert graph.store.subject_facts(graph.tenant, ["nobody"]) == []
+    change = {"subject_key": rows["Volvo"]["subject_key"], "key": rows["Volvo"]["key"],
+              "valid_to": rows["Tesla"]["valid_from"], "superseded_by": rows["Tesla"]["key"]}
+    assert graph.store.mark_superseded(graph.tenant, [change]) == 1
+    facts = {t.object: t for t in graph.store.neighbourhood(graph.tenant, ["Maria"])}
+    assert facts["Volvo"].valid_to == "2024-06-01T00:00:00" and facts["Volvo"].superseded_by == rows["Tesla"]["key"]
+    assert not facts["Tesla"].superseded and graph.stats()["relations"] == 3
+    assert graph.store.mark_superseded(graph.tenant, []) == 0
+
+
 def test_remerge_is_idempotent(graph):
     triples = [graph.t("Alice", "knows", "Bob"), graph.t("Bob", "knows", "Carol"), graph.t("Alice", "knows", "Bob", "doc-2")]
     graph.store.merge_triples(triples)
