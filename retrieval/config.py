@@ -106,6 +106,13 @@ class RetrievalConfig(StrictModel):
         " halved every importance_half_life_days since the item was stored")
     importance_half_life_days: float = Field(default=180.0, gt=0,
                                              description="age in days at which an item's importance counts half")
+    # -- memory over time (issue 13): each signal has its switch, so one eval run can score it off ----
+    current_facts_first: bool = Field(
+        default=True, description="facts valid in the window the question names, else current ones, are placed "
+        "before superseded ones (retrieval/validity.py); off: the graph route's order (superseded facts stay marked)")
+    query_rewrite: bool = Field(
+        default=True, description="with a session, a follow-up question is made standalone before recall and its "
+        "variants fused (retrieval/rewrite.py); off: the question is searched as asked")
     # -- de-duplication and assembly -------------------------------------------------------------
     near_duplicate: float = Field(default=0.95, gt=0, le=1,
                                   description="cosine above which a passage may be a near-duplicate of a kept one")

@@ -71,7 +71,8 @@ class RetrievalPipeline:
         self.counter = services.counter
         self.recent_turns = recent_turns or self._catalog_recent_turns
         self.session_summaries = session_summaries
-        self.rewriter = QueryRewriter(self.recent_turns, llm=services.llm)  # follow-ups made standalone
+        self.rewriter = QueryRewriter(self.recent_turns, llm=services.llm,  # follow-ups made standalone
+                                      enabled=config.query_rewrite)
         self.reranker = reranker or DefaultReranker(config, graph=config.graph.enabled)
         self.assembler = Assembler(self.counter, config)
         self._pool = ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="route")
@@ -156,7 +157,8 @@ class RetrievalPipeline:
             None, self.config.near_duplicate, decisions), kept + [Candidate(item=i) for i in recent], decisions)
         lap("dedup")
 
-        facts = order_facts(outputs.get("graph", RouteOutput()).facts, question, question_date, decisions)
+        facts = order_facts(outputs.get("graph", RouteOutput()).facts, question, question_date, decisions,
+                            enabled=self.config.current_facts_first)
         result = self.assembler.assemble(asked, budget, facts=facts, summaries=summaries, passages=kept,
                                          recent=recent, entities=query.entities, question_date=question_date)
         lap("assemble")

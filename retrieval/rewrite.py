@@ -152,14 +152,16 @@ def rule_rewrite(question: str, recent: list[MemoryItem]) -> tuple[str, list[str
 class QueryRewriter:
     """``recent_turns(tenant, session_id, n)`` reads the session (working memory or ingested turns)."""
 
-    def __init__(self, recent_turns: Callable[[str, str, int], list[MemoryItem]], llm=None, turns: int = 6) -> None:
+    def __init__(self, recent_turns: Callable[[str, str, int], list[MemoryItem]], llm=None, turns: int = 6,
+                 enabled: bool = True) -> None:
         self.recent_turns = recent_turns
         self.llm = llm
         self.turns = turns
+        self.enabled = enabled  # the config's query_rewrite: off, every question is searched as asked
 
     def variants(self, question: str, tenant: str, session_id: str | None) -> Variants:
         original = Variant("original", question)
-        if not session_id:
+        if not session_id or not self.enabled:
             return Variants([original])
         try:
             recent = self.recent_turns(tenant, session_id, self.turns)

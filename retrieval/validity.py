@@ -46,10 +46,11 @@ def _valid_during(fact: Triple, window: Window) -> bool:
 
 
 def order_facts(facts: list[Triple], question: str, question_date: str | None,
-                decisions: list[Decision]) -> list[Triple]:
+                decisions: list[Decision], enabled: bool = True) -> list[Triple]:
     """Facts valid in the question's window first, else current facts first; the order within each
-    part is the graph route's. Stable, and a no-op when no fact is dated."""
-    if not any(f.valid_from for f in facts):
+    part is the graph route's. Stable, and a no-op when no fact is dated or when not ``enabled``
+    (the config's ``current_facts_first``)."""
+    if not enabled or not any(f.valid_from for f in facts):
         return facts
     window = fact_window(question, question_date)
     if window is not None:

@@ -53,6 +53,12 @@ def test_where_in_march_is_the_move_valid_then(client):
     facts = maria_facts(body["prompt"])
     assert "Lisbon (2024-02-10 to 2024-06-20, superseded)" in facts[0], body["prompt"]
     assert any(d["stage"] == "facts" and "March" in d["target"] for d in body["debug"]["decisions"])
+    # Switched off (current_facts_first): the graph route's order, nothing reordered, still marked.
+    off = client.post("/v1/ask", json={"question": "Where did Maria live in March?", "budget": 3000,
+                                       "question_date": "2024-08-01", "overrides": {"current_facts_first": False}},
+                      params={"debug": "true"}).json()
+    assert not any(d["stage"] == "facts" for d in off["debug"]["decisions"])
+    assert len(maria_facts(off["prompt"])) == 3 and "superseded" in off["prompt"]
 
 
 def test_upkeep_views_through_the_api(client):

@@ -36,5 +36,10 @@ def test_a_follow_up_resolves_to_the_entity_of_the_previous_turn(services):
         plain = pipeline.run("Where is it headquartered?", tenant="default", budget=700, debug=True)
         assert not [d for d in plain.decisions if d.stage == "rewrite"]
         pipeline.close()
+        # Switched off (query_rewrite: the eval's --compare can score it off): searched as asked.
+        with RetrievalPipeline.from_services(services, overrides={"query_rewrite": False},
+                                             recent_turns=memory.recent_turns) as off:
+            asked = off.run("Where is it headquartered?", tenant="default", session_id="chat", budget=700, debug=True)
+        assert not [d for d in asked.decisions if d.stage == "rewrite"]
     finally:
         memory.close()
