@@ -75,9 +75,12 @@ def main() -> None:
                 texts += [embedding_text(i) for i in pipeline.builder.document(doc).items]
             for seq, turn in enumerate(turns):
                 texts += [embedding_text(i) for i in pipeline.builder.turn(turn, seq).items]
-            inner = services.embedder.inner
+            # Each text by the bare model of its space (no cache), as the job routes it.
+            spaces = services.embedder.spaces_for(texts)
             started = time.perf_counter()
-            inner.embed_documents(texts)
+            for space in set(spaces):
+                bare = services.embedder.embedders[space].inner
+                bare.embed_documents([t for t, s in zip(texts, spaces) if s == space])
             encode_s = time.perf_counter() - started
 
     job_rate = first.items_written / first.seconds

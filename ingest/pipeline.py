@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -52,6 +53,7 @@ class IngestionPipeline:
         self.splitter = Splitter(services.counter, settings.chunk_tokens, settings.chunk_overlap_tokens)
         self.builder = ItemBuilder(self.splitter, make_summarizer(services.counter, services.llm), summaries)
         self._extractor = extractor
+        self._pool: ThreadPoolExecutor | None = None
 
     @property
     def extractor(self):
@@ -351,8 +353,16 @@ class IngestionPipeline:
     def _write(self, units: list[tuple[SourceItems, SourceEntry | None]], report: IngestReport) -> None:
         if not units:
             return
-        self._store_items([u for u, _ in units], report)
         graph_units = [u for u, _ in units if u.kind in ("document", "turn")]
+        # Triples are read from the texts while the embedder encodes them: extraction touches no
+        # store, and the two use the cores unevenly (spaCy one, the model's matmuls the rest).
+        extraction = self._extraction_pool().submit(self._extract, graph_units) if self._extracting(graph_units) else None
+        try:
+            self._store_items([u for u, _ in units], report)
+        finally:
+            found = extraction.result() if extraction is not None else ([], {}, [])
+        triples, triples_per_source, warnings = found
+        report.warnings.extend(warnings)
         for unit, previous in units:
             if previous is not None:
                 stale = sorted(set(previous.item_ids) - {i.id for i in unit.items})
@@ -361,7 +371,7 @@ class IngestionPipeline:
                     report.items_deleted += len(stale)
                 if previous.n_triples:
                     self.services.graph.delete_by_source(unit.tenant, unit.source_id)
-        triples_per_source = self._extract_and_merge(graph_units, report)
+        self._merge(triples, report)
         self.services.catalog.put_many([
             SourceEntry(u.tenant, u.source_id, u.kind, u.content_hash, path=u.path, title=u.title,
                         session_id=u.session_id, seq=u.seq, timestamp=u.timestamp,
@@ -369,6 +379,16 @@ class IngestionPipeline:
             for u, _ in units
         ])
         report.sources_written += len(units)
+
+    def _extraction_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="triples")
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def _store_items(self, units: list[SourceItems], report: IngestReport) -> None:
         items = [item for unit in units for item in unit.items]
@@ -392,21 +412,23 @@ class IngestionPipeline:
             else:
                 report.turns += 1
 
-    def _extract_and_merge(self, units: list[SourceItems], report: IngestReport) -> dict[str, int]:
-        if self.services.settings.triple_extractor == "none" or not units or self.extractor is None:
-            return {}
+    def _extracting(self, units: list[SourceItems]) -> bool:
+        return bool(units) and self.services.settings.triple_extractor != "none" and self.extractor is not None
+
+    def _extract(self, units: list[SourceItems]) -> tuple[list, dict[str, int], list[str]]:
+        """Triples of the units' chunks and turns, dated; per-source counts; warnings. No store is touched."""
         counts: dict[str, int] = {u.source_id: 0 for u in units}
         by_tenant: dict[str, list] = defaultdict(list)
         for unit in units:
             by_tenant[unit.tenant] += [item for item in unit.items if item.kind != "summary"]
-        triples = []
+        triples, warnings = [], []
         for tenant, items in by_tenant.items():
             try:
                 found = self.extractor.extract_many([i.text for i in items], tenant=tenant,
                                                     source_ids=[i.source_id for i in items],
                                                     item_ids=[i.id for i in items])
             except Exception as exc:  # noqa: BLE001 - extraction is best effort; the chunks are stored
-                report.warnings.append(f"triple extraction failed for {len(items)} items: {exc}")
+                warnings.append(f"triple extraction failed for {len(items)} items: {exc}")
                 continue
             for item, item_triples in zip(items, found):
                 counts[item.source_id] += len(item_triples)
@@ -414,15 +436,18 @@ class IngestionPipeline:
                 for triple in item_triples:
                     triple.valid_from = triple.valid_from or when
                 triples += item_triples
-        if triples:
-            self.services.graph.merge_triples(triples)
-            report.triples += len(triples)
-            # A newer fact of a functional relation supersedes the older one (agent_memory/updates.py).
-            # Other relations: judged by the LLM when one is configured (best effort; a failure is a warning).
-            supersede(self.services.graph, triples, self.services.settings.functional_relations,
-                      llm=self.services.llm, max_pairs=self.services.settings.contradiction_max_pairs,
-                      warn=report.warnings.append)
-        return counts
+        return triples, counts, warnings
+
+    def _merge(self, triples: list, report: IngestReport) -> None:
+        if not triples:
+            return
+        self.services.graph.merge_triples(triples)
+        report.triples += len(triples)
+        # A newer fact of a functional relation supersedes the older one (agent_memory/updates.py).
+        # Other relations: judged by the LLM when one is configured (best effort; a failure is a warning).
+        supersede(self.services.graph, triples, self.services.settings.functional_relations,
+                  llm=self.services.llm, max_pairs=self.services.settings.contradiction_max_pairs,
+                  warn=report.warnings.append)
 
     # ---- forgetting --------------------------------------------------------------------------------
 
