@@ -21,7 +21,7 @@ from .arguments import add_eval_arguments
 from .datasets import detect_format, read_any
 from .mixed import MixedConfig, evaluate_mixed
 from .mixed import markdown as mixed_markdown
-from .runner import RunConfig, evaluate
+from .runner import RunConfig, evaluate, parse_compare
 
 DEFAULT_BUDGETS = {"locomo": 1800, "longmemeval": 2000, "hotpotqa": 1000, "cmrc": 1000}
 
@@ -54,6 +54,10 @@ def json_summary(report: dict, run: dict) -> dict:
         "by_category": {} if product is None else product["by_category"],
         "baselines": {name: (None if s is None else {"soft": s["soft"], "strict": s["strict"]})
                       for name, s in run["baselines"].items()},
+        # --compare: each configuration beside the product, per category, with the product's lead over it.
+        "compare": {label: {"soft": s["soft"], "strict": s["strict"], "n": s["n"], "by_category": s["by_category"],
+                            "product_minus_this": s.get("product_minus_this")}
+                    for label, s in run.get("compare", {}).items()},
         "latency_ms": {"p50": run["latency_ms"]["p50"], "p95": run["latency_ms"]["p95"]},
     }
     if report["dataset"] == "hotpotqa":
@@ -67,6 +71,8 @@ def json_summary(report: dict, run: dict) -> dict:
 
 
 def run_mixed(args) -> int:
+    if getattr(args, "compare", None):
+        raise ConfigError("--compare runs on one set; leave out --mixed")
     files = [Path(f) for f in args.mixed]
     budgets = {}
     for path in files:
@@ -105,11 +111,14 @@ def run_eval(args) -> int:
     baselines = not getattr(args, "no_baselines", False)
     if not product and not baselines:
         raise ConfigError("--no-product with --no-baselines leaves nothing to measure")
+    compare = parse_compare(getattr(args, "compare", None) or [], getattr(args, "preset", None) or "default")
+    if compare and not product:
+        raise ConfigError("--compare scores more product configurations; leave out --no-product")
     data_dir = getattr(args, "data_dir", None)
     config = RunConfig(dataset=dataset, budgets=budgets, limit=getattr(args, "limit", None),
                        out_dir=Path(getattr(args, "out", None) or "reports"), baselines=baselines, product=product,
                        data_dir=Path(data_dir) if data_dir else None,
-                       preset=getattr(args, "preset", None) or "default", progress=True)
+                       preset=getattr(args, "preset", None) or "default", progress=True, compare=compare)
     result = evaluate(config)
     report = result.report
     if getattr(args, "json", False):

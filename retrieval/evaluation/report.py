@@ -67,6 +67,16 @@ def run_summary(budget: int, tallies: dict[str, Tally], latencies: list[float], 
     """One budget's results: product and baselines side by side, with the delta to the best baseline."""
     systems = {name: tally.summary() for name, tally in tallies.items()}
     product = systems.pop(PRODUCT, None)
+    # Compared product configurations (--compare) stand beside the product, never as baselines.
+    compare = {name.split(":", 1)[1]: systems.pop(name) for name in list(systems) if name.startswith(PRODUCT + ":")}
+    if product is not None:
+        for summary in compare.values():
+            summary["product_minus_this"] = {
+                "soft": round(product["soft"] - summary["soft"], 4),
+                "strict": round(product["strict"] - summary["strict"], 4),
+                "by_category": {cat: {"soft": round(row["soft"] - summary["by_category"][cat]["soft"], 4),
+                                      "strict": round(row["strict"] - summary["by_category"][cat]["strict"], 4)}
+                                for cat, row in product["by_category"].items() if cat in summary["by_category"]}}
     best: dict[str, Any] = {}
     delta: dict[str, float] = {}
     for metric in ("soft", "strict", "answer_in_prompt"):
@@ -76,7 +86,8 @@ def run_summary(budget: int, tallies: dict[str, Tally], latencies: list[float], 
             best[metric] = {"name": name, "value": scored[name]}
             if product is not None and metric in product:
                 delta[metric] = round(product[metric] - scored[name], 4)
-    return {"budget": budget, "product": product, "baselines": systems, "best_baseline": best, "delta": delta,
+    return {"budget": budget, "product": product, "compare": compare, "baselines": systems, "best_baseline": best,
+            "delta": delta,
             "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95), "n": len(latencies)},
             **extra}
 
@@ -98,6 +109,8 @@ def render_markdown(report: dict) -> str:
               + (f" (first {report['limit']} only)" if report.get("limit") else ""),
               f"- tokenizer: {report['tokenizer']}; budgets: {', '.join(str(r['budget']) for r in report['runs'])}",
               f"- embedding: {report['embedding_model']}, preset {report.get('preset', 'default')}",
+              *[f"- compared in the same run: `{PRODUCT}:{c['label']}` = preset {c['preset']}"
+                + (f" with `{json.dumps(c['overrides'])}`" if c["overrides"] else "") for c in report.get("compare", [])],
               f"- triple extractor: {report['triple_extractor']}",
               f"- product: {report.get('product_status', 'ran')}",
               "- baselines pack whole turns/paragraphs greedily by rank (a source that does not fit is skipped), "
@@ -110,7 +123,8 @@ def render_markdown(report: dict) -> str:
         metrics = ["soft"]
         lines += ["CMRC: a hit when a gold answer appears verbatim in the prompt's context (soft = strict = hit).", ""]
     for run in report["runs"]:
-        systems = {PRODUCT: run["product"], **run["baselines"]}
+        compared = {f"{PRODUCT}:{label}": summary for label, summary in run.get("compare", {}).items()}
+        systems = {PRODUCT: run["product"], **compared, **run["baselines"]}
         lines += [f"## Budget {run['budget']} tokens", ""]
         header = "| system | " + " | ".join(metrics) + " | tokens (mean) |"
         lines += [header, "|" + " --- |" * (len(metrics) + 2)]

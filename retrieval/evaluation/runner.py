@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -20,10 +21,11 @@ from typing import Any
 from tqdm import tqdm
 
 from agent_memory.config import load_settings
-from agent_memory.errors import StoreError
+from agent_memory.errors import ConfigError, StoreError
 from agent_memory.services import Services, build_services
 from ingest.pipeline import IngestionPipeline
 from ingest.report import IngestReport
+from retrieval.config import load_preset
 from retrieval.pipeline import RetrievalPipeline
 
 from .baselines import Baselines
@@ -33,6 +35,52 @@ from .report import PRODUCT, Tally, run_summary, write_report
 
 log = logging.getLogger(__name__)
 INGEST_BATCH = 64
+
+
+@dataclass
+class Compare:
+    """One more product system scored in the same run: ``preset`` with ``overrides``, reported as
+    ``product:<label>``."""
+
+    label: str
+    preset: str = "default"
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def system(self) -> str:
+        return f"{PRODUCT}:{self.label}"
+
+
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
+
+
+def parse_compare(values: list[str], preset: str = "default") -> list[Compare]:
+    """``--compare`` values: a preset name, or ``LABEL=JSON`` overrides of ``preset``; each checked at once
+    (a bad key or value is a ConfigError naming it, before anything is ingested)."""
+    out: list[Compare] = []
+    for value in values:
+        label, sep, rest = value.partition("=")
+        label = label.strip()
+        if sep:
+            try:
+                overrides = json.loads(rest)
+            except ValueError as exc:
+                raise ConfigError(f"--compare {value!r}: the overrides are not JSON ({exc})") from None
+            if not isinstance(overrides, dict):
+                raise ConfigError(f"--compare {value!r}: the overrides must be a JSON object, got {rest!r}")
+            compare = Compare(label, preset, overrides)
+        else:
+            compare = Compare(label, label)
+        if not _LABEL.match(label):
+            raise ConfigError(f"--compare {value!r}: the label {label!r} must be letters, digits, '_.+-' (at most 40)")
+        if any(c.label == label for c in out):
+            raise ConfigError(f"--compare {value!r}: the label {label!r} is used twice")
+        try:
+            load_preset(compare.preset, compare.overrides)
+        except ConfigError as exc:
+            raise ConfigError(f"--compare {value!r}: {exc}") from None
+        out.append(compare)
+    return out
 
 
 @dataclass
@@ -46,6 +94,7 @@ class RunConfig:
     data_dir: Path | None = None
     preset: str = "default"
     progress: bool = True
+    compare: list[Compare] = field(default_factory=list)
 
 
 @dataclass
@@ -125,7 +174,10 @@ def evaluate(config: RunConfig) -> RunResult:
         with build_services(settings) as services:
             ingest_counts = ingest(services, evalset, tenants, config.progress)
             report = _score_all(services, evalset, questions, config)
-            report.update(ingest=ingest_counts, preset=config.preset, embedding_model=services.embedder.name,
+            report.update(ingest=ingest_counts, preset=config.preset,
+                          compare=[{"label": c.label, "preset": c.preset, "overrides": c.overrides}
+                                   for c in config.compare],
+                          embedding_model=services.embedder.name,
                           triple_extractor=settings.triple_extractor, data_dir=str(data_dir),
                           data_dir_kept=temp_dir is None)
     finally:
@@ -142,13 +194,16 @@ def _score_all(services: Services, evalset: EvalSet, questions: list[Question], 
         if product is None:
             log.warning("product pipeline %s; scoring baselines only", product_status)
     baselines = Baselines(services, evalset.kind) if config.baselines else None
+    # The compared configurations answer from the same stores in the same pass over the questions.
+    compared = [(c, RetrievalPipeline.from_services(services, c.preset, c.overrides))
+                for c in config.compare] if product is not None else []
     counter = services.counter
     stem = evalset.name + (f"-limit{config.limit}" if config.limit else "")
     config.out_dir.mkdir(parents=True, exist_ok=True)
     budgets = list(dict.fromkeys(config.budgets))
     tallies = {b: {} for b in budgets}
     latencies: dict[int, list[float]] = {b: [] for b in budgets}
-    flags = {b: {"over_budget": 0, "errors": 0} for b in budgets}
+    flags = {b: {"over_budget": 0, "errors": 0, "compare_errors": {"errors": 0}} for b in budgets}
     files = {b: config.out_dir / f"{stem}-{b}.jsonl" for b in budgets}
     handles = {b: files[b].open("w", encoding="utf-8") for b in budgets}
     try:
@@ -163,6 +218,10 @@ def _score_all(services: Services, evalset: EvalSet, questions: list[Question], 
                     latencies[budget].append(ms)
                     _record(tallies[budget], handles[budget], evalset, question, PRODUCT, budget, prompt, tokens,
                             latency_ms=ms)
+                for compare, pipeline in compared:
+                    prompt, tokens, ms = _run_product(pipeline, question, budget, flags[budget]["compare_errors"])
+                    _record(tallies[budget], handles[budget], evalset, question, compare.system, budget, prompt,
+                            max(tokens, counter.count(prompt)), latency_ms=ms)
                 for name, ranked in rankings.items():
                     packed = baselines.pack(ranked, question.tenant, budget)
                     _record(tallies[budget], handles[budget], evalset, question, name, budget, packed.prompt,
@@ -170,7 +229,10 @@ def _score_all(services: Services, evalset: EvalSet, questions: list[Question], 
     finally:
         for handle in handles.values():
             handle.close()
-    runs = [run_summary(b, tallies[b], latencies[b], {**flags[b], "questions_file": str(files[b])}) for b in budgets]
+        for _, pipeline in compared:
+            pipeline.close()
+    runs = [run_summary(b, tallies[b], latencies[b], {**flags[b], "compare_errors": flags[b]["compare_errors"]["errors"],
+                                                       "questions_file": str(files[b])}) for b in budgets]
     if baselines is not None and evalset.kind != "conversation":
         for run in runs:
             run["baselines"]["recency"] = None  # n/a for document sets

