@@ -120,8 +120,15 @@ class Services:
                 f"data dir {self.data_dir} was embedded with {found['embedding']}, but the settings ask for "
                 f"{wanted}: run `agent-memory reindex` to re-embed the stored text with the new models "
                 "(no source file is read again), or restore the embedding settings")
-        if record and found != {"sparse": SPARSE_FORMAT, "embedding": wanted}:
-            write_index_format(self.data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted})
+        marker = {"sparse": SPARSE_FORMAT, "embedding": wanted}
+        if not found or found.get("turn_context") == TURN_CONTEXT_FORMAT:
+            marker["turn_context"] = TURN_CONTEXT_FORMAT  # a new data dir: every turn is stored with it
+        else:
+            # Still served: such a turn's context is embedded at question time (retrieval/stored_vectors.py).
+            log.warning("data dir %s holds turns stored without their turn-context vector: run "
+                        "`agent-memory reindex` to store them (until then each question embeds theirs)", self.data_dir)
+        if record and found != marker:
+            write_index_format(self.data_dir, marker)
 
     @functools.cached_property
     def graph(self):
@@ -154,6 +161,9 @@ class Services:
 
 
 INDEX_FORMAT_FILE = "index-format.json"
+# Recorded as "turn_context" in the index format when every turn point carries its ``context``
+# vector (ingest/context.py); a data dir without it was written before, and `reindex` stores them.
+TURN_CONTEXT_FORMAT = 1
 
 
 def read_index_format(data_dir: Path) -> dict:

@@ -2,13 +2,16 @@
 
 "Sure, I'll bring it tomorrow!" says little alone; after "Can you lend me the tent?" it says
 what it is about. The context text of a turn is the previous turn of its session, then the
-turn. Its vector is one more reranker signal (see retrieval/fusion.py); ingestion embeds it
-beside the turn's own vector, so at question time it is a cache lookup.
+turn. Its vector is one more reranker signal (``turn_context``, retrieval/rerank/); ingestion
+embeds it in the turn's own space and stores it with the turn's point (the named vector
+``context``), so at question time it is read with the candidates, in whatever process asks.
+A point stored before that existed lacks it: the reranker builds its text here
+(``context_texts_for``) and embeds it, until ``agent-memory reindex`` stores it.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from agent_memory.records import MemoryItem
 
@@ -64,6 +67,77 @@ def context_texts_for(services, tenant: str, items: Sequence[MemoryItem]) -> lis
     """One text per item: the item read after the turn before it (what ingestion embedded)."""
     previous = previous_turns(services, tenant, items)
     return [context_text(i, previous.get(i.id)) for i in items]
+
+
+def turn_context_texts(services, units: Sequence, wanted: Sequence | None = None) -> dict[str, str]:
+    """Item ID of each turn's first piece → its context text, for the turn units (``SourceItems``)
+    ``wanted`` (default: all of ``units``): the previous turn (seq − 1 of its session) is taken
+    from ``units`` when there, else from the stores (``previous_turns``: one catalog query per
+    session), as a question would find it. Later pieces of a long turn have no entry: their
+    context is their own text."""
+    turns = [u for u in units if u.kind == "turn" and u.items]
+    by_position = {(u.tenant, u.session_id, u.seq): u for u in turns if u.session_id and u.seq is not None}
+    out: dict[str, str] = {}
+    lookup: dict[str, list[MemoryItem]] = {}
+    for unit in (turns if wanted is None else [u for u in wanted if u.kind == "turn" and u.items]):
+        first = unit.items[0]
+        before = by_position.get((unit.tenant, unit.session_id, (unit.seq or 0) - 1)) if unit.seq else None
+        if before is not None:
+            out[first.id] = context_text(first, before.items[-1])
+        elif unit.seq and unit.session_id:
+            lookup.setdefault(unit.tenant, []).append(first)  # its previous turn was stored by an earlier job
+        else:
+            out[first.id] = context_text(first, None)
+    for tenant, firsts in lookup.items():
+        found = previous_turns(services, tenant, firsts)
+        out.update((i.id, context_text(i, found.get(i.id))) for i in firsts)
+    return out
+
+
+def context_vectors(embedder, items: Sequence[MemoryItem], texts: Sequence[str], dense, spaces: Sequence[str],
+                    contexts: Mapping[str, str]) -> list:
+    """Per item, the vector its point stores as ``context``: for a turn, its context text
+    (``contexts``, by item id; else its own text) embedded in the turn's own space, its own
+    vector when that text is its own (a first turn, a later piece of a long turn); None for other
+    kinds, whose context is their own text. Only texts that differ from the item's are embedded."""
+    out: list = []
+    fresh: list[tuple[int, str]] = []  # (row, context text) to embed
+    for row, (item, own) in enumerate(zip(items, texts)):
+        text = contexts.get(item.id) or own
+        if item.kind != "turn":
+            out.append(None)
+        elif text == own:
+            out.append(dense[row])
+        else:
+            out.append(None)
+            fresh.append((row, text))
+    if fresh:
+        vectors = embedder.embed_documents([t for _, t in fresh], [spaces[r] for r, _ in fresh])
+        for (row, _), vector in zip(fresh, vectors):
+            out[row] = vector
+    return out
+
+
+def next_turns(services, tenant: str, last_pieces: Sequence[MemoryItem]) -> dict[str, MemoryItem]:
+    """The stored first piece of the turn after each given turn (by the given item's id), through
+    one catalog query per session: whose context a rewritten turn changes."""
+    wanted: dict[tuple[str, int], list[MemoryItem]] = {}
+    for item in last_pieces:
+        session, seq = item.metadata.get("session_id"), item.metadata.get("seq")
+        if item.kind == "turn" and session and seq is not None:
+            wanted.setdefault((session, int(seq) + 1), []).append(item)
+    first_piece: dict[tuple[str, int], str] = {}
+    sessions: dict[str, list[int]] = {}
+    for session, seq in wanted:
+        sessions.setdefault(session, []).append(seq)
+    for session, seqs in sessions.items():
+        low, high = min(seqs), max(seqs)
+        for entry in services.catalog.session_neighbours(tenant, session, low, 0, high - low):
+            if (session, entry.seq) in wanted and entry.item_ids:
+                first_piece[(session, entry.seq)] = entry.item_ids[0]
+    items = {i.id: i for i in services.vectors.get(list(dict.fromkeys(first_piece.values())))} if first_piece else {}
+    return {before.id: items[first_piece[pos]] for pos, befores in wanted.items()
+            if first_piece.get(pos) in items for before in befores}
 
 
 def session_context_texts(session_items: Sequence[Sequence[MemoryItem]]) -> list[str]:

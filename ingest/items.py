@@ -29,6 +29,9 @@ class SourceItems:
     session_id: str | None = None
     seq: int | None = None
     timestamp: str = ""
+    # A turn's first piece read after the turn before it (ingest/context.py), stored as its point's
+    # ``context`` vector; None: the piece's own text (a session's first turn, a document).
+    context_text: str | None = None
 
     def embed_texts(self) -> list[str]:
         return [embedding_text(item) for item in self.items]

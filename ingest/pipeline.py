@@ -21,15 +21,15 @@ from tqdm import tqdm
 from agent_memory.catalog import SourceEntry
 from agent_memory.errors import IngestError, StoreError
 from agent_memory.ids import content_hash
-from agent_memory.records import Document, TurnRecord
+from agent_memory.records import Document, MemoryItem, TurnRecord
 from agent_memory.services import Services
 from agent_memory.updates import said_at, supersede
 
 from . import sources as readers
-from .context import session_context_texts
+from .context import context_text, context_vectors, next_turns, turn_context_texts
 from .discovery import discover_files, file_source_id
 from .extraction import make_extractor
-from .items import ItemBuilder, SourceItems
+from .items import ItemBuilder, SourceItems, embedding_text
 from .lock import ingest_lock
 from .report import IngestReport
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
@@ -291,14 +291,15 @@ class IngestionPipeline:
             items = self.builder.chunk_items(tenant, sid, spans, dict(stream.metadata), start_index=index)
             index += len(items)
             unit = SourceItems(tenant, sid, "document", stream.content_hash, items=items, path=str(stream.path))
-            self._store_items([unit], report)
+            self._store_items([unit], report, may_move=[i.id for i in items] if previous else [])
             new_ids += [i.id for i in items]
             summaries.append(self.builder.summarizer.summarize(segment[:20_000], 64))
         if self.builder.summaries and summaries:
             digest_text = " ".join(summaries)
             items = self.builder.summary_items(tenant, sid, digest_text, [], {"scope": "document"})
             if items:
-                self._store_items([SourceItems(tenant, sid, "document", stream.content_hash, items=items)], report)
+                self._store_items([SourceItems(tenant, sid, "document", stream.content_hash, items=items)], report,
+                                  may_move=[i.id for i in items] if previous else [])
                 new_ids += [i.id for i in items]
         stale = sorted(set(previous.item_ids) - set(new_ids)) if previous else []
         if stale:
@@ -319,34 +320,67 @@ class IngestionPipeline:
             sessions[(turn.tenant, turn.session_id)].append(turn)
         ids: list[str] = []
         pending: list[tuple[SourceItems, SourceEntry | None]] = []
-        context_texts: list[str] = []
+        rewritten: list[tuple[list[SourceItems], list[SourceItems]]] = []  # per session: its units, those written
         for (tenant, session_id), session_turns in sessions.items():
             units = [self.builder.turn(t, seq if t.seq is None else t.seq) for seq, t in enumerate(session_turns)]
             summary = self.builder.session_summary(tenant, session_id, session_turns)
             if summary is not None:
                 units.append(summary)
             known = self.services.catalog.get_many(tenant, [u.source_id for u in units])
+            changed = [u for u in units if known.get(u.source_id) is None
+                       or known[u.source_id].content_hash != u.content_hash]
+            # Each written turn read after the turn before it: stored with it as its ``context``
+            # vector, the reranker's turn_context signal (ingest/context.py).
+            contexts = turn_context_texts(self.services, units, changed)
+            for unit in changed:
+                if unit.kind == "turn" and unit.items:
+                    unit.context_text = contexts.get(unit.items[0].id)
+            written = {id(u) for u in changed}
             for unit in units:
                 ids.append(unit.source_id)
-                entry = known.get(unit.source_id)
-                if entry is not None and entry.content_hash == unit.content_hash:
+                if id(unit) not in written:
                     report.sources_unchanged += 1
                     continue
-                pending.append((unit, entry))
+                pending.append((unit, known.get(unit.source_id)))
                 if len(pending) >= BATCH_SOURCES * 4:
                     self._write(pending, report)
                     pending = []
-            # Unchanged sessions too: a store ingested before context texts existed gets them now
-            # (the embedding cache makes it a lookup when they are there).
-            context_texts.extend(session_context_texts([u.items for u in units if u.kind == "turn"]))
+            if any(u.kind == "turn" for u in changed):
+                rewritten.append((units, changed))
         self._write(pending, report)
-        # Each turn read with the turn before it: the reranker's context signal (ingest/context.py).
-        # Embedded now, so that a question finds it in the embedding cache.
-        if context_texts:
-            before = self.services.embedder.computed
-            self.services.embedder.embed_documents(context_texts)
-            report.embeddings_computed += self.services.embedder.computed - before
+        for units, changed in rewritten:
+            self._refresh_next_contexts(units, changed, report)
         return ids
+
+    def _refresh_next_contexts(self, units: list[SourceItems], changed: list[SourceItems], report: IngestReport) -> None:
+        """A written turn changes the context of the turn after it: when that one was not written
+        too (unchanged, or stored by an earlier job), its stored ``context`` vector is replaced."""
+        by_seq = {u.seq: u for u in units if u.kind == "turn" and u.items}
+        written = {id(u) for u in changed}
+        refresh: dict[str, tuple[MemoryItem, MemoryItem]] = {}  # next turn's first piece id → (it, previous)
+        stored_next: list[MemoryItem] = []
+        for unit in changed:
+            if unit.kind != "turn" or not unit.items or unit.seq is None:
+                continue
+            following = by_seq.get(unit.seq + 1)
+            if following is None:
+                stored_next.append(unit.items[-1])
+            elif id(following) not in written:
+                refresh[following.items[0].id] = (following.items[0], unit.items[-1])
+        if stored_next:
+            found = next_turns(self.services, stored_next[0].tenant, stored_next)
+            by_id = {i.id: i for i in stored_next}
+            refresh.update((n.id, (n, by_id[prev_id])) for prev_id, n in found.items())
+        if not refresh:
+            return
+        embedder = self.services.embedder
+        pairs = list(refresh.values())
+        spaces = embedder.spaces_for([embedding_text(item) for item, _ in pairs])  # where each turn lives
+        before = embedder.computed
+        vectors = embedder.embed_documents([context_text(item, prev) for item, prev in pairs], spaces)
+        report.embeddings_computed += embedder.computed - before
+        self.services.vectors.set_context({item.id: (space, vector)
+                                           for (item, _), space, vector in zip(pairs, spaces, vectors)})
 
     # ---- writing -----------------------------------------------------------------------------------
 
@@ -358,7 +392,9 @@ class IngestionPipeline:
         # store, and the two use the cores unevenly (spaCy one, the model's matmuls the rest).
         extraction = self._extraction_pool().submit(self._extract, graph_units) if self._extracting(graph_units) else None
         try:
-            self._store_items([u for u, _ in units], report)
+            # Only a re-written source's items may sit in another space (see SpacedVectorStore.upsert).
+            self._store_items([u for u, _ in units], report,
+                              may_move=[i.id for u, previous in units if previous is not None for i in u.items])
         finally:
             found = extraction.result() if extraction is not None else ([], {}, [])
         triples, triples_per_source, warnings = found
@@ -390,7 +426,10 @@ class IngestionPipeline:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    def _store_items(self, units: list[SourceItems], report: IngestReport) -> None:
+    def _store_items(self, units: list[SourceItems], report: IngestReport,
+                     may_move: Sequence[str] | None = None) -> None:
+        """Embed and upsert the units' items; ``may_move``: the IDs another embedding space may hold
+        (None: any of them; SpacedVectorStore.upsert)."""
         items = [item for unit in units for item in unit.items]
         if not items:
             return
@@ -403,7 +442,12 @@ class IngestionPipeline:
         dense = embedder.embed_documents(texts, spaces)
         report.embeddings_computed += embedder.computed - before
         sparse = self.services.sparse_encoder.encode_documents(texts)
-        self.services.vectors.upsert(items, dense, sparse, spaces=spaces)
+        # Each turn read after the turn before it, stored with it (ingest/context.py).
+        contexts = {u.items[0].id: u.context_text for u in units if u.context_text and u.items}
+        before = embedder.computed
+        context = context_vectors(embedder, items, texts, dense, spaces, contexts)
+        report.embeddings_computed += embedder.computed - before
+        self.services.vectors.upsert(items, dense, sparse, spaces=spaces, context=context, may_move=may_move)
         for item in items:
             if item.kind == "chunk":
                 report.chunks += 1

@@ -6,6 +6,9 @@ mixing two vector spaces. ``agent-memory reindex`` reads every stored item back 
 all spaces), embeds its text with the models now configured, writes it to the space its text
 routes to, removes it from collections the new layout no longer uses, and records the new
 layout. No source file is read again; IDs, payloads, the catalog and the graph are unchanged.
+Each turn's ``context`` vector (the turn read after the one it answers, ingest/context.py) is
+rebuilt with it; a data dir written before those vectors were stored is re-indexed for them
+alone (its dense vectors come from the embedding cache when it still holds them).
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from dataclasses import dataclass
 from agent_memory.config import Settings
 from agent_memory.errors import ConfigError
 from agent_memory.records import MemoryItem, SearchFilter
-from agent_memory.services import Services, read_index_format, write_index_format
+from agent_memory.services import TURN_CONTEXT_FORMAT, Services, read_index_format, write_index_format
 from agent_memory.sparse import SPARSE_FORMAT
 
+from .context import context_texts_for, context_vectors
 from .items import embedding_text
 
 log = logging.getLogger(__name__)
@@ -51,6 +55,18 @@ def _stored_items(services: Services) -> list[MemoryItem]:
     return list(items.values())
 
 
+def _context_texts(services: Services, items: list[MemoryItem]) -> dict[str, str]:
+    """Item ID → context text of every stored turn, its previous turn found among ``items``."""
+    by_tenant: dict[str, list[MemoryItem]] = {}
+    for item in items:
+        if item.kind == "turn":
+            by_tenant.setdefault(item.tenant, []).append(item)
+    out: dict[str, str] = {}
+    for tenant, turns in by_tenant.items():
+        out.update((i.id, text) for i, text in zip(turns, context_texts_for(services, tenant, turns)))
+    return out
+
+
 def reindex(settings: Settings) -> ReindexReport:
     """Move every stored vector to the embedding layout ``settings`` ask for."""
     data_dir = settings.data_dir
@@ -61,13 +77,14 @@ def reindex(settings: Settings) -> ReindexReport:
     if old_layout is None:
         raise ConfigError(f"data dir {data_dir} records no embedding layout: nothing to re-index from")
     report = ReindexReport(before=old_layout, after=wanted)
-    if old_layout == wanted:
+    if old_layout == wanted and found.get("turn_context") == TURN_CONTEXT_FORMAT:
         return report
     # Read everything back first: old and new layouts may share a collection (one model kept),
     # and an embedded collection is opened by one store at a time.
     with Services(_settings_for_layout(settings, old_layout), check_layout=False) as old:
         items = _stored_items(old)
         old_models = set(old.embedder.embedders)
+        contexts = _context_texts(old, items)
     with Services(settings, check_layout=False) as new:
         spaces = new.embedder
         for start in range(0, len(items), BATCH):
@@ -76,8 +93,10 @@ def reindex(settings: Settings) -> ReindexReport:
             routed = spaces.spaces_for(texts)
             before = spaces.computed
             dense = spaces.embed_documents(texts, routed)
+            context = context_vectors(spaces, batch, texts, dense, routed, contexts)
             report.embeddings_computed += spaces.computed - before
-            new.vectors.upsert(batch, dense, new.sparse_encoder.encode_documents(texts), spaces=routed)
+            new.vectors.upsert(batch, dense, new.sparse_encoder.encode_documents(texts), spaces=routed,
+                               context=context)
             report.items += len(batch)
         dropped = old_models - set(spaces.embedders)
     for model in sorted(dropped):
@@ -87,6 +106,6 @@ def reindex(settings: Settings) -> ReindexReport:
             ids = [i.id for i in items]
             for start in range(0, len(ids), BATCH):
                 leftover.vectors.delete_ids(ids[start : start + BATCH])
-    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted})
+    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted, "turn_context": TURN_CONTEXT_FORMAT})
     log.info("re-indexed %d items from %s to %s", report.items, old_layout, wanted)
     return report

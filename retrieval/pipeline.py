@@ -27,6 +27,7 @@ from .rerank import DefaultReranker, Reranker
 from .rerank.signals import without_names
 from .rewrite import QueryRewriter
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
+from .stored_vectors import fill_from_store
 from .types import Candidate, Decision, PromptResult
 from .validity import order_facts
 from .when import parse_stamp, question_window
@@ -251,14 +252,17 @@ class RetrievalPipeline:
         return [getattr(c, field + "_space") for c in candidates]
 
     def _candidate_vectors(self, candidates) -> np.ndarray:
-        """Passage vectors from the embedding cache (they were embedded at ingestion), fetched
-        once per candidate: the reranker and de-duplication both need them."""
+        """Passage vectors read from the vector store with the turn-context ones (retrieval/
+        stored_vectors.py), once per candidate: the reranker and de-duplication both need them."""
+        fill_from_store(self.services, candidates)
         return self._stacked(candidates, "vector", lambda items: [embedding_text(i) for i in items])
 
     def _context_vectors(self, candidates) -> np.ndarray:
-        """Each candidate read after the turn before it (ingest/context.py), also from the cache."""
+        """Each candidate read after the turn before it (ingest/context.py): stored with the turn;
+        embedded from its text only for a turn stored before that (or not stored)."""
         from ingest.context import context_texts_for
 
+        fill_from_store(self.services, candidates)
         return self._stacked(candidates, "context_vector",
                              lambda items: context_texts_for(self.services, items[0].tenant, items))
 

@@ -34,7 +34,14 @@ class VectorStore(Protocol):
 
     dimension: int
 
-    def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector]) -> None: ...
+    def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector],
+               context: Sequence | None = None) -> None:
+        """``context``: per item, its turn-context vector (the named vector ``context``) or None."""
+        ...
+
+    def set_vectors(self, vectors: Mapping[str, Mapping[str, Sequence[float]]]) -> None:
+        """Replace named dense vectors of stored points (ID → name → vector); payloads untouched."""
+        ...
 
     def delete_by_source(self, tenant: str, source_id: str) -> int: ...
 
@@ -50,6 +57,10 @@ class VectorStore(Protocol):
     def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]: ...
 
     def get(self, ids: Sequence[str]) -> list[MemoryItem]: ...
+
+    def get_vectors(self, ids: Sequence[str], names: Sequence[str] = ("dense", "context")) -> dict[str, dict[str, np.ndarray]]:
+        """Point ID → its named dense vectors among ``names`` (a point lacking one lacks the key)."""
+        ...
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]: ...
 

@@ -23,6 +23,10 @@ from .base import SparseVector
 
 DENSE = "dense"
 SPARSE = "sparse"
+# A turn read after the turn it answers (ingest/context.py), in the turn's own space: the
+# reranker's turn_context signal reads it with the candidates instead of re-embedding it.
+# Every turn point carries one; other kinds do not (their context is their own text: ``dense``).
+CONTEXT = "context"
 SCROLL_PAGE = 512
 # Payload fields with an index, by kind ("keyword" or "float"): every filter uses them.
 INDEXED_FIELDS = (("tenant", "keyword"), ("source_id", "keyword"), ("kind", "keyword"), ("created_at", "float"))
@@ -43,6 +47,24 @@ def valid_ids(ids: Sequence[str]) -> list[str]:
             out.append(str(uuid.UUID(str(i))))
         except ValueError:
             continue  # an ID that is not a UUID cannot be stored, so it does not exist
+    return out
+
+
+def check_context(items: Sequence[MemoryItem], context: Sequence | None, dimension: int) -> list:
+    """One context vector (or None) per item, each a float32 list of ``dimension`` values."""
+    if context is None:
+        return [None] * len(items)
+    if len(context) != len(items):
+        raise StoreError(f"upsert needs one context vector (or None) per item: items={len(items)}, context={len(context)}")
+    out = []
+    for row in context:
+        if row is None:
+            out.append(None)
+            continue
+        row = np.asarray(row, dtype=np.float32).reshape(-1)
+        if row.shape[0] != dimension:
+            raise DimensionMismatchError(f"context vectors have dimension {row.shape[0]}, the store expects {dimension}")
+        out.append(row.tolist())
     return out
 
 
@@ -105,16 +127,37 @@ class QdrantStore:
 
     # -- writes --------------------------------------------------------------------
 
-    def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector]) -> None:
+    def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector],
+               context: Sequence | None = None) -> None:
         if not items:
             return
         matrix = check_batch(items, dense, sparse, self.dimension)
-        points = [self._point(normalize_id(item.id), row.tolist(), sv, item.payload())
-                  for item, row, sv in zip(items, matrix, sparse)]
+        contexts = check_context(items, context, self.dimension)
+        points = [self._point(normalize_id(item.id), row.tolist(), sv, item.payload(), ctx)
+                  for item, row, sv, ctx in zip(items, matrix, sparse, contexts)]
         with self._lock:
             self._check_open()
             for start in range(0, len(points), self._write_batch):
                 self._upsert_points(points[start : start + self._write_batch])
+
+    def set_vectors(self, vectors: Mapping[str, Mapping[str, Sequence[float]]]) -> None:
+        """Replace named dense vectors of stored points (point ID → name → vector), leaving their
+        other vectors and their payload as they are (a turn's context after its previous turn changed)."""
+        points = {}
+        for item_id, named in vectors.items():
+            checked = {}
+            for name, row in named.items():
+                row = np.asarray(row, dtype=np.float32).reshape(-1)
+                if row.shape[0] != self.dimension:
+                    raise DimensionMismatchError(f"{name} vector of {item_id} has dimension {row.shape[0]}, "
+                                                 f"the store expects {self.dimension}")
+                checked[name] = row.tolist()
+            points[normalize_id(item_id)] = checked
+        if not points:
+            return
+        with self._lock:
+            self._check_open()
+            self._update_vectors(points)
 
     def delete_by_source(self, tenant: str, source_id: str) -> int:
         flt = SearchFilter(tenant=tenant, source_ids=[source_id])
@@ -178,6 +221,19 @@ class QdrantStore:
         by_id = {str(r.id): MemoryItem.from_payload(str(r.id), r.payload or {}) for r in self._retrieve(valid, True)}
         return [by_id[i] for i in dict.fromkeys(valid) if i in by_id]
 
+    def get_vectors(self, ids: Sequence[str], names: Sequence[str] = (DENSE, CONTEXT)) -> dict[str, dict[str, np.ndarray]]:
+        """The named dense vectors of the points ``ids`` (one batched read); a point without one of
+        ``names`` (a chunk has no ``context``) just lacks that key; a missing point is absent."""
+        valid = valid_ids(ids)
+        if not valid:
+            return {}
+        self._check_open()
+        out: dict[str, dict[str, np.ndarray]] = {}
+        for record in self._retrieve_vectors(valid, list(names)):
+            stored = record.vector if isinstance(record.vector, dict) else {}
+            out[str(record.id)] = {name: np.asarray(stored[name], dtype=np.float32) for name in names if stored.get(name)}
+        return out
+
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
         valid = valid_ids(ids)
         if not valid:
@@ -226,13 +282,17 @@ class QdrantStore:
 
     # -- what a driver supplies ------------------------------------------------------
 
-    def _point(self, point_id: str, dense: list[float], sparse: SparseVector, payload: dict) -> Any:
+    def _point(self, point_id: str, dense: list[float], sparse: SparseVector, payload: dict,
+               context: list[float] | None) -> Any:
         raise NotImplementedError
 
     def _sparse(self, vector: SparseVector) -> Any:
         raise NotImplementedError
 
     def _upsert_points(self, points: list) -> None:
+        raise NotImplementedError
+
+    def _update_vectors(self, points: dict[str, dict[str, list[float]]]) -> None:
         raise NotImplementedError
 
     def _delete_by_filter(self, flt: SearchFilter) -> None:
@@ -249,6 +309,10 @@ class QdrantStore:
         raise NotImplementedError
 
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:
+        raise NotImplementedError
+
+    def _retrieve_vectors(self, ids: list[str], names: list[str]) -> list:
+        """Records (no payload) with the named vectors ``names``, as a dict in ``record.vector``."""
         raise NotImplementedError
 
     def _count(self, flt: SearchFilter | None) -> int:

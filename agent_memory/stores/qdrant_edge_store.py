@@ -1,8 +1,11 @@
 """VectorStore on Qdrant Edge: Qdrant's own engine, in-process, persisted under a path.
 
 Layout: one Edge shard per collection (= per embedding model) at ``<path>/<collection>``,
-with a named dense vector ``dense`` (cosine) and a named sparse vector ``sparse`` whose
-IDF modifier makes keyword scores BM25 over the whole collection.
+with a named dense vector ``dense`` (cosine), a named dense vector ``context`` (cosine: a
+turn read after the turn it answers, on turn points only) and a named sparse vector
+``sparse`` whose IDF modifier makes keyword scores BM25 over the whole collection. A shard
+created before ``context`` existed gets it on open (its old turns lack it until
+``agent-memory reindex``; the reranker embeds theirs on demand meanwhile).
 
 Search is exact (plain index): no HNSW graph is built, because on a 2-core machine the
 build costs minutes at 100k points while exact search over keyword-indexed filters
@@ -20,6 +23,7 @@ from ..errors import DimensionMismatchError, StoreError, StoreUnavailableError
 from ..records import SearchFilter
 from .base import SparseVector
 from .qdrant_common import (  # noqa: F401 - re-exported: older imports name them here
+    CONTEXT,
     DENSE,
     INDEXED_FIELDS,
     SCROLL_PAGE,
@@ -55,7 +59,8 @@ class EdgeVectorStore(QdrantStore):
 
     def _config(self) -> qe.EdgeConfig:
         return qe.EdgeConfig(
-            vectors={DENSE: qe.EdgeVectorParams(size=self.dimension, distance=qe.Distance.Cosine)},
+            vectors={name: qe.EdgeVectorParams(size=self.dimension, distance=qe.Distance.Cosine)
+                     for name in (DENSE, CONTEXT)},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=_INDEXING_THRESHOLD_KB),
         )
@@ -80,11 +85,21 @@ class EdgeVectorStore(QdrantStore):
             if "WouldBlock" in str(exc):
                 raise StoreUnavailableError(f"Qdrant Edge shard {self.path} is locked by another process or store: {exc}") from exc
             raise StoreUnavailableError(f"cannot open Qdrant Edge shard at {self.path}: {exc}") from exc
+        if config_file.exists() and CONTEXT not in self._stored_vectors(config_file):
+            # A shard from before turn-context vectors: add the named vector (no point is rewritten).
+            shard.update(qe.UpdateOperation.create_dense_vector(CONTEXT, self.dimension, qe.Distance.Cosine))
         existing_indexes = set(shard.info().payload_schema)
         for field, kind in INDEXED_FIELDS:
             if field not in existing_indexes:
                 shard.update(qe.UpdateOperation.create_field_index(field, _SCHEMA[kind]))
         return shard
+
+    @staticmethod
+    def _stored_vectors(config_file: Path) -> set[str]:
+        try:
+            return set(json.loads(config_file.read_text(encoding="utf-8"))["vectors"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return {CONTEXT}  # unreadable config: do not try to change a shard we cannot read
 
     @staticmethod
     def _stored_dimension(config_file: Path) -> int | None:
@@ -96,14 +111,21 @@ class EdgeVectorStore(QdrantStore):
 
     # -- the primitives QdrantStore builds on ------------------------------------
 
-    def _point(self, point_id: str, dense: list[float], sparse: SparseVector, payload: dict) -> qe.Point:
-        return qe.Point(point_id, {DENSE: dense, SPARSE: self._sparse(sparse)}, payload)
+    def _point(self, point_id: str, dense: list[float], sparse: SparseVector, payload: dict,
+               context: list[float] | None) -> qe.Point:
+        vectors = {DENSE: dense, SPARSE: self._sparse(sparse)}
+        if context is not None:
+            vectors[CONTEXT] = context
+        return qe.Point(point_id, vectors, payload)
 
     def _sparse(self, vector: SparseVector) -> qe.SparseVector:
         return qe.SparseVector(list(vector.indices), list(vector.values))
 
     def _upsert_points(self, points: list) -> None:
         self._update(qe.UpdateOperation.upsert_points(points))
+
+    def _update_vectors(self, points: dict[str, dict[str, list[float]]]) -> None:
+        self._update(qe.UpdateOperation.update_vectors([qe.PointVectors(i, v) for i, v in points.items()]))
 
     def _delete_by_filter(self, flt: SearchFilter) -> None:
         self._update(qe.UpdateOperation.delete_points_by_filter(edge_filter(flt)))
@@ -130,6 +152,12 @@ class EdgeVectorStore(QdrantStore):
 
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:
         return self._shard.retrieve(ids, with_payload, False)
+
+    def _retrieve_vectors(self, ids: list[str], names: list[str]) -> list:
+        try:
+            return self._shard.retrieve(ids, False, names)
+        except Exception as exc:
+            raise StoreError(f"Qdrant Edge retrieve failed on {self.path}: {exc}") from exc
 
     def _count(self, flt: SearchFilter | None) -> int:
         return self._shard.count(qe.CountRequest(exact=True, filter=edge_filter(flt) if flt is not None else None))

@@ -5,8 +5,9 @@ Local mode (``path=`` or ``location=":memory:"``) is qdrant-client's pure-Python
 brute-force engine: correct, handy for tests and tiny data sets, but about a second
 per filtered search at 100k points, so the embedded default is Qdrant Edge instead.
 
-Same layout as the Edge store: named dense vector ``dense`` (cosine) and sparse vector
-``sparse`` with the IDF modifier, payload indexes on tenant/source_id/kind/created_at. The
+Same layout as the Edge store: named dense vectors ``dense`` and ``context`` (cosine; a
+collection created before ``context`` existed gets it on open) and sparse vector ``sparse``
+with the IDF modifier, payload indexes on tenant/source_id/kind/created_at. The
 contract itself (batches, filters, paging, lifecycle) is shared in ``qdrant_common.py``.
 """
 
@@ -20,7 +21,7 @@ from qdrant_client import QdrantClient, models
 from ..errors import DimensionMismatchError, StoreError, StoreUnavailableError
 from ..records import SearchFilter
 from .base import SparseVector
-from .qdrant_common import DENSE, INDEXED_FIELDS, SCROLL_PAGE, SPARSE, QdrantStore, filter_conditions
+from .qdrant_common import CONTEXT, DENSE, INDEXED_FIELDS, SCROLL_PAGE, SPARSE, QdrantStore, filter_conditions
 
 _SCHEMA = {"keyword": models.PayloadSchemaType.KEYWORD, "float": models.PayloadSchemaType.FLOAT}
 
@@ -77,10 +78,15 @@ class QdrantServerVectorStore(QdrantStore):
                         f"collection {self.collection!r} at {self.where} holds {size}-d vectors, "
                         f"the embedder produces {self.dimension}-d"
                     )
+                if CONTEXT not in vectors:
+                    # A collection from before turn-context vectors: add the named vector (no point is rewritten).
+                    self._client.create_vector_name(self.collection, CONTEXT, models.DenseVectorNameConfig(
+                        dense=models.DenseVectorConfig(size=self.dimension, distance=models.Distance.COSINE)))
             else:
                 self._client.create_collection(
                     self.collection,
-                    vectors_config={DENSE: models.VectorParams(size=self.dimension, distance=models.Distance.COSINE)},
+                    vectors_config={name: models.VectorParams(size=self.dimension, distance=models.Distance.COSINE)
+                                    for name in (DENSE, CONTEXT)},
                     sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
                 )
             if not self.local:  # local mode has no payload indexes (it would only log a warning)
@@ -109,14 +115,22 @@ class QdrantServerVectorStore(QdrantStore):
 
     # -- the primitives QdrantStore builds on ------------------------------------
 
-    def _point(self, point_id: str, dense: list[float], sparse: SparseVector, payload: dict) -> models.PointStruct:
-        return models.PointStruct(id=point_id, vector={DENSE: dense, SPARSE: self._sparse(sparse)}, payload=payload)
+    def _point(self, point_id: str, dense: list[float], sparse: SparseVector, payload: dict,
+               context: list[float] | None) -> models.PointStruct:
+        vectors = {DENSE: dense, SPARSE: self._sparse(sparse)}
+        if context is not None:
+            vectors[CONTEXT] = context
+        return models.PointStruct(id=point_id, vector=vectors, payload=payload)
 
     def _sparse(self, vector: SparseVector) -> models.SparseVector:
         return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
 
     def _upsert_points(self, points: list) -> None:
         self._call("upsert", self._client.upsert, self.collection, points, wait=True)
+
+    def _update_vectors(self, points: dict[str, dict[str, list[float]]]) -> None:
+        self._call("update vectors", self._client.update_vectors, self.collection,
+                   [models.PointVectors(id=i, vector=v) for i, v in points.items()], wait=True)
 
     def _delete_by_filter(self, flt: SearchFilter) -> None:
         selector = models.FilterSelector(filter=qdrant_filter(flt))
@@ -137,6 +151,9 @@ class QdrantServerVectorStore(QdrantStore):
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:
         return self._call("retrieve", self._client.retrieve, self.collection, ids, with_payload=with_payload,
                           with_vectors=False)
+
+    def _retrieve_vectors(self, ids: list[str], names: list[str]) -> list:
+        return self._call("retrieve", self._client.retrieve, self.collection, ids, with_payload=False, with_vectors=names)
 
     def _count(self, flt: SearchFilter | None) -> int:
         qflt = qdrant_filter(flt) if flt is not None else None

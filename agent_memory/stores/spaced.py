@@ -11,7 +11,7 @@ drivers that pass the vector-store contract.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -50,21 +50,41 @@ class SpacedVectorStore:
     # -- writes ------------------------------------------------------------------------------------
 
     def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector],
-               spaces: Sequence[str] | None = None) -> None:
+               spaces: Sequence[str] | None = None, context: Sequence | None = None, *,
+               may_move: Iterable[str] | None = None) -> None:
+        """Each item into its space, with its context vector (or None) when ``context`` is given.
+
+        ``may_move``: the IDs that another space may hold, looked for there and deleted, so that an
+        item never lives in two spaces. An ID hashes its item's text, so one ID changes space only
+        when what is embedded beside that text (a document title, a speaker) changed language, or
+        when the routing rule changed (``reindex``): the ingestion passes the items of sources it
+        re-writes (those the catalog knew), and nothing for new ones; None (the default, for callers
+        that cannot tell) looks for every item."""
         spaces = list(spaces) if spaces is not None else [self.default] * len(items)
         dense = np.asarray(dense, dtype=np.float32)
+        contexts = list(context) if context is not None else [None] * len(items)
         for name in dict.fromkeys(spaces):
             rows = [i for i, s in enumerate(spaces) if s == name]
-            self.stores[name].upsert([items[i] for i in rows], dense[rows], [sparse[i] for i in rows])
+            self.stores[name].upsert([items[i] for i in rows], dense[rows], [sparse[i] for i in rows],
+                                     context=[contexts[i] for i in rows])
             if self._occupied is not None:
                 self._occupied.add(name)
+        if len(self.stores) == 1:
+            return
+        movable = None if may_move is None else set(may_move)
         # An item re-embedded into another space (its text changed language share) leaves the old one.
         for name, store in self.stores.items():
-            others = [items[i].id for i, s in enumerate(spaces) if s != name]
-            if others and len(self.stores) > 1:
+            others = [items[i].id for i, s in enumerate(spaces)
+                      if s != name and (movable is None or items[i].id in movable)]
+            if others:
                 stale = store.existing_ids(others)
                 if stale:
                     store.delete_ids(sorted(stale))
+
+    def set_context(self, contexts: Mapping[str, tuple[str, np.ndarray]]) -> None:
+        """Replace stored turns' context vectors: item ID → (its space, the vector), payload untouched."""
+        for name in dict.fromkeys(space for space, _ in contexts.values()):
+            self.stores[name].set_vectors({i: {"context": v} for i, (s, v) in contexts.items() if s == name})
 
     def delete_by_source(self, tenant: str, source_id: str) -> int:
         return sum(store.delete_by_source(tenant, source_id) for store in self.stores.values())
@@ -109,6 +129,15 @@ class SpacedVectorStore:
             return self.stores[self.default].get(ids)
         found = {i.id: i for store in self.stores.values() for i in store.get(ids)}
         return [found[i] for i in ids if i in found]
+
+    def stored_vectors(self, ids: Sequence[str]) -> dict[str, tuple[str, dict[str, np.ndarray]]]:
+        """Item ID → (its space, its named dense vectors: ``dense``, and ``context`` for a turn),
+        read in one batched retrieve per space; an ID no space holds is absent."""
+        out: dict[str, tuple[str, dict[str, np.ndarray]]] = {}
+        for name, store in self.stores.items():
+            for item_id, vectors in store.get_vectors(ids).items():
+                out[item_id] = (name, vectors)
+        return out
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
         return set().union(*(store.existing_ids(ids) for store in self.stores.values()))

@@ -77,3 +77,104 @@ def test_a_long_previous_turn_is_read_from_its_last_piece_as_ingestion_read_it(s
     before = services.embedder.computed
     services.embedder.embed_documents(context_texts_for(services, "default", [reply]))
     assert services.embedder.computed == before
+
+
+# -- stored with the turn: a question needs no embedding cache ------------------------------------
+
+
+def _bare(services, texts):
+    return services.embedder.embedders[services.embedder.default].inner.embed_documents(texts)
+
+
+def _stored(services, source_id):
+    [item] = _items(services, source_id)
+    return item, services.vectors.stored_vectors([item.id])[item.id][1]
+
+
+def test_ingestion_stores_each_turns_context_vector_with_it(ingested):
+    reply, vectors = _stored(ingested, "chat/t2")
+    expected = _bare(ingested, ["Joanna: Busy too. Could you lend me your camping tent for the lake trip?\n"
+                                + embedding_text(reply)])[0]
+    assert np.allclose(vectors["context"], expected, atol=1e-5)
+    first, vectors = _stored(ingested, "chat/t0")  # a session's first turn: its context is itself
+    assert np.allclose(vectors["context"], vectors["dense"], atol=1e-6)
+
+
+def _ranking(services, question: str):
+    before = services.embedder.computed  # counts documents only: the questions are not in it
+    with RetrievalPipeline.from_services(services) as pipeline:
+        pipeline.run("warm up", tenant="default", budget=400)
+        fused = pipeline.run(question, tenant="default", budget=400, debug=True).fused
+    return [(f["id"], f["rerank"]) for f in fused], services.embedder.computed - before
+
+
+def test_a_fresh_process_with_an_empty_cache_ranks_turns_the_same(settings):
+    from agent_memory.services import build_services
+
+    question = "Who will lend the camping tent, and when?"
+    with build_services(settings) as services:
+        ingest_dialogue(services, LINES)
+        ranked, _ = _ranking(services, question)
+    (settings.data_dir / "embedding-cache.sqlite").unlink()
+    with build_services(settings) as services:
+        again, computed = _ranking(services, question)
+    assert computed == 0  # every candidate's dense and turn-context vector came from the store
+    assert [i for i, _ in again] == [i for i, _ in ranked]
+    assert np.allclose([s for _, s in again], [s for _, s in ranked], atol=1e-4)
+
+
+def test_a_rewritten_turn_refreshes_the_stored_context_of_the_turn_after_it(services):
+    ingest_dialogue(services, LINES)
+    changed = list(LINES)
+    changed[1] = ("Joanna", "Busy too. Could you lend me your kayak for the river trip?")
+    ingest_dialogue(services, changed)
+    reply, vectors = _stored(services, "chat/t2")  # unchanged itself: only its context vector is replaced
+    expected = _bare(services, ["Joanna: Busy too. Could you lend me your kayak for the river trip?\n"
+                                + embedding_text(reply)])[0]
+    assert np.allclose(vectors["context"], expected, atol=1e-5)
+
+
+def test_a_turn_appended_later_is_read_after_the_stored_one_before_it(services):
+    from agent_memory.records import TurnRecord
+    from ingest.pipeline import IngestionPipeline
+
+    ingest_dialogue(services, LINES[:2])
+    IngestionPipeline(services).ingest_turns([TurnRecord(session_id="chat", turn_id="t2", speaker="Nate", seq=2,
+                                                         text=LINES[2][1], timestamp="1:56 pm on 8 May, 2023")])
+    reply, vectors = _stored(services, "chat/t2")
+    expected = _bare(services, ["Joanna: Busy too. Could you lend me your camping tent for the lake trip?\n"
+                                + embedding_text(reply)])[0]
+    assert np.allclose(vectors["context"], expected, atol=1e-5)
+
+
+def test_a_store_without_context_vectors_is_served_then_reindexed(settings, monkeypatch):
+    import json
+
+    import ingest.pipeline
+    from agent_memory.cli import main as cli_main
+    from agent_memory.services import build_services, read_index_format, write_index_format
+
+    question = "Who will lend the camping tent, and when?"
+    with build_services(settings) as services:
+        ingest_dialogue(services, LINES)
+        expected, _ = _ranking(services, question)
+    # The same memory as ingested before turn-context vectors were stored.
+    with build_services(settings) as services:
+        with monkeypatch.context() as patch:
+            patch.setattr(ingest.pipeline, "context_vectors", lambda *a: [None] * len(a[1]))
+            ingest_dialogue(services, LINES, session_id="old")
+        [old_reply] = services.vectors.get(services.catalog.get_many("default", ["old/t2"])["old/t2"].item_ids)
+        assert "context" not in services.vectors.stored_vectors([old_reply.id])[old_reply.id][1]
+    marker = read_index_format(settings.data_dir)
+    write_index_format(settings.data_dir, {k: v for k, v in marker.items() if k != "turn_context"})
+    (settings.data_dir / "embedding-cache.sqlite").unlink()
+    with build_services(settings) as services:
+        served, computed = _ranking(services, question)  # still served: its contexts embedded on demand
+        assert computed > 0 and {i for i, _ in expected} <= {i for i, _ in served}
+    assert cli_main(["--data-dir", str(settings.data_dir), "reindex"]) == 0
+    assert read_index_format(settings.data_dir)["turn_context"] == 1
+    with build_services(settings) as services:
+        assert "context" in services.vectors.stored_vectors([old_reply.id])[old_reply.id][1]
+        again, computed = _ranking(services, question)
+    assert computed == 0 and [i for i, _ in again] == [i for i, _ in served]
+    assert json.loads(json.dumps(again))  # plain data

@@ -432,3 +432,87 @@ def test_metadata_date_ranges(store):
     assert found({"gte": "2024-03-01", "lte": "2024-06-30"}) == set(stamps[:3])
     assert found({"gte": "2024-04-01T00:00:01Z"}) == set(stamps[2:4])
     assert found({"lte": "2024-03-01T00:29:59+00:00"}) == set()
+
+
+# -- turn-context vectors: stored with the point, read back in one batch ---------------------------
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v)
+
+
+def test_a_turn_keeps_its_context_vector_beside_its_dense_one(store):
+    turn = make_item("Sure, tomorrow!", kind="turn", source="chat/t1")
+    chunk = make_item("The tent is green.", source="doc-9")
+    dense = np.stack([onehot(0, 0.05, seed=1), onehot(1, 0.05, seed=2)])
+    context = onehot(2, 0.05, seed=3)
+    store.upsert([turn, chunk], dense, ENC.encode_documents([turn.text, chunk.text]), context=[context, None])
+    got = store.get_vectors([turn.id, chunk.id, str(uuid.uuid4()), "not-a-uuid"])
+    assert set(got) == {turn.id, chunk.id}  # one batched read; absent points are absent
+    assert np.allclose(got[turn.id]["dense"], unit(dense[0]), atol=1e-5)
+    assert np.allclose(got[turn.id]["context"], unit(context), atol=1e-5)
+    assert set(got[chunk.id]) == {"dense"}  # a chunk's context is its own text
+    assert set(store.get_vectors([turn.id], names=["context"])[turn.id]) == {"context"}
+    # Searches still run on the dense vector only, and the payload round-trips.
+    assert all(h.score < 0.5 for h in store.search_dense(onehot(2), SearchFilter(tenant="A"), 2))
+    assert store.get([turn.id]) == [turn]
+
+
+def test_set_vectors_replaces_a_context_and_keeps_the_payload(store):
+    turn = make_item("Sure, tomorrow!", kind="turn", source="chat/t1", metadata={"importance": 0.9})
+    store.upsert([turn], onehot(0)[None, :], ENC.encode_documents([turn.text]), context=[onehot(1)])
+    store.set_vectors({turn.id: {"context": onehot(3)}})
+    got = store.get_vectors([turn.id])[turn.id]
+    assert np.allclose(got["context"], onehot(3)) and np.allclose(got["dense"], onehot(0))
+    assert store.get([turn.id]) == [turn]
+    with pytest.raises(DimensionMismatchError):
+        store.set_vectors({turn.id: {"context": np.ones(DIM + 1)}})
+    with pytest.raises(DimensionMismatchError):
+        store.upsert([turn], onehot(0)[None, :], ENC.encode_documents([turn.text]), context=[np.ones(DIM + 1)])
+
+
+def _legacy_collection(opener) -> str | None:
+    """Create the collection as a store before turn-context vectors did (``dense`` + ``sparse``),
+    holding one turn; returns its id (None: the backend keeps nothing between clients)."""
+    turn = make_item("Sure, tomorrow!", kind="turn", source="chat/t1")
+    sparse = ENC.encode_documents([turn.text])[0]
+    if opener.backend == "edge":
+        import qdrant_edge as qe
+
+        shard = qe.EdgeShard.create(str(opener.tmp_path / "edge" / opener.collection), qe.EdgeConfig(
+            vectors={"dense": qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine)},
+            sparse_vectors={"sparse": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}))
+        shard.update(qe.UpdateOperation.upsert_points([qe.Point(turn.id, {
+            "dense": onehot(0).tolist(), "sparse": qe.SparseVector(sparse.indices, sparse.values)}, turn.payload())]))
+        shard.flush()
+        shard.close()
+        return turn.id
+    if opener.backend == "memory":
+        return None
+    from qdrant_client import QdrantClient, models
+
+    client = (QdrantClient(path=str(opener.tmp_path / "local")) if opener.backend == "local"
+              else QdrantClient(url=SERVER_URL, api_key=os.environ.get("AGENT_MEMORY_QDRANT_API_KEY")))
+    client.create_collection(
+        opener.collection, vectors_config={"dense": models.VectorParams(size=DIM, distance=models.Distance.COSINE)},
+        sparse_vectors_config={"sparse": models.SparseVectorParams(modifier=models.Modifier.IDF)})
+    client.upsert(opener.collection, [models.PointStruct(id=turn.id, payload=turn.payload(), vector={
+        "dense": onehot(0).tolist(), "sparse": models.SparseVector(indices=sparse.indices, values=sparse.values)})])
+    client.close()
+    return turn.id
+
+
+def test_a_collection_from_before_context_vectors_gains_the_named_vector_on_open(opener):
+    old_id = _legacy_collection(opener)
+    if old_id is None:
+        pytest.skip("an in-memory client keeps nothing between clients")
+    store = opener()
+    assert set(store.get_vectors([old_id])[old_id]) == {"dense"}  # its old turn has none yet: reindex stores it
+    store.set_vectors({old_id: {"context": onehot(4)}})
+    assert np.allclose(store.get_vectors([old_id])[old_id]["context"], onehot(4))
+    fresh = make_item("I'll bring it.", kind="turn", source="chat/t2")
+    store.upsert([fresh], onehot(1)[None, :], ENC.encode_documents([fresh.text]), context=[onehot(5)])
+    store.close()
+    reopened = opener()  # the added vector is part of the collection's layout now
+    assert np.allclose(reopened.get_vectors([fresh.id])[fresh.id]["context"], onehot(5))
+    assert reopened.count() == 2
