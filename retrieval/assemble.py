@@ -25,6 +25,9 @@ from .types import Candidate, Decision, Passage, PromptResult
 from .validity import fact_dates
 from .when import parse_stamp
 
+# The type the extractors give a noun phrase that is no named entity (ingest/triples/base.py).
+GENERIC_TYPE = "entity"
+
 
 @dataclass
 class Entry:
@@ -213,7 +216,7 @@ class Assembler:
             used_sources.add(item.source_id)
 
         cap = int(budget * shares.facts)
-        for rank, fact in enumerate(facts):
+        for rank, fact in enumerate(self._facts_worth_room(facts, passages, free, result)):
             line = (f"- {inline(fact.subject)} — {inline(fact.relation)} → {inline(fact.object)}{fact_dates(fact)}"
                     f" {tag(fact.source_id)}")
             cost = count(line) + 1 + (0 if sections.facts else title_cost["facts"])
@@ -242,6 +245,42 @@ class Assembler:
         self._pack_passages(question, passages, entities, sections, free, used_sources, result)
         self._finish(sections, budget, result)
         return result
+
+    def _facts_worth_room(self, facts: list[Triple], passages: list[Candidate], free: int,
+                          result: PromptResult) -> list[Triple]:
+        """The facts that tell the reader something the passages will not.
+
+        A weak fact (below ``facts_min_confidence``: the co-occurrence edges the graph route walks)
+        is not shown, nor one with a common noun on either side (``facts_named_only``: "dream — have
+        → family" is parse residue, "Ed Wood — direct → Plan 9" is knowledge); nor is a fact whose own passage is among those that will be placed whole
+        (the best-ranked passages that fit the room), since the passage states it in full. A fact
+        of a subject and relation that changed over time stays: its dates and the "superseded"
+        mark are what the passage cannot say."""
+        if not facts:
+            return facts
+        placed: set[str] = set()
+        room = free
+        for cand in passages:
+            cost = self.counter.count(cand.item.text)
+            if cost > room:
+                break
+            room -= cost
+            placed.add(cand.item.source_id)
+        changed = {(f.subject.lower(), f.relation.lower()) for f in facts if f.superseded}
+        kept = []
+        for fact in facts:
+            dated_change = (fact.subject.lower(), fact.relation.lower()) in changed or fact.superseded
+            if not dated_change and fact.confidence < self.config.facts_min_confidence:
+                continue
+            if not dated_change and self.config.facts_named_only and GENERIC_TYPE in (fact.subject_type, fact.object_type):
+                continue
+            if not dated_change and fact.source_id in placed:
+                continue
+            kept.append(fact)
+        if len(kept) < len(facts):
+            result.decisions.append(Decision("assemble", "facts", "dropped",
+                                             f"{len(facts) - len(kept)} facts weak or stated by a placed passage"))
+        return kept
 
     def _pack_passages(self, question, passages, entities, sections, free, used_sources, result) -> None:
         count = self.counter.count

