@@ -27,7 +27,7 @@ from .rerank import DefaultReranker, Reranker
 from .rerank.signals import without_names
 from .rewrite import QueryRewriter
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
-from .stored_vectors import fill_from_store
+from .stored_vectors import context_similarity, fill_dense
 from .types import Candidate, Decision, PromptResult
 from .validity import order_facts
 from .when import parse_stamp, question_window
@@ -239,11 +239,16 @@ class RetrievalPipeline:
         """The reranker's similarity signals for this question: each candidate against the question
         in its own embedding space, calibrated so that spaces compare (agent_memory/embedding_spaces.py)."""
 
-        def similarity(candidates, signal: str) -> np.ndarray:
+        def embedded(candidates, signal: str) -> np.ndarray:
             field = "vector" if signal == "dense" else "context_vector"
             vectors = self._candidate_vectors(candidates) if signal == "dense" else self._context_vectors(candidates)
             langs = [getattr(c, field + "_lang") for c in candidates]
             return self.services.embedder.similarities(vectors, self._spaces(candidates, field), langs, query.dense)
+
+        def similarity(candidates, signal: str) -> np.ndarray:
+            if signal == "turn_context":  # scored by the store on each turn's stored context vector
+                return context_similarity(self.services, candidates, query.dense, lambda rest: embedded(rest, signal))
+            return embedded(candidates, signal)
 
         return similarity
 
@@ -252,17 +257,16 @@ class RetrievalPipeline:
         return [getattr(c, field + "_space") for c in candidates]
 
     def _candidate_vectors(self, candidates) -> np.ndarray:
-        """Passage vectors read from the vector store with the turn-context ones (retrieval/
+        """Passage vectors from the embedding cache, else from the vector store (retrieval/
         stored_vectors.py), once per candidate: the reranker and de-duplication both need them."""
-        fill_from_store(self.services, candidates)
+        fill_dense(self.services, candidates)
         return self._stacked(candidates, "vector", lambda items: [embedding_text(i) for i in items])
 
     def _context_vectors(self, candidates) -> np.ndarray:
-        """Each candidate read after the turn before it (ingest/context.py): stored with the turn;
-        embedded from its text only for a turn stored before that (or not stored)."""
+        """Each candidate read after the turn before it (ingest/context.py), embedded from its text:
+        only for a turn stored before its context vector was (the store scores the others)."""
         from ingest.context import context_texts_for
 
-        fill_from_store(self.services, candidates)
         return self._stacked(candidates, "context_vector",
                              lambda items: context_texts_for(self.services, items[0].tenant, items))
 

@@ -1,39 +1,98 @@
-"""The candidates' vectors, read from the vector store with them rather than re-embedded.
+"""The reranker's vectors at question time, from what is stored with each item, not re-embedded.
 
 Each stored point carries its passage vector (``dense``) and, for a turn, the turn read after
-the turn it answers (``context``, ingest/context.py), in the space the turn lives in. The
-reranker and de-duplication read both here, in one batched retrieve per space, so a process
-whose embedding cache is empty (a replica that did not ingest, a restart on a fresh disk) ranks
-exactly as the one that ingested, without embedding anything but the question. A candidate the
-store does not hold, or a turn stored before turn-context vectors existed, is left without
-one: the pipeline embeds its text (through the cache) as before.
+the turn it answers (``context``, ingest/context.py), in the space the turn lives in.
+
+- Passage vectors (the dense signal, de-duplication) come from the embedding cache, which is only
+  a cache: what it lacks (a replica that did not ingest, a fresh disk) is read from the store in
+  one batched retrieve per space and put into it, never re-embedded.
+- The turn-context signal is scored by the store itself: the question's vector against each
+  candidate turn's ``context`` vector, one query per space restricted to the candidates' IDs. No
+  vector leaves the store (reading a few hundred back into Python costs tens of milliseconds; the
+  scoring about one).
+
+A candidate the store does not hold, or a turn stored before turn-context vectors existed, is
+left to the caller's ``embedded`` path: its text embedded (through the cache) as before.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Mapping, Sequence
 
+import numpy as np
+
+from agent_memory.ids import content_hash
 from ingest.items import embedding_text
 
 from .types import Candidate
 
 
-def fill_from_store(services, candidates: Sequence[Candidate]) -> None:
-    """Set ``vector`` (+ space, language) and ``context_vector`` of the candidates that have none yet."""
+def fill_dense(services, candidates: Sequence[Candidate]) -> None:
+    """Set ``vector`` (+ its space and language) of the candidates that have none yet: from the
+    embedding cache, else from the vector store (then cached). Those found in neither stay None."""
     missing = [c for c in candidates if c.vector is None]
-    read = getattr(services.vectors, "stored_vectors", None)
-    if not missing or read is None:
+    if not missing:
         return
-    stored = read([c.item.id for c in missing])
     embedder = services.embedder
-    for cand in missing:
-        space, vectors = stored.get(cand.item.id, ("", {}))
-        dense = vectors.get("dense")
-        if dense is None:
+    texts = [embedding_text(c.item) for c in missing]
+    spaces = embedder.spaces_for(texts)
+    hashes = [content_hash(t) for t in texts]
+    absent: list[int] = []
+    for space in dict.fromkeys(spaces):
+        rows = [i for i, s in enumerate(spaces) if s == space]
+        cached = embedder.embedders[space]
+        found = cached.cache.get_many(cached.name, [hashes[i] for i in rows])
+        for i in rows:
+            if hashes[i] in found:
+                _set(missing[i], found[hashes[i]], space, embedder.lang_of(texts[i]))
+            else:
+                absent.append(i)
+    read = getattr(services.vectors, "stored_vectors", None)
+    if not absent or read is None:
+        return
+    stored = read([missing[i].item.id for i in absent], names=["dense"])
+    fresh: dict[str, dict[str, np.ndarray]] = {}
+    for i in absent:
+        space, vectors = stored.get(missing[i].item.id, ("", {}))
+        if "dense" in vectors:
+            _set(missing[i], vectors["dense"], space, embedder.lang_of(texts[i]))
+            fresh.setdefault(space, {})[hashes[i]] = vectors["dense"]
+    for space, by_hash in fresh.items():
+        cached = embedder.embedders[space]
+        cached.cache.put_many(cached.name, by_hash)
+
+
+def _set(cand: Candidate, vector: np.ndarray, space: str, lang: str) -> None:
+    cand.vector, cand.vector_space, cand.vector_lang = np.asarray(vector, dtype=np.float32), space, lang
+
+
+def context_similarity(services, candidates: Sequence[Candidate], query: Mapping[str, np.ndarray],
+                       embedded: Callable[[list[Candidate]], np.ndarray]) -> np.ndarray:
+    """The turn_context signal: calibrated similarity to the question of each candidate read after
+    the turn it answers. A turn: its stored ``context`` vector, scored by the store. Any other kind:
+    its own passage vector (its context is its own text). The rest: ``embedded(rest)``."""
+    embedder = services.embedder
+    fill_dense(services, [c for c in candidates if c.item.kind != "turn"])
+    turns = [c.item.id for c in candidates if c.item.kind == "turn"]
+    score = getattr(services.vectors, "score_ids", None)
+    scored = score(query, turns, "context") if turns and score is not None else {}
+    cosines = np.zeros(len(candidates), dtype=np.float64)
+    groups: dict[tuple[str, str], list[int]] = {}
+    rest: list[int] = []
+    for row, cand in enumerate(candidates):
+        if cand.item.kind == "turn" and cand.item.id in scored:
+            space, cosines[row] = scored[cand.item.id]
+            lang = cand.vector_lang or embedder.lang_of(embedding_text(cand.item))
+        elif cand.item.kind != "turn" and cand.vector is not None and cand.vector_space in query:
+            space, lang = cand.vector_space, cand.vector_lang
+            cosines[row] = float(cand.vector @ np.asarray(query[space], dtype=np.float32))
+        else:
+            rest.append(row)
             continue
-        lang = embedder.lang_of(embedding_text(cand.item))
-        cand.vector, cand.vector_space, cand.vector_lang = dense, space, lang
-        # A chunk or summary is its own context; a turn's was stored with it (in the turn's space).
-        context = vectors.get("context") if cand.item.kind == "turn" else dense
-        if cand.context_vector is None and context is not None:
-            cand.context_vector, cand.context_vector_space, cand.context_vector_lang = context, space, lang
+        groups.setdefault((space, lang), []).append(row)
+    out = np.zeros(len(candidates), dtype=np.float64)
+    for (space, lang), rows in groups.items():
+        out[rows] = embedder.calibrate(space, cosines[rows], getattr(query, "lang", "en"), lang)
+    if rest:
+        out[rest] = embedded([candidates[i] for i in rest])
+    return out

@@ -153,6 +153,15 @@ class EdgeVectorStore(QdrantStore):
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:
         return self._shard.retrieve(ids, with_payload, False)
 
+    def _nearest_among(self, query: list[float], using: str, ids: list[str]) -> list:
+        request = qe.QueryRequest(limit=len(ids), query=qe.Query.Nearest(query, using=using),
+                                  filter=qe.Filter(must=[qe.HasIdCondition(set(ids))]), with_payload=False,
+                                  with_vector=False)
+        try:
+            return self._shard.query(request)
+        except Exception as exc:
+            raise StoreError(f"Qdrant Edge query failed on {self.path}: {exc}") from exc
+
     def _retrieve_vectors(self, ids: list[str], names: list[str]) -> list:
         try:
             return self._shard.retrieve(ids, False, names)

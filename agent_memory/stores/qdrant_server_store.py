@@ -152,6 +152,11 @@ class QdrantServerVectorStore(QdrantStore):
         return self._call("retrieve", self._client.retrieve, self.collection, ids, with_payload=with_payload,
                           with_vectors=False)
 
+    def _nearest_among(self, query: list[float], using: str, ids: list[str]) -> list:
+        return self._call("query", self._client.query_points, self.collection, query=query, using=using,
+                          query_filter=models.Filter(must=[models.HasIdCondition(has_id=ids)]), limit=len(ids),
+                          with_payload=False, with_vectors=False).points
+
     def _retrieve_vectors(self, ids: list[str], names: list[str]) -> list:
         return self._call("retrieve", self._client.retrieve, self.collection, ids, with_payload=False, with_vectors=names)
 

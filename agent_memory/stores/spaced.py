@@ -130,13 +130,25 @@ class SpacedVectorStore:
         found = {i.id: i for store in self.stores.values() for i in store.get(ids)}
         return [found[i] for i in ids if i in found]
 
-    def stored_vectors(self, ids: Sequence[str]) -> dict[str, tuple[str, dict[str, np.ndarray]]]:
-        """Item ID → (its space, its named dense vectors: ``dense``, and ``context`` for a turn),
-        read in one batched retrieve per space; an ID no space holds is absent."""
+    def stored_vectors(self, ids: Sequence[str], names: Sequence[str] = ("dense", "context"),
+                       ) -> dict[str, tuple[str, dict[str, np.ndarray]]]:
+        """Item ID → (its space, its named dense vectors among ``names``: ``dense``, and ``context``
+        for a turn), read in one batched retrieve per space; an ID no space holds is absent."""
         out: dict[str, tuple[str, dict[str, np.ndarray]]] = {}
         for name, store in self.stores.items():
-            for item_id, vectors in store.get_vectors(ids).items():
+            for item_id, vectors in store.get_vectors(ids, names).items():
                 out[item_id] = (name, vectors)
+        return out
+
+    def score_ids(self, vectors: Mapping[str, np.ndarray], ids: Sequence[str],
+                  using: str = "context") -> dict[str, tuple[str, float]]:
+        """Item ID → (its space, the cosine of its named vector ``using`` with the question's vector
+        in that space), scored by each space's store; only spaces in ``vectors`` are asked, and an
+        item without that vector is absent."""
+        out: dict[str, tuple[str, float]] = {}
+        for name in self.occupied_spaces():
+            if name in vectors:
+                out.update((i, (name, score)) for i, score in self.stores[name].score_ids(vectors[name], ids, using).items())
         return out
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:

@@ -516,3 +516,21 @@ def test_a_collection_from_before_context_vectors_gains_the_named_vector_on_open
     reopened = opener()  # the added vector is part of the collection's layout now
     assert np.allclose(reopened.get_vectors([fresh.id])[fresh.id]["context"], onehot(5))
     assert reopened.count() == 2
+
+
+def test_score_ids_scores_only_the_given_points_on_the_named_vector(store):
+    turns = [make_item(f"turn {i}", kind="turn", source=f"chat/t{i}") for i in range(3)]
+    chunk = make_item("a chunk", source="doc-2")
+    items = turns + [chunk]
+    dense = np.stack([onehot(i) for i in range(4)])
+    store.upsert(items, dense, ENC.encode_documents([i.text for i in items]),
+                 context=[onehot(5), unit(onehot(5) + onehot(6)), onehot(7), None])
+    scores = store.score_ids(onehot(5), [t.id for t in turns[:2]] + [chunk.id, "not-a-uuid"])
+    assert set(scores) == {turns[0].id, turns[1].id}  # not asked for turns[2]; the chunk has no context
+    assert scores[turns[0].id] == pytest.approx(1.0, abs=1e-5)
+    assert scores[turns[1].id] == pytest.approx(2 ** -0.5, abs=1e-5)
+    assert store.score_ids(onehot(1), [chunk.id, turns[0].id], "dense") == pytest.approx(
+        {chunk.id: 0.0, turns[0].id: 0.0}, abs=1e-5)
+    assert store.score_ids(onehot(5), []) == {}
+    with pytest.raises(DimensionMismatchError):
+        store.score_ids(np.ones(DIM + 1), [turns[0].id])
