@@ -15,6 +15,16 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
     embedding space of each row of ``vectors``; rows of two spaces are never compared by cosine."""
     kept: list[Candidate] = []
     kept_rows: list[int] = []
+    kept_index = np.zeros(0, dtype=np.int64)
+    # Every pair's cosine at once (one matrix product), rows of two spaces never close: cheaper than
+    # a product per candidate against the rows kept so far, which copies them each time.
+    sims_all = None
+    if vectors is not None and len(candidates) > 1:
+        sims_all = np.asarray(vectors, dtype=np.float32) @ np.asarray(vectors, dtype=np.float32).T
+        if spaces is not None:
+            codes = {s: i for i, s in enumerate(dict.fromkeys(spaces))}
+            space_ids = np.array([codes[s] for s in spaces])
+            sims_all[space_ids[:, None] != space_ids[None, :]] = 0.0
     seen_hashes: dict[str, str] = {}
     by_source: dict[tuple[str, str], list[Candidate]] = {}
     for row, cand in enumerate(candidates):
@@ -27,10 +37,8 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                 if _overlap(other.item, item) > 0.5:
                     reason = f"overlaps {other.item.id} of the same source"
                     break
-            if reason is None and vectors is not None and kept_rows:
-                sims = vectors[kept_rows] @ vectors[row]
-                if spaces is not None:
-                    sims = np.where([spaces[k] == spaces[row] for k in kept_rows], sims, 0.0)
+            if reason is None and sims_all is not None and kept_rows:
+                sims = sims_all[row, kept_index]
                 # Cosine alone is not enough: some embedders (e5) put distinct passages of one
                 # topic above 0.95. A near-duplicate must also say nearly the same words, and its
                 # own words: a longer passage that holds a kept short one adds what it lacks.
@@ -47,6 +55,7 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
             continue
         kept.append(cand)
         kept_rows.append(row)
+        kept_index = np.asarray(kept_rows)
         by_source.setdefault((item.source_id, item.kind), []).append(cand)
         if item.content_hash:
             seen_hashes[item.content_hash] = item.id
