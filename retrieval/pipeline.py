@@ -11,6 +11,7 @@ from typing import Callable
 
 import numpy as np
 
+from agent_memory.embedding_spaces import QueryVectors
 from agent_memory.errors import StoreError
 from agent_memory.records import MemoryItem, SearchFilter
 from agent_memory.services import Services
@@ -118,10 +119,8 @@ class RetrievalPipeline:
         flt = SearchFilter(tenant=tenant, source_ids=source_ids, kinds=kinds, created_after=created_after,
                            created_before=created_before, metadata=metadata)
         query = Query(text=question, tenant=tenant, session_id=session_id, flt=flt)
-        query.dense = self.services.embedder.embed_query(question, self.services.vectors.occupied_spaces())
+        query.dense, query.entities = self._encode(question, tenant)
         query.sparse = self.services.sparse_encoder.encode_query(question)
-        if "graph" in self.routes:
-            query.entities = self._question_entities(question, tenant)
         lap("encode")
 
         decisions: list[Decision] = []
@@ -187,6 +186,16 @@ class RetrievalPipeline:
         return result
 
     # ---- stages -------------------------------------------------------------------------------------
+
+    def _encode(self, question: str, tenant: str) -> tuple[QueryVectors, list[str]]:
+        """The question in each occupied space and its graph entities, side by side: each model's
+        encoder and the graph's lookups wait on native code, so together they take the longest one."""
+        embedder = self.services.embedder
+        spaces = self.services.vectors.occupied_spaces()
+        vectors = {space: self._pool.submit(embedder.embedders[space].embed_query, question) for space in spaces}
+        entities = self._question_entities(question, tenant) if "graph" in self.routes else []
+        return QueryVectors({space: future.result() for space, future in vectors.items()},
+                            embedder.lang_of(question)), entities
 
     def _run_routes(self, query: Query) -> dict[str, RouteOutput]:
         futures = {

@@ -102,7 +102,11 @@ def test_graph_route_answers_an_entity_question(pipeline, services):
     assert graph and graph[0]["source_id"] == "acme"
     facts = result.routes["graph_facts"]
     assert any("Acme Corporation" in (f["subject"], f["object"]) and f["source_id"] == "acme" for f in facts)
-    assert "## Known facts" in result.prompt and "[S:acme]" in result.prompt
+    # The Acme page is placed whole, so its own facts give their room to it (nothing twice).
+    assert "[S:acme]" in result.prompt
+    facts_section = result.prompt.split("## Known facts")[1].split("\n\n")[0] if "## Known facts" in result.prompt else ""
+    assert "[S:acme]" not in facts_section
+    assert any("stated by a placed passage" in d.reason for d in result.decisions)
     # Dense and graph agree on the Acme page: it is the top fused candidate and the first passage cited.
     assert result.fused[0]["source_id"] == "acme" and set(result.fused[0]["routes"]) >= {"dense", "graph"}
     assert [p.source_id for p in result.passages if p.kind == "chunk"][0] == "acme"
