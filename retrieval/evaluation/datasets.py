@@ -149,6 +149,18 @@ def parse_dataset(data: Any) -> EvalSet:
 # ---- LoCoMo --------------------------------------------------------------------------------------------
 
 
+def _record_documents(record: dict, tenant: str) -> dict[str, Document]:
+    """A pooled memory: a LoCoMo record may also carry ``documents`` ([{id, title?, text}]) that share
+    the conversation's tenant; ``qa.evidence`` may name a document's ``id`` beside dialog ids."""
+    out: dict[str, Document] = {}
+    for index, doc in enumerate(record.get("documents") or []):
+        text, title = str(doc.get("text", "")), str(doc.get("title", ""))
+        if text.strip():
+            out[str(doc.get("id", f"doc{index}"))] = Document(source_id=paragraph_source_id(title, text), text=text,
+                                                              title=title, tenant=tenant, metadata={"title": title})
+    return out
+
+
 def _locomo(records: list[dict]) -> EvalSet:
     questions: list[Question] = []
     builders: dict[str, Callable[[], Material]] = {}
@@ -156,8 +168,9 @@ def _locomo(records: list[dict]) -> EvalSet:
         sample = str(rec.get("sample_id", f"conv{len(builders)}"))
         tenant = _tenant("locomo", sample)
         turns = locomo_turns(rec, tenant)
-        by_dia = {t.turn_id: t for t in turns}
-        builders[tenant] = (lambda rec=rec, tenant=tenant: Material(tenant, turns=locomo_turns(rec, tenant)))
+        by_dia: dict[str, TurnRecord | Document] = {**_record_documents(rec, tenant), **{t.turn_id: t for t in turns}}
+        builders[tenant] = (lambda rec=rec, tenant=tenant: Material(
+            tenant, turns=locomo_turns(rec, tenant), documents=list(_record_documents(rec, tenant).values())))
         for index, qa in enumerate(rec.get("qa") or []):
             category = qa.get("category")
             if category not in LOCOMO_CATEGORIES:  # 5 = adversarial (no answer): left out

@@ -139,3 +139,18 @@ def test_budget_parsing_defaults_and_lists():
         parse_budgets("abc", "hotpotqa")
     with pytest.raises(ConfigError):
         parse_budgets("0", "hotpotqa")
+
+
+def test_locomo_record_may_pool_documents_with_its_turns():
+    pooled = [{**LOCOMO[0], "documents": [{"id": "N1", "text": "小林的生日是3月5日。"},
+                                          {"id": "N2", "title": "Page", "text": "A titled page."}],
+               "qa": [{"question": "小林的生日是哪天？", "answer": "3月5日", "evidence": ["N1", "D2:1"], "category": 4}]}]
+    es = parse_dataset(pooled)
+    (q,) = es.questions
+    material = es.material(q.tenant)
+    assert len(material.turns) == 3 and [d.tenant for d in material.documents] == [q.tenant] * 2
+    note = material.documents[0]
+    assert note.source_id == paragraph_source_id("", "小林的生日是3月5日。")
+    assert material.documents[1].source_id == "Page"
+    assert [(e.source_id, e.text) for e in q.evidence] == [(note.source_id, note.text),
+                                                         ("conv-9/D2:1", "I painted it too.")]

@@ -1,0 +1,61 @@
+"""benchmarks/make_dev_material.py: deterministic files that the eval harness reads, every question's
+evidence in its tenant's material (chains: 3-4 supporting pages; pools: documents and turns in one tenant)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+from retrieval.evaluation.datasets import load_dataset
+
+_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "make_dev_material.py"
+_spec = importlib.util.spec_from_file_location("make_dev_material", _PATH)
+dm = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("make_dev_material", dm)  # dataclasses look their module up
+_spec.loader.exec_module(dm)
+
+_PEOPLE = ["Ann Smith", "Bob Jones", "Cara Diaz", "Dan Kerr", "Eve Lund", "Finn Moss"]
+_PLACES = ["Austin, Texas", "Dallas, Texas", "Reno, Nevada", "Elko, Nevada", "Salem, Oregon", "Bend, Oregon"]
+
+
+def _sources(tmp_path: Path) -> Path:
+    tmp_path.mkdir(parents=True)
+    contexts = [{"title": p, "paragraph_text": f"{p} (born 1970) is an American actor.", "is_supporting": False}
+                for p in _PEOPLE]
+    contexts += [{"title": f"Place {i}", "paragraph_text": f"A shop in {place}. A mill near {place}.",
+                  "is_supporting": False} for i, place in enumerate(_PLACES)]
+    contexts += [{"title": "Rice College", "paragraph_text": "Rice College is a college.", "is_supporting": False},
+                 {"title": "Acme Records", "paragraph_text": "Acme Records is a label.", "is_supporting": False}]
+    (tmp_path / "hotpotqa_dev250.jsonl").write_text(json.dumps({"contexts": contexts}) + "\n", encoding="utf-8")
+    articles = [{"title": f"文章{i}", "paragraphs": [{"context": text, "qas": []}]} for i, text in enumerate([
+        "张伟和李娜去了北京，北京市很大。", "王芳在广州工作，广州市很热。刘洋住在上海，上海市很大。", "陈静毕业于四川大学。"])]
+    (tmp_path / "cmrc2018_trial.json").write_text(json.dumps({"data": articles}, ensure_ascii=False), encoding="utf-8")
+    session = [{"speaker": "Ann", "dia_id": f"D1:{i}", "text": f"Line {i}."} for i in range(1, 4)]
+    (tmp_path / "locomo_dev.json").write_text(json.dumps([{"conversation": {
+        "speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": session}}]), encoding="utf-8")
+    return tmp_path
+
+
+def test_generation_is_deterministic_and_every_question_has_its_evidence_stored(tmp_path):
+    source = _sources(tmp_path / "src")
+    src = dm.Sources.read(source)
+    chains = dm.make_chains(src, dm.random.Random(3), people=40, companies=8, background=4, per_kind=5)
+    assert chains == dm.make_chains(src, dm.random.Random(3), people=40, companies=8, background=4, per_kind=5)
+    for rec in chains:
+        supporting = [c for c in rec["contexts"] if c["is_supporting"]]
+        assert len(supporting) == int(rec["type"][0])  # "3-hop" / "4-hop": that many pages on the path
+    written = dm.generate(source, tmp_path / "out", 3, ["chains", "zh", "en", "zh_events"])
+    for kind, path in written.items():
+        es = load_dataset(path)
+        assert es.questions, kind
+        (tenant,) = es.tenants_for(es.questions)  # one store per file
+        material = es.material(tenant)
+        stored = {d.source_id: d.text for d in material.documents} | {t.source_id: t.text for t in material.turns}
+        for q in es.questions:
+            assert all(stored.get(e.source_id) == e.text for e in q.evidence), (kind, q.text)
+        if kind != "chains":
+            assert material.documents and material.turns  # a pooled memory
+            assert {e.source_id for q in es.questions for e in q.evidence} & {t.source_id for t in material.turns}
