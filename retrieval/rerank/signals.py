@@ -6,13 +6,14 @@ measurements are in ``docs/evaluation.md`` and can be replayed with ``benchmarks
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Sequence
 
 import numpy as np
 
-from agent_memory.text import keyword_set, keyword_terms
+from agent_memory.text import has_cjk, keyword_set, keyword_terms, words
 
 from ..types import Candidate
 
@@ -64,8 +65,17 @@ def length_excess(candidates: Sequence[Candidate], words: int) -> np.ndarray:
     """log2 of how many times longer than ``words`` a turn is (0 when shorter). Under a hard budget
     a long turn must earn its room: an assistant's essay outweighs several of the user's facts
     (LongMemEval 0.839 → 0.889 at 3.0 per doubling). Chunks are bounded by the splitter."""
-    return np.array([max(0.0, math.log2(len(c.item.text.split()) / words)) if c.item.kind == "turn" and
+    return np.array([max(0.0, math.log2(turn_words(c.item.text) / words)) if c.item.kind == "turn" and
                      c.item.text.strip() else 0.0 for c in candidates])
+
+
+@functools.lru_cache(maxsize=20000)
+def turn_words(text: str) -> int:
+    """Words of a turn: whitespace-separated where the text has no CJK (the count the weight was
+    tuned with), jieba's words where it has: a 430-character Chinese turn has no spaces, so split()
+    called it 3 words and let recited articles escape the penalty (development material zh_events:
+    0.911 -> 0.939 at 500 tokens)."""
+    return len(words(text)) if has_cjk(text) else len(text.split())
 
 
 def conversation_context(candidates: Sequence[Candidate], score: np.ndarray, neighbour_weight: float,
