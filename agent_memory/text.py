@@ -17,7 +17,9 @@ def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
+@functools.lru_cache(maxsize=50_000)
 def cjk_ratio(text: str) -> float:
+    """Share of CJK characters; cached, since every candidate's space is decided by it at question time."""
     if not text:
         return 0.0
     return len(_CJK.findall(text)) / max(1, len(text))

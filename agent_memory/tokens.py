@@ -27,8 +27,11 @@ class TiktokenCounter:
     def __init__(self, encoding: str = "cl100k_base") -> None:
         self.name = encoding
         self._encoding = _load_encoding(encoding)
+        # The same passages and lines are counted question after question (a prompt counts a
+        # few hundred texts): a bounded cache per counter.
+        self.count = functools.lru_cache(maxsize=50_000)(self._count)
 
-    def count(self, text: str) -> int:
+    def _count(self, text: str) -> int:
         if not text:
             return 0
         return len(self._encoding.encode(text, disallowed_special=()))
