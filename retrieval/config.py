@@ -64,6 +64,10 @@ class RetrievalConfig(StrictModel):
                     "room from the turns and chunks they summarize")
     rrf_k: int = Field(default=60, ge=1, description="the k of reciprocal rank fusion")
     rerank_top: int = Field(default=400, ge=1, description="how many fused candidates are reranked")
+    prompt_candidates: int = Field(
+        default=150, ge=1,
+        description="reranked candidates offered to de-duplication and assembly (at least budget / 10): a "
+                    "prompt of 1,800 tokens holds about 60 turns, so candidates ranked lower never reach it")
     # -- reranker: similarity signals per kind of item -------------------------------------------
     turn_weights: SignalWeights = Field(
         default=SignalWeights(dense=0.5, turn_context=0.6),
@@ -94,6 +98,14 @@ class RetrievalConfig(StrictModel):
                                description="rerank bonus for the page of an entity a top passage names (chunks)")
     link_from_pages: bool = Field(default=True, description="links from a page the question names count in full")
     link_top: int = Field(default=3, ge=0, description="how many of the best passages have their links followed")
+    link_rounds: int = Field(default=1, ge=1, le=5, description=(
+        "how many times links are followed, each time from the top link_top passages after the previous"
+        " round's rerank, so a page reached by a link can lead on to the next page of a chain; stops early"
+        " when the top link_top passages have all been followed already"))
+    link_sentence_match: float = Field(default=0.0, ge=0, description=(
+        "a link's strength is multiplied by 1 + this x min(1, n/2), n the question's content words (stemmed;"
+        " Chinese by jieba) in the sentences of the passage that name the page, beyond the page's name and"
+        " the passage's own title"))
     chunk_neighbours: int = Field(default=0, ge=0,
                                   description="chunks of the same document pulled in on each side of a strong chunk")
     chunk_neighbour_top: int = Field(default=1, ge=0, description="how many of the best chunks get neighbours")

@@ -15,6 +15,7 @@ from agent_memory.embedding_spaces import QueryVectors
 from agent_memory.errors import StoreError
 from agent_memory.records import MemoryItem, SearchFilter
 from agent_memory.services import Services
+from agent_memory.text import keyword_set, split_sentences
 from agent_memory.working_memory import catalog_recent_turns
 from ingest.items import embedding_text
 from ingest.triples import entities_in_question
@@ -148,9 +149,15 @@ class RetrievalPipeline:
             lap("links")
 
         reranked = self._add_neighbours(reranked, flt, decisions)
-        vectors = self._candidate_vectors(reranked) if reranked else None
-        spaces = self._spaces(reranked, "vector") if reranked else None
-        kept = deduplicate(reranked, vectors, self.config.near_duplicate, decisions, spaces=spaces)
+        # Only the best can reach the prompt: a budget of B tokens holds fewer than B / 10
+        # passages, so de-duplication and assembly read no further (the rest stay in the dump).
+        offered = reranked[: max(self.config.prompt_candidates, budget // 10)]
+        if len(offered) < len(reranked):
+            decisions.append(Decision("assemble", f"{len(reranked) - len(offered)} candidates", "cut",
+                                      f"below the best {len(offered)} offered to the prompt"))
+        vectors = self._candidate_vectors(offered) if offered else None
+        spaces = self._spaces(offered, "vector") if offered else None
+        kept = deduplicate(offered, vectors, self.config.near_duplicate, decisions, spaces=spaces)
         recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
         summaries = _give_way(deduplicate(
             [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],
@@ -343,16 +350,37 @@ class RetrievalPipeline:
     def _follow_links(self, query: Query, ranked: list[Candidate], decisions: list[Decision]) -> list[Candidate]:
         """Pages of the entities the best passages name get a link score (every candidate chunk
         of the page; its lead chunk joins the candidates if none is there), then the candidates
-        are reranked with it."""
-        anchors = [c for c in ranked if c.item.kind == "chunk"][: self.config.link_top]
+        are reranked with it. With link_rounds > 1 this repeats from the new top, so a chain of
+        pages is walked a page per round, until the top passages' pages have all been followed."""
+        followed: set[str] = set()
+        for _ in range(self.config.link_rounds):
+            anchors = [c for c in ranked if c.item.kind == "chunk"][: self.config.link_top]
+            if followed and all(c.item.source_id in followed for c in anchors):
+                break
+            followed.update(c.item.source_id for c in anchors)
+            ranked = self._link_round(query, ranked, anchors, decisions)
+        return ranked
+
+    def _link_round(self, query: Query, ranked: list[Candidate], anchors: list[Candidate],
+                    decisions: list[Decision]) -> list[Candidate]:
         present = {c.item.source_id for c in ranked}
         strengths: dict[str, float] = {}
         reasons: dict[str, str] = {}
+        match = self.config.link_sentence_match
+        asked = keyword_set(query.text) if match else frozenset()
         for rank, anchor in enumerate(anchors):
             # A page the question itself names is the surest start of a bridge, wherever it ranks.
-            strength = max(1.0 / (rank + 1), anchor.route_scores.get("graph", 0.0) if self.config.link_from_pages else 0.0)
+            base = max(1.0 / (rank + 1), anchor.route_scores.get("graph", 0.0) if self.config.link_from_pages else 0.0)
             found = self.pages.named_in(query.tenant, anchor.item.text, exclude={anchor.item.source_id})
+            sentences = split_sentences(anchor.item.text) if match else []
             for name, items in list(found.items())[:MAX_LINKS_PER_PASSAGE]:
+                strength = base
+                if match:
+                    # The sentence that names the page says how it relates; one that shares the
+                    # question's words ("employs", "spouse") is the relation asked about.
+                    said = keyword_set(" ".join(s for s in sentences if name in s))
+                    shared = said & asked - keyword_set(name) - keyword_set(anchor.item.source_id)
+                    strength = base * (1.0 + match * min(1.0, len(shared) / 2))
                 for item in items:
                     if not passes(item, query.flt) or strengths.get(item.source_id, 0.0) >= strength:
                         continue

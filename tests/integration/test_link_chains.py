@@ -1,0 +1,93 @@
+"""A chain of three pages (person → company → city): the question names only the person; the
+company is linked from the person's page, the city only from the company's page. One round of
+links reaches the company; further rounds (link_rounds) reach the city, and the sentence that
+names it sharing the question's words ("head office") strengthens its link
+(link_sentence_match)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_memory.records import Document
+from ingest.pipeline import IngestionPipeline
+from ingest.report import IngestReport
+from retrieval.config import load_preset
+from retrieval.pipeline import RetrievalPipeline
+
+QUESTION = "In which region is the head office of the company that employs Orla Venn?"
+PAGES = {
+    "Orla Venn": "Orla Venn is a chemist from the coast. Orla Venn works for Kestrel Dynamics. "
+                 "She often visits Marlow Harbour.",
+    "Kestrel Dynamics": "Kestrel Dynamics is a maker of pumps and valves. It sponsors the Tollen Rovers. "
+                        "The head office of Kestrel Dynamics is in Brantwick.",
+    "Brantwick": "Brantwick is a market town. It lies in the Vesper Vale.",
+    # Named too, but not on the path.
+    "Marlow Harbour": "Marlow Harbour is a fishing port with a lighthouse and a ferry.",
+    "Tollen Rovers": "Tollen Rovers is a football club that plays in the second division of its region.",
+    # Look-alikes: they share the question's words, not its entities.
+    "Harrow Works": "Harrow Works is a company whose head office is in a northern region. The company "
+                    "employs four hundred people.",
+    "Penfold Group": "Penfold Group is a company that employs engineers; its head office is in the region "
+                     "of the capital.",
+    "Quill and Sons": "Quill and Sons is a company with a head office in the eastern region, which employs "
+                      "carpenters.",
+    "Dunmore Trading": "Dunmore Trading is a company that moved its head office to another region.",
+}
+BUDGET = 250
+ROUNDS = {"link_rounds": 3, "link_sentence_match": 1.0}
+
+
+@pytest.fixture(scope="module")
+def services(tmp_path_factory):
+    from agent_memory.config import load_settings
+    from agent_memory.services import build_services
+
+    settings = load_settings(data_dir=tmp_path_factory.mktemp("chain") / "data", triple_extractor="rules",
+                             qdrant_url=None, neo4j_uri=None)
+    with build_services(settings) as svc:
+        docs = [Document(source_id=title, text=text, title=title, metadata={"title": title})
+                for title, text in PAGES.items()]
+        report = IngestReport()
+        assert IngestionPipeline(svc).ingest_documents(docs, report) == list(PAGES)
+        assert not report.store_error
+        yield svc
+
+
+def _run(services, **overrides):
+    with RetrievalPipeline(services, load_preset("documents", overrides)) as pipe:
+        return pipe.run(QUESTION, tenant="default", budget=BUDGET, debug=True)
+
+
+def _order(result) -> list[str]:
+    return list(dict.fromkeys(row["source_id"] for row in result.fused))
+
+
+def _note(result, source_id: str) -> str:
+    return next((row["note"] for row in result.fused if row["source_id"] == source_id), "") or ""
+
+
+def test_the_third_page_of_a_chain_is_reached_only_with_more_rounds_and_sentence_match(services):
+    once = _run(services)
+    chained = _run(services, **ROUNDS)
+    # One round: the company is linked from the person's page; nothing links the city.
+    assert "named in Orla Venn" in _note(once, "Kestrel Dynamics")
+    assert "Brantwick" not in _note(once, "Brantwick")
+    assert _order(once).index("Brantwick") >= 5 and "[S:Brantwick]" not in once.prompt
+    # More rounds: the company's page is followed in its turn, and the city joins the top.
+    assert _note(chained, "Brantwick") == "page of 'Brantwick', named in Kestrel Dynamics"
+    assert set(_order(chained)[:3]) == {"Orla Venn", "Kestrel Dynamics", "Brantwick"}
+    assert "[S:Brantwick]" in chained.prompt and chained.total_tokens <= BUDGET
+
+
+def test_the_sentence_that_names_a_page_strengthens_the_link_the_question_asks_about(services):
+    rounds_only = _run(services, link_rounds=3)
+    both = _run(services, **ROUNDS)
+    # The company's page links the club and the city; only the city's sentence ("The head office
+    # of Kestrel Dynamics is in Brantwick.") shares the question's words, so its link counts double.
+    assert _order(both).index("Brantwick") < _order(rounds_only).index("Brantwick")
+    assert _order(both).index("Brantwick") < _order(both).index("Tollen Rovers")
+
+
+def test_the_defaults_follow_links_once_without_sentence_match():
+    config = load_preset("default")
+    assert config.link_rounds == 1 and config.link_sentence_match == 0.0
