@@ -15,7 +15,7 @@ from agent_memory.embedding_spaces import QueryVectors
 from agent_memory.errors import StoreError
 from agent_memory.records import MemoryItem, SearchFilter
 from agent_memory.services import Services
-from agent_memory.text import keyword_set, split_sentences
+from agent_memory.text import keyword_set
 from agent_memory.working_memory import catalog_recent_turns
 from ingest.items import embedding_text
 from ingest.triples import entities_in_question
@@ -24,7 +24,7 @@ from .assemble import Assembler
 from .config import RetrievalConfig, load_preset
 from .dedup import deduplicate
 from .fusion import fuse
-from .pages import Pages
+from .pages import Pages, naming_sentence_overlap
 from .rerank import DefaultReranker, Reranker
 from .rerank.signals import without_names
 from .rewrite import QueryRewriter
@@ -353,9 +353,9 @@ class RetrievalPipeline:
         are reranked with it. With link_rounds > 1 this repeats from the new top, so a chain of
         pages is walked a page per round, until the top passages' pages have all been followed."""
         followed: set[str] = set()
-        for _ in range(self.config.link_rounds):
+        for round_ in range(self.config.link_rounds):
             anchors = [c for c in ranked if c.item.kind == "chunk"][: self.config.link_top]
-            if followed and all(c.item.source_id in followed for c in anchors):
+            if not anchors or (round_ and all(c.item.source_id in followed for c in anchors)):
                 break
             followed.update(c.item.source_id for c in anchors)
             ranked = self._link_round(query, ranked, anchors, decisions)
@@ -372,15 +372,13 @@ class RetrievalPipeline:
             # A page the question itself names is the surest start of a bridge, wherever it ranks.
             base = max(1.0 / (rank + 1), anchor.route_scores.get("graph", 0.0) if self.config.link_from_pages else 0.0)
             found = self.pages.named_in(query.tenant, anchor.item.text, exclude={anchor.item.source_id})
-            sentences = split_sentences(anchor.item.text) if match else []
             for name, items in list(found.items())[:MAX_LINKS_PER_PASSAGE]:
                 strength = base
                 if match:
                     # The sentence that names the page says how it relates; one that shares the
                     # question's words ("employs", "spouse") is the relation asked about.
-                    said = keyword_set(" ".join(s for s in sentences if name in s))
-                    shared = said & asked - keyword_set(name) - keyword_set(anchor.item.source_id)
-                    strength = base * (1.0 + match * min(1.0, len(shared) / 2))
+                    shared = naming_sentence_overlap(anchor.item.text, name, asked, anchor.item.source_id)
+                    strength = base * (1.0 + match * min(1.0, shared / 2))
                 for item in items:
                     if not passes(item, query.flt) or strengths.get(item.source_id, 0.0) >= strength:
                         continue
