@@ -16,7 +16,7 @@ from typing import Iterable
 from agent_memory.catalog import SourceCatalog
 from agent_memory.records import MemoryItem
 from agent_memory.stores.base import VectorStore
-from agent_memory.text import STOPWORDS, has_cjk
+from agent_memory.text import STOPWORDS, has_cjk, keyword_set, split_sentences
 from ingest.triples.chinese import tokenize
 
 _TOKEN = re.compile(r"[^\W_][\w'’&.\-]*[^\W_]|[^\W_]", re.UNICODE)
@@ -51,6 +51,15 @@ def mentioned_names(text: str, max_words: int = MAX_NAME_WORDS) -> tuple[str, ..
                 seen.add(span)
                 out.append(span)
     return tuple(out)
+
+
+def naming_sentence_overlap(text: str, name: str, asked: frozenset[str], own: str = "") -> int:
+    """How many of the question's keyword terms ``asked`` the sentences of ``text`` that name
+    ``name`` hold, leaving out the name's own terms and those of ``own`` (the passage's title):
+    "Platt has been employed by Avakian Pharmaceuticals." shares "employ" with "The company
+    employing Haripur Platt ...". Chinese is segmented by jieba ("总部" in "星海科技的总部设在杭州。")."""
+    said = keyword_set(" ".join(s for s in split_sentences(text) if name in s))
+    return len(said & asked - keyword_set(name) - keyword_set(own))
 
 
 def _tokens(text: str) -> list[tuple[str, int, int]]:
