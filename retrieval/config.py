@@ -102,7 +102,7 @@ class RetrievalConfig(StrictModel):
         "how many times links are followed, each time from the top link_top passages after the previous"
         " round's rerank, so a page reached by a link can lead on to the next page of a chain; stops early"
         " when the top link_top passages have all been followed already"))
-    link_sentence_match: float = Field(default=0.0, ge=0, description=(
+    link_sentence_match: float = Field(default=1.0, ge=0, description=(
         "a link's strength is multiplied by 1 + this x min(1, n/2), n the question's content words (stemmed;"
         " Chinese by jieba) in the sentences of the passage that name the page, beyond the page's name and"
         " the passage's own title"))

@@ -67,7 +67,7 @@ def _note(result, source_id: str) -> str:
 
 
 def test_the_third_page_of_a_chain_is_reached_only_with_more_rounds_and_sentence_match(services):
-    once = _run(services)
+    once = _run(services, link_sentence_match=0.0)
     chained = _run(services, **ROUNDS)
     # One round: the company is linked from the person's page; nothing links the city.
     assert "named in Orla Venn" in _note(once, "Kestrel Dynamics")
@@ -80,7 +80,7 @@ def test_the_third_page_of_a_chain_is_reached_only_with_more_rounds_and_sentence
 
 
 def test_the_sentence_that_names_a_page_strengthens_the_link_the_question_asks_about(services):
-    rounds_only = _run(services, link_rounds=3)
+    rounds_only = _run(services, link_rounds=3, link_sentence_match=0.0)
     both = _run(services, **ROUNDS)
     # The company's page links the club and the city; only the city's sentence ("The head office
     # of Kestrel Dynamics is in Brantwick.") shares the question's words, so its link counts double.
@@ -88,6 +88,8 @@ def test_the_sentence_that_names_a_page_strengthens_the_link_the_question_asks_a
     assert _order(both).index("Brantwick") < _order(both).index("Tollen Rovers")
 
 
-def test_the_defaults_follow_links_once_without_sentence_match():
+def test_the_defaults_follow_links_once_with_sentence_match():
+    # Sentence match held HotpotQA (0.970 / 0.944 vs 0.968 / 0.940 at 1,000); more rounds lost a
+    # little there (soft 0.966), so they stay off (docs/evaluation.md).
     config = load_preset("default")
-    assert config.link_rounds == 1 and config.link_sentence_match == 0.0
+    assert config.link_rounds == 1 and config.link_sentence_match == 1.0
