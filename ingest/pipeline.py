@@ -38,7 +38,7 @@ from .summarize import make_summarizer
 from .upkeep import stamp_expiry, stamp_importance
 
 log = logging.getLogger(__name__)
-BATCH_SOURCES = 64
+BATCH_SOURCES = 256
 # Catalog key of a file's manifest (its hash and the sources it held). A plain text file is
 # also a source under its own path, so the manifest needs a key of its own.
 FILE_KEY = "file:"
@@ -342,7 +342,7 @@ class IngestionPipeline:
                     report.sources_unchanged += 1
                     continue
                 pending.append((unit, known.get(unit.source_id)))
-                if len(pending) >= BATCH_SOURCES * 4:
+                if len(pending) >= BATCH_SOURCES:
                     self._write(pending, report)
                     pending = []
             if any(u.kind == "turn" for u in changed):
