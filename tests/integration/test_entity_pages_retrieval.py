@@ -7,8 +7,8 @@ import pytest
 
 from agent_memory.records import Document
 from ingest.pipeline import IngestionPipeline
-from ingest.report import IngestReport
 from retrieval.pipeline import RetrievalPipeline
+from tests.helpers import titled_pages_services
 
 QUESTION = "2014 S/S is the debut album of a South Korean boy group that was formed by who?"
 PAGES = {
@@ -30,17 +30,7 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def services(tmp_path_factory):
-    from agent_memory.config import load_settings
-    from agent_memory.services import build_services
-
-    settings = load_settings(data_dir=tmp_path_factory.mktemp("pages") / "data", triple_extractor="rules",
-                             qdrant_url=None, neo4j_uri=None)
-    with build_services(settings) as svc:
-        docs = [Document(source_id=title, text=text, title=title, metadata={"title": title})
-                for title, text in PAGES.items()]
-        report = IngestReport()
-        assert IngestionPipeline(svc).ingest_documents(docs, report) == list(PAGES)
-        assert not report.store_error
+    with titled_pages_services(tmp_path_factory.mktemp("pages") / "data", PAGES) as svc:
         yield svc
 
 

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.records import Document
-from ingest.pipeline import IngestionPipeline
-from ingest.report import IngestReport
 from retrieval.config import load_preset
 from retrieval.pipeline import RetrievalPipeline
+from tests.helpers import titled_pages_services
 
 QUESTION = "In which region is the head office of the company that employs Orla Venn?"
 PAGES = {
@@ -39,17 +37,7 @@ ROUNDS = {"link_rounds": 3, "link_sentence_match": 1.0}
 
 @pytest.fixture(scope="module")
 def services(tmp_path_factory):
-    from agent_memory.config import load_settings
-    from agent_memory.services import build_services
-
-    settings = load_settings(data_dir=tmp_path_factory.mktemp("chain") / "data", triple_extractor="rules",
-                             qdrant_url=None, neo4j_uri=None)
-    with build_services(settings) as svc:
-        docs = [Document(source_id=title, text=text, title=title, metadata={"title": title})
-                for title, text in PAGES.items()]
-        report = IngestReport()
-        assert IngestionPipeline(svc).ingest_documents(docs, report) == list(PAGES)
-        assert not report.store_error
+    with titled_pages_services(tmp_path_factory.mktemp("chain") / "data", PAGES) as svc:
         yield svc
 
 
