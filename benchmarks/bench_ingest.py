@@ -23,6 +23,7 @@ from agent_memory.config import load_settings  # noqa: E402
 from agent_memory.records import Document  # noqa: E402
 from agent_memory.services import build_services  # noqa: E402
 from ingest.context import session_context_texts  # noqa: E402
+from ingest.items import embedding_text  # noqa: E402
 from ingest.pipeline import IngestionPipeline  # noqa: E402
 from ingest.report import IngestReport  # noqa: E402
 from ingest.sources import paragraph_source_id  # noqa: E402
@@ -42,6 +43,14 @@ def load_inputs(hotpot_limit: int | None, locomo_limit: int | None):
     turns = [t for rec in json.loads((EVAL / "locomo_dev.json").read_text())[:locomo_limit]
              for t in locomo_turns(rec, "locomo")]
     return docs[:hotpot_limit], turns
+
+
+def embedded_contexts(turn_items) -> list[str]:
+    """What the job embeds beyond a session's own texts: each turn read after the one before it
+    (its stored context vector, ingest/context.py); a context equal to a turn's own text (a
+    session's first turn) is not embedded twice."""
+    own = {embedding_text(pieces[0]) for pieces in turn_items if pieces}
+    return [t for t in session_context_texts(turn_items) if t not in own]
 
 
 def bare_encode(services, texts: list[str]) -> float:
@@ -79,18 +88,13 @@ def main() -> None:
             second.seconds = time.perf_counter() - started
 
             # The same texts the job embedded, through the bare model: the ceiling for the job.
-            from ingest.items import embedding_text
-
             texts = []
             for doc in docs:
                 texts += [embedding_text(i) for i in pipeline.builder.document(doc).items]
             turn_items = [pipeline.builder.turn(turn, seq).items for seq, turn in enumerate(turns)]
             for items in turn_items:
                 texts += [embedding_text(i) for i in items]
-            # What the job embeds beyond the corpus: each turn read after the one before it (the
-            # stored context vector, ingest/context.py), a turn that has one.
-            contexts = [c for c, items in zip(session_context_texts(turn_items), (x for x in turn_items if x))
-                        if c != embedding_text(items[0])]
+            contexts = embedded_contexts(turn_items)
             encode_s = bare_encode(services, texts)
             context_s = bare_encode(services, contexts)
 

@@ -176,7 +176,8 @@ def pct(values: list[float]) -> dict:
 def raw_encode_rate(settings, units, limit: int) -> dict:
     """The bare models (no cache) on the first tenant's texts, as the job embeds them: each item's
     text and, for a turn, its context text (ingest/context.py), each by the model of its space."""
-    from ingest.context import session_context_texts
+    from bench_ingest import bare_encode, embedded_contexts  # the same measure in both benchmarks
+
     from ingest.items import embedding_text
 
     texts: list[str] = []
@@ -192,9 +193,7 @@ def raw_encode_rate(settings, units, limit: int) -> dict:
                 turns = [builder.turn(turn, seq).items for seq, turn in enumerate(value)]
                 items += sum(map(len, turns))
                 texts += [embedding_text(i) for pieces in turns for i in pieces]
-                # A context text equal to the turn's own text (a session's first turn) is not embedded twice.
-                own = {embedding_text(pieces[0]) for pieces in turns if pieces}
-                texts += [t for t in session_context_texts(turns) if t not in own]
+                texts += embedded_contexts(turns)
             if len(texts) >= limit:
                 break
         texts = texts[:limit]
@@ -202,10 +201,7 @@ def raw_encode_rate(settings, units, limit: int) -> dict:
         bare = {space: services.embedder.embedders[space].inner for space in set(spaces)}
         for space, model in bare.items():
             model.embed_documents([t for t, s in zip(texts, spaces) if s == space][:64])  # load and warm
-        started = time.perf_counter()
-        for space, model in bare.items():
-            model.embed_documents([t for t, s in zip(texts, spaces) if s == space])
-        seconds = time.perf_counter() - started
+        seconds = bare_encode(services, texts)
     return {"texts": len(texts), "texts_per_s": round(len(texts) / seconds, 1),
             "texts_per_item": round(len(texts) / max(items, 1), 3),
             "by_space": {space: spaces.count(space) for space in bare}}

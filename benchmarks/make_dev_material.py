@@ -32,6 +32,7 @@ import logging
 import random
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -178,17 +179,22 @@ class Company:
     staff: int = 0
 
 
-def _unique_names(rng: random.Random, firsts: list[str], lasts: list[str], n: int, taken: set[str]) -> list[str]:
+def _unique(make: Callable[[], str], n: int, taken: set[str]) -> list[str]:
+    """Up to ``n`` distinct names from ``make`` that are not ``taken`` (fewer when it repeats itself)."""
     out: list[str] = []
     seen = set(taken)
-    for _ in range(50 * n):  # fewer when the sources hold few names
+    for _ in range(50 * n):
         if len(out) >= n:
             break
-        name = f"{rng.choice(firsts)} {rng.choice(lasts)}"
+        name = make()
         if name not in seen:
             seen.add(name)
             out.append(name)
     return out
+
+
+def _unique_names(rng: random.Random, firsts: list[str], lasts: list[str], n: int, taken: set[str]) -> list[str]:
+    return _unique(lambda: f"{rng.choice(firsts)} {rng.choice(lasts)}", n, taken)
 
 
 def _person_page(p: Person, rng: random.Random) -> str:
@@ -235,15 +241,8 @@ def make_chains(src: Sources, rng: random.Random, *, people: int = 480, companie
     cities = names.cities
     region_of = dict(cities)
     person_names = _unique_names(rng, names.firsts, names.lasts, people, names.taken)
-    company_names: list[str] = []
-    seen = set(names.taken) | set(person_names)
-    for _ in range(50 * companies):
-        if len(company_names) >= companies:
-            break
-        name = f"{rng.choice(names.lasts)} {rng.choice(sorted(_INDUSTRY))}"
-        if name not in seen:
-            seen.add(name)
-            company_names.append(name)
+    company_names = _unique(lambda: f"{rng.choice(names.lasts)} {rng.choice(sorted(_INDUSTRY))}", companies,
+                            set(names.taken) | set(person_names))
     comps = {n: Company(n, _INDUSTRY[n.split()[-1]], rng.randint(1950, 2012), rng.choice(cities)[0],
                         product=rng.choice(_PRODUCTS), staff=rng.randint(40, 20000)) for n in company_names}
     persons = {n: Person(n, rng.randint(1950, 1995), rng.choice(cities)[0], rng.choice(_OCCUPATIONS),
