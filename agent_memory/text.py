@@ -17,6 +17,13 @@ def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
+def estimated_words(text: str, cjk_chars_per_word: float) -> int:
+    """Words of a text without segmenting it: its CJK characters count one word per
+    ``cjk_chars_per_word``, the rest is split on whitespace."""
+    cjk = len(_CJK.findall(text))
+    return round(cjk / cjk_chars_per_word) + len(_CJK.sub(" ", text).split())
+
+
 @functools.lru_cache(maxsize=50_000)
 def cjk_ratio(text: str) -> float:
     """Share of CJK characters; cached, since every candidate's space is decided by it at question time."""

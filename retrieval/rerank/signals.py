@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from agent_memory.text import has_cjk, keyword_set, keyword_terms
+from agent_memory.text import estimated_words, has_cjk, keyword_set, keyword_terms
 
 from ..types import Candidate
 
@@ -76,14 +76,10 @@ def turn_words(text: str) -> int:
     mean on CMRC paragraphs is 1.8; no segmentation at question time) plus the other words. A
     430-character Chinese turn has no spaces: split() called it 3 words and let recited articles
     escape the penalty (development material zh_events: 0.911 -> 0.939 at 500 tokens)."""
-    if not has_cjk(text):
-        return len(text.split())
-    cjk = len(_CJK_CHAR.findall(text))
-    return round(cjk / CJK_CHARS_PER_WORD) + len(_CJK_CHAR.sub(" ", text).split())
+    return estimated_words(text, CJK_CHARS_PER_WORD) if has_cjk(text) else len(text.split())
 
 
 CJK_CHARS_PER_WORD = 1.8
-_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def conversation_context(candidates: Sequence[Candidate], score: np.ndarray, neighbour_weight: float,
