@@ -18,15 +18,13 @@ from agent_memory.errors import BudgetError
 from agent_memory.records import MemoryItem, Triple
 from agent_memory.text import has_cjk
 from agent_memory.tokens import TokenCounter
+from ingest.triples.base import GENERIC  # the type of a noun phrase that names no entity
 
 from .compress import compress
 from .config import RetrievalConfig
 from .types import Candidate, Decision, Passage, PromptResult
 from .validity import fact_dates
 from .when import parse_stamp
-
-# The type the extractors give a noun phrase that is no named entity (ingest/triples/base.py).
-GENERIC_TYPE = "entity"
 
 
 @dataclass
@@ -252,10 +250,10 @@ class Assembler:
 
         A weak fact (below ``facts_min_confidence``: the co-occurrence edges the graph route walks)
         is not shown, nor one with a common noun on either side (``facts_named_only``: "dream — have
-        → family" is parse residue, "Ed Wood — direct → Plan 9" is knowledge); nor is a fact whose own passage is among those that will be placed whole
-        (the best-ranked passages that fit the room), since the passage states it in full. A fact
-        of a subject and relation that changed over time stays: its dates and the "superseded"
-        mark are what the passage cannot say."""
+        → family" is parse residue, "Ed Wood — direct → Plan 9" is knowledge), nor one whose own
+        passage is among those that will be placed whole (the best-ranked passages that fit the
+        room), since the passage states it in full. A fact of a subject and relation that changed
+        over time stays: its dates and the "superseded" mark are what the passage cannot say."""
         if not facts:
             return facts
         placed: set[str] = set()
@@ -269,14 +267,11 @@ class Assembler:
         changed = {(f.subject.lower(), f.relation.lower()) for f in facts if f.superseded}
         kept = []
         for fact in facts:
-            dated_change = (fact.subject.lower(), fact.relation.lower()) in changed or fact.superseded
-            if not dated_change and fact.confidence < self.config.facts_min_confidence:
-                continue
-            if not dated_change and self.config.facts_named_only and GENERIC_TYPE in (fact.subject_type, fact.object_type):
-                continue
-            if not dated_change and fact.source_id in placed:
-                continue
-            kept.append(fact)
+            dated_change = fact.superseded or (fact.subject.lower(), fact.relation.lower()) in changed
+            weak = fact.confidence < self.config.facts_min_confidence
+            generic = self.config.facts_named_only and GENERIC in (fact.subject_type, fact.object_type)
+            if dated_change or not (weak or generic or fact.source_id in placed):
+                kept.append(fact)
         if len(kept) < len(facts):
             result.decisions.append(Decision("assemble", "facts", "dropped",
                                              f"{len(facts) - len(kept)} facts weak or stated by a placed passage"))
