@@ -15,7 +15,6 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
     embedding space of each row of ``vectors``; rows of two spaces are never compared by cosine."""
     kept: list[Candidate] = []
     kept_rows: list[int] = []
-    kept_index = np.zeros(0, dtype=np.int64)
     # Every pair's cosine at once (one matrix product), rows of two spaces never close: cheaper than
     # a product per candidate against the rows kept so far, which copies them each time.
     sims_all = None
@@ -38,7 +37,7 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                     reason = f"overlaps {other.item.id} of the same source"
                     break
             if reason is None and sims_all is not None and kept_rows:
-                sims = sims_all[row, kept_index]
+                sims = sims_all[row, kept_rows]
                 # Cosine alone is not enough: some embedders (e5) put distinct passages of one
                 # topic above 0.95. A near-duplicate must also say nearly the same words, and its
                 # own words: a longer passage that holds a kept short one adds what it lacks.
@@ -55,7 +54,6 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
             continue
         kept.append(cand)
         kept_rows.append(row)
-        kept_index = np.asarray(kept_rows)
         by_source.setdefault((item.source_id, item.kind), []).append(cand)
         if item.content_hash:
             seen_hashes[item.content_hash] = item.id
