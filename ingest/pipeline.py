@@ -53,7 +53,6 @@ class IngestionPipeline:
         self.splitter = Splitter(services.counter, settings.chunk_tokens, settings.chunk_overlap_tokens)
         self.builder = ItemBuilder(self.splitter, make_summarizer(services.counter, services.llm), summaries)
         self._extractor = extractor
-        self._pool: ThreadPoolExecutor | None = None
 
     @property
     def extractor(self):
@@ -390,14 +389,13 @@ class IngestionPipeline:
         graph_units = [u for u, _ in units if u.kind in ("document", "turn")]
         # Triples are read from the texts while the embedder encodes them: extraction touches no
         # store, and the two use the cores unevenly (spaCy one, the model's matmuls the rest).
-        extraction = self._extraction_pool().submit(self._extract, graph_units) if self._extracting(graph_units) else None
-        try:
+        # A thread per batch, not per pipeline: a pipeline made per promoted turn must leave none behind.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="triples") as pool:
+            extraction = pool.submit(self._extract, graph_units) if self._extracting(graph_units) else None
             # Only a re-written source's items may sit in another space (see SpacedVectorStore.upsert).
             self._store_items([u for u, _ in units], report,
                               may_move=[i.id for u, previous in units if previous is not None for i in u.items])
-        finally:
-            found = extraction.result() if extraction is not None else ([], {}, [])
-        triples, triples_per_source, warnings = found
+            triples, triples_per_source, warnings = extraction.result() if extraction is not None else ([], {}, [])
         report.warnings.extend(warnings)
         for unit, previous in units:
             if previous is not None:
@@ -415,16 +413,6 @@ class IngestionPipeline:
             for u, _ in units
         ])
         report.sources_written += len(units)
-
-    def _extraction_pool(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="triples")
-        return self._pool
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
 
     def _store_items(self, units: list[SourceItems], report: IngestReport,
                      may_move: Sequence[str] | None = None) -> None:
