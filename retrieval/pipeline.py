@@ -227,13 +227,21 @@ class RetrievalPipeline:
         """When the question names a speaker ("What did Caroline research?"), the dense query leaves
         the name out and the dense route runs again: every turn of that speaker carries the name,
         so it says nothing about the topic, and the speaker signal of the reranker covers it."""
-        speakers = {h.item.metadata.get("speaker") for out in outputs.values() for h in out.hits
-                    if h.item.kind == "turn"}
+        turns = [h.item for out in outputs.values() for h in out.hits if h.item.kind == "turn"]
+        speakers = {t.metadata.get("speaker") for t in turns}
         stripped = without_names(query.text, [s for s in speakers if s])
         if stripped == query.text or not stripped.strip():
             return
-        query.dense = self.services.embedder.embed_query(stripped, list(query.dense))
-        decisions.append(Decision("encode", "question", "re-embedded", f"without the speaker names: {stripped!r}"))
+        # Only the spaces that hold those speakers' turns need the question without the names
+        # (an English conversation's in a tenant that also holds Chinese documents: one model,
+        # not two, re-embeds); elsewhere the names stay informative.
+        embedder = self.services.embedder
+        spaces = {embedder.space_for(embedding_text(t)) for t in turns if t.metadata.get("speaker")} & set(query.dense)
+        if not spaces:
+            return
+        query.dense = QueryVectors({**query.dense, **embedder.embed_query(stripped, sorted(spaces))}, query.dense.lang)
+        decisions.append(Decision("encode", "question", "re-embedded",
+                                  f"without the speaker names ({', '.join(sorted(spaces))}): {stripped!r}"))
         if "dense" in self.routes:
             try:
                 outputs["dense"] = self.routes["dense"].recall(query, self.config.dense.limit)

@@ -27,7 +27,7 @@ def pipeline(services):
 def test_the_dense_query_leaves_out_a_named_speaker(pipeline):
     result = pipeline.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
     [decision] = [d for d in result.decisions if d.stage == "encode"]
-    assert decision.action == "re-embedded" and "'What career is pursuing?'" in decision.reason
+    assert decision.action == "re-embedded" and "): 'What career is pursuing?'" in decision.reason
     assert result.fused[0]["source_id"] == "chat/t2"
     assert "[S:chat/t2]" in result.prompt
 
@@ -44,3 +44,21 @@ def test_the_names_can_stay(services, pipeline):
     with RetrievalPipeline(services, load_preset("conversation", dense_without_speakers=False)) as plain:
         result = plain.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
     assert not [d for d in result.decisions if d.stage == "encode"]
+
+
+def test_only_the_space_of_the_speakers_turns_is_re_embedded(services, pipeline):
+    """A Chinese document beside the English conversation: the question is embedded in both
+    spaces, and only the English turns' space needs it without the speaker's name."""
+    from agent_memory.records import Document
+    from ingest.pipeline import IngestionPipeline
+    from ingest.report import IngestReport
+
+    IngestionPipeline(services).ingest_documents(
+        [Document(source_id="zh/career", title="职业", text="卡罗琳决定学习心理咨询，以便将来从事心理健康工作。")],
+        IngestReport())
+    result = pipeline.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
+    [decision] = [d for d in result.decisions if d.stage == "encode"]
+    english, multilingual = services.embedder.default, services.embedder.multilingual
+    assert multilingual in services.vectors.occupied_spaces()
+    assert f"({english})" in decision.reason and multilingual not in decision.reason
+    assert result.fused[0]["source_id"] == "chat/t2"
