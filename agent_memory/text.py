@@ -41,6 +41,11 @@ def _jieba():
     return jieba
 
 
+def cjk_words(run: str) -> list[str]:
+    """jieba's words of a Chinese run, as written (no part-of-speech tagging: ten times faster)."""
+    return [t for t in _jieba().lcut(run) if t.strip()]
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens: ``\\w+`` for alphabetic scripts, jieba for Chinese runs."""
     lowered = text.lower()
@@ -50,7 +55,7 @@ def words(text: str) -> list[str]:
     for match in _WORD.finditer(lowered):
         token = match.group(0)
         if _CJK.search(token):
-            out.extend(t for t in _jieba().lcut(token) if t.strip())
+            out.extend(cjk_words(token))
         else:
             out.append(token)
     return out

@@ -16,8 +16,7 @@ from typing import Iterable
 from agent_memory.catalog import SourceCatalog
 from agent_memory.records import MemoryItem
 from agent_memory.stores.base import VectorStore
-from agent_memory.text import STOPWORDS, has_cjk, keyword_set, split_sentences
-from ingest.triples.chinese import tokenize
+from agent_memory.text import STOPWORDS, cjk_words, has_cjk, keyword_set, split_sentences
 
 _TOKEN = re.compile(r"[^\W_][\w'’&.\-]*[^\W_]|[^\W_]", re.UNICODE)
 MAX_NAME_WORDS = 5
@@ -70,14 +69,14 @@ def _tokens(text: str) -> list[tuple[str, int, int]]:
         if not token:
             continue
         if has_cjk(token):
+            # Words without part-of-speech tags: posseg took 33 ms per CMRC paragraph, lcut 3 ms.
             at = m.start()
-            for t in tokenize(token):
-                found = text.find(t.word, at, m.end())
+            for word in cjk_words(token):
+                found = text.find(word, at, m.end())
                 if found < 0:
                     continue
-                at = found + len(t.word)
-                if t.word.strip():
-                    out.append((t.word, found, at))
+                at = found + len(word)
+                out.append((word, found, at))
         else:
             out.append((token, m.start(), m.start() + len(token)))
     return out
