@@ -6,6 +6,7 @@ import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
 
 from ..errors import ConfigError
 from .answer import passages_out
@@ -16,16 +17,16 @@ from .schemas import AskIn, AskOut, error_responses
 router = APIRouter(tags=["ask"])
 
 
-def _retrieve(state, tenant: str, body: AskIn):
+def _retrieve(state, tenant: str, body: AskIn, *, debug: bool):
     flt = body.filters
     try:
         pipeline = state.memory.pipeline_for(body.preset, body.overrides)
     except ConfigError as exc:  # the request's settings, not the server's: the client's to fix
         raise ApiError(400, "invalid_retrieval_settings", str(exc)) from exc
     return pipeline.run(body.question, tenant=tenant, session_id=body.session_id, budget=body.budget,
-                              debug=True, source_ids=flt.source_ids, kinds=flt.kinds,
-                              created_after=flt.created_after, created_before=flt.created_before,
-                              question_date=body.question_date, metadata=flt.metadata)
+                        debug=debug, source_ids=flt.source_ids, kinds=flt.kinds,
+                        created_after=flt.created_after, created_before=flt.created_before,
+                        question_date=body.question_date, metadata=flt.metadata)
 
 
 @router.post("/v1/ask", response_model=AskOut, response_model_exclude_none=False,
@@ -34,7 +35,7 @@ def _retrieve(state, tenant: str, body: AskIn):
 def ask(body: AskIn, state: StateDep, tenant: TenantDep,
         debug: Annotated[bool, Query(description="Include the full retrieval debug dump.")] = False) -> dict[str, Any]:
     started = time.perf_counter()
-    result = _retrieve(state, tenant, body)
+    result = _retrieve(state, tenant, body, debug=debug)
     retrieval_ms = round((time.perf_counter() - started) * 1000, 2)
     answer = state.answerer.answer(result, max_tokens=body.max_answer_tokens)
     llm_mode = answer.mode == "llm"
@@ -61,5 +62,7 @@ def ask(body: AskIn, state: StateDep, tenant: TenantDep,
 
 @router.post("/v1/prompt", responses=error_responses(400, 401, 422, 503),
              summary="The full retrieval debug dump: routes, fusion, rerank, dedup, compaction, prompt")
-def prompt(body: AskIn, state: StateDep, tenant: TenantDep) -> dict[str, Any]:
-    return _retrieve(state, tenant, body).debug_dict()
+def prompt(body: AskIn, state: StateDep, tenant: TenantDep) -> JSONResponse:
+    # The dump is plain JSON values already: returned as is, it skips FastAPI's jsonable_encoder,
+    # which took 24 ms on a 190 kB dump (11k mixed items).
+    return JSONResponse(_retrieve(state, tenant, body, debug=True).debug_dict())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -237,6 +238,7 @@ def test_debug_dict_has_every_stage(pipeline):
     assert {"encode", "routes", "fusion", "rerank", "dedup", "assemble", "total"} <= set(dump["timings_ms"])
     assert all(row["routes"] for row in dump["fused"])
     assert json.loads(json.dumps(dump, ensure_ascii=False))["prompt"] == result.prompt
+    assert dump == dataclasses.asdict(result)  # built field by field, the same as the deep copy
 
 
 def test_without_debug_the_routes_are_not_dumped(pipeline):
