@@ -146,25 +146,32 @@ def ingest_round(settings, units, tenants, positions, per_tenant_target, clock, 
 
 
 def latency(settings, tenants, questions, n, rng) -> dict:
+    """``n`` questions, each from a random tenant's key, against ``agent-memory serve`` in a process
+    of its own on the same data dir: POST /v1/prompt (the debug dump, with the pipeline's stage
+    timings) and POST /v1/ask (retrieval-only: passages and prompt), both timed at the client."""
     import httpx
 
-    from agent_memory.api.app import create_app
-    from agent_memory.api.testing import serve_in_thread, wait_ready
+    from agent_memory.api.testing import serve_in_subprocess, wait_ready
 
     keys = {f"key-{t}": t for t in tenants}
-    app_settings = settings.model_copy(update={"api_keys": keys})
-    totals, stages = [], defaultdict(list)
-    with serve_in_thread(create_app(app_settings)) as url, httpx.Client(base_url=url, timeout=120) as client:
+    env = {"AGENT_MEMORY_API_KEYS": json.dumps(keys), "AGENT_MEMORY_LLM_MODEL": "", "AGENT_MEMORY_QDRANT_URL": None,
+           "AGENT_MEMORY_NEO4J_URI": None, "AGENT_MEMORY_POSTGRES_URL": None, "AGENT_MEMORY_NO_PROGRESS": "1"}
+    totals, asks, stages = [], [], defaultdict(list)
+    with serve_in_subprocess(settings.data_dir, env) as url, httpx.Client(base_url=url, timeout=120) as client:
         wait_ready(client)
         for question in [rng.choice(questions) for _ in range(n)]:
-            key = rng.choice(list(keys))
+            headers = {"X-API-Key": rng.choice(list(keys))}
             started = time.perf_counter()
-            resp = client.post("/v1/prompt", json={"question": question}, headers={"X-API-Key": key})
+            resp = client.post("/v1/prompt", json={"question": question}, headers=headers)
             totals.append((time.perf_counter() - started) * 1000)
             resp.raise_for_status()
             for stage, ms in resp.json()["timings_ms"].items():
                 stages[stage].append(ms)
-    return {"request": pct(totals), "stages": {k: pct(v) for k, v in stages.items()}, "n": len(totals)}
+            started = time.perf_counter()
+            client.post("/v1/ask", json={"question": question}, headers=headers).raise_for_status()
+            asks.append((time.perf_counter() - started) * 1000)
+    return {"request": pct(totals), "ask_request": pct(asks), "stages": {k: pct(v) for k, v in stages.items()},
+            "n": len(totals)}
 
 
 def pct(values: list[float]) -> dict:

@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +23,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent_memory.api.testing import upload_samples, wait_ready  # noqa: E402
+from agent_memory.api.testing import serve_in_subprocess, upload_samples, wait_ready  # noqa: E402
 
 QUESTIONS = [
     "Which vector store does agent-memory embed, and why?",
@@ -37,12 +35,6 @@ QUESTIONS = [
     "How much power does the X-200 draw?",
     "When is the delivery of the sensors expected?",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -60,27 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
 
-    port = free_port()
-    data_dir = tempfile.mkdtemp(prefix="agent-memory-load-")
-    env = {**os.environ, "AGENT_MEMORY_DATA_DIR": data_dir, "AGENT_MEMORY_TRIPLE_EXTRACTOR": "rules",
-           "AGENT_MEMORY_API_KEYS": "{}", "AGENT_MEMORY_LLM_MODEL": "", "HF_HUB_OFFLINE": "1",
-           "AGENT_MEMORY_NO_PROGRESS": "1"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "agent_memory.api.app:create_app", "--factory", "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "warning"], cwd=ROOT, env=env)
+    data_dir = Path(tempfile.mkdtemp(prefix="agent-memory-load-"))
+    env = {"AGENT_MEMORY_TRIPLE_EXTRACTOR": "rules", "AGENT_MEMORY_API_KEYS": "{}", "AGENT_MEMORY_LLM_MODEL": "",
+           "HF_HUB_OFFLINE": "1", "AGENT_MEMORY_NO_PROGRESS": "1"}
     started = time.monotonic()
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            deadline = time.monotonic() + 120
-            while True:  # wait for the port, then for readiness
-                try:
-                    client.get("/healthz")
-                    break
-                except httpx.TransportError:
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        print("server did not start", file=sys.stderr)
-                        return 1
-                    time.sleep(0.2)
+    with serve_in_subprocess(data_dir, env) as url:
+        with httpx.Client(base_url=url, timeout=60) as client:
             wait_ready(client)
             upload_samples(client)
             # One warm ask so the first measured request does not pay lazy loading.
@@ -112,17 +89,11 @@ def main(argv: list[str] | None = None) -> int:
             latencies.append(elapsed)
 
         limits = httpx.Limits(max_connections=args.concurrency, max_keepalive_connections=args.concurrency)
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60, limits=limits) as client:
+        with httpx.Client(base_url=url, timeout=60, limits=limits) as client:
             wall = time.perf_counter()
             with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
                 list(pool.map(lambda i: one(i, client), range(args.requests)))
             wall = time.perf_counter() - wall
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
     figures = {
         "requests": args.requests, "concurrency": args.concurrency, "budget": args.budget,

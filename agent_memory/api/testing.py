@@ -1,8 +1,12 @@
-"""Run the real app under uvicorn on loopback in a background thread (tests, the load check)."""
+"""Run the real app under uvicorn on loopback: in a background thread (tests) or as its own
+process, the way it is deployed (the benchmarks: a client in the same process would share its GIL)."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -37,6 +41,55 @@ def serve_in_thread(app, host: str = "127.0.0.1", startup_timeout: float = 60.0)
         server.should_exit = True
         thread.join(timeout=30)
         sock.close()
+
+
+@contextmanager
+def serve_in_subprocess(data_dir: Path, env: dict[str, str | None] | None = None, startup_timeout: float = 180.0,
+                        log: Path | None = None) -> Iterator[str]:
+    """``agent-memory serve`` on a free loopback port in a process of its own, with ``env`` over this
+    process's environment (a None value unsets that variable); yields the base URL once /healthz
+    answers, and stops the server on exit."""
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    root = Path(__file__).resolve().parents[2]
+    environ = {**os.environ, "PYTHONPATH": str(root)}
+    for name, value in (env or {}).items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
+    out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent_memory.cli", "--data-dir", str(data_dir), "serve", "--host", "127.0.0.1",
+         "--port", str(port)],
+        cwd=root, env=environ, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + startup_timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"agent-memory serve exited with {proc.returncode} during startup"
+                                   + (f" (log: {log})" if log else ""))
+            try:
+                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"agent-memory serve did not answer /healthz within {startup_timeout}s")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if log:
+            out.close()
 
 
 def wait_ready(client, timeout: float = 300.0) -> dict:
