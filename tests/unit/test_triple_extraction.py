@@ -76,6 +76,18 @@ def test_english_apposition_copula_model_id_and_pronoun(rules):
     assert he.confidence < bought[0].confidence
 
 
+@pytest.mark.parametrize("text", ["Nice one, John! That painting looks great.", "Congrats, Joanna! You must be thrilled.",
+                                  "Bummer, Joanna. Sorry to hear that.", "Joanna, what a wild week you had!"])
+def test_someone_addressed_is_not_described(rules, text):
+    """A name beside an exclamation is a vocative, not an apposition: no "Congrats — is_a → Joanna"."""
+    assert not _find(rules.extract(text, **PROV), relation="is_a")
+
+
+def test_an_apposition_inside_a_clause_still_describes(rules):
+    triples = rules.extract("The founder, John Smith, left the company in 2019.", **PROV)
+    assert _find(triples, "John Smith", "is_a", "founder")
+
+
 def test_english_entities_dates_numbers_products():
     ents = {(e.name, e.type) for e in EnglishExtractor().entities(
         "Acme Corp. released the GPT-4o and the RTX4090 on 3 May 2020 and sold 1,000 units."
