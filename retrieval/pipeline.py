@@ -228,15 +228,17 @@ class RetrievalPipeline:
         the name out and the dense route runs again: every turn of that speaker carries the name,
         so it says nothing about the topic, and the speaker signal of the reranker covers it."""
         turns = [h.item for out in outputs.values() for h in out.hits if h.item.kind == "turn"]
-        speakers = {t.metadata.get("speaker") for t in turns}
-        stripped = without_names(query.text, [s for s in speakers if s])
-        if stripped == query.text or not stripped.strip():
+        speakers = {t.metadata.get("speaker") for t in turns} - {None, ""}
+        named = {s for s in speakers if without_names(query.text, [s]) != query.text}
+        stripped = without_names(query.text, list(named))
+        if not named or not stripped.strip():
             return
-        # Only the spaces that hold those speakers' turns need the question without the names
+        # Only the spaces that hold the named speakers' turns need the question without the names
         # (an English conversation's in a tenant that also holds Chinese documents: one model,
         # not two, re-embeds); elsewhere the names stay informative.
         embedder = self.services.embedder
-        spaces = {embedder.space_for(embedding_text(t)) for t in turns if t.metadata.get("speaker")} & set(query.dense)
+        spaces = {embedder.space_for(embedding_text(t)) for t in turns if t.metadata.get("speaker") in named}
+        spaces &= set(query.dense)
         if not spaces:
             return
         query.dense = QueryVectors({**query.dense, **embedder.embed_query(stripped, sorted(spaces))}, query.dense.lang)
