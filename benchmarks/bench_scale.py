@@ -148,7 +148,8 @@ def ingest_round(settings, units, tenants, positions, per_tenant_target, clock, 
 def latency(settings, tenants, questions, n, rng) -> dict:
     """``n`` questions, each from a random tenant's key, against ``agent-memory serve`` in a process
     of its own on the same data dir: POST /v1/prompt (the debug dump, with the pipeline's stage
-    timings) and POST /v1/ask (retrieval-only: passages and prompt), both timed at the client."""
+    timings) and POST /v1/ask (retrieval-only: passages and prompt), both timed at the client.
+    Each endpoint gets its own draw of questions, so neither reads caches the other just warmed."""
     import httpx
 
     from agent_memory.api.testing import serve_in_subprocess, wait_ready
@@ -159,14 +160,15 @@ def latency(settings, tenants, questions, n, rng) -> dict:
     totals, asks, stages = [], [], defaultdict(list)
     with serve_in_subprocess(settings.data_dir, env) as url, httpx.Client(base_url=url, timeout=120) as client:
         wait_ready(client)
-        for question in [rng.choice(questions) for _ in range(n)]:
-            headers = {"X-API-Key": rng.choice(list(keys))}
+        for _ in range(n):
+            question, headers = rng.choice(questions), {"X-API-Key": rng.choice(list(keys))}
             started = time.perf_counter()
             resp = client.post("/v1/prompt", json={"question": question}, headers=headers)
             totals.append((time.perf_counter() - started) * 1000)
             resp.raise_for_status()
             for stage, ms in resp.json()["timings_ms"].items():
                 stages[stage].append(ms)
+            question, headers = rng.choice(questions), {"X-API-Key": rng.choice(list(keys))}
             started = time.perf_counter()
             client.post("/v1/ask", json={"question": question}, headers=headers).raise_for_status()
             asks.append((time.perf_counter() - started) * 1000)
