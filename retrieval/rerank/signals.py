@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from agent_memory.text import estimated_words, has_cjk, keyword_set, keyword_terms
+from agent_memory.text import estimated_words, keyword_set, keyword_terms
 
 from ..types import Candidate
 
@@ -69,17 +69,17 @@ def length_excess(candidates: Sequence[Candidate], words: int) -> np.ndarray:
                      c.item.text.strip() else 0.0 for c in candidates])
 
 
+CJK_CHARS_PER_WORD = 1.8
+
+
 @functools.lru_cache(maxsize=50_000)
 def turn_words(text: str) -> int:
-    """Words of a turn: whitespace-separated where the text has no CJK (the count the weight was
-    tuned with); where it has, its CJK characters count one word per ``CJK_CHARS_PER_WORD`` (jieba's
-    mean on CMRC paragraphs is 1.8; no segmentation at question time) plus the other words. A
-    430-character Chinese turn has no spaces: split() called it 3 words and let recited articles
-    escape the penalty (development material zh_events: 0.911 -> 0.939 at 500 tokens)."""
-    return estimated_words(text, CJK_CHARS_PER_WORD) if has_cjk(text) else len(text.split())
-
-
-CJK_CHARS_PER_WORD = 1.8
+    """Words of a turn: its whitespace-separated words (for a text without CJK, exactly the count
+    the weight was tuned with), its CJK characters counting one word per ``CJK_CHARS_PER_WORD``
+    (jieba's mean on CMRC paragraphs is 1.8; no segmentation at question time). A 430-character
+    Chinese turn has no spaces: split() called it 3 words and let recited articles escape the
+    penalty (development material zh_events: 0.911 -> 0.939 at 500 tokens)."""
+    return estimated_words(text, CJK_CHARS_PER_WORD)
 
 
 def conversation_context(candidates: Sequence[Candidate], score: np.ndarray, neighbour_weight: float,
