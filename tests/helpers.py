@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -28,26 +29,21 @@ def ingest_dialogue(services, lines, session_id: str = "chat", timestamp: str = 
     IngestionPipeline(services).ingest_turns(turns)
 
 
+@contextmanager
 def titled_pages_services(data_dir: Path, pages: dict[str, str]):
     """Services on real embedded stores holding ``pages`` (title → text) as titled documents with rule
-    triples: the store the entity-page and link tests search. A context manager (``build_services``)."""
-    from contextlib import contextmanager
-
+    triples: the store the entity-page and link tests search."""
     from agent_memory.config import load_settings
     from agent_memory.records import Document
     from agent_memory.services import build_services
     from ingest.pipeline import IngestionPipeline
     from ingest.report import IngestReport
 
-    @contextmanager
-    def opened():
-        settings = load_settings(data_dir=data_dir, triple_extractor="rules", qdrant_url=None, neo4j_uri=None)
-        with build_services(settings) as svc:
-            docs = [Document(source_id=title, text=text, title=title, metadata={"title": title})
-                    for title, text in pages.items()]
-            report = IngestReport()
-            assert IngestionPipeline(svc).ingest_documents(docs, report) == list(pages)
-            assert not report.store_error
-            yield svc
-
-    return opened()
+    settings = load_settings(data_dir=data_dir, triple_extractor="rules", qdrant_url=None, neo4j_uri=None)
+    with build_services(settings) as svc:
+        docs = [Document(source_id=title, text=text, title=title, metadata={"title": title})
+                for title, text in pages.items()]
+        report = IngestReport()
+        assert IngestionPipeline(svc).ingest_documents(docs, report) == list(pages)
+        assert not report.store_error
+        yield svc
