@@ -7,6 +7,7 @@ source, and how retrieval finds a turn's neighbours in its session.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -239,6 +240,7 @@ _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 _LEADING_ARTICLE = re.compile(r"^(the|a|an)\s+", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=100_000)  # pages are looked up for every name a question's candidates mention
 def title_key(title: str) -> str:
     """What a title names, for matching against entity names: "The Conversation (website)" and
     "the conversation" are one key. A trailing parenthesized disambiguation and a leading

@@ -84,6 +84,7 @@ def content_words(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _stemmer():
+    # With PyStemmer installed (a dependency) this is the C build of the same Snowball algorithm.
     return snowballstemmer.stemmer("english")
 
 
