@@ -83,6 +83,21 @@ def test_someone_addressed_is_not_described(rules, text):
     assert not _find(rules.extract(text, **PROV), relation="is_a")
 
 
+@pytest.mark.parametrize("text, relation, whole", [
+    ("Maria is now friends with one of her fellow volunteers.", "friend with", "fellow volunteers"),
+    ("Maria adopted one of the puppies from the shelter.", "adopt", "puppies"),
+])
+def test_a_part_names_its_whole(rules, text, relation, whole):
+    """"one of the puppies" is about the puppies: no "Maria — adopt → one"."""
+    triples = rules.extract(text, **PROV)
+    assert _find(triples, "Maria", relation, whole)
+    assert not [t for t in triples if t.object.lower() == "one"]
+
+
+def test_a_bare_one_names_nothing(rules):
+    assert not rules.extract("Maria bought one.", **PROV)
+
+
 def test_an_apposition_inside_a_clause_still_describes(rules):
     triples = rules.extract("The founder, John Smith, left the company in 2019.", **PROV)
     assert _find(triples, "John Smith", "is_a", "founder")
