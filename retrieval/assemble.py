@@ -95,13 +95,29 @@ def compact_date(stamp: str) -> str:
     return f"{when.day} {when:%b %Y}" if when else stamp
 
 
-def render(sections: Sections) -> tuple[str, dict[str, str]]:
+def question_text(question: str, question_date: str | None) -> str:
+    """The question as the prompt states it, with the day it is asked on when known."""
+    return question + (f"\n(asked on {question_date})" if question_date else "")
+
+
+def framed(instructions: str, question: str, passage_lines: list[str]) -> str:
+    """Plain passage lines in the frame every prompt has (instructions, the passages' title, the
+    question): the evaluation harness packs its baselines this way, so that they and the product
+    spend one budget on the same frame."""
+    return render(Sections(instructions=instructions, question=question), {"passages": "\n".join(passage_lines)}
+                  if passage_lines else None)[0]
+
+
+def render(sections: Sections, raw: dict[str, str] | None = None) -> tuple[str, dict[str, str]]:
+    """The prompt and its parts; ``raw`` gives a section's body as text instead of entries."""
     parts: dict[str, str] = {}
     if sections.instructions:
         parts["instructions"] = "## Instructions\n" + sections.instructions
     for name in ("facts", "summaries", "passages", "recent"):
         entries = getattr(sections, name)
-        if entries:
+        if raw and name in raw:
+            parts[name] = TITLES[name] + "\n" + raw[name]
+        elif entries:
             parts[name] = TITLES[name] + "\n" + _render_entries(entries, grouped=name in ("passages", "recent"))
     parts["question"] = "## Question\n" + sections.question
     return "\n\n".join(parts.values()), parts
@@ -177,10 +193,9 @@ class Assembler:
                  passages: list[Candidate], recent: list[MemoryItem], entities: list[str],
                  question_date: str | None = None) -> PromptResult:
         count = self.counter.count
-        question_text = question + (f"\n(asked on {question_date})" if question_date else "")
         result = PromptResult(question=question, prompt="", budget=budget, total_tokens=0,
                               tokenizer=getattr(self.counter, "name", "?"))
-        sections = Sections(instructions=self.config.instructions, question=question_text)
+        sections = Sections(instructions=self.config.instructions, question=question_text(question, question_date))
         fixed = count(render(sections)[0])
         if fixed > budget:
             sections.instructions = ""

@@ -7,7 +7,9 @@ the remaining budget is skipped and the next one tried. A source is a turn or a
 paragraph, re-assembled from its stored chunks, so an evidence item is either in the
 prompt whole or not at all. Tokens are counted on the exact rendered text with the
 services' counter. Rendering matches the product's citation format: ``[S:id] text``;
-turns read ``[session date] speaker: text``.
+turns read ``[session date] speaker: text``. The harness frames the lines as the product frames
+its passages (its instructions, the passages' title and the question, paid from the same budget);
+before 2026-12-01 evening the baselines' lines were bare, which gave them 60-80 tokens more room.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dateutil import parser
 
 from agent_memory.citations import tag
 from agent_memory.records import MemoryItem, SearchFilter
+from retrieval.assemble import framed
 
 BASELINES = ("recency", "dense", "keyword", "rrf")
 RRF_K = 60
@@ -146,11 +149,19 @@ class Baselines:
             self._sources.popitem(last=False)
         return text
 
-    def pack(self, ranked: list[str], tenant: str, budget: int) -> Packed:
+    def pack(self, ranked: list[str], tenant: str, budget: int, *, instructions: str = "",
+             question: str | None = None) -> Packed:
+        """Whole sources in rank order into ``budget``. With ``question``, the prompt is framed as the
+        product's is (``instructions``, the passages' title, the question) and the frame is paid from
+        the budget; without, the lines are bare."""
         counter = self.services.counter
         lines: list[str] = []
         used: list[str] = []
-        tokens = 0
+
+        def render(body: list[str]) -> str:
+            return framed(instructions, question, body) if question is not None else "\n".join(body)
+
+        tokens = counter.count(render([])) if question is not None else 0
         newline = counter.count("\n")
         for sid in ranked:
             if budget - tokens <= newline:
@@ -163,12 +174,12 @@ class Baselines:
             # followed by "["), then the exact count of the whole text decides.
             if tokens + (newline if lines else 0) + self._line_tokens(line) > budget + 2:
                 continue
-            trial = counter.count("\n".join([*lines, line]))
+            trial = counter.count(render([*lines, line]))
             if trial <= budget:
                 lines.append(line)
                 used.append(sid)
                 tokens = trial
-        return Packed(prompt="\n".join(lines), tokens=tokens, source_ids=used)
+        return Packed(prompt=render(lines), tokens=tokens, source_ids=used)
 
     def _line_tokens(self, line: str) -> int:
         count = self._line_counts.get(line)

@@ -114,7 +114,8 @@ def render_markdown(report: dict) -> str:
               f"- triple extractor: {report['triple_extractor']}",
               f"- product: {report.get('product_status', 'ran')}",
               "- baselines pack whole turns/paragraphs greedily by rank (a source that does not fit is skipped), "
-              "kinds turn/chunk only, RRF k=60", ""]
+              "kinds turn/chunk only, RRF k=60, in the product's frame (instructions and question count against "
+              "the budget)", ""]
     ingest = report.get("ingest") or {}
     if ingest:
         lines += ["Ingestion: " + ", ".join(f"{k} {v}" for k, v in ingest.items()), ""]

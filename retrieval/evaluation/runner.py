@@ -26,6 +26,7 @@ from agent_memory.services import Services, build_services
 from ingest.pipeline import IngestionPipeline
 from ingest.report import IngestReport
 from retrieval.config import load_preset
+from retrieval.assemble import question_text
 from retrieval.pipeline import RetrievalPipeline
 
 from .baselines import Baselines
@@ -198,6 +199,9 @@ def _score_all(services: Services, evalset: EvalSet, questions: list[Question], 
     compared = [(c, RetrievalPipeline.from_services(services, c.preset, c.overrides))
                 for c in config.compare] if product is not None else []
     counter = services.counter
+    # The baselines are framed as the product's prompt is (its instructions and the question count
+    # against the same budget), so that the comparison is one of what fills the rest.
+    instructions = (product.config if product is not None else load_preset(config.preset)).instructions
     stem = evalset.name + (f"-limit{config.limit}" if config.limit else "")
     config.out_dir.mkdir(parents=True, exist_ok=True)
     budgets = list(dict.fromkeys(config.budgets))
@@ -223,7 +227,8 @@ def _score_all(services: Services, evalset: EvalSet, questions: list[Question], 
                     _record(tallies[budget], handles[budget], evalset, question, compare.system, budget, prompt,
                             max(tokens, counter.count(prompt)), latency_ms=ms)
                 for name, ranked in rankings.items():
-                    packed = baselines.pack(ranked, question.tenant, budget)
+                    packed = baselines.pack(ranked, question.tenant, budget, instructions=instructions,
+                                            question=question_text(question.text, question.question_date))
                     _record(tallies[budget], handles[budget], evalset, question, name, budget, packed.prompt,
                             packed.tokens)
     finally:

@@ -60,6 +60,9 @@ def test_baselines_end_to_end(small_hotpot: Path, tmp_path: Path, monkeypatch, c
         for row in rows:
             # Every figure can be recomputed from the line alone.
             assert counter.count(row["prompt"]) == row["tokens"] <= budget
+            # Framed as the product's prompt: its instructions and the question are paid from the budget.
+            assert row["prompt"].startswith("## Instructions\n")
+            assert row["prompt"].endswith("## Question\n" + row["question"])
             assert set(row["cited"]) <= stored_ids and row["cited"]
             rescored = score_question("hotpotqa", by_qid[row["qid"]], row["prompt"])
             assert rescored.soft == pytest.approx(row["soft"]) and rescored.strict == row["strict"]
