@@ -22,6 +22,18 @@ from .base import EntityRecord
 
 log = logging.getLogger(__name__)
 
+# MERGE on the key joins the batch against a scan of the whole entity table in LadybugDB: 1,000
+# rows took 0.43 s at 38k entities and 1.6-2.2 s at 365k (the 100k-item scale run), so graph
+# writes grew with the graph. Looking the keys up (an index seek each), then creating the new
+# entities and updating the known ones, takes 0.01 + 0.07 + 0.05 s at 365k.
+_EXISTING_KEYS = "UNWIND $keys AS k MATCH (e:Entity {key: k}) RETURN e.key AS key"
+_CREATE_ENTITIES = (
+    "UNWIND $rows AS r CREATE (e:Entity {key: r.key, tenant: r.tenant, name: r.name, normalized: r.normalized,"
+    " type: r.type, source_ids: r.source_ids})"
+)
+_ADD_ENTITY_SOURCES = ("UNWIND $rows AS r MATCH (e:Entity {key: r.key}) SET e.source_ids = "
+                       + cypher.LADYBUG.list_union.format(a="e.source_ids", b="r.source_ids"))
+
 
 class LadybugGraphStore(cypher.Runner):
     """Entities and relations in an embedded LadybugDB database at ``path`` (a file it creates)."""
@@ -78,7 +90,7 @@ class LadybugGraphStore(cypher.Runner):
         batch = cypher.prepare(triples)
         try:
             for rows in cypher.chunks(batch.entities, self.batch_size):
-                self._transaction(lambda rows=rows: self._execute(self._q.merge_entities, {"rows": rows}))
+                self._transaction(lambda rows=rows: self._merge_entities(rows))
             for rows in cypher.chunks(batch.relations, self.batch_size):
                 self._transaction(lambda rows=rows: self._execute(self._q.merge_relations, {"rows": rows}))
         except BaseException:
@@ -87,6 +99,16 @@ class LadybugGraphStore(cypher.Runner):
             raise
         self._index_merged(batch.entities)
         return len(batch.relations)
+
+    def _merge_entities(self, rows: list[dict[str, Any]]) -> None:
+        """What ``merge_entities`` does, in three index-driven statements (see _EXISTING_KEYS); the
+        caller's transaction and the store's lock keep another writer out between them."""
+        existing = {row["key"] for row in self._execute(_EXISTING_KEYS, {"keys": [r["key"] for r in rows]})}
+        new = [r for r in rows if r["key"] not in existing]
+        if new:
+            self._execute(_CREATE_ENTITIES, {"rows": new})
+        if len(new) < len(rows):
+            self._execute(_ADD_ENTITY_SOURCES, {"rows": [r for r in rows if r["key"] in existing]})
 
     def _write_rows(self, query: str, rows: list[dict[str, Any]]) -> None:
         for chunk in cypher.chunks(rows, self.batch_size):
