@@ -456,12 +456,17 @@ class IngestionPipeline:
         triples, warnings = [], []
         for tenant, items in by_tenant.items():
             try:
-                found = self.extractor.extract_many([i.text for i in items], tenant=tenant,
-                                                    source_ids=[i.source_id for i in items],
-                                                    item_ids=[i.id for i in items])
-            except Exception as exc:  # noqa: BLE001 - extraction is best effort; the chunks are stored
-                warnings.append(f"triple extraction failed for {len(items)} items: {exc}")
-                continue
+                found = self._extract_items(items, tenant)
+            except Exception:  # noqa: BLE001 - extraction is best effort; the chunks are stored
+                # One text the extractor cannot read must not cost the batch its triples: item by
+                # item, only the items that fail lose theirs (each text is read on its own anyway).
+                found = []
+                for item in items:
+                    try:
+                        found += self._extract_items([item], tenant)
+                    except Exception as exc:  # noqa: BLE001
+                        warnings.append(f"triple extraction failed for {item.source_id} (item {item.id}): {exc}")
+                        found.append([])
             for item, item_triples in zip(items, found):
                 counts[item.source_id] += len(item_triples)
                 when = said_at(item.metadata, item.created_at)  # the turn's or document's date
@@ -469,6 +474,10 @@ class IngestionPipeline:
                     triple.valid_from = triple.valid_from or when
                 triples += item_triples
         return triples, counts, warnings
+
+    def _extract_items(self, items: list, tenant: str) -> list:
+        return self.extractor.extract_many([i.text for i in items], tenant=tenant,
+                                           source_ids=[i.source_id for i in items], item_ids=[i.id for i in items])
 
     def _merge(self, triples: list, report: IngestReport) -> None:
         if not triples:

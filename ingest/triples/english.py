@@ -81,7 +81,10 @@ def _verb_lemma(word: str) -> str:
 
 
 def _lemma(tok) -> str:
-    if "-" in tok.text and tok.pos_ in ("VERB", "AUX"):
+    # Both sides of the last hyphen: chat cuts words off ("And yup, I do-"), and an empty last
+    # part is no word to lemmatize.
+    prefix, _, last = tok.text.rpartition("-")
+    if prefix.strip("-") and last and tok.pos_ in ("VERB", "AUX"):
         return _verb_lemma(tok.text.lower())
     return tok.lemma_.lower()
 

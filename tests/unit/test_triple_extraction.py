@@ -94,6 +94,19 @@ def test_a_part_names_its_whole(rules, text, relation, whole):
     assert not [t for t in triples if t.object.lower() == "one"]
 
 
+@pytest.mark.parametrize("text", ["And yup, I do-", "It reminded me of a vacation we had to California- a gorgeous sunset.",
+                                  "(4) Covered transaction.--"])
+def test_a_word_cut_off_at_a_hyphen_is_read(rules, text):
+    """A verb ending in a hyphen had an empty last part to lemmatize: spaCy raised, and the batch
+    lost its triples (three texts of the scale corpus, two of them LoCoMo turns)."""
+    assert isinstance(rules.extract(text, **PROV), list)
+
+
+def test_a_hyphenated_verb_is_still_lemmatized_by_its_last_part(rules):
+    triples = rules.extract("Mara Quist co-founded Ardent Harbour Company.", **PROV)
+    assert [t.relation for t in triples if t.subject == "Mara Quist"][:1] == ["co-found"]
+
+
 def test_a_bare_one_names_nothing(rules):
     assert not rules.extract("Maria bought one.", **PROV)
 
