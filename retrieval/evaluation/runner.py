@@ -25,8 +25,8 @@ from agent_memory.errors import ConfigError, StoreError
 from agent_memory.services import Services, build_services
 from ingest.pipeline import IngestionPipeline
 from ingest.report import IngestReport
-from retrieval.config import load_preset
 from retrieval.assemble import question_text
+from retrieval.config import load_preset
 from retrieval.pipeline import RetrievalPipeline
 
 from .baselines import Baselines
