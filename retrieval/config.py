@@ -86,6 +86,9 @@ class RetrievalConfig(StrictModel):
     length_signal: float = Field(default=3.0, ge=0,
                                  description="rerank penalty per doubling of a turn's length beyond length_words")
     length_words: int = Field(default=60, ge=1, description="turns up to this many words carry no length penalty")
+    cjk_chars_per_word: float = Field(default=1.8, gt=0, description=(
+        "a turn's CJK characters count one word per this many when its length is measured (jieba's mean"
+        " word on CMRC paragraphs; no segmentation at question time)"))
     dense_without_speakers: bool = Field(default=True,
                                          description="the dense query leaves out the speaker names a question holds")
     neighbours: int = Field(default=0, ge=0, description="turns pulled in on each side of a strong turn")

@@ -63,7 +63,7 @@ class DefaultReranker:
                 score += weights[name] * signals.standardize(value)
         score = signals.conversation_context(candidates, score, cfg.context_neighbour, cfg.context_session,
                                              cfg.session_top)
-        score -= cfg.length_signal * signals.length_excess(candidates, cfg.length_words)
+        score -= cfg.length_signal * signals.length_excess(candidates, cfg.length_words, cfg.cjk_chars_per_word)
         score += cfg.speaker_named * signals.speaker_named(query, candidates)
         score += signals.speaker_prior(candidates, cfg.speaker_prior)
         if self.graph:

@@ -61,25 +61,22 @@ def speaker_prior(candidates: Sequence[Candidate], prior: dict[str, float]) -> n
                      else 0.0 for c in candidates])
 
 
-def length_excess(candidates: Sequence[Candidate], words: int) -> np.ndarray:
+def length_excess(candidates: Sequence[Candidate], words: int, cjk_chars_per_word: float) -> np.ndarray:
     """log2 of how many times longer than ``words`` a turn is (0 when shorter). Under a hard budget
     a long turn must earn its room: an assistant's essay outweighs several of the user's facts
     (LongMemEval 0.839 → 0.889 at 3.0 per doubling). Chunks are bounded by the splitter."""
-    return np.array([max(0.0, math.log2(turn_words(c.item.text) / words)) if c.item.kind == "turn" and
-                     c.item.text.strip() else 0.0 for c in candidates])
-
-
-CJK_CHARS_PER_WORD = 1.8
+    return np.array([max(0.0, math.log2(turn_words(c.item.text, cjk_chars_per_word) / words))
+                     if c.item.kind == "turn" and c.item.text.strip() else 0.0 for c in candidates])
 
 
 @functools.lru_cache(maxsize=50_000)
-def turn_words(text: str) -> int:
+def turn_words(text: str, cjk_chars_per_word: float) -> int:
     """Words of a turn: its whitespace-separated words (for a text without CJK, exactly the count
-    the weight was tuned with), its CJK characters counting one word per ``CJK_CHARS_PER_WORD``
-    (jieba's mean on CMRC paragraphs is 1.8; no segmentation at question time). A 430-character
-    Chinese turn has no spaces: split() called it 3 words and let recited articles escape the
-    penalty (development material zh_events: 0.911 -> 0.939 at 500 tokens)."""
-    return estimated_words(text, CJK_CHARS_PER_WORD)
+    the weight was tuned with), its CJK characters counting one word per ``cjk_chars_per_word``
+    (``RetrievalConfig.cjk_chars_per_word``). A 430-character Chinese turn has no spaces: split()
+    called it 3 words and let recited articles escape the penalty (development material zh_events:
+    0.911 -> 0.939 at 500 tokens)."""
+    return estimated_words(text, cjk_chars_per_word)
 
 
 def conversation_context(candidates: Sequence[Candidate], score: np.ndarray, neighbour_weight: float,

@@ -428,11 +428,13 @@ def test_a_fact_that_changed_over_time_is_shown_with_its_dates_even_beside_its_p
 
 
 def test_a_long_chinese_turn_pays_the_length_penalty_like_an_english_one():
+    from retrieval.config import RetrievalConfig
     from retrieval.rerank.signals import length_excess, turn_words
 
+    per_word = RetrievalConfig().cjk_chars_per_word
     chinese = "我们今天在学校里读了一篇很长的文章，" * 30  # no spaces: split() saw one word
     english = " ".join(["word"] * 240)
     turns = [Candidate(item=item("zh", kind="turn", text=chinese)), Candidate(item=item("en", kind="turn", text=english))]
-    assert turn_words(chinese) > 200 and turn_words(english) == 240
-    zh_excess, en_excess = length_excess(turns, 60)
+    assert turn_words(chinese, per_word) > 200 and turn_words(english, per_word) == 240
+    zh_excess, en_excess = length_excess(turns, 60, per_word)
     assert zh_excess >= 1.5 and en_excess == 2.0
