@@ -12,12 +12,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from agent_memory.citations import neutralize
 from agent_memory.errors import BudgetError
 from agent_memory.records import MemoryItem, Triple
 from agent_memory.text import split_sentences
 from agent_memory.tokens import EstimatingCounter, TiktokenCounter
-from retrieval.assemble import Assembler
+from retrieval.assemble import Assembler, display_text
 from retrieval.compress import GAP
 from retrieval.config import RetrievalConfig
 from retrieval.types import Candidate
@@ -147,8 +146,9 @@ def test_prompt_never_exceeds_budget(counter_name, question, question_date, budg
         assert f"[S:{passage.source_id}]" in result.prompt
         if passage.compressed:
             event("compressed")
-            # As shown: rare line separators (NEL, U+2028 ...) become newlines (agent_memory/citations.py).
-            original = neutralize(originals[passage.item_ids[0]])
+            # As shown, which is what is compressed: rare line separators (NEL, U+2028 ...) become
+            # newlines (agent_memory/citations.py) and heading marks are dropped (a last line "#").
+            original = display_text(originals[passage.item_ids[0]])
             assert passage.text and passage.text != original
             assert _is_whole_sentences(passage.text, original), (passage.text, original)
             assert passage.text in result.prompt
