@@ -149,19 +149,13 @@ class Baselines:
             self._sources.popitem(last=False)
         return text
 
-    def pack(self, ranked: list[str], tenant: str, budget: int, *, instructions: str = "",
-             question: str | None = None) -> Packed:
-        """Whole sources in rank order into ``budget``. With ``question``, the prompt is framed as the
-        product's is (``instructions``, the passages' title, the question) and the frame is paid from
-        the budget; without, the lines are bare."""
+    def pack(self, ranked: list[str], tenant: str, budget: int, *, instructions: str, question: str) -> Packed:
+        """Whole sources in rank order into ``budget``, framed as the product's prompt is
+        (``instructions``, the passages' title, the question): the frame is paid from the budget."""
         counter = self.services.counter
         lines: list[str] = []
         used: list[str] = []
-
-        def render(body: list[str]) -> str:
-            return framed(instructions, question, body) if question is not None else "\n".join(body)
-
-        tokens = counter.count(render([])) if question is not None else 0
+        tokens = counter.count(framed(instructions, question, []))
         newline = counter.count("\n")
         for sid in ranked:
             if budget - tokens <= newline:
@@ -174,12 +168,12 @@ class Baselines:
             # followed by "["), then the exact count of the whole text decides.
             if tokens + (newline if lines else 0) + self._line_tokens(line) > budget + 2:
                 continue
-            trial = counter.count(render([*lines, line]))
+            trial = counter.count(framed(instructions, question, [*lines, line]))
             if trial <= budget:
                 lines.append(line)
                 used.append(sid)
                 tokens = trial
-        return Packed(prompt=render(lines), tokens=tokens, source_ids=used)
+        return Packed(prompt=framed(instructions, question, lines), tokens=tokens, source_ids=used)
 
     def _line_tokens(self, line: str) -> int:
         count = self._line_counts.get(line)
