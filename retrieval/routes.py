@@ -43,6 +43,9 @@ class RouteOutput:
 
 class Route(Protocol):
     name: str
+    # A route that reads the question's dense vectors waits for them; the others start while the
+    # question is embedded (retrieval/pipeline.py).
+    needs_dense: bool
 
     def recall(self, query: Query, limit: int) -> RouteOutput: ...
 
@@ -54,6 +57,7 @@ def _content_filter(flt: SearchFilter, kinds: list[str]) -> SearchFilter:
 
 class DenseRoute:
     name = "dense"
+    needs_dense = True
 
     def __init__(self, vectors: VectorStore) -> None:
         self.vectors = vectors
@@ -65,6 +69,7 @@ class DenseRoute:
 
 class KeywordRoute:
     name = "keyword"
+    needs_dense = False
 
     def __init__(self, vectors: VectorStore) -> None:
         self.vectors = vectors
@@ -80,6 +85,7 @@ class SummaryRoute:
     """Document and conversation summaries, by meaning."""
 
     name = "summaries"
+    needs_dense = True
 
     def __init__(self, vectors, session_summaries=None, stored: bool = True) -> None:
         self.vectors = vectors
@@ -101,6 +107,7 @@ class RecentRoute:
     """The last turns of the given session, newest scored highest."""
 
     name = "recent"
+    needs_dense = False
 
     def __init__(self, recent_turns) -> None:
         # recent_turns(tenant, session_id, n) -> list[MemoryItem], oldest first
@@ -124,6 +131,7 @@ class GraphRoute:
     """
 
     name = "graph"
+    needs_dense = False
     PAGE, NEIGHBOUR_PAGE, BEHIND_FACTS = 1.0, 0.5, 0.5
 
     def __init__(self, graph: GraphStore, vectors: VectorStore, pages: Pages | None = None, hops: int = 2, neighbour_pages: int = 5,

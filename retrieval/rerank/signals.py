@@ -126,13 +126,25 @@ def importance(candidates: Sequence[Candidate], half_life_days: float, now: floa
     return np.array(out)
 
 
+def _names_pattern(names: Sequence[str]) -> re.Pattern | None:
+    """The names as written, with their possessive 's; roles and names of two letters or less never."""
+    names = [n for n in names if len(n) > 2 and n.lower() not in _ROLES]
+    if not names:
+        return None
+    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+                      + r")(?:'s|’s)?\b")
+
+
+def named_in(question: str, names: Sequence[str]) -> set[str]:
+    """Those of ``names`` that the question names (as ``without_names`` would remove them)."""
+    return {n for n in names if (pattern := _names_pattern([n])) is not None and pattern.search(question)}
+
+
 def without_names(question: str, names: Sequence[str]) -> str:
     """The question without the given names (as written, with their possessive 's), spaces tidied:
     the dense query of a question that names a speaker (every turn of the speaker carries the name,
     so it says nothing about the topic; LoCoMo 0.862 → 0.884)."""
-    names = [n for n in names if len(n) > 2 and n.lower() not in _ROLES]
-    if not names:
+    pattern = _names_pattern(names)
+    if pattern is None:
         return question
-    pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-                         + r")(?:'s|’s)?\b")
     return re.sub(r"\s{2,}", " ", pattern.sub("", question)).strip()

@@ -62,3 +62,28 @@ def test_only_the_space_of_the_speakers_turns_is_re_embedded(services, pipeline)
     assert multilingual in services.vectors.occupied_spaces()
     assert f"({english})" in decision.reason and multilingual not in decision.reason
     assert result.fused[0]["source_id"] == "chat/t2"
+
+
+def test_a_speaker_the_keyword_route_finds_costs_one_embedding(services, pipeline, monkeypatch):
+    """The keyword route answers before the question is embedded, and the speaker's turns carry the
+    name in their keyword text: the question is embedded once, already without the name."""
+    calls = []
+    embed_query = services.embedder.embed_query
+    monkeypatch.setattr(services.embedder, "embed_query",
+                        lambda text, spaces=None: calls.append(text) or embed_query(text, spaces))
+    result = pipeline.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
+    assert calls == ["What career is pursuing?"]
+    assert [d.action for d in result.decisions if d.stage == "encode"] == ["re-embedded"]
+    assert result.fused[0]["source_id"] == "chat/t2"
+
+
+def test_without_the_keyword_route_the_dense_route_finds_the_speaker(services):
+    """No keyword route: the dense route's turns name the speaker, and the dense route runs again."""
+    from retrieval.config import load_preset
+
+    ingest_dialogue(services, LINES)
+    with RetrievalPipeline(services, load_preset("conversation", keyword={"enabled": False})) as plain:
+        result = plain.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
+    [decision] = [d for d in result.decisions if d.stage == "encode"]
+    assert "): 'What career is pursuing?'" in decision.reason
+    assert result.fused[0]["source_id"] == "chat/t2"

@@ -356,6 +356,15 @@ def test_without_names_drops_speaker_names_as_written(question, names, expected)
     assert without_names(question, names) == expected
 
 
+def test_named_in_finds_names_not_spacing():
+    """A question with a double or trailing space names nobody for that; only a name as written counts."""
+    from retrieval.rerank.signals import named_in
+
+    assert named_in("which writer has the highest number of skill  Langston Hughes ", ["Caroline", "Jon"]) == set()
+    assert named_in("When did Jon's  studio open?", ["Caroline", "Jon", "user"]) == {"Jon"}
+    assert named_in("What did the user say?", ["user", "Al"]) == set()
+
+
 def test_context_texts_put_each_turn_after_the_one_before_it():
     from ingest.context import session_context_texts
 
