@@ -64,6 +64,9 @@ class SentenceTransformerEmbedder:
         self.name = model
         self.dimension = int(getattr(self._model, "get_embedding_dimension", self._model.get_sentence_embedding_dimension)())
         self.batch_size = batch_size
+        from .onnx_query import OnnxQueryEncoder
+
+        self._query = OnnxQueryEncoder.for_model(self._model, path, model)  # None: torch embeds questions too
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -74,6 +77,8 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
+        if self._query is not None:
+            return self._query.embed(text)
         return self.embed_documents([text])[0]
 
 
