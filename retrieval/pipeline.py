@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
 
@@ -17,7 +16,6 @@ from agent_memory.embedding_spaces import QueryVectors
 from agent_memory.errors import StoreError
 from agent_memory.records import MemoryItem, SearchFilter
 from agent_memory.services import Services
-from agent_memory.text import keyword_set
 from agent_memory.working_memory import catalog_recent_turns
 from ingest.items import embedding_text
 from ingest.triples import entities_in_question
@@ -26,29 +24,19 @@ from .assemble import Assembler
 from .config import RetrievalConfig, load_preset
 from .dedup import deduplicate
 from .fusion import fuse
-from .pages import Pages, naming_sentence_overlap
+from .links import LinkFollower, spread
+from .pages import Pages
 from .rerank import DefaultReranker, Reranker
-from .rerank.signals import named_in, without_names
 from .rewrite import QueryRewriter
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
+from .speakers import Unnamed, unnamed
 from .stored_vectors import context_similarity, fill_dense
 from .types import Candidate, Decision, PromptResult
 from .validity import order_facts
 from .when import parse_stamp, question_window
 
 log = logging.getLogger(__name__)
-# A passage that names many entities is an index, not a bridge: follow its first few.
-MAX_LINKS_PER_PASSAGE = 5
 
-
-def _spread(candidates: list[Candidate], by_source: dict[str, float], signal: str) -> None:
-    """Give a source-level score to every candidate of that source (the page, not one chunk)."""
-    if not by_source:
-        return
-    for cand in candidates:
-        value = by_source.get(cand.item.source_id)
-        if value is not None and value > cand.route_scores.get(signal, 0.0):
-            cand.route_scores[signal] = value
 
 
 def _give_way(summaries: list[Candidate], passages: list[Candidate], decisions: list[Decision]) -> list[Candidate]:
@@ -63,18 +51,6 @@ def _give_way(summaries: list[Candidate], passages: list[Candidate], decisions: 
             continue
         out.append(cand)
     return out
-
-
-@dataclass(frozen=True)
-class Unnamed:
-    """The question without the speaker names it names, and the spaces of those speakers' turns."""
-
-    text: str
-    spaces: frozenset[str]
-
-    def decision(self) -> Decision:
-        return Decision("encode", "question", "re-embedded",
-                        f"without the speaker names ({', '.join(sorted(self.spaces))}): {self.text!r}")
 
 
 class RetrievalPipeline:
@@ -96,6 +72,7 @@ class RetrievalPipeline:
         self.routes = {}
         # Entity pages belong to the graph layer: without the graph route, no links either.
         self.pages = Pages(services.catalog, services.vectors) if config.graph.enabled else None
+        self.links = LinkFollower(self.pages, self.reranker, config) if self.pages is not None else None
         if config.dense.enabled:
             self.routes["dense"] = DenseRoute(services.vectors)
         if config.keyword.enabled:
@@ -157,13 +134,13 @@ class RetrievalPipeline:
         top = fused[: self.config.rerank_top]
         for cand in fused[self.config.rerank_top:]:
             decisions.append(Decision("rerank", cand.item.id, "cut", f"below the top {self.config.rerank_top}"))
-        _spread(top, outputs.get("graph", RouteOutput()).sources, "graph")
+        spread(top, outputs.get("graph", RouteOutput()).sources, "graph")
         if self.config.time_signal:
             self._mark_window(question, question_date, top, decisions)
         reranked = self.reranker.rerank(question, top, self._similarity_for(query))
         lap("rerank")
-        if self.pages is not None and self.config.link_top and self.config.link_signal:
-            reranked = self._follow_links(query, reranked, decisions)
+        if self.links is not None and self.config.link_top and self.config.link_signal:
+            reranked = self.links.follow(query, reranked, decisions, self._similarity_for(query))
             lap("links")
 
         reranked = self._add_neighbours(reranked, flt, decisions)
@@ -261,26 +238,6 @@ class RetrievalPipeline:
             raise down
         return outputs
 
-    def _unnamed(self, query: Query, hits) -> Unnamed | None:
-        """When the question names a speaker ("What did Caroline research?"), the dense query leaves
-        the name out: every turn of that speaker carries the name, so it says nothing about the
-        topic, and the speaker signal of the reranker covers it. Only the spaces that hold the
-        named speakers' turns need the question without the names (an English conversation's in a
-        tenant that also holds Chinese documents: one model, not two); elsewhere the names stay
-        informative. The speakers are those of the turns among ``hits``."""
-        turns = [h.item for h in hits if h.item.kind == "turn"]
-        speakers = {t.metadata.get("speaker") for t in turns} - {None, ""}
-        # Not "the text changed": without_names also tidies spaces, and a question with a double
-        # space was re-embedded for nothing (4 of 100 HotpotQA questions at 11k mixed items).
-        named = named_in(query.text, sorted(speakers))
-        stripped = without_names(query.text, sorted(named))
-        if not named or not stripped.strip():
-            return None
-        embedder = self.services.embedder
-        spaces = {embedder.space_for(embedding_text(t)) for t in turns if t.metadata.get("speaker") in named}
-        spaces &= set(self.services.vectors.occupied_spaces())
-        return Unnamed(stripped, frozenset(spaces)) if spaces else None
-
     def _named_speakers_early(self, query: Query, early: dict[str, Future]) -> Unnamed | None:
         """The keyword route answers first (2 ms at 11k items, 9 at 100k), and a speaker's turns
         carry the speaker's name in their keyword text: a question that names a speaker is known
@@ -288,7 +245,8 @@ class RetrievalPipeline:
         if "keyword" not in early:
             return None
         try:
-            return self._unnamed(query, early["keyword"].result().hits)
+            return unnamed(query.text, early["keyword"].result().hits, self.services.embedder,
+                           self.services.vectors.occupied_spaces())
         except Exception:  # noqa: BLE001 - the route's failure is reported when its result is collected
             return None
 
@@ -296,7 +254,8 @@ class RetrievalPipeline:
                             done: Unnamed | None) -> None:
         """The same for the speakers named in the question whose turns only the other routes found
         (``done``: what the keyword route's turns already took out): embed again, run dense again."""
-        wanted = self._unnamed(query, [h for out in outputs.values() for h in out.hits])
+        wanted = unnamed(query.text, [h for out in outputs.values() for h in out.hits], self.services.embedder,
+                         self.services.vectors.occupied_spaces())
         if wanted is None or (done is not None and wanted.text == done.text and wanted.spaces <= done.spaces):
             return
         embedder = self.services.embedder
@@ -413,56 +372,6 @@ class RetrievalPipeline:
             out.append(cand)
             out.extend(extra.get(cand.item.id, []))
         return out
-
-    def _follow_links(self, query: Query, ranked: list[Candidate], decisions: list[Decision]) -> list[Candidate]:
-        """Pages of the entities the best passages name get a link score (every candidate chunk
-        of the page; its lead chunk joins the candidates if none is there), then the candidates
-        are reranked with it. With link_rounds > 1 this repeats from the new top, so a chain of
-        pages is walked a page per round, until the top passages' pages have all been followed."""
-        followed: set[str] = set()
-        for round_ in range(self.config.link_rounds):
-            anchors = [c for c in ranked if c.item.kind == "chunk"][: self.config.link_top]
-            if not anchors or (round_ and all(c.item.source_id in followed for c in anchors)):
-                break
-            followed.update(c.item.source_id for c in anchors)
-            ranked = self._link_round(query, ranked, anchors, decisions)
-        return ranked
-
-    def _link_round(self, query: Query, ranked: list[Candidate], anchors: list[Candidate],
-                    decisions: list[Decision]) -> list[Candidate]:
-        present = {c.item.source_id for c in ranked}
-        strengths: dict[str, float] = {}
-        reasons: dict[str, str] = {}
-        match = self.config.link_sentence_match
-        asked = keyword_set(query.text) if match else frozenset()
-        for rank, anchor in enumerate(anchors):
-            # A page the question itself names is the surest start of a bridge, wherever it ranks.
-            base = max(1.0 / (rank + 1), anchor.route_scores.get("graph", 0.0) if self.config.link_from_pages else 0.0)
-            found = self.pages.named_in(query.tenant, anchor.item.text, exclude={anchor.item.source_id})
-            for name, items in list(found.items())[:MAX_LINKS_PER_PASSAGE]:
-                strength = base
-                if match:
-                    # The sentence that names the page says how it relates; one that shares the
-                    # question's words ("employs", "spouse") is the relation asked about.
-                    shared = naming_sentence_overlap(anchor.item.text, name, asked, anchor.item.source_id)
-                    strength = base * (1.0 + match * min(1.0, shared / 2))
-                for item in items:
-                    if not passes(item, query.flt) or strengths.get(item.source_id, 0.0) >= strength:
-                        continue
-                    why = f"page of {name!r}, named in {anchor.item.source_id}"
-                    if item.source_id not in present:
-                        present.add(item.source_id)
-                        ranked.append(Candidate(item=item))
-                        decisions.append(Decision("links", item.source_id, "added", why))
-                    strengths[item.source_id] = strength
-                    reasons.setdefault(item.source_id, why)
-        if not strengths:
-            return ranked
-        _spread(ranked, strengths, "links")
-        for cand in ranked:
-            if not cand.note and cand.item.source_id in reasons:
-                cand.note = reasons[cand.item.source_id]
-        return self.reranker.rerank(query.text, ranked, self._similarity_for(query))
 
     def _mark_window(self, question: str, question_date: str | None, candidates: list[Candidate],
                      decisions: list[Decision]) -> None:
