@@ -100,3 +100,17 @@ def test_bad_arguments_are_reported():
     bad = EntityResolver(lambda texts: np.zeros((1, 3)))
     with pytest.raises(ValueError, match="shape"):
         bad.resolve([("A one", "ORG"), ("A two", "ORG")])
+
+
+def test_ascii_names_may_skip_unicode_normalization():
+    """normalize_name takes ASCII names as they are before casefolding: that is only right while
+    NFKC leaves every ASCII character alone and none is a format character."""
+    import unicodedata
+
+    from agent_memory.entities import normalize_name
+
+    for code in range(128):
+        ch = chr(code)
+        assert unicodedata.normalize("NFKC", ch) == ch and unicodedata.category(ch) != "Cf"
+    assert normalize_name('  "The  Beatles", ') == "the beatles"
+    assert normalize_name("C#") == "c#" and normalize_name("AT&T.") == "at&t"
