@@ -122,13 +122,26 @@ class OnnxQueryEncoder:
         try:
             safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
             target = cache_dir() / f"{safe}-{_model_key(path)}.onnx"
-            if not target.exists():
-                _export(model, target)
-            # Its own tokenizer: ingestion's batches use the model's in other threads.
-            return cls(target, copy.deepcopy(model.tokenizer), int(model.max_seq_length or 512))
+            for attempt in range(2):
+                if attempt or not target.exists():
+                    _export(model, target)
+                # Its own tokenizer: ingestion's batches use the model's in other threads.
+                encoder = cls(target, copy.deepcopy(model.tokenizer), int(model.max_seq_length or 512))
+                if encoder.agrees_with(model):
+                    return encoder
+            log.warning("questions are embedded with torch: the ONNX export of %s gives other vectors", path)
+            return None
         except Exception as exc:  # noqa: BLE001 - a faster path, never a required one
             log.warning("questions are embedded with torch: the ONNX export of %s failed: %s", path, exc)
             return None
+
+    def agrees_with(self, model, tolerance: float = 1e-4) -> bool:
+        """Whether this encoder gives the model's own vectors: checked on every load, so an export
+        of other weights (a cached file the key did not tell apart) is made again, never used."""
+        probes = ["What did Caroline research last May?", "为什么2008年NBA总决赛被誉为梦幻对决？"]
+        expected = np.asarray(model.encode(probes, normalize_embeddings=True, show_progress_bar=False))
+        got = np.vstack([self.embed(text) for text in probes])
+        return got.shape == expected.shape and float(np.abs(got - expected).max()) <= tolerance
 
     def embed(self, text: str) -> np.ndarray:
         with self._tokenizing:

@@ -58,3 +58,20 @@ def test_a_model_that_is_not_plain_mean_pooling_is_not_exported(minilm, tmp_path
     truncated = list(minilm._model)[:2]  # no normalization: not what the encoder replays
     assert OnnxQueryEncoder.for_model(truncated, packaged_minilm_path(), minilm.name) is None
     assert not list(tmp_path.iterdir())
+
+
+def test_an_export_that_gives_other_vectors_is_made_again(minilm, tmp_path, monkeypatch):
+    """A cached file of other weights under the same key is not used: the load compares vectors."""
+    monkeypatch.setenv("AGENT_MEMORY_MODEL_CACHE", str(tmp_path))
+    OnnxQueryEncoder.for_model(minilm._model, packaged_minilm_path(), minilm.name)
+    [exported] = list(tmp_path.glob("*.onnx"))
+    good = exported.read_bytes()
+    calls = []
+    real = OnnxQueryEncoder.agrees_with
+    monkeypatch.setattr(OnnxQueryEncoder, "agrees_with",
+                        lambda self, model: (calls.append(1) or len(calls) > 1) and real(self, model))
+    encoder = OnnxQueryEncoder.for_model(minilm._model, packaged_minilm_path(), minilm.name)
+    assert encoder is not None and len(calls) == 2  # the first load disagreed: exported again
+    assert exported.read_bytes() == good
+    monkeypatch.setattr(OnnxQueryEncoder, "agrees_with", lambda self, model: False)
+    assert OnnxQueryEncoder.for_model(minilm._model, packaged_minilm_path(), minilm.name) is None
