@@ -117,7 +117,7 @@ class RetrievalPipeline:
         early = self._start_routes(query, dense=False)
         decisions: list[Decision] = []
         unnamed = self._named_speakers_early(query, early) if self.config.dense_without_speakers else None
-        query.dense = self._encode(question, unnamed, decisions)
+        query.dense = self._encode(question, tenant, unnamed, decisions)
         lap("encode")
 
         outputs = self._collect({**early, **self._start_routes(query, dense=True)})
@@ -189,13 +189,13 @@ class RetrievalPipeline:
 
     # ---- stages -------------------------------------------------------------------------------------
 
-    def _encode(self, question: str, unnamed: Unnamed | None, decisions: list[Decision]) -> QueryVectors:
-        """The question in each occupied space, without the speaker names it names in the spaces of
-        those speakers' turns (``unnamed``). One model after the other: side by side in threads
-        they took longer (11k mixed items, quiet: p50 75 ms against 53), both encoders spreading
-        over the same two cores."""
+    def _encode(self, question: str, tenant: str, unnamed: Unnamed | None, decisions: list[Decision]) -> QueryVectors:
+        """The question in each space that holds the tenant's items, without the speaker names it
+        names in the spaces of those speakers' turns (``unnamed``). One model after the other: side
+        by side in threads they took longer (11k mixed items, quiet: p50 75 ms against 53), both
+        encoders spreading over the same two cores."""
         embedder = self.services.embedder
-        spaces = self.services.vectors.occupied_spaces()
+        spaces = self.services.vectors.occupied_spaces(tenant)
         if unnamed is None:
             return embedder.embed_query(question, spaces)
         named = [s for s in spaces if s not in unnamed.spaces]
@@ -246,7 +246,7 @@ class RetrievalPipeline:
             return None
         try:
             return unnamed(query.text, early["keyword"].result().hits, self.services.embedder,
-                           self.services.vectors.occupied_spaces())
+                           self.services.vectors.occupied_spaces(query.tenant))
         except Exception:  # noqa: BLE001 - the route's failure is reported when its result is collected
             return None
 
@@ -255,7 +255,7 @@ class RetrievalPipeline:
         """The same for the speakers named in the question whose turns only the other routes found
         (``done``: what the keyword route's turns already took out): embed again, run dense again."""
         wanted = unnamed(query.text, [h for out in outputs.values() for h in out.hits], self.services.embedder,
-                         self.services.vectors.occupied_spaces())
+                         self.services.vectors.occupied_spaces(query.tenant))
         if wanted is None or (done is not None and wanted.text == done.text and wanted.spaces <= done.spaces):
             return
         embedder = self.services.embedder

@@ -11,6 +11,8 @@ drivers that pass the vector-store contract.
 from __future__ import annotations
 
 import itertools
+import threading
+import time
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -18,26 +20,48 @@ import numpy as np
 from ..records import MemoryItem, ScoredItem, SearchFilter
 from .base import SparseVector, VectorStore
 
+# How long this process trusts what it read of which spaces a tenant's items occupy (seconds).
+OCCUPANCY_TTL_S = 10.0
 Calibrate = Callable[[str, np.ndarray, str, str], np.ndarray]  # space, cosines, question lang, passage lang
 
 
 class SpacedVectorStore:
     def __init__(self, stores: Mapping[str, VectorStore], default: str, calibrate: Calibrate,
-                 lang_of_space: Callable[[str], str | None] = lambda space: None) -> None:
+                 lang_of_space: Callable[[str], str | None] = lambda space: None,
+                 occupancy_ttl_s: float = OCCUPANCY_TTL_S) -> None:
         self.stores = dict(stores)
         self.lang_of_space = lang_of_space
         self.default = default
         self.calibrate = calibrate
         self.dimension = self.stores[default].dimension
-        self._occupied: set[str] | None = None
+        self.occupancy_ttl_s = occupancy_ttl_s
+        # tenant (None: any) -> (when read, the spaces that held its items then)
+        self._occupied: dict[str | None, tuple[float, set[str]]] = {}
+        self._occupied_lock = threading.Lock()
 
     # -- which spaces hold anything ----------------------------------------------------------------
 
-    def occupied_spaces(self) -> list[str]:
-        """Spaces that hold at least one item (the question is embedded only into these)."""
-        if self._occupied is None:
-            self._occupied = {name for name, store in self.stores.items() if store.count() > 0}
-        return [name for name in self.stores if name in self._occupied] or [self.default]
+    def occupied_spaces(self, tenant: str | None = None) -> list[str]:
+        """Spaces that hold at least one item (of ``tenant``, when given): the question is embedded
+        only into these, so a tenant of English texts alone never pays for the multilingual model
+        (22-56 ms a question). What this process wrote is known at once; what another process (an
+        API replica, a worker) wrote is seen within ``occupancy_ttl_s``, when the stores are asked
+        again."""
+        now = time.monotonic()
+        with self._occupied_lock:
+            known = self._occupied.get(tenant)
+        if known is None or now - known[0] > self.occupancy_ttl_s:
+            flt = SearchFilter(tenant=tenant) if tenant is not None else None
+            known = (now, {name for name, store in self.stores.items() if store.count(flt) > 0})
+            with self._occupied_lock:
+                self._occupied[tenant] = known
+        return [name for name in self.stores if name in known[1]] or [self.default]
+
+    def _mark_occupied(self, name: str, tenants: Iterable[str]) -> None:
+        with self._occupied_lock:
+            for tenant in [None, *tenants]:
+                if tenant in self._occupied:
+                    self._occupied[tenant][1].add(name)
 
     def space_of(self, ids: Sequence[str]) -> dict[str, str]:
         """Item ID → the space its vector lives in."""
@@ -67,8 +91,7 @@ class SpacedVectorStore:
             rows = [i for i, s in enumerate(spaces) if s == name]
             self.stores[name].upsert([items[i] for i in rows], dense[rows], [sparse[i] for i in rows],
                                      context=[contexts[i] for i in rows])
-            if self._occupied is not None:
-                self._occupied.add(name)
+            self._mark_occupied(name, {items[i].tenant for i in rows})
         if len(self.stores) == 1:
             return
         movable = None if may_move is None else set(may_move)
@@ -104,7 +127,7 @@ class SpacedVectorStore:
         """``vector``: the question per space (or one array: the default space). Scores come back
         calibrated when more than one space answers; alone, a space keeps its cosines."""
         query = vector if isinstance(vector, Mapping) else {self.default: vector}
-        answering = [s for s in self.occupied_spaces() if s in query]
+        answering = [s for s in self.occupied_spaces(flt.tenant) if s in query]
         if len(answering) == 1:
             return self.stores[answering[0]].search_dense(query[answering[0]], flt, limit)
         hits: list[tuple[float, ScoredItem]] = []
@@ -116,7 +139,7 @@ class SpacedVectorStore:
         return [h for _, h in sorted(hits, key=lambda pair: -pair[0])[:limit]]
 
     def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]:
-        spaces = self.occupied_spaces()
+        spaces = self.occupied_spaces(flt.tenant)
         if len(spaces) == 1:
             return self.stores[spaces[0]].search_sparse(vector, flt, limit)
         hits = [h for name in spaces for h in self.stores[name].search_sparse(vector, flt, limit)]
