@@ -205,16 +205,26 @@ class RetrievalPipeline:
         return QueryVectors(vectors, embedder.lang_of(question))
 
     def _start_routes(self, query: Query, *, dense: bool) -> dict[str, Future]:
-        """Submit the routes that do (``dense``) or do not read the question's dense vectors."""
+        """Submit the routes that do (``dense``) or do not read the question's dense vectors. The
+        keyword route, whose turns name the speakers before the question is embedded, runs in this
+        thread: the pool is shared by concurrent requests, and waiting there for a free worker
+        would hold back this request's embedding."""
         futures = {}
+        here = "keyword" if not dense and self.config.dense_without_speakers else None
         for name, route in self.routes.items():
-            if getattr(route, "needs_dense", True) != dense:
+            if getattr(route, "needs_dense", True) != dense or name == here:
                 continue
             limit = getattr(self.config, name).limit
             if name == "graph":  # its seeds, the entities the question names, are found in its thread
                 futures[name] = self._pool.submit(self._graph_recall, route, query, limit)
             else:
                 futures[name] = self._pool.submit(route.recall, query, limit)
+        if here in self.routes:
+            futures[here] = done = Future()
+            try:
+                done.set_result(self.routes[here].recall(query, getattr(self.config, here).limit))
+            except Exception as exc:  # noqa: BLE001 - reported when collected, like a pooled route's
+                done.set_exception(exc)
         return futures
 
     def _graph_recall(self, route, query: Query, limit: int) -> RouteOutput:

@@ -87,3 +87,31 @@ def test_without_the_keyword_route_the_dense_route_finds_the_speaker(services):
     [decision] = [d for d in result.decisions if d.stage == "encode"]
     assert "): 'What career is pursuing?'" in decision.reason
     assert result.fused[0]["source_id"] == "chat/t2"
+
+
+def test_a_failing_keyword_route_costs_the_speaker_shortcut_not_the_answer(pipeline, monkeypatch, caplog):
+    """The keyword route runs in the caller's thread before the question is embedded: its failure is
+    reported like any route's, and the dense route's turns still take the name out."""
+    import logging
+
+    def broken(query, limit):
+        raise RuntimeError("keyword index corrupt")
+
+    monkeypatch.setattr(pipeline.routes["keyword"], "recall", broken)
+    with caplog.at_level(logging.WARNING, logger="retrieval.pipeline"):
+        result = pipeline.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
+    assert "route keyword failed: keyword index corrupt" in caplog.text
+    [decision] = [d for d in result.decisions if d.stage == "encode"]
+    assert "): 'What career is pursuing?'" in decision.reason
+    assert result.fused[0]["source_id"] == "chat/t2"
+
+
+def test_a_keyword_store_that_is_down_stops_the_question(pipeline, monkeypatch):
+    from agent_memory.errors import StoreError
+
+    def down(query, limit):
+        raise StoreError("vector store unreachable")
+
+    monkeypatch.setattr(pipeline.routes["keyword"], "recall", down)
+    with pytest.raises(StoreError, match="unreachable"):
+        pipeline.run("What career is Caroline pursuing?", tenant="default", budget=300)
