@@ -361,3 +361,16 @@ def test_an_app_meant_for_an_open_host_demands_a_key(tmp_path):
     with serve_in_thread(create_app(settings, warm=False)) as url, httpx.Client(base_url=url) as client:
         assert_error(client.post("/v1/ask", json={"question": "hi"}), 401, "unauthorized")
         assert client.get("/healthz").status_code == 200
+
+
+def test_warm_up_loads_the_chinese_path_before_the_first_request(tmp_path):
+    """The first Chinese question loads jieba's part-of-speech tagger (about a second): readiness
+    waits for it, not a user."""
+    from ingest.triples.chinese import _posseg
+
+    _posseg.cache_clear()
+    settings = load_settings(data_dir=tmp_path, triple_extractor="none", qdrant_url=None, neo4j_uri=None,
+                             postgres_url=None)
+    with serve_in_thread(create_app(settings)) as url, httpx.Client(base_url=url, timeout=60) as client:
+        wait_ready(client)
+        assert _posseg.cache_info().currsize == 1
