@@ -30,6 +30,9 @@ def spread(candidates: list[Candidate], by_source: dict[str, float], signal: str
 
 
 class LinkFollower:
+    """Follows the links of the reranked candidates and reranks them with the link score
+    (``similarity``: the pipeline's similarity signals for this question)."""
+
     def __init__(self, pages: Pages, reranker: Reranker, config: RetrievalConfig) -> None:
         self.pages = pages
         self.reranker = reranker

@@ -1,6 +1,6 @@
-"""The retrieval pipeline: question → routes (those that read no vector start while it is embedded)
-→ fusion → rerank → neighbours →
-de-duplication → assembly (with compaction) → a prompt within the budget."""
+"""The retrieval pipeline: question → routes (those that read no vector start while it is
+embedded) → fusion → rerank → links → neighbours → de-duplication → assembly (with compaction) →
+a prompt within the budget."""
 
 from __future__ import annotations
 
@@ -36,7 +36,6 @@ from .validity import order_facts
 from .when import parse_stamp, question_window
 
 log = logging.getLogger(__name__)
-
 
 
 def _give_way(summaries: list[Candidate], passages: list[Candidate], decisions: list[Decision]) -> list[Candidate]:
