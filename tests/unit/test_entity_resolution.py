@@ -114,3 +114,18 @@ def test_ascii_names_may_skip_unicode_normalization():
         assert unicodedata.normalize("NFKC", ch) == ch and unicodedata.category(ch) != "Cf"
     assert normalize_name('  "The  Beatles", ') == "the beatles"
     assert normalize_name("C#") == "c#" and normalize_name("AT&T.") == "at&t"
+
+
+def test_the_format_character_class_is_exactly_category_cf():
+    """normalize_name removes format characters with one character class built from this Python's
+    Unicode database: it must hold every Cf character and nothing else."""
+    import sys
+    import unicodedata
+
+    from agent_memory.entities import _format_characters, normalize_name
+
+    pattern = _format_characters()
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        assert bool(pattern.fullmatch(ch)) == (unicodedata.category(ch) == "Cf"), hex(code)
+    assert normalize_name("\u200b港珠澳\ufeff大桥\u00ad") == "港珠澳大桥"
