@@ -24,6 +24,11 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
             codes = {s: i for i, s in enumerate(dict.fromkeys(spaces))}
             space_ids = np.array([codes[s] for s in spaces])
             sims_all[space_ids[:, None] != space_ids[None, :]] = 0.0
+    # Rows no earlier row comes close to cannot be near-duplicates of a kept one: most rows, told
+    # in one comparison instead of a lookup per row (150 candidates: about 2 ms a question).
+    # (The lower triangle: the very cells the loop reads, sims_all[row, earlier].)
+    close_to_earlier = (np.tril(sims_all >= near_duplicate, k=-1).any(axis=1) if sims_all is not None
+                        else None)
     seen_hashes: dict[str, str] = {}
     by_source: dict[tuple[str, str], list[Candidate]] = {}
     for row, cand in enumerate(candidates):
@@ -36,7 +41,7 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                 if _overlap(other.item, item) > 0.5:
                     reason = f"overlaps {other.item.id} of the same source"
                     break
-            if reason is None and sims_all is not None and kept_rows:
+            if reason is None and sims_all is not None and kept_rows and close_to_earlier[row]:
                 sims = sims_all[row, kept_rows]
                 # Cosine alone is not enough: some embedders (e5) put distinct passages of one
                 # topic above 0.95. A near-duplicate must also say nearly the same words, and its
