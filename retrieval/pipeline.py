@@ -115,8 +115,11 @@ class RetrievalPipeline:
         # embedded: the models compute outside the GIL, the routes mostly wait on their stores.
         early = self._start_routes(query, dense=False)
         decisions: list[Decision] = []
-        unnamed = self._named_speakers_early(query, early) if self.config.dense_without_speakers else None
-        query.dense = self._encode(question, tenant, unnamed, decisions)
+        # Read once: every step of this question sees the same spaces (the read is renewed every few
+        # seconds, and could otherwise change between the steps).
+        spaces = self.services.vectors.occupied_spaces(tenant)
+        unnamed = self._named_speakers_early(query, early, spaces) if self.config.dense_without_speakers else None
+        query.dense = self._encode(question, spaces, unnamed, decisions)
         lap("encode")
 
         outputs = self._collect({**early, **self._start_routes(query, dense=True)})
@@ -188,13 +191,13 @@ class RetrievalPipeline:
 
     # ---- stages -------------------------------------------------------------------------------------
 
-    def _encode(self, question: str, tenant: str, unnamed: Unnamed | None, decisions: list[Decision]) -> QueryVectors:
+    def _encode(self, question: str, spaces: list[str], unnamed: Unnamed | None,
+                decisions: list[Decision]) -> QueryVectors:
         """The question in each space that holds the tenant's items, without the speaker names it
         names in the spaces of those speakers' turns (``unnamed``). One model after the other: side
         by side in threads they took longer (11k mixed items, quiet: p50 75 ms against 53), both
         encoders spreading over the same two cores."""
         embedder = self.services.embedder
-        spaces = self.services.vectors.occupied_spaces(tenant)
         if unnamed is None:
             return embedder.embed_query(question, spaces)
         named = [s for s in spaces if s not in unnamed.spaces]
@@ -247,15 +250,14 @@ class RetrievalPipeline:
             raise down
         return outputs
 
-    def _named_speakers_early(self, query: Query, early: dict[str, Future]) -> Unnamed | None:
+    def _named_speakers_early(self, query: Query, early: dict[str, Future], spaces: list[str]) -> Unnamed | None:
         """The keyword route answers first (2 ms at 11k items, 9 at 100k), and a speaker's turns
         carry the speaker's name in their keyword text: a question that names a speaker is known
         before the question is embedded, and embedded once, without the name, in that space."""
         if "keyword" not in early:
             return None
         try:
-            return unnamed(query.text, early["keyword"].result().hits, self.services.embedder,
-                           self.services.vectors.occupied_spaces(query.tenant))
+            return unnamed(query.text, early["keyword"].result().hits, self.services.embedder, spaces)
         except Exception:  # noqa: BLE001 - the route's failure is reported when its result is collected
             return None
 
@@ -264,7 +266,7 @@ class RetrievalPipeline:
         """The same for the speakers named in the question whose turns only the other routes found
         (``done``: what the keyword route's turns already took out): embed again, run dense again."""
         wanted = unnamed(query.text, [h for out in outputs.values() for h in out.hits], self.services.embedder,
-                         self.services.vectors.occupied_spaces(query.tenant))
+                         list(query.dense))  # the spaces the question was embedded in
         if wanted is None or (done is not None and wanted.text == done.text and wanted.spaces <= done.spaces):
             return
         embedder = self.services.embedder
