@@ -139,10 +139,11 @@ class RetrievalPipeline:
         spread(top, outputs.get("graph", RouteOutput()).sources, "graph")
         if self.config.time_signal:
             self._mark_window(question, question_date, top, decisions)
-        reranked = self.reranker.rerank(question, top, self._similarity_for(query))
+        similarity = self._similarity_for(query)
+        reranked = self.reranker.rerank(question, top, similarity)
         lap("rerank")
         if self.links is not None and self.config.link_top and self.config.link_signal:
-            reranked = self.links.follow(query, reranked, decisions, self._similarity_for(query))
+            reranked = self.links.follow(query, reranked, decisions, similarity)
             lap("links")
 
         reranked = self._add_neighbours(reranked, flt, decisions)
@@ -298,10 +299,23 @@ class RetrievalPipeline:
             langs = [getattr(c, field + "_lang") for c in candidates]
             return self.services.embedder.similarities(vectors, self._spaces(candidates, field), langs, query.dense)
 
-        def similarity(candidates, signal: str) -> np.ndarray:
+        def computed(candidates, signal: str) -> np.ndarray:
             if signal == "turn_context":  # scored by the store on each turn's stored context vector
                 return context_similarity(self.services, candidates, query.dense, lambda rest: embedded(rest, signal))
             return embedded(candidates, signal)
+
+        # An item's similarity to the question does not change while the question is answered: the
+        # links' rerank (retrieval/links.py) asks again for the candidates the first rerank scored,
+        # and only the pages it added are scored (11k mixed items: the links stage's p95 was a
+        # whole second rerank).
+        known: dict[str, dict[str, float]] = {}
+
+        def similarity(candidates, signal: str) -> np.ndarray:
+            seen = known.setdefault(signal, {})
+            missing = list({c.item.id: c for c in candidates if c.item.id not in seen}.values())
+            if missing:
+                seen.update(zip((c.item.id for c in missing), computed(missing, signal).tolist()))
+            return np.array([seen[c.item.id] for c in candidates], dtype=np.float64)
 
         return similarity
 
