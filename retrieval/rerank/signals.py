@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from agent_memory.text import estimated_words, keyword_set, keyword_terms
+from agent_memory.text import estimated_words, keyword_terms, terms_in
 
 from ..types import Candidate
 
@@ -35,7 +35,8 @@ def term_coverage(query: str, texts: Sequence[str]) -> list[float]:
     q_terms = list(dict.fromkeys(keyword_terms(query)))
     if not q_terms:
         return [0.0] * len(texts)
-    docs = [keyword_set(t) for t in texts]
+    wanted = frozenset(q_terms)
+    docs = terms_in(texts, wanted)
     n = len(docs)
     idf = {w: math.log(1 + n / (1 + sum(1 for d in docs if w in d))) for w in q_terms}
     total = sum(idf.values()) or 1.0

@@ -1,0 +1,51 @@
+"""terms_in: the question's terms a passage holds, as keyword_set would say, without segmenting
+the Chinese runs that cannot hold one."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agent_memory.text import keyword_set, keyword_terms, terms_in
+
+TEXTS = [
+    "为什么2008年NBA总决赛被誉为梦幻对决？凯尔特人与湖人再次相遇。",
+    "四川大学华西医院是一所综合性医院，位于成都。",
+    "Caroline went researching adoption agencies last May; she studies counseling.",
+    "混合文本 with English words, running dogs and 3D打印技术 in 2019年.",
+    "Ｆｕｌｌｗｉｄｔｈ ＮＢＡ 总决赛 and émigré café 的 故事",
+    "",
+    "的 了 是 the of and",
+]
+QUESTIONS = [
+    "2008年NBA总决赛为什么被称为梦幻对决？",
+    "华西医院在哪里？",
+    "What did Caroline research in May?",
+    "Which 3D打印 technology ran in 2019?",
+    "nba 总决赛 café",
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_the_terms_a_text_holds_are_keyword_sets(text, question):
+    terms = frozenset(keyword_terms(question))
+    assert terms_in([text], terms) == [terms & keyword_set(text)]
+
+
+def test_terms_from_the_text_itself_are_all_found():
+    rng = random.Random(3)
+    for text in TEXTS:
+        own = sorted(keyword_set(text))
+        for _ in range(20):
+            terms = frozenset(rng.sample(own, min(4, len(own)))) | {"不存在的词", "zebra"}
+            assert terms_in([text], terms) == [terms & keyword_set(text)]
+
+
+def test_a_chinese_term_inside_a_longer_word_is_not_a_match():
+    text = "四川大学华西医院是一所综合性医院"
+    words = keyword_set(text)
+    assert "四川大学" in words and "大学" not in words  # jieba's words of the run
+    # "大学" is a piece of the run but not one of its words: the words decide, not the substring
+    assert terms_in([text], frozenset({"大学", "医院"})) == [frozenset({"医院"})]
