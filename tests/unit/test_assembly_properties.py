@@ -17,7 +17,7 @@ from agent_memory.records import MemoryItem, Triple
 from agent_memory.text import split_sentences
 from agent_memory.tokens import EstimatingCounter, TiktokenCounter
 from retrieval.assemble import Assembler, display_text
-from retrieval.compress import GAP
+from retrieval.compress import _ENDS_SENTENCE, GAP
 from retrieval.config import RetrievalConfig
 from retrieval.types import Candidate
 
@@ -80,6 +80,15 @@ def _question_only(counter, question: str, question_date: str | None) -> int:
     return counter.count("## Question\n" + body)
 
 
+def _joined(sentences: list[str]) -> str:
+    """Adjacent sentences as compress joins them: a space, or a blank line after a heading or list
+    line that ends no sentence (retrieval/compress.py)."""
+    out = sentences[0]
+    for previous, sentence in zip(sentences, sentences[1:]):
+        out += (" " if _ENDS_SENTENCE.search(previous) else "\n\n") + sentence
+    return out
+
+
 def _is_whole_sentences(compressed: str, original: str) -> bool:
     """True when the text is whole sentences of the original, in order, joined by gap markers."""
     sentences = split_sentences(original)
@@ -93,7 +102,7 @@ def _is_whole_sentences(compressed: str, original: str) -> bool:
     for segment in body.split(GAP):
         for start in range(position, len(sentences)):
             end = next((e for e in range(start + 1, len(sentences) + 1)
-                        if " ".join(sentences[start:e]) == segment), None)
+                        if _joined(sentences[start:e]) == segment), None)
             if end is not None:
                 position = end
                 break
