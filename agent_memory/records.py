@@ -67,10 +67,16 @@ class MemoryItem:
     content_hash: str = ""
     created_at: float = field(default_factory=time.time)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # The text's distinct keyword terms (``agent_memory.text.keyword_set``), sorted and joined by
+    # spaces (no term holds whitespace: they are \w+ words and jieba's words of them). Set at
+    # ingestion and stored with the item, so the reranker's terms signal need not segment and stem a
+    # passage it meets cold; kept as one string because a question reads hundreds of payloads and a
+    # term is looked up in it, never the set built. None: an item stored before they were.
+    terms: str | None = field(default=None, compare=False, repr=False)
 
     def payload(self) -> dict[str, Any]:
         """The flat dict stored next to the vector."""
-        return {
+        out = {
             "tenant": self.tenant,
             "source_id": self.source_id,
             "kind": self.kind,
@@ -82,6 +88,9 @@ class MemoryItem:
             "created_at": self.created_at,
             "metadata": self.metadata,
         }
+        if self.terms is not None:
+            out["terms"] = self.terms
+        return out
 
     @classmethod
     def from_payload(cls, item_id: str, payload: dict[str, Any]) -> "MemoryItem":
@@ -97,6 +106,7 @@ class MemoryItem:
             content_hash=payload.get("content_hash", ""),
             created_at=float(payload.get("created_at", 0.0)),
             metadata=dict(payload.get("metadata") or {}),
+            terms=payload.get("terms"),
         )
 
 

@@ -127,6 +127,12 @@ class Services:
             # Still served: such a turn's context is embedded at question time (retrieval/stored_vectors.py).
             log.warning("data dir %s holds turns stored without their turn-context vector: run "
                         "`agent-memory reindex` to store them (until then each question embeds theirs)", self.data_dir)
+        if not found or found.get("item_terms") == ITEM_TERMS_FORMAT:
+            marker["item_terms"] = ITEM_TERMS_FORMAT  # a new data dir: every item is stored with its terms
+        else:
+            # Still served: such an item's terms are read from its text at question time (agent_memory/text.py).
+            log.warning("data dir %s holds items stored without their keyword terms: run `agent-memory reindex` "
+                        "to store them (until then the reranker reads them from each text)", self.data_dir)
         if record and found != marker:
             write_index_format(self.data_dir, marker)
 
@@ -164,6 +170,8 @@ INDEX_FORMAT_FILE = "index-format.json"
 # Recorded as "turn_context" in the index format when every turn point carries its ``context``
 # vector (ingest/context.py); a data dir without it was written before, and `reindex` stores them.
 TURN_CONTEXT_FORMAT = 1
+# Items carry their keyword terms (MemoryItem.terms), tokenized as SPARSE_FORMAT says.
+ITEM_TERMS_FORMAT = 1
 
 
 def read_index_format(data_dir: Path) -> dict:

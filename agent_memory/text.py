@@ -133,15 +133,28 @@ def _split_terms(text: str) -> tuple[frozenset[str], tuple[str, ...], str]:
     return frozenset(plain), tuple(latin), "\x00".join(other)
 
 
-def terms_in(texts: Sequence[str], terms: frozenset[str]) -> list[frozenset[str]]:
-    """``terms & keyword_set(text)`` for each text, without segmenting the Chinese runs that cannot
-    hold one of ``terms``: jieba's words of a run are pieces of it, so a run holds a term only if
-    the term is a piece of the run, and only a run with Latin letters yields a stemmed word. At
-    100k items most candidates come back cold, and segmenting every one cost the reranker up to
-    190 ms on a question."""
+def joined_terms(text: str) -> str:
+    """A text's keyword set as stored with its item (``MemoryItem.terms``): sorted, space-joined."""
+    return " ".join(sorted(keyword_set.__wrapped__(text)))
+
+
+def terms_in(texts: Sequence[str], terms: frozenset[str], known: Sequence[str | None] | None = None,
+             ) -> list[frozenset[str]]:
+    """``terms & keyword_set(text)`` for each text. ``known``: per text, its keyword set when the
+    caller has it, as ``joined_terms`` stores it with the item, else None (each of the question's
+    few terms is looked up in that string: no set is built per passage). A text without one is read here,
+    without segmenting the Chinese runs that cannot hold one of ``terms``: jieba's words of a run are
+    pieces of it, so a run holds a term only if the term is a piece of the run, and only a run with
+    Latin letters yields a stemmed word. At 100k items most candidates come back cold, and
+    segmenting every one cost the reranker up to 190 ms on a question."""
     pieces = [t for t in terms if not (t.isascii() and t.isalpha())]
     out = []
-    for text in texts:
+    for row, text in enumerate(texts):
+        stored = known[row] if known is not None else None
+        if stored is not None:
+            padded = f" {stored} "
+            out.append(frozenset(t for t in terms if f" {t} " in padded))
+            continue
         plain, latin, other = _split_terms(text)
         found = terms & plain
         for run in latin:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from agent_memory.ids import content_hash, item_id
 from agent_memory.records import Document, MemoryItem, TurnRecord
+from agent_memory.text import joined_terms
 
 from .splitting import Splitter
 from .summarize import SourceSummarizer
@@ -46,6 +47,15 @@ def embedding_text(item: MemoryItem) -> str:
     if title and item.kind == "chunk" and title.lower() not in item.text[:200].lower():
         return f"{title}. {item.text}"
     return item.text
+
+
+def stamp_terms(items) -> None:
+    """Each item's keyword terms, stored with it: the reranker's terms signal reads them instead of
+    segmenting and stemming the text of every candidate it has not met (retrieval/rerank/signals.py).
+    An item that has them keeps them (the text is unchanged)."""
+    for item in items:
+        if item.terms is None:
+            item.terms = joined_terms(item.text)
 
 
 def _make_item(tenant, source_id, kind, text, index, start, end, metadata) -> MemoryItem:

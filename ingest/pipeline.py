@@ -29,7 +29,7 @@ from . import sources as readers
 from .context import context_text, context_vectors, next_turns, turn_context_texts
 from .discovery import discover_files, file_source_id
 from .extraction import make_extractor
-from .items import ItemBuilder, SourceItems, embedding_text
+from .items import ItemBuilder, SourceItems, embedding_text, stamp_terms
 from .lock import ingest_lock
 from .report import IngestReport
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
@@ -423,6 +423,7 @@ class IngestionPipeline:
             return
         stamp_expiry(items, self.services.settings.ttl_days)  # time to live per kind/source/tenant (upkeep.py)
         stamp_importance(items)  # the reranker's importance signal (upkeep.py)
+        stamp_terms(items)  # the reranker's terms signal (items.py)
         texts = [text for unit in units for text in unit.embed_texts()]
         embedder = self.services.embedder
         before = embedder.computed

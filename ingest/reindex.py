@@ -7,8 +7,9 @@ all spaces), embeds its text with the models now configured, writes it to the sp
 routes to, removes it from collections the new layout no longer uses, and records the new
 layout. No source file is read again; IDs, payloads, the catalog and the graph are unchanged.
 Each turn's ``context`` vector (the turn read after the one it answers, ingest/context.py) is
-rebuilt with it; a data dir written before those vectors were stored is re-indexed for them
-alone (its dense vectors come from the embedding cache when it still holds them).
+rebuilt with it, and each item's keyword terms are stored with it; a data dir written before those
+vectors or terms were stored is re-indexed for them alone (its dense vectors come from the
+embedding cache when it still holds them).
 """
 
 from __future__ import annotations
@@ -19,11 +20,17 @@ from dataclasses import dataclass
 from agent_memory.config import Settings
 from agent_memory.errors import ConfigError
 from agent_memory.records import MemoryItem, SearchFilter
-from agent_memory.services import TURN_CONTEXT_FORMAT, Services, read_index_format, write_index_format
+from agent_memory.services import (
+    ITEM_TERMS_FORMAT,
+    TURN_CONTEXT_FORMAT,
+    Services,
+    read_index_format,
+    write_index_format,
+)
 from agent_memory.sparse import SPARSE_FORMAT
 
 from .context import context_texts_for, context_vectors
-from .items import embedding_text
+from .items import embedding_text, stamp_terms
 
 log = logging.getLogger(__name__)
 BATCH = 256
@@ -77,7 +84,8 @@ def reindex(settings: Settings) -> ReindexReport:
     if old_layout is None:
         raise ConfigError(f"data dir {data_dir} records no embedding layout: nothing to re-index from")
     report = ReindexReport(before=old_layout, after=wanted)
-    if old_layout == wanted and found.get("turn_context") == TURN_CONTEXT_FORMAT:
+    if (old_layout == wanted and found.get("turn_context") == TURN_CONTEXT_FORMAT
+            and found.get("item_terms") == ITEM_TERMS_FORMAT):
         return report
     # Read everything back first: old and new layouts may share a collection (one model kept),
     # and an embedded collection is opened by one store at a time.
@@ -89,6 +97,7 @@ def reindex(settings: Settings) -> ReindexReport:
         spaces = new.embedder
         for start in range(0, len(items), BATCH):
             batch = items[start : start + BATCH]
+            stamp_terms(batch)
             texts = [embedding_text(i) for i in batch]
             routed = spaces.spaces_for(texts)
             before = spaces.computed
@@ -106,6 +115,7 @@ def reindex(settings: Settings) -> ReindexReport:
             ids = [i.id for i in items]
             for start in range(0, len(ids), BATCH):
                 leftover.vectors.delete_ids(ids[start : start + BATCH])
-    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted, "turn_context": TURN_CONTEXT_FORMAT})
+    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted, "turn_context": TURN_CONTEXT_FORMAT,
+                                  "item_terms": ITEM_TERMS_FORMAT})
     log.info("re-indexed %d items from %s to %s", report.items, old_layout, wanted)
     return report

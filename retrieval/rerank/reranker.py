@@ -52,7 +52,8 @@ class DefaultReranker:
         values: dict[str, np.ndarray] = {
             "fused": np.array([c.fused for c in candidates], dtype=np.float64),
             "keyword": np.array([c.route_scores.get("keyword", 0.0) for c in candidates], dtype=np.float64),
-            "terms": np.array(signals.term_coverage(query, [c.item.text for c in candidates]), dtype=np.float64),
+            "terms": np.array(signals.term_coverage(query, [c.item.text for c in candidates],
+                                                    [c.item.terms for c in candidates]), dtype=np.float64),
         }
         for name in SIMILARITY_SIGNALS:
             if similarity is not None and weights[name].any():

@@ -28,15 +28,16 @@ def standardize(values: np.ndarray) -> np.ndarray:
     return (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
 
 
-def term_coverage(query: str, texts: Sequence[str]) -> list[float]:
+def term_coverage(query: str, texts: Sequence[str], known: Sequence[str | None] | None = None) -> list[float]:
     """``terms``: the share of the question's content words (IDF-weighted within the candidates)
     a text contains. Rewards passages that name what the question names, which embeddings blur
-    (numbers, rare names). Weight 0.3 for every kind (LoCoMo and HotpotQA sweeps, 2026-11-28)."""
+    (numbers, rare names). Weight 0.3 for every kind (LoCoMo and HotpotQA sweeps, 2026-11-28).
+    ``known``: each text's stored keyword set, where the item carries one (``MemoryItem.terms``)."""
     q_terms = list(dict.fromkeys(keyword_terms(query)))
     if not q_terms:
         return [0.0] * len(texts)
     wanted = frozenset(q_terms)
-    docs = terms_in(texts, wanted)
+    docs = terms_in(texts, wanted, known)
     n = len(docs)
     idf = {w: math.log(1 + n / (1 + sum(1 for d in docs if w in d))) for w in q_terms}
     total = sum(idf.values()) or 1.0

@@ -47,3 +47,39 @@ def test_a_changed_embedding_layout_is_refused_until_reindexed(tmp_path, capsys)
         assert max(result.passages, key=lambda p: p.score).source_id == "zh/bridge"
     assert cli_main(["--data-dir", str(tmp_path), "reindex"]) == 0  # nothing left to move
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["items"] == 0
+
+
+def test_items_carry_their_keyword_terms_and_reindex_stores_them_for_a_data_dir_from_before(tmp_path, monkeypatch):
+    from agent_memory.records import SearchFilter, TurnRecord
+    from agent_memory.services import write_index_format
+    from agent_memory.text import joined_terms
+    from retrieval.rerank import signals
+
+    settings = load_settings(data_dir=tmp_path, triple_extractor="none")
+    turns = [TurnRecord(session_id="s1", turn_id=f"t{i}", speaker=who, text=text, tenant="default")
+             for i, (who, text) in enumerate([("Ana", "I researched adoption agencies last week."),
+                                               ("Ben", "马超最爱吃的是火锅。")])]
+    with build_services(settings) as services:
+        pipeline = IngestionPipeline(services)
+        pipeline.ingest_documents([Document(source_id="zh/bridge", text=BRIDGE)], IngestReport())
+        pipeline.ingest_turns(turns, IngestReport())
+        stored = list(services.vectors.scroll(SearchFilter(tenant="default")))
+        assert len(stored) >= 3 and all(item.terms == joined_terms(item.text) for item in stored)
+        with monkeypatch.context() as patch:  # the same memory as ingested before items carried terms
+            patch.setattr("ingest.pipeline.stamp_terms", lambda items: None)
+            pipeline.ingest_documents([Document(source_id="en/ferry", text=FERRY)], IngestReport())
+        [old] = [i for i in services.vectors.scroll(SearchFilter(tenant="default")) if i.source_id == "en/ferry"]
+        assert old.terms is None
+    marker = read_index_format(tmp_path)
+    write_index_format(tmp_path, {k: v for k, v in marker.items() if k != "item_terms"})
+    question = "When does the night ferry leave the harbour?"
+    with build_services(settings) as services:  # still served: the terms are read from the text
+        items = list(services.vectors.scroll(SearchFilter(tenant="default")))
+        served = signals.term_coverage(question, [i.text for i in items], [i.terms for i in items])
+        assert served == signals.term_coverage(question, [i.text for i in items])
+    assert cli_main(["--data-dir", str(tmp_path), "reindex"]) == 0
+    assert read_index_format(tmp_path)["item_terms"] == 1
+    with build_services(settings) as services:
+        items = list(services.vectors.scroll(SearchFilter(tenant="default")))
+        assert all(item.terms == joined_terms(item.text) for item in items)
+        assert signals.term_coverage(question, [i.text for i in items], [i.terms for i in items]) == served

@@ -137,6 +137,19 @@ def test_upsert_get_round_trips_every_payload_field(store):
     assert store.get([str(uuid.uuid4())]) == []
 
 
+def test_an_items_keyword_terms_round_trip_and_an_item_without_them_reads_none(store):
+    with_terms = make_item("Graph stores keep 实体 relations", start=0)
+    with_terms.terms = "graph relat store 实体"
+    empty = make_item("the and of", start=100)
+    empty.terms = ""
+    without = make_item("stored before items carried terms", start=200)
+    put(store, [with_terms, empty, without])
+    got = {i.id: i for i in store.get([with_terms.id, empty.id, without.id])}
+    assert got[with_terms.id].terms == with_terms.terms
+    assert got[empty.id].terms == ""
+    assert got[without.id].terms is None
+
+
 def test_get_keeps_request_order(store):
     items = [make_item(f"text number {i}", start=i * 100) for i in range(5)]
     put(store, items)

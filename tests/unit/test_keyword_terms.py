@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from agent_memory.text import keyword_set, keyword_terms, terms_in
+from agent_memory.text import joined_terms, keyword_set, keyword_terms, terms_in
 
 TEXTS = [
     "为什么2008年NBA总决赛被誉为梦幻对决？凯尔特人与湖人再次相遇。",
@@ -49,3 +49,16 @@ def test_a_chinese_term_inside_a_longer_word_is_not_a_match():
     assert "四川大学" in words and "大学" not in words  # jieba's words of the run
     # "大学" is a piece of the run but not one of its words: the words decide, not the substring
     assert terms_in([text], frozenset({"大学", "医院"})) == [frozenset({"医院"})]
+
+
+def test_a_known_keyword_set_is_used_instead_of_reading_the_text():
+    texts = ["Caroline researched adoption agencies in 2023.", "马超最爱吃的是火锅，他住在成都。", "nothing here"]
+    terms = frozenset(keyword_terms("What did Caroline research about adoption? 马超爱吃火锅吗"))
+    known = [keyword_set(t) for t in texts]
+    stored = [joined_terms(t) for t in texts]
+    assert [frozenset(s.split()) for s in stored] == known
+    assert terms_in(texts, terms, stored) == terms_in(texts, terms) == [terms & k for k in known]
+    # Per text: a stored set wins over the text; None reads the text.
+    one = sorted(terms & known[0])[0]
+    assert terms_in(texts[:2], terms, [one, None]) == [frozenset({one}), terms & known[1]]
+    assert terms_in(texts[:1], terms, [""]) == [frozenset()]
