@@ -17,7 +17,6 @@ from agent_memory.text import estimated_words, keyword_terms, terms_in
 
 from ..types import Candidate
 
-_WORD = re.compile(r"\w+")
 # Roles, not names: "the user" in a question is a topic word, and LongMemEval's turns are all one of these.
 _ROLES = {"user", "assistant", "system", "tool", "human", "ai"}
 
@@ -47,11 +46,12 @@ def term_coverage(query: str, texts: Sequence[str], known: Sequence[str | None] 
 def speaker_named(query: str, candidates: Sequence[Candidate]) -> np.ndarray:
     """1 for turns whose speaker the question names ("What did Caroline research?"), else 0.
     When a question names a participant, the fact is nearly always in that participant's own
-    turns: weight 3.0, chosen by every held-out LoCoMo conversation (``speaker_named``)."""
-    lowered = " " + " ".join(_WORD.findall(query.lower())) + " "
-    speakers = {c.item.metadata.get("speaker") for c in candidates if c.item.kind == "turn"}
-    named = {s for s in speakers if s and f" {str(s).lower()} " in lowered}
-    return np.array([1.0 if c.item.kind == "turn" and c.item.metadata.get("speaker") in named else 0.0
+    turns: weight 3.0, chosen by every held-out LoCoMo conversation (``speaker_named``). Named as
+    ``named_in`` says, the rule that also takes the names out of the dense query: as written, so a
+    speaker called Will is not named by "what will ...", and never a role ("the assistant")."""
+    speakers = {str(s) for c in candidates if c.item.kind == "turn" and (s := c.item.metadata.get("speaker"))}
+    named = named_in(query, sorted(speakers))
+    return np.array([1.0 if c.item.kind == "turn" and str(c.item.metadata.get("speaker")) in named else 0.0
                      for c in candidates])
 
 

@@ -13,7 +13,7 @@ from retrieval.compress import GAP, compress
 from retrieval.config import PRESETS, RetrievalConfig, load_preset
 from retrieval.dedup import deduplicate
 from retrieval.fusion import fuse
-from retrieval.rerank.signals import term_coverage
+from retrieval.rerank.signals import named_in, speaker_named, term_coverage
 from retrieval.types import Candidate, Decision
 
 COUNTER = TiktokenCounter("cl100k_base")
@@ -98,6 +98,19 @@ def test_term_coverage_of_a_question_without_content_words():
 def test_term_coverage_reads_chinese():
     covered, other = term_coverage("图数据库保存什么", ["图数据库保存实体之间的关系。", "向量库负责语义检索。"])
     assert covered == pytest.approx(1.0) and other == 0.0
+
+
+def test_speaker_named_follows_the_rule_that_takes_names_out_of_the_dense_query():
+    turns = [item(f"t{n}", kind="turn") for n in range(4)]
+    for turn, who in zip(turns, ["Caroline", "Will", "assistant", "Al"]):
+        turn.metadata["speaker"] = who
+    for question in ["What did Caroline's mentor say?", "What will the assistant suggest for Al?",
+                     "what did caroline research", "Will Caroline move?"]:
+        lifted = {turns[n].metadata["speaker"] for n in np.flatnonzero(speaker_named(question, candidates(*turns)))}
+        assert lifted == named_in(question, ["Caroline", "Will", "assistant", "Al"]), question
+    # As written: "will" is not Will; a role and a name of two letters never count.
+    assert named_in("What will the assistant suggest for Al?", ["Will", "assistant", "Al"]) == set()
+    assert named_in("Will Caroline move?", ["Will", "Caroline"]) == {"Will", "Caroline"}
 
 
 # ---- de-duplication -------------------------------------------------------------------------------------
