@@ -64,9 +64,22 @@ class SentenceTransformerEmbedder:
         self.name = model
         self.dimension = int(getattr(self._model, "get_embedding_dimension", self._model.get_sentence_embedding_dimension)())
         self.batch_size = batch_size
-        from .onnx_query import OnnxQueryEncoder
+        self._path = path
+        self._query = None
+        self._query_built = False
+        self._query_lock = threading.Lock()
 
-        self._query = OnnxQueryEncoder.for_model(self._model, path, model)  # None: torch embeds questions too
+    def question_encoder(self):
+        """The ONNX Runtime question encoder (agent_memory/onnx_query.py), exported or loaded and
+        checked on the first question, so a process that only ingests never pays for it (as
+        E5Embedder's); None: torch embeds the questions too."""
+        with self._query_lock:
+            if not self._query_built:
+                from .onnx_query import OnnxQueryEncoder
+
+                self._query = OnnxQueryEncoder.for_model(self._model, self._path, self.name)
+                self._query_built = True
+        return self._query
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -77,8 +90,9 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        if self._query is not None:
-            return self._query.embed(text)
+        encoder = self.question_encoder()
+        if encoder is not None:
+            return encoder.embed(text)
         return self.embed_documents([text])[0]
 
 

