@@ -10,7 +10,7 @@ names stay informative.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from agent_memory.records import ScoredItem
 from ingest.items import embedding_text
@@ -32,16 +32,28 @@ class Unnamed:
 
 
 def unnamed(question: str, hits: Iterable[ScoredItem], embedder, occupied: Sequence[str]) -> Unnamed | None:
-    """The question without the speakers it names, for the spaces of those speakers' turns; the
-    speakers are those of the turns among ``hits``, ``occupied`` the spaces that hold items."""
-    turns = [h.item for h in hits if h.item.kind == "turn"]
-    speakers = {t.metadata.get("speaker") for t in turns} - {None, ""}
+    """The question without the speakers it names among those of the turns in ``hits``, for the
+    spaces of those turns; ``occupied`` the spaces that hold items."""
+    by_space: dict[str, set[str]] = {}
+    for item in (h.item for h in hits):
+        speaker = item.metadata.get("speaker") if item.kind == "turn" else None
+        if speaker:
+            by_space.setdefault(embedder.space_for(embedding_text(item)), set()).add(str(speaker))
+    return unnamed_among(question, by_space, occupied)
+
+
+def unnamed_among(question: str, speakers: Mapping[str, set[str]], occupied: Sequence[str]) -> Unnamed | None:
+    """The question without the speakers it names, for the spaces those speakers' turns live in
+    (``speakers``: space → the speakers of its turns, e.g. the tenant's directory,
+    ``SpacedVectorStore.speakers``); None when it names none there."""
+    # Only a name written in the question can be named by it: one substring test each keeps a
+    # tenant of thousands of speakers from compiling thousands of patterns per question.
+    written = sorted({name for found in speakers.values() for name in found if name and name in question})
+    named = named_in(question, written)
     # Not "the text changed": without_names also tidies spaces, and a question with a double
     # space was re-embedded for nothing (4 of 100 HotpotQA questions at 11k mixed items).
-    named = named_in(question, sorted(speakers))
     stripped = without_names(question, sorted(named))
     if not named or not stripped.strip():
         return None
-    spaces = {embedder.space_for(embedding_text(t)) for t in turns if t.metadata.get("speaker") in named}
-    spaces &= set(occupied)
+    spaces = {space for space, found in speakers.items() if found & named} & set(occupied)
     return Unnamed(stripped, frozenset(spaces)) if spaces else None

@@ -30,7 +30,11 @@ SPARSE = "sparse"
 CONTEXT = "context"
 SCROLL_PAGE = 512
 # Payload fields with an index, by kind ("keyword" or "float"): every filter uses them.
-INDEXED_FIELDS = (("tenant", "keyword"), ("source_id", "keyword"), ("kind", "keyword"), ("created_at", "float"))
+INDEXED_FIELDS = (("tenant", "keyword"), ("source_id", "keyword"), ("kind", "keyword"), ("created_at", "float"),
+                  ("metadata.speaker", "keyword"))  # the speaker directory is a facet over it
+SPEAKER_KEY = "metadata.speaker"
+# Distinct speakers a tenant's directory reads at most: a question is matched against every one.
+SPEAKER_LIMIT = 10_000
 
 
 def normalize_id(item_id: str) -> str:
@@ -272,6 +276,11 @@ class QdrantStore:
         self._check_open()
         return int(self._count(flt))
 
+    def speakers(self, tenant: str) -> set[str]:
+        self._check_open()
+        return {str(v) for v in self._facet(SPEAKER_KEY, SearchFilter(tenant=tenant, kinds=["turn"]), SPEAKER_LIMIT)
+                if str(v)}
+
     def scroll(self, flt: SearchFilter) -> Iterator[MemoryItem]:
         for record in self._scroll_records(flt, True):
             yield MemoryItem.from_payload(str(record.id), record.payload or {})
@@ -345,6 +354,10 @@ class QdrantStore:
         raise NotImplementedError
 
     def _scroll_page(self, flt: SearchFilter, offset, with_payload: bool) -> tuple[list, Any]:
+        raise NotImplementedError
+
+    def _facet(self, key: str, flt: SearchFilter, limit: int) -> list:
+        """The distinct values of the indexed payload ``key`` among the points ``flt`` selects."""
         raise NotImplementedError
 
     def _close(self) -> None:

@@ -171,6 +171,12 @@ class EdgeVectorStore(QdrantStore):
     def _count(self, flt: SearchFilter | None) -> int:
         return self._shard.count(qe.CountRequest(exact=True, filter=edge_filter(flt) if flt is not None else None))
 
+    def _facet(self, key: str, flt: SearchFilter, limit: int) -> list:
+        try:
+            return [hit.value for hit in self._shard.facet(qe.FacetRequest(key, limit=limit, filter=edge_filter(flt))).hits]
+        except Exception as exc:
+            raise StoreError(f"Qdrant Edge facet failed on {self.path}: {exc}") from exc
+
     def _scroll_page(self, flt: SearchFilter, offset, with_payload: bool):
         request = qe.ScrollRequest(offset=offset, limit=SCROLL_PAGE, filter=edge_filter(flt),
                                    with_payload=with_payload, with_vector=False)

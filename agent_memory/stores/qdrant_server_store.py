@@ -164,6 +164,10 @@ class QdrantServerVectorStore(QdrantStore):
         qflt = qdrant_filter(flt) if flt is not None else None
         return self._call("count", self._client.count, self.collection, count_filter=qflt, exact=True).count
 
+    def _facet(self, key: str, flt: SearchFilter, limit: int) -> list:
+        return [hit.value for hit in self._call("facet", self._client.facet, self.collection, key,
+                                                 facet_filter=qdrant_filter(flt), limit=limit).hits]
+
     def _scroll_page(self, flt: SearchFilter, offset, with_payload: bool):
         return self._call("scroll", self._client.scroll, self.collection, scroll_filter=qdrant_filter(flt),
                           limit=SCROLL_PAGE, offset=offset, with_payload=with_payload, with_vectors=False)

@@ -37,6 +37,8 @@ class SpacedVectorStore:
         self.occupancy_ttl_s = occupancy_ttl_s
         # tenant (None: any) -> (when read, the spaces that held its items then)
         self._occupied: dict[str | None, tuple[float, set[str]]] = {}
+        # tenant -> (when read, space -> the speakers of its turns there)
+        self._speakers: dict[str, tuple[float, dict[str, set[str]]]] = {}
         self._occupied_lock = threading.Lock()
 
     # -- which spaces hold anything ----------------------------------------------------------------
@@ -62,6 +64,27 @@ class SpacedVectorStore:
             for tenant in [None, *tenants]:
                 if tenant in self._occupied:
                     self._occupied[tenant][1].add(name)
+
+    def speakers(self, tenant: str) -> dict[str, set[str]]:
+        """The speakers of the tenant's turns, per space their turns live in: a question that names
+        one is embedded without the name in those spaces (retrieval/speakers.py), known before any
+        route answers. One facet per space over an indexed payload field, kept like the occupied
+        spaces: what this process wrote at once, what others wrote within ``occupancy_ttl_s``."""
+        now = time.monotonic()
+        with self._occupied_lock:
+            known = self._speakers.get(tenant)
+        if known is None or now - known[0] > self.occupancy_ttl_s:
+            known = (now, {name: self.stores[name].speakers(tenant) for name in self.occupied_spaces(tenant)})
+            with self._occupied_lock:
+                self._speakers[tenant] = known
+        return {name: set(found) for name, found in known[1].items()}
+
+    def _mark_speakers(self, name: str, items: Iterable[MemoryItem]) -> None:
+        with self._occupied_lock:
+            for item in items:
+                speaker = item.metadata.get("speaker") if item.kind == "turn" else None
+                if speaker and item.tenant in self._speakers:
+                    self._speakers[item.tenant][1].setdefault(name, set()).add(str(speaker))
 
     def space_of(self, ids: Sequence[str]) -> dict[str, str]:
         """Item ID → the space its vector lives in."""
@@ -92,6 +115,7 @@ class SpacedVectorStore:
             self.stores[name].upsert([items[i] for i in rows], dense[rows], [sparse[i] for i in rows],
                                      context=[contexts[i] for i in rows])
             self._mark_occupied(name, {items[i].tenant for i in rows})
+            self._mark_speakers(name, [items[i] for i in rows])
         if len(self.stores) == 1:
             return
         movable = None if may_move is None else set(may_move)

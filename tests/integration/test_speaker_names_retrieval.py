@@ -64,9 +64,9 @@ def test_only_the_space_of_the_speakers_turns_is_re_embedded(services, pipeline)
     assert result.fused[0]["source_id"] == "chat/t2"
 
 
-def test_a_speaker_the_keyword_route_finds_costs_one_embedding(services, pipeline, monkeypatch):
-    """The keyword route answers before the question is embedded, and the speaker's turns carry the
-    name in their keyword text: the question is embedded once, already without the name."""
+def test_a_speaker_of_the_tenant_costs_one_embedding(services, pipeline, monkeypatch):
+    """The tenant's speaker directory names the speaker before any route answers: the question is
+    embedded once, already without the name."""
     calls = []
     embed_query = services.embedder.embed_query
     monkeypatch.setattr(services.embedder, "embed_query",
@@ -77,8 +77,8 @@ def test_a_speaker_the_keyword_route_finds_costs_one_embedding(services, pipelin
     assert result.fused[0]["source_id"] == "chat/t2"
 
 
-def test_without_the_keyword_route_the_dense_route_finds_the_speaker(services):
-    """No keyword route: the dense route's turns name the speaker, and the dense route runs again."""
+def test_without_the_keyword_route_the_speaker_is_still_named_first(services):
+    """No keyword route: the directory still names the speaker before the question is embedded."""
     from retrieval.config import load_preset
 
     ingest_dialogue(services, LINES)
@@ -89,9 +89,8 @@ def test_without_the_keyword_route_the_dense_route_finds_the_speaker(services):
     assert result.fused[0]["source_id"] == "chat/t2"
 
 
-def test_a_failing_keyword_route_costs_the_speaker_shortcut_not_the_answer(pipeline, monkeypatch, caplog):
-    """The keyword route runs in the caller's thread before the question is embedded: its failure is
-    reported like any route's, and the dense route's turns still take the name out."""
+def test_a_failing_keyword_route_costs_neither_the_speaker_nor_the_answer(pipeline, monkeypatch, caplog):
+    """A route's failure is reported like any route's; the speaker is named by the directory."""
     import logging
 
     def broken(query, limit):
@@ -115,3 +114,35 @@ def test_a_keyword_store_that_is_down_stops_the_question(pipeline, monkeypatch):
     monkeypatch.setattr(pipeline.routes["keyword"], "recall", down)
     with pytest.raises(StoreError, match="unreachable"):
         pipeline.run("What career is Caroline pursuing?", tenant="default", budget=300)
+
+
+def test_without_the_directory_the_routes_turns_still_take_the_name_out(services, pipeline, monkeypatch, caplog):
+    """The directory's store failing is logged; the turns the routes found name the speaker, and the
+    dense route runs again without the name."""
+    import logging
+
+    from agent_memory.errors import StoreError
+
+    def down(tenant):
+        raise StoreError("facet unavailable")
+
+    monkeypatch.setattr(services.vectors, "speakers", down)
+    with caplog.at_level(logging.WARNING, logger="retrieval.pipeline"):
+        result = pipeline.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
+    assert "speaker directory unavailable: facet unavailable" in caplog.text
+    [decision] = [d for d in result.decisions if d.stage == "encode"]
+    assert "): 'What career is pursuing?'" in decision.reason
+    assert result.fused[0]["source_id"] == "chat/t2"
+
+
+def test_the_directory_knows_what_this_process_wrote_at_once(services, pipeline):
+    from agent_memory.records import TurnRecord
+    from ingest.pipeline import IngestionPipeline
+    from ingest.report import IngestReport
+
+    english, multilingual = services.embedder.default, services.embedder.multilingual
+    assert services.vectors.speakers("default") == {english: {"Caroline", "Melanie"}}
+    IngestionPipeline(services).ingest_turns(
+        [TurnRecord(session_id="zh", turn_id="t0", speaker="马超", text="我最爱吃的是成都的火锅。", tenant="default")],
+        IngestReport())
+    assert services.vectors.speakers("default") == {english: {"Caroline", "Melanie"}, multilingual: {"马超"}}

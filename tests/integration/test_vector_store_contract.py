@@ -150,6 +150,16 @@ def test_an_items_keyword_terms_round_trip_and_an_item_without_them_reads_none(s
     assert got[without.id].terms is None
 
 
+def test_speakers_are_the_distinct_speakers_of_a_tenants_turns(store):
+    turns = [make_item(f"turn {i}", tenant="A", kind="turn", start=i, metadata={"speaker": who})
+             for i, who in enumerate(["Caroline", "Melanie", "Caroline", "马超"])]
+    other = make_item("elsewhere", tenant="B", kind="turn", metadata={"speaker": "Nate"})
+    chunk = make_item("a chunk", tenant="A", metadata={"speaker": "Not a turn"})
+    put(store, [*turns, other, chunk])
+    assert store.speakers("A") == {"Caroline", "Melanie", "马超"}
+    assert store.speakers("B") == {"Nate"} and store.speakers("C") == set()
+
+
 def test_get_keeps_request_order(store):
     items = [make_item(f"text number {i}", start=i * 100) for i in range(5)]
     put(store, items)
