@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hmac
 import ipaddress
 import logging
@@ -98,6 +99,12 @@ class ApiState:
             self.services.embedder.embed_query("warm up")
             for question in WARM_UP_QUESTIONS:
                 self.pipeline.run(question, tenant=self.settings.tenant, budget=400)
+            # What is alive now (models, stores, caches: 1.6 million objects in a server of 100k
+            # items) is left out of every later run of the cyclic collector: one full collection
+            # over it took 0.7 s, a pause any request could fall into. Collected once first, so no
+            # garbage of the start-up is kept for good.
+            gc.collect()
+            gc.freeze()
             log.info("warm-up done in %.1fs", time.perf_counter() - started)
         except Exception as exc:  # noqa: BLE001 - reported by /readyz
             self.warm_error = f"{type(exc).__name__}: {exc}"

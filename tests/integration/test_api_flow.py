@@ -365,12 +365,16 @@ def test_an_app_meant_for_an_open_host_demands_a_key(tmp_path):
 
 def test_warm_up_loads_the_chinese_path_before_the_first_request(tmp_path):
     """The first Chinese question loads jieba's part-of-speech tagger (about a second): readiness
-    waits for it, not a user."""
+    waits for it, not a user. What warm-up leaves alive is kept out of later garbage collections."""
+    import gc
+
     from ingest.triples.chinese import _posseg
 
     _posseg.cache_clear()
+    gc.unfreeze()
     settings = load_settings(data_dir=tmp_path, triple_extractor="none", qdrant_url=None, neo4j_uri=None,
                              postgres_url=None)
     with serve_in_thread(create_app(settings)) as url, httpx.Client(base_url=url, timeout=60) as client:
         wait_ready(client)
         assert _posseg.cache_info().currsize == 1
+        assert gc.get_freeze_count() > 0
