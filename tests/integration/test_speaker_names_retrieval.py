@@ -91,15 +91,22 @@ def test_without_the_keyword_route_the_speaker_is_still_named_first(services):
 
 def test_a_failing_keyword_route_costs_neither_the_speaker_nor_the_answer(pipeline, monkeypatch, caplog):
     """A route's failure is reported like any route's; the speaker is named by the directory."""
-    import logging
 
     def broken(query, limit):
         raise RuntimeError("keyword index corrupt")
 
     monkeypatch.setattr(pipeline.routes["keyword"], "recall", broken)
+    _asked_without_the_name(pipeline, caplog, logged="route keyword failed: keyword index corrupt")
+
+
+def _asked_without_the_name(pipeline, caplog, *, logged: str) -> None:
+    """The question names Caroline: the failure is logged, the name still leaves the dense query,
+    and her career turn still ranks first."""
+    import logging
+
     with caplog.at_level(logging.WARNING, logger="retrieval.pipeline"):
         result = pipeline.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
-    assert "route keyword failed: keyword index corrupt" in caplog.text
+    assert logged in caplog.text
     [decision] = [d for d in result.decisions if d.stage == "encode"]
     assert "): 'What career is pursuing?'" in decision.reason
     assert result.fused[0]["source_id"] == "chat/t2"
@@ -119,20 +126,13 @@ def test_a_keyword_store_that_is_down_stops_the_question(pipeline, monkeypatch):
 def test_without_the_directory_the_routes_turns_still_take_the_name_out(services, pipeline, monkeypatch, caplog):
     """The directory's store failing is logged; the turns the routes found name the speaker, and the
     dense route runs again without the name."""
-    import logging
-
     from agent_memory.errors import StoreError
 
     def down(tenant):
         raise StoreError("facet unavailable")
 
     monkeypatch.setattr(services.vectors, "speakers", down)
-    with caplog.at_level(logging.WARNING, logger="retrieval.pipeline"):
-        result = pipeline.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
-    assert "speaker directory unavailable: facet unavailable" in caplog.text
-    [decision] = [d for d in result.decisions if d.stage == "encode"]
-    assert "): 'What career is pursuing?'" in decision.reason
-    assert result.fused[0]["source_id"] == "chat/t2"
+    _asked_without_the_name(pipeline, caplog, logged="speaker directory unavailable: facet unavailable")
 
 
 def test_the_directory_knows_what_this_process_wrote_at_once(services, pipeline):
