@@ -378,3 +378,4 @@ def test_warm_up_loads_the_chinese_path_before_the_first_request(tmp_path):
         wait_ready(client)
         assert _posseg.cache_info().currsize == 1
         assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0  # closed: given back to the collector
