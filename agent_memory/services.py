@@ -121,18 +121,12 @@ class Services:
                 f"{wanted}: run `agent-memory reindex` to re-embed the stored text with the new models "
                 "(no source file is read again), or restore the embedding settings")
         marker = {"sparse": SPARSE_FORMAT, "embedding": wanted}
-        if not found or found.get("turn_context") == TURN_CONTEXT_FORMAT:
-            marker["turn_context"] = TURN_CONTEXT_FORMAT  # a new data dir: every turn is stored with it
-        else:
-            # Still served: such a turn's context is embedded at question time (retrieval/stored_vectors.py).
-            log.warning("data dir %s holds turns stored without their turn-context vector: run "
-                        "`agent-memory reindex` to store them (until then each question embeds theirs)", self.data_dir)
-        if not found or found.get("item_terms") == ITEM_TERMS_FORMAT:
-            marker["item_terms"] = ITEM_TERMS_FORMAT  # a new data dir: every item is stored with its terms
-        else:
-            # Still served: such an item's terms are read from its text at question time (agent_memory/text.py).
-            log.warning("data dir %s holds items stored without their keyword terms: run `agent-memory reindex` "
-                        "to store them (until then the reranker reads them from each text)", self.data_dir)
+        for key, (version, lacking, meanwhile) in STORED_EXTRAS.items():
+            if not found or found.get(key) == version:
+                marker[key] = version  # a new data dir: everything is stored with it
+            else:  # still served, the slower way, until `reindex` stores what is missing
+                log.warning("data dir %s holds %s: run `agent-memory reindex` to store them (until then %s)",
+                            self.data_dir, lacking, meanwhile)
         if record and found != marker:
             write_index_format(self.data_dir, marker)
 
@@ -172,6 +166,14 @@ INDEX_FORMAT_FILE = "index-format.json"
 TURN_CONTEXT_FORMAT = 1
 # Items carry their keyword terms (MemoryItem.terms), tokenized as SPARSE_FORMAT says.
 ITEM_TERMS_FORMAT = 1
+# What a data dir written before it existed lacks and `agent-memory reindex` stores (ingest/reindex.py):
+# index-format key -> (version, what such a data dir holds, how it is served meanwhile).
+STORED_EXTRAS = {
+    "turn_context": (TURN_CONTEXT_FORMAT, "turns stored without their turn-context vector",
+                     "each question embeds theirs"),  # retrieval/stored_vectors.py
+    "item_terms": (ITEM_TERMS_FORMAT, "items stored without their keyword terms",
+                   "the reranker reads them from each text"),  # agent_memory/text.py
+}
 
 
 def read_index_format(data_dir: Path) -> dict:

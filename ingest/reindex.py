@@ -20,13 +20,7 @@ from dataclasses import dataclass
 from agent_memory.config import Settings
 from agent_memory.errors import ConfigError
 from agent_memory.records import MemoryItem, SearchFilter
-from agent_memory.services import (
-    ITEM_TERMS_FORMAT,
-    TURN_CONTEXT_FORMAT,
-    Services,
-    read_index_format,
-    write_index_format,
-)
+from agent_memory.services import STORED_EXTRAS, Services, read_index_format, write_index_format
 from agent_memory.sparse import SPARSE_FORMAT
 
 from .context import context_texts_for, context_vectors
@@ -84,8 +78,8 @@ def reindex(settings: Settings) -> ReindexReport:
     if old_layout is None:
         raise ConfigError(f"data dir {data_dir} records no embedding layout: nothing to re-index from")
     report = ReindexReport(before=old_layout, after=wanted)
-    if (old_layout == wanted and found.get("turn_context") == TURN_CONTEXT_FORMAT
-            and found.get("item_terms") == ITEM_TERMS_FORMAT):
+    extras = {key: version for key, (version, *_) in STORED_EXTRAS.items()}
+    if old_layout == wanted and all(found.get(key) == version for key, version in extras.items()):
         return report
     # Read everything back first: old and new layouts may share a collection (one model kept),
     # and an embedded collection is opened by one store at a time.
@@ -115,7 +109,6 @@ def reindex(settings: Settings) -> ReindexReport:
             ids = [i.id for i in items]
             for start in range(0, len(ids), BATCH):
                 leftover.vectors.delete_ids(ids[start : start + BATCH])
-    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted, "turn_context": TURN_CONTEXT_FORMAT,
-                                  "item_terms": ITEM_TERMS_FORMAT})
+    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted, **extras})
     log.info("re-indexed %d items from %s to %s", report.items, old_layout, wanted)
     return report

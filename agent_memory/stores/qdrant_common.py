@@ -30,9 +30,9 @@ SPARSE = "sparse"
 CONTEXT = "context"
 SCROLL_PAGE = 512
 # Payload fields with an index, by kind ("keyword" or "float"): every filter uses them.
+SPEAKER_KEY = "metadata.speaker"  # the speaker directory (``speakers``) is a facet over it
 INDEXED_FIELDS = (("tenant", "keyword"), ("source_id", "keyword"), ("kind", "keyword"), ("created_at", "float"),
-                  ("metadata.speaker", "keyword"))  # the speaker directory is a facet over it
-SPEAKER_KEY = "metadata.speaker"
+                  (SPEAKER_KEY, "keyword"))
 # Distinct speakers a tenant's directory reads at most: a question is matched against every one.
 SPEAKER_LIMIT = 10_000
 
@@ -278,8 +278,8 @@ class QdrantStore:
 
     def speakers(self, tenant: str) -> set[str]:
         self._check_open()
-        return {str(v) for v in self._facet(SPEAKER_KEY, SearchFilter(tenant=tenant, kinds=["turn"]), SPEAKER_LIMIT)
-                if str(v)}
+        found = map(str, self._facet(SPEAKER_KEY, SearchFilter(tenant=tenant, kinds=["turn"]), SPEAKER_LIMIT))
+        return {name for name in found if name}
 
     def scroll(self, flt: SearchFilter) -> Iterator[MemoryItem]:
         for record in self._scroll_records(flt, True):

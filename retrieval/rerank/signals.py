@@ -138,8 +138,11 @@ def _names_pattern(names: Sequence[str]) -> re.Pattern | None:
 
 
 def named_in(question: str, names: Sequence[str]) -> set[str]:
-    """Those of ``names`` that the question names (as ``without_names`` would remove them)."""
-    return {n for n in names if (pattern := _names_pattern([n])) is not None and pattern.search(question)}
+    """Those of ``names`` that the question names (as ``without_names`` would remove them). A name is
+    matched as written, so one the question does not contain is ruled out by a substring test before
+    a pattern is compiled for it (a tenant may have thousands of speakers)."""
+    return {n for n in names if n in question and (pattern := _names_pattern([n])) is not None
+            and pattern.search(question)}
 
 
 def without_names(question: str, names: Sequence[str]) -> str:
