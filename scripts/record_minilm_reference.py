@@ -25,7 +25,7 @@ TEXTS = [
     "\x00 nul \u200b zero width ÀÉÎõü café naïve",
     "word " * 400,
 ]
-TARGET = Path(__file__).resolve().parent.parent / "tests" / "data" / "minilm_reference.json"
+TARGET = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "minilm_reference.json"
 
 
 def main() -> None:

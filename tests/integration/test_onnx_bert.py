@@ -16,7 +16,7 @@ from agent_memory.embedding import OnnxBertEmbedder, make_embedder, packaged_min
 from agent_memory.errors import ConfigError
 from agent_memory.onnx_bert import BertModelDir, UnsupportedModel
 
-REFERENCE = json.loads((Path(__file__).parent.parent / "data" / "minilm_reference.json").read_text(encoding="utf-8"))
+REFERENCE = json.loads((Path(__file__).parent.parent / "fixtures" / "minilm_reference.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
