@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -193,6 +192,8 @@ class OnnxBertEncoder:
         # sentence-transformers' for the model: cut at max_seq_length, pad to the batch's longest.
         tokenizer.enable_truncation(max_length=self.model.max_length)
         tokenizer.no_padding()
+        # Set once, never changed: threads encoding at once only share it (transformers' wrapper
+        # sets truncation on every call, which is what raises "Already borrowed" across threads).
         self._tokenizer = tokenizer
         options = ort.SessionOptions()
         options.inter_op_num_threads = 1
@@ -201,14 +202,12 @@ class OnnxBertEncoder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(encoder_graph(self.model).SerializeToString(), options,
                                              providers=["CPUExecutionProvider"])
-        self._tokenizing = threading.Lock()  # the Rust tokenizer is shared; its settings never change
 
     def _ids(self, texts: Sequence[str]) -> list[list[int]]:
         prepared = [str(t).strip() for t in texts]  # sentence-transformers strips each text
         if self.model.lower_case:
             prepared = [t.lower() for t in prepared]
-        with self._tokenizing:
-            return [encoding.ids for encoding in self._tokenizer.encode_batch(prepared)]
+        return [encoding.ids for encoding in self._tokenizer.encode_batch(prepared)]
 
     def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Unit vectors [len(texts), hidden]; texts of similar length share a batch (less padding)."""
