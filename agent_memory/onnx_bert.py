@@ -10,7 +10,7 @@ masked mean pooling and normalization. Texts are tokenized by the model's own ``
 as sentence-transformers does.
 
 The vectors are sentence-transformers' own: tests/integration/test_onnx_bert.py compares them with
-vectors it recorded (benchmarks/record_minilm_reference.py), and with the model's live output where
+vectors it recorded (scripts/record_minilm_reference.py), and with the model's live output where
 the ``sentence-transformers`` extra is installed. Any other architecture or pooling is left to
 sentence-transformers (``pip install 'agent-memory[sentence-transformers]'``).
 """
@@ -45,11 +45,11 @@ class BertModelDir:
         modules = root / "modules.json"
         if not modules.exists():
             raise UnsupportedModel(f"{root} has no modules.json")
-        kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in _read_json(modules)]
+        pipeline = _read_json(modules)
+        kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in pipeline]
         if kinds != ["Transformer", "Pooling", "Normalize"]:
             raise UnsupportedModel(f"{root}: modules {kinds}, not Transformer → Pooling → Normalize")
-        pooling = next((m for m in _read_json(modules) if m["type"].endswith("Pooling")), {})
-        pooling_config = _read_json(root / pooling.get("path", "1_Pooling") / "config.json")
+        pooling_config = _read_json(root / (pipeline[1].get("path") or "1_Pooling") / "config.json")
         modes = sorted(k for k, v in pooling_config.items() if k.startswith("pooling_mode") and v is True)
         if modes != ["pooling_mode_mean_tokens"]:
             raise UnsupportedModel(f"{root}: pooling {modes}, not mean pooling")
@@ -66,10 +66,10 @@ class BertModelDir:
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.max_positions = int(config.get("max_position_embeddings", 512))
-        st_config = root / "sentence_bert_config.json"
-        st_max = _read_json(st_config).get("max_seq_length") if st_config.exists() else None
-        self.max_length = min(int(st_max or self.max_positions), self.max_positions)
-        self.lower_case = bool(_read_json(st_config).get("do_lower_case", False)) if st_config.exists() else False
+        st_path = root / "sentence_bert_config.json"
+        st_config = _read_json(st_path) if st_path.exists() else {}
+        self.max_length = min(int(st_config.get("max_seq_length") or self.max_positions), self.max_positions)
+        self.lower_case = bool(st_config.get("do_lower_case", False))
 
     def weights(self) -> dict[str, np.ndarray]:
         from safetensors.numpy import load_file
@@ -79,7 +79,7 @@ class BertModelDir:
         return {name.removeprefix("bert."): value for name, value in tensors.items()}
 
 
-BERT_NAMES = {  # the encoder's roles (onnx_graph.py) → HF BertModel's tensor names in layer p
+BERT_NAMES = {  # the encoder's roles (onnx_graph.py) → HF BertModel's tensor names within each layer
     "query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
     "attention_out": "attention.output.dense", "ffn_in": "intermediate.dense", "ffn_out": "output.dense",
     "attention": "attention.output.LayerNorm", "ffn": "output.LayerNorm",
