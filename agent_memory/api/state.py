@@ -141,5 +141,5 @@ class ApiState:
         self.memory.close()
         self.services.close()
         # What warm-up froze goes back to the collector: a frozen object is never freed, and at exit
-        # native bindings (torch's triton) report every one still alive as a leak.
+        # native bindings built with nanobind (triton's, when torch is installed) report every one still alive as a leak.
         gc.unfreeze()
