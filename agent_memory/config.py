@@ -76,6 +76,16 @@ class Settings(BaseSettings):
     chunk_tokens: int = Field(default=256, ge=16)
     chunk_overlap_tokens: int = Field(default=32, ge=0)
 
+    # Sentence vectors (ingest/sentences.py): a fact said in passing inside a long turn is found by
+    # its sentence. Set on LongMemEval's development questions by benchmarks/probe_sentence_vectors.py.
+    sentence_vector_speakers: list[str] = Field(
+        default=["user"], description="Speakers (case-insensitive) whose long turns also store the "
+        "vectors of their sentences: the person the memory serves. Empty: no sentence vectors.")
+    sentence_vector_min_words: int = Field(
+        default=40, ge=1, description="Words a turn needs before its sentences get vectors of their own.")
+    sentence_min_words: int = Field(
+        default=4, ge=1, description="Words a sentence needs to get a vector (shorter ones say little alone).")
+
     # LLM (any OpenAI-compatible endpoint). Without a model, every LLM step falls back offline.
     llm_base_url: str | None = None
     llm_api_key: str | None = None

@@ -166,6 +166,8 @@ INDEX_FORMAT_FILE = "index-format.json"
 TURN_CONTEXT_FORMAT = 1
 # Items carry their keyword terms (MemoryItem.terms), tokenized as SPARSE_FORMAT says.
 ITEM_TERMS_FORMAT = 1
+# Long turns carry the vectors of their sentences (ingest/sentences.py).
+SENTENCE_VECTORS_FORMAT = 1
 # What a data dir written before it existed lacks and `agent-memory reindex` stores (ingest/reindex.py):
 # index-format key -> (version, what such a data dir holds, how it is served meanwhile).
 STORED_EXTRAS = {
@@ -173,6 +175,8 @@ STORED_EXTRAS = {
                      "each question embeds theirs"),  # retrieval/stored_vectors.py
     "item_terms": (ITEM_TERMS_FORMAT, "items stored without their keyword terms",
                    "the reranker reads them from each text"),  # agent_memory/text.py
+    "sentence_vectors": (SENTENCE_VECTORS_FORMAT, "long turns stored without their sentence vectors",
+                         "those turns are found by their whole-turn vector alone"),  # ingest/sentences.py
 }
 
 

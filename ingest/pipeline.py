@@ -32,6 +32,7 @@ from .extraction import make_extractor
 from .items import ItemBuilder, SourceItems, embedding_text, stamp_terms
 from .lock import ingest_lock
 from .report import IngestReport
+from .sentences import sentence_vectors
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
 from .splitting import Splitter
 from .summarize import make_summarizer
@@ -435,8 +436,11 @@ class IngestionPipeline:
         contexts = {u.items[0].id: u.context_text for u in units if u.context_text and u.items}
         before = embedder.computed
         context = context_vectors(embedder, items, texts, dense, spaces, contexts)
+        # A long turn's single sentences, stored inside its point (ingest/sentences.py).
+        sentences = sentence_vectors(embedder, items, spaces, self.services.settings)
         report.embeddings_computed += embedder.computed - before
-        self.services.vectors.upsert(items, dense, sparse, spaces=spaces, context=context, may_move=may_move)
+        self.services.vectors.upsert(items, dense, sparse, spaces=spaces, context=context, sentences=sentences,
+                                     may_move=may_move)
         for item in items:
             if item.kind == "chunk":
                 report.chunks += 1

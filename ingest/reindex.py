@@ -7,7 +7,8 @@ all spaces), embeds its text with the models now configured, writes it to the sp
 routes to, removes it from collections the new layout no longer uses, and records the new
 layout. No source file is read again; IDs, payloads, the catalog and the graph are unchanged.
 Each turn's ``context`` vector (the turn read after the one it answers, ingest/context.py) is
-rebuilt with it, and each item's keyword terms are stored with it; a data dir written before those
+rebuilt with it, so are a long turn's sentence vectors (ingest/sentences.py), and each item's
+keyword terms are stored with it; a data dir written before those
 vectors or terms were stored is re-indexed for them alone (its dense vectors come from the
 embedding cache when it still holds them).
 """
@@ -25,6 +26,7 @@ from agent_memory.sparse import SPARSE_FORMAT
 
 from .context import context_texts_for, context_vectors
 from .items import embedding_text, stamp_terms
+from .sentences import sentence_vectors
 
 log = logging.getLogger(__name__)
 BATCH = 256
@@ -97,9 +99,10 @@ def reindex(settings: Settings) -> ReindexReport:
             before = spaces.computed
             dense = spaces.embed_documents(texts, routed)
             context = context_vectors(spaces, batch, texts, dense, routed, contexts)
+            sentences = sentence_vectors(spaces, batch, routed, settings)
             report.embeddings_computed += spaces.computed - before
             new.vectors.upsert(batch, dense, new.sparse_encoder.encode_documents(texts), spaces=routed,
-                               context=context)
+                               context=context, sentences=sentences)
             report.items += len(batch)
         dropped = old_models - set(spaces.embedders)
     for model in sorted(dropped):

@@ -30,7 +30,7 @@ from .rerank import DefaultReranker, Reranker
 from .rewrite import QueryRewriter
 from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
 from .speakers import Unnamed, unnamed, unnamed_among
-from .stored_vectors import context_similarity, fill_dense
+from .stored_vectors import context_similarity, fill_dense, with_sentences
 from .types import Candidate, Decision, PromptResult
 from .validity import order_facts
 from .when import parse_stamp, question_window
@@ -293,7 +293,8 @@ class RetrievalPipeline:
         def computed(candidates, signal: str) -> np.ndarray:
             if signal == "turn_context":  # scored by the store on each turn's stored context vector
                 return context_similarity(self.services, candidates, query.dense, lambda rest: embedded(rest, signal))
-            return embedded(candidates, signal)
+            # A long turn scores by its best sentence when that is better, as the dense route does.
+            return with_sentences(self.services, candidates, query.dense, embedded(candidates, signal))
 
         # An item's similarity to the question does not change while the question is answered: the
         # links' rerank (retrieval/links.py) asks again for the candidates the first rerank scored,

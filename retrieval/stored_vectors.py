@@ -10,6 +10,8 @@ the turn it answers (``context``, ingest/context.py), in the space the turn live
   candidate turn's ``context`` vector, one query per space restricted to the candidates' IDs. No
   vector leaves the store (reading a few hundred back into Python costs tens of milliseconds; the
   scoring about one).
+- A long turn's sentence vectors (``sentences``, ingest/sentences.py) are scored the same way: the
+  dense signal of such a turn is the better of its own similarity and its best sentence's.
 
 A candidate the store does not hold, or a turn stored before turn-context vectors existed, is
 left to the caller's ``embedded`` path: its text embedded (through the cache) as before.
@@ -95,4 +97,29 @@ def context_similarity(services, candidates: Sequence[Candidate], query: Mapping
         out[rows] = embedder.calibrate(space, cosines[rows], getattr(query, "lang", "en"), lang)
     if rest:
         out[rest] = embedded([candidates[i] for i in rest])
+    return out
+
+
+def with_sentences(services, candidates: Sequence[Candidate], query: Mapping[str, np.ndarray],
+                   similarity: np.ndarray) -> np.ndarray:
+    """The dense signal of a long turn that stores its sentences (ingest/sentences.py): the better
+    of its own calibrated similarity (``similarity``) and its best sentence's, scored by the store
+    and calibrated alike, as the dense route scores it. Other candidates keep ``similarity``."""
+    score = getattr(services.vectors, "score_ids", None)
+    turns = [c.item.id for c in candidates if c.item.kind == "turn"]
+    scored = score(query, turns, "sentences") if turns and score is not None else {}
+    if not scored:
+        return similarity
+    embedder = services.embedder
+    groups: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for row, cand in enumerate(candidates):
+        if cand.item.id in scored:
+            space, cosine = scored[cand.item.id]
+            lang = cand.vector_lang or embedder.lang_of(embedding_text(cand.item))
+            groups.setdefault((space, lang), []).append((row, cosine))
+    out = np.array(similarity, dtype=np.float64, copy=True)
+    for (space, lang), pairs in groups.items():
+        rows = [row for row, _ in pairs]
+        best = embedder.calibrate(space, np.array([c for _, c in pairs]), getattr(query, "lang", "en"), lang)
+        out[rows] = np.maximum(out[rows], best)
     return out

@@ -35,8 +35,10 @@ class VectorStore(Protocol):
     dimension: int
 
     def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector],
-               context: Sequence | None = None) -> None:
-        """``context``: per item, its turn-context vector (the named vector ``context``) or None."""
+               context: Sequence | None = None, sentences: Sequence | None = None) -> None:
+        """``context``: per item, its turn-context vector (the named vector ``context``) or None.
+        ``sentences``: per item, the vectors of its single sentences (an (n, dimension) array, the
+        multivector ``sentences``) or None."""
         ...
 
     def set_vectors(self, vectors: Mapping[str, Mapping[str, Sequence[float]]]) -> None:
@@ -52,7 +54,9 @@ class VectorStore(Protocol):
         keys stay. IDs not stored are skipped. Returns how many items were updated."""
         ...
 
-    def search_dense(self, vector: np.ndarray, flt: SearchFilter, limit: int) -> list[ScoredItem]: ...
+    def search_dense(self, vector: np.ndarray, flt: SearchFilter, limit: int) -> list[ScoredItem]:
+        """A point scores the better of its own vector's cosine and its best sentence vector's."""
+        ...
 
     def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]: ...
 
@@ -63,7 +67,8 @@ class VectorStore(Protocol):
         ...
 
     def score_ids(self, vector: np.ndarray, ids: Sequence[str], using: str = "context") -> dict[str, float]:
-        """Point ID → cosine of ``vector`` with its named vector ``using``, computed by the store."""
+        """Point ID → cosine of ``vector`` with its named vector ``using``, computed by the store
+        (``sentences``: with its best sentence vector)."""
         ...
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]: ...

@@ -28,6 +28,10 @@ SPARSE = "sparse"
 # reranker's turn_context signal reads it with the candidates instead of re-embedding it.
 # Every turn point carries one; other kinds do not (their context is their own text: ``dense``).
 CONTEXT = "context"
+# The single sentences of a long turn (ingest/sentences.py), a multivector scored by its best row
+# (MaxSim): a fact said in passing inside a long request is found by the sentence that says it.
+# Only such turns carry one; ``search_dense`` scores a point by the better of ``dense`` and this.
+SENTENCES = "sentences"
 SCROLL_PAGE = 512
 # Payload fields with an index, by kind ("keyword" or "float"): every filter uses them.
 SPEAKER_KEY = "metadata.speaker"  # the speaker directory (``speakers``) is a facet over it
@@ -79,6 +83,35 @@ def check_context(items: Sequence[MemoryItem], context: Sequence | None, dimensi
             raise DimensionMismatchError(f"context vectors have dimension {row.shape[0]}, the store expects {dimension}")
         out.append(row.tolist())
     return out
+
+
+def check_sentences(items: Sequence[MemoryItem], sentences: Sequence | None, dimension: int) -> list:
+    """Per item, its sentence vectors as a list of float32 rows of ``dimension`` values, or None."""
+    if sentences is None:
+        return [None] * len(items)
+    if len(sentences) != len(items):
+        raise StoreError(f"upsert needs one block of sentence vectors (or None) per item: items={len(items)}, "
+                         f"sentences={len(sentences)}")
+    out = []
+    for block in sentences:
+        if block is None or len(block) == 0:
+            out.append(None)
+            continue
+        block = np.asarray(block, dtype=np.float32)
+        if block.ndim != 2 or block.shape[1] != dimension:
+            raise DimensionMismatchError(f"sentence vectors have shape {block.shape}, the store expects (n, {dimension})")
+        out.append(block.tolist())
+    return out
+
+
+def best_of(first: Sequence, second: Sequence, limit: int) -> list:
+    """Hits of two searches over the same points, each point once at its better score, best first."""
+    best: dict[str, Any] = {}
+    for hit in (*first, *second):
+        key = str(hit.id)
+        if key not in best or hit.score > best[key].score:
+            best[key] = hit
+    return sorted(best.values(), key=lambda h: -h.score)[:limit]
 
 
 def check_batch(items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector], dimension: int) -> np.ndarray:
@@ -141,13 +174,14 @@ class QdrantStore:
     # -- writes --------------------------------------------------------------------
 
     def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector],
-               context: Sequence | None = None) -> None:
+               context: Sequence | None = None, sentences: Sequence | None = None) -> None:
         if not items:
             return
         matrix = check_batch(items, dense, sparse, self.dimension)
         contexts = check_context(items, context, self.dimension)
-        points = [self._point(normalize_id(item.id), row.tolist(), sv, item.payload(), ctx)
-                  for item, row, sv, ctx in zip(items, matrix, sparse, contexts)]
+        blocks = check_sentences(items, sentences, self.dimension)
+        points = [self._point(normalize_id(item.id), row.tolist(), sv, item.payload(), ctx, block)
+                  for item, row, sv, ctx, block in zip(items, matrix, sparse, contexts, blocks)]
         with self._lock:
             self._check_open()
             for start in range(0, len(points), self._write_batch):
@@ -212,7 +246,13 @@ class QdrantStore:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         if query.shape[0] != self.dimension:
             raise DimensionMismatchError(f"query vector has dimension {query.shape[0]}, the store expects {self.dimension}")
-        return self._search(query.tolist(), DENSE, flt, limit)
+        if limit <= 0 or filter_is_empty(flt):
+            return []
+        self._check_open()
+        # A point's score: the better of its own vector and its best sentence (a long turn's).
+        hits = best_of(self._nearest(query.tolist(), DENSE, flt, limit),
+                       self._nearest([query.tolist()], SENTENCES, flt, limit), limit)
+        return [ScoredItem(item=MemoryItem.from_payload(str(h.id), h.payload or {}), score=float(h.score)) for h in hits]
 
     def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]:
         if not len(vector):
@@ -258,7 +298,8 @@ class QdrantStore:
         if not valid:
             return {}
         self._check_open()
-        return {str(h.id): float(h.score) for h in self._nearest_among(query.tolist(), using, valid)}
+        rows = [query.tolist()] if using == SENTENCES else query.tolist()  # a multivector query
+        return {str(h.id): float(h.score) for h in self._nearest_among(rows, using, valid)}
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
         valid = valid_ids(ids)
@@ -314,7 +355,7 @@ class QdrantStore:
     # -- what a driver supplies ------------------------------------------------------
 
     def _point(self, point_id: str, dense: list[float], sparse: SparseVector, payload: dict,
-               context: list[float] | None) -> Any:
+               context: list[float] | None, sentences: list[list[float]] | None) -> Any:
         raise NotImplementedError
 
     def _sparse(self, vector: SparseVector) -> Any:
@@ -342,7 +383,7 @@ class QdrantStore:
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:
         raise NotImplementedError
 
-    def _nearest_among(self, query: list[float], using: str, ids: list[str]) -> list:
+    def _nearest_among(self, query: list, using: str, ids: list[str]) -> list:
         """Scored points (no payload) of ``ids`` against ``query`` on the named vector ``using``."""
         raise NotImplementedError
 

@@ -27,6 +27,7 @@ from .qdrant_common import (  # noqa: F401 - re-exported: older imports name the
     DENSE,
     INDEXED_FIELDS,
     SCROLL_PAGE,
+    SENTENCES,
     SPARSE,
     QdrantStore,
     check_batch,
@@ -40,6 +41,7 @@ _CONFIG_FILE = "edge_config.json"
 # Indexing threshold in KB of vectors per segment (~650k 384-d float32 vectors): optimize()
 # merges and vacuums segments but does not build HNSW below that, so search stays exact.
 _INDEXING_THRESHOLD_KB = 1_000_000
+_MAX_SIM = qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim)
 _SCHEMA = {"keyword": qe.PayloadSchemaType.Keyword, "float": qe.PayloadSchemaType.Float}
 
 
@@ -59,8 +61,10 @@ class EdgeVectorStore(QdrantStore):
 
     def _config(self) -> qe.EdgeConfig:
         return qe.EdgeConfig(
-            vectors={name: qe.EdgeVectorParams(size=self.dimension, distance=qe.Distance.Cosine)
-                     for name in (DENSE, CONTEXT)},
+            vectors={**{name: qe.EdgeVectorParams(size=self.dimension, distance=qe.Distance.Cosine)
+                        for name in (DENSE, CONTEXT)},
+                     SENTENCES: qe.EdgeVectorParams(size=self.dimension, distance=qe.Distance.Cosine,
+                                                    multivector_config=_MAX_SIM)},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=_INDEXING_THRESHOLD_KB),
         )
@@ -85,9 +89,13 @@ class EdgeVectorStore(QdrantStore):
             if "WouldBlock" in str(exc):
                 raise StoreUnavailableError(f"Qdrant Edge shard {self.path} is locked by another process or store: {exc}") from exc
             raise StoreUnavailableError(f"cannot open Qdrant Edge shard at {self.path}: {exc}") from exc
-        if config_file.exists() and CONTEXT not in self._stored_vectors(config_file):
+        stored = self._stored_vectors(config_file) if config_file.exists() else {CONTEXT, SENTENCES}
+        if CONTEXT not in stored:
             # A shard from before turn-context vectors: add the named vector (no point is rewritten).
             shard.update(qe.UpdateOperation.create_dense_vector(CONTEXT, self.dimension, qe.Distance.Cosine))
+        if SENTENCES not in stored:  # likewise for sentence vectors (ingest/sentences.py)
+            shard.update(qe.UpdateOperation.create_dense_vector(SENTENCES, self.dimension, qe.Distance.Cosine,
+                                                                multivector_config=_MAX_SIM))
         existing_indexes = set(shard.info().payload_schema)
         for field, kind in INDEXED_FIELDS:
             if field not in existing_indexes:
@@ -99,7 +107,7 @@ class EdgeVectorStore(QdrantStore):
         try:
             return set(json.loads(config_file.read_text(encoding="utf-8"))["vectors"])
         except (OSError, ValueError, KeyError, TypeError):
-            return {CONTEXT}  # unreadable config: do not try to change a shard we cannot read
+            return {CONTEXT, SENTENCES}  # unreadable config: do not try to change a shard we cannot read
 
     @staticmethod
     def _stored_dimension(config_file: Path) -> int | None:
@@ -112,10 +120,12 @@ class EdgeVectorStore(QdrantStore):
     # -- the primitives QdrantStore builds on ------------------------------------
 
     def _point(self, point_id: str, dense: list[float], sparse: SparseVector, payload: dict,
-               context: list[float] | None) -> qe.Point:
+               context: list[float] | None, sentences: list[list[float]] | None) -> qe.Point:
         vectors = {DENSE: dense, SPARSE: self._sparse(sparse)}
         if context is not None:
             vectors[CONTEXT] = context
+        if sentences is not None:
+            vectors[SENTENCES] = sentences
         return qe.Point(point_id, vectors, payload)
 
     def _sparse(self, vector: SparseVector) -> qe.SparseVector:
@@ -153,7 +163,7 @@ class EdgeVectorStore(QdrantStore):
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:
         return self._shard.retrieve(ids, with_payload, False)
 
-    def _nearest_among(self, query: list[float], using: str, ids: list[str]) -> list:
+    def _nearest_among(self, query: list, using: str, ids: list[str]) -> list:
         request = qe.QueryRequest(limit=len(ids), query=qe.Query.Nearest(query, using=using),
                                   filter=qe.Filter(must=[qe.HasIdCondition(set(ids))]), with_payload=False,
                                   with_vector=False)

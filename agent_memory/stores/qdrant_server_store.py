@@ -21,9 +21,19 @@ from qdrant_client import QdrantClient, models
 from ..errors import DimensionMismatchError, StoreError, StoreUnavailableError
 from ..records import SearchFilter
 from .base import SparseVector
-from .qdrant_common import CONTEXT, DENSE, INDEXED_FIELDS, SCROLL_PAGE, SPARSE, QdrantStore, filter_conditions
+from .qdrant_common import (
+    CONTEXT,
+    DENSE,
+    INDEXED_FIELDS,
+    SCROLL_PAGE,
+    SENTENCES,
+    SPARSE,
+    QdrantStore,
+    filter_conditions,
+)
 
 _SCHEMA = {"keyword": models.PayloadSchemaType.KEYWORD, "float": models.PayloadSchemaType.FLOAT}
+_MAX_SIM = models.MultiVectorConfig(comparator=models.MultiVectorComparator.MAX_SIM)
 
 
 class QdrantServerVectorStore(QdrantStore):
@@ -82,11 +92,17 @@ class QdrantServerVectorStore(QdrantStore):
                     # A collection from before turn-context vectors: add the named vector (no point is rewritten).
                     self._client.create_vector_name(self.collection, CONTEXT, models.DenseVectorNameConfig(
                         dense=models.DenseVectorConfig(size=self.dimension, distance=models.Distance.COSINE)))
+                if SENTENCES not in vectors:  # likewise for sentence vectors (ingest/sentences.py)
+                    self._client.create_vector_name(self.collection, SENTENCES, models.DenseVectorNameConfig(
+                        dense=models.DenseVectorConfig(size=self.dimension, distance=models.Distance.COSINE,
+                                                       multivector_config=_MAX_SIM)))
             else:
                 self._client.create_collection(
                     self.collection,
-                    vectors_config={name: models.VectorParams(size=self.dimension, distance=models.Distance.COSINE)
-                                    for name in (DENSE, CONTEXT)},
+                    vectors_config={**{name: models.VectorParams(size=self.dimension, distance=models.Distance.COSINE)
+                                       for name in (DENSE, CONTEXT)},
+                                    SENTENCES: models.VectorParams(size=self.dimension, distance=models.Distance.COSINE,
+                                                                   multivector_config=_MAX_SIM)},
                     sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
                 )
             if not self.local:  # local mode has no payload indexes (it would only log a warning)
@@ -116,10 +132,12 @@ class QdrantServerVectorStore(QdrantStore):
     # -- the primitives QdrantStore builds on ------------------------------------
 
     def _point(self, point_id: str, dense: list[float], sparse: SparseVector, payload: dict,
-               context: list[float] | None) -> models.PointStruct:
+               context: list[float] | None, sentences: list[list[float]] | None) -> models.PointStruct:
         vectors = {DENSE: dense, SPARSE: self._sparse(sparse)}
         if context is not None:
             vectors[CONTEXT] = context
+        if sentences is not None:
+            vectors[SENTENCES] = sentences
         return models.PointStruct(id=point_id, vector=vectors, payload=payload)
 
     def _sparse(self, vector: SparseVector) -> models.SparseVector:
@@ -152,7 +170,7 @@ class QdrantServerVectorStore(QdrantStore):
         return self._call("retrieve", self._client.retrieve, self.collection, ids, with_payload=with_payload,
                           with_vectors=False)
 
-    def _nearest_among(self, query: list[float], using: str, ids: list[str]) -> list:
+    def _nearest_among(self, query: list, using: str, ids: list[str]) -> list:
         return self._call("query", self._client.query_points, self.collection, query=query, using=using,
                           query_filter=models.Filter(must=[models.HasIdCondition(has_id=ids)]), limit=len(ids),
                           with_payload=False, with_vectors=False).points

@@ -98,8 +98,9 @@ class SpacedVectorStore:
 
     def upsert(self, items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector],
                spaces: Sequence[str] | None = None, context: Sequence | None = None, *,
-               may_move: Iterable[str] | None = None) -> None:
-        """Each item into its space, with its context vector (or None) when ``context`` is given.
+               sentences: Sequence | None = None, may_move: Iterable[str] | None = None) -> None:
+        """Each item into its space, with its context vector (or None) when ``context`` is given and
+        its sentence vectors (or None, ingest/sentences.py) when ``sentences`` is.
 
         ``may_move``: the IDs that another space may hold, looked for there and deleted, so that an
         item never lives in two spaces. An ID hashes its item's text, so one ID changes space only
@@ -110,10 +111,11 @@ class SpacedVectorStore:
         spaces = list(spaces) if spaces is not None else [self.default] * len(items)
         dense = np.asarray(dense, dtype=np.float32)
         contexts = list(context) if context is not None else [None] * len(items)
+        blocks = list(sentences) if sentences is not None else [None] * len(items)
         for name in dict.fromkeys(spaces):
             rows = [i for i, s in enumerate(spaces) if s == name]
             self.stores[name].upsert([items[i] for i in rows], dense[rows], [sparse[i] for i in rows],
-                                     context=[contexts[i] for i in rows])
+                                     context=[contexts[i] for i in rows], sentences=[blocks[i] for i in rows])
             self._mark_occupied(name, {items[i].tenant for i in rows})
             self._mark_speakers(name, [items[i] for i in rows])
         if len(self.stores) == 1:

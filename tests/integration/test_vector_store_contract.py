@@ -19,7 +19,7 @@ import pytest
 
 from agent_memory.config import Settings
 from agent_memory.embedding import collection_name
-from agent_memory.errors import DimensionMismatchError, StoreUnavailableError
+from agent_memory.errors import DimensionMismatchError, StoreError, StoreUnavailableError
 from agent_memory.ids import content_hash, item_id
 from agent_memory.records import MemoryItem, SearchFilter
 from agent_memory.sparse import SparseEncoder
@@ -532,11 +532,15 @@ def test_a_collection_from_before_context_vectors_gains_the_named_vector_on_open
     store.set_vectors({old_id: {"context": onehot(4)}})
     assert np.allclose(store.get_vectors([old_id])[old_id]["context"], onehot(4))
     fresh = make_item("I'll bring it.", kind="turn", source="chat/t2")
-    store.upsert([fresh], onehot(1)[None, :], ENC.encode_documents([fresh.text]), context=[onehot(5)])
+    store.upsert([fresh], onehot(1)[None, :], ENC.encode_documents([fresh.text]), context=[onehot(5)],
+                 sentences=[np.stack([onehot(6), onehot(7)])])
     store.close()
-    reopened = opener()  # the added vector is part of the collection's layout now
+    reopened = opener()  # the added vectors are part of the collection's layout now
     assert np.allclose(reopened.get_vectors([fresh.id])[fresh.id]["context"], onehot(5))
     assert reopened.count() == 2
+    hits = reopened.search_dense(onehot(7), SearchFilter(tenant="A"), 2)
+    assert hits[0].item.id == fresh.id and hits[0].score == pytest.approx(1.0, abs=1e-5)  # by its sentence
+    assert {h.item.id for h in hits} == {fresh.id, old_id}  # the old turn, without sentences, still answers
 
 
 def test_score_ids_scores_only_the_given_points_on_the_named_vector(store):
@@ -555,3 +559,33 @@ def test_score_ids_scores_only_the_given_points_on_the_named_vector(store):
     assert store.score_ids(onehot(5), []) == {}
     with pytest.raises(DimensionMismatchError):
         store.score_ids(np.ones(DIM + 1), [turns[0].id])
+
+
+def test_a_point_scores_the_better_of_its_own_vector_and_its_best_sentence(store):
+    long_turn = make_item("a long request with a fact said in passing", kind="turn", source="chat/t1")
+    others = [make_item(f"turn {i}", kind="turn", source=f"chat/t{i}") for i in range(2, 5)]
+    items = [long_turn] + others
+    dense = np.stack([onehot(0)] + [unit(onehot(1) + 0.5 * onehot(i)) for i in range(2, 5)])
+    sentences = [np.stack([onehot(2), unit(onehot(1) + onehot(0))]), None, None, None]
+    store.upsert(items, dense, ENC.encode_documents([i.text for i in items]), sentences=sentences)
+    flt = SearchFilter(tenant="A")
+    hits = store.search_dense(onehot(2), flt, 4)
+    assert [h.item.id for h in hits][0] == long_turn.id  # its first sentence is the question's own vector
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert len({h.item.id for h in hits}) == len(hits) == 4  # each point once, at its better score
+    assert [h.item.id for h in store.search_dense(onehot(0), flt, 1)] == [long_turn.id]  # by its own vector
+    assert store.search_dense(onehot(2), SearchFilter(tenant="B"), 4) == []  # sentences obey the filter too
+    scores = store.score_ids(onehot(2), [i.id for i in items], "sentences")
+    assert set(scores) == {long_turn.id} and scores[long_turn.id] == pytest.approx(1.0, abs=1e-5)
+    stored = store.get_vectors([long_turn.id], ["dense", "sentences"])[long_turn.id]
+    assert np.allclose(stored["sentences"], sentences[0], atol=1e-6)
+    store.upsert([long_turn], onehot(0)[None, :], ENC.encode_documents([long_turn.text]))
+    assert store.score_ids(onehot(2), [long_turn.id], "sentences") == {}  # re-upserted without: gone
+
+
+def test_upsert_rejects_sentence_vectors_of_the_wrong_shape(store):
+    item = make_item("a long turn", kind="turn", source="chat/t1")
+    with pytest.raises(DimensionMismatchError):
+        store.upsert([item], onehot(0)[None, :], ENC.encode_documents([item.text]), sentences=[np.ones((2, DIM + 1))])
+    with pytest.raises(StoreError):
+        store.upsert([item], onehot(0)[None, :], ENC.encode_documents([item.text]), sentences=[None, None])
