@@ -58,7 +58,7 @@ def cmd_reindex(args) -> int:
     """Every stored vector re-embedded with the embedding settings in force (stored text, no files)."""
     settings = load_settings(**({"data_dir": args.data_dir} if getattr(args, "data_dir", None) else {}))
     with ingest_lock(settings.data_dir):
-        report = reindex(settings)
+        report = reindex(settings, everything=args.everything)
     print(json.dumps(report.to_dict()))
     return 0
 
@@ -168,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_forget)
 
     p = sub.add_parser("reindex", help="re-embed the stored text with the embedding settings in force")
+    p.add_argument("--all", action="store_true", dest="everything",
+                   help="re-embed every item even when the recorded layout matches (after changing the "
+                        "sentence-vector settings, for example)")
     p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser("gc", help="remove expired items (ttl_days) from every store at once")

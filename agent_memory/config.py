@@ -80,7 +80,8 @@ class Settings(BaseSettings):
     # its sentence. Set on LongMemEval's development questions by benchmarks/probe_sentence_vectors.py.
     sentence_vector_speakers: list[str] = Field(
         default=["user"], description="Speakers (case-insensitive) whose long turns also store the "
-        "vectors of their sentences: the person the memory serves. Empty: no sentence vectors.")
+        "vectors of their sentences: the person the memory serves. Empty: no sentence vectors. Applies to "
+        "turns written afterwards; `agent-memory reindex --all` rewrites the others.")
     sentence_vector_min_words: int = Field(
         default=40, ge=1, description="Words a turn needs before its sentences get vectors of their own.")
     sentence_min_words: int = Field(

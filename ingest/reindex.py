@@ -70,8 +70,10 @@ def _context_texts(services: Services, items: list[MemoryItem]) -> dict[str, str
     return out
 
 
-def reindex(settings: Settings) -> ReindexReport:
-    """Move every stored vector to the embedding layout ``settings`` ask for."""
+def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
+    """Move every stored vector to the embedding layout ``settings`` ask for; ``everything``: re-embed
+    every item even when the data dir records that layout already (settings it does not record, such
+    as the sentence vectors' speakers, changed)."""
     data_dir = settings.data_dir
     found = read_index_format(data_dir)
     with Services(settings, check_layout=False) as new:
@@ -81,7 +83,7 @@ def reindex(settings: Settings) -> ReindexReport:
         raise ConfigError(f"data dir {data_dir} records no embedding layout: nothing to re-index from")
     report = ReindexReport(before=old_layout, after=wanted)
     extras = {key: version for key, (version, *_) in STORED_EXTRAS.items()}
-    if old_layout == wanted and all(found.get(key) == version for key, version in extras.items()):
+    if not everything and old_layout == wanted and all(found.get(key) == version for key, version in extras.items()):
         return report
     # Read everything back first: old and new layouts may share a collection (one model kept),
     # and an embedded collection is opened by one store at a time.

@@ -26,12 +26,20 @@ from agent_memory.records import MemoryItem
 from agent_memory.text import split_sentences, words
 
 
+def may_store_sentences(item: MemoryItem, settings) -> bool:
+    """Whether ``item`` is a turn of a listed speaker (cheap: the reranker asks it of every candidate)."""
+    if item.kind != "turn" or not settings.sentence_vector_speakers:
+        return False
+    speaker = str(item.metadata.get("speaker") or "").lower()
+    return any(speaker == s.lower() for s in settings.sentence_vector_speakers)
+
+
 def sentence_texts(item: MemoryItem, settings) -> list[str]:
     """The texts whose vectors ``item`` stores as its sentences: none unless it is a long enough
     turn of a listed speaker with more than one sentence long enough to say something."""
-    speaker = str(item.metadata.get("speaker") or "")
-    if item.kind != "turn" or speaker.lower() not in {s.lower() for s in settings.sentence_vector_speakers}:
+    if not may_store_sentences(item, settings):
         return []
+    speaker = str(item.metadata.get("speaker") or "")
     if len(words(item.text)) < settings.sentence_vector_min_words:
         return []
     sentences = [s for s in split_sentences(item.text) if len(words(s)) >= settings.sentence_min_words]

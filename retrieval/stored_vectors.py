@@ -25,6 +25,7 @@ import numpy as np
 
 from agent_memory.ids import content_hash
 from ingest.items import embedding_text
+from ingest.sentences import may_store_sentences
 
 from .types import Candidate
 
@@ -106,7 +107,7 @@ def with_sentences(services, candidates: Sequence[Candidate], query: Mapping[str
     of its own calibrated similarity (``similarity``) and its best sentence's, scored by the store
     and calibrated alike, as the dense route scores it. Other candidates keep ``similarity``."""
     score = getattr(services.vectors, "score_ids", None)
-    turns = [c.item.id for c in candidates if c.item.kind == "turn"]
+    turns = [c.item.id for c in candidates if may_store_sentences(c.item, services.settings)]
     scored = score(query, turns, "sentences") if turns and score is not None else {}
     if not scored:
         return similarity

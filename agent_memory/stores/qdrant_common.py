@@ -104,15 +104,6 @@ def check_sentences(items: Sequence[MemoryItem], sentences: Sequence | None, dim
     return out
 
 
-def best_of(first: Sequence, second: Sequence, limit: int) -> list:
-    """Hits of two searches over the same points, each point once at its better score, best first."""
-    best: dict[str, Any] = {}
-    for hit in (*first, *second):
-        key = str(hit.id)
-        if key not in best or hit.score > best[key].score:
-            best[key] = hit
-    return sorted(best.values(), key=lambda h: -h.score)[:limit]
-
 
 def check_batch(items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector], dimension: int) -> np.ndarray:
     """Validate an upsert batch; returns the dense matrix as float32 (n, dimension)."""
@@ -249,10 +240,22 @@ class QdrantStore:
         if limit <= 0 or filter_is_empty(flt):
             return []
         self._check_open()
-        # A point's score: the better of its own vector and its best sentence (a long turn's).
-        hits = best_of(self._nearest(query.tolist(), DENSE, flt, limit),
-                       self._nearest([query.tolist()], SENTENCES, flt, limit), limit)
-        return [ScoredItem(item=MemoryItem.from_payload(str(h.id), h.payload or {}), score=float(h.score)) for h in hits]
+        # A point's score: the better of its own vector and its best sentence (a long turn's). The
+        # sentence hits come without payloads: most are among the dense hits already.
+        own = {str(h.id): h for h in self._nearest(query.tolist(), DENSE, flt, limit)}
+        # A sentence below the last of ``limit`` dense hits cannot enter them: its payload is not read.
+        floor = min(h.score for h in own.values()) if len(own) >= limit else float("-inf")
+        better = {str(h.id): float(h.score) for h in self._nearest([query.tolist()], SENTENCES, flt, limit, False)
+                  if h.score > floor and (str(h.id) not in own or h.score > own[str(h.id)].score)}
+        scored = {i: (float(h.score), h.payload) for i, h in own.items() if i not in better}
+        unread = [i for i in better if i not in own]
+        read = {str(r.id): r.payload for r in self._retrieve(unread, True)} if unread else {}
+        for item_id, score in better.items():
+            payload = own[item_id].payload if item_id in own else read.get(item_id)
+            if payload is not None:  # None: deleted since the search
+                scored[item_id] = (score, payload)
+        ranked = sorted(scored.items(), key=lambda pair: -pair[1][0])[:limit]
+        return [ScoredItem(item=MemoryItem.from_payload(i, payload or {}), score=score) for i, (score, payload) in ranked]
 
     def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]:
         if not len(vector):
@@ -377,7 +380,7 @@ class QdrantStore:
         """Set ``values``' keys inside the ``metadata`` object of these points' payloads."""
         raise NotImplementedError
 
-    def _nearest(self, query, using: str, flt: SearchFilter, limit: int) -> list:
+    def _nearest(self, query, using: str, flt: SearchFilter, limit: int, with_payload: bool = True) -> list:
         raise NotImplementedError
 
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:

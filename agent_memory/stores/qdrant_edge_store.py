@@ -152,9 +152,9 @@ class EdgeVectorStore(QdrantStore):
         except Exception as exc:
             raise StoreError(f"Qdrant Edge update failed on {self.path}: {exc}") from exc
 
-    def _nearest(self, query, using: str, flt: SearchFilter, limit: int) -> list:
+    def _nearest(self, query, using: str, flt: SearchFilter, limit: int, with_payload: bool = True) -> list:
         request = qe.QueryRequest(limit=limit, query=qe.Query.Nearest(query, using=using), filter=edge_filter(flt),
-                                  with_payload=True, with_vector=False)
+                                  with_payload=with_payload, with_vector=False)
         try:
             return self._shard.query(request)
         except Exception as exc:

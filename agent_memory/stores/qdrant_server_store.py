@@ -162,9 +162,10 @@ class QdrantServerVectorStore(QdrantStore):
         self._call("set payload", self._client.set_payload, self.collection, payload=values, points=ids,
                    key="metadata", wait=True)  # the key: a nested path, the other metadata keys stay
 
-    def _nearest(self, query, using: str, flt: SearchFilter, limit: int) -> list:
+    def _nearest(self, query, using: str, flt: SearchFilter, limit: int, with_payload: bool = True) -> list:
         return self._call("query", self._client.query_points, self.collection, query=query, using=using,
-                          query_filter=qdrant_filter(flt), limit=limit, with_payload=True, with_vectors=False).points
+                          query_filter=qdrant_filter(flt), limit=limit, with_payload=with_payload,
+                          with_vectors=False).points
 
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:
         return self._call("retrieve", self._client.retrieve, self.collection, ids, with_payload=with_payload,

@@ -77,7 +77,7 @@ def test_a_fact_said_in_passing_ranks_its_turn_first_by_its_sentence(services):
     assert "Pickle" in result.prompt
 
 
-def test_reindex_stores_the_sentence_vectors_of_a_data_dir_from_before(tmp_path, capsys):
+def test_reindex_stores_the_sentence_vectors_of_a_data_dir_from_before(tmp_path, capsys, monkeypatch):
     before = load_settings(data_dir=tmp_path, triple_extractor="none", sentence_vector_speakers=[])
     with build_services(before) as services:
         ingest_dialogue(services, LINES)
@@ -95,3 +95,11 @@ def test_reindex_stores_the_sentence_vectors_of_a_data_dir_from_before(tmp_path,
         assert stored is not None and stored.shape[0] == 4
         assert np.allclose(np.linalg.norm(stored, axis=1), 1.0, atol=1e-4)
 
+    # Settings the data dir does not record: `reindex` alone has nothing to do, `--all` rewrites.
+    monkeypatch.setenv("AGENT_MEMORY_SENTENCE_VECTOR_SPEAKERS", "[]")
+    assert cli_main(["--data-dir", str(tmp_path), "reindex"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["items"] == 0
+    assert cli_main(["--data-dir", str(tmp_path), "reindex", "--all"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["items"] >= len(LINES)
+    with build_services(load_settings(data_dir=tmp_path, triple_extractor="none")) as services:
+        assert _sentences(services, request_id) is None
