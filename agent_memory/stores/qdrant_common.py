@@ -104,7 +104,6 @@ def check_sentences(items: Sequence[MemoryItem], sentences: Sequence | None, dim
     return out
 
 
-
 def check_batch(items: Sequence[MemoryItem], dense: np.ndarray, sparse: Sequence[SparseVector], dimension: int) -> np.ndarray:
     """Validate an upsert batch; returns the dense matrix as float32 (n, dimension)."""
     dense = np.asarray(dense, dtype=np.float32)
