@@ -9,7 +9,8 @@ sentence_vector_speakers``: the person the memory serves, ``user`` by default) w
 turn's space with the turn's speaker in front, as the turn itself is. The dense route and the
 reranker's dense signal score the turn by the better of its own vector and its best sentence
 (``search_dense``, retrieval/stored_vectors.py). Nothing else changes: the turn is still the
-item that is cited, replaced, expired and deleted, with its sentences inside it.
+item that is cited, replaced, expired and deleted, with its sentences inside it. A point holds at
+most a few dozen rows: a long turn is stored in pieces of ``chunk_tokens`` tokens, each with its own.
 
 Measured by ``benchmarks/probe_sentence_vectors.py`` on LongMemEval's development questions, dense
 similarity alone: the evidence turns' median rank among ~500 turns 4.5 → 2, in the top 10 37 → 48
