@@ -103,3 +103,14 @@ def test_reindex_stores_the_sentence_vectors_of_a_data_dir_from_before(tmp_path,
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["items"] >= len(LINES)
     with build_services(load_settings(data_dir=tmp_path, triple_extractor="none")) as services:
         assert _sentences(services, request_id) is None
+
+
+def test_a_huge_user_turn_stores_its_sentences_piece_by_piece(services):
+    story = " ".join(f"On day {i} we walked along the river." for i in range(300))
+    ingest_dialogue(services, [("user", story)])
+    entry = services.catalog.get_many("default", ["chat/t0"])["chat/t0"]
+    assert len(entry.item_ids) > 5  # stored in pieces of chunk_tokens tokens
+    rows = [_sentences(services, i) for i in entry.item_ids]
+    assert all(r is not None for r in rows)
+    assert sum(r.shape[0] for r in rows) >= 290  # every sentence, split where its piece ends at the worst
+    assert max(r.shape[0] for r in rows) <= services.settings.chunk_tokens // 4
