@@ -33,6 +33,10 @@ CONTEXT = "context"
 # Only such turns carry one; ``search_dense`` scores a point by the better of ``dense`` and this.
 SENTENCES = "sentences"
 SCROLL_PAGE = 512
+# The scores of the two prefetches (DENSE, SENTENCES) in a formula query; a point one of them
+# did not return takes the default, below any cosine.
+BEST_OF = ("$score[0]", "$score[1]")
+NOT_FOUND = -2.0
 # Payload fields with an index, by kind ("keyword" or "float"): every filter uses them.
 SPEAKER_KEY = "metadata.speaker"  # the speaker directory (``speakers``) is a facet over it
 INDEXED_FIELDS = (("tenant", "keyword"), ("source_id", "keyword"), ("kind", "keyword"), ("created_at", "float"),
@@ -239,22 +243,12 @@ class QdrantStore:
         if limit <= 0 or filter_is_empty(flt):
             return []
         self._check_open()
-        # A point's score: the better of its own vector and its best sentence (a long turn's). The
-        # sentence hits come without payloads: most are among the dense hits already.
-        own = {str(h.id): h for h in self._nearest(query.tolist(), DENSE, flt, limit)}
-        # A sentence below the last of ``limit`` dense hits cannot enter them: its payload is not read.
-        floor = min(h.score for h in own.values()) if len(own) >= limit else float("-inf")
-        better = {str(h.id): float(h.score) for h in self._nearest([query.tolist()], SENTENCES, flt, limit, False)
-                  if h.score > floor and (str(h.id) not in own or h.score > own[str(h.id)].score)}
-        scored = {i: (float(h.score), h.payload) for i, h in own.items() if i not in better}
-        unread = [i for i in better if i not in own]
-        read = {str(r.id): r.payload for r in self._retrieve(unread, True)} if unread else {}
-        for item_id, score in better.items():
-            payload = own[item_id].payload if item_id in own else read.get(item_id)
-            if payload is not None:  # None: deleted since the search
-                scored[item_id] = (score, payload)
-        ranked = sorted(scored.items(), key=lambda pair: -pair[1][0])[:limit]
-        return [ScoredItem(item=MemoryItem.from_payload(i, payload or {}), score=score) for i, (score, payload) in ranked]
+        # A point's score: the better of its own vector and its best sentence (a long turn's), in
+        # one query: both searches as prefetches, rescored by their maximum, payloads read for the
+        # winners only (at 100k items as fast as the dense search alone; merging the two lists in
+        # Python and reading the sentence hits' payloads cost 3 ms more).
+        return [ScoredItem(item=MemoryItem.from_payload(str(h.id), h.payload or {}), score=float(h.score))
+                for h in self._nearest_best(query.tolist(), flt, limit)]
 
     def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]:
         if not len(vector):
@@ -379,7 +373,12 @@ class QdrantStore:
         """Set ``values``' keys inside the ``metadata`` object of these points' payloads."""
         raise NotImplementedError
 
-    def _nearest(self, query, using: str, flt: SearchFilter, limit: int, with_payload: bool = True) -> list:
+    def _nearest(self, query, using: str, flt: SearchFilter, limit: int) -> list:
+        raise NotImplementedError
+
+    def _nearest_best(self, query: list[float], flt: SearchFilter, limit: int) -> list:
+        """Scored points with payload: the ``limit`` best by the better of ``query``'s cosine with
+        ``DENSE`` and its best cosine with a row of ``SENTENCES`` (a point without sentences: DENSE)."""
         raise NotImplementedError
 
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:

@@ -23,9 +23,11 @@ from ..errors import DimensionMismatchError, StoreError, StoreUnavailableError
 from ..records import SearchFilter
 from .base import SparseVector
 from .qdrant_common import (  # noqa: F401 - re-exported: older imports name them here
+    BEST_OF,
     CONTEXT,
     DENSE,
     INDEXED_FIELDS,
+    NOT_FOUND,
     SCROLL_PAGE,
     SENTENCES,
     SPARSE,
@@ -152,9 +154,21 @@ class EdgeVectorStore(QdrantStore):
         except Exception as exc:
             raise StoreError(f"Qdrant Edge update failed on {self.path}: {exc}") from exc
 
-    def _nearest(self, query, using: str, flt: SearchFilter, limit: int, with_payload: bool = True) -> list:
+    def _nearest(self, query, using: str, flt: SearchFilter, limit: int) -> list:
         request = qe.QueryRequest(limit=limit, query=qe.Query.Nearest(query, using=using), filter=edge_filter(flt),
-                                  with_payload=with_payload, with_vector=False)
+                                  with_payload=True, with_vector=False)
+        try:
+            return self._shard.query(request)
+        except Exception as exc:
+            raise StoreError(f"Qdrant Edge query failed on {self.path}: {exc}") from exc
+
+    def _nearest_best(self, query: list[float], flt: SearchFilter, limit: int) -> list:
+        where = edge_filter(flt)
+        prefetches = [qe.Prefetch(limit=limit, query=qe.Query.Nearest(query, using=DENSE), filter=where),
+                      qe.Prefetch(limit=limit, query=qe.Query.Nearest([query], using=SENTENCES), filter=where)]
+        best = qe.Formula(qe.Expression.Max([qe.Expression.Variable(v) for v in BEST_OF]),
+                          defaults={v: NOT_FOUND for v in BEST_OF})
+        request = qe.QueryRequest(limit=limit, query=best, prefetches=prefetches, with_payload=True, with_vector=False)
         try:
             return self._shard.query(request)
         except Exception as exc:

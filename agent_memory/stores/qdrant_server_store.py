@@ -22,9 +22,11 @@ from ..errors import DimensionMismatchError, StoreError, StoreUnavailableError
 from ..records import SearchFilter
 from .base import SparseVector
 from .qdrant_common import (
+    BEST_OF,
     CONTEXT,
     DENSE,
     INDEXED_FIELDS,
+    NOT_FOUND,
     SCROLL_PAGE,
     SENTENCES,
     SPARSE,
@@ -162,10 +164,18 @@ class QdrantServerVectorStore(QdrantStore):
         self._call("set payload", self._client.set_payload, self.collection, payload=values, points=ids,
                    key="metadata", wait=True)  # the key: a nested path, the other metadata keys stay
 
-    def _nearest(self, query, using: str, flt: SearchFilter, limit: int, with_payload: bool = True) -> list:
+    def _nearest(self, query, using: str, flt: SearchFilter, limit: int) -> list:
         return self._call("query", self._client.query_points, self.collection, query=query, using=using,
-                          query_filter=qdrant_filter(flt), limit=limit, with_payload=with_payload,
-                          with_vectors=False).points
+                          query_filter=qdrant_filter(flt), limit=limit, with_payload=True, with_vectors=False).points
+
+    def _nearest_best(self, query: list[float], flt: SearchFilter, limit: int) -> list:
+        where = qdrant_filter(flt)
+        prefetch = [models.Prefetch(query=query, using=DENSE, filter=where, limit=limit),
+                    models.Prefetch(query=[query], using=SENTENCES, filter=where, limit=limit)]
+        best = models.FormulaQuery(formula=models.MaxExpression(max=list(BEST_OF)),
+                                   defaults={v: NOT_FOUND for v in BEST_OF})
+        return self._call("query", self._client.query_points, self.collection, prefetch=prefetch, query=best,
+                          limit=limit, with_payload=True, with_vectors=False).points
 
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:
         return self._call("retrieve", self._client.retrieve, self.collection, ids, with_payload=with_payload,
