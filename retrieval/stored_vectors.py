@@ -69,6 +69,32 @@ def _set(cand: Candidate, vector: np.ndarray, space: str, lang: str) -> None:
     cand.vector, cand.vector_space, cand.vector_lang = np.asarray(vector, dtype=np.float32), space, lang
 
 
+def _scored_by_store(services, query: Mapping[str, np.ndarray], ids: list[str], using: str) -> dict:
+    """Item ID → (its space, the cosine of its named vector ``using`` with the question), scored by
+    the store; empty when there is nothing to score or the store cannot score."""
+    score = getattr(services.vectors, "score_ids", None)
+    return score(query, ids, using) if ids and score is not None else {}
+
+
+def _lang_of(embedder, cand: Candidate) -> str:
+    return cand.vector_lang or embedder.lang_of(embedding_text(cand.item))
+
+
+def _calibrated(embedder, query, entries: list[tuple[int, str, str, float]]) -> tuple[list[int], np.ndarray]:
+    """(row, space, language, cosine) entries → their rows and calibrated similarities, each
+    cosine on the scale of its model and pair of languages (agent_memory/embedding_spaces.py)."""
+    groups: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for row, space, lang, cosine in entries:
+        groups.setdefault((space, lang), []).append((row, cosine))
+    rows: list[int] = []
+    values: list[np.ndarray] = []
+    for (space, lang), pairs in groups.items():
+        rows += [row for row, _ in pairs]
+        values.append(embedder.calibrate(space, np.array([c for _, c in pairs], dtype=np.float64),
+                                         getattr(query, "lang", "en"), lang))
+    return rows, (np.concatenate(values) if values else np.zeros(0))
+
+
 def context_similarity(services, candidates: Sequence[Candidate], query: Mapping[str, np.ndarray],
                        embedded: Callable[[list[Candidate]], np.ndarray]) -> np.ndarray:
     """The turn_context signal: calibrated similarity to the question of each candidate read after
@@ -76,26 +102,21 @@ def context_similarity(services, candidates: Sequence[Candidate], query: Mapping
     its own passage vector (its context is its own text). The rest: ``embedded(rest)``."""
     embedder = services.embedder
     fill_dense(services, [c for c in candidates if c.item.kind != "turn"])
-    turns = [c.item.id for c in candidates if c.item.kind == "turn"]
-    score = getattr(services.vectors, "score_ids", None)
-    scored = score(query, turns, "context") if turns and score is not None else {}
-    cosines = np.zeros(len(candidates), dtype=np.float64)
-    groups: dict[tuple[str, str], list[int]] = {}
+    scored = _scored_by_store(services, query, [c.item.id for c in candidates if c.item.kind == "turn"], "context")
+    entries: list[tuple[int, str, str, float]] = []
     rest: list[int] = []
     for row, cand in enumerate(candidates):
         if cand.item.kind == "turn" and cand.item.id in scored:
-            space, cosines[row] = scored[cand.item.id]
-            lang = cand.vector_lang or embedder.lang_of(embedding_text(cand.item))
+            space, cosine = scored[cand.item.id]
+            entries.append((row, space, _lang_of(embedder, cand), cosine))
         elif cand.item.kind != "turn" and cand.vector is not None and cand.vector_space in query:
-            space, lang = cand.vector_space, cand.vector_lang
-            cosines[row] = float(cand.vector @ np.asarray(query[space], dtype=np.float32))
+            cosine = float(cand.vector @ np.asarray(query[cand.vector_space], dtype=np.float32))
+            entries.append((row, cand.vector_space, cand.vector_lang, cosine))
         else:
             rest.append(row)
-            continue
-        groups.setdefault((space, lang), []).append(row)
     out = np.zeros(len(candidates), dtype=np.float64)
-    for (space, lang), rows in groups.items():
-        out[rows] = embedder.calibrate(space, cosines[rows], getattr(query, "lang", "en"), lang)
+    rows, values = _calibrated(embedder, query, entries)
+    out[rows] = values
     if rest:
         out[rest] = embedded([candidates[i] for i in rest])
     return out
@@ -106,21 +127,17 @@ def with_sentences(services, candidates: Sequence[Candidate], query: Mapping[str
     """The dense signal of a long turn that stores its sentences (ingest/sentences.py): the better
     of its own calibrated similarity (``similarity``) and its best sentence's, scored by the store
     and calibrated alike, as the dense route scores it. Other candidates keep ``similarity``."""
-    score = getattr(services.vectors, "score_ids", None)
     turns = [c.item.id for c in candidates if may_store_sentences(c.item, services.settings)]
-    scored = score(query, turns, "sentences") if turns and score is not None else {}
+    scored = _scored_by_store(services, query, turns, "sentences")
     if not scored:
         return similarity
     embedder = services.embedder
-    groups: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    entries = []
     for row, cand in enumerate(candidates):
         if cand.item.id in scored:
             space, cosine = scored[cand.item.id]
-            lang = cand.vector_lang or embedder.lang_of(embedding_text(cand.item))
-            groups.setdefault((space, lang), []).append((row, cosine))
+            entries.append((row, space, _lang_of(embedder, cand), cosine))
     out = np.array(similarity, dtype=np.float64, copy=True)
-    for (space, lang), pairs in groups.items():
-        rows = [row for row, _ in pairs]
-        best = embedder.calibrate(space, np.array([c for _, c in pairs]), getattr(query, "lang", "en"), lang)
-        out[rows] = np.maximum(out[rows], best)
+    rows, best = _calibrated(embedder, query, entries)
+    out[rows] = np.maximum(out[rows], best)
     return out
