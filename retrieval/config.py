@@ -52,6 +52,10 @@ class RetrievalConfig(StrictModel):
     # -- routes ----------------------------------------------------------------------------------
     dense: RouteConfig = Field(default=RouteConfig(limit=250), description="dense (embedding) route")
     keyword: RouteConfig = Field(default=RouteConfig(limit=250), description="keyword (BM25) route")
+    speakers: RouteConfig = Field(
+        default=RouteConfig(limit=100),
+        description="the turns of the speakers a question names, by meaning, so that other conversations and "
+                    "documents in the memory cannot push them out of the candidates (retrieval/routes.py)")
     graph: RouteConfig = Field(default=RouteConfig(weight=0.5, limit=30),
                                description="graph route: question entities, their pages and facts")
     summaries: RouteConfig = Field(default=RouteConfig(weight=0.5, limit=8),
@@ -157,12 +161,13 @@ PRESETS: dict[str, dict[str, Any]] = {
     # Conversation memory only: no graph facts or pages competing for the turns' room.
     "conversation": {"graph": {"enabled": False}},
     # Document search only: no conversation routes.
-    "documents": {"recent": {"enabled": False}, "summaries": {"enabled": False}},
+    "documents": {"recent": {"enabled": False}, "summaries": {"enabled": False}, "speakers": {"enabled": False}},
     # The same without the graph route, to measure what the graph adds.
     "documents-no-graph": {"recent": {"enabled": False}, "summaries": {"enabled": False},
-                           "graph": {"enabled": False}, "shares": {"facts": 0.0}},
+                           "speakers": {"enabled": False}, "graph": {"enabled": False}, "shares": {"facts": 0.0}},
     # Plain hybrid search without graph and summaries, fewer candidates: cheapest.
-    "fast": {"graph": {"enabled": False}, "summaries": {"enabled": False}, "rerank_top": 60},
+    "fast": {"graph": {"enabled": False}, "summaries": {"enabled": False}, "speakers": {"enabled": False},
+             "rerank_top": 60},
 }
 
 

@@ -27,8 +27,19 @@ from .fusion import fuse
 from .links import LinkFollower, spread
 from .pages import Pages
 from .rerank import DefaultReranker, Reranker
+from .rerank.signals import named_in
 from .rewrite import QueryRewriter
-from .routes import DenseRoute, GraphRoute, KeywordRoute, Query, RecentRoute, RouteOutput, SummaryRoute, passes
+from .routes import (
+    DenseRoute,
+    GraphRoute,
+    KeywordRoute,
+    Query,
+    RecentRoute,
+    RouteOutput,
+    SpeakerRoute,
+    SummaryRoute,
+    passes,
+)
 from .speakers import Unnamed, unnamed, unnamed_among
 from .stored_vectors import context_similarity, fill_dense, with_sentences
 from .types import Candidate, Decision, PromptResult
@@ -76,6 +87,8 @@ class RetrievalPipeline:
             self.routes["dense"] = DenseRoute(services.vectors)
         if config.keyword.enabled:
             self.routes["keyword"] = KeywordRoute(services.vectors)
+        if config.speakers.enabled:
+            self.routes["speakers"] = SpeakerRoute(services.vectors)
         if config.graph.enabled:
             self.routes["graph"] = GraphRoute(services.graph, services.vectors, self.pages, hops=config.graph_hops,
                                             max_seeds=config.graph_seeds)
@@ -118,7 +131,9 @@ class RetrievalPipeline:
         # Read once: every step of this question sees the same spaces (the read is renewed every few
         # seconds, and could otherwise change between the steps).
         spaces = self.services.vectors.occupied_spaces(tenant)
-        unnamed = self._named_speakers_early(query, spaces) if self.config.dense_without_speakers else None
+        directory = self._speaker_directory(tenant)
+        query.speakers = sorted(named_in(question, sorted(set().union(*directory.values())))) if directory else []
+        unnamed = unnamed_among(question, directory, spaces) if self.config.dense_without_speakers else None
         query.dense = self._encode(question, spaces, unnamed, decisions)
         lap("encode")
 
@@ -241,17 +256,17 @@ class RetrievalPipeline:
             raise down
         return outputs
 
-    def _named_speakers_early(self, query: Query, spaces: list[str]) -> Unnamed | None:
-        """A question that names a speaker of the tenant is known before it is embedded, from the
-        tenant's speaker directory (the speakers of its turns per space, read from the vector store
-        and kept a few seconds): embedded once, without the name, in those speakers' spaces. No
+    def _speaker_directory(self, tenant: str) -> dict[str, set[str]]:
+        """The speakers of the tenant's turns per space, read from the vector store and kept a few
+        seconds: a question that names one is known before it is embedded, so it is embedded once,
+        without the name, in those speakers' spaces, and the speaker route searches their turns. No
         route waits for it: the keyword route, which used to name the speakers first, held back the
         embedding by 4 ms at 11k items and 13-15 at 100k."""
         try:
-            return unnamed_among(query.text, self.services.vectors.speakers(query.tenant), spaces)
+            return dict(self.services.vectors.speakers(tenant))
         except StoreError as exc:  # the routes will meet the store's failure too, and report it
             log.warning("speaker directory unavailable: %s", exc)
-            return None
+            return {}
 
     def _drop_speaker_names(self, query: Query, outputs: dict[str, RouteOutput], decisions: list[Decision],
                             done: Unnamed | None) -> None:

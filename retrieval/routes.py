@@ -30,6 +30,9 @@ class Query:
     dense: np.ndarray | None = None
     sparse: SparseVector | None = None
     entities: list[str] = field(default_factory=list)
+    # Speakers of the tenant's turns that the question names ("What has Melanie painted?"), from
+    # the tenant's speaker directory (retrieval/speakers.py).
+    speakers: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -65,6 +68,28 @@ class DenseRoute:
     def recall(self, query: Query, limit: int) -> RouteOutput:
         flt = _content_filter(query.flt, ["chunk", "turn"])
         return RouteOutput(self.vectors.search_dense(query.dense, flt, limit))
+
+
+class SpeakerRoute:
+    """The turns of the speakers a question names, by meaning: the dense search again, filtered to
+    those speakers' turns. The reranker already bets on these turns (``speaker_named``); in a memory
+    that also holds other conversations and documents they can fall below the dense route's limit
+    (one LoCoMo conversation beside LongMemEval's haystack and the HotpotQA pages: "What would
+    Caroline's political leaning likely be?" finds its turn second among the conversation's turns
+    and not at all among the 250 best of the mixed memory, under election pages). A question that
+    names no speaker of the tenant costs nothing."""
+
+    name = "speakers"
+    needs_dense = True
+
+    def __init__(self, vectors: VectorStore) -> None:
+        self.vectors = vectors
+
+    def recall(self, query: Query, limit: int) -> RouteOutput:
+        if not query.speakers or "speaker" in (query.flt.metadata or {}):  # the caller's own speaker filter wins
+            return RouteOutput()
+        flt = dataclasses.replace(query.flt, metadata={**(query.flt.metadata or {}), "speaker": list(query.speakers)})
+        return RouteOutput(self.vectors.search_dense(query.dense, _content_filter(flt, ["turn"]), limit))
 
 
 class KeywordRoute:
