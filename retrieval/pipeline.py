@@ -132,7 +132,8 @@ class RetrievalPipeline:
         # seconds, and could otherwise change between the steps).
         spaces = self.services.vectors.occupied_spaces(tenant)
         directory = self._speaker_directory(tenant)
-        query.speakers = sorted(named_in(question, sorted(set().union(*directory.values())))) if directory else []
+        named = named_in(question, sorted(set().union(*directory.values()))) if directory else set()
+        query.speakers = {space: sorted(found & named) for space, found in directory.items() if found & named}
         unnamed = unnamed_among(question, directory, spaces) if self.config.dense_without_speakers else None
         query.dense = self._encode(question, spaces, unnamed, decisions)
         lap("encode")

@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from agent_memory import metafilter
+from agent_memory.embedding_spaces import QueryVectors
 from agent_memory.records import MemoryItem, ScoredItem, SearchFilter, Triple
 from agent_memory.stores.base import GraphStore, SparseVector, VectorStore
 from agent_memory.text import content_words
@@ -30,9 +31,9 @@ class Query:
     dense: np.ndarray | None = None
     sparse: SparseVector | None = None
     entities: list[str] = field(default_factory=list)
-    # Speakers of the tenant's turns that the question names ("What has Melanie painted?"), from
-    # the tenant's speaker directory (retrieval/speakers.py).
-    speakers: list[str] = field(default_factory=list)
+    # Speakers of the tenant's turns that the question names ("What has Melanie painted?"), per
+    # space their turns live in, from the tenant's speaker directory (retrieval/speakers.py).
+    speakers: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -88,8 +89,14 @@ class SpeakerRoute:
     def recall(self, query: Query, limit: int) -> RouteOutput:
         if not query.speakers or "speaker" in (query.flt.metadata or {}):  # the caller's own speaker filter wins
             return RouteOutput()
-        flt = dataclasses.replace(query.flt, metadata={**(query.flt.metadata or {}), "speaker": list(query.speakers)})
-        return RouteOutput(self.vectors.search_dense(query.dense, _content_filter(flt, ["turn"]), limit))
+        # Only the spaces that hold their turns: a tenant with Chinese documents beside an English
+        # conversation searches one space, not two.
+        dense = QueryVectors({s: query.dense[s] for s in query.speakers if s in query.dense}, query.dense.lang)
+        if not dense:
+            return RouteOutput()
+        names = sorted({name for names in query.speakers.values() for name in names})
+        flt = dataclasses.replace(query.flt, metadata={**(query.flt.metadata or {}), "speaker": names})
+        return RouteOutput(self.vectors.search_dense(dense, _content_filter(flt, ["turn"]), limit))
 
 
 class KeywordRoute:
