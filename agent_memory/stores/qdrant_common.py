@@ -237,6 +237,13 @@ class QdrantStore:
     # -- reads ---------------------------------------------------------------------
 
     def search_dense(self, vector: np.ndarray, flt: SearchFilter, limit: int) -> list[ScoredItem]:
+        return [ScoredItem(item=MemoryItem.from_payload(str(h.id), h.payload or {}), score=float(h.score))
+                for h in self._dense_hits(vector, flt, limit, with_payload=True)]
+
+    def rank_dense(self, vector: np.ndarray, flt: SearchFilter, limit: int) -> list[tuple[str, float]]:
+        return [(str(h.id), float(h.score)) for h in self._dense_hits(vector, flt, limit, with_payload=False)]
+
+    def _dense_hits(self, vector: np.ndarray, flt: SearchFilter, limit: int, *, with_payload: bool) -> list:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         if query.shape[0] != self.dimension:
             raise DimensionMismatchError(f"query vector has dimension {query.shape[0]}, the store expects {self.dimension}")
@@ -247,8 +254,7 @@ class QdrantStore:
         # one query: both searches as prefetches, rescored by their maximum, payloads read for the
         # winners only (at 100k items as fast as the dense search alone; merging the two lists in
         # Python and reading the sentence hits' payloads cost 3 ms more).
-        return [ScoredItem(item=MemoryItem.from_payload(str(h.id), h.payload or {}), score=float(h.score))
-                for h in self._nearest_best(query.tolist(), flt, limit)]
+        return self._nearest_best(query.tolist(), flt, limit, with_payload)
 
     def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]:
         if not len(vector):
@@ -376,7 +382,7 @@ class QdrantStore:
     def _nearest(self, query, using: str, flt: SearchFilter, limit: int) -> list:
         raise NotImplementedError
 
-    def _nearest_best(self, query: list[float], flt: SearchFilter, limit: int) -> list:
+    def _nearest_best(self, query: list[float], flt: SearchFilter, limit: int, with_payload: bool) -> list:
         """Scored points with payload: the ``limit`` best by the better of ``query``'s cosine with
         ``DENSE`` and its best cosine with a row of ``SENTENCES`` (a point without sentences: DENSE)."""
         raise NotImplementedError

@@ -162,13 +162,14 @@ class EdgeVectorStore(QdrantStore):
         except Exception as exc:
             raise StoreError(f"Qdrant Edge query failed on {self.path}: {exc}") from exc
 
-    def _nearest_best(self, query: list[float], flt: SearchFilter, limit: int) -> list:
+    def _nearest_best(self, query: list[float], flt: SearchFilter, limit: int, with_payload: bool) -> list:
         where = edge_filter(flt)
         prefetches = [qe.Prefetch(limit=limit, query=qe.Query.Nearest(query, using=DENSE), filter=where),
                       qe.Prefetch(limit=limit, query=qe.Query.Nearest([query], using=SENTENCES), filter=where)]
         best = qe.Formula(qe.Expression.Max([qe.Expression.Variable(v) for v in BEST_OF]),
                           defaults={v: NOT_FOUND for v in BEST_OF})
-        request = qe.QueryRequest(limit=limit, query=best, prefetches=prefetches, with_payload=True, with_vector=False)
+        request = qe.QueryRequest(limit=limit, query=best, prefetches=prefetches, with_payload=with_payload,
+                                  with_vector=False)
         try:
             return self._shard.query(request)
         except Exception as exc:

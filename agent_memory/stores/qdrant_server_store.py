@@ -168,14 +168,14 @@ class QdrantServerVectorStore(QdrantStore):
         return self._call("query", self._client.query_points, self.collection, query=query, using=using,
                           query_filter=qdrant_filter(flt), limit=limit, with_payload=True, with_vectors=False).points
 
-    def _nearest_best(self, query: list[float], flt: SearchFilter, limit: int) -> list:
+    def _nearest_best(self, query: list[float], flt: SearchFilter, limit: int, with_payload: bool) -> list:
         where = qdrant_filter(flt)
         prefetch = [models.Prefetch(query=query, using=DENSE, filter=where, limit=limit),
                     models.Prefetch(query=[query], using=SENTENCES, filter=where, limit=limit)]
         best = models.FormulaQuery(formula=models.MaxExpression(max=list(BEST_OF)),
                                    defaults={v: NOT_FOUND for v in BEST_OF})
         return self._call("query", self._client.query_points, self.collection, prefetch=prefetch, query=best,
-                          limit=limit, with_payload=True, with_vectors=False).points
+                          limit=limit, with_payload=with_payload, with_vectors=False).points
 
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:
         return self._call("retrieve", self._client.retrieve, self.collection, ids, with_payload=with_payload,

@@ -231,6 +231,19 @@ def test_dense_search_ranks_nearest_first(store):
         store.search_dense(np.ones(DIM + 1), SearchFilter(tenant="A"), 3)
 
 
+def test_rank_dense_gives_the_dense_searchs_ids_and_scores(store):
+    items = [make_item(f"item {i}", start=i, kind="turn" if i % 2 else "chunk") for i in range(DIM)]
+    put(store, items, np.stack([onehot(i, noise=0.2, seed=i) for i in range(DIM)]))
+    query = onehot(5) * 0.9 + onehot(2) * 0.3
+    for flt in (SearchFilter(tenant="A"), SearchFilter(tenant="A", kinds=["turn"]), SearchFilter(tenant="B")):
+        full = store.search_dense(query, flt, 4)
+        ranked = store.rank_dense(query, flt, 4)
+        assert [i for i, _ in ranked] == [h.item.id for h in full]
+        assert [s for _, s in ranked] == pytest.approx([h.score for h in full], abs=1e-6)
+    with pytest.raises(DimensionMismatchError):
+        store.rank_dense(np.ones(DIM + 1), SearchFilter(tenant="A"), 3)
+
+
 def test_sparse_search_applies_idf(store):
     # Same length, one match each: without IDF "banana" and "zephyr" docs would tie.
     common = [make_item(f"banana orchard note{i}", start=i) for i in range(8)]
