@@ -131,7 +131,8 @@ class RetrievalPipeline:
         # Read once: every step of this question sees the same spaces (the read is renewed every few
         # seconds, and could otherwise change between the steps).
         spaces = self.services.vectors.occupied_spaces(tenant)
-        directory = self._speaker_directory(tenant)
+        wanted = self.config.dense_without_speakers or "speakers" in self.routes
+        directory = self._speaker_directory(tenant) if wanted else {}
         named = named_in(question, sorted(set().union(*directory.values()))) if directory else set()
         query.speakers = {space: sorted(found & named) for space, found in directory.items() if found & named}
         unnamed = unnamed_among(question, directory, spaces) if self.config.dense_without_speakers else None

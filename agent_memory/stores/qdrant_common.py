@@ -383,8 +383,9 @@ class QdrantStore:
         raise NotImplementedError
 
     def _nearest_best(self, query: list[float], flt: SearchFilter, limit: int, with_payload: bool) -> list:
-        """Scored points with payload: the ``limit`` best by the better of ``query``'s cosine with
-        ``DENSE`` and its best cosine with a row of ``SENTENCES`` (a point without sentences: DENSE)."""
+        """Scored points, with their payloads when asked: the ``limit`` best by the better of
+        ``query``'s cosine with ``DENSE`` and its best cosine with a row of ``SENTENCES`` (a point
+        without sentences: DENSE)."""
         raise NotImplementedError
 
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:
