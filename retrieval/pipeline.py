@@ -27,7 +27,6 @@ from .fusion import fuse
 from .links import LinkFollower, spread
 from .pages import Pages
 from .rerank import DefaultReranker, Reranker
-from .rerank.signals import named_in
 from .rewrite import QueryRewriter
 from .routes import (
     DenseRoute,
@@ -40,7 +39,7 @@ from .routes import (
     SummaryRoute,
     passes,
 )
-from .speakers import Unnamed, unnamed, unnamed_among
+from .speakers import Unnamed, named_by_space, unnamed, unnamed_from
 from .stored_vectors import context_similarity, fill_dense, with_sentences
 from .types import Candidate, Decision, PromptResult
 from .validity import order_facts
@@ -131,11 +130,9 @@ class RetrievalPipeline:
         # Read once: every step of this question sees the same spaces (the read is renewed every few
         # seconds, and could otherwise change between the steps).
         spaces = self.services.vectors.occupied_spaces(tenant)
-        wanted = self.config.dense_without_speakers or "speakers" in self.routes
-        directory = self._speaker_directory(tenant) if wanted else {}
-        named = named_in(question, sorted(set().union(*directory.values()))) if directory else set()
-        query.speakers = {space: sorted(found & named) for space, found in directory.items() if found & named}
-        unnamed = unnamed_among(question, directory, spaces) if self.config.dense_without_speakers else None
+        needs_directory = self.config.dense_without_speakers or "speakers" in self.routes
+        query.speakers = named_by_space(question, self._speaker_directory(tenant)) if needs_directory else {}
+        unnamed = unnamed_from(question, query.speakers, spaces) if self.config.dense_without_speakers else None
         query.dense = self._encode(question, spaces, unnamed, decisions)
         lap("encode")
 

@@ -42,15 +42,27 @@ def unnamed(question: str, hits: Iterable[ScoredItem], embedder, occupied: Seque
     return unnamed_among(question, by_space, occupied)
 
 
+def named_by_space(question: str, speakers: Mapping[str, set[str]]) -> dict[str, list[str]]:
+    """Space → the speakers of its turns that the question names (``speakers``: space → the
+    speakers of its turns, e.g. the tenant's directory, ``SpacedVectorStore.speakers``); spaces
+    where it names none are left out."""
+    named = named_in(question, sorted(set().union(*speakers.values()))) if speakers else set()
+    return {space: sorted(found & named) for space, found in speakers.items() if found & named}
+
+
 def unnamed_among(question: str, speakers: Mapping[str, set[str]], occupied: Sequence[str]) -> Unnamed | None:
-    """The question without the speakers it names, for the spaces those speakers' turns live in
-    (``speakers``: space → the speakers of its turns, e.g. the tenant's directory,
-    ``SpacedVectorStore.speakers``); None when it names none there."""
-    named = named_in(question, sorted(set().union(*speakers.values())))
+    """The question without the speakers it names, for the spaces those speakers' turns live in;
+    None when it names none there."""
+    return unnamed_from(question, named_by_space(question, speakers), occupied)
+
+
+def unnamed_from(question: str, named: Mapping[str, Sequence[str]], occupied: Sequence[str]) -> Unnamed | None:
+    """``unnamed_among`` from the speakers already found named, per space (``named_by_space``)."""
+    names = sorted({name for found in named.values() for name in found})
     # Not "the text changed": without_names also tidies spaces, and a question with a double
     # space was re-embedded for nothing (4 of 100 HotpotQA questions at 11k mixed items).
-    stripped = without_names(question, sorted(named))
-    if not named or not stripped.strip():
+    stripped = without_names(question, names)
+    if not names or not stripped.strip():
         return None
-    spaces = {space for space, found in speakers.items() if found & named} & set(occupied)
+    spaces = set(named) & set(occupied)
     return Unnamed(stripped, frozenset(spaces)) if spaces else None
