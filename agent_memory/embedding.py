@@ -136,11 +136,16 @@ class E5Embedder:
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        out = []
+        # Texts of similar length share a batch: the engine pads a batch to its longest text (the
+        # same vectors, 11% less time on CMRC paragraphs cut at 300 characters, shuffled).
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
         with self._lock:
-            for start in range(0, len(texts), self.batch_size):
-                out.append(np.asarray(self._model.passage(list(texts[start : start + self.batch_size])), dtype=np.float32))
-        return np.vstack(out).reshape(len(texts), self.dimension)
+            for start in range(0, len(order), self.batch_size):
+                rows = order[start : start + self.batch_size]
+                vectors = np.asarray(self._model.passage([texts[i] for i in rows]), dtype=np.float32)
+                out[rows] = vectors.reshape(len(rows), self.dimension)
+        return out
 
     def question_encoder(self):
         """The ONNX Runtime question encoder (agent_memory/onnx_e5.py), built on the first question
