@@ -11,7 +11,7 @@ A point stored before that existed lacks it: the reranker builds its text here
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from agent_memory.records import MemoryItem
 
@@ -91,30 +91,6 @@ def turn_context_texts(services, units: Sequence, wanted: Sequence | None = None
     for tenant, firsts in lookup.items():
         found = previous_turns(services, tenant, firsts)
         out.update((i.id, context_text(i, found.get(i.id))) for i in firsts)
-    return out
-
-
-def context_vectors(embedder, items: Sequence[MemoryItem], texts: Sequence[str], dense, spaces: Sequence[str],
-                    contexts: Mapping[str, str]) -> list:
-    """Per item, the vector its point stores as ``context``: for a turn, its context text
-    (``contexts``, by item id; else its own text) embedded in the turn's own space, its own
-    vector when that text is its own (a first turn, a later piece of a long turn); None for other
-    kinds, whose context is their own text. Only texts that differ from the item's are embedded."""
-    out: list = []
-    fresh: list[tuple[int, str]] = []  # (row, context text) to embed
-    for row, (item, own) in enumerate(zip(items, texts)):
-        text = contexts.get(item.id) or own
-        if item.kind != "turn":
-            out.append(None)
-        elif text == own:
-            out.append(dense[row])
-        else:
-            out.append(None)
-            fresh.append((row, text))
-    if fresh:
-        vectors = embedder.embed_documents([t for _, t in fresh], [spaces[r] for r, _ in fresh])
-        for (row, _), vector in zip(fresh, vectors):
-            out[row] = vector
     return out
 
 

@@ -26,17 +26,17 @@ from agent_memory.services import Services
 from agent_memory.updates import said_at, supersede
 
 from . import sources as readers
-from .context import context_text, context_vectors, next_turns, turn_context_texts
+from .context import context_text, next_turns, turn_context_texts
 from .discovery import discover_files, file_source_id
 from .extraction import make_extractor
 from .items import ItemBuilder, SourceItems, embedding_text, stamp_terms
 from .lock import ingest_lock
 from .report import IngestReport
-from .sentences import sentence_vectors
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
 from .splitting import Splitter
 from .summarize import make_summarizer
 from .upkeep import stamp_expiry, stamp_importance
+from .vectors import point_vectors
 
 log = logging.getLogger(__name__)
 BATCH_SOURCES = 256
@@ -427,20 +427,15 @@ class IngestionPipeline:
         stamp_terms(items)  # the reranker's terms signal (items.py)
         texts = [text for unit in units for text in unit.embed_texts()]
         embedder = self.services.embedder
-        before = embedder.computed
         spaces = embedder.spaces_for(texts)  # each text by the model that reads its language
-        dense = embedder.embed_documents(texts, spaces)
-        report.embeddings_computed += embedder.computed - before
-        sparse = self.services.sparse_encoder.encode_documents(texts)
-        # Each turn read after the turn before it, stored with it (ingest/context.py).
+        # Each turn read after the turn before it (ingest/context.py), and a long turn's single
+        # sentences (ingest/sentences.py), stored inside its point: embedded with the items' own texts.
         contexts = {u.items[0].id: u.context_text for u in units if u.context_text and u.items}
-        before = embedder.computed
-        context = context_vectors(embedder, items, texts, dense, spaces, contexts)
-        # A long turn's single sentences, stored inside its point (ingest/sentences.py).
-        sentences = sentence_vectors(embedder, items, spaces, self.services.settings)
-        report.embeddings_computed += embedder.computed - before
-        self.services.vectors.upsert(items, dense, sparse, spaces=spaces, context=context, sentences=sentences,
-                                     may_move=may_move)
+        vectors = point_vectors(embedder, items, texts, spaces, contexts, self.services.settings)
+        report.embeddings_computed += vectors.computed
+        sparse = self.services.sparse_encoder.encode_documents(texts)
+        self.services.vectors.upsert(items, vectors.dense, sparse, spaces=spaces, context=vectors.context,
+                                     sentences=vectors.sentences, may_move=may_move)
         for item in items:
             if item.kind == "chunk":
                 report.chunks += 1

@@ -24,9 +24,9 @@ from agent_memory.records import MemoryItem, SearchFilter
 from agent_memory.services import STORED_EXTRAS, Services, read_index_format, write_index_format
 from agent_memory.sparse import SPARSE_FORMAT
 
-from .context import context_texts_for, context_vectors
+from .context import context_texts_for
 from .items import embedding_text, stamp_terms
-from .sentences import sentence_vectors
+from .vectors import point_vectors
 
 log = logging.getLogger(__name__)
 BATCH = 256
@@ -98,13 +98,10 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
             stamp_terms(batch)
             texts = [embedding_text(i) for i in batch]
             routed = spaces.spaces_for(texts)
-            before = spaces.computed
-            dense = spaces.embed_documents(texts, routed)
-            context = context_vectors(spaces, batch, texts, dense, routed, contexts)
-            sentences = sentence_vectors(spaces, batch, routed, settings)
-            report.embeddings_computed += spaces.computed - before
-            new.vectors.upsert(batch, dense, new.sparse_encoder.encode_documents(texts), spaces=routed,
-                               context=context, sentences=sentences)
+            vectors = point_vectors(spaces, batch, texts, routed, contexts, settings)
+            report.embeddings_computed += vectors.computed
+            new.vectors.upsert(batch, vectors.dense, new.sparse_encoder.encode_documents(texts), spaces=routed,
+                               context=vectors.context, sentences=vectors.sentences)
             report.items += len(batch)
         dropped = old_models - set(spaces.embedders)
     for model in sorted(dropped):

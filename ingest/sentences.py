@@ -19,10 +19,6 @@ of 56. Figures of the whole product in docs/evaluation.md.
 
 from __future__ import annotations
 
-from typing import Sequence
-
-import numpy as np
-
 from agent_memory.records import MemoryItem
 from agent_memory.text import split_sentences, words
 
@@ -47,22 +43,3 @@ def sentence_texts(item: MemoryItem, settings) -> list[str]:
     if len(sentences) < 2:
         return []  # one sentence: the turn's own vector is that sentence's
     return [f"{speaker}: {s}" for s in sentences]
-
-
-def sentence_vectors(embedder, items: Sequence[MemoryItem], spaces: Sequence[str], settings) -> list:
-    """Per item, an (n, dimension) array of its sentence vectors in the item's own space, or None."""
-    texts: list[str] = []
-    rows: list[tuple[int, int, int]] = []  # (item row, first text, end)
-    for row, item in enumerate(items):
-        found = sentence_texts(item, settings)
-        if found:
-            rows.append((row, len(texts), len(texts) + len(found)))
-            texts += found
-    out: list = [None] * len(items)
-    if not texts:
-        return out
-    owner = [spaces[row] for row, start, end in rows for _ in range(start, end)]
-    vectors = embedder.embed_documents(texts, owner)
-    for row, start, end in rows:
-        out[row] = np.asarray(vectors[start:end], dtype=np.float32)
-    return out

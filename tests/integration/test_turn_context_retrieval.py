@@ -3,6 +3,8 @@ on real stores and embeddings."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -159,7 +161,9 @@ def test_a_store_without_context_vectors_is_served_then_reindexed(settings, monk
     # The same memory as ingested before turn-context vectors were stored.
     with build_services(settings) as services:
         with monkeypatch.context() as patch:
-            patch.setattr(ingest.pipeline, "context_vectors", lambda *a: [None] * len(a[1]))
+            served_vectors = ingest.pipeline.point_vectors
+            patch.setattr(ingest.pipeline, "point_vectors",
+                          lambda *a: dataclasses.replace(served_vectors(*a), context=[None] * len(a[1])))
             ingest_dialogue(services, LINES, session_id="old")
         [old_reply] = services.vectors.get(services.catalog.get_many("default", ["old/t2"])["old/t2"].item_ids)
         assert "context" not in services.vectors.stored_vectors([old_reply.id])[old_reply.id][1]
@@ -177,3 +181,16 @@ def test_a_store_without_context_vectors_is_served_then_reindexed(settings, monk
     assert computed == 0 and {i for i, _ in again} == {i for i, _ in served}
     # The same scores (the two sessions say the same things, so ties may swap places).
     assert np.allclose(sorted(s for _, s in again), sorted(s for _, s in served), atol=1e-4)
+
+
+def test_a_batch_s_own_texts_and_context_texts_go_to_the_model_in_one_call(services, monkeypatch):
+    # One call lets the model sort every text of the batch by length (ingest/vectors.py).
+    model = services.embedder.embedders[services.embedder.default].inner
+    calls: list[list[str]] = []
+    encode = model.embed_documents
+    monkeypatch.setattr(model, "embed_documents", lambda texts: calls.append(list(texts)) or encode(texts))
+    ingest_dialogue(services, LINES)
+    contexts = [t for t in calls[0] if "\n" in t]
+    assert len(calls) == 1 and len(contexts) == len(LINES) - 1  # every turn but the first has one
+    _, vectors = _stored(services, "chat/t2")
+    assert np.allclose(vectors["context"], _bare(services, [contexts[1]])[0], atol=1e-5)
