@@ -20,6 +20,7 @@ of 56. Figures of the whole product in docs/evaluation.md.
 from __future__ import annotations
 
 from agent_memory.records import MemoryItem
+from agent_memory.roles import speaker_role
 from agent_memory.text import split_sentences, words
 
 
@@ -27,8 +28,8 @@ def may_store_sentences(item: MemoryItem, settings) -> bool:
     """Whether ``item`` is a turn of a listed speaker (cheap: the reranker asks it of every candidate)."""
     if item.kind != "turn" or not settings.sentence_vector_speakers:
         return False
-    speaker = str(item.metadata.get("speaker") or "").lower()
-    return any(speaker == s.lower() for s in settings.sentence_vector_speakers)
+    role = speaker_role(item.metadata.get("speaker"))  # "用户" is the user (agent_memory/roles.py)
+    return any(role == speaker_role(s) for s in settings.sentence_vector_speakers)
 
 
 def sentence_texts(item: MemoryItem, settings) -> list[str]:

@@ -86,7 +86,8 @@ class RetrievalConfig(StrictModel):
     speaker_named: float = Field(default=3.0, ge=0, description="boost for turns by a speaker the question names")
     speaker_prior: dict[str, float] = Field(
         default_factory=lambda: {"assistant": -1.0},
-        description="rerank offset for turns by a speaker: an assistant's turns mostly restate what it was asked")
+        description="rerank offset for turns by a speaker or role (a role under any of its labels, in English or "
+                    "Chinese: agent_memory/roles.py): an assistant's turns mostly restate what it was asked")
     length_signal: float = Field(default=3.0, ge=0,
                                  description="rerank penalty per doubling of a turn's length beyond length_words")
     length_words: int = Field(default=60, ge=1, description="turns up to this many words carry no length penalty")

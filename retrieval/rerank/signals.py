@@ -13,12 +13,10 @@ from typing import Sequence
 
 import numpy as np
 
+from agent_memory.roles import is_role, speaker_role
 from agent_memory.text import estimated_words, keyword_terms, terms_in
 
 from ..types import Candidate
-
-# Roles, not names: "the user" in a question is a topic word, and LongMemEval's turns are all one of these.
-_ROLES = {"user", "assistant", "system", "tool", "human", "ai"}
 
 
 def standardize(values: np.ndarray) -> np.ndarray:
@@ -57,9 +55,10 @@ def speaker_named(query: str, candidates: Sequence[Candidate]) -> np.ndarray:
 
 def speaker_prior(candidates: Sequence[Candidate], prior: dict[str, float]) -> np.ndarray:
     """A fixed offset per speaker of a turn: an assistant's turns mostly restate what it was asked,
-    the user's turns hold the user's facts (LongMemEval: -1.0 for the assistant)."""
-    lowered = {k.lower(): v for k, v in prior.items()}
-    return np.array([lowered.get(str(c.item.metadata.get("speaker", "")).lower(), 0.0) if c.item.kind == "turn"
+    the user's turns hold the user's facts (LongMemEval: -1.0 for the assistant). A role is found
+    under any of its labels (agent_memory/roles.py: "助手" is the assistant)."""
+    by_role = {speaker_role(k): v for k, v in prior.items()}
+    return np.array([by_role.get(speaker_role(c.item.metadata.get("speaker")), 0.0) if c.item.kind == "turn"
                      else 0.0 for c in candidates])
 
 
@@ -130,7 +129,8 @@ def importance(candidates: Sequence[Candidate], half_life_days: float, now: floa
 
 def _names_pattern(names: Sequence[str]) -> re.Pattern | None:
     """The names as written, with their possessive 's; roles and names of two letters or less never."""
-    names = [n for n in names if len(n) > 2 and n.lower() not in _ROLES]
+    # Roles, not names: "the user" in a question is a topic word, and LongMemEval's turns are all roles.
+    names = [n for n in names if len(n) > 2 and not is_role(n)]
     if not names:
         return None
     return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))

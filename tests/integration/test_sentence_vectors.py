@@ -53,6 +53,8 @@ def test_only_long_turns_of_the_listed_speakers_split_into_sentences(settings):
     assert sentence_texts(chunk, settings) == []
     chinese = "我们计划明年春天去日本旅行两周。" * 3 + "顺便说一下，我妹妹刚领养了一只叫皮克的灰狗。请帮我安排每天的行程和预算。"
     assert len(sentence_texts(turn("user", chinese), settings)) == 5
+    assert len(sentence_texts(turn("用户", chinese), settings)) == 5  # the user under its Chinese label
+    assert sentence_texts(turn("助手", chinese), settings) == []
     off = settings.model_copy(update={"sentence_vector_speakers": []})
     assert sentence_texts(turn("user", REQUEST), off) == []
 

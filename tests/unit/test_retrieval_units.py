@@ -328,6 +328,20 @@ def test_speaker_prior_ranks_the_users_turn_above_the_assistants_echo():
     assert order({"assistant": 0.0, "user": -1.0}) == ["a", "u"]  # merged into the default's prior
 
 
+def test_a_role_is_one_role_under_its_chinese_label():
+    from agent_memory.roles import is_role, speaker_role
+    from retrieval.rerank import DefaultReranker
+
+    assert speaker_role("助手") == speaker_role("Assistant") == "assistant" and speaker_role("用户") == "user"
+    assert speaker_role("小林") == "小林" and not is_role("小林") and is_role("助手")
+    turns = [Candidate(item=MemoryItem(id=i, tenant="default", source_id=f"s/{i}", kind="turn",
+                                       text="社区上个月的运动会的人数是69人。", metadata={"speaker": speaker}))
+             for i, speaker in (("a", "助手"), ("u", "小林"))]
+    ranked = DefaultReranker(load_preset()).rerank("社区运动会去了几个人？", turns,
+                                                   lambda cands, signal: np.ones(len(cands)))
+    assert [c.item.id for c in ranked] == ["u", "a"]  # the served prior, set on "assistant", holds for 助手
+
+
 def test_a_long_turn_must_earn_its_room_but_a_chunk_is_left_alone():
     from retrieval.rerank import DefaultReranker
 
