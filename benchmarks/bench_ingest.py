@@ -35,6 +35,7 @@ from ingest.pipeline import IngestionPipeline  # noqa: E402
 from ingest.report import IngestReport  # noqa: E402
 from ingest.sources import paragraph_source_id  # noqa: E402
 from ingest.transcripts import locomo_turns  # noqa: E402
+from retrieval.evaluation.datasets import load_dataset  # noqa: E402
 
 EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
 
@@ -49,12 +50,9 @@ def load_inputs(hotpot_limit: int | None, locomo_limit: int | None, cmrc_limit: 
                 docs.append(Document(source_id=sid, title=ctx["title"], text=ctx["paragraph_text"], tenant="hotpot"))
     turns = [t for rec in json.loads((EVAL / "locomo_dev.json").read_text())[:locomo_limit]
              for t in locomo_turns(rec, "locomo")]
-    chinese = []
-    for article in json.loads((EVAL / "cmrc2018_trial.json").read_text())["data"]:
-        for para in article.get("paragraphs") or []:
-            if len(chinese) < cmrc_limit and para.get("context", "").strip():
-                chinese.append(Document(source_id=str(para.get("id")), title=str(article.get("title", "")),
-                                        text=para["context"], tenant="cmrc"))
+    # CMRC's paragraphs as the harness ingests them (its loader: source IDs, titles, one tenant).
+    cmrc = load_dataset(EVAL / "cmrc2018_trial.json")
+    chinese = cmrc.material(cmrc.tenants_for(cmrc.questions)[0]).documents[:cmrc_limit] if cmrc_limit else []
     return docs[:hotpot_limit] + chinese, turns
 
 
