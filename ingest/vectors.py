@@ -52,7 +52,7 @@ def point_vectors(embedder, items: Sequence[MemoryItem], texts: Sequence[str], s
             extra += found
             extra_spaces += [spaces[row]] * len(found)
             sentence_rows.append((row, start, start + len(found)))
-    before = getattr(embedder, "computed", 0)
+    before = embedder.computed
     vectors = embedder.embed_documents(list(texts) + extra, list(spaces) + extra_spaces)
     dense = vectors[:own]
     # A turn whose context is its own text (a session's first turn, a later piece of a long turn)
@@ -63,4 +63,4 @@ def point_vectors(embedder, items: Sequence[MemoryItem], texts: Sequence[str], s
     sentences: list = [None] * len(items)
     for row, start, end in sentence_rows:
         sentences[row] = np.asarray(vectors[start:end], dtype=np.float32)
-    return PointVectors(dense, context, sentences, getattr(embedder, "computed", 0) - before)
+    return PointVectors(dense, context, sentences, embedder.computed - before)
