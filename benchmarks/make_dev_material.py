@@ -131,7 +131,10 @@ def chinese_names(articles: list[tuple[str, str]]) -> ChineseNames:
             ns[word] += 1
         elif flag == "nt" and re.search(r"(大学|学院|公司|银行|医院|电台|电视|集团|中学)$", word):
             nt[word] += 1
-    cities = sorted(w for w in ns if f"{w}市" in text or ns[w] >= 10)
+    # A city is a place name the articles write as one ("<name>市"): jieba also tags common nouns and
+    # regions as places ("城市", city itself; "巴士", "长约"), and a statement whose place is the word
+    # "city" matches every "哪个城市" question word for word.
+    cities = sorted(w for w in ns if f"{w}市" in text and not (w.endswith("市") and w[:-1] in ns))
     return ChineseNames(sorted(nr), cities, sorted(nt))
 
 
