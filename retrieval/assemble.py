@@ -53,6 +53,10 @@ TITLES = {"facts": "## Known facts", "summaries": "## Summaries", "passages": "#
           "recent": "## Recent conversation"}
 
 
+# More characters than any text has per token (cl100k: about 4 in English prose, under 2 in Chinese).
+_MAX_CHARS_PER_TOKEN = 8
+
+
 def tag(source_id: str) -> str:
     # Encoded: no file name can end or split its tag (agent_memory/citations.py).
     return citation_tag(source_id)
@@ -299,12 +303,17 @@ class Assembler:
         # share of the passages' room, a passage is compressed to its question-bearing sentences.
         cap = int(free * self.config.max_passage_share) if self.config.max_passage_share < 1 else None
         for rank, cand in enumerate(passages):
-            if free < self.config.min_compressed_tokens:
-                # Not even a compressed passage fits any more: the rest are cut, unread.
+            if free <= 0:
                 result.assembly_drops.extend(Decision("assemble", c.item.source_id, "dropped", "budget full")
                                       for c in passages[rank:])
                 break
             item = cand.item
+            if free < self.config.min_compressed_tokens and len(item.text) > free * _MAX_CHARS_PER_TOKEN:
+                # No compressed passage fits any more, but a short one that fits whole still does
+                # (a 20-token note in the last 23 tokens): the rest are read for those; a text this
+                # long cannot be one, and is not counted.
+                result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "budget full"))
+                continue
             if item.source_id in used_sources and item.kind == "turn":
                 result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "already in recent turns"))
                 continue

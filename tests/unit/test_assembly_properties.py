@@ -243,3 +243,28 @@ def test_recent_turns_stay_within_their_share_including_the_session_header():
     result = Assembler(counter, CONFIG).assemble("q?", 100, facts=[], summaries=[], passages=[], recent=[turn],
                                                  entities=[])
     assert result.sections.get("recent", 0) <= int(100 * CONFIG.shares.recent), result.sections
+
+
+def test_a_short_passage_that_fits_whole_is_placed_after_the_room_for_a_compressed_one_is_gone():
+    """The last tokens of the budget still hold a note that fits whole; a long passage ranked
+    before it, which could only be compressed and no longer can be, does not stop it."""
+    counter = COUNTERS["cl100k"]
+
+    def chunk(n, text):
+        return Candidate(item=MemoryItem(id=f"c{n}", tenant="default", source_id=f"doc-{n}", kind="chunk",
+                                         text=text), final=1.0)
+
+    notes = [chunk(n, f"The {name} greenhouse sensor reports every second.")
+             for n, name in enumerate(["north", "south", "east"])]
+    short = chunk(9, "Acme was founded in 2009.")
+    long = chunk(5, " ".join(["Paragraph about shipping schedules and logistics."] * 60))
+    question = "When was Acme founded?"
+    # The rendered prompt of all four, plus the few tokens the packer's line estimates run above it.
+    budget = Assembler(counter, CONFIG).assemble(question, 10_000, facts=[], summaries=[], passages=notes + [short],
+                                                 recent=[], entities=[]).total_tokens + 6
+    result = Assembler(counter, CONFIG).assemble(question, budget, facts=[], summaries=[],
+                                                 passages=notes + [long, short], recent=[], entities=[])
+    placed = [p.source_id for p in result.passages]
+    assert placed == ["doc-0", "doc-1", "doc-2", "doc-9"], placed
+    assert result.total_tokens <= budget
+    assert any(d.target == "doc-5" and d.action == "dropped" for d in result.assembly_drops)
