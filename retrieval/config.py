@@ -136,6 +136,10 @@ class RetrievalConfig(StrictModel):
     # -- de-duplication and assembly -------------------------------------------------------------
     near_duplicate: float = Field(default=0.95, gt=0, le=1,
                                   description="cosine above which a passage may be a near-duplicate of a kept one")
+    near_duplicate_new_numbers: bool = Field(
+        default=True, description="a passage holding a number the kept one lacks is never its near-duplicate: "
+        "templated statements one word and one number apart pass the cosine and word tests and state different "
+        "facts (retrieval/dedup.py)")
     min_compressed_tokens: int = Field(default=24, ge=1, description="a compressed passage shorter than this is dropped")
     max_passage_share: float = Field(default=0.4, gt=0, le=1,
                                      description="a passage above this share of the room is compressed")

@@ -10,9 +10,11 @@ from .types import Candidate, Decision
 
 
 def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_duplicate: float,
-                decisions: list[Decision], spaces: list[str] | None = None) -> list[Candidate]:
+                decisions: list[Decision], spaces: list[str] | None = None,
+                new_numbers_distinct: bool = True) -> list[Candidate]:
     """Keep the better-scored of each duplicate pair (candidates arrive best first). ``spaces``: the
-    embedding space of each row of ``vectors``; rows of two spaces are never compared by cosine."""
+    embedding space of each row of ``vectors``; rows of two spaces are never compared by cosine.
+    ``new_numbers_distinct``: a passage with a number the kept one lacks is never its near-duplicate."""
     kept: list[Candidate] = []
     kept_rows: list[int] = []
     # Every pair's cosine at once (one matrix product), rows of two spaces never close: cheaper than
@@ -50,7 +52,8 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                 for best in close[np.argsort(-sims[close])]:
                     other = kept[int(best)].item
                     shared = words_covered(item.text, by=other.text)
-                    if shared >= NEAR_DUPLICATE_WORDS:
+                    if shared >= NEAR_DUPLICATE_WORDS and not (new_numbers_distinct
+                                                               and new_numbers(item.text, by=other.text)):
                         reason = (f"near-duplicate of {other.id} (cosine {sims[best]:.3f},"
                                   f" {shared:.0%} of words shared)")
                         break
@@ -74,6 +77,14 @@ def words_covered(text: str, by: str) -> float:
     if not own:
         return 1.0 if not other else 0.0
     return len(own & other) / len(own)
+
+
+def new_numbers(text: str, by: str) -> frozenset[str]:
+    """The numbers ``text`` holds and ``by`` does not. Two statements one template apart ("the
+    family's dinner had 56 people" / "the classmates' dinner had 6 people", "on 7 May" / "on 8
+    May") share most words and a cosine above 0.95, and say different things: the number is the
+    fact. A passage sent twice keeps its numbers."""
+    return frozenset(t for t in keyword_set(text) - keyword_set(by) if any(ch.isdigit() for ch in t))
 
 
 def _overlap(a, b) -> float:

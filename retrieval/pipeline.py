@@ -169,7 +169,8 @@ class RetrievalPipeline:
                                       f"below the best {len(offered)} offered to the prompt"))
         vectors = self._candidate_vectors(offered) if offered else None
         spaces = self._spaces(offered, "vector") if offered else None
-        kept = deduplicate(offered, vectors, self.config.near_duplicate, decisions, spaces=spaces)
+        kept = deduplicate(offered, vectors, self.config.near_duplicate, decisions, spaces=spaces,
+                           new_numbers_distinct=self.config.near_duplicate_new_numbers)
         recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
         summaries = _give_way(deduplicate(
             [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],

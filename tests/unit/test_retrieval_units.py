@@ -11,7 +11,7 @@ from agent_memory.text import split_sentences
 from agent_memory.tokens import TiktokenCounter
 from retrieval.compress import GAP, compress
 from retrieval.config import PRESETS, RetrievalConfig, load_preset
-from retrieval.dedup import deduplicate
+from retrieval.dedup import deduplicate, new_numbers
 from retrieval.fusion import fuse
 from retrieval.rerank.signals import named_in, speaker_named, term_coverage
 from retrieval.types import Candidate, Decision
@@ -192,6 +192,24 @@ def test_a_longer_passage_holding_a_kept_shorter_one_is_not_its_duplicate():
     kept = deduplicate(candidates(short, lead, copy), vectors, 0.95, decisions)
     assert [c.item.id for c in kept] == ["c2", "c0"]
     assert [(d.target, d.action) for d in decisions] == [("c9", "dropped")]
+
+
+def test_statements_one_word_and_one_number_apart_are_not_duplicates():
+    # Two templated statements: a cosine of 0.969 and 8 of 10 words shared, and different facts.
+    vectors = np.array([[1.0, 0.0], [0.969, 0.247], [0.99, 0.141]], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    classmates = item("n1", "note-1", text="记一下：高中同学明年三月的年会的人数是6人。")
+    family = item("n2", "note-2", text="记一下：家族明年三月的年会的人数是56人。")
+    resent = item("n3", "note-3", text="记一下：高中同学明年三月的年会人数是6人！")
+    decisions: list[Decision] = []
+    kept = deduplicate(candidates(classmates, family, resent), vectors, 0.95, decisions)
+    assert [c.item.id for c in kept] == ["n1", "n2"]
+    assert [(d.target, d.action) for d in decisions] == [("n3", "dropped")]
+    # The switch off: the number does not count, and the family's statement goes as well.
+    assert [c.item.id for c in deduplicate(candidates(classmates, family, resent), vectors, 0.95, [],
+                                           new_numbers_distinct=False)] == ["n1"]
+    assert new_numbers("Caroline went to the support group on 8 May 2023.",
+                       by="Caroline went to the support group on 7 May 2023.") == {"8"}
 
 
 def test_dropped_candidate_does_not_shadow_later_ones():
