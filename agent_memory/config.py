@@ -87,6 +87,12 @@ class Settings(BaseSettings):
     sentence_min_words: int = Field(
         default=4, ge=1, description="Words a sentence needs to get a vector (shorter ones say little alone).")
 
+    # Turn contexts (ingest/context.py): a turn is embedded a second time read after the turn before it.
+    turn_context_previous_max_words: int = Field(
+        default=60, ge=0, description="A turn after a turn (its last piece) of more than this many words is read "
+        "alone: a statement made after a recited article does not answer it. Applies to turns written "
+        "afterwards; `agent-memory reindex --all` rewrites the others.")
+
     # LLM (any OpenAI-compatible endpoint). Without a model, every LLM step falls back offline.
     llm_base_url: str | None = None
     llm_api_key: str | None = None

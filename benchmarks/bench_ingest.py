@@ -56,12 +56,12 @@ def load_inputs(hotpot_limit: int | None, locomo_limit: int | None, cmrc_limit: 
     return docs[:hotpot_limit] + chinese, turns
 
 
-def embedded_contexts(turn_items) -> list[str]:
+def embedded_contexts(turn_items, previous_max_words: int) -> list[str]:
     """What the job embeds beyond a session's own texts: each turn read after the one before it
     (its stored context vector, ingest/context.py); a context equal to a turn's own text (a
     session's first turn) is not embedded twice."""
     own = {embedding_text(pieces[0]) for pieces in turn_items if pieces}
-    return [t for t in session_context_texts(turn_items) if t not in own]
+    return [t for t in session_context_texts(turn_items, previous_max_words) if t not in own]
 
 
 def bare_encode(services, texts: list[str]) -> float:
@@ -109,7 +109,7 @@ def main() -> None:
             turn_items = [pipeline.builder.turn(turn, seq).items for seq, turn in enumerate(turns)]
             for items in turn_items:
                 texts += [embedding_text(i) for i in items]
-            contexts = embedded_contexts(turn_items)
+            contexts = embedded_contexts(turn_items, settings.turn_context_previous_max_words)
             encode_s = bare_encode(services, texts)
             context_s = bare_encode(services, contexts)
 

@@ -7,6 +7,11 @@ embeds it in the turn's own space and stores it with the turn's point (the named
 ``context``), so at question time it is read with the candidates, in whatever process asks.
 A point stored before that existed lacks it: the reranker builds its text here
 (``context_texts_for``) and embeds it, until ``agent-memory reindex`` stores it.
+
+A turn after a long one is read alone (``Settings.turn_context_previous_max_words``): a statement
+made after a recited article ("刚想起来，合唱团今年五一的年会的负责人是马库斯。") does not answer
+it, and read after it its vector is mostly the article's. Chat answers a short turn; what follows
+a long one rarely needs it to be understood (LoCoMo unchanged, docs/evaluation.md).
 """
 
 from __future__ import annotations
@@ -14,17 +19,22 @@ from __future__ import annotations
 from typing import Sequence
 
 from agent_memory.records import MemoryItem
+from agent_memory.text import words
 
 from .items import embedding_text
 
 
-def context_text(item: MemoryItem, previous: MemoryItem | None) -> str:
+def context_text(item: MemoryItem, previous: MemoryItem | None, previous_max_words: int) -> str:
+    """``item`` read after ``previous`` (the last piece of the turn before it), or alone when that is
+    longer than ``previous_max_words`` words or there is none."""
     own = embedding_text(item)
     if previous is not None:
-        return f"{embedding_text(previous)}\n{own}"
+        return own if len(words(previous.text)) > previous_max_words else f"{embedding_text(previous)}\n{own}"
     # A turn promoted from a live session carries the turn it answers (that one may not be stored).
     stated = item.metadata.get("previous_turn")
     if isinstance(stated, dict) and stated.get("text"):
+        if len(words(str(stated["text"]))) > previous_max_words:
+            return own
         return f"{stated.get('speaker', '')}: {stated['text']}\n{own}"
     return own
 
@@ -66,7 +76,8 @@ def previous_turns(services, tenant: str, items: Sequence[MemoryItem]) -> dict[s
 def context_texts_for(services, tenant: str, items: Sequence[MemoryItem]) -> list[str]:
     """One text per item: the item read after the turn before it (what ingestion embedded)."""
     previous = previous_turns(services, tenant, items)
-    return [context_text(i, previous.get(i.id)) for i in items]
+    limit = services.settings.turn_context_previous_max_words
+    return [context_text(i, previous.get(i.id), limit) for i in items]
 
 
 def turn_context_texts(services, units: Sequence, wanted: Sequence | None = None) -> dict[str, str]:
@@ -79,18 +90,19 @@ def turn_context_texts(services, units: Sequence, wanted: Sequence | None = None
     by_position = {(u.tenant, u.session_id, u.seq): u for u in turns if u.session_id and u.seq is not None}
     out: dict[str, str] = {}
     lookup: dict[str, list[MemoryItem]] = {}
+    limit = services.settings.turn_context_previous_max_words
     for unit in (turns if wanted is None else [u for u in wanted if u.kind == "turn" and u.items]):
         first = unit.items[0]
         before = by_position.get((unit.tenant, unit.session_id, (unit.seq or 0) - 1)) if unit.seq else None
         if before is not None:
-            out[first.id] = context_text(first, before.items[-1])
+            out[first.id] = context_text(first, before.items[-1], limit)
         elif unit.seq and unit.session_id:
             lookup.setdefault(unit.tenant, []).append(first)  # its previous turn was stored by an earlier job
         else:
-            out[first.id] = context_text(first, None)
+            out[first.id] = context_text(first, None, limit)
     for tenant, firsts in lookup.items():
         found = previous_turns(services, tenant, firsts)
-        out.update((i.id, context_text(i, found.get(i.id))) for i in firsts)
+        out.update((i.id, context_text(i, found.get(i.id), limit)) for i in firsts)
     return out
 
 
@@ -116,13 +128,13 @@ def next_turns(services, tenant: str, last_pieces: Sequence[MemoryItem]) -> dict
             if first_piece.get(pos) in items for before in befores}
 
 
-def session_context_texts(session_items: Sequence[Sequence[MemoryItem]]) -> list[str]:
+def session_context_texts(session_items: Sequence[Sequence[MemoryItem]], previous_max_words: int) -> list[str]:
     """Context texts of a session's turns given in order (each turn's items): ingestion embeds them."""
     texts: list[str] = []
     previous: MemoryItem | None = None
     for items in session_items:
         if not items:
             continue
-        texts.append(context_text(items[0], previous))
+        texts.append(context_text(items[0], previous, previous_max_words))
         previous = items[-1]
     return texts

@@ -377,7 +377,8 @@ class IngestionPipeline:
         pairs = list(refresh.values())
         spaces = embedder.spaces_for([embedding_text(item) for item, _ in pairs])  # where each turn lives
         before = embedder.computed
-        vectors = embedder.embed_documents([context_text(item, prev) for item, prev in pairs], spaces)
+        limit = self.services.settings.turn_context_previous_max_words
+        vectors = embedder.embed_documents([context_text(item, prev, limit) for item, prev in pairs], spaces)
         report.embeddings_computed += embedder.computed - before
         self.services.vectors.set_context({item.id: (space, vector)
                                            for (item, _), space, vector in zip(pairs, spaces, vectors)})

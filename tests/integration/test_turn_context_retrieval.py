@@ -39,7 +39,8 @@ def test_the_previous_turn_comes_from_the_store_when_it_is_not_a_candidate(inges
     [reply] = _items(ingested, "chat/t2")
     found = previous_turns(ingested, "default", [reply])
     assert found[reply.id].source_id == "chat/t1"
-    assert context_text(reply, found[reply.id]).startswith("Joanna: Busy too.")
+    assert context_text(reply, found[reply.id], ingested.settings.turn_context_previous_max_words).startswith(
+        "Joanna: Busy too.")
     [first] = _items(ingested, "chat/t0")
     assert previous_turns(ingested, "default", [first]) == {}
 

@@ -30,7 +30,8 @@ def test_significant_turns_are_promoted_and_recalled_with_their_session_source(s
         assert promoted.metadata["previous_turn"]["text"] == "Which courier should ship the 40 units?"
         from ingest.context import context_text, previous_turns
 
-        assert context_text(promoted, previous_turns(services, "acme", [promoted]).get(promoted.id)).startswith(
+        assert context_text(promoted, previous_turns(services, "acme", [promoted]).get(promoted.id),
+                            services.settings.turn_context_previous_max_words).startswith(
             "assistant: Which courier should ship the 40 units?\n")
         # Another tenant's working memory and promoted turns stay out of reach.
         assert not list(services.vectors.scroll(SearchFilter(tenant="default", kinds=["turn"])))

@@ -420,11 +420,36 @@ def test_context_texts_put_each_turn_after_the_one_before_it():
     session = [[turn(0, "Ann", "Can I borrow the tent?")],
                [turn(1, "Bo", "Sure, tomorrow."), turn(1, "Bo", "It has a torn flap.", piece=1)],
                [turn(2, "Ann", "Thanks!")]]
-    assert session_context_texts(session) == [
+    assert session_context_texts(session, 60) == [
         "Ann: Can I borrow the tent?",
         "Ann: Can I borrow the tent?\nBo: Sure, tomorrow.",
         "Bo: It has a torn flap.\nAnn: Thanks!",
     ]
+
+
+def test_a_turn_after_a_long_one_is_read_alone():
+    """A statement made after a recited article does not answer it: its context is its own text,
+    in English or Chinese (words counted as jieba segments them), and a promoted turn's stated
+    previous turn counts the same way."""
+    from ingest.context import context_text
+
+    def turn(i, speaker, text, **meta):
+        return MemoryItem(id=str(i), tenant="t", source_id=f"s/{i}", kind="turn", text=text,
+                          metadata={"speaker": speaker, "session_id": "s", "seq": i, **meta})
+
+    article_zh = turn(0, "助手", "四泉圣嘉禄堂是一座位于意大利罗马的天主教教堂，由建筑师博罗米尼设计。" * 6)
+    article_en = turn(0, "assistant", "The church of San Carlo stands in Rome and was designed by Borromini. " * 6)
+    statement = turn(1, "小林", "刚想起来，合唱团今年五一的年会的负责人是马库斯。")
+    assert context_text(statement, article_zh, 60) == "小林: 刚想起来，合唱团今年五一的年会的负责人是马库斯。"
+    assert context_text(statement, article_en, 60) == "小林: 刚想起来，合唱团今年五一的年会的负责人是马库斯。"
+    question = turn(0, "Ann", "Can I borrow the tent?")
+    assert context_text(statement, question, 60).startswith("Ann: Can I borrow the tent?\n")
+    # The limit is the setting's: a higher one reads the article too.
+    assert context_text(statement, article_en, 1000).startswith("assistant: The church")
+    promoted = turn(5, "user", "Yes, send it.", previous_turn={"speaker": "assistant", "text": article_en.text})
+    assert context_text(promoted, None, 60) == "user: Yes, send it."
+    promoted.metadata["previous_turn"] = {"speaker": "assistant", "text": "Ship the 40 units today?"}
+    assert context_text(promoted, None, 60) == "assistant: Ship the 40 units today?\nuser: Yes, send it."
 
 
 def test_a_misspelled_setting_is_refused_by_name():
