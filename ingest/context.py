@@ -25,11 +25,13 @@ from .items import embedding_text
 
 
 def context_text(item: MemoryItem, previous: MemoryItem | None, previous_max_words: int) -> str:
-    """``item`` read after ``previous`` (the last piece of the turn before it), or alone when that is
-    longer than ``previous_max_words`` words or there is none."""
+    """``item`` read after ``previous`` (the last piece of the turn before it), or alone when that turn
+    is longer than ``previous_max_words`` words (a turn stored in pieces always is: a piece holds
+    ``chunk_tokens``, and its last piece may be short) or there is none."""
     own = embedding_text(item)
     if previous is not None:
-        return own if len(words(previous.text)) > previous_max_words else f"{embedding_text(previous)}\n{own}"
+        long = previous.chunk_index > 0 or len(words(previous.text)) > previous_max_words
+        return own if long else f"{embedding_text(previous)}\n{own}"
     # A turn promoted from a live session carries the turn it answers (that one may not be stored).
     stated = item.metadata.get("previous_turn")
     if isinstance(stated, dict) and stated.get("text"):

@@ -423,7 +423,7 @@ def test_context_texts_put_each_turn_after_the_one_before_it():
     assert session_context_texts(session, 60) == [
         "Ann: Can I borrow the tent?",
         "Ann: Can I borrow the tent?\nBo: Sure, tomorrow.",
-        "Bo: It has a torn flap.\nAnn: Thanks!",
+        "Ann: Thanks!",  # after a turn stored in pieces (a long one): read alone
     ]
 
 
@@ -442,6 +442,10 @@ def test_a_turn_after_a_long_one_is_read_alone():
     statement = turn(1, "小林", "刚想起来，合唱团今年五一的年会的负责人是马库斯。")
     assert context_text(statement, article_zh, 60) == "小林: 刚想起来，合唱团今年五一的年会的负责人是马库斯。"
     assert context_text(statement, article_en, 60) == "小林: 刚想起来，合唱团今年五一的年会的负责人是马库斯。"
+    # The last piece of a turn stored in pieces: short, and still the end of a long turn.
+    last_piece = turn(0, "助手", "此外，这地下室还有一个重要和次要的壁橱。")
+    last_piece.chunk_index = 3
+    assert context_text(statement, last_piece, 60) == "小林: 刚想起来，合唱团今年五一的年会的负责人是马库斯。"
     question = turn(0, "Ann", "Can I borrow the tent?")
     assert context_text(statement, question, 60).startswith("Ann: Can I borrow the tent?\n")
     # The limit is the setting's: a higher one reads the article too.
