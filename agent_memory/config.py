@@ -89,8 +89,8 @@ class Settings(BaseSettings):
 
     # Turn contexts (ingest/context.py): a turn is embedded a second time read after the turn before it.
     turn_context_previous_max_words: int = Field(
-        default=60, ge=0, description="A turn after a turn (its last piece) of more than this many words is read "
-        "alone: a statement made after a recited article does not answer it. Applies to turns written "
+        default=60, ge=0, description="A turn after a turn of more than this many words (or one stored in pieces) "
+        "is read alone: a statement made after a recited article does not answer it. Applies to turns written "
         "afterwards; `agent-memory reindex --all` rewrites the others.")
 
     # LLM (any OpenAI-compatible endpoint). Without a model, every LLM step falls back offline.
