@@ -174,8 +174,7 @@ class RetrievalPipeline:
         recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
         summaries = _give_way(deduplicate(
             [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],
-            None, self.config.near_duplicate, decisions, new_numbers_distinct=self.config.near_duplicate_new_numbers),
-            kept + [Candidate(item=i) for i in recent], decisions)
+            None, self.config.near_duplicate, decisions), kept + [Candidate(item=i) for i in recent], decisions)
         lap("dedup")
 
         facts = order_facts(outputs.get("graph", RouteOutput()).facts, question, question_date, decisions,
