@@ -23,14 +23,15 @@ from agent_memory.errors import IngestError, StoreError
 from agent_memory.ids import content_hash
 from agent_memory.records import Document, MemoryItem, TurnRecord
 from agent_memory.services import Services
-from agent_memory.updates import said_at, supersede
 
 from . import sources as readers
 from .context import context_text, next_turns, turn_context_texts
 from .discovery import discover_files, file_source_id
 from .extraction import make_extractor
+from .graph_writes import extract_triples, merge_triples
 from .items import ItemBuilder, SourceItems, embedding_text, stamp_terms
 from .lock import ingest_lock
+from .ownership import DIRECT_OWNER, FILE_KEY, forget, forget_sources, own_units, still_owned
 from .report import IngestReport
 from .sources import Skipped, TextStream, Transcript, file_hash, load_path
 from .splitting import Splitter
@@ -40,11 +41,6 @@ from .vectors import point_vectors
 
 log = logging.getLogger(__name__)
 BATCH_SOURCES = 256
-# Catalog key of a file's manifest (its hash and the sources it held). A plain text file is
-# also a source under its own path, so the manifest needs a key of its own.
-FILE_KEY = "file:"
-# The owner of source IDs written directly (API JSON documents, Memory.add): not a file.
-DIRECT_OWNER = "api:"
 
 
 class IngestionPipeline:
@@ -119,7 +115,7 @@ class IngestionPipeline:
             report.outcome(path, "skipped")
             return []
         previous = self.services.catalog.get(tenant, owner)
-        if previous is not None and previous.content_hash == digest and self._still_owned(tenant, owner, previous):
+        if previous is not None and previous.content_hash == digest and still_owned(self.services.catalog, tenant, owner, previous):
             report.files_unchanged += 1
             report.outcome(path, "unchanged")
             return list(previous.item_ids)
@@ -132,7 +128,7 @@ class IngestionPipeline:
                 report.outcome(path, "skipped")
                 return []
             report.warnings.extend(f"{s.path}: skipped: {s.reason}" for s in skips)
-            units, refused = self._own_units(tenant, owner, [u for u in loaded if not isinstance(u, Skipped)])
+            units, refused = own_units(self.services.catalog, tenant, owner, [u for u in loaded if not isinstance(u, Skipped)])
             children: list[str] = []
             for done, unit in enumerate(units):
                 progress("ingesting", done, len(units))
@@ -155,7 +151,7 @@ class IngestionPipeline:
         # Derived sources (a session's summary) are the file's too.
         self.services.catalog.claim(tenant, owner, children)
         if previous is not None:
-            self._forget_sources(tenant, sorted(set(previous.item_ids) - set(children)), report)
+            forget_sources(self.services, tenant, sorted(set(previous.item_ids) - set(children)), report)
         # A file with refused records keeps a manifest (so forget finds what it did store) under a
         # hash that never matches: the next run reads it again and reports the refusal again.
         self.services.catalog.put_many([SourceEntry(tenant, owner, "file", "partial:" + digest if refused else digest,
@@ -168,55 +164,6 @@ class IngestionPipeline:
             report.files_ingested += 1
             report.outcome(path, "ingested")
         return children
-
-    def _still_owned(self, tenant: str, owner: str, manifest: SourceEntry) -> bool:
-        """The manifest's sources are all in the catalog and all still belong to it."""
-        children = list(manifest.item_ids)
-        if not children:
-            return True
-        catalog = self.services.catalog
-        present = catalog.get_many(tenant, children)
-        owners = catalog.owners(tenant, children)
-        return all(c in present and owners.get(c) == owner for c in children)
-
-    def _own_units(self, tenant: str, owner: str, units: list) -> tuple[list, list[str]]:
-        """The units this file may write, its source IDs claimed; and why the others were refused.
-
-        A source ID owned by another file or API document is refused; so is an ID repeated
-        inside the file (the second record would silently replace the first)."""
-        wanted: dict[str, None] = {}
-        for unit in units:
-            for sid in _unit_source_ids(unit):
-                wanted.setdefault(sid, None)
-        taken = {sid: who for sid, who in self.services.catalog.owners(tenant, list(wanted)).items() if who != owner}
-        refused: list[str] = []
-        seen: set[str] = set()
-        kept = []
-        for unit in units:
-            if isinstance(unit, Transcript):
-                turns = []
-                for turn in unit.turns:
-                    sid = turn.source_id
-                    if sid in taken:
-                        refused.append(f"turn {sid!r} refused: that source ID belongs to {taken[sid]!r}")
-                    elif sid not in seen:
-                        seen.add(sid)
-                        turns.append(turn)
-                if turns:
-                    kept.append(Transcript(unit.source_id, turns))
-                continue
-            sid = unit.source_id
-            if sid in taken:
-                refused.append(f"record {sid!r} refused: that source ID belongs to {taken[sid]!r}; "
-                               "forget it first or give the record another id")
-            elif sid in seen:
-                refused.append(f"record {sid!r} refused: the ID is repeated in the same file")
-            else:
-                seen.add(sid)
-                kept.append(unit)
-        claimed = [sid for unit in kept for sid in _unit_source_ids(unit)]
-        self.services.catalog.claim(tenant, owner, claimed)
-        return kept, refused
 
     # ---- documents ---------------------------------------------------------------------------------
 
@@ -393,7 +340,9 @@ class IngestionPipeline:
         # store, and the two use the cores unevenly (spaCy one, the model's matmuls the rest).
         # A thread per batch, not per pipeline: a pipeline made per promoted turn must leave none behind.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="triples") as pool:
-            extraction = pool.submit(self._extract, graph_units) if self._extracting(graph_units) else None
+            extraction = None
+            if self._extracting(graph_units):
+                extraction = pool.submit(extract_triples, self.extractor, graph_units)
             # Only a re-written source's items may sit in another space (see SpacedVectorStore.upsert).
             self._store_items([u for u, _ in units], report,
                               may_move=[i.id for u, previous in units if previous is not None for i in u.items])
@@ -407,7 +356,7 @@ class IngestionPipeline:
                     report.items_deleted += len(stale)
                 if previous.n_triples:
                     self.services.graph.delete_by_source(unit.tenant, unit.source_id)
-        self._merge(triples, report)
+        merge_triples(self.services, triples, report)
         self.services.catalog.put_many([
             SourceEntry(u.tenant, u.source_id, u.kind, u.content_hash, path=u.path, title=u.title,
                         session_id=u.session_id, seq=u.seq, timestamp=u.timestamp,
@@ -448,86 +397,11 @@ class IngestionPipeline:
     def _extracting(self, units: list[SourceItems]) -> bool:
         return bool(units) and self.services.settings.triple_extractor != "none" and self.extractor is not None
 
-    def _extract(self, units: list[SourceItems]) -> tuple[list, dict[str, int], list[str]]:
-        """Triples of the units' chunks and turns, dated; per-source counts; warnings. No store is touched."""
-        counts: dict[str, int] = {u.source_id: 0 for u in units}
-        by_tenant: dict[str, list] = defaultdict(list)
-        for unit in units:
-            by_tenant[unit.tenant] += [item for item in unit.items if item.kind != "summary"]
-        triples, warnings = [], []
-        for tenant, items in by_tenant.items():
-            try:
-                found = self._extract_items(items, tenant)
-            except Exception:  # noqa: BLE001 - extraction is best effort; the chunks are stored
-                # One text the extractor cannot read must not cost the batch its triples: item by
-                # item, only the items that fail lose theirs (each text is read on its own anyway).
-                found = []
-                for item in items:
-                    try:
-                        found += self._extract_items([item], tenant)
-                    except Exception as exc:  # noqa: BLE001
-                        warnings.append(f"triple extraction failed for {item.source_id} (item {item.id}): {exc}")
-                        found.append([])
-            for item, item_triples in zip(items, found):
-                counts[item.source_id] += len(item_triples)
-                when = said_at(item.metadata, item.created_at)  # the turn's or document's date
-                for triple in item_triples:
-                    triple.valid_from = triple.valid_from or when
-                triples += item_triples
-        return triples, counts, warnings
-
-    def _extract_items(self, items: list, tenant: str) -> list:
-        return self.extractor.extract_many([i.text for i in items], tenant=tenant,
-                                           source_ids=[i.source_id for i in items], item_ids=[i.id for i in items])
-
-    def _merge(self, triples: list, report: IngestReport) -> None:
-        if not triples:
-            return
-        self.services.graph.merge_triples(triples)
-        report.triples += len(triples)
-        # A newer fact of a functional relation supersedes the older one (agent_memory/updates.py).
-        # Other relations: judged by the LLM when one is configured (best effort; a failure is a warning).
-        supersede(self.services.graph, triples, self.services.settings.functional_relations,
-                  llm=self.services.llm, max_pairs=self.services.settings.contradiction_max_pairs,
-                  warn=report.warnings.append)
-
     # ---- forgetting --------------------------------------------------------------------------------
 
     def forget(self, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
-        """Remove one source everywhere; given a file's ID, every source that file held and its
-        manifest. Forgetting one source of a file also drops that file's manifest: manifest and
-        sources go together, so the next run reads the file again instead of calling it unchanged."""
-        catalog = self.services.catalog
-        manifest = catalog.get(tenant, FILE_KEY + source_id)
-        if manifest is not None:
-            targets = list(dict.fromkeys(manifest.item_ids))
-        else:
-            targets = [source_id]
-            owner = catalog.owners(tenant, [source_id]).get(source_id, "")
-            if owner.startswith(FILE_KEY):
-                catalog.delete(tenant, owner)
-        removed = self._forget_sources(tenant, targets, report)
-        if manifest is not None:
-            catalog.delete(tenant, FILE_KEY + source_id)
-        return removed
-
-    def _forget_sources(self, tenant: str, source_ids: Iterable[str], report: IngestReport | None) -> dict[str, int]:
-        catalog = self.services.catalog
-        removed = {"sources": 0, "items": 0, "triples": 0}
-        for sid in source_ids:
-            removed["items"] += self.services.vectors.delete_by_source(tenant, sid)
-            removed["triples"] += self.services.graph.delete_by_source(tenant, sid)
-            removed["sources"] += int(catalog.delete(tenant, sid))
-        if report is not None:
-            report.sources_removed += removed["sources"]
-            report.items_deleted += removed["items"]
-        return removed
-
-
-def _unit_source_ids(unit) -> list[str]:
-    if isinstance(unit, Transcript):
-        return [t.source_id for t in unit.turns]
-    return [unit.source_id]
+        """Remove one source everywhere (ingest/ownership.py ``forget``)."""
+        return forget(self.services, tenant, source_id, report)
 
 
 def _progress(total: int, enabled: bool):
