@@ -136,6 +136,13 @@ class RetrievalConfig(StrictModel):
     # -- de-duplication and assembly -------------------------------------------------------------
     near_duplicate: float = Field(default=0.95, gt=0, le=1,
                                   description="cosine above which a passage may be a near-duplicate of a kept one")
+    near_duplicate_words: float = Field(
+        default=0.8, gt=0, le=1, description="share of a passage's keyword terms that the kept one must also "
+        "have for the passage to be its near-duplicate (beside the cosine): e5 puts distinct passages of one "
+        "topic above 0.95 (retrieval/dedup.py)")
+    near_duplicate_question_terms: bool = Field(
+        default=True, description="a passage holding a term of the question that the kept one lacks is never its "
+        "near-duplicate: it answers a part of the question the kept one does not (retrieval/dedup.py)")
     near_duplicate_new_numbers: bool = Field(
         default=True, description="a passage holding a number the kept one lacks is never its near-duplicate: "
         "templated statements one word and one number apart pass the cosine and word tests and state different "

@@ -11,10 +11,16 @@ from .types import Candidate, Decision
 
 def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_duplicate: float,
                 decisions: list[Decision], spaces: list[str] | None = None,
-                new_numbers_distinct: bool = True) -> list[Candidate]:
+                new_numbers_distinct: bool = True, words_shared: float = 0.8,
+                question_terms: frozenset[str] = frozenset()) -> list[Candidate]:
     """Keep the better-scored of each duplicate pair (candidates arrive best first). ``spaces``: the
     embedding space of each row of ``vectors``; rows of two spaces are never compared by cosine.
-    ``new_numbers_distinct``: a passage with a number the kept one lacks is never its near-duplicate."""
+    A near-duplicate passes the cosine ``near_duplicate`` and has at least ``words_shared`` of its
+    keyword terms in the kept one; ``new_numbers_distinct``: a passage with a number the kept one
+    lacks is never its near-duplicate, nor is one holding a term of ``question_terms`` (the
+    question's keyword terms) that the kept one lacks: it answers a part of the question the kept
+    one does not ("高中同学上个月的运动会的人数是27人" beside "高中同学明年三月的运动会的人数是27人",
+    asked about 上个月)."""
     kept: list[Candidate] = []
     kept_rows: list[int] = []
     # Every pair's cosine at once (one matrix product), rows of two spaces never close: cheaper than
@@ -52,8 +58,9 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                 for best in close[np.argsort(-sims[close])]:
                     other = kept[int(best)].item
                     shared = words_covered(item.text, by=other.text)
-                    if shared >= NEAR_DUPLICATE_WORDS and not (new_numbers_distinct
-                                                               and new_numbers(item.text, by=other.text)):
+                    if shared >= words_shared and not (new_numbers_distinct
+                                                       and new_numbers(item.text, by=other.text)) \
+                            and not new_question_terms(item.text, other.text, question_terms):
                         reason = (f"near-duplicate of {other.id} (cosine {sims[best]:.3f},"
                                   f" {shared:.0%} of words shared)")
                         break
@@ -66,9 +73,6 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
         if item.content_hash:
             seen_hashes[item.content_hash] = item.id
     return kept
-
-
-NEAR_DUPLICATE_WORDS = 0.8
 
 
 def words_covered(text: str, by: str) -> float:
@@ -85,6 +89,13 @@ def new_numbers(text: str, by: str) -> frozenset[str]:
     May") share most words and a cosine above 0.95, and say different things: the number is the
     fact. A passage sent twice keeps its numbers."""
     return frozenset(t for t in keyword_set(text) - keyword_set(by) if any(ch.isdigit() for ch in t))
+
+
+def new_question_terms(text: str, by: str, question_terms: frozenset[str]) -> frozenset[str]:
+    """The question's terms that ``text`` holds and ``by`` does not."""
+    if not question_terms:
+        return frozenset()
+    return frozenset((keyword_set(text) & question_terms) - keyword_set(by))
 
 
 def _overlap(a, b) -> float:

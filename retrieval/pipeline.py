@@ -16,6 +16,7 @@ from agent_memory.embedding_spaces import QueryVectors
 from agent_memory.errors import StoreError
 from agent_memory.records import MemoryItem, SearchFilter
 from agent_memory.services import Services
+from agent_memory.text import keyword_set
 from agent_memory.working_memory import catalog_recent_turns
 from ingest.items import embedding_text
 from ingest.triples import entities_in_question
@@ -170,7 +171,10 @@ class RetrievalPipeline:
         vectors = self._candidate_vectors(offered) if offered else None
         spaces = self._spaces(offered, "vector") if offered else None
         kept = deduplicate(offered, vectors, self.config.near_duplicate, decisions, spaces=spaces,
-                           new_numbers_distinct=self.config.near_duplicate_new_numbers)
+                           new_numbers_distinct=self.config.near_duplicate_new_numbers,
+                           words_shared=self.config.near_duplicate_words,
+                           question_terms=(frozenset(keyword_set(question))
+                                           if self.config.near_duplicate_question_terms else frozenset()))
         recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
         summaries = _give_way(deduplicate(
             [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],

@@ -7,7 +7,7 @@ import pytest
 
 from agent_memory.errors import ConfigError
 from agent_memory.records import MemoryItem, ScoredItem
-from agent_memory.text import split_sentences
+from agent_memory.text import keyword_set, split_sentences
 from agent_memory.tokens import TiktokenCounter
 from retrieval.compress import GAP, compress
 from retrieval.config import PRESETS, RetrievalConfig, load_preset
@@ -210,6 +210,25 @@ def test_statements_one_word_and_one_number_apart_are_not_duplicates():
                                            new_numbers_distinct=False)] == ["n1"]
     assert new_numbers("Caroline went to the support group on 8 May 2023.",
                        by="Caroline went to the support group on 7 May 2023.") == {"8"}
+
+
+def test_a_statement_holding_a_question_term_the_kept_one_lacks_is_not_its_duplicate():
+    # Two events one time apart, the same number: cosine 0.963 and 5 of 6 words shared. Asked about
+    # 上个月, the statement that says 上个月 answers it and the better-ranked one does not.
+    vectors = np.array([[1.0, 0.0], [0.963, 0.27]], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    later = item("t1", "chat/3", text="刚想起来，高中同学明年三月的运动会的人数是27人。")
+    asked = item("n1", "note-1", text="高中同学上个月的运动会的人数是27人。")
+    terms = keyword_set("高中同学上个月的运动会的人数是多少？")
+    decisions: list[Decision] = []
+    kept = deduplicate(candidates(later, asked), vectors, 0.95, decisions, question_terms=terms)
+    assert [c.item.id for c in kept] == ["t1", "n1"] and decisions == []
+    # Asked about neither time (or with the rule off), it is a near-duplicate as before.
+    assert [c.item.id for c in deduplicate(candidates(later, asked), vectors, 0.95, [],
+                                           question_terms=keyword_set("高中同学运动会的人数是多少？"))] == ["t1"]
+    assert [c.item.id for c in deduplicate(candidates(later, asked), vectors, 0.95, [])] == ["t1"]
+    # The words share is the config's: at 0.9 five of six words are too few.
+    assert len(deduplicate(candidates(later, asked), vectors, 0.95, [], words_shared=0.9)) == 2
 
 
 def test_dropped_candidate_does_not_shadow_later_ones():
