@@ -115,7 +115,8 @@ class IngestionPipeline:
             report.outcome(path, "skipped")
             return []
         previous = self.services.catalog.get(tenant, owner)
-        if previous is not None and previous.content_hash == digest and still_owned(self.services.catalog, tenant, owner, previous):
+        if (previous is not None and previous.content_hash == digest
+                and still_owned(self.services.catalog, tenant, owner, previous)):
             report.files_unchanged += 1
             report.outcome(path, "unchanged")
             return list(previous.item_ids)
@@ -128,7 +129,8 @@ class IngestionPipeline:
                 report.outcome(path, "skipped")
                 return []
             report.warnings.extend(f"{s.path}: skipped: {s.reason}" for s in skips)
-            units, refused = own_units(self.services.catalog, tenant, owner, [u for u in loaded if not isinstance(u, Skipped)])
+            units, refused = own_units(self.services.catalog, tenant, owner,
+                                       [u for u in loaded if not isinstance(u, Skipped)])
             children: list[str] = []
             for done, unit in enumerate(units):
                 progress("ingesting", done, len(units))

@@ -15,12 +15,10 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                 question_terms: frozenset[str] = frozenset()) -> list[Candidate]:
     """Keep the better-scored of each duplicate pair (candidates arrive best first). ``spaces``: the
     embedding space of each row of ``vectors``; rows of two spaces are never compared by cosine.
-    A near-duplicate passes the cosine ``near_duplicate`` and has at least ``words_shared`` of its
-    keyword terms in the kept one; ``new_numbers_distinct``: a passage with a number the kept one
-    lacks is never its near-duplicate, nor is one holding a term of ``question_terms`` (the
-    question's keyword terms) that the kept one lacks: it answers a part of the question the kept
-    one does not ("高中同学上个月的运动会的人数是27人" beside "高中同学明年三月的运动会的人数是27人",
-    asked about 上个月)."""
+    A near-duplicate passes the cosine ``near_duplicate``, has at least ``words_shared`` of its keyword
+    terms in the kept one, and says nothing more that matters (``says_more``): with
+    ``new_numbers_distinct``, no number the kept one lacks; no term of ``question_terms`` (the
+    question's keyword terms) the kept one lacks."""
     kept: list[Candidate] = []
     kept_rows: list[int] = []
     # Every pair's cosine at once (one matrix product), rows of two spaces never close: cheaper than
@@ -58,9 +56,8 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                 for best in close[np.argsort(-sims[close])]:
                     other = kept[int(best)].item
                     shared = words_covered(item.text, by=other.text)
-                    if shared >= words_shared and not (new_numbers_distinct
-                                                       and new_numbers(item.text, by=other.text)) \
-                            and not new_question_terms(item.text, other.text, question_terms):
+                    if shared >= words_shared and not says_more(item.text, other.text, new_numbers_distinct,
+                                                                 question_terms):
                         reason = (f"near-duplicate of {other.id} (cosine {sims[best]:.3f},"
                                   f" {shared:.0%} of words shared)")
                         break
@@ -91,11 +88,13 @@ def new_numbers(text: str, by: str) -> frozenset[str]:
     return frozenset(t for t in keyword_set(text) - keyword_set(by) if any(ch.isdigit() for ch in t))
 
 
-def new_question_terms(text: str, by: str, question_terms: frozenset[str]) -> frozenset[str]:
-    """The question's terms that ``text`` holds and ``by`` does not."""
-    if not question_terms:
-        return frozenset()
-    return frozenset((keyword_set(text) & question_terms) - keyword_set(by))
+def says_more(text: str, by: str, numbers: bool, question_terms: frozenset[str]) -> bool:
+    """``text`` holds what ``by`` lacks and what matters: a number (when ``numbers``), or a term of
+    the question: it answers a part of the question ``by`` does not ("高中同学上个月的运动会的人数是27人"
+    beside "高中同学明年三月的运动会的人数是27人", asked about 上个月)."""
+    if numbers and new_numbers(text, by=by):
+        return True
+    return bool((keyword_set(text) & question_terms) - keyword_set(by))
 
 
 def _overlap(a, b) -> float:

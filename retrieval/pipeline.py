@@ -173,8 +173,8 @@ class RetrievalPipeline:
         kept = deduplicate(offered, vectors, self.config.near_duplicate, decisions, spaces=spaces,
                            new_numbers_distinct=self.config.near_duplicate_new_numbers,
                            words_shared=self.config.near_duplicate_words,
-                           question_terms=(frozenset(keyword_set(question))
-                                           if self.config.near_duplicate_question_terms else frozenset()))
+                           question_terms=(keyword_set(question) if self.config.near_duplicate_question_terms
+                                           else frozenset()))
         recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
         summaries = _give_way(deduplicate(
             [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],
