@@ -10,15 +10,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Callable
 
-import numpy as np
-
 from agent_memory.embedding_spaces import QueryVectors
 from agent_memory.errors import StoreError
 from agent_memory.records import MemoryItem, SearchFilter
 from agent_memory.services import Services
 from agent_memory.text import keyword_set
 from agent_memory.working_memory import catalog_recent_turns
-from ingest.items import embedding_text
 from ingest.triples import entities_in_question
 
 from .assemble import Assembler
@@ -40,8 +37,8 @@ from .routes import (
     SummaryRoute,
     passes,
 )
+from .similarity import QuestionSimilarity, candidate_vectors, spaces_of
 from .speakers import Unnamed, named_by_space, unnamed, unnamed_from
-from .stored_vectors import context_similarity, fill_dense, with_sentences
 from .types import Candidate, Decision, PromptResult
 from .validity import order_facts
 from .when import parse_stamp, question_window
@@ -154,7 +151,7 @@ class RetrievalPipeline:
         spread(top, outputs.get("graph", RouteOutput()).sources, "graph")
         if self.config.time_signal:
             self._mark_window(question, question_date, top, decisions)
-        similarity = self._similarity_for(query)
+        similarity = QuestionSimilarity(self.services, query.dense)
         reranked = self.reranker.rerank(question, top, similarity)
         lap("rerank")
         if self.links is not None and self.config.link_top and self.config.link_signal:
@@ -168,8 +165,8 @@ class RetrievalPipeline:
         if len(offered) < len(reranked):
             decisions.append(Decision("assemble", f"{len(reranked) - len(offered)} candidates", "cut",
                                       f"below the best {len(offered)} offered to the prompt"))
-        vectors = self._candidate_vectors(offered) if offered else None
-        spaces = self._spaces(offered, "vector") if offered else None
+        vectors = candidate_vectors(self.services, offered) if offered else None
+        spaces = spaces_of(offered) if offered else None
         kept = deduplicate(offered, vectors, self.config.near_duplicate, decisions, spaces=spaces,
                            new_numbers_distinct=self.config.near_duplicate_new_numbers,
                            words_shared=self.config.near_duplicate_words,
@@ -298,71 +295,6 @@ class RetrievalPipeline:
         except Exception as exc:  # noqa: BLE001 - the graph route is optional; others still answer
             log.warning("question entity extraction failed: %s", exc)
             return []
-
-    def _similarity_for(self, query: Query):
-        """The reranker's similarity signals for this question: each candidate against the question
-        in its own embedding space, calibrated so that spaces compare (agent_memory/embedding_spaces.py)."""
-
-        def embedded(candidates, signal: str) -> np.ndarray:
-            field = "vector" if signal == "dense" else "context_vector"
-            vectors = self._candidate_vectors(candidates) if signal == "dense" else self._context_vectors(candidates)
-            langs = [getattr(c, field + "_lang") for c in candidates]
-            return self.services.embedder.similarities(vectors, self._spaces(candidates, field), langs, query.dense)
-
-        def computed(candidates, signal: str) -> np.ndarray:
-            if signal == "turn_context":  # scored by the store on each turn's stored context vector
-                return context_similarity(self.services, candidates, query.dense, lambda rest: embedded(rest, signal))
-            # A long turn scores by its best sentence when that is better, as the dense route does.
-            return with_sentences(self.services, candidates, query.dense, embedded(candidates, signal))
-
-        # An item's similarity to the question does not change while the question is answered: the
-        # links' rerank (retrieval/links.py) asks again for the candidates the first rerank scored,
-        # and only the pages it added are scored (11k mixed items: the links stage's p95 was a
-        # whole second rerank).
-        known: dict[str, dict[str, float]] = {}
-
-        def similarity(candidates, signal: str) -> np.ndarray:
-            seen = known.setdefault(signal, {})
-            missing = list({c.item.id: c for c in candidates if c.item.id not in seen}.values())
-            if missing:
-                seen.update(zip((c.item.id for c in missing), computed(missing, signal).tolist()))
-            return np.array([seen[c.item.id] for c in candidates], dtype=np.float64)
-
-        return similarity
-
-    def _spaces(self, candidates, field: str) -> list[str]:
-        """The space each candidate's vector in ``field`` was embedded in (decided by its text)."""
-        return [getattr(c, field + "_space") for c in candidates]
-
-    def _candidate_vectors(self, candidates) -> np.ndarray:
-        """Passage vectors from the embedding cache, else from the vector store (retrieval/
-        stored_vectors.py), once per candidate: the reranker and de-duplication both need them."""
-        fill_dense(self.services, candidates)
-        return self._stacked(candidates, "vector", lambda items: [embedding_text(i) for i in items])
-
-    def _context_vectors(self, candidates) -> np.ndarray:
-        """Each candidate read after the turn before it (ingest/context.py), embedded from its text:
-        only for a turn stored before its context vector was (the store scores the others)."""
-        from ingest.context import context_texts_for
-
-        return self._stacked(candidates, "context_vector",
-                             lambda items: context_texts_for(self.services, items[0].tenant, items))
-
-    def _stacked(self, candidates, field: str, texts_of) -> np.ndarray:
-        """The candidates' vectors kept in ``field`` (and their space in ``field``_space); those not
-        yet there are embedded once, together, each text in the space its language routes to."""
-        missing = [c for c in candidates if getattr(c, field) is None]
-        if missing:
-            embedder = self.services.embedder
-            texts = texts_of([c.item for c in missing])
-            spaces = embedder.spaces_for(texts)
-            for cand, vector, space, text in zip(missing, embedder.embed_documents(texts, spaces), spaces, texts):
-                setattr(cand, field, vector)
-                setattr(cand, field + "_space", space)
-                setattr(cand, field + "_lang", embedder.lang_of(text))
-        if not candidates:
-            return np.zeros((0, self.services.embedder.dimension), dtype=np.float32)
-        return np.vstack([getattr(c, field) for c in candidates])
 
     def _add_neighbours(self, ranked: list[Candidate], flt: SearchFilter, decisions: list[Decision]) -> list[Candidate]:
         """Turns next to the strongest turns, and chunks next to the strongest chunks, are cheap
