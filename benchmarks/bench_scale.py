@@ -114,9 +114,9 @@ class StageClock:
         self.wrap(services.sparse_encoder, "encode_documents", "sparse")
         self.wrap(services.vectors, "upsert", "vector writes")
         self.wrap(services.graph, "merge_triples", "graph writes")
-        # Extraction runs in a thread beside the embedding (ingest/pipeline.py), so its seconds
-        # overlap the embedding's; graph writes are timed on their own.
-        self.wrap(pipeline, "_extract", "triples (extraction, beside embedding)")
+        # Extraction runs in a thread beside the embedding (ingest/pipeline.py, graph_writes.py), so
+        # its seconds overlap the embedding's; graph writes are timed on their own.
+        self.wrap(pipeline.extractor, "extract_many", "triples (extraction, beside embedding)")
         for method in ("get", "get_many", "put_many", "owners", "claim", "delete"):
             if hasattr(services.catalog, method):
                 self.wrap(services.catalog, method, "catalog")
