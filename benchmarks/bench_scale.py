@@ -202,7 +202,7 @@ def raw_encode_rate(settings, units, limit: int) -> dict:
                 turns = [builder.turn(turn, seq).items for seq, turn in enumerate(value)]
                 items += sum(map(len, turns))
                 texts += [embedding_text(i) for pieces in turns for i in pieces]
-                texts += embedded_contexts(turns)
+                texts += embedded_contexts(turns, settings.turn_context_previous_max_words)
             if len(texts) >= limit:
                 break
         texts = texts[:limit]
