@@ -197,11 +197,11 @@ class OnnxBertEncoder:
 
 
 # A text joins a batch only if it is at least this share of the batch's longest: no text is
-# padded by more than a tenth of the batch's width. With fixed batches of 64 over length-sorted texts, a small call
-# (an ingestion batch of a few hundred texts of all lengths) pads short texts to long ones: on
-# the mixed corpus of benchmarks/bench_ingest.py, MiniLM's four calls in the job took 17.5 s
-# against 12.8-13.6 s batched this way, and one call over the same texts 14.7 against 13.2-13.6
-# (best of three, interleaved; the vectors agree within 3e-8).
+# padded by more than a tenth of the batch's width. With fixed batches of 64 over length-sorted
+# texts, a small call (an ingestion batch of a few hundred texts of all lengths) pads short texts
+# to long ones: on the mixed corpus of benchmarks/bench_ingest.py, MiniLM's four calls in the job
+# took 17.5 s against 12.8-13.6 s batched this way, and one call over the same texts 14.7 against
+# 13.2-13.6 (best of three, interleaved; the vectors agree within 3e-8).
 BATCH_LENGTH_SHARE = 0.9
 
 

@@ -50,11 +50,11 @@ class QuestionSimilarity:
         return with_sentences(self.services, candidates, self.question, self._embedded(candidates, signal))
 
     def _embedded(self, candidates: list[Candidate], signal: str) -> np.ndarray:
-        field = "vector" if signal == "dense" else "context_vector"
         if signal == "dense":
-            vectors = candidate_vectors(self.services, candidates)
+            field, vectors = "vector", candidate_vectors(self.services, candidates)
         else:
-            vectors = _stacked(self.services, candidates, "context_vector",
+            field = "context_vector"
+            vectors = _stacked(self.services, candidates, field,
                                lambda items: context_texts_for(self.services, items[0].tenant, items))
         langs = [getattr(c, field + "_lang") for c in candidates]
         return self.services.embedder.similarities(vectors, spaces_of(candidates, field), langs, self.question)
