@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from .entities import normalize_name
+from .errors import StoreError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sources (
@@ -85,6 +86,8 @@ class SourceCatalog(Protocol):
 
     def claim(self, tenant: str, owner: str, source_ids: list[str]) -> None: ...
 
+    def owned_by(self, tenant: str, owner: str) -> list[str]: ...
+
     def titled(self, tenant: str, names: list[str]) -> dict[str, list[str]]: ...
 
     def session_neighbours(self, tenant: str, session_id: str, seq: int, before: int,
@@ -99,10 +102,32 @@ class SourceCatalog(Protocol):
     def close(self) -> None: ...
 
 
+def _store_errors(cls):
+    """Every public method (and opening) of ``cls`` raises StoreError for a database or file fault (a
+    corrupted or read-only file, a full disk): a surface reports it as a store error (HTTP 503, one
+    CLI line) instead of an internal one. The message names the file, never the data dir's path."""
+    def wrap(name, fn):
+        @functools.wraps(fn)
+        def call(self, *args, **kwargs):
+            try:
+                return fn(self, *args, **kwargs)
+            except (sqlite3.Error, OSError) as exc:
+                raise StoreError(f"catalog {getattr(self, 'name', 'catalog.sqlite3')}: {name} failed: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+        return call
+
+    for name, fn in list(vars(cls).items()):
+        if callable(fn) and (name == "__init__" or not name.startswith("_")):
+            setattr(cls, name, wrap(name, fn))
+    return cls
+
+
+@_store_errors
 class SQLiteCatalog:
     """The embedded catalog: one SQLite file (WAL) under the data dir."""
 
     def __init__(self, path: Path) -> None:
+        self.name = path.name
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(path), check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -180,6 +205,13 @@ class SQLiteCatalog:
         with self._lock, self._conn:
             self._conn.executemany("INSERT OR REPLACE INTO owners VALUES (?,?,?)",
                                    [(tenant, sid, owner) for sid in source_ids])
+
+    def owned_by(self, tenant: str, owner: str) -> list[str]:
+        """The source IDs ``owner`` claimed (a file whose job died before its manifest was written)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT source_id FROM owners WHERE tenant=? AND owner=? ORDER BY source_id",
+                                      (tenant, owner)).fetchall()
+        return [r[0] for r in rows]
 
     def titled(self, tenant: str, names: list[str]) -> dict[str, list[str]]:
         """Sources whose title names one of ``names`` (compared by :func:`title_key`): the

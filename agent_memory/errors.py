@@ -7,6 +7,13 @@ codes and HTTP statuses without string matching.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from typing import Any, Callable, TypeVar
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
 
 class AgentMemoryError(Exception):
     """Root of every error raised on purpose by agent-memory."""
@@ -42,3 +49,25 @@ class LLMError(AgentMemoryError):
 
 class NotFoundError(AgentMemoryError):
     """A named session, source or job does not exist."""
+
+
+class InternalError(AgentMemoryError):
+    """A native library failed inside one request with a non-``Exception`` error (e.g. a Rust panic
+    surfacing through pyo3): that request fails, the process and other requests go on."""
+
+
+def passthrough(exc: BaseException) -> bool:
+    """An error that is no native failure: ordinary exceptions, exits and cancellations."""
+    return isinstance(exc, (Exception, KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError))
+
+
+def contained(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``, with a non-``Exception`` error from native code raised as InternalError,
+    so the caller's ``except Exception`` isolates it like any other failure."""
+    try:
+        return fn(*args, **kwargs)
+    except BaseException as exc:
+        if passthrough(exc):
+            raise
+        log.error("native failure in %s: %s: %s", getattr(fn, "__name__", fn), type(exc).__name__, exc)
+        raise InternalError(f"internal failure ({type(exc).__name__}); the request was not completed") from exc

@@ -14,8 +14,10 @@ Tools: ``remember`` (documents, or messages into a session with a retention clas
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import sys
 from typing import Annotated, Any, Callable
 
 import anyio
@@ -23,13 +25,15 @@ import mcp_types as types
 import uvicorn
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from starlette.responses import JSONResponse
 
 from .api.schemas import AskIn, DocumentIn, Filters, MessageIn
 from .api.state import is_loopback, tenant_for_key
+from .api.strict import Contain, StrictJson, json_problem, jsonrpc_refusal
 from .config import Settings
-from .errors import AgentMemoryError, ConfigError, NotFoundError
+from .errors import AgentMemoryError, ConfigError, NotFoundError, contained
 from .memory import Memory
 
 log = logging.getLogger(__name__)
@@ -93,7 +97,8 @@ def _remember(memory: Memory, tenant: str, args: RememberIn) -> dict[str, Any]:
 
 def _recall(memory: Memory, tenant: str, args: BaseModel) -> dict[str, Any]:
     result = memory.prompt(args.question, budget=args.budget, session_id=args.session_id, filters=args.filters,
-                           tenant=tenant)
+                           tenant=tenant, preset=args.preset, overrides=args.overrides,
+                           question_date=args.question_date)
     return {"prompt": result.prompt, "tokens": result.total_tokens, "budget": result.budget,
             "sources": list(dict.fromkeys(p.source_id for p in result.passages)),
             "passages": [{"source_id": p.source_id, "kind": p.kind, "section": p.section,
@@ -162,20 +167,58 @@ def build_server(memory: Memory, tenant_of: Callable[[ServerRequestContext], str
             return _error(f"invalid arguments for {params.name}: {where}")
         try:
             tenant = tenant_of(ctx)
-            data = await anyio.to_thread.run_sync(handler, memory, tenant, args)
+            # contained: a native panic (a BaseException) fails this call only, never the session
+            # manager's task group (every later request) or the stdio process.
+            data = await anyio.to_thread.run_sync(contained, handler, memory, tenant, args)
         except (AgentMemoryError, ValueError) as exc:
             return _error(f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a bug fails its own call, with a log line
+            log.exception("MCP tool %s failed", params.name)
+            return _error(f"internal error ({type(exc).__name__})")
         return _text_result(data, data.get("prompt") if params.name == "recall" else None)
 
     return Server("agent-memory", version="0.1.0", instructions=__doc__.split("\n\n")[2],
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+class _CheckedLines:
+    """stdin's lines for the stdio transport, strict JSON only: a malformed line (or NaN, Infinity, a
+    lone surrogate) is answered with a JSON-RPC parse error (-32700, id null) on the transport's own
+    write stream, instead of being dropped in silence; valid lines pass on unchanged."""
+
+    def __init__(self, lines) -> None:
+        self.lines = lines
+        self.write = None  # the transport's write stream, set once it exists
+
+    async def __aiter__(self):
+        async for line in self.lines:
+            if not line.strip():
+                continue
+            problem = json_problem(line.encode("utf-8", "surrogatepass"))
+            code, message, request_id = types.PARSE_ERROR, f"Parse error: {problem}", None
+            if problem is None:
+                try:
+                    types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                    yield line
+                    continue
+                except ValidationError as exc:
+                    value = json.loads(line)
+                    found = value.get("id") if isinstance(value, dict) else None
+                    request_id = found if isinstance(found, (int, str)) and not isinstance(found, bool) else None
+                    code, message = types.INVALID_REQUEST, f"Invalid Request: {exc.errors()[0]['msg']}"
+            log.warning("stdio MCP: refused a line: %s", message)
+            if self.write is not None:
+                error = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+                await self.write.send(SessionMessage(error))
+
+
 def serve_stdio(memory: Memory) -> None:
     server = build_server(memory, lambda ctx: memory.tenant)
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        lines = _CheckedLines(anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")))
+        async with stdio_server(stdin=lines) as (read, write):
+            lines.write = write
             await server.run(read, write, server.create_initialization_options())
 
     anyio.run(main)
@@ -202,7 +245,10 @@ def http_app(memory: Memory, settings: Settings, host: str):
             raise ConfigError("no tenant for this request's API key")
         return tenant
 
-    inner = build_server(memory, tenant_of).streamable_http_app(host=host)
+    # Strict JSON (no NaN/Infinity/lone surrogates; a parse error in JSON-RPC's words) and a panic
+    # contained to its request, as on the HTTP API.
+    inner = Contain(StrictJson(build_server(memory, tenant_of).streamable_http_app(host=host),
+                               refusal=jsonrpc_refusal))
 
     async def app(scope, receive, send):
         if scope["type"] == "http" and auth_required:

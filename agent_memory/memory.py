@@ -38,6 +38,7 @@ from retrieval.types import Passage, PromptResult
 
 from .config import Settings, load_settings
 from .conversation import Retention, Session
+from .diskspace import check_free
 from .errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
 from .records import Document, TurnRecord
 from .services import Services, build_services
@@ -171,8 +172,13 @@ class Memory:
 
         return Answerer(self.services.llm)
 
+    def check_space(self, what: str) -> None:
+        # Before the write, never during it: the embedded vector engine dies of SIGBUS on a full disk.
+        check_free(self.settings.data_dir, self.settings.min_free_mb, what)
+
     def _promote_turns(self, turns: Sequence[TurnRecord]) -> None:
         """Significant working-memory turns into long-term memory (no per-session summary for them)."""
+        self.check_space("promotion to long-term memory")
         with self.write_lock:
             IngestionPipeline(self.services, summaries=False).ingest_turns(turns)
 
@@ -209,6 +215,7 @@ class Memory:
     def _write(self, ingest: Callable[[IngestReport], list[str]], report: IngestReport | None = None) -> Added:
         """One ingestion call under the write lock; a store failure it recorded is raised."""
         report = report if report is not None else IngestReport()
+        self.check_space("ingestion")
         with self.write_lock:
             ids = ingest(report)
         if report.store_error:
@@ -218,6 +225,7 @@ class Memory:
     def add_paths(self, paths: Sequence[str | Path], *, recursive: bool = False, glob: str | None = None,
                   progress: bool = False, tenant: str | None = None) -> IngestReport:
         """The ingestion job over files and folders; a store failure stops it and is in the report."""
+        self.check_space("ingestion")
         with self.write_lock:
             return self.ingestion.ingest_paths(paths, tenant=self._tenant(tenant), recursive=recursive,
                                                glob=glob, progress=progress)
@@ -242,11 +250,13 @@ class Memory:
         """Append an OpenAI/Anthropic style message with a retention class (``forgettable``, ``fuzzy``,
         ``strict``; unclassified counts as fuzzy). Returns its sequence number. Significant turns are
         promoted to long-term memory."""
+        self.check_space("a session append")
         return self.session(session_id, agent_id=agent_id, tenant=tenant).append(dict(message), retention=retention)
 
     def add_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
                      retention: Retention | str | None = None, agent_id: str | None = None,
                      tenant: str | None = None) -> list[int]:
+        self.check_space("a session append")
         session = self.session(session_id, agent_id=agent_id, tenant=tenant)
         return [session.append(dict(m), retention=retention) for m in messages]
 

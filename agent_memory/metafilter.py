@@ -22,6 +22,7 @@ value that is not an ISO date or datetime (a number, free text) never falls insi
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from datetime import datetime, time, timezone
@@ -77,9 +78,10 @@ def conditions(spec: Mapping[str, Any] | None) -> list[Condition]:
             for op, bound in (("gte", low), ("lte", high)):
                 if isinstance(bound, str) and parse_when(bound) is None:
                     _date_bound(key, bound, op)  # raises, naming the value that is no date
-                if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float))):
-                    raise ValueError(f"metadata range bounds for {key!r} must be both numbers or both ISO dates, "
-                                     f"got {bound!r} in {dict(cond)!r}")
+                if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float))
+                                          or not math.isfinite(bound)):  # NaN panics the vector engine
+                    raise ValueError(f"metadata range bounds for {key!r} must be both finite numbers or both ISO "
+                                     f"dates, got {bound!r} in {dict(cond)!r}")
             out.append(("range", path, low, high))
         elif isinstance(cond, list):
             if not cond or not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in cond):
@@ -88,6 +90,8 @@ def conditions(spec: Mapping[str, Any] | None) -> list[Condition]:
         elif isinstance(cond, (str, int, bool)):
             out.append(("eq", path, cond, None))
         elif isinstance(cond, float):
+            if not math.isfinite(cond):
+                raise ValueError(f"metadata filter for {key!r} must be a finite number, got {cond!r}")
             out.append(("range", path, cond, cond))
         else:
             raise ValueError(f"metadata filter for {key!r} must be a value, a list or a range, got {cond!r}")

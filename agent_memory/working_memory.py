@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 from .conversation import SessionManager
 from .conversation.messages import text_of
+from .errors import contained
 from .records import MemoryItem, TurnRecord
 
 # Stores promoted turns in long-term memory, e.g. IngestionPipeline(services, summaries=False).ingest_turns.
@@ -95,7 +96,7 @@ class WorkingMemory:
 
     def _store(self, record: TurnRecord) -> None:
         try:
-            self._store_turns([record])  # the callback serializes its writes (Memory: its write lock)
+            contained(self._store_turns, [record])  # the callback serializes its writes (Memory: its write lock)
             self.promoted += 1
         except Exception as exc:  # noqa: BLE001 - promotion is best effort; history is already safe
             log.warning("promoting %s/%s to long-term memory failed: %s", record.session_id, record.turn_id, exc)

@@ -82,8 +82,13 @@ def forget(services, tenant: str, source_id: str, report: IngestReport | None = 
     sources go together, so the next run reads the file again instead of calling it unchanged."""
     catalog = services.catalog
     manifest = catalog.get(tenant, FILE_KEY + source_id)
+    # A file whose job died before its manifest was written still owns what it claimed: its ID
+    # forgets those sources too (and releases them), so they can be written again.
+    orphaned = [] if manifest is not None else catalog.owned_by(tenant, FILE_KEY + source_id)
     if manifest is not None:
         targets = list(dict.fromkeys(manifest.item_ids))
+    elif orphaned:
+        targets = orphaned
     else:
         targets = [source_id]
         owner = catalog.owners(tenant, [source_id]).get(source_id, "")
@@ -92,6 +97,8 @@ def forget(services, tenant: str, source_id: str, report: IngestReport | None = 
     removed = forget_sources(services, tenant, targets, report)
     if manifest is not None:
         catalog.delete(tenant, FILE_KEY + source_id)
+    if orphaned:
+        removed["claims_released"] = len(orphaned)
     return removed
 
 

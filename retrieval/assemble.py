@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from agent_memory.citations import inline, neutralize
+from agent_memory.citations import inline, neutralize, tag_ids
 from agent_memory.citations import tag as citation_tag
 from agent_memory.errors import BudgetError
 from agent_memory.records import MemoryItem, Triple
@@ -192,6 +192,13 @@ class Assembler:
     def __init__(self, counter: TokenCounter, config: RetrievalConfig) -> None:
         self.counter = counter
         self.config = config
+
+    def check_fits(self, question: str, budget: int, question_date: str | None = None) -> None:
+        """BudgetError when the question alone (without instructions) exceeds ``budget``: checked
+        before retrieval, so such a question costs one token count, not an embedding and a search."""
+        fixed = self.counter.count(render(Sections(question=question_text(question, question_date)))[0])
+        if fixed > budget:
+            raise BudgetError(f"budget of {budget} tokens is smaller than the question itself ({fixed} tokens)")
 
     def assemble(self, question: str, budget: int, *, facts: list[Triple], summaries: list[Candidate],
                  passages: list[Candidate], recent: list[MemoryItem], entities: list[str],
@@ -396,3 +403,5 @@ class Assembler:
             if p.source_id not in used:
                 used.append(p.source_id)
         result.used_source_ids = used
+        # Each fact line ends with its tag; its subject, relation and object are inlined (neutralized).
+        result.fact_source_ids = tag_ids(parts.get("facts", "").partition("\n")[2])

@@ -5,13 +5,15 @@ a prompt within the budget."""
 from __future__ import annotations
 
 import logging
+import math
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Callable
 
 from agent_memory.embedding_spaces import QueryVectors
-from agent_memory.errors import StoreError
+from agent_memory.errors import AgentMemoryError, StoreError
 from agent_memory.records import MemoryItem, SearchFilter
 from agent_memory.services import Services
 from agent_memory.text import keyword_set
@@ -75,7 +77,10 @@ class RetrievalPipeline:
                                       enabled=config.query_rewrite)
         self.reranker = reranker or DefaultReranker(config, graph=config.graph.enabled)
         self.assembler = Assembler(self.counter, config)
-        self._pool = ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="route")
+        self._pool: ThreadPoolExecutor | None = None  # opened by the first run (see run and close)
+        self._use_lock = threading.Lock()
+        self._runs = 0
+        self._closed = False
         self.routes = {}
         # Entity pages belong to the graph layer: without the graph route, no links either.
         self.pages = Pages(services.catalog, services.vectors) if config.graph.enabled else None
@@ -102,10 +107,34 @@ class RetrievalPipeline:
 
     # ---- the run ------------------------------------------------------------------------------------
 
-    def run(self, question: str, *, tenant: str, session_id: str | None = None, budget: int = 1800,
-            debug: bool = False, question_date: str | None = None, source_ids: list[str] | None = None,
-            kinds: list[str] | None = None, created_after: float | None = None,
-            created_before: float | None = None, metadata: dict | None = None) -> PromptResult:
+    def run(self, question: str, *, tenant: str, budget: int = 1800, question_date: str | None = None,
+            created_after: float | None = None, created_before: float | None = None, **kwargs) -> PromptResult:
+        """The prompt for ``question`` (keyword arguments: :meth:`_run`'s). The cheap checks come
+        first (a bad date or filter bound, a budget the question alone exceeds), so a refused
+        question costs no embedding or store read. A pipeline in use is never shut down under a
+        run: ``close`` only marks it, and the last run to leave releases its threads."""
+        for name, bound in (("created_after", created_after), ("created_before", created_before)):
+            if bound is not None and not math.isfinite(bound):
+                raise AgentMemoryError(f"filter {name} must be a finite number, got {bound!r}")
+        if question_date is not None and parse_stamp(question_date) is None:
+            raise AgentMemoryError(f"question_date {question_date[:64]!r} is not a date (e.g. '2024-08-01')")
+        self.assembler.check_fits(question, budget, question_date)
+        with self._use_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.config.max_workers, thread_name_prefix="route")
+            self._runs += 1
+        try:
+            return self._run(question, tenant=tenant, budget=budget, question_date=question_date,
+                             created_after=created_after, created_before=created_before, **kwargs)
+        finally:
+            with self._use_lock:
+                self._runs -= 1
+                self._release_if_idle()
+
+    def _run(self, question: str, *, tenant: str, session_id: str | None = None, budget: int = 1800,
+             debug: bool = False, question_date: str | None = None, source_ids: list[str] | None = None,
+             kinds: list[str] | None = None, created_after: float | None = None,
+             created_before: float | None = None, metadata: dict | None = None) -> PromptResult:
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -360,7 +389,14 @@ class RetrievalPipeline:
         return catalog_recent_turns(self.services, tenant, session_id, n)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False)
+        with self._use_lock:
+            self._closed = True
+            self._release_if_idle()
+
+    def _release_if_idle(self) -> None:  # under _use_lock
+        if self._closed and self._runs == 0 and self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
     def __enter__(self) -> "RetrievalPipeline":
         return self

@@ -68,6 +68,9 @@ class PromptResult:
     sections: dict[str, int] = field(default_factory=dict)
     passages: list[Passage] = field(default_factory=list)
     used_source_ids: list[str] = field(default_factory=list)
+    # The sources of the "Known facts" lines assembly wrote (never read back from the prompt text,
+    # where a question or instructions could carry a look-alike section).
+    fact_source_ids: list[str] = field(default_factory=list)
     # What assembly left out for the budget or a section's share; every other cut is in decisions.
     assembly_drops: list[Decision] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)

@@ -42,14 +42,9 @@ def prompt_ids(prompt: str) -> list[str]:
 def known_ids(result) -> set[str]:
     """The IDs an answer may cite: the passages placed in the prompt and the sources of its
     known facts (their lines, written by assembly, end with the fact's tag)."""
-    known = {p.source_id for p in result.passages}
-    facts = result.prompt.partition(FACTS_TITLE + "\n")[2]
-    for line in facts.splitlines():
-        if not line.startswith("- "):
-            break
-        if "[S:" in line:
-            known.update(tag_ids(line[line.rfind("[S:"):]))
-    return known
+    # Both come from what assembly placed, never from the prompt's text: the question, its date
+    # and request instructions are caller text, and may imitate a "Known facts" section.
+    return {p.source_id for p in result.passages} | set(getattr(result, "fact_source_ids", ()))
 
 
 def check_citations(text: str, known: set[str]) -> tuple[str, list[str], list[str]]:

@@ -22,6 +22,7 @@ from .errors import install_error_handlers
 from .limits import MAX_BODY_BYTES, BodyLimit
 from .routes_health import STATIC
 from .state import JOB_THRESHOLD_BYTES, MAX_UPLOAD_BYTES, ApiState
+from .strict import Contain, StrictJson
 
 DESCRIPTION = """Long memory for LLM agents: ingest documents, keep working memory per session, and ask
 questions answered from a token-bounded prompt with `[S:id]` citations.
@@ -61,7 +62,9 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
 
     app = FastAPI(title="agent-memory", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     install_error_handlers(app)
+    app.add_middleware(StrictJson)  # 400 for NaN/Infinity/lone surrogates/deep nesting in a JSON body
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # 413 on every endpoint (documents: their own)
+    app.add_middleware(Contain)  # a panic in native code fails its own request only
     app.include_router(routes_health.router)
     app.include_router(routes_documents.router)
     app.include_router(routes_sessions.router)

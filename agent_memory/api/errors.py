@@ -18,6 +18,7 @@ from agent_memory.errors import (
     BudgetError,
     ConfigError,
     DimensionMismatchError,
+    InternalError,
     LLMError,
     NotFoundError,
     StoreError,
@@ -46,6 +47,7 @@ def _json(status: int, code: str, message: str, headers: dict[str, str] | None =
 # Most specific first: the first isinstance match wins.
 DOMAIN_STATUS: list[tuple[type[Exception], int, str]] = [
     (NotFoundError, 404, "not_found"),
+    (InternalError, 500, "internal"),
     (BudgetError, 400, "budget"),
     (StoreUnavailableError, 503, "store_unavailable"),
     (DimensionMismatchError, 503, "store_misconfigured"),
@@ -73,7 +75,7 @@ def install_error_handlers(app: FastAPI) -> None:
         status, code = status_for(exc)
         if status >= 500:
             log.warning("%s %s -> %d: %s", request.method, request.url.path, status, exc)
-        return _json(status, code, str(exc))
+        return _json(status, code, without_paths(request, str(exc)))
 
     @app.exception_handler(ValueError)
     async def _value_error(_: Request, exc: ValueError) -> JSONResponse:
@@ -98,7 +100,20 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return _json(500, "internal", f"{type(exc).__name__}: {exc}")
+        return _json(500, "internal", without_paths(request, f"{type(exc).__name__}: {exc}"))
+
+
+def without_paths(request: Request, message: str) -> str:
+    """``message`` with the server's data dir shown as ``<data dir>``: a client never learns the
+    server's paths (the full message is in the server's log)."""
+    state = getattr(request.app.state, "api", None)
+    if state is None:
+        return message
+    data_dir = state.settings.data_dir
+    for shown in sorted({str(data_dir.resolve()), str(data_dir.absolute()), str(data_dir)}, key=len, reverse=True):
+        if shown not in ("", "."):
+            message = message.replace(shown, "<data dir>")
+    return message
 
 
 def _short(value, limit: int = 80) -> str:

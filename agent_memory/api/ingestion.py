@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any, Callable
+
+from ingest.ownership import FILE_KEY
 
 from .errors import ApiError
 from .jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec, SourceLocks
@@ -34,13 +37,36 @@ def ingest_upload(state, tenant: str, path: Path, filename: str, source_id: str,
     with state.locks.hold(tenant, source_id):
         added = state.memory.add_file(path, source_id=source_id, metadata={**metadata, "path": filename},
                                       progress=progress, tenant=tenant)
+        _record_client_path(state, tenant, source_id, added.source_ids, path, filename)  # under the source's lock
     report = added.report
     if report.files_skipped:
-        reason = report.files_skipped[0][1]
+        reason = _public(report.files_skipped[0][1], path, filename)
         raise ApiError(400, "unsupported_file", f"{filename!r} cannot be ingested: {reason}")
     if report.files_failed:
-        raise ApiError(400, "unreadable_file", f"{filename!r} could not be ingested: {report.files_failed[0][1]}")
-    return {"source_ids": added.source_ids, "report": report.to_dict()}
+        reason = _public(report.files_failed[0][1], path, filename)
+        raise ApiError(400, "unreadable_file", f"{filename!r} could not be ingested: {reason}")
+    return {"source_ids": added.source_ids, "report": _public(report.to_dict(), path, filename)}
+
+
+def _public(value, path: Path, filename: str):
+    """``value`` (report text, dicts, lists) with the upload's temporary path shown as the client's name."""
+    if isinstance(value, str):
+        return value.replace(str(path), filename).replace(str(path.parent) + "/", "")
+    if isinstance(value, dict):
+        return {k: _public(v, path, filename) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_public(v, path, filename) for v in value]
+    return value
+
+
+def _record_client_path(state, tenant: str, source_id: str, source_ids: list[str], path: Path, filename: str) -> None:
+    """The catalog keeps where a source came from: for an upload, the client's name, not the temporary
+    file the server read it from."""
+    catalog = state.services.catalog
+    entries = catalog.get_many(tenant, [FILE_KEY + source_id, *source_ids])
+    moved = [replace(e, path=_public(e.path, path, filename)) for e in entries.values() if str(path.parent) in e.path]
+    if moved:
+        catalog.put_many(moved)
 
 
 def forget(state, tenant: str, source_id: str) -> dict[str, int]:

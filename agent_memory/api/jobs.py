@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Protocol, runtime_checkable
 
-from agent_memory.errors import AgentMemoryError, NotFoundError
+from agent_memory.errors import AgentMemoryError, NotFoundError, contained
 
 from .errors import ApiError, status_for
 
@@ -121,7 +121,7 @@ class JobRegistry:
     def _run(self, job: Job, spec: JobSpec) -> None:
         job.status, job.stage, job.started_at = "running", "starting", time.time()
         try:
-            job.result = self._run_job(spec, job)
+            job.result = contained(self._run_job, spec, job)  # a native panic fails the job, not the pool
             job.status, job.stage = "done", "done"
         except Exception as exc:  # noqa: BLE001 - the job reports its failure; the server goes on
             job.status, job.error = "failed", error_of(exc, job.id)

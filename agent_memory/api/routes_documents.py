@@ -69,11 +69,11 @@ async def _upload(request: Request, state, tenant: str):
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
         raise ApiError(422, "invalid_request", "multipart body needs a 'file' part")
-    filename = PurePath(upload.filename or "upload.txt").name or "upload.txt"
+    filename = client_path(upload.filename)  # folders kept: "docs/a.md" and "notes/a.md" are two sources
     source_id = str(form.get("source_id") or filename)
     metadata = _metadata(form.get("metadata"))
     folder = Path(tempfile.mkdtemp(prefix="agent-memory-upload-"))
-    path = folder / filename
+    path = folder / PurePath(filename).name
     size = 0
     try:
         with path.open("wb") as out:
@@ -104,6 +104,12 @@ async def _upload(request: Request, state, tenant: str):
         return await run_in_threadpool(work)
     finally:
         cleanup()
+
+
+def client_path(name: str | None) -> str:
+    """The client's relative path of an upload, '/'-separated, without a root, '.', '..' or empty parts."""
+    parts = [p for p in (name or "").replace("\\", "/").split("/") if p.strip() not in ("", ".", "..")]
+    return "/".join(parts) or "upload.txt"
 
 
 def _accepted(job) -> JSONResponse:

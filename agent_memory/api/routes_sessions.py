@@ -37,6 +37,7 @@ def _stats(session, session_id: str) -> dict:
              responses=error_responses(400, 401, 422, 503), summary="Append a message to a session")
 def append_message(session_id: SessionId, body: MessageIn, state: StateDep, tenant: TenantDep,
                    agent_id: AgentId = None) -> dict:
+    state.memory.check_space("a session append")  # 503 on a nearly full disk, before any write
     session = state.working_memory.session(tenant, session_id, agent_id)
     seq = session.append(body.message, retention=body.retention)
     return {"session_id": session_id, "agent_id": agent_id, "seq": seq, "stats": _stats(session, session_id)}

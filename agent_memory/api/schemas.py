@@ -148,8 +148,8 @@ class SessionConfigOut(BaseModel):
 class Filters(BaseModel):
     source_ids: list[str] | None = Field(default=None, description="Only these sources.")
     kinds: list[Literal["chunk", "summary", "turn"]] | None = None
-    created_after: float | None = Field(default=None, description="Unix time.")
-    created_before: float | None = Field(default=None, description="Unix time.")
+    created_after: float | None = Field(default=None, allow_inf_nan=False, description="Unix time.")
+    created_before: float | None = Field(default=None, allow_inf_nan=False, description="Unix time.")
     metadata: dict[str, Any] | None = Field(
         default=None, examples=[{"team": "ops", "lang": ["en", "de"], "version": {"gte": 2},
                                  "published": {"gte": "2024-03-01", "lte": "2024-06-30"}}],

@@ -20,7 +20,7 @@ import time
 import uuid
 from typing import Any
 
-from agent_memory.errors import ConfigError, StoreError
+from agent_memory.errors import ConfigError, StoreError, contained
 from agent_memory.memory import Memory
 from agent_memory.services import build_services
 
@@ -67,7 +67,7 @@ class Worker:
         result: dict[str, Any] | None = None
         error: dict[str, str] | None = None
         try:
-            result = run_job(self, spec, job.progress)
+            result = contained(run_job, self, spec, job.progress)  # a native panic fails this job only
         except Exception as exc:  # noqa: BLE001 - the job reports its failure; the worker goes on
             error = error_of(exc, job.id)
         finally:

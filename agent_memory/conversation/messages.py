@@ -24,9 +24,12 @@ def validate(message: dict[str, Any]) -> dict[str, Any]:
     (``text``, ``tool_use`` with id/name/input, ``tool_result`` with tool_use_id/content)."""
     if not isinstance(message, dict):
         raise ValueError(f"a message must be a dict, got {type(message).__name__}: {_short(message)}")
+    check_plain(message, "message")
     role = message.get("role")
     if role not in ROLES:
         raise ValueError(f"message role must be one of {ROLES}, got {_short(role)}")
+    if role == "user" and "content" not in message:
+        raise ValueError("message.content: a user message needs content (a string or a list of blocks)")
     if role == "tool" and not _nonempty_str(message.get("tool_call_id")):
         raise ValueError(f"message.tool_call_id: a tool message needs a non-empty string, "
                          f"got {_short(message.get('tool_call_id'))}")
@@ -69,7 +72,7 @@ def _check_content(content: Any, where: str) -> None:
         if kind == "tool_use":
             _require_str(block, "id", at)
             _require_str(block, "name", at)
-            if not isinstance(block.get("input", {}), dict):
+            if not isinstance(block.get("input"), dict):
                 raise ValueError(f"{at}.input must be an object, got {_short(block.get('input'))}")
         if kind == "tool_result":
             _require_str(block, "tool_use_id", at)
@@ -78,6 +81,38 @@ def _check_content(content: Any, where: str) -> None:
                 _check_content(inner, f"{at}.content")
             elif inner is not None and not isinstance(inner, str):
                 raise ValueError(f"{at}.content must be a string or a list of blocks, got {_short(inner)}")
+
+
+MAX_DEPTH = 64  # far deeper than any real tool payload; deeper nesting would exhaust the stack later
+
+
+def check_plain(value: Any, where: str) -> None:
+    """ValueError unless ``value`` is nested at most MAX_DEPTH deep and every string in it (keys too) is
+    encodable text: a lone surrogate ("\\ud800") can be parsed from JSON but not stored as UTF-8, and a
+    deep nest would raise RecursionError in every later json.dumps/deepcopy. Iterative: no recursion."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            _check_text(item, where)
+        elif isinstance(item, (dict, list, tuple)):
+            if depth >= MAX_DEPTH:
+                raise ValueError(f"{where} is nested deeper than {MAX_DEPTH} levels")
+            if isinstance(item, dict):
+                for key, inner in item.items():
+                    if isinstance(key, str):
+                        _check_text(key, where)
+                    stack.append((inner, depth + 1))
+            else:
+                stack.extend((inner, depth + 1) for inner in item)
+
+
+def _check_text(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{where} holds a lone surrogate {text[exc.start:exc.end]!r} at character {exc.start}, "
+                         "which is not valid text") from None
 
 
 def _nonempty_str(value: Any) -> bool:

@@ -112,6 +112,10 @@ class Session(Scheduler):
         judgement = self.detector.judge(role, text) if role in ("user", "assistant") and text.strip() else None
         tokens = self.message_tokens(message)
         with self._lock:
+            orphans = [rid for rid in msgs.result_ids(message) if rid not in self._log.by_call]
+            if orphans:  # docs/api.md: a result must answer a call this session issued
+                raise ValueError(f"message answers tool call id(s) {orphans[:5]} that no earlier message of "
+                                 "this session issued (an orphan tool result)")
             seq = self._next_seq
             # Key entities come from user turns and significant assistant turns: assistants capitalize
             # list headings and filler, which would crowd out what the user actually talks about.
@@ -170,7 +174,7 @@ class Session(Scheduler):
             if rest < 0:
                 raise BudgetError(
                     f"system messages and the pending user turn need {budget - rest} tokens,"
-                    f" more than the view budget {budget} (session {self.session_id!r})")
+                    f" more than the view budget {budget}")  # no session name: internally it carries the tenant
             header, header_tokens = self._header(budget, rest)
             rest -= header_tokens
             chosen: list[Unit] = [pending] if pending else []

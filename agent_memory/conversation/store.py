@@ -88,7 +88,7 @@ class SessionStore:
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             self._db.executescript(SCHEMA)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open session store at {path}: {exc}") from exc
+            raise StoreError(f"cannot open session store {path.name}: {exc}") from exc
 
     def close(self) -> None:
         with self._lock:
@@ -101,16 +101,25 @@ class SessionStore:
                 for sql, params in statements:
                     self._db.execute(sql, params)
                 self._db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._db.execute("ROLLBACK") if self._db.in_transaction else None
-                raise StoreError(f"session store {self.path} write failed: {exc}") from exc
+            except BaseException as exc:
+                # Any failure (a bad parameter raises UnicodeEncodeError, not sqlite3.Error) must end
+                # the transaction: the connection is shared, and a left-open one fails every later write.
+                try:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # the connection itself failed: the error below says why
+                if isinstance(exc, sqlite3.Error):
+                    # The file's name only: a client never sees the server's paths.
+                    raise StoreError(f"session store {self.path.name} write failed: {exc}") from exc
+                raise
 
     def _rows(self, sql: str, params: tuple) -> list[tuple]:
         with self._lock:
             try:
                 return self._db.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
-                raise StoreError(f"session store {self.path} read failed: {exc}") from exc
+                raise StoreError(f"session store {self.path.name} read failed: {exc}") from exc
 
     # -- writes ------------------------------------------------------------------------------
     def append(self, key: Key, seq: int, message: dict[str, Any], *, retention: str, unclassified: bool,

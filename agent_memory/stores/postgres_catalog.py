@@ -73,6 +73,11 @@ class PostgresCatalog:
                             " ON CONFLICT (tenant, source_id) DO UPDATE SET owner = excluded.owner",
                             [(tenant, sid, owner) for sid in source_ids])
 
+    def owned_by(self, tenant: str, owner: str) -> list[str]:
+        """The source IDs ``owner`` claimed (see ``SQLiteCatalog.owned_by``)."""
+        return [r[0] for r in self._rows("SELECT source_id FROM catalog_owners WHERE tenant=%s AND owner=%s"
+                                         " ORDER BY source_id", (tenant, owner))]
+
     def titled(self, tenant: str, names: list[str]) -> dict[str, list[str]]:
         """Sources whose title names one of ``names`` (see ``SQLiteCatalog.titled``)."""
         keys: dict[str, list[str]] = {}

@@ -1,0 +1,140 @@
+"""Request isolation at the ASGI boundary: strict JSON in, and no error of one request reaching others.
+
+Python's ``json`` accepts ``NaN``, ``Infinity`` and lone surrogate escapes (``"\\ud800"``), and
+recurses once per nesting level: such a value parsed into a request once made the embedded vector
+engine panic and once left the session store inside a transaction. ``StrictJson`` checks every
+JSON body with orjson (RFC 8259: none of those constants, valid Unicode only) and a nesting limit,
+and refuses the request before any route parses it. ``Contain`` answers a ``BaseException`` that
+is not a cancellation (a Rust panic surfacing through pyo3 is one) with a 500 for that request
+alone: it never reaches the server, which would otherwise drop the connection or the whole task
+group it ran in (the MCP session manager); ``agent_memory.errors.contained`` does it in a thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Callable
+
+import orjson
+
+from agent_memory.errors import passthrough
+
+log = logging.getLogger(__name__)
+
+MAX_JSON_DEPTH = 100  # as for uploaded JSON files (docs/api.md); far beyond any real request body
+
+
+def json_problem(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+    """Why ``body`` is not strict JSON nested at most ``max_depth`` deep, or None."""
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        if _lenient_parse(body):
+            return f"invalid JSON (NaN, Infinity and lone surrogates are not JSON): {exc}"
+        return f"{MALFORMED}: {exc}"
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > max_depth:
+                return f"JSON nested deeper than {max_depth} levels"
+            stack.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+    return None
+
+
+MALFORMED = "malformed JSON"
+
+
+def _lenient_parse(body: bytes) -> bool:
+    """Whether Python's lenient parser reads ``body`` (then only a non-standard constant or a lone
+    surrogate made the strict one refuse it)."""
+    try:
+        json.loads(body)
+        return True
+    except (ValueError, RecursionError):
+        return False
+
+
+def _is_json(scope) -> bool:
+    for name, value in scope.get("headers") or []:
+        if name == b"content-type":
+            kind = value.split(b";")[0].strip().lower()
+            return kind == b"application/json" or kind.endswith(b"+json")
+    return False
+
+
+def api_refusal(reason: str) -> tuple[int, dict]:
+    if reason.startswith(MALFORMED):  # as FastAPI answers it (docs/api.md: 422 invalid_request)
+        return 422, {"error": {"code": "invalid_request", "message": reason}}
+    return 400, {"error": {"code": "bad_request", "message": reason}}
+
+
+def jsonrpc_refusal(reason: str) -> tuple[int, dict]:
+    return 400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"Parse error: {reason}"}}
+
+
+async def _answer(send, status: int, payload: dict) -> None:
+    body = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class StrictJson:
+    """Pure ASGI middleware: a JSON body that is not strict JSON is refused (``refusal`` says how)."""
+
+    def __init__(self, app, refusal: Callable[[str], tuple[int, dict]] = api_refusal,
+                 max_depth: int = MAX_JSON_DEPTH) -> None:
+        self.app, self.refusal, self.max_depth = app, refusal, max_depth
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "DELETE") or not _is_json(scope):
+            return await self.app(scope, receive, send)
+        messages, chunks = [], []
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        problem = json_problem(body, self.max_depth) if body.strip() else None
+        if problem is not None:
+            status, payload = self.refusal(problem)
+            return await _answer(send, status, payload)
+
+        async def replay():
+            return messages.pop(0) if messages else await receive()
+
+        return await self.app(scope, replay, send)
+
+
+class Contain:
+    """Pure ASGI middleware: a non-``Exception`` error of one request becomes that request's 500."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        started = False
+
+        async def watch(message):
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except BaseException as exc:
+            if passthrough(exc) or scope["type"] != "http":
+                raise
+            log.error("native failure on %s %s: %s: %s", scope.get("method"), scope.get("path"),
+                      type(exc).__name__, exc)
+            if not started:
+                await _answer(send, 500, {"error": {"code": "internal", "message":
+                                                    f"internal failure ({type(exc).__name__}); "
+                                                    "the request was not completed"}})
