@@ -171,7 +171,8 @@ def build_server(memory: Memory, tenant_of: Callable[[ServerRequestContext], str
             # manager's task group (every later request) or the stdio process.
             data = await anyio.to_thread.run_sync(contained, handler, memory, tenant, args)
         except (AgentMemoryError, ValueError) as exc:
-            return _error(f"{type(exc).__name__}: {exc}")
+            # The server's data dir is not the client's business (the full message is in the log).
+            return _error(f"{type(exc).__name__}: {exc}".replace(str(memory.settings.data_dir.resolve()), "<data dir>"))
         except Exception as exc:  # noqa: BLE001 - a bug fails its own call, with a log line
             log.exception("MCP tool %s failed", params.name)
             return _error(f"internal error ({type(exc).__name__})")

@@ -311,6 +311,7 @@ class Memory:
             if passage.section != "recent":  # the live session's turns are not long-term items yet
                 placed.setdefault(passage.source_id, []).extend(passage.item_ids)
         try:
+            self.check_space("raising importance")  # a payload write too: never on a nearly full disk
             with self._importance_lock:
                 ids = [i for sid in dict.fromkeys(cited)
                        for i in (placed.get(sid) or self.services.vectors.ids_for_source(tenant, sid))]
