@@ -11,7 +11,9 @@ import json
 import re
 from typing import Any
 
-ROLES = ("system", "user", "assistant", "tool")
+# ``developer`` is OpenAI's newer name for system-like instructions: treated as a system message.
+ROLES = ("system", "developer", "user", "assistant", "tool")
+INSTRUCTION_ROLES = ("system", "developer")
 TRUNCATED = re.compile(r"^\[truncated: .* result, \d+ chars\]$")
 
 
@@ -148,6 +150,11 @@ def text_of(message: dict[str, Any]) -> str:
     return content_text(message.get("content"))
 
 
+def is_instruction(message: dict[str, Any]) -> bool:
+    """System or developer instructions: never compacted, shown first in a view."""
+    return message.get("role") in INSTRUCTION_ROLES
+
+
 def is_user_turn(message: dict[str, Any]) -> bool:
     """A user message with words in it (an Anthropic message of only tool_results is not a turn)."""
     return message.get("role") == "user" and bool(text_of(message).strip())
@@ -233,8 +240,9 @@ def truncate_results(message: dict[str, Any], ids: set[str], names: dict[str, st
     return {**message, "content": new_blocks} if changed else message
 
 
-def micro_compact(messages: list[dict[str, Any]], keep: int = 3) -> list[dict[str, Any]]:
-    """Tool results older than the ``keep`` most recent become ``[truncated: <tool> result, <N> chars]``.
+def micro_compact(messages: list[dict[str, Any]], keep: int = 3, spare: Any = ()) -> list[dict[str, Any]]:
+    """Tool results older than the ``keep`` most recent become ``[truncated: <tool> result, <N> chars]``,
+    except in the messages at the indices in ``spare`` (a session spares its strict messages).
 
     Pure and idempotent: markers are left alone, and user/assistant/system text is untouched.
     """
@@ -245,4 +253,53 @@ def micro_compact(messages: list[dict[str, Any]], keep: int = 3) -> list[dict[st
     old = set(order[: max(0, len(order) - keep)])
     if not old:
         return list(messages)
-    return [truncate_results(m, old, names) if result_ids(m) else m for m in messages]
+    spare = set(spare)
+    return [truncate_results(m, old, names) if result_ids(m) and i not in spare else m
+            for i, m in enumerate(messages)]
+
+
+def without_open_calls(message: dict[str, Any], open_ids: set[str]) -> dict[str, Any]:
+    """A copy where the tool calls still waiting for a result become a visible text note.
+
+    Providers reject a call without its result, and hiding it would make the agent forget what it
+    just asked for; a note keeps the view valid and says what is pending."""
+    if not open_ids:
+        return message
+    notes: list[str] = []
+    calls = []
+    for call in message.get("tool_calls") or []:
+        if str(call.get("id")) in open_ids:
+            fn = call.get("function") or {}
+            args = fn.get("arguments", "")
+            args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            notes.append(f"[pending tool call: {fn.get('name', 'tool')}({_clip_args(args)}), id {call.get('id')},"
+                         " no result yet]")
+        else:
+            calls.append(call)
+    content = message.get("content")
+    if isinstance(content, list):
+        blocks = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use" and str(block.get("id")) in open_ids:
+                args = json.dumps(block.get("input", {}), ensure_ascii=False)
+                blocks.append({"type": "text", "text": f"[pending tool call: {block.get('name', 'tool')}"
+                               f"({_clip_args(args)}), id {block.get('id')}, no result yet]"})
+            else:
+                blocks.append(block)
+        out = {**message, "content": blocks}
+        if notes:
+            out["content"] = blocks + [{"type": "text", "text": n} for n in notes]
+    else:
+        text = content if isinstance(content, str) else ""
+        out = {**message, "content": "\n".join(p for p in [text, *notes] if p)}
+    if "tool_calls" in message:
+        if calls:
+            out["tool_calls"] = calls
+        else:
+            out.pop("tool_calls")
+    return out
+
+
+def _clip_args(args: str, limit: int = 200) -> str:
+    args = " ".join(args.split())
+    return args if len(args) <= limit else args[:limit] + "..."

@@ -58,7 +58,7 @@ def test_session_settings_through_the_api(client):
     send(client, path, "user", "Start.")
     default = client.get(f"{path}/config").json()
     assert default["config"]["light"] == 0.6 and default["config"]["structural"] == 0.75
-    assert default["config"]["llm"] == 0.88 and default["config"]["window_tokens"] == 8192
+    assert default["config"]["llm"] == 0.88 and default["config"]["window_tokens"] == 64_000
     changed = client.put(f"{path}/config", json={"window_tokens": 600, "light": 0.5, "structural": 0.7, "llm": 0.8})
     assert changed.status_code == 200, changed.text
     assert changed.json()["config"]["window_tokens"] == 600 and changed.json()["config"]["llm"] == 0.8
