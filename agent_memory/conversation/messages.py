@@ -11,10 +11,13 @@ import json
 import re
 from typing import Any
 
+from .significance import identifier_list
+
 # ``developer`` is OpenAI's newer name for system-like instructions: treated as a system message.
 ROLES = ("system", "developer", "user", "assistant", "tool")
 INSTRUCTION_ROLES = ("system", "developer")
-TRUNCATED = re.compile(r"^\[truncated: .* result, \d+ chars\]$")
+TRUNCATED = re.compile(r"^\[truncated: .* result, \d+ chars(?:; kept: .*)?\]$")
+MARKER_IDENTIFIERS = 6  # a truncated result keeps this many of its identifiers (error codes, paths ...)
 
 
 def validate(message: dict[str, Any]) -> dict[str, Any]:
@@ -210,7 +213,10 @@ def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int = 2000) 
 
 
 def _marker(tool: str, text: str) -> str:
-    return f"[truncated: {tool} result, {len(text)} chars]"
+    """``[truncated: grep result, 812 chars; kept: 0x0000C7, src/net/retry.py]``: the identifiers stay
+    visible (an error code or a path is what a later step needs), the payload goes."""
+    kept = [t for t in identifier_list(text) if "]" not in t][:MARKER_IDENTIFIERS]
+    return f"[truncated: {tool} result, {len(text)} chars" + (f"; kept: {', '.join(kept)}]" if kept else "]")
 
 
 def is_truncated(text: str) -> bool:

@@ -98,7 +98,7 @@ def numbers(text: str) -> set[str]:
 # file names with an extension, versions (v2.3.1, 1.10.0), error codes (E1234, ERR_TIMEOUT, HTTP-503).
 IDENTIFIERS = re.compile(
     r"\b0x[0-9A-Fa-f]+\b"
-    r"|(?:[A-Za-z]:)?(?:~|\.{1,2})?[\\/]?(?:[\w.-]+[\\/])+[\w.-]+"
+    r"|(?:[A-Za-z]:)?(?:~|\.{1,2})?[\\/]?(?:[\w.-]+[\\/])+[\w.-]*"
     r"|\b[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|sh|sql|json|ya?ml|toml|ini|cfg|conf|"
     r"md|txt|csv|log|lock|html|css|xml|env)\b"
     r"|\bv\d+(?:\.\d+)+\b|(?<![\w.])\d+\.\d+\.\d+(?:[-+][\w.]+)?\b"
@@ -106,15 +106,30 @@ IDENTIFIERS = re.compile(
 )
 
 
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
+
+
 def identifiers(text: str) -> set[str]:
     """Hex codes, paths, file names, versions and error codes (a summary that loses one fails validation)."""
-    found = set()
+    return set(identifier_list(text))
+
+
+def identifier_list(text: str) -> list[str]:
+    """:func:`identifiers` in order of first appearance."""
+    found: dict[str, None] = {}
     for match in IDENTIFIERS.finditer(text):
         token = match.group(0).rstrip(".,:;")
-        # A path needs a letter in it: "1/2" is a fraction, "2024/05/01" a date.
-        if len(token) > 2 and (any(c.isalpha() for c in token) or not any(c in token for c in "/\\")):
-            found.add(token)
-    return found
+        separators = token.count("/") + token.count("\\")
+        if separators:
+            # A path needs a letter ("1/2" is a fraction, "2024/05/01" a date) and a path's shape: a root,
+            # two separators or a file extension ("km/h" and "and/or" are words).
+            if not any(c.isalpha() for c in token):
+                continue
+            if separators < 2 and not token.startswith(("/", "~", ".", "\\")) and not _EXTENSION.search(token):
+                continue
+        if len(token) > 2:
+            found.setdefault(token, None)
+    return list(found)
 
 
 def is_entity_word(token: str) -> bool:
@@ -123,7 +138,19 @@ def is_entity_word(token: str) -> bool:
 
 
 def entities(text: str) -> set[str]:
-    """Named things: capitalized words, identifiers (X-200, API), Chinese nr/ns/nt/nz words."""
+    """Named things: capitalized words, identifiers (X-200, API), Chinese nr/ns/nt/nz words.
+
+    Line by line, each line's result cached: compaction validates span after span over the same
+    messages, and tagging Chinese with jieba is the slow part (a tool loop re-read it thousands of times)."""
+    found: set[str] = set()
+    for line in text.split("\n"):
+        if line.strip():
+            found |= _line_entities(line)
+    return found
+
+
+@functools.lru_cache(maxsize=32768)
+def _line_entities(text: str) -> frozenset[str]:
     found: set[str] = set()
     for match in IDENTIFIER.finditer(text):
         token = match.group(0)
@@ -137,7 +164,7 @@ def entities(text: str) -> set[str]:
         for word, flag in _posseg().cut(text):
             if flag in ("nr", "ns", "nt", "nz") and len(word.strip()) > 1:
                 found.add(word.strip())
-    return found
+    return frozenset(found)
 
 
 @dataclass

@@ -95,6 +95,8 @@ def test_a_strict_stack_trace_is_never_micro_truncated(manager):
     assert len(strict) == 1 and shown[strict[0].seq]["content"] == TRACE
     truncated = [m for m in shown.values() if m["role"] == "tool" and msgs.is_truncated(m["content"])]
     assert len(truncated) == 30 - 3 - 1  # every other old result is micro-truncated
+    # ... and keeps its identifiers visible: "[truncated: grep result, 812 chars; kept: A-0001]"
+    assert all("; kept: A-00" in m["content"] for m in truncated), truncated[0]
     assert TRACE in [m.get("content") for m in session.view(100_000)]
 
 
@@ -131,6 +133,8 @@ def test_validation_counts_identifiers():
     span = "The crash: " + TRACE + " Config at /etc/app/config.yaml."
     found = identifiers(span)
     assert {"0x000007", "src/billing/invoice.py", "v2.3.1", "E4471", "/etc/app/config.yaml"} <= found
+    assert identifiers("keep off vendor/billing_38/ at 60 km/h, 1/2 of it, on 2024/05/01 and/or later") == {
+        "vendor/billing_38/"}
     check = validate(span, "The invoice total crashed in libcalc (TypeError).", 120, 12, "llm")
     assert check.identifiers_kept == 0.0 and "0x000007" in check.lost
     kept = validate(span, "TypeError at 0x000007 in src/billing/invoice.py, libcalc v2.3.1, E4471, "
