@@ -10,7 +10,8 @@ constraints, decisions). For each window, three methods see the same appends:
 - ``memory``: this project's session (``Memory.add_message``; the session's window set to the
   window): levels, markers, summaries; promotion to long-term memory as the branch has it.
 - ``truncate``: keep-newest truncation (whole messages, newest first, instructions kept).
-- ``micro+summary``: micro-compaction (old tool results truncated, 3 kept) plus one rolling
+- ``micro+summary``: micro-compaction (tool results older than the newest 3 cleared to a bare
+  ``[old tool result cleared, N chars]``, as common designs do) plus one rolling
   structural summary when the view passes 75% of the window (the older part summarized, the
   newest quarter kept), then keep-newest truncation if still over.
 
@@ -25,6 +26,7 @@ or results without calls, summed over views taken at each user message and at th
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -49,7 +51,12 @@ SPAN = re.compile(r"m(\d+)(?:-m(\d+))?")
 
 
 def tokens(message: dict[str, Any]) -> int:
-    return COUNTER.count(msgs.serialize(message)) + OVERHEAD
+    return _count(msgs.serialize(message)) + OVERHEAD
+
+
+@functools.lru_cache(maxsize=65536)
+def _count(text: str) -> int:  # cached: the baselines recount their whole view on every append
+    return COUNTER.count(text)
 
 
 def view_text(view: list[dict[str, Any]]) -> str:
@@ -84,6 +91,18 @@ def keep_newest(history: list[dict[str, Any]], window: int) -> tuple[list[dict[s
     return [history[i] for i in shown], set(shown)
 
 
+def plain_micro(messages: list[dict[str, Any]], keep: int = 3) -> list[dict[str, Any]]:
+    """The common micro-compaction: tool results older than the ``keep`` newest become a bare marker."""
+    order = [rid for m in messages for rid in msgs.result_ids(m)]
+    old = set(order[: max(0, len(order) - keep)])
+    out = []
+    for message in messages:
+        if message.get("role") == "tool" and str(message.get("tool_call_id")) in old:
+            message = {**message, "content": f"[old tool result cleared, {len(msgs.text_of(message))} chars]"}
+        out.append(message)
+    return out
+
+
 class MicroSummary:
     """Micro-compaction plus one rolling summary at a threshold (a common two-stage design)."""
 
@@ -108,7 +127,7 @@ class MicroSummary:
     def _body(self) -> list[dict[str, Any]]:
         systems = [m for m in self.history if msgs.is_instruction(m)]
         head = [{"role": "system", "content": "[Summary]\n" + self.summary}] if self.summary else []
-        return systems + head + msgs.micro_compact(self._live(), 3)
+        return systems + head + plain_micro(self._live(), 3)
 
     def _summarize(self) -> None:
         keep, cut = int(self.window * self.keep_share), len(self.history)

@@ -212,11 +212,29 @@ def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int = 2000) 
     return "\n".join(lines)
 
 
+# Lines of a tool payload that state an outcome (what a later step needs): errors, test results, timings.
+OUTCOME = re.compile(
+    r"\b(?:errors?|fatal|exception|traceback|fail(?:ed|ure|s)?|passed|warning|mismatch|denied|declined|refused|"
+    r"time(?:d)? ?out|latency|finished|succeeded|not found|invalid)\b|错误|失败|异常|超时|完成|延迟|拒绝",
+    re.IGNORECASE)
+MARKER_LINES = 2  # ... and this many outcome lines, each at most 200 characters
+
+
 def _marker(tool: str, text: str) -> str:
-    """``[truncated: grep result, 812 chars; kept: 0x0000C7, src/net/retry.py]``: the identifiers stay
-    visible (an error code or a path is what a later step needs), the payload goes."""
-    kept = [t for t in identifier_list(text) if "]" not in t][:MARKER_IDENTIFIERS]
-    return f"[truncated: {tool} result, {len(text)} chars" + (f"; kept: {', '.join(kept)}]" if kept else "]")
+    """``[truncated: run_tests result, 812 chars; kept: FAILED test_pay.py: E4471 | ids: src/net/retry.py]``:
+    the payload goes; its outcome lines and identifiers (an error code, a path) stay visible."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line and OUTCOME.search(line) and line not in lines:
+            lines.append(line if len(line) <= 200 else line[:197] + "...")
+            if len(lines) >= MARKER_LINES:
+                break
+    shown = " | ".join(lines)
+    ids = [t for t in identifier_list(text) if t not in shown][:MARKER_IDENTIFIERS]
+    parts = ([shown] if lines else []) + ([f"ids: {', '.join(ids)}"] if ids else [])
+    kept = " | ".join(parts).replace("]", ")")  # the marker's own bracket ends it
+    return f"[truncated: {tool} result, {len(text)} chars" + (f"; kept: {kept}]" if kept else "]")
 
 
 def is_truncated(text: str) -> bool:

@@ -95,8 +95,13 @@ def test_a_strict_stack_trace_is_never_micro_truncated(manager):
     assert len(strict) == 1 and shown[strict[0].seq]["content"] == TRACE
     truncated = [m for m in shown.values() if m["role"] == "tool" and msgs.is_truncated(m["content"])]
     assert len(truncated) == 30 - 3 - 1  # every other old result is micro-truncated
-    # ... and keeps its identifiers visible: "[truncated: grep result, 812 chars; kept: A-0001]"
-    assert all("; kept: A-00" in m["content"] for m in truncated), truncated[0]
+    # ... and keeps its identifiers visible: "[truncated: grep result, 812 chars; kept: ids: A-0001]"
+    assert all("; kept: ids: A-00" in m["content"] for m in truncated), truncated[0]
+    marker = msgs.micro_compact([call(1, "run_tests", {}), result(1, "collected 40 items\n" + "." * 500 + "\n"
+                                 "FAILED tests/test_pay.py::test_total - TypeError\n1 failed, 39 passed"),
+                                 call(2, "grep", {}), result(2, "x")], keep=1)[1]["content"]
+    assert marker == ("[truncated: run_tests result, 588 chars; kept: FAILED tests/test_pay.py::test_total - "
+                      "TypeError | 1 failed, 39 passed]")  # the path is in a kept line: not repeated
     assert TRACE in [m.get("content") for m in session.view(100_000)]
 
 
