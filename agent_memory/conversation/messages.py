@@ -180,13 +180,14 @@ def serialize(message: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int = 2000) -> str:
-    """A span as lines a summarizer can read: ``[role]``, ``[tool_use:name] {args}``, ``[tool_result:name]``."""
+def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int = 2000, salient: bool = False) -> str:
+    """A span as lines a summarizer can read: ``[role]``, ``[tool_use:name] {args}``, ``[tool_result:name]``;
+    ``salient``: tool results reduced to :func:`salient_payload` (what validation holds a summary to)."""
     names: dict[str, str] = {}
     lines: list[str] = []
 
-    def clip(text: str) -> str:
-        text = text.strip()
+    def clip(text: str, payload: bool = False) -> str:
+        text = (salient_payload(text) if payload and salient else text).strip()
         return text if len(text) <= max_chars_per_part else text[:max_chars_per_part] + " ..."
 
     for message in messages:
@@ -194,7 +195,7 @@ def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int = 2000) 
         role = message.get("role", "?")
         if role == "tool":
             name = message.get("name") or names.get(str(message.get("tool_call_id")), "tool")
-            lines.append(f"[tool_result:{name}] {clip(text_of(message))}")
+            lines.append(f"[tool_result:{name}] {clip(text_of(message), payload=True)}")
             continue
         text = text_of(message)
         if text.strip():
@@ -208,7 +209,7 @@ def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int = 2000) 
                 lines.append(f"[tool_use:{block.get('name', 'tool')}] {clip(args)}")
             elif block.get("type") == "tool_result":
                 name = names.get(str(block.get("tool_use_id")), "tool")
-                lines.append(f"[tool_result:{name}] {clip(content_text(block.get('content')))}")
+                lines.append(f"[tool_result:{name}] {clip(content_text(block.get('content')), payload=True)}")
     return "\n".join(lines)
 
 
@@ -220,16 +221,31 @@ OUTCOME = re.compile(
 MARKER_LINES = 2  # ... and this many outcome lines, each at most 200 characters
 
 
-def _marker(tool: str, text: str) -> str:
-    """``[truncated: run_tests result, 812 chars; kept: FAILED test_pay.py: E4471 | ids: src/net/retry.py]``:
-    the payload goes; its outcome lines and identifiers (an error code, a path) stay visible."""
+def outcome_lines(text: str, limit: int = MARKER_LINES) -> list[str]:
+    """A tool payload's lines that state an outcome (errors, test results, timings), at most ``limit``."""
     lines: list[str] = []
     for line in text.splitlines():
         line = " ".join(line.split())
         if line and OUTCOME.search(line) and line not in lines:
             lines.append(line if len(line) <= 200 else line[:197] + "...")
-            if len(lines) >= MARKER_LINES:
+            if len(lines) >= limit:
                 break
+    return lines
+
+
+def salient_payload(text: str) -> str:
+    """What of a tool payload a summary must keep: its outcome lines and the lines holding identifiers.
+    The rest (code, listings, line numbers) is noise a digest cannot and need not carry."""
+    keep = set(outcome_lines(text, 1_000))
+    out = [" ".join(line.split()) for line in text.splitlines()
+           if " ".join(line.split()) in keep or identifier_list(line)]
+    return "\n".join(out)
+
+
+def _marker(tool: str, text: str) -> str:
+    """``[truncated: run_tests result, 812 chars; kept: FAILED test_pay.py: E4471 | ids: src/net/retry.py]``:
+    the payload goes; its outcome lines and identifiers (an error code, a path) stay visible."""
+    lines = outcome_lines(text)
     shown = " | ".join(lines)
     ids = [t for t in identifier_list(text) if t not in shown][:MARKER_IDENTIFIERS]
     parts = ([shown] if lines else []) + ([f"ids: {', '.join(ids)}"] if ids else [])

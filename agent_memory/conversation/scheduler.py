@@ -140,7 +140,7 @@ class Scheduler:
                                      span_tokens=span_tokens, max_tokens=max_summary)
         if self.counter.count(text) > max_summary:
             text = self._fit_lines(text, max_summary)
-            check = validate_summary(msgs.readable(span), text, span_tokens, self.counter.count(text),
+            check = validate_summary(msgs.readable(span, salient=True), text, span_tokens, self.counter.count(text),
                                      check.method)
         if self.summarizer is not None and primary is not None and check.method != self.summarizer.name:
             self._state["summary_fallbacks"] += 1

@@ -96,6 +96,7 @@ class StructuralSummarizer:
         )
         idents: dict[str, None] = {}  # in order of appearance, newest kept when room runs out
         goals, facts, tools, decisions, questions, asked = [], [], [], [], [], []
+        tools_first: list[str] = []
         status = ""
         counts: Counter[str] = Counter()
         names: dict[str, str] = {}
@@ -110,7 +111,10 @@ class StructuralSummarizer:
             if role == "tool" or msgs.result_ids(message):
                 body = text if role == "tool" else msgs.readable([message])
                 tool = message.get("name") or names.get(str(message.get("tool_call_id")), "tool")
-                if numbers(body) and not msgs.is_truncated(body.strip()):
+                outcome = msgs.outcome_lines(body) if not msgs.is_truncated(body.strip()) else []
+                if outcome:  # an error, a test result, a timing: ahead of payloads that only hold numbers
+                    tools_first.append(f"{tool}: {' | '.join(outcome)}")
+                elif numbers(body) and not msgs.is_truncated(body.strip()):
                     tools.append(f"{tool}: {_number_snippets(body)}")
                 if role == "tool":
                     continue
@@ -134,6 +138,7 @@ class StructuralSummarizer:
                 # itself stay open until the user speaks again.
                 questions, asked = asked, []
 
+        tools = tools + tools_first  # the section reads newest first: outcomes come first
         key_entities = ", ".join(e for e, _ in counts.most_common(12))
         # Fewer items per section until the digest fits (~4 chars a token, ~1 for CJK).
         limit = max_tokens * (1 if cjk else 4)
@@ -270,16 +275,17 @@ def summarize_span(span: list[dict[str, Any]], primary: Summarizer | None, fallb
                    counter, *, span_tokens: int, max_tokens: int) -> tuple[str, Validation]:
     """Primary summarizer with checks; on any failure a warning and the fallback's summary."""
     span_text = msgs.readable(span)
+    checked = msgs.readable(span, salient=True)  # validation: payload noise is not what a summary keeps
     if primary is not None:
         try:
             summary = primary.summarize(span, max_tokens=max_tokens).strip()
             tokens = counter.count(summary)
             check_summary(summary, span_text, span_tokens=span_tokens, summary_tokens=tokens,
                           max_tokens=max_tokens)
-            return summary, validate(span_text, summary, span_tokens, tokens, primary.name)
+            return summary, validate(checked, summary, span_tokens, tokens, primary.name)
         except Exception as exc:  # noqa: BLE001 - any failure means: do not trust this summary
             log.warning("summarizer %s failed (%s: %s); using the %s summary instead",
                         getattr(primary, "name", primary), type(exc).__name__, exc, fallback.name)
     summary = fallback.summarize(span, max_tokens=max_tokens).strip()
     tokens = counter.count(summary)
-    return summary, validate(span_text, summary, span_tokens, tokens, fallback.name)
+    return summary, validate(checked, summary, span_tokens, tokens, fallback.name)
