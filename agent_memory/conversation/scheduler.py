@@ -198,10 +198,7 @@ class Scheduler:
         """What a drop leaves in the view: how many messages, which tools, how many tokens, and where the
         text still is (the session's full history; the long-term archive under the same ``m<seq>`` IDs)."""
         entries = [e for u in units for e in u.entries]
-        tools: dict[str, int] = {}
-        for entry in entries:
-            for name in msgs.call_names(entry.message).values():
-                tools[name] = tools.get(name, 0) + 1
+        tools = tools_of(entries)
         tokens = sum(self.message_tokens(e.message) for e in entries)
         first, last = entries[0].seq, entries[-1].seq
         counts = {"messages": len(entries), "tokens": tokens, "tools": tools}
@@ -259,3 +256,30 @@ def marker_text(first: int, last: int, counts: dict[str, Any]) -> str:
 def loaded_status(status: str) -> str:
     """A condensed message is an active one whose shown text the light level recomputes."""
     return ACTIVE if status == CONDENSED else status
+
+
+def tools_of(entries) -> dict[str, int]:
+    tools: dict[str, int] = {}
+    for entry in entries:
+        for name in msgs.call_names(entry.message).values():
+            tools[name] = tools.get(name, 0) + 1
+    return tools
+
+
+def earlier_note(rows: list[dict[str, Any]]) -> str:
+    """One line for the summaries and drop markers the header has no room for (never a silent loss)."""
+    if not rows:
+        return ""
+    markers = [r for r in rows if r.get("method") == MARKER]
+    summaries = len(rows) - len(markers)
+    first, last = min(r["first_seq"] for r in rows), max(r["last_seq"] for r in rows)
+    parts = [f"{summaries} older summaries"] if summaries else []
+    if markers:
+        tools: dict[str, int] = {}
+        for row in markers:
+            for name, n in (row["validation"].get("tools") or {}).items():
+                tools[name] = tools.get(name, 0) + n
+        counts = {"messages": sum(r["validation"].get("messages", 0) for r in markers),
+                  "tokens": sum(r["validation"].get("tokens", 0) for r in markers), "tools": tools}
+        parts.append(f"dropped {describe(counts)}")
+    return f"[Earlier, {span_name(first, last)}, not shown here: {'; '.join(parts)}; {ARCHIVED}]"

@@ -24,7 +24,7 @@ from ..errors import BudgetError
 from . import messages as msgs
 from .compaction import ACTIVE, MARKER, CompactionConfig, Entry, Retention, Unit, UnitLog
 from .light import condense_message
-from .scheduler import ARCHIVED, Scheduler, describe, loaded_status, span_name
+from .scheduler import Scheduler, describe, earlier_note, loaded_status, span_name, tools_of
 from .significance import RuleDetector, SignificanceDetector, is_entity_word
 from .store import SessionStore
 from .summarize import StructuralSummarizer, Summarizer
@@ -223,7 +223,7 @@ class Session(Scheduler):
         entries = sorted((e for u in units for e in u.entries if not e.is_system), key=lambda e: e.seq)
         if not entries:
             return None
-        counts = {"messages": len(entries), "tokens": sum(e.tokens for e in entries), "tools": _tools(entries)}
+        counts = {"messages": len(entries), "tokens": sum(e.tokens for e in entries), "tools": tools_of(entries)}
         return {"role": "system", "content": f"[Not in this view (budget), {span_name(entries[0].seq, entries[-1].seq)}:"
                                              f" {describe(counts)}; still in the session, not compacted]"}
 
@@ -397,30 +397,3 @@ class Session(Scheduler):
                                 if self.config.window_tokens else None),
                 "config": self.config.as_dict(),
             }
-
-
-def _tools(entries) -> dict[str, int]:
-    tools: dict[str, int] = {}
-    for entry in entries:
-        for name in msgs.call_names(entry.message).values():
-            tools[name] = tools.get(name, 0) + 1
-    return tools
-
-
-def earlier_note(rows: list[dict[str, Any]]) -> str:
-    """One line for the summaries and drop markers the header has no room for (never a silent loss)."""
-    if not rows:
-        return ""
-    markers = [r for r in rows if r.get("method") == MARKER]
-    summaries = len(rows) - len(markers)
-    first, last = min(r["first_seq"] for r in rows), max(r["last_seq"] for r in rows)
-    parts = [f"{summaries} older summaries"] if summaries else []
-    if markers:
-        tools: dict[str, int] = {}
-        for row in markers:
-            for name, n in (row["validation"].get("tools") or {}).items():
-                tools[name] = tools.get(name, 0) + n
-        counts = {"messages": sum(r["validation"].get("messages", 0) for r in markers),
-                  "tokens": sum(r["validation"].get("tokens", 0) for r in markers), "tools": tools}
-        parts.append(f"dropped {describe(counts)}")
-    return f"[Earlier, {span_name(first, last)}, not shown here: {'; '.join(parts)}; {ARCHIVED}]"
