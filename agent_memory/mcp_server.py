@@ -7,7 +7,7 @@ each key is bound to one tenant.
 
 Tools: ``remember`` (documents, or messages into a session with a retention class), ``recall``
 (the bounded prompt for a question, with its sources), ``search`` (ranked passages with scores),
-``forget`` and ``session_view``. Their input schemas are the HTTP API's pydantic models
+``forget``, ``session_view``, ``session_list`` and ``session_delete``. Their input schemas are the HTTP API's pydantic models
 (``agent_memory/api/schemas.py``), and the same models validate the arguments. A thin layer over
 ``agent_memory.Memory``; the low-level ``Server`` is used so the schemas are the models' own.
 """
@@ -119,6 +119,24 @@ def _forget(memory: Memory, tenant: str, args: ForgetIn) -> dict[str, Any]:
     return {"source_id": args.source_id, **removed}
 
 
+class SessionsIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DeleteSessionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    session_id: SessionId
+    forget: bool = Field(default=False, description="Also forget the session's turns in long-term memory.")
+
+
+def _sessions(memory: Memory, tenant: str, args: SessionsIn) -> dict[str, Any]:
+    return {"sessions": memory.sessions(tenant=tenant)}
+
+
+def _delete_session(memory: Memory, tenant: str, args: DeleteSessionIn) -> dict[str, Any]:
+    return memory.delete_session(args.session_id, forget_archived=args.forget, tenant=tenant)
+
+
 def _view(memory: Memory, tenant: str, args: ViewIn) -> dict[str, Any]:
     messages = memory.view(args.session_id, args.budget, tenant=tenant)
     count = memory.session(args.session_id, tenant=tenant).count_view(messages)
@@ -134,6 +152,9 @@ TOOLS: dict[str, tuple[type[BaseModel], Callable[[Memory, str, Any], dict[str, A
     "search": (SearchIn, _search, "Ranked passages for a query, best first, with their scores and source IDs."),
     "forget": (ForgetIn, _forget, "Remove a source (or a whole ingested file) from every store."),
     "session_view": (ViewIn, _view, "A session's messages for the next model call, compacted to fit `budget`."),
+    "session_list": (SessionsIn, _sessions, "The working-memory sessions: IDs, agents, message counts, times."),
+    "session_delete": (DeleteSessionIn, _delete_session, "Delete a session's working memory; with forget=true "
+                       "also its turns in long-term memory."),
 }
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from .diskspace import check_free
 from .errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
 from .records import Document, TurnRecord
 from .services import Services, build_services
-from .working_memory import WorkingMemory
+from .working_memory import WorkingMemory, session_key
 
 if TYPE_CHECKING:
     from .api.answer import Answer
@@ -265,6 +266,48 @@ class Memory:
         if not self.session_exists(session_id, tenant=tenant):
             raise NotFoundError(f"no session {session_id!r} for tenant {self._tenant(tenant)!r}")
         return self.session(session_id, tenant=tenant).view(budget)
+
+    def sessions(self, *, tenant: str | None = None) -> list[dict[str, Any]]:
+        """The tenant's working-memory sessions, by ID: ``session_id``, ``agents`` (sub-agents' IDs; the
+        main agent is ``None``), ``messages``, ``created_at`` / ``updated_at`` (Unix seconds)."""
+        prefix = session_key(self._tenant(tenant), "")
+        out: dict[str, dict[str, Any]] = {}
+        for row in self.working_memory.sessions.store.session_rows(prefix):
+            sid = row["session_id"][len(prefix):]
+            entry = out.setdefault(sid, {"session_id": sid, "agents": [], "messages": 0,
+                                         "created_at": row["created_at"], "updated_at": row["updated_at"]})
+            entry["agents"].append(row["agent_id"] or None)
+            entry["messages"] += row["messages"]
+            entry["created_at"] = min(entry["created_at"], row["created_at"])
+            entry["updated_at"] = max(entry["updated_at"], row["updated_at"])
+        return list(out.values())
+
+    def delete_session(self, session_id: str, *, forget_archived: bool = False,
+                       tenant: str | None = None) -> dict[str, Any]:
+        """Remove a session (every agent's messages, summaries, entities, settings). With
+        ``forget_archived`` its turns in long-term memory go too (sources ``<session_id>/m<seq>``, from
+        every store): a user can remove everything they said. NotFoundError when there is neither."""
+        name = self._tenant(tenant)
+        key = session_key(name, session_id)
+        rows = self.working_memory.sessions.store.session_rows(key)
+        last = max((r["last_seq"] for r in rows if r["session_id"] == key), default=-1)
+        self.working_memory.flush()  # a queued promotion must not land after the delete
+        removed: dict[str, Any] = {"session_id": session_id,
+                                   "messages": self.working_memory.sessions.delete(key),
+                                   "sources": 0, "items": 0, "triples": 0}
+        if forget_archived:
+            archived = re.compile(re.escape(session_id) + r"/m\d+")
+            ids = {f"{session_id}/m{seq}" for seq in range(last + 1)}
+            ids |= {e.source_id for e in self.services.catalog.recent_turns(name, session_id, 1_000_000)
+                    if archived.fullmatch(e.source_id)}
+            with self.write_lock:
+                found = self.services.catalog.get_many(name, sorted(ids))
+                for source_id in sorted(found):
+                    for k, v in self.ingestion.forget(name, source_id).items():
+                        removed[k] = removed.get(k, 0) + v
+        if not removed["messages"] and not removed["sources"]:
+            raise NotFoundError(f"no session {session_id!r} for tenant {name!r}")
+        return removed
 
     # ---- questions -------------------------------------------------------------------------------
     def prompt(self, question: str, *, budget: int = 1800, session_id: str | None = None,

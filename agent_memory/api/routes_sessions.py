@@ -1,4 +1,5 @@
-"""Working memory over HTTP: append a message, a token-bounded view, compaction, per-session settings.
+"""Working memory over HTTP: append a message, a token-bounded view, compaction, per-session settings,
+listing and deleting sessions (optionally forgetting their archived turns).
 
 Every route takes ``agent_id`` (a query parameter): a sub-agent's history and compaction
 state are its own, under the same session ID.
@@ -13,7 +14,17 @@ from fastapi import APIRouter, Path, Query
 from agent_memory.errors import NotFoundError
 
 from .deps import StateDep, TenantDep
-from .schemas import CompactOut, MessageIn, MessageOut, SessionConfigIn, SessionConfigOut, ViewOut, error_responses
+from .schemas import (
+    CompactOut,
+    MessageIn,
+    MessageOut,
+    SessionConfigIn,
+    SessionConfigOut,
+    SessionDeletedOut,
+    SessionsOut,
+    ViewOut,
+    error_responses,
+)
 
 router = APIRouter(tags=["sessions"])
 SessionId = Annotated[str, Path(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["s1"])]
@@ -78,3 +89,18 @@ def put_config(session_id: SessionId, body: SessionConfigIn, state: StateDep, te
     config = session.configure(**body.model_dump(exclude_unset=True))  # a ValueError is a 400
     return {"session_id": session_id, "agent_id": agent_id, "config": config.as_dict(),
             "utilization": session.utilization()}
+
+
+@router.get("/v1/sessions", response_model=SessionsOut, responses=error_responses(401),
+            summary="The tenant's working-memory sessions")
+def list_sessions(state: StateDep, tenant: TenantDep) -> dict:
+    return {"sessions": state.memory.sessions(tenant=tenant)}
+
+
+@router.delete("/v1/sessions/{session_id}", response_model=SessionDeletedOut,
+               responses=error_responses(401, 404, 503),
+               summary="Delete a session (every agent); forget=true also forgets its archived turns")
+def delete_session(session_id: SessionId, state: StateDep, tenant: TenantDep,
+                   forget: Annotated[bool, Query(description="Also remove the session's turns from long-term "
+                                                             "memory (sources <session_id>/m<seq>).")] = False) -> dict:
+    return state.memory.delete_session(session_id, forget_archived=forget, tenant=tenant)

@@ -119,6 +119,33 @@ class CompactOut(BaseModel):
     stats: dict[str, Any]
 
 
+class SessionInfo(BaseModel):
+    session_id: str
+    agents: list[str | None] = Field(description="The session's agents; null is the main agent.")
+    messages: int = Field(description="Messages appended (all agents), compacted ones included.")
+    created_at: float = Field(description="First append, Unix seconds.")
+    updated_at: float = Field(description="Last append, Unix seconds.")
+
+
+class SessionsOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"sessions": [
+        {"session_id": "s1", "agents": [None], "messages": 12, "created_at": 1764700000.0,
+         "updated_at": 1764703600.0}]}]})
+
+    sessions: list[SessionInfo]
+
+
+class SessionDeletedOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "session_id": "s1", "messages": 12, "sources": 7, "items": 14, "triples": 3}]})
+
+    session_id: str
+    messages: int = Field(description="Messages removed from working memory.")
+    sources: int = Field(default=0, description="Archived turns forgotten (with forget=true).")
+    items: int = Field(default=0, description="Long-term items removed with them.")
+    triples: int = Field(default=0, description="Graph triples removed with them.")
+
+
 class SessionConfigIn(BaseModel):
     """A session's own compaction settings; fields left out keep their value."""
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable
 
+from ..config import SESSION_EMERGENCY, SESSION_LIGHT, SESSION_LLM, SESSION_STRUCTURAL, SESSION_WINDOW_TOKENS
 from . import messages as msgs
 
 
@@ -32,6 +33,7 @@ class Retention(str, Enum):
 RANK = {Retention.FORGETTABLE: 0, Retention.FUZZY: 1, Retention.STRICT: 2}
 ACTIVE, SUMMARIZED, DROPPED = "active", "summarized", "dropped"
 CONDENSED = "condensed"  # stored status of a message the light level condensed; in memory it is active
+MARKER = "marker"  # the method of a summary row that only records a drop (what went, where it is archived)
 
 
 # The scheduler's levels, by the share of the window in use: see session.py LEVEL_STEPS.
@@ -43,11 +45,13 @@ class CompactionConfig:
     """Per-session knobs. Compaction runs on append, against ``window_tokens`` (``None``: never on its
     own; ``compact()`` still works); a view only reads. Thresholds are shares of the window."""
 
-    window_tokens: int | None = 8192
-    light: float = 0.60  # long old fuzzy/forgettable messages keep their key sentences behind a marker
-    structural: float = 0.75  # drop forgettable, summarize fuzzy with the offline structural digest
-    llm: float = 0.88  # drop forgettable, then fuzzy; summarize strict with the LLM (structural without one)
-    emergency: float = 0.97  # drop strict too: only system messages, the pending turn and the newest unit stay
+    # Defaults live in config.py (shared with the settings ``AGENT_MEMORY_SESSION_*``).
+    window_tokens: int | None = SESSION_WINDOW_TOKENS
+    light: float = SESSION_LIGHT  # long old fuzzy/forgettable messages keep their key sentences behind a marker
+    structural: float = SESSION_STRUCTURAL  # drop forgettable, summarize fuzzy with the offline structural digest
+    llm: float = SESSION_LLM  # drop forgettable, then fuzzy; summarize strict with the LLM (structural without one)
+    # drop strict too: only system messages, the last user message and the newest unit stay
+    emergency: float = SESSION_EMERGENCY
     target: float = 0.50  # after compaction the kept total stays under this share of the window
     light_min_tokens: int = 80  # shorter messages are not worth condensing
     light_keep_share: float = 0.35  # share of a condensed message's sentences kept
@@ -57,6 +61,7 @@ class CompactionConfig:
     min_numbers_kept: float = 0.5
     min_entities_kept: float = 0.4
     min_key_terms_kept: float = 0.6
+    min_identifiers_kept: float = 0.5  # hex codes, paths, versions, error codes (see significance.identifiers)
     keep_tool_results: int = 3  # micro-compaction keeps this many most recent tool results whole
     summary_max_tokens: int = 400
     summary_share: float = 0.30  # at most this share of the budget goes to summaries in the view
@@ -74,7 +79,8 @@ class CompactionConfig:
             raise ValueError(f"window_tokens must be >= 64 or None, got {self.window_tokens}")
         if self.keep_tool_results < 0:
             raise ValueError(f"keep_tool_results must be >= 0, got {self.keep_tool_results}")
-        for name in ("light_keep_share", "min_numbers_kept", "min_entities_kept", "min_key_terms_kept"):
+        for name in ("light_keep_share", "min_numbers_kept", "min_entities_kept", "min_key_terms_kept",
+                     "min_identifiers_kept"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be within [0, 1], got {getattr(self, name)}")
         self.default_retention = Retention.parse(self.default_retention)
@@ -104,7 +110,8 @@ class Entry:
 
     @property
     def is_system(self) -> bool:
-        return self.message.get("role") == "system"
+        """System and developer messages: instructions, never compacted, shown first."""
+        return msgs.is_instruction(self.message)
 
 
 _unit_ids = itertools.count()
@@ -198,11 +205,14 @@ class UnitLog:
         return head
 
     def _micro(self) -> None:
-        """Truncate results that fell out of the ``keep`` most recent (each handled once: idempotent)."""
+        """Truncate results that fell out of the ``keep`` most recent (each handled once: idempotent);
+        strict results are never truncated."""
         old = len(self.results) - self.keep
         while self.truncated < old:
             entry, rid = self.results[self.truncated]
             self.truncated += 1
+            if entry.retention is Retention.STRICT:
+                continue  # strict means verbatim: a stack trace stays whole until a level acts on its unit
             shown = msgs.truncate_results(entry.shown, {rid}, self.names)
             if shown is entry.shown:
                 continue

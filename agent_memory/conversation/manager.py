@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from ..llm import llm_from_settings
 from ..tokens import TokenCounter, make_counter
-from .compaction import CompactionConfig
+from .compaction import MARKER, CompactionConfig
 from .session import Session, SignificantTurn
 from .significance import LLMDetector, RuleDetector, SignificanceDetector
 from .store import SessionStorage, SessionStore
@@ -82,10 +82,18 @@ class SessionManager:
 
     def summaries(self, session_id: str, agent_id: str | None = None) -> list[dict[str, Any]]:
         """Every summary of the session, oldest first (retrieval's "summaries" route)."""
-        return self.store.summaries((session_id, agent_id or ""))
+        return [row for row in self.store.summaries((session_id, agent_id or "")) if row["method"] != MARKER]
 
     def sessions(self) -> list[tuple[str, str | None]]:
         return [(s, a or None) for s, a in self.store.sessions()]
+
+    def delete(self, session_id: str) -> int:
+        """Remove the session (every agent's history, summaries, entities, settings); returns the messages
+        removed. A live ``Session`` object for it is dropped: the next ``session()`` starts empty."""
+        with self._lock:
+            for key in [k for k in self._sessions if k[0] == session_id]:
+                del self._sessions[key]
+            return self.store.delete(session_id)
 
     def close(self) -> None:
         self.store.close()

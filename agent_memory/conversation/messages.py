@@ -11,8 +11,13 @@ import json
 import re
 from typing import Any
 
-ROLES = ("system", "user", "assistant", "tool")
-TRUNCATED = re.compile(r"^\[truncated: .* result, \d+ chars\]$")
+from .significance import identifier_list
+
+# ``developer`` is OpenAI's newer name for system-like instructions: treated as a system message.
+ROLES = ("system", "developer", "user", "assistant", "tool")
+INSTRUCTION_ROLES = ("system", "developer")
+TRUNCATED = re.compile(r"^\[truncated: .* result, \d+ chars(?:; kept: .*)?\]$")
+MARKER_IDENTIFIERS = 6  # a truncated result keeps this many of its identifiers (error codes, paths ...)
 
 
 def validate(message: dict[str, Any]) -> dict[str, Any]:
@@ -183,6 +188,11 @@ def text_of(message: dict[str, Any]) -> str:
     return content_text(message.get("content"))
 
 
+def is_instruction(message: dict[str, Any]) -> bool:
+    """System or developer instructions: never compacted, shown first in a view."""
+    return message.get("role") in INSTRUCTION_ROLES
+
+
 def is_user_turn(message: dict[str, Any]) -> bool:
     """A user message with words in it (an Anthropic message of only tool_results is not a turn)."""
     return message.get("role") == "user" and bool(text_of(message).strip())
@@ -205,13 +215,14 @@ def serialize(message: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int = 2000) -> str:
-    """A span as lines a summarizer can read: ``[role]``, ``[tool_use:name] {args}``, ``[tool_result:name]``."""
+def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int = 2000, salient: bool = False) -> str:
+    """A span as lines a summarizer can read: ``[role]``, ``[tool_use:name] {args}``, ``[tool_result:name]``;
+    ``salient``: tool results reduced to :func:`salient_payload` (what validation holds a summary to)."""
     names: dict[str, str] = {}
     lines: list[str] = []
 
-    def clip(text: str) -> str:
-        text = text.strip()
+    def clip(text: str, payload: bool = False) -> str:
+        text = (salient_payload(text) if payload and salient else text).strip()
         return text if len(text) <= max_chars_per_part else text[:max_chars_per_part] + " ..."
 
     for message in messages:
@@ -219,7 +230,7 @@ def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int = 2000) 
         role = message.get("role", "?")
         if role == "tool":
             name = message.get("name") or names.get(str(message.get("tool_call_id")), "tool")
-            lines.append(f"[tool_result:{name}] {clip(text_of(message))}")
+            lines.append(f"[tool_result:{name}] {clip(text_of(message), payload=True)}")
             continue
         text = text_of(message)
         if text.strip():
@@ -233,12 +244,48 @@ def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int = 2000) 
                 lines.append(f"[tool_use:{block.get('name', 'tool')}] {clip(args)}")
             elif block.get("type") == "tool_result":
                 name = names.get(str(block.get("tool_use_id")), "tool")
-                lines.append(f"[tool_result:{name}] {clip(content_text(block.get('content')))}")
+                lines.append(f"[tool_result:{name}] {clip(content_text(block.get('content')), payload=True)}")
     return "\n".join(lines)
 
 
+# Lines of a tool payload that state an outcome (what a later step needs): errors, test results, timings.
+OUTCOME = re.compile(
+    r"\b(?:errors?|fatal|exception|traceback|fail(?:ed|ure|s)?|passed|warning|mismatch|denied|declined|refused|"
+    r"time(?:d)? ?out|latency|finished|succeeded|not found|invalid)\b|错误|失败|异常|超时|完成|延迟|拒绝",
+    re.IGNORECASE)
+MARKER_LINES = 2  # ... and this many outcome lines, each at most 200 characters
+
+
+def outcome_lines(text: str, limit: int = MARKER_LINES) -> list[str]:
+    """A tool payload's lines that state an outcome (errors, test results, timings), at most ``limit``."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line and OUTCOME.search(line) and line not in lines:
+            lines.append(line if len(line) <= 200 else line[:197] + "...")
+            if len(lines) >= limit:
+                break
+    return lines
+
+
+def salient_payload(text: str) -> str:
+    """What of a tool payload a summary must keep: its outcome lines and the lines holding identifiers.
+    The rest (code, listings, line numbers) is noise a digest cannot and need not carry."""
+    keep = set(outcome_lines(text, 1_000))
+    out = [" ".join(line.split()) for line in text.splitlines()
+           if " ".join(line.split()) in keep or identifier_list(line)]
+    return "\n".join(out)
+
+
 def _marker(tool: str, text: str) -> str:
-    return f"[truncated: {tool} result, {len(text)} chars]"
+    """``[truncated: run_tests result, 812 chars; kept: FAILED test_pay.py: E4471 | ids: src/net/retry.py]``:
+    the payload goes; its outcome lines and identifiers (an error code, a path) stay visible."""
+    lines = outcome_lines(text)
+    shown = " | ".join(lines)
+    ids = [t for t in identifier_list(text) if t not in shown][:MARKER_IDENTIFIERS]
+    parts = ([shown] if lines else []) + ([f"ids: {', '.join(ids)}"] if ids else [])
+    kept = " | ".join(parts).replace("]", ")")  # the marker's own bracket ends it
+    return f"[truncated: {tool} result, {len(text)} chars" + (f"; kept: {kept}]" if kept else "]")
 
 
 def is_truncated(text: str) -> bool:
@@ -268,8 +315,9 @@ def truncate_results(message: dict[str, Any], ids: set[str], names: dict[str, st
     return {**message, "content": new_blocks} if changed else message
 
 
-def micro_compact(messages: list[dict[str, Any]], keep: int = 3) -> list[dict[str, Any]]:
-    """Tool results older than the ``keep`` most recent become ``[truncated: <tool> result, <N> chars]``.
+def micro_compact(messages: list[dict[str, Any]], keep: int = 3, spare: Any = ()) -> list[dict[str, Any]]:
+    """Tool results older than the ``keep`` most recent become ``[truncated: <tool> result, <N> chars]``,
+    except in the messages at the indices in ``spare`` (a session spares its strict messages).
 
     Pure and idempotent: markers are left alone, and user/assistant/system text is untouched.
     """
@@ -280,4 +328,53 @@ def micro_compact(messages: list[dict[str, Any]], keep: int = 3) -> list[dict[st
     old = set(order[: max(0, len(order) - keep)])
     if not old:
         return list(messages)
-    return [truncate_results(m, old, names) if result_ids(m) else m for m in messages]
+    spare = set(spare)
+    return [truncate_results(m, old, names) if result_ids(m) and i not in spare else m
+            for i, m in enumerate(messages)]
+
+
+def without_open_calls(message: dict[str, Any], open_ids: set[str]) -> dict[str, Any]:
+    """A copy where the tool calls still waiting for a result become a visible text note.
+
+    Providers reject a call without its result, and hiding it would make the agent forget what it
+    just asked for; a note keeps the view valid and says what is pending."""
+    if not open_ids:
+        return message
+    notes: list[str] = []
+    calls = []
+    for call in message.get("tool_calls") or []:
+        if str(call.get("id")) in open_ids:
+            fn = call.get("function") or {}
+            args = fn.get("arguments", "")
+            args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            notes.append(f"[pending tool call: {fn.get('name', 'tool')}({_clip_args(args)}), id {call.get('id')},"
+                         " no result yet]")
+        else:
+            calls.append(call)
+    content = message.get("content")
+    if isinstance(content, list):
+        blocks = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use" and str(block.get("id")) in open_ids:
+                args = json.dumps(block.get("input", {}), ensure_ascii=False)
+                blocks.append({"type": "text", "text": f"[pending tool call: {block.get('name', 'tool')}"
+                               f"({_clip_args(args)}), id {block.get('id')}, no result yet]"})
+            else:
+                blocks.append(block)
+        out = {**message, "content": blocks}
+        if notes:
+            out["content"] = blocks + [{"type": "text", "text": n} for n in notes]
+    else:
+        text = content if isinstance(content, str) else ""
+        out = {**message, "content": "\n".join(p for p in [text, *notes] if p)}
+    if "tool_calls" in message:
+        if calls:
+            out["tool_calls"] = calls
+        else:
+            out.pop("tool_calls")
+    return out
+
+
+def _clip_args(args: str, limit: int = 200) -> str:
+    args = " ".join(args.split())
+    return args if len(args) <= limit else args[:limit] + "..."

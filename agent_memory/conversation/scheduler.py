@@ -1,5 +1,10 @@
 """The utilization scheduler: which compression level runs, on what, and what validation does.
 
+Every level works on all units but two: the last user message's (kept verbatim) and the newest
+(the pending step), so in an agent's tool loop, where one instruction is followed by hundreds of
+steps, the levels act on the agent's own earlier steps. A drop always leaves a marker row (a
+summary row with method ``marker``) naming the count, tool names and tokens that went.
+
 Levels by the share of the window in use (``CompactionConfig``): light (60%) condenses long
 old fuzzy/forgettable messages to their key sentences; structural (75%) drops forgettable
 units and summarizes fuzzy ones with the offline digest; llm (88%) drops forgettable, then
@@ -20,7 +25,7 @@ from typing import Any
 
 from ..errors import BudgetError
 from . import messages as msgs
-from .compaction import ACTIVE, CONDENSED, DROPPED, SUMMARIZED, Retention, Unit
+from .compaction import ACTIVE, CONDENSED, DROPPED, MARKER, SUMMARIZED, Retention, Unit
 from .light import condense_message
 from .summarize import summarize_span
 from .summarize import validate as validate_summary
@@ -56,13 +61,10 @@ class Scheduler:
         return level
 
     def _candidates(self, level: int) -> list[Unit]:
-        pending = self._pending_unit()
-        units = [u for u in self._log.active.values() if not u.pinned]
-        if level >= 4:  # the emergency level spares only the pending turn and the newest unit
-            last = units[-1] if units else None
-            return [u for u in units if u is not pending and u is not last]
-        cut = pending.entries[0].seq if pending else None
-        return [u for u in units if cut is None or u.entries[0].seq < cut]
+        """Oldest first, every unit but the protected ones (the last user message, kept verbatim, and the
+        newest unit, the pending one): in an agent's tool loop the levels act on its own earlier steps."""
+        protected = self._protected_units()
+        return [u for u in self._log.active.values() if not u.pinned and not any(u is p for p in protected)]
 
     def _run_level(self, level: int, window: int, used: int) -> None:
         target = int(self.config.target * window)
@@ -137,8 +139,8 @@ class Scheduler:
         text, check = summarize_span(span, primary, self.fallback, self.counter,
                                      span_tokens=span_tokens, max_tokens=max_summary)
         if self.counter.count(text) > max_summary:
-            text = self._truncate(text, max_summary)
-            check = validate_summary(msgs.readable(span), text, span_tokens, self.counter.count(text),
+            text = self._fit_lines(text, max_summary)
+            check = validate_summary(msgs.readable(span, salient=True), text, span_tokens, self.counter.count(text),
                                      check.method)
         if self.summarizer is not None and primary is not None and check.method != self.summarizer.name:
             self._state["summary_fallbacks"] += 1
@@ -151,7 +153,10 @@ class Scheduler:
 
     def _acceptable(self, summary: dict[str, Any]) -> bool:
         c = self.config
-        return summary["check"].acceptable(c.min_numbers_kept, c.min_entities_kept, c.min_key_terms_kept)
+        check = summary["check"]
+        # A summary no smaller than its span saves nothing: the span is better kept verbatim.
+        return check.compression_ratio > 1 and check.acceptable(
+            c.min_numbers_kept, c.min_entities_kept, c.min_key_terms_kept, c.min_identifiers_kept)
 
     def _summarize(self, units: list[Unit], level: int, max_summary: int) -> None:
         for summarizer in self._summarizers(level):
@@ -179,13 +184,27 @@ class Scheduler:
         seqs = [e.seq for u in units for e in u.entries]
         if summary is not None:
             summary = {k: v for k, v in summary.items() if k != "check"}
+        elif seqs:  # a drop is never silent: a marker in the view names what went
+            summary = self._marker(units, tier)
         self._count_level(tier)
-        status = SUMMARIZED if summary else DROPPED
+        status = SUMMARIZED if summary and summary["method"] != MARKER else DROPPED
         self.store.compact(self.key, seqs, status, summary, self._state)  # persist first, then forget
         for unit in units:
             self._log.remove(unit, status)
         if summary:
             self._summaries.append({**summary, "created_at": time.time()})
+
+    def _marker(self, units: list[Unit], tier: int) -> dict[str, Any]:
+        """What a drop leaves in the view: how many messages, which tools, how many tokens, and where the
+        text still is (the session's full history; the long-term archive under the same ``m<seq>`` IDs)."""
+        entries = [e for u in units for e in u.entries]
+        tools = tools_of(entries)
+        tokens = sum(self.message_tokens(e.message) for e in entries)
+        first, last = entries[0].seq, entries[-1].seq
+        counts = {"messages": len(entries), "tokens": tokens, "tools": tools}
+        text = marker_text(first, last, counts)
+        return {"first_seq": first, "last_seq": last, "tier": tier, "text": text,
+                "tokens": self.counter.count(text), "method": MARKER, "validation": counts}
 
     def _count_level(self, tier: int) -> None:
         self._state["compactions"] += 1
@@ -200,8 +219,9 @@ class Scheduler:
                 if not window:
                     raise BudgetError("compact() without force needs a window (config.window_tokens or window=)")
                 return self._maybe_compact(window)
-            pending = self._pending_unit()
-            units = [u for u in self._log.active.values() if not u.pinned and u is not pending]
+            protected = self._protected_units()
+            units = [u for u in self._log.active.values()
+                     if not u.pinned and not any(u is p for p in protected)]
             if units:
                 self._state["forced"] += 1
                 window = window or self.config.window_tokens or 8192
@@ -211,6 +231,55 @@ class Scheduler:
             return 0
 
 
+def describe(counts: dict[str, Any]) -> str:
+    """``28 messages (14 tool calls: read_file x8, grep x6), 5,412 tokens``."""
+    tools = counts.get("tools") or {}
+    calls = sum(tools.values())
+    named = ", ".join(f"{name} x{n}" for name, n in sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))[:6])
+    more = ", ..." if len(tools) > 6 else ""
+    what = f" ({calls} tool calls: {named}{more})" if calls else ""
+    return f"{counts['messages']} messages{what}, {counts['tokens']:,} tokens"
+
+
+def span_name(first: int, last: int) -> str:
+    return f"m{first}" if first == last else f"m{first}-m{last}"
+
+
+ARCHIVED = "archived: the full text stays in the session history and long-term memory"
+
+
+def marker_text(first: int, last: int, counts: dict[str, Any]) -> str:
+    """``[Dropped m3-m40: 28 messages (14 tool calls: read_file x8, grep x6), 5,412 tokens; archived ...]``."""
+    return f"[Dropped {span_name(first, last)}: {describe(counts)}; {ARCHIVED}]"
+
+
 def loaded_status(status: str) -> str:
     """A condensed message is an active one whose shown text the light level recomputes."""
     return ACTIVE if status == CONDENSED else status
+
+
+def tools_of(entries) -> dict[str, int]:
+    tools: dict[str, int] = {}
+    for entry in entries:
+        for name in msgs.call_names(entry.message).values():
+            tools[name] = tools.get(name, 0) + 1
+    return tools
+
+
+def earlier_note(rows: list[dict[str, Any]]) -> str:
+    """One line for the summaries and drop markers the header has no room for (never a silent loss)."""
+    if not rows:
+        return ""
+    markers = [r for r in rows if r.get("method") == MARKER]
+    summaries = len(rows) - len(markers)
+    first, last = min(r["first_seq"] for r in rows), max(r["last_seq"] for r in rows)
+    parts = [f"{summaries} older summaries"] if summaries else []
+    if markers:
+        tools: dict[str, int] = {}
+        for row in markers:
+            for name, n in (row["validation"].get("tools") or {}).items():
+                tools[name] = tools.get(name, 0) + n
+        counts = {"messages": sum(r["validation"].get("messages", 0) for r in markers),
+                  "tokens": sum(r["validation"].get("tokens", 0) for r in markers), "tools": tools}
+        parts.append(f"dropped {describe(counts)}")
+    return f"[Earlier, {span_name(first, last)}, not shown here: {'; '.join(parts)}; {ARCHIVED}]"

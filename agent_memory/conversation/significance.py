@@ -37,6 +37,27 @@ _NOT_ENTITIES = frozenset(
     "Every Any All For In On At By To Of As With From After Before First Second Third Finally However".split()
 )
 
+# Month and day names are dates, not entities (DATE catches the dates they make).
+_CALENDAR = frozenset(
+    "January February March April May June July August September October November December Jan Feb Mar Apr Jun "
+    "Jul Aug Sep Sept Oct Nov Dec Monday Tuesday Wednesday Thursday Friday Saturday Sunday Today Tomorrow "
+    "Yesterday".split()
+)
+# Verbs an agent or a user starts a sentence with ("Fix the bug", "Read config.yaml", "Order 40 units"):
+# capitalized only by their position, so never entities.
+_VERBS = frozenset(
+    "Add Apply Ask Book Build Buy Call Cancel Change Check Clean Clear Click Close Compare Compile Configure "
+    "Confirm Convert Copy Create Debug Delete Deploy Describe Do Download Draft Edit Email Enable Disable Explain "
+    "Export Fetch Fill Find Fix Follow Get Give Go Grep Help Implement Import Include Inspect Install Keep Let List "
+    "Load Log Look Make Mark Merge Move Note Open Order Pay Pick Plan Post Print Push Pull Put Read Rebuild "
+    "Refactor Reload Remember Remind Remove Rename Replace Reply Report Request Reserve Reset Restart Retry Return "
+    "Review Revert Rewrite Run Save Schedule Search See Send Set Show Skip Sort Start Stop Submit Summarize Switch "
+    "Take Tell Test Think Try Turn Undo Update Upgrade Upload Use Verify View Wait Want Watch Write "
+    "Added Applied Built Changed Checked Created Deleted Done Fixed Found Installed Moved Opened Ran Read Removed "
+    "Renamed Replaced Sent Started Stopped Tested Tried Updated Used Wrote Running Reading Checking Looking "
+    "Searching Fixing Writing Trying".split()
+)
+
 RULES: dict[str, re.Pattern[str]] = {
     "decision": re.compile(
         r"\b(?:decided|decide|decision|let'?s go with|going with|we(?:'ll| will) use|agreed|chose|choose|"
@@ -73,8 +94,63 @@ def numbers(text: str) -> set[str]:
     return {m.group(0).rstrip(".,") for m in NUMBER.finditer(text)}
 
 
+# What an agent must keep verbatim: hex codes (0x000007), paths (src/app/main.py, C:\\logs\\x.log),
+# file names with an extension, versions (v2.3.1, 1.10.0), error codes (E1234, ERR_TIMEOUT, HTTP-503).
+IDENTIFIERS = re.compile(
+    r"\b0x[0-9A-Fa-f]+\b"
+    r"|(?:[A-Za-z]:)?(?:~|\.{1,2})?[\\/]?(?:[\w.-]+[\\/])+[\w.-]*"
+    r"|\b[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|sh|sql|json|ya?ml|toml|ini|cfg|conf|"
+    r"md|txt|csv|log|lock|html|css|xml|env)\b"
+    r"|\bv\d+(?:\.\d+)+\b|(?<![\w.])\d+\.\d+\.\d+(?:[-+][\w.]+)?\b"
+    r"|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z]{1,6}-?\d{2,}\b"
+)
+
+
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
+
+
+def identifiers(text: str) -> set[str]:
+    """Hex codes, paths, file names, versions and error codes (a summary that loses one fails validation)."""
+    return set(identifier_list(text))
+
+
+def identifier_list(text: str) -> list[str]:
+    """:func:`identifiers` in order of first appearance."""
+    found: dict[str, None] = {}
+    for match in IDENTIFIERS.finditer(text):
+        token = match.group(0).rstrip(".,:;")
+        separators = token.count("/") + token.count("\\")
+        if separators:
+            # A path needs a letter ("1/2" is a fraction, "2024/05/01" a date) and a path's shape: a root,
+            # two separators or a file extension ("km/h" and "and/or" are words).
+            if not any(c.isalpha() for c in token):
+                continue
+            if separators < 2 and not token.startswith(("/", "~", ".", "\\")) and not _EXTENSION.search(token):
+                continue
+        if len(token) > 2:
+            found.setdefault(token, None)
+    return list(found)
+
+
+def is_entity_word(token: str) -> bool:
+    """False for calendar names and sentence-initial verbs, which capitalization alone made look like names."""
+    return token not in _CALENDAR and token not in _VERBS and token not in _NOT_ENTITIES
+
+
 def entities(text: str) -> set[str]:
-    """Named things: capitalized words, identifiers (X-200, API), Chinese nr/ns/nt/nz words."""
+    """Named things: capitalized words, identifiers (X-200, API), Chinese nr/ns/nt/nz words.
+
+    Line by line, each line's result cached: compaction validates span after span over the same
+    messages, and tagging Chinese with jieba is the slow part (a tool loop re-read it thousands of times)."""
+    found: set[str] = set()
+    for line in text.split("\n"):
+        if line.strip():
+            found |= _line_entities(line)
+    return found
+
+
+@functools.lru_cache(maxsize=32768)
+def _line_entities(text: str) -> frozenset[str]:
     found: set[str] = set()
     for match in IDENTIFIER.finditer(text):
         token = match.group(0)
@@ -82,13 +158,13 @@ def entities(text: str) -> set[str]:
             found.add(token)
     for match in CAPITALIZED.finditer(text):
         token = match.group(0)
-        if token not in _NOT_ENTITIES and token.lower() not in STOPWORDS:
+        if is_entity_word(token) and token.lower() not in STOPWORDS:
             found.add(token)
     if has_cjk(text):
         for word, flag in _posseg().cut(text):
             if flag in ("nr", "ns", "nt", "nz") and len(word.strip()) > 1:
                 found.add(word.strip())
-    return found
+    return frozenset(found)
 
 
 @dataclass

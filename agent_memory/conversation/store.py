@@ -42,6 +42,8 @@ CREATE TABLE IF NOT EXISTS session_state (
 """
 
 Key = tuple[str, str]
+# Every table holding a session's rows (``delete`` clears them all).
+TABLES = ("messages", "summaries", "entities", "session_state")
 
 
 @runtime_checkable
@@ -69,6 +71,10 @@ class SessionStorage(Protocol):
     def load_state(self, key: Key) -> dict[str, Any]: ...
 
     def sessions(self) -> list[Key]: ...
+
+    def session_rows(self, prefix: str = "") -> list[dict[str, Any]]: ...
+
+    def delete(self, session_id: str) -> int: ...
 
     def close(self) -> None: ...
 
@@ -196,3 +202,19 @@ class SessionStore:
     def sessions(self) -> list[Key]:
         rows = self._rows("SELECT DISTINCT session_id, agent_id FROM messages ORDER BY session_id, agent_id", ())
         return [(r[0], r[1]) for r in rows]
+
+    def session_rows(self, prefix: str = "") -> list[dict[str, Any]]:
+        """Per (session, agent) whose session ID starts with ``prefix``: message count, first/last append
+        time, highest seq (compared by substring: a ``%`` or ``_`` in a tenant is no wildcard)."""
+        rows = self._rows(
+            "SELECT session_id, agent_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(seq) FROM messages"
+            " WHERE substr(session_id, 1, ?) = ? GROUP BY session_id, agent_id ORDER BY session_id, agent_id",
+            (len(prefix), prefix))
+        return [dict(session_id=r[0], agent_id=r[1], messages=r[2], created_at=r[3], updated_at=r[4], last_seq=r[5])
+                for r in rows]
+
+    def delete(self, session_id: str) -> int:
+        """Every row of the session (all its agents) in one transaction; returns the messages removed."""
+        count = self._rows("SELECT COUNT(*) FROM messages WHERE session_id=?", (session_id,))[0][0]
+        self._tx([(f"DELETE FROM {table} WHERE session_id=?", (session_id,)) for table in TABLES])
+        return int(count)

@@ -5,7 +5,8 @@
 - ``AgentMemoryPromptRetriever``: the budget-aware variant: one ``Document`` holding the
   assembled prompt (never more than ``budget`` tokens), its sources in ``metadata``.
 - ``AgentMemoryChatHistory``: a ``BaseChatMessageHistory`` over a working-memory session:
-  messages go in with a retention class, ``messages`` is the compacted view within ``budget``.
+  messages go in with a retention class, ``messages`` is the compacted view within ``budget``,
+  ``clear()`` deletes the session (and, with ``forget_archived=True``, its archived turns).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages, convert_to
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from ..errors import AgentMemoryError
+from ..errors import NotFoundError
 from ..memory import Memory
 
 
@@ -65,8 +66,9 @@ class AgentMemoryChatHistory(BaseChatMessageHistory):
     ones promoted to long-term memory); ``messages`` is the session's view compacted to ``budget``."""
 
     def __init__(self, memory: Memory, session_id: str, *, budget: int = 4000, retention: str | None = None,
-                 tenant: str | None = None) -> None:
+                 tenant: str | None = None, forget_archived: bool = False) -> None:
         self.memory = memory
+        self.forget_archived = forget_archived
         self.session_id = session_id
         self.budget = budget
         self.retention = retention
@@ -83,7 +85,9 @@ class AgentMemoryChatHistory(BaseChatMessageHistory):
         self.memory.add_messages(self.session_id, dicts, retention=self.retention, tenant=self.tenant)
 
     def clear(self) -> None:
-        # Working memory is an append-only record (compaction keeps what it drops as summaries); a
-        # conversation that starts over is a new session_id.
-        raise AgentMemoryError(f"working-memory session {self.session_id!r} cannot be cleared: "
-                               "start a new session_id instead")
+        """Delete the session's working memory (``forget_archived=True`` at construction: its archived
+        turns in long-term memory too). Clearing an empty history is a no-op."""
+        try:
+            self.memory.delete_session(self.session_id, forget_archived=self.forget_archived, tenant=self.tenant)
+        except NotFoundError:
+            pass

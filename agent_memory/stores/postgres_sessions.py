@@ -101,6 +101,23 @@ class PostgresSessionStore:
                           " ORDER BY session_id COLLATE \"C\", agent_id COLLATE \"C\"", ())
         return [(r[0], r[1]) for r in rows]
 
+    def session_rows(self, prefix: str = "") -> list[dict[str, Any]]:
+        """As the SQLite store's: per (session, agent) under ``prefix``, counts and times."""
+        rows = self._rows(
+            "SELECT session_id, agent_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(seq) FROM session_messages"
+            " WHERE left(session_id, %s) = %s GROUP BY session_id, agent_id"
+            " ORDER BY session_id COLLATE \"C\", agent_id COLLATE \"C\"", (len(prefix), prefix))
+        return [dict(session_id=r[0], agent_id=r[1], messages=r[2], created_at=r[3], updated_at=r[4], last_seq=r[5])
+                for r in rows]
+
+    def delete(self, session_id: str) -> int:
+        """Every row of the session (all its agents) in one transaction; returns the messages removed."""
+        with self.db.connection() as conn, conn.transaction():
+            count = conn.execute("DELETE FROM session_messages WHERE session_id=%s", (session_id,)).rowcount
+            for table in ("session_summaries", "session_entities", "session_state"):
+                conn.execute(f"DELETE FROM {table} WHERE session_id=%s", (session_id,))
+        return int(count)
+
 
 def _state_statement(key: Key, state: dict[str, Any]) -> tuple[str, tuple]:
     return ("INSERT INTO session_state (session_id, agent_id, state) VALUES (%s,%s,%s)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import httpx
 import pytest
@@ -58,7 +59,7 @@ def test_session_settings_through_the_api(client):
     send(client, path, "user", "Start.")
     default = client.get(f"{path}/config").json()
     assert default["config"]["light"] == 0.6 and default["config"]["structural"] == 0.75
-    assert default["config"]["llm"] == 0.88 and default["config"]["window_tokens"] == 8192
+    assert default["config"]["llm"] == 0.88 and default["config"]["window_tokens"] == 64_000
     changed = client.put(f"{path}/config", json={"window_tokens": 600, "light": 0.5, "structural": 0.7, "llm": 0.8})
     assert changed.status_code == 200, changed.text
     assert changed.json()["config"]["window_tokens"] == 600 and changed.json()["config"]["llm"] == 0.8
@@ -84,3 +85,32 @@ def test_views_through_the_api_change_nothing(client):
     client.get(f"{path}/view", params={"budget": 80})
     assert client.get(f"{path}/view", params={"budget": 2000}).json()["messages"] == first
     assert client.get(f"{path}/config").json() == before
+
+
+def test_sessions_are_listed_and_deleted_with_their_archived_turns(client):
+    send(client, "/v1/sessions/private", "user", "My passport number is P-7781 and I decided to fly on 2025-06-03.")
+    send(client, "/v1/sessions/private", "assistant", "Noted.", agent_id="helper")
+    send(client, "/v1/sessions/keep", "user", "Keep this one.")
+    listed = client.get("/v1/sessions").json()["sessions"]
+    private = next(s for s in listed if s["session_id"] == "private")
+    assert private["messages"] == 2 and set(private["agents"]) == {None, "helper"}
+    assert "keep" in [s["session_id"] for s in listed]
+    only_mine = {"question": "What is my passport number?", "budget": 400,
+                 "filters": {"source_ids": ["private/m0"]}}
+    for _ in range(120):  # promotion runs off the request path
+        asked = client.post("/v1/prompt", json=only_mine)
+        if "P-7781" in asked.text:
+            break
+        time.sleep(0.25)
+    assert asked.status_code == 200 and "P-7781" in asked.text  # promoted to long-term memory
+
+    deleted = client.delete("/v1/sessions/private", params={"forget": "true"})
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json()["messages"] == 2 and deleted.json()["sources"] >= 1
+    assert "private" not in [s["session_id"] for s in client.get("/v1/sessions").json()["sessions"]]
+    assert client.get("/v1/sessions/private/view").status_code == 404
+    asked = client.post("/v1/prompt", json=only_mine)
+    assert asked.status_code == 200 and "P-7781" not in asked.text
+    assert client.delete("/v1/sessions/private").status_code == 404
+    assert client.delete("/v1/sessions/keep").json() == {"session_id": "keep", "messages": 1, "sources": 0,
+                                                         "items": 0, "triples": 0}

@@ -84,8 +84,22 @@ def test_chat_history_is_a_working_memory_session(memory):
 
     other = AgentMemoryChatHistory(memory, "lc-chat", tenant="rival")
     assert other.messages == []
-    with pytest.raises(Exception, match="new session_id"):
-        history.clear()
+    other.clear()  # nothing there: a no-op
+    assert "lc-chat" in [s["session_id"] for s in memory.sessions()]
+    history.clear()
+    assert history.messages == [] and "lc-chat" not in [s["session_id"] for s in memory.sessions()]
+    history.add_user_message("A fresh start.")
+    assert [m.content for m in history.messages] == ["A fresh start."]
+
+
+def test_clear_can_forget_the_archived_turns(memory):
+    history = AgentMemoryChatHistory(memory, "lc-private", forget_archived=True)
+    history.add_user_message("My locker code is 4411 and I decided to move to Tromso on 2025-03-01.")
+    assert "[S:lc-private/m0]" in memory.prompt("Where did I decide to move?", budget=400).prompt
+    history.clear()
+    assert "lc-private/m0" not in memory.prompt("Where did I decide to move?", budget=400).prompt
+    with pytest.raises(Exception, match="lc-private"):
+        memory.delete_session("lc-private")
 
 
 def convert(messages):

@@ -31,7 +31,8 @@ def test_remember_recall_search_view_forget_over_stdio(tmp_path):
     async def scenario() -> None:
         async with Client(_server(tmp_path / "data"), read_timeout_seconds=300) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"remember", "recall", "search", "forget", "session_view"}
+            assert set(tools) == {"remember", "recall", "search", "forget", "session_view", "session_list",
+                                  "session_delete"}
             # The schemas are the HTTP API's models: the ask body (less the answer length), DocumentIn ...
             recall_props = tools["recall"].input_schema["properties"]
             assert {"question", "budget", "session_id", "filters"} <= set(recall_props)
@@ -76,6 +77,17 @@ def test_remember_recall_search_view_forget_over_stdio(tmp_path):
             assert bad.is_error and "question" in _text(bad) and "budget" in _text(bad)
             unknown = await client.call_tool("session_view", {"session_id": "nobody"})
             assert unknown.is_error and "nobody" in _text(unknown)
+
+            listed = await client.call_tool("session_list", {})
+            assert [s["session_id"] for s in listed.structured_content["sessions"]] == ["chat-1"]
+            deleted = await client.call_tool("session_delete", {"session_id": "chat-1", "forget": True})
+            assert not deleted.is_error and deleted.structured_content["messages"] == 1, _text(deleted)
+            assert (await client.call_tool("session_list", {})).structured_content["sessions"] == []
+            gone = await client.call_tool("recall", {"question": "How many X-300 units did we order?",
+                                                     "budget": 300})
+            assert "40 units" not in _text(gone)
+            again = await client.call_tool("session_delete", {"session_id": "chat-1"})
+            assert again.is_error and "chat-1" in _text(again)
 
     anyio.run(scenario)
 

@@ -135,3 +135,37 @@ def test_working_memory_keeps_sessions_on_postgres_when_configured(backend, tmp_
         assert memory.exists(tenant, "chat")
         memory.close()
     assert not (tmp_path / "sessions.sqlite3").exists()
+
+
+def test_sessions_are_listed_by_prefix_and_deleted_with_every_row(opener):
+    store = opener()
+    append(store, 0, "a", entities=["Paris"])
+    append(store, 1, "b")
+    append(store, 0, "sub", key=("acme/chat", "planner"))
+    append(store, 0, "other tenant", key=("rival/chat", ""))
+    append(store, 0, "wildcards stay literal", key=("ac%e/x", ""))
+    store.compact(KEY, [0], "summarized", {"first_seq": 0, "last_seq": 0, "tier": 2, "text": "s", "tokens": 1,
+                                           "method": "structural", "validation": {}}, {"compactions": 1})
+    rows = store.session_rows("acme/")
+    assert [(r["session_id"], r["agent_id"], r["messages"], r["last_seq"]) for r in rows] == [
+        ("acme/chat", "", 2, 1), ("acme/chat", "planner", 1, 0)]
+    assert rows[0]["created_at"] <= rows[0]["updated_at"]
+    assert store.session_rows("ac%") == [r for r in store.session_rows("") if r["session_id"] == "ac%e/x"]
+    assert store.delete("acme/chat") == 3
+    for key in (KEY, ("acme/chat", "planner")):
+        assert store.load_messages(key) == [] and store.summaries(key) == []
+        assert store.entities(key) == [] and store.load_state(key) == {}
+    assert store.session_rows("acme/") == [] and store.delete("acme/chat") == 0
+    assert [m["content"] for m in store.recent(("rival/chat", ""), 5)] == ["other tenant"]
+    append(store, 0, "a new start at seq 0")  # the same key can be used again
+    assert [r["message"]["content"] for r in store.load_messages(KEY)] == ["a new start at seq 0"]
+
+
+def test_a_deleted_session_starts_empty_through_the_manager(opener):
+    manager = opener.manager()
+    session = manager.session("acme/chat")
+    session.append({"role": "user", "content": "Remember order 7781."})
+    manager.session("acme/chat", "planner").append({"role": "user", "content": "Plan it."})
+    assert manager.delete("acme/chat") == 2
+    fresh = manager.session("acme/chat")
+    assert fresh.messages() == [] and fresh.append({"role": "user", "content": "Hi."}) == 0

@@ -77,17 +77,23 @@ def test_view_invariants(manager, ops, last, budget, window, views_every):
     for i, (message, klass) in enumerate(pairs):
         session.append(message, retention=klass)
         if i % views_every == 0 or i == len(pairs) - 1:
-            check_view(session, [m for m, _ in pairs[: i + 1]], budget)
+            check_view(session, [m for m, _ in pairs[: i + 1]], budget,
+                       strict={n for n, (_, k) in enumerate(pairs[: i + 1]) if k == "strict"})
 
 
-def check_view(session, appended, budget):
+NOTES = ("[Context Compressed]", "[Key entities]", "[condensed: ", "[Not in this view")
+
+
+def check_view(session, appended, budget, strict=()):
     systems = [m for m in appended if m["role"] == "system"]
     users = [m for m in appended if msgs.is_user_turn(m)]
     try:
         view = session.view(budget)
     except BudgetError:
-        # Only allowed when the must-keep messages alone are over budget.
-        must = sum(session.message_tokens(m) for m in systems) + (session.message_tokens(users[-1]) if users else 0)
+        # Only allowed when the must-keep messages alone are over budget: the instructions, the last user
+        # message and the newest unit (the pending step).
+        must = sum(session.message_tokens(m) for m in systems)
+        must += sum(session._shown(u)[1] for u in session._protected_units())
         assert must > budget
         return
     assert session.count_view(view) <= budget
@@ -96,14 +102,20 @@ def check_view(session, appended, budget):
         assert system in view
     if users:
         assert users[-1] in view
+    # The newest message is always visible: as appended (or micro-compacted), or as a pending-call note.
+    newest = session._log.entries[-1]
+    assert newest.is_system or newest.shown in view or any(
+        "[pending tool call:" in msgs.readable([m]) for m in view)
     # The view's tool results are the micro-compacted ones; text messages are never altered.
     for message in view:
         if message["role"] in ("user", "assistant", "system") and isinstance(message.get("content"), str):
-            assert message in appended or message["content"].startswith(("[Context Compressed]", "[Key entities]",
-                                                                         "[condensed: "))
+            assert (message in appended or message["content"].startswith(NOTES)
+                    or "[pending tool call:" in message["content"])
     assert session.messages() == appended  # the history itself is never rewritten
-    # Incremental micro-compaction on append matches the pure function over the whole history.
-    assert [e.shown for e in session._log.entries] == micro_compact(appended, session.config.keep_tool_results)
+    # Incremental micro-compaction on append matches the pure function over the whole history,
+    # strict messages spared.
+    assert [e.shown for e in session._log.entries] == micro_compact(appended, session.config.keep_tool_results,
+                                                                    spare=strict)
 
 
 @settings(max_examples=80, deadline=None)

@@ -174,7 +174,7 @@ def test_a_summary_losing_numbers_is_redone_by_the_next_level(tmp_path):
     mgr = SessionManager(tmp_path, COUNTER, summarizer=llm, synchronous="OFF")
     session = mgr.session("redo", config=CompactionConfig(window_tokens=600, light_min_tokens=10_000))
     for i in range(30):
-        session.append({"role": "user", "content": f"Pump P-{i} measured {100 + i * 7} litres."}, retention="fuzzy")
+        session.append({"role": "user", "content": f"Pump number {i} measured {100 + i * 7} litres."}, retention="fuzzy")
     stats = session.stats()
     assert stats["summaries_redone"] >= 1 and llm.calls >= 1
     for summary in session.summaries():
@@ -187,7 +187,7 @@ def test_without_an_llm_a_failing_summary_is_split_or_kept(tmp_path):
     mgr = SessionManager(tmp_path, COUNTER, synchronous="OFF")
     session = mgr.session("split", config=CompactionConfig(window_tokens=600, light_min_tokens=10_000))
     for i in range(30):
-        session.append({"role": "user", "content": f"Pump P-{i} measured {100 + i * 7} litres."}, retention="fuzzy")
+        session.append({"role": "user", "content": f"Pump number {i} measured {100 + i * 7} litres."}, retention="fuzzy")
     stats = session.stats()
     assert stats["summaries_redone"] >= 1
     assert all(s["validation"]["numbers_kept"] >= 0.5 for s in session.summaries())

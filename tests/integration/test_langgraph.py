@@ -1,0 +1,126 @@
+"""LangGraph over the memory: the BaseStore contract (put/get/search/delete/list_namespaces) and a small
+agent graph with a scripted model whose working memory is a session (no LLM, no checkpointer)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("langgraph")
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
+from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
+
+from agent_memory.integrations.langgraph import AgentMemoryStore, SessionMessages  # noqa: E402
+
+
+@pytest.fixture()
+def memory(settings):
+    from agent_memory import Memory
+
+    with Memory(settings=settings) as mem:
+        yield mem
+
+
+def test_the_store_puts_gets_searches_lists_and_deletes(memory):
+    store = AgentMemoryStore(memory)
+    store.put(("acme", "users", "u1"), "prefs", {"text": "Anna prefers window seats on trains.", "kind": "pref"})
+    store.put(("acme", "users", "u1"), "diet", {"text": "Anna is vegetarian since 2019.", "kind": "fact"})
+    store.put(("acme", "users", "u2"), "prefs", {"text": "Bo likes aisle seats on planes.", "kind": "pref"})
+    store.put(("rival", "users", "u1"), "prefs", {"text": "A rival tenant's secret seat choice."})
+
+    item = store.get(("acme", "users", "u1"), "prefs")
+    assert item.value == {"text": "Anna prefers window seats on trains.", "kind": "pref"}
+    assert item.namespace == ("acme", "users", "u1") and item.key == "prefs"
+    assert store.get(("acme", "users", "u1"), "missing") is None
+
+    hits = store.search(("acme", "users"), query="Which seat does Anna like on the train?", limit=3)
+    assert hits and hits[0].key == "prefs" and hits[0].namespace == ("acme", "users", "u1")
+    assert all(h.score is not None for h in hits) and all("rival" not in h.value.get("text", "") for h in hits)
+    # The same text is a memory source: recall cites it.
+    assert "[S:users/u1/prefs]" in memory.prompt("Anna seat train", budget=300, tenant="acme").prompt
+
+    only_u1 = store.search(("acme", "users", "u1"))
+    assert {i.key for i in only_u1} == {"prefs", "diet"}
+    assert [i.key for i in store.search(("acme", "users"), filter={"kind": "fact"})] == ["diet"]
+
+    created = item.created_at
+    store.put(("acme", "users", "u1"), "prefs", {"text": "Anna now prefers aisle seats.", "kind": "pref"})
+    again = store.get(("acme", "users", "u1"), "prefs")
+    assert again.value["text"] == "Anna now prefers aisle seats." and again.created_at == created
+    assert again.updated_at >= created
+
+    assert store.list_namespaces(prefix=("acme",)) == [("acme", "users", "u1"), ("acme", "users", "u2")]
+    assert store.list_namespaces(prefix=("acme",), max_depth=2) == [("acme", "users")]
+    assert ("rival", "users", "u1") in store.list_namespaces()
+
+    store.delete(("acme", "users", "u1"), "prefs")
+    assert store.get(("acme", "users", "u1"), "prefs") is None
+    assert "users/u1/prefs" not in memory.prompt("Anna seat", budget=300, tenant="acme").prompt
+    with pytest.raises(ValueError, match="equality"):
+        store.search(("acme",), filter={"kind": {"$gt": 1}})
+
+
+def test_a_fixed_tenant_store_keeps_every_label_as_metadata(memory):
+    store = AgentMemoryStore(memory, tenant="team")
+    store.put(("notes",), "n1", {"content": "The build server is ci-7."})
+    assert store.get(("notes",), "n1").namespace == ("notes",)
+    assert store.list_namespaces() == [("notes",)]
+    assert memory.search("build server", tenant="team")[0].source_id == "notes/n1"
+
+
+class ScriptedModel:
+    """No LLM: the first call asks for the order's status, the next answers from the tool result."""
+
+    def __init__(self):
+        self.seen: list[list] = []
+
+    def __call__(self, state: MessagesState) -> dict:
+        messages = state["messages"]
+        self.seen.append(list(messages))
+        results = [m for m in messages if isinstance(m, ToolMessage)]
+        if not results or "order status" in messages[-1].content:
+            asked = messages[-1].content
+            order = asked.split()[-1].rstrip("?")
+            return {"messages": [AIMessage("", tool_calls=[{"id": f"call-{order}", "name": "order_status",
+                                                            "args": {"order": order}}])]}
+        return {"messages": [AIMessage(f"The order is {results[-1].content}.")]}
+
+
+def tools(state: MessagesState) -> dict:
+    call = state["messages"][-1].tool_calls[0]
+    status = {"A-17": "shipped (tracking 0x00AF31)", "B-4": "waiting for stock"}[call["args"]["order"]]
+    return {"messages": [ToolMessage(status, tool_call_id=call["id"])]}
+
+
+def route(state: MessagesState) -> str:
+    return "tools" if getattr(state["messages"][-1], "tool_calls", None) else "remember"
+
+
+def test_an_agent_graph_keeps_its_working_memory_in_a_session(memory):
+    model = ScriptedModel()
+    history = SessionMessages(memory, budget=2000)
+    graph = StateGraph(MessagesState)
+    graph.add_node("memory", history.sync)
+    graph.add_node("model", model)
+    graph.add_node("tools", tools)
+    graph.add_node("remember", history.sync)
+    graph.add_edge(START, "memory")
+    graph.add_edge("memory", "model")
+    graph.add_conditional_edges("model", route, {"tools": "tools", "remember": "remember"})
+    graph.add_edge("tools", "memory")
+    graph.add_edge("remember", END)
+    app = graph.compile()  # no checkpointer: the session is the memory
+    config = {"configurable": {"thread_id": "support-1"}}
+
+    out = app.invoke({"messages": [HumanMessage("What is the order status of A-17?")]}, config)
+    assert "shipped (tracking 0x00AF31)" in out["messages"][-1].content
+    out = app.invoke({"messages": [HumanMessage("And the order status of B-4?")]}, config)
+    assert "waiting for stock" in out["messages"][-1].content
+    # The second run's model saw the first run (from the session, not from a checkpoint).
+    assert any("0x00AF31" in str(m.content) for m in model.seen[-1])
+    stored = memory.session("support-1").messages()
+    assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant"] * 2
+    assert json.loads(stored[1]["tool_calls"][0]["function"]["arguments"]) == {"order": "A-17"}
+    assert memory.sessions()[0]["session_id"] == "support-1"
