@@ -172,9 +172,14 @@ class Memory:
         return Answerer(self.services.llm)
 
     def _promote_turns(self, turns: Sequence[TurnRecord]) -> None:
-        """Significant working-memory turns into long-term memory (no per-session summary for them)."""
+        """Working-memory turns into long-term memory, through transcript ingestion's own ``ingest_turns``
+        (no per-session summary: a live session grows, docs/notes/h31a.md). A store failure is raised,
+        so the session's archive watermark stays and the next pass retries."""
+        report = IngestReport()
         with self.write_lock:
-            IngestionPipeline(self.services, summaries=False).ingest_turns(turns)
+            IngestionPipeline(self.services, summaries=False).ingest_turns(turns, report)
+        if report.store_error:
+            raise StoreUnavailableError(f"archiving turns stopped: {report.store_error}")
 
     def _tenant(self, tenant: str | None) -> str:
         return check_tenant(tenant) if tenant is not None else self.tenant
