@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
+from ingest.archive import archiver
 from ingest.pipeline import IngestionPipeline
 from ingest.report import IngestReport
 from ingest.upkeep import raise_importance
@@ -172,14 +173,9 @@ class Memory:
         return Answerer(self.services.llm)
 
     def _promote_turns(self, turns: Sequence[TurnRecord]) -> None:
-        """Working-memory turns into long-term memory, through transcript ingestion's own ``ingest_turns``
-        (no per-session summary: a live session grows, docs/notes/h31a.md). A store failure is raised,
-        so the session's archive watermark stays and the next pass retries."""
-        report = IngestReport()
-        with self.write_lock:
-            IngestionPipeline(self.services, summaries=False).ingest_turns(turns, report)
-        if report.store_error:
-            raise StoreUnavailableError(f"archiving turns stopped: {report.store_error}")
+        """Working-memory turns into long-term memory (ingest/archive.py: transcript ingestion's own
+        ``ingest_turns``, under the write lock; a store failure raised so the watermark stays)."""
+        archiver(self.services, self.write_lock)(turns)
 
     def _tenant(self, tenant: str | None) -> str:
         return check_tenant(tenant) if tenant is not None else self.tenant
