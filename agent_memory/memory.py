@@ -241,8 +241,10 @@ class Memory:
                     retention: Retention | str | None = None, agent_id: str | None = None,
                     tenant: str | None = None) -> int:
         """Append an OpenAI/Anthropic style message with a retention class (``forgettable``, ``fuzzy``,
-        ``strict``; unclassified counts as fuzzy). Returns its sequence number. Significant turns are
-        promoted to long-term memory."""
+        ``strict``; unclassified counts as fuzzy). Returns its sequence number. ``name`` (the speaker) and
+        ``timestamp`` (ISO 8601 or Unix seconds; a bad one is a ValueError) are optional. Every user and
+        assistant turn (not forgettable ones) is archived to long-term memory before this returns, as
+        ``<session_id>/m<seq>`` (agent_memory/working_memory.py)."""
         return self.session(session_id, agent_id=agent_id, tenant=tenant).append(dict(message), retention=retention)
 
     def add_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
