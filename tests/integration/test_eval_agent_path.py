@@ -55,6 +55,7 @@ def test_agent_path_scores_both_paths_side_by_side(dataset: Path, tmp_path: Path
     assert set(report["systems"]) == {"transcript", "agent", "agent+session"}
     assert report["appended"] == 8 and report["archived_turns"] == 8
     assert report["append_ms"]["p95"] > 0 and report["archive_lag_ms"]["n"] == 8
+    assert report["archive_lag_idle_ms"]["n"] == 20  # probes in a tenant of their own
     for system in report["systems"].values():
         assert system["n"] == 2 and system["soft"] == 1.0  # two short sessions: every evidence turn fits
     rows = [json.loads(line) for line in (out / "locomo-agent-path-600.jsonl").read_text().splitlines()]
