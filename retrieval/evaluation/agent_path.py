@@ -125,6 +125,25 @@ def probe_lags(memory: WorkingMemory, tenant: str = "agent-probe") -> list[float
     return lags
 
 
+def stream_all(services, plan: list[tuple[str, Material]], progress: bool) -> dict[str, Streamed]:
+    """``--mixed --agent-path``: each (tenant, material) appended as an agent does (documents ingested), on
+    a WorkingMemory built as Memory builds it, archived off the request path; returns when all is stored.
+    A tenant that several materials go to gets one ``Streamed`` holding all their turns' source IDs."""
+    memory = WorkingMemory(services, promote=archiver(services, threading.Lock()))
+    memory.background = True
+    out: dict[str, Streamed] = {}
+    try:
+        for tenant, material in plan:
+            got = stream(services, memory, material, tenant, [], progress)
+            into = out.setdefault(tenant, Streamed(tenant))
+            into.source_ids.update(got.source_ids)
+            into.last_session = got.last_session or into.last_session
+        memory.flush()
+    finally:
+        memory.close()
+    return out
+
+
 def agent_question(question: Question, streamed: Streamed) -> Question:
     evidence = [Evidence(streamed.source_ids.get(e.source_id, e.source_id), e.text) for e in question.evidence]
     return dataclasses.replace(question, tenant=streamed.tenant, evidence=evidence)

@@ -89,7 +89,8 @@ def run_mixed(args) -> int:
     try:
         config = MixedConfig(datasets=files, budgets=budgets, data_dir=Path(data_dir or temp),
                              out_dir=Path(getattr(args, "out", None) or "reports"),
-                             preset=getattr(args, "preset", None) or "default", limit=getattr(args, "limit", None))
+                             preset=getattr(args, "preset", None) or "default", limit=getattr(args, "limit", None),
+                             agent_path=bool(getattr(args, "agent_path", False)))
         report = evaluate_mixed(config)
     finally:
         if temp:
@@ -121,8 +122,6 @@ def run_agent_path(args, dataset: Path, name: str) -> int:
 
 def run_eval(args) -> int:
     if getattr(args, "mixed", None):
-        if getattr(args, "agent_path", False):
-            raise ConfigError("--agent-path with --mixed is not built yet: run it per set")
         return run_mixed(args)
     if not args.dataset:
         raise ConfigError("name a benchmark file, or several with --mixed")

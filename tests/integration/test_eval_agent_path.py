@@ -70,3 +70,27 @@ def test_agent_path_scores_both_paths_side_by_side(dataset: Path, tmp_path: Path
     # Inside the last session its recent turns are in the prompt, each once.
     inside = by[("conv-t:q1", "agent+session")]["prompt"]
     assert inside.count("[S:conv-t:S2/m1]") == 1
+
+
+def test_agent_path_with_mixed_memory(dataset: Path, tmp_path: Path, monkeypatch):
+    from retrieval.evaluation.mixed import MixedConfig, evaluate_mixed, markdown
+
+    monkeypatch.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
+    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
+    monkeypatch.delenv("AGENT_MEMORY_LLM_MODEL", raising=False)
+    hotpot = tmp_path / "hotpot.jsonl"
+    record = {
+        "question_id": "h1", "question_text": "Which river flows through Munich?", "answers_objects": [{"spans": ["Isar"]}],
+        "contexts": [{"title": "Munich", "is_supporting": True,
+                      "paragraph_text": "Munich is the capital of Bavaria. The river Isar flows through the city."},
+                     {"title": "Lake Garda", "is_supporting": False,
+                      "paragraph_text": "Lake Garda is the largest lake in Italy, popular with windsurfers."}]}
+    # Two lines: one JSON object alone would read as a whole-file JSON document.
+    hotpot.write_text(json.dumps(record) + "\n" + json.dumps({**record, "question_id": "h2"}), encoding="utf-8")
+    report = evaluate_mixed(MixedConfig(datasets=[dataset, hotpot], budgets={"locomo": 600, "hotpotqa": 400},
+                                        data_dir=tmp_path / "data", out_dir=tmp_path / "out", progress=False,
+                                        agent_path=True))
+    rows = {row["set"]: row for row in report["sets"]}
+    assert rows["locomo"]["agent-single"]["soft"] == 1.0 and rows["locomo"]["agent-mixed"]["soft"] == 1.0
+    assert "agent-mixed" not in rows["hotpotqa"]  # a document set has no agent path of its own
+    assert "| locomo | 1.000 / 1.000 | 1.000 / 1.000 | 1.000 / 1.000 |" in markdown(report)
