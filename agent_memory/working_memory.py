@@ -253,18 +253,22 @@ class WorkingMemory:
             queue.submit(lambda: None).result()
 
     def recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
-        """The live session's last user/assistant messages; else ingested transcript turns of that session."""
+        """The live session's last user/assistant messages; else ingested transcript turns of that session.
+        Each carries its speaker and time (``timestamp``): the prompt heads them with their date."""
         if self.exists(tenant, session_id):
-            messages = self.session(tenant, session_id).messages()
-            first = max(0, len(messages) - n)
+            key = session_key(tenant, session_id)
+            total = len(self.session(tenant, session_id).messages())
+            first = max(0, total - n)
             items = []
-            for seq, message in enumerate(messages[first:], start=first):
+            for row in self.sessions.store.messages_after((key, ""), first - 1):
+                message, seq = row["message"], row["seq"]
                 text = text_of(message)
-                if message.get("role") in ("user", "assistant") and text.strip():
+                if message.get("role") in TURN_ROLES and text.strip():
                     items.append(MemoryItem(
                         id=f"wm:{tenant}/{session_id}/{seq}", tenant=tenant, source_id=f"{session_id}/m{seq}",
-                        kind="turn", text=text, metadata={"session_id": session_id, "speaker": speaker_of(message),
-                                                          "seq": seq}))
+                        kind="turn", text=text, created_at=row["created_at"],
+                        metadata={"session_id": session_id, "speaker": speaker_of(message), "seq": seq,
+                                  "timestamp": iso_time(row["created_at"])}))
             return items
         return catalog_recent_turns(self.services, tenant, session_id, n)
 
