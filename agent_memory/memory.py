@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
+from ingest.archive import archiver
 from ingest.pipeline import IngestionPipeline
 from ingest.report import IngestReport
 from ingest.upkeep import raise_importance
@@ -178,10 +179,10 @@ class Memory:
         check_free(self.settings.data_dir, self.settings.min_free_mb, what)
 
     def _promote_turns(self, turns: Sequence[TurnRecord]) -> None:
-        """Significant working-memory turns into long-term memory (no per-session summary for them)."""
-        self.check_space("promotion to long-term memory")
-        with self.write_lock:
-            IngestionPipeline(self.services, summaries=False).ingest_turns(turns)
+        """Working-memory turns into long-term memory (ingest/archive.py: transcript ingestion's own
+        ``ingest_turns``, under the write lock; a store failure raised so the watermark stays)."""
+        self.check_space("archiving to long-term memory")
+        archiver(self.services, self.write_lock)(turns)
 
     def _tenant(self, tenant: str | None) -> str:
         return check_tenant(tenant) if tenant is not None else self.tenant
@@ -249,8 +250,10 @@ class Memory:
                     retention: Retention | str | None = None, agent_id: str | None = None,
                     tenant: str | None = None) -> int:
         """Append an OpenAI/Anthropic style message with a retention class (``forgettable``, ``fuzzy``,
-        ``strict``; unclassified counts as fuzzy). Returns its sequence number. Significant turns are
-        promoted to long-term memory."""
+        ``strict``; unclassified counts as fuzzy). Returns its sequence number. ``name`` (the speaker) and
+        ``timestamp`` (ISO 8601 or Unix seconds; a bad one is a ValueError) are optional. Every user and
+        assistant turn (not forgettable ones) is archived to long-term memory before this returns, as
+        ``<session_id>/m<seq>`` (agent_memory/working_memory.py)."""
         self.check_space("a session append")
         return self.session(session_id, agent_id=agent_id, tenant=tenant).append(dict(message), retention=retention)
 

@@ -42,6 +42,9 @@ class TurnRecord:
     # Position in its session when known apart from the batch (a live session's promoted turn);
     # else the order the turns are given in.
     seq: int | None = None
+    # Unix time it was said, when known as a time (a live session's message): the stored items' created_at,
+    # so time filters, TTL and importance's age count from it. None: stored now (a transcript's dates are text).
+    created_at: float | None = None
 
     @property
     def source_id(self) -> str:

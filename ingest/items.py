@@ -126,6 +126,9 @@ class ItemBuilder:
             _make_item(turn.tenant, turn.source_id, "turn", s.text, i, s.start, s.end, dict(meta))
             for i, s in enumerate(spans)
         ]
+        if turn.created_at is not None:
+            for item in out.items:
+                item.created_at = turn.created_at
         return out
 
     def session_summary(self, tenant: str, session_id: str, turns: list[TurnRecord]) -> SourceItems | None:

@@ -45,7 +45,11 @@ class SectionShares(StrictModel):
 
     facts: float = Field(default=0.05, ge=0, le=1, description="graph facts")
     summaries: float = Field(default=0.10, ge=0, le=1, description="the live session's summaries")
-    recent: float = Field(default=0.20, ge=0, le=1, description="the live session's last turns")
+    recent: float = Field(
+        default=0.20, ge=0, le=1,
+        description="with a session_id: the share of the one budget for the session's working-memory view (its "
+                    "last turns, placed first); the rest is recall from the whole tenant, where an archived turn "
+                    "already in the view is not placed again (retrieval/assemble.py)")
 
 
 class RetrievalConfig(StrictModel):

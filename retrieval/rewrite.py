@@ -23,8 +23,9 @@ from .types import Decision
 
 log = logging.getLogger(__name__)
 
-_PERSON = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
+_PERSON = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
 _THING = {"it", "its", "they", "them", "their", "theirs", "there"}
+_PLURAL = frozenset({"they", "them", "their", "theirs"})
 _PRONOUN = re.compile(r"\b(he|she|him|her|his|hers|himself|herself|it|its|they|them|their|theirs|there|"
                       r"this one|that one)\b", re.IGNORECASE)
 _ABOUT = re.compile(r"^\s*(?:and|but|ok|okay|so)?[\s,]*(?:what|how)\s+about\s+(.+?)\s*[?？.!]*\s*$", re.IGNORECASE)
@@ -95,9 +96,11 @@ def _possessive(name: str) -> str:
     return name + ("'" if name.endswith("s") else "'s")
 
 
-def _replace_pronouns(question: str, person: str | None, thing: str | None) -> str:
+def _replace_pronouns(question: str, person: str | None, thing: str | None, keep: frozenset[str] = frozenset()) -> str:
     def swap(match: re.Match) -> str:
         word = match.group(1).lower()
+        if word in keep:
+            return match.group(0)
         target = person if word in _PERSON else thing
         if not target:
             return match.group(0)
@@ -144,7 +147,12 @@ def rule_rewrite(question: str, recent: list[MemoryItem]) -> tuple[str, list[str
         thing = next((n for n in found if n != person), None)
         if found:
             break
-    rewritten = _replace_pronouns(question, person or thing, thing or person)
+    # A question that names a person already has the likeliest referent of its personal and plural
+    # pronouns: "How did Gina promote her store?", "What have Nate and Joanna both painted for their ..."
+    # stay as asked (resolved to the session's last name they pointed at someone else).
+    named = any(len(n.split()) <= 2 and not any(c.isdigit() for c in n) for n in own)
+    keep = _PERSON | _PLURAL if named else frozenset()
+    rewritten = _replace_pronouns(question, person or thing, thing or person, keep)
     used = [n for n in dict.fromkeys([person, thing]) if n and n in rewritten]
     return (rewritten, used) if rewritten != question else (question, [])
 

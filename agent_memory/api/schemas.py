@@ -88,7 +88,10 @@ class MessageIn(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "message": {"role": "user", "content": "Order 40 units of the X-300."}, "retention": "strict"}]})
 
-    message: dict[str, Any] = Field(description="An OpenAI or Anthropic style chat message (role, content ...).")
+    message: dict[str, Any] = Field(description=(
+        "An OpenAI or Anthropic style chat message (role, content ...). Optional: `name` (the speaker, else the "
+        "role) and `timestamp` (ISO 8601 or Unix seconds; default now), the turn's time in long-term memory: "
+        "date headings, time windows, supersession, TTL. A bad timestamp is a 400 naming it."))
     retention: Literal["forgettable", "fuzzy", "strict"] | None = Field(
         default=None, description="Retention class; unclassified messages count as 'fuzzy'.")
 

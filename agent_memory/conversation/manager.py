@@ -9,7 +9,7 @@ from typing import Any, Callable
 from ..llm import llm_from_settings
 from ..tokens import TokenCounter, make_counter
 from .compaction import MARKER, CompactionConfig
-from .session import Session, SignificantTurn
+from .session import Appended, Session, SignificantTurn
 from .significance import LLMDetector, RuleDetector, SignificanceDetector
 from .store import SessionStorage, SessionStore
 from .summarize import LLMSummarizer, Summarizer
@@ -38,6 +38,8 @@ class SessionManager:
         self.summarizer = summarizer
         self.detector = detector or RuleDetector()
         self.on_significant = on_significant
+        # Every stored message (working_memory.py archives them); set after construction like on_significant.
+        self.on_appended: Callable[[Appended], Any] | None = None
         self._sessions: dict[tuple[str, str], Session] = {}
         self._lock = threading.Lock()
 
@@ -62,7 +64,7 @@ class SessionManager:
             if found is None:
                 found = Session(self.store, session_id, agent_id, self.counter, config=config, defaults=self.config,
                                 summarizer=self.summarizer, detector=self.detector,
-                                on_significant=self._hook)
+                                on_significant=self._hook, on_appended=self._appended)
                 self._sessions[key] = found
             elif config is not None:
                 found.config = config
@@ -72,6 +74,10 @@ class SessionManager:
         # Read at call time, so the ingestion pipeline can plug in after sessions exist.
         if self.on_significant is not None:
             self.on_significant(record)
+
+    def _appended(self, record: Appended) -> None:
+        if self.on_appended is not None:
+            self.on_appended(record)
 
     def recent_turns(self, session_id: str, n: int, agent_id: str | None = None) -> list[dict[str, Any]]:
         """The last ``n`` messages as appended (retrieval's "recent" route)."""

@@ -8,7 +8,9 @@ its input, so the session can keep the raw history untouched.
 from __future__ import annotations
 
 import json
+import math
 import re
+from datetime import datetime, timezone
 from typing import Any
 
 from .significance import identifier_list
@@ -41,6 +43,7 @@ def validate(message: dict[str, Any]) -> dict[str, Any]:
     if message.get("name") is not None and not isinstance(message.get("name"), str):
         raise ValueError(f"message.name must be a string, got {_short(message.get('name'))}")
     _check_content(message.get("content"), "message.content")
+    message_time(message)  # a bad timestamp is refused here, before anything is stored
     calls = message.get("tool_calls")
     if calls is not None:
         if not isinstance(calls, list):
@@ -58,6 +61,36 @@ def validate(message: dict[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"{where}.function.arguments must be a JSON string, "
                                  f"got {_short(function.get('arguments'))}")
     return message
+
+
+# 1970-01-01 .. 9999-12-31: beyond it a "timestamp" is milliseconds or garbage, not a time.
+_MAX_UNIX = 253_402_300_799
+
+
+def message_time(message: dict[str, Any]) -> float | None:
+    """The Unix time of ``message['timestamp']`` (ISO 8601, naive read as UTC, or Unix seconds,
+    a number or a numeric string); None when absent. ValueError naming the bad value otherwise.
+    It is the turn's time everywhere once archived: date headings, time windows, supersession, TTL."""
+    value = message.get("timestamp")
+    if value is None:
+        return None
+    if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+        value = float(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value) or not 0 <= value <= _MAX_UNIX:
+            raise ValueError(f"message.timestamp must be Unix seconds between 0 and {_MAX_UNIX} or ISO 8601, "
+                             f"got {_short(value)}")
+        return float(value)
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(f"message.timestamp must be ISO 8601 (e.g. 2023-05-08T13:56:00Z) or Unix seconds, "
+                             f"got {_short(value)}") from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        return when.timestamp()
+    raise ValueError(f"message.timestamp must be ISO 8601 or Unix seconds, got {_short(value)}")
 
 
 def _check_content(content: Any, where: str) -> None:

@@ -53,12 +53,26 @@ class SignificantTurn:
     previous: dict[str, Any] | None = None
 
 
+@dataclass
+class Appended:
+    """What the archive hook receives for every stored message (working_memory.py archives from the
+    store, past its watermark: this only says where to look, and what the detector judged)."""
+
+    session_id: str
+    agent_id: str | None
+    seq: int
+    significant: bool
+    reasons: list[str]
+    created_at: float
+
+
 class Session(Scheduler):
     def __init__(self, store: SessionStore, session_id: str, agent_id: str | None, counter, *,
                  config: CompactionConfig | None = None, defaults: CompactionConfig | None = None,
                  summarizer: Summarizer | None = None,
                  detector: SignificanceDetector | None = None,
-                 on_significant: Callable[[SignificantTurn], Any] | None = None) -> None:
+                 on_significant: Callable[[SignificantTurn], Any] | None = None,
+                 on_appended: Callable[[Appended], Any] | None = None) -> None:
         self.session_id, self.agent_id = session_id, agent_id
         self.key = (session_id, agent_id or "")
         self.store, self.counter = store, counter
@@ -69,6 +83,7 @@ class Session(Scheduler):
         self.fallback = StructuralSummarizer()
         self.detector = detector or RuleDetector()
         self.on_significant = on_significant
+        self.on_appended = on_appended
         self._lock = threading.RLock()
         self._load()
 
@@ -109,6 +124,11 @@ class Session(Scheduler):
     def append(self, message: dict[str, Any], retention: Retention | str | None = None) -> int:
         """Store one message (committed before returning); returns its sequence number."""
         message = copy.deepcopy(msgs.validate(message))  # the caller may reuse its dict; history must not move
+        # When it was said (``timestamp``, validated above; absent: now) is stored as the row's time, not in
+        # the body: providers refuse unknown message keys, and the view hands bodies to them.
+        stated = msgs.message_time(message)
+        message.pop("timestamp", None)
+        created_at = time.time() if stated is None else stated
         unclassified = retention is None
         klass = self.config.default_retention if unclassified else Retention.parse(retention)
         role, text = message["role"], msgs.text_of(message)
@@ -124,7 +144,8 @@ class Session(Scheduler):
             # list headings and filler, which would crowd out what the user actually talks about.
             found = judgement.entities if judgement and (role == "user" or judgement.significant) else []
             self.store.append(self.key, seq, message, retention=klass.value, unclassified=unclassified,
-                              tokens=tokens, significant=bool(judgement and judgement.significant), entities=found)
+                              tokens=tokens, significant=bool(judgement and judgement.significant), entities=found,
+                              created_at=created_at)
             self._next_seq += 1
             entry = Entry(seq, message, klass, tokens, message,
                           bool(judgement and judgement.significant))
@@ -141,8 +162,16 @@ class Session(Scheduler):
         if judgement and judgement.significant:
             self._significant += 1
             self._promote(SignificantTurn(self.session_id, self.agent_id, seq, role, text, klass.value,
-                                     judgement.reasons, judgement.entities, message,
+                                     judgement.reasons, judgement.entities, message, created_at=created_at,
                                      previous=self._previous_turn(seq)))
+        if self.on_appended is not None:
+            significant = bool(judgement and judgement.significant)
+            try:  # the archive: every message, significance only a signal (working_memory.py)
+                self.on_appended(Appended(self.session_id, self.agent_id, seq, significant,
+                                          list(judgement.reasons) if significant else [], created_at))
+            except Exception as exc:  # noqa: BLE001 - stored already; the archive catches up on its next pass
+                self._state["hook_failures"] += 1
+                log.warning("archive hook failed for session %s seq %d: %s", self.session_id, seq, exc)
         return seq
 
     def _previous_turn(self, seq: int) -> dict[str, Any] | None:

@@ -39,11 +39,15 @@ CREATE TABLE IF NOT EXISTS session_state (
     session_id TEXT NOT NULL, agent_id TEXT NOT NULL, state TEXT NOT NULL,
     PRIMARY KEY (session_id, agent_id)
 );
+CREATE TABLE IF NOT EXISTS archive_marks (
+    session_id TEXT NOT NULL, agent_id TEXT NOT NULL, archived_through INTEGER NOT NULL,
+    PRIMARY KEY (session_id, agent_id)
+);
 """
 
 Key = tuple[str, str]
 # Every table holding a session's rows (``delete`` clears them all).
-TABLES = ("messages", "summaries", "entities", "session_state")
+TABLES = ("messages", "summaries", "entities", "session_state", "archive_marks")
 
 
 @runtime_checkable
@@ -53,7 +57,18 @@ class SessionStorage(Protocol):
     ``tests/integration/test_session_store_contract.py``. Raw messages are never rewritten."""
 
     def append(self, key: Key, seq: int, message: dict[str, Any], *, retention: str, unclassified: bool,
-               tokens: int, significant: bool, entities: Iterable[str]) -> None: ...
+               tokens: int, significant: bool, entities: Iterable[str], created_at: float | None = None) -> None: ...
+
+    # The archive watermark: every message up to ``archived_through`` is in long-term memory (or was
+    # judged not to go there). The session log is the archive's queue: whatever lies past the
+    # mark is archived on the next pass (working_memory.py), after a crash or restart too.
+    def archived_through(self, key: Key) -> int: ...
+
+    def mark_archived(self, key: Key, seq: int) -> None: ...
+
+    def messages_after(self, key: Key, seq: int) -> list[dict[str, Any]]: ...
+
+    def unarchived(self) -> list[Key]: ...
 
     def compact(self, key: Key, seqs: list[int], status: str, summary: dict[str, Any] | None,
                 state: dict[str, Any]) -> None: ...
@@ -129,12 +144,12 @@ class SessionStore:
 
     # -- writes ------------------------------------------------------------------------------
     def append(self, key: Key, seq: int, message: dict[str, Any], *, retention: str, unclassified: bool,
-               tokens: int, significant: bool, entities: Iterable[str]) -> None:
+               tokens: int, significant: bool, entities: Iterable[str], created_at: float | None = None) -> None:
         statements = [(
             "INSERT INTO messages (session_id, agent_id, seq, role, retention, unclassified, body, tokens,"
             " significant, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (*key, seq, message["role"], retention, int(unclassified), json.dumps(message, ensure_ascii=False),
-             tokens, int(significant), time.time()),
+             tokens, int(significant), time.time() if created_at is None else float(created_at)),
         )]
         for name in entities:
             statements.append((
@@ -173,10 +188,9 @@ class SessionStore:
     # -- reads -------------------------------------------------------------------------------
     def load_messages(self, key: Key) -> list[dict[str, Any]]:
         rows = self._rows(
-            "SELECT seq, retention, unclassified, body, tokens, status, significant FROM messages"
+            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM messages"
             " WHERE session_id=? AND agent_id=? ORDER BY seq", key)
-        return [dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
-                     status=r[5], significant=bool(r[6])) for r in rows]
+        return [_message_row(r) for r in rows]
 
     def recent(self, key: Key, n: int) -> list[dict[str, Any]]:
         rows = self._rows("SELECT body FROM messages WHERE session_id=? AND agent_id=? ORDER BY seq DESC LIMIT ?",
@@ -218,3 +232,33 @@ class SessionStore:
         count = self._rows("SELECT COUNT(*) FROM messages WHERE session_id=?", (session_id,))[0][0]
         self._tx([(f"DELETE FROM {table} WHERE session_id=?", (session_id,)) for table in TABLES])
         return int(count)
+    # -- the archive watermark -----------------------------------------------------------------
+    def archived_through(self, key: Key) -> int:
+        rows = self._rows("SELECT archived_through FROM archive_marks WHERE session_id=? AND agent_id=?", key)
+        return int(rows[0][0]) if rows else -1
+
+    def mark_archived(self, key: Key, seq: int) -> None:
+        """Raise the mark to ``seq`` (never lowers it: two archivers may finish out of order)."""
+        self._tx([("INSERT INTO archive_marks (session_id, agent_id, archived_through) VALUES (?,?,?)"
+                   " ON CONFLICT(session_id, agent_id) DO UPDATE SET"
+                   " archived_through = MAX(archived_through, excluded.archived_through)", (*key, seq))])
+
+    def messages_after(self, key: Key, seq: int) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM messages"
+            " WHERE session_id=? AND agent_id=? AND seq > ? ORDER BY seq", (*key, seq))
+        return [_message_row(r) for r in rows]
+
+    def unarchived(self) -> list[Key]:
+        """Sessions holding messages past their archive mark."""
+        rows = self._rows(
+            "SELECT m.session_id, m.agent_id FROM messages m LEFT JOIN archive_marks a"
+            " ON a.session_id = m.session_id AND a.agent_id = m.agent_id"
+            " GROUP BY m.session_id, m.agent_id HAVING MAX(m.seq) > COALESCE(MAX(a.archived_through), -1)"
+            " ORDER BY m.session_id, m.agent_id", ())
+        return [(r[0], r[1]) for r in rows]
+
+
+def _message_row(r: tuple) -> dict[str, Any]:
+    return dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
+                status=r[5], significant=bool(r[6]), created_at=float(r[7]))

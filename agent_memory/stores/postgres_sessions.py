@@ -31,12 +31,12 @@ class PostgresSessionStore:
 
     # -- writes ------------------------------------------------------------------------------
     def append(self, key: Key, seq: int, message: dict[str, Any], *, retention: str, unclassified: bool,
-               tokens: int, significant: bool, entities: Iterable[str]) -> None:
+               tokens: int, significant: bool, entities: Iterable[str], created_at: float | None = None) -> None:
         statements = [(
             "INSERT INTO session_messages (session_id, agent_id, seq, role, retention, unclassified, body, tokens,"
             " significant, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             (*key, seq, message["role"], retention, bool(unclassified), json.dumps(message, ensure_ascii=False),
-             tokens, bool(significant), time.time()),
+             tokens, bool(significant), time.time() if created_at is None else float(created_at)),
         )]
         for name in entities:
             statements.append((
@@ -70,10 +70,9 @@ class PostgresSessionStore:
     # -- reads -------------------------------------------------------------------------------
     def load_messages(self, key: Key) -> list[dict[str, Any]]:
         rows = self._rows(
-            "SELECT seq, retention, unclassified, body, tokens, status, significant FROM session_messages"
+            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM session_messages"
             " WHERE session_id=%s AND agent_id=%s ORDER BY seq", key)
-        return [dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
-                     status=r[5], significant=bool(r[6])) for r in rows]
+        return [_message_row(r) for r in rows]
 
     def recent(self, key: Key, n: int) -> list[dict[str, Any]]:
         rows = self._rows("SELECT body FROM session_messages WHERE session_id=%s AND agent_id=%s"
@@ -114,9 +113,40 @@ class PostgresSessionStore:
         """Every row of the session (all its agents) in one transaction; returns the messages removed."""
         with self.db.connection() as conn, conn.transaction():
             count = conn.execute("DELETE FROM session_messages WHERE session_id=%s", (session_id,)).rowcount
-            for table in ("session_summaries", "session_entities", "session_state"):
+            for table in ("session_summaries", "session_entities", "session_state", "session_archive_marks"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id=%s", (session_id,))
         return int(count)
+    # -- the archive watermark (migrations/005_session_archive.sql) ------------------------------
+    def archived_through(self, key: Key) -> int:
+        rows = self._rows("SELECT archived_through FROM session_archive_marks WHERE session_id=%s AND agent_id=%s",
+                          key)
+        return int(rows[0][0]) if rows else -1
+
+    def mark_archived(self, key: Key, seq: int) -> None:
+        """Raise the mark to ``seq`` (never lowers it: replicas may finish out of order)."""
+        self._tx([("INSERT INTO session_archive_marks (session_id, agent_id, archived_through) VALUES (%s,%s,%s)"
+                   " ON CONFLICT (session_id, agent_id) DO UPDATE SET archived_through ="
+                   " GREATEST(session_archive_marks.archived_through, excluded.archived_through)", (*key, seq))])
+
+    def messages_after(self, key: Key, seq: int) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM session_messages"
+            " WHERE session_id=%s AND agent_id=%s AND seq > %s ORDER BY seq", (*key, seq))
+        return [_message_row(r) for r in rows]
+
+    def unarchived(self) -> list[Key]:
+        """Sessions holding messages past their archive mark."""
+        rows = self._rows(
+            "SELECT m.session_id, m.agent_id FROM session_messages m LEFT JOIN session_archive_marks a"
+            " ON a.session_id = m.session_id AND a.agent_id = m.agent_id"
+            " GROUP BY m.session_id, m.agent_id HAVING MAX(m.seq) > COALESCE(MAX(a.archived_through), -1)"
+            " ORDER BY m.session_id COLLATE \"C\", m.agent_id COLLATE \"C\"", ())
+        return [(r[0], r[1]) for r in rows]
+
+
+def _message_row(r: tuple) -> dict[str, Any]:
+    return dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
+                status=r[5], significant=bool(r[6]), created_at=float(r[7]))
 
 
 def _state_statement(key: Key, state: dict[str, Any]) -> tuple[str, tuple]:

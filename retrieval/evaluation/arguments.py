@@ -11,6 +11,10 @@ def add_eval_arguments(parser: argparse.ArgumentParser, *, data_dir: bool = True
     parser.add_argument("--mixed", nargs="+", metavar="FILE",
                         help="ingest these sets into one tenant and score each against the mixed memory "
                              "beside its own tenant, in one run")
+    parser.add_argument("--agent-path", action="store_true",
+                        help="also append the conversations message by message through the session API, as an "
+                             "agent does, and score that path (without and inside the last session) beside the "
+                             "transcript path, in one run (retrieval/evaluation/agent_path.py)")
     parser.add_argument("--budget", help="tokens, or a comma list such as 500,1000,1800")
     parser.add_argument("--limit", type=int, help="only the first N questions")
     parser.add_argument("--out", default="reports")

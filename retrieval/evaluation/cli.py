@@ -17,6 +17,8 @@ from typing import Any
 
 from agent_memory.errors import AgentMemoryError, ConfigError
 
+from .agent_path import AgentPathConfig, evaluate_agent_path
+from .agent_path import markdown as agent_markdown
 from .arguments import add_eval_arguments
 from .datasets import detect_format, read_any
 from .mixed import MixedConfig, evaluate_mixed
@@ -87,12 +89,34 @@ def run_mixed(args) -> int:
     try:
         config = MixedConfig(datasets=files, budgets=budgets, data_dir=Path(data_dir or temp),
                              out_dir=Path(getattr(args, "out", None) or "reports"),
-                             preset=getattr(args, "preset", None) or "default", limit=getattr(args, "limit", None))
+                             preset=getattr(args, "preset", None) or "default", limit=getattr(args, "limit", None),
+                             agent_path=bool(getattr(args, "agent_path", False)))
         report = evaluate_mixed(config)
     finally:
         if temp:
             shutil.rmtree(temp, ignore_errors=True)
     print(json.dumps(report, ensure_ascii=False) if getattr(args, "json", False) else mixed_markdown(report))
+    return 0
+
+
+def run_agent_path(args, dataset: Path, name: str) -> int:
+    budgets = parse_budgets(getattr(args, "budget", None), name)
+    if len(budgets) != 1:
+        raise ConfigError(f"--agent-path runs at one budget, got {budgets}")
+    for flag in ("compare", "no_product"):
+        if getattr(args, flag, None):
+            raise ConfigError(f"--agent-path scores the product on both paths; leave out --{flag.replace('_', '-')}")
+    data_dir = getattr(args, "data_dir", None)
+    temp = None if data_dir else tempfile.mkdtemp(prefix="am-eval-agent-")
+    try:
+        report = evaluate_agent_path(AgentPathConfig(
+            dataset=dataset, budget=budgets[0], data_dir=Path(data_dir or temp),
+            out_dir=Path(getattr(args, "out", None) or "reports"), limit=getattr(args, "limit", None),
+            preset=getattr(args, "preset", None) or "default"))
+    finally:
+        if temp:
+            shutil.rmtree(temp, ignore_errors=True)
+    print(json.dumps(report, ensure_ascii=False) if getattr(args, "json", False) else agent_markdown(report))
     return 0
 
 
@@ -106,6 +130,8 @@ def run_eval(args) -> int:
         raise ConfigError(f"dataset file {str(dataset)!r} does not exist")
     name = {"locomo": "locomo", "longmemeval": "longmemeval", "hotpotqa": "hotpotqa", "cmrc": "cmrc"}[
         detect_format(read_any(dataset))]
+    if getattr(args, "agent_path", False):
+        return run_agent_path(args, dataset, name)
     budgets = parse_budgets(getattr(args, "budget", None), name)
     product = not getattr(args, "no_product", False)
     baselines = not getattr(args, "no_baselines", False)

@@ -22,6 +22,7 @@ from typing import Any
 from agent_memory.services import build_services
 from retrieval.pipeline import RetrievalPipeline
 
+from .agent_path import Streamed, agent_question, stream_all
 from .datasets import EvalSet, Material, Question, load_dataset
 from .metric import score_question
 from .report import Tally
@@ -47,6 +48,9 @@ class MixedConfig:
     preset: str = "default"
     limit: int | None = None
     progress: bool = True
+    # --agent-path: the conversation sets also appended message by message (agent_path.py) into
+    # ``agent-single-<set>`` and, with every set's documents, ``agent-mixed``; scored beside the others.
+    agent_path: bool = False
 
 
 def _retenant(material: Material, tenant: str) -> Material:
@@ -77,12 +81,18 @@ def evaluate_mixed(config: MixedConfig) -> dict[str, Any]:
                 ingest_material(services, _retenant(material, f"single-{mixed_set.evalset.name}"), config.progress)
                 ingest_material(services, _retenant(material, MIXED_TENANT), config.progress)
         ingest_seconds = round(time.perf_counter() - started, 1)
+        streamed: dict[str, Streamed] = {}
+        if config.agent_path:
+            plan = [(tenant, material) for mixed_set in sets for material in mixed_set.material
+                    for tenant in ((f"agent-single-{mixed_set.evalset.name}", "agent-mixed")
+                                   if mixed_set.evalset.kind == "conversation" else ("agent-mixed",))]
+            streamed = stream_all(services, plan, config.progress)
         rows = []
         with RetrievalPipeline.from_services(services, preset=config.preset) as product:
             config.out_dir.mkdir(parents=True, exist_ok=True)
             with (config.out_dir / "mixed.jsonl").open("w", encoding="utf-8") as handle:
                 for mixed_set in sets:
-                    rows.append(_score_set(product, mixed_set, handle))
+                    rows.append(_score_set(product, mixed_set, handle, streamed))
     report = {"datasets": [str(p) for p in config.datasets], "preset": config.preset,
               "embedding_model": services.embedder.name, "ingest_seconds": ingest_seconds, "sets": rows,
               }
@@ -90,23 +100,34 @@ def evaluate_mixed(config: MixedConfig) -> dict[str, Any]:
     return report
 
 
-def _score_set(product: RetrievalPipeline, mixed_set: MixedSet, handle) -> dict[str, Any]:
+def _score_set(product: RetrievalPipeline, mixed_set: MixedSet, handle,
+               streamed: dict[str, Streamed] | None = None) -> dict[str, Any]:
     name = mixed_set.evalset.name
     tallies = {"single": Tally(), "mixed": Tally()}
+    agents = [(where, streamed[tenant]) for where, tenant in (("agent-single", f"agent-single-{name}"),
+                                                              ("agent-mixed", "agent-mixed"))
+              if streamed and tenant in streamed and mixed_set.evalset.kind == "conversation"]
+    tallies.update((where, Tally()) for where, _ in agents)
     for question in mixed_set.questions:
-        for where, tenant in (("single", f"single-{name}"), ("mixed", MIXED_TENANT)):
-            result = product.run(question.text, tenant=tenant, budget=mixed_set.budget,
+        asks = [("single", f"single-{name}", question), ("mixed", MIXED_TENANT, question)]
+        asks += [(where, into.tenant, agent_question(question, into)) for where, into in agents]
+        for where, tenant, asked in asks:
+            result = product.run(asked.text, tenant=tenant, budget=mixed_set.budget,
                                  question_date=question.question_date)
-            score = score_question(name, question, result.prompt)
+            score = score_question(name, asked, result.prompt)
             tallies[where].add(question.category, score, result.total_tokens)
             handle.write(json.dumps({"set": name, "where": where, "qid": question.qid, "soft": score.soft,
                                      "strict": score.strict, "tokens": result.total_tokens,
                                      "prompt": result.prompt}, ensure_ascii=False) + "\n")
     single, mixed = tallies["single"].summary(), tallies["mixed"].summary()
-    return {"set": name, "budget": mixed_set.budget, "questions": len(mixed_set.questions),
-            "single": {"soft": single["soft"], "strict": single["strict"]},
-            "mixed": {"soft": mixed["soft"], "strict": mixed["strict"]},
-            "delta_soft": round(mixed["soft"] - single["soft"], 4)}
+    row = {"set": name, "budget": mixed_set.budget, "questions": len(mixed_set.questions),
+           "single": {"soft": single["soft"], "strict": single["strict"]},
+           "mixed": {"soft": mixed["soft"], "strict": mixed["strict"]},
+           "delta_soft": round(mixed["soft"] - single["soft"], 4)}
+    for where, _ in agents:
+        summary = tallies[where].summary()
+        row[where] = {"soft": summary["soft"], "strict": summary["strict"]}
+    return row
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -118,4 +139,13 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {row['set']} ({row['budget']}) | {row['questions']} | "
                      f"{row['single']['soft']:.3f} / {row['single']['strict']:.3f} | "
                      f"{row['mixed']['soft']:.3f} / {row['mixed']['strict']:.3f} | {row['delta_soft']:+.3f} |")
+    agent_rows = [row for row in report["sets"] if "agent-mixed" in row]
+    if agent_rows:
+        lines += ["", "Agent path (conversations appended message by message, eval --agent-path):", "",
+                  "| set | single soft / strict | agent-single soft / strict | agent-mixed soft / strict |",
+                  "| --- | --- | --- | --- |"]
+        for row in agent_rows:
+            lines.append(f"| {row['set']} | {row['single']['soft']:.3f} / {row['single']['strict']:.3f} | "
+                         f"{row['agent-single']['soft']:.3f} / {row['agent-single']['strict']:.3f} | "
+                         f"{row['agent-mixed']['soft']:.3f} / {row['agent-mixed']['strict']:.3f} |")
     return "\n".join(lines)

@@ -53,11 +53,32 @@ def test_messages_round_trip_in_order_and_stay_per_key(opener):
     assert [r["seq"] for r in rows] == [0, 1, 2, 3, 4]
     assert rows[1] == {"seq": 1, "retention": "normal", "unclassified": True, "status": "active",
                        "message": {"role": "user", "content": "message 1 — ünïcode 你好"},
-                       "tokens": len("message 1 — ünïcode 你好"), "significant": False}
+                       "tokens": len("message 1 — ünïcode 你好"), "significant": False,
+                       "created_at": rows[1]["created_at"]}
     assert rows[0]["significant"] and not rows[0]["unclassified"]
     assert [m["content"] for m in store.recent(KEY, 2)] == ["message 3 — ünïcode 你好", "message 4 — ünïcode 你好"]
     assert store.sessions() == [("acme/chat", ""), ("acme/chat", "planner")]
     assert store.load_messages(("nobody", "")) == [] and store.load_state(("nobody", "")) == {}
+
+
+def test_archive_mark_rises_only_and_names_the_sessions_behind_it(opener):
+    store = opener()
+    other = ("acme/chat", "planner")
+    assert store.archived_through(KEY) == -1 and store.unarchived() == []
+    for seq in range(3):
+        append(store, seq, f"message {seq}")
+    store.append(other, 0, {"role": "user", "content": "said in 2023"}, retention="fuzzy", unclassified=False,
+                 tokens=3, significant=False, entities=(), created_at=1_683_554_160.0)
+    assert store.unarchived() == [KEY, other]
+    assert store.load_messages(other)[0]["created_at"] == 1_683_554_160.0
+    store.mark_archived(KEY, 1)
+    assert store.archived_through(KEY) == 1
+    assert [r["seq"] for r in store.messages_after(KEY, 1)] == [2]
+    store.mark_archived(KEY, 0)  # an archiver finishing late never lowers the mark
+    assert store.archived_through(KEY) == 1
+    store.mark_archived(KEY, 2)
+    store.mark_archived(other, 0)
+    assert store.unarchived() == [] and store.messages_after(KEY, 2) == []
 
 
 def test_a_second_append_at_one_seq_is_refused_and_changes_nothing(opener):

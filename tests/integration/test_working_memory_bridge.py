@@ -8,7 +8,7 @@ from ingest.pipeline import IngestionPipeline
 from retrieval.pipeline import RetrievalPipeline
 
 
-def test_significant_turns_are_promoted_and_recalled_with_their_session_source(services):
+def test_every_turn_is_archived_and_recalled_with_its_session_source(services):
     memory = WorkingMemory(services, promote=IngestionPipeline(services, summaries=False).ingest_turns)
     try:
         session = memory.session("acme", "chat-1")
@@ -16,9 +16,13 @@ def test_significant_turns_are_promoted_and_recalled_with_their_session_source(s
         session.append({"role": "user", "content": "I prefer the X-300 sensor; we decided to order 40 units."},
                        retention="strict")
         session.append({"role": "assistant", "content": "Noted."}, retention="fuzzy")
-        assert memory.promoted >= 1
-        stored = list(services.vectors.scroll(SearchFilter(tenant="acme", kinds=["turn"])))
-        assert any(i.source_id == "chat-1/m1" and "X-300" in i.text for i in stored)
+        assert memory.promoted == 2  # significance is no gate: "Noted." is archived too (the system message not)
+        stored = {i.source_id: i for i in services.vectors.scroll(SearchFilter(tenant="acme", kinds=["turn"]))}
+        assert sorted(stored) == ["chat-1/m1", "chat-1/m2"] and "X-300" in stored["chat-1/m1"].text
+        # Significance is an importance signal with its reasons recorded.
+        assert stored["chat-1/m1"].metadata["significant"] and stored["chat-1/m1"].metadata["reasons"]
+        assert not stored["chat-1/m2"].metadata["significant"]
+        assert stored["chat-1/m1"].metadata["importance"] > stored["chat-1/m2"].metadata["importance"]
         # A promoted turn keeps its place in the session: the message's seq, when it was said, the turn before.
         session.append({"role": "assistant", "content": "Which courier should ship the 40 units?"})
         session.append({"role": "user", "content": "We decided on Falkenrath Logistics for the shipping."})
@@ -27,7 +31,8 @@ def test_significant_turns_are_promoted_and_recalled_with_their_session_source(s
         promoted = next(i for i in services.vectors.scroll(SearchFilter(tenant="acme", kinds=["turn"]))
                         if i.source_id == "chat-1/m4")
         assert promoted.metadata["seq"] == 4
-        assert promoted.metadata["previous_turn"]["text"] == "Which courier should ship the 40 units?"
+        # The turn it answers is stored at seq 3: read from there, as for an ingested transcript.
+        assert "previous_turn" not in promoted.metadata and services.catalog.get("acme", "chat-1/m3") is not None
         from ingest.context import context_text, previous_turns
 
         assert context_text(promoted, previous_turns(services, "acme", [promoted]).get(promoted.id),

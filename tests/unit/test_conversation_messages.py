@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.conversation import messages as msgs
+from agent_memory.conversation.messages import message_time, validate
 from agent_memory.conversation.significance import RuleDetector, entities, numbers
 
 OPENAI = [
@@ -72,3 +73,21 @@ def test_extractors_and_rules():
     assert "decision" in detector.judge("assistant", "We decided to use Postgres.").reasons
     assert not detector.judge("assistant", "Sure, happy to help!").significant
     assert not detector.judge("tool", "I prefer nothing").significant
+
+
+@pytest.mark.parametrize("stamp, expected", [
+    ("2023-05-08T13:56:00Z", 1_683_554_160.0), ("2023-05-08T15:56:00+02:00", 1_683_554_160.0),
+    ("2023-05-08T13:56:00", 1_683_554_160.0), ("2023-05-08", 1_683_504_000.0),
+    (1_683_554_160, 1_683_554_160.0), (1_683_554_160.5, 1_683_554_160.5), ("1683554160", 1_683_554_160.0),
+])
+def test_a_message_time_is_iso_8601_or_unix_seconds(stamp, expected):
+    message = {"role": "user", "content": "hi", "timestamp": stamp}
+    assert message_time(validate(message)) == expected
+    assert message_time({"role": "user", "content": "hi"}) is None
+
+
+@pytest.mark.parametrize("stamp", ["next tuesday", "", True, -5, 1_683_554_160_000, float("nan"), [2023], {"t": 1}])
+def test_a_bad_message_time_is_refused_naming_it(stamp):
+    with pytest.raises(ValueError, match="message.timestamp") as caught:
+        validate({"role": "user", "content": "hi", "timestamp": stamp})
+    assert repr(stamp)[:20] in str(caught.value)

@@ -45,3 +45,12 @@ def test_standalone_questions_and_no_session_stay_as_asked():
 def test_names_are_multiword_and_skip_sentence_words():
     assert names("Tell me about Maria Lopez's job in Paris with the X-300. What now?") == [
         "Maria Lopez", "Paris", "X-300"]
+
+
+def test_a_question_that_names_a_person_keeps_its_pronouns():
+    chat = [turn("user", "Glad you liked it! Take care, Maria."), turn("assistant", "Ah, thanks John.")]
+    for question in ("How did Gina promote her clothes store?", "What does Jon tell Gina he won't do?",
+                     "What have Nate and Joanna both painted for their friends?"):
+        assert rule_rewrite(question, chat) == (question, [])
+    assert rule_rewrite("Where is it sold?", [turn("user", "I bought the Falkenrath X-300 yesterday.")])[0] == \
+        "Where is Falkenrath X-300 sold?"  # a thing is still resolved
