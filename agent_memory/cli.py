@@ -34,16 +34,29 @@ def _memory(args, **kwargs):
 
 def cmd_ingest(args) -> int:
     with _memory(args) as memory:
-        report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json)
+        report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json,
+                                  base=args.base)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
     return 0 if report.ok else 1
 
 
 def cmd_forget(args) -> int:
+    """Forget what ``ingest`` stored under an ID, a ``./`` path or a file's absolute path; say what matched."""
     with _memory(args) as memory:
-        removed = memory.forget(args.source_id)
-    print(json.dumps({"source_id": args.source_id, **removed}))
-    return 0 if removed["sources"] or removed["items"] or removed["triples"] else 1
+        matched = memory.matching_sources(args.source_id)
+        removed = {"sources": 0, "items": 0, "triples": 0}
+        for sid in matched:
+            for key, value in memory.forget(sid).items():
+                removed[key] += value
+        similar = [] if matched else memory.similar_sources(args.source_id)
+    print(json.dumps({"source_id": args.source_id, "matched": matched, **removed}, ensure_ascii=False))
+    if not matched:
+        hint = f"; similar stored IDs: {', '.join(similar)}" if similar else ""
+        print(f"nothing stored under {args.source_id!r} for tenant {memory.tenant!r}: source IDs are paths "
+              f"relative to the base given at ingestion (default: the folder holding each path given, so "
+              f"'ingest notes/' stores 'notes/x.md'); a file's absolute or ./ path also works{hint}",
+              file=sys.stderr)
+    return 0 if matched and any(removed.values()) else 1
 
 
 def cmd_gc(args) -> int:
@@ -160,10 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recursive", "-r", action="store_true")
     p.add_argument("--glob", help="only files whose name matches, e.g. '*.md'")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--base", help="source IDs are paths relative to this folder (default: the folder holding "
+                   "each path given, so 'notes/' stores 'notes/x.md' from any working folder)")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("forget", help="remove one source (or a whole file) everywhere")
-    p.add_argument("source_id")
+    p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
     p.add_argument("--tenant")
     p.set_defaults(func=cmd_forget)
 

@@ -56,9 +56,9 @@ def pipeline(services):
 @pytest.fixture(scope="module")
 def ids(corpus):
     docs = corpus / "docs"
-    return {"chinese": file_source_id(docs / "chinese-notes.txt"),
-            "stores": file_source_id(docs / "embedded-stores.md"),
-            "retention": file_source_id(docs / "retention.html")}
+    return {"chinese": file_source_id(docs / "chinese-notes.txt", corpus.parent),
+            "stores": file_source_id(docs / "embedded-stores.md", corpus.parent),
+            "retention": file_source_id(docs / "retention.html", corpus.parent)}
 
 
 def cited(result) -> set[str]:
