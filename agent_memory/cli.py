@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ingest.lock import ingest_lock
 from ingest.reindex import reindex
-from ingest.upkeep import expire, inspect, list_sources, stats
+from ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
 from retrieval.debug import render_dump
 from retrieval.evaluation.arguments import add_eval_arguments
 from retrieval.evaluation.cli import run_eval
@@ -76,9 +76,18 @@ def cmd_reindex(args) -> int:
     return 0
 
 
+def _note_if_empty(memory, tenant: str | None) -> None:
+    """On stderr (stdout stays the JSON scripts read): an empty tenant, and the tenants that hold data."""
+    note = empty_tenant_note(memory.services, tenant or memory.tenant, name_others=True)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+
+
 def cmd_stats(args) -> int:
     with _memory(args) as memory:
         print(json.dumps(stats(memory.services, args.tenant, soon_days=args.soon_days), indent=2))
+        if args.tenant or not memory.services.catalog.tenants():
+            _note_if_empty(memory, args.tenant)
     return 0
 
 
@@ -86,6 +95,8 @@ def cmd_list(args) -> int:
     with _memory(args) as memory:
         rows = list_sources(memory.services, args.tenant or memory.services.settings.tenant, prefix=args.prefix,
                             kind=args.kind, offset=args.offset, limit=args.limit)
+        if not rows:
+            _note_if_empty(memory, args.tenant)
     print(json.dumps(rows, indent=2, ensure_ascii=False))
     return 0
 
@@ -114,6 +125,8 @@ def cmd_prompt(args) -> int:
         filters = _where(args.where)
         result = memory.prompt(args.question, session_id=args.session, budget=args.budget, debug=True,
                                filters=filters)
+        if not result.passages:
+            _note_if_empty(memory, args.tenant)
     if args.json:
         print(json.dumps(result.debug_dict(), indent=2, ensure_ascii=False))
     else:

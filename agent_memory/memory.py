@@ -34,9 +34,9 @@ from ingest.discovery import file_source_id
 from ingest.ownership import match_sources, near_sources
 from ingest.pipeline import IngestionPipeline
 from ingest.report import IngestReport
-from ingest.upkeep import raise_importance
+from ingest.upkeep import empty_tenant_note, raise_importance, tenants_with_data
 from retrieval.pipeline import RetrievalPipeline
-from retrieval.types import Passage, PromptResult
+from retrieval.types import Decision, Passage, PromptResult
 
 from .config import Settings, load_settings
 from .conversation import Retention, Session
@@ -285,9 +285,19 @@ class Memory:
         """The bounded prompt for ``question``: recalled passages tagged ``[S:<source id>]``, the
         session's recent turns, never more than ``budget`` tokens. ``filters`` takes ``source_ids``,
         ``kinds``, ``created_after``, ``created_before`` (Unix time). ``preset`` and ``overrides`` change
-        the retrieval settings for this call (retrieval/config.py); unknown names raise ConfigError."""
-        return self.pipeline_for(preset, overrides).run(question, tenant=self._tenant(tenant), session_id=session_id, budget=budget,
+        the retrieval settings for this call (retrieval/config.py); unknown names raise ConfigError.
+        On a tenant that holds nothing, ``decisions`` says so and names the tenants that hold data."""
+        tenant = self._tenant(tenant)
+        result = self.pipeline_for(preset, overrides).run(question, tenant=tenant, session_id=session_id, budget=budget,
                                  debug=debug, question_date=question_date, **filter_args(filters))
+        note = None if result.passages else empty_tenant_note(self.services, tenant, name_others=True)
+        if note:
+            result.decisions.append(Decision("retrieve", tenant, "empty tenant", note))
+        return result
+
+    def tenants(self) -> list[str]:
+        """The tenants that hold stored memory, by name."""
+        return tenants_with_data(self.services)
 
     def search(self, query: str, *, limit: int = 10, session_id: str | None = None,
                filters: Mapping[str, Any] | Any | None = None, tenant: str | None = None) -> list[Passage]:

@@ -76,6 +76,26 @@ def expire(services, forget, *, now: float | None = None, tenants: Iterable[str]
 
 # ---- upkeep views: stats, list, inspect (the CLI's and the API's) --------------------------------------
 
+def tenants_with_data(services) -> list[str]:
+    """The tenants that hold stored sources, by name."""
+    return sorted(services.catalog.tenants())
+
+
+def empty_tenant_note(services, tenant: str, *, name_others: bool) -> str | None:
+    """None when ``tenant`` holds stored sources; else a line saying so, naming the tenants that do
+    hold data when the caller may see them (``name_others``: the CLI and Python, never an API key
+    bound to one tenant: another tenant's name is not its to know)."""
+    if services.catalog.count(tenant) > 0:
+        return None
+    note = f"tenant {tenant!r} holds no stored memory"
+    if not name_others:
+        return note
+    others = [t for t in tenants_with_data(services) if t != tenant]
+    if not others:
+        return note + "; no tenant holds any yet"
+    return note + f"; tenants with data: {', '.join(others)} (choose one with --tenant, tenant= or AGENT_MEMORY_TENANT)"
+
+
 def _tenants(services, tenant: str | None) -> list[str]:
     return [tenant] if tenant else services.catalog.tenants()
 
