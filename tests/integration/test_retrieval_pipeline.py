@@ -93,7 +93,7 @@ def test_every_route_returns_candidates_with_source_ids(services):
     assert "recent" in result.sections
     for turn in TURNS:
         assert result.prompt.count(f"[S:{turn}]") == 1
-    assert "### 2 Nov 2026" in result.prompt  # one dated header for the session
+    assert result.prompt.count("### demo-session, 2 Nov 2026") == 1  # one header: the session and its day
     check_budget(services, result, 1500)
 
 
