@@ -9,7 +9,6 @@ lowest-ranked content until it fits, so the budget holds for any tokenizer.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -23,6 +22,7 @@ from ingest.triples.base import GENERIC  # the type of a noun phrase that names 
 
 from .compress import compress
 from .config import RetrievalConfig
+from .headings import DOCUMENTS_HEADING, heading_year, session_label, shown_heading
 from .types import Candidate, Decision, Passage, PromptResult
 from .validity import fact_dates
 from .when import parse_stamp
@@ -83,11 +83,6 @@ def item_line(item: MemoryItem, text: str) -> str:
     return f"{tag(item.source_id)} {text}"
 
 
-# The heading of the documents' passages in a section that also holds conversation turns, so that
-# no document chunk reads as part of the session above it.
-DOCUMENTS_HEADING = "### Documents"
-
-
 def session_group(item: MemoryItem) -> tuple[str | None, str]:
     """The session a turn (or a session's summary) sits under, and its heading: the session named
     (two sessions of one day stay apart) with its day."""
@@ -97,35 +92,6 @@ def session_group(item: MemoryItem) -> tuple[str | None, str]:
     stamp = compact_date(item.metadata.get("timestamp") or "")
     name = inline(session_label(str(session), item.source_id))
     return session, f"### {name}, {inline(stamp)}" if stamp else f"### {name}"
-
-
-def heading_year(item: MemoryItem) -> str:
-    """The year a session heading ends with ("" when its stamp does not parse)."""
-    when = parse_stamp(item.metadata.get("timestamp") or "")
-    return str(when.year) if when else ""
-
-
-def shown_heading(title: str, year: str, previous_year: str) -> str:
-    """A session heading as written: the year only where it differs from the heading above, which
-    pays for naming the session (three tokens) in a prompt where most sessions share a year."""
-    suffix = " " + year
-    return title[: -len(suffix)] if year and year == previous_year and title.endswith(suffix) else title
-
-
-_SEPARATORS = "/:#"
-
-
-def session_label(session: str, source_id: str) -> str:
-    """The session's name as its heading shows it: what the turn's tag does not already say. A
-    LoCoMo turn ``conv-26/D3:12`` of session ``conv-26:S3`` is headed ``S3`` (the tag names the
-    conversation; every heading token is a token less for passages); a session whose turns' tags
-    begin with its whole name, or share nothing with it, is named in full."""
-    shared = len(os.path.commonprefix([session, source_id]))
-    if shared >= len(session):
-        return session
-    # Cut after the last separator of the shared part (the session's next character included).
-    cut = max(session.rfind(sep, 0, shared + 1) for sep in _SEPARATORS) + 1
-    return session[cut:] if cut > 0 and session[cut:] else session
 
 
 def compact_date(stamp: str) -> str:

@@ -74,7 +74,7 @@ def test_only_documents_still_name_their_block_and_fit_tight_budgets():
 
 
 def test_a_session_is_named_by_what_its_turns_tags_do_not_say():
-    from retrieval.assemble import session_label
+    from retrieval.headings import session_label
 
     assert session_label("locomo-conv-26:S3", "locomo-conv-26/D3:12") == "S3"  # the tag names the conversation
     assert session_label("demo-session", "demo-session/3") == "demo-session"  # the tag holds it whole
