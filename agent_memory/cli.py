@@ -180,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, JSON/JSONL, transcripts)")
+    p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, PDF, DOCX, source code, JSON/JSONL, "
+                       "transcripts)")
     p.add_argument("paths", nargs="+")
     p.add_argument("--tenant")
     p.add_argument("--recursive", "-r", action="store_true")
