@@ -37,8 +37,8 @@ class Entry:
     passage: Passage | None = None
     group: str | None = None  # session header (or document) this entry sits under
     group_title: str = ""  # the header line; documents have none
-    group_year: str = ""  # the year that ends the header line: written only where it changes
     order: tuple[int, int] = (0, 0)  # position inside its group: (turn seq, chunk index)
+    group_year: str = ""  # the year that ends the header line: written only where it changes
 
 
 @dataclass
@@ -362,7 +362,7 @@ class Assembler:
                     continue
             passage = self._passage(cand, text, line, compressed)
             order = (int(item.metadata.get("seq", 0) or 0), item.chunk_index)
-            entry = Entry(line, 100.0 - rank, passage, group, title, order)
+            entry = Entry(line, 100.0 - rank, passage, group, title, order=order)
             if not group.startswith("doc:"):
                 entry.group_year = heading_year(item)
                 if group not in headers_used:

@@ -34,7 +34,8 @@ def test_documents_and_sessions_each_under_their_own_heading():
               turn("chat/9", "evening", 1, "Ana moved the Kestrel booking to Monday."),
               turn("chat/2", "morning", 2, "Ana invited the platform team."),
               chunk("handbook.md", 3, "Rooms are booked through the front desk."),
-              turn("chat/20", "next-year", 1, "Ana booked the Kestrel room again.", "9:00 am on 4 Jan, 2027")]
+              turn("chat/20", "next-year", 1, "Ana booked the Kestrel room again.", "9:00 am on 4 Jan, 2027"),
+              turn("chat/0", "morning", 0, "Ana asked which rooms were free on Friday.")]  # ranked last, said first
     candidates = [Candidate(item=item, fused=1.0 - i / 10, final=1.0 - i / 10) for i, item in enumerate(ranked)]
     result = Assembler(COUNTER, RetrievalConfig()).assemble(
         "Where is the Kestrel booking?", 900, facts=[], summaries=[], passages=candidates, recent=[], entities=[])
@@ -50,8 +51,8 @@ def test_documents_and_sessions_each_under_their_own_heading():
     assert heading_above(lines, "[S:handbook.md]") == DOCUMENTS_HEADING
     # The block whose best passage ranked first comes first; turns of a session in order.
     assert lines.index("### morning, 3 Dec 2026") < lines.index(DOCUMENTS_HEADING)
-    assert lines.index(next(x for x in lines if "[S:chat/1]" in x)) < lines.index(
-        next(x for x in lines if "[S:chat/2]" in x))
+    said = [next(i for i, x in enumerate(lines) if f"[S:chat/{n}]" in x) for n in (0, 1, 2)]
+    assert said == sorted(said)  # a session's turns in the order they were said, whatever their rank
     # The metric still reads every passage, and the budget holds as counted.
     cited = parse_citations(result.prompt)
     assert {"chat/1", "chat/2", "chat/9", "chat/20", "notes/rooms.md", "handbook.md"} <= set(cited)
@@ -79,3 +80,12 @@ def test_a_session_is_named_by_what_its_turns_tags_do_not_say():
     assert session_label("locomo-conv-26:S3", "locomo-conv-26/D3:12") == "S3"  # the tag names the conversation
     assert session_label("demo-session", "demo-session/3") == "demo-session"  # the tag holds it whole
     assert session_label("morning", "chat/1") == "morning"  # nothing shared
+
+
+def test_neighbouring_chunks_join_in_document_order_whatever_their_rank():
+    first, second = "The hangar manual opens with the doors.", "The hangar door code is 4471."
+    ranked = [chunk("manual", 1, second), chunk("manual", 0, first)]  # the later chunk ranked first
+    candidates = [Candidate(item=item, final=1.0 - i / 10) for i, item in enumerate(ranked)]
+    result = Assembler(COUNTER, RetrievalConfig()).assemble(
+        "What is the hangar door code?", 400, facts=[], summaries=[], passages=candidates, recent=[], entities=[])
+    assert f"[S:manual] {first} {second}" in result.prompt.splitlines()
