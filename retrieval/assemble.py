@@ -136,8 +136,8 @@ def _render_entries(entries: list[Entry], grouped: bool) -> str:
         return "\n".join(e.text for e in entries)
     # Turns of one session sit together, oldest first, under a heading naming the session and its
     # day: the date is written once, and temporal questions read in order. Chunks of one document
-    # sit together in document order; neighbours join up. Documents form one block under their own
-    # heading, conversations another (the block whose best passage ranked higher comes first), so
+    # sit together in document order; neighbours join up. Beside conversations, documents form one
+    # block under their own heading, conversations another (the block whose best passage ranked higher comes first), so
     # that what came from where shows at a glance; inside a block, groups keep their rank order.
     order: list[object] = []
     groups: dict[object, list[Entry]] = {}
@@ -154,7 +154,7 @@ def _render_entries(entries: list[Entry], grouped: bool) -> str:
     lines: list[str] = []
     year = ""
     for block in blocks:
-        if block is documents and documents:
+        if block is documents and documents and sessions:
             lines.append(DOCUMENTS_HEADING)
         for key in block:
             members = sorted(groups[key], key=lambda e: e.order)
@@ -326,12 +326,20 @@ class Assembler:
                 result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "already in recent turns"))
                 continue
             group, title = session_group(item)
-            if group is None:  # a document's chunk or summary: its block's heading is paid once
+            # The documents' heading is written once documents and sessions share the section: it is
+            # paid by whichever passage brings the second kind in.
+            sessions_placed = any(not g.startswith("doc:") for g in headers_used - {DOCUMENTS_HEADING})
+            docs_placed = any(g.startswith("doc:") for g in headers_used)
+            if group is None:  # a document's chunk or summary
                 group = f"doc:{item.source_id}"
-                header_cost = count(DOCUMENTS_HEADING) + 1 if DOCUMENTS_HEADING not in headers_used else 0
+                header_cost = 0
+                if sessions_placed and DOCUMENTS_HEADING not in headers_used:
+                    header_cost = count(DOCUMENTS_HEADING) + 1
             else:
                 group_year = heading_year(item)
                 header_cost = count(shown_heading(title, group_year, year)) + 1 if group not in headers_used else 0
+                if docs_placed and DOCUMENTS_HEADING not in headers_used:
+                    header_cost += count(DOCUMENTS_HEADING) + 1
             text, compressed = display_text(item.text), False
             line = item_line(item, text)
             cost = count(line) + 1 + header_cost
@@ -368,7 +376,9 @@ class Assembler:
                 if group not in headers_used:
                     year = entry.group_year or year
             sections.passages.append(entry)
-            headers_used.add(DOCUMENTS_HEADING if group.startswith("doc:") else group)
+            headers_used.add(group)
+            if (sessions_placed and group.startswith("doc:")) or (docs_placed and not group.startswith("doc:")):
+                headers_used.add(DOCUMENTS_HEADING)
             free -= cost
 
     def _passage(self, cand: Candidate, text: str, line: str, compressed: bool,

@@ -9,8 +9,8 @@ from agent_memory.records import MemoryItem
 
 from .when import parse_stamp
 
-# The heading of the documents' passages, written whenever there are any: no document chunk reads
-# as part of a session above it, and its cost is known when the first one is packed.
+# The heading of the documents' passages in a section that also holds conversation turns, so that no
+# document chunk reads as part of the session above it (documents alone need none: nothing to confuse).
 DOCUMENTS_HEADING = "### Documents"
 _SEPARATORS = "/:#"
 

@@ -60,7 +60,7 @@ def test_documents_and_sessions_each_under_their_own_heading():
     assert COUNTER.count(result.prompt) == result.total_tokens <= 900
 
 
-def test_only_documents_still_name_their_block_and_fit_tight_budgets():
+def test_documents_alone_need_no_heading_and_fit_tight_budgets():
     candidates = [Candidate(item=chunk(f"doc-{i}.md", 0, f"Fact number {i} about the Kestrel pump. " * 6),
                             final=1.0 - i / 100) for i in range(30)]
     for budget in (120, 200, 400):
@@ -68,10 +68,19 @@ def test_only_documents_still_name_their_block_and_fit_tight_budgets():
             "What about the Kestrel pump?", budget, facts=[], summaries=[], passages=candidates, recent=[],
             entities=["Kestrel"])
         assert COUNTER.count(result.prompt) == result.total_tokens <= budget
-        if result.passages:
-            assert result.prompt.count(DOCUMENTS_HEADING) == 1
-            # Counted up front: nothing had to be trimmed after the final count.
-            assert not [d for d in result.assembly_drops if d.reason == "trimmed after final count"]
+        assert result.passages and DOCUMENTS_HEADING not in result.prompt
+        # Counted up front: nothing had to be trimmed after the final count.
+        assert not [d for d in result.assembly_drops if d.reason == "trimmed after final count"]
+
+
+def test_the_documents_heading_is_counted_whichever_kind_comes_second():
+    for first, second in ((chunk("doc.md", 0, "The Kestrel room seats twelve."), turn("c/1", "s1", 1, "Ana booked it.")),
+                          (turn("c/1", "s1", 1, "Ana booked it."), chunk("doc.md", 0, "The Kestrel room seats twelve."))):
+        candidates = [Candidate(item=first, final=1.0), Candidate(item=second, final=0.5)]
+        result = Assembler(COUNTER, RetrievalConfig()).assemble(
+            "Who booked the Kestrel room?", 300, facts=[], summaries=[], passages=candidates, recent=[], entities=[])
+        assert result.prompt.count(DOCUMENTS_HEADING) == 1 and COUNTER.count(result.prompt) == result.total_tokens
+        assert not [d for d in result.assembly_drops if d.reason == "trimmed after final count"]
 
 
 def test_a_session_is_named_by_what_its_turns_tags_do_not_say():
