@@ -108,7 +108,8 @@ class IngestionPipeline:
                     report: IngestReport | None = None, metadata: dict | None = None,
                     progress: Callable[[str, int, int], None] | None = None,
                     named_by_path: bool = False) -> list[str]:
-        """Ingest one file under ``source_id`` (default: its path). Returns the sources it holds.
+        """Ingest one file under ``source_id`` (default: its file name; ``ingest_paths`` names it by
+        its path under a base). Returns the sources it holds.
 
         A manifest in the catalog records the file's hash and its sources, so re-ingesting the
         same bytes does nothing (when those sources are still there and still the file's own) and
