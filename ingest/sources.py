@@ -12,18 +12,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from bs4 import BeautifulSoup
-
 from agent_memory.errors import IngestError
 from agent_memory.records import Document
 
+from .formats import (
+    BINARY_DOCUMENT_EXTENSIONS,
+    CODE_EXTENSIONS,
+    DOCUMENTS_EXTRA,
+    MARKDOWN_EXTENSIONS,
+    MAX_DOCUMENT_BYTES,
+    FormatError,
+    html_to_text,
+    read_docx,
+    read_pdf,
+    split_front_matter,
+)
 from .shapes import HotpotContext, SquadArticle, TextRecord, check, parse_json, record_id
 from .transcripts import Transcript, parse_transcript
 
 TEXT_EXTENSIONS = {".txt", ".text", ".md", ".markdown", ".rst", ".log", ".csv"}
 HTML_EXTENSIONS = {".html", ".htm", ".xhtml"}
 JSON_EXTENSIONS = {".json", ".jsonl", ".ndjson"}
-SUPPORTED_EXTENSIONS = TEXT_EXTENSIONS | HTML_EXTENSIONS | JSON_EXTENSIONS
+SUPPORTED_EXTENSIONS = (TEXT_EXTENSIONS | HTML_EXTENSIONS | JSON_EXTENSIONS | set(CODE_EXTENSIONS)
+                        | BINARY_DOCUMENT_EXTENSIONS)
 TEXT_FIELDS = ("text", "content", "body", "paragraph_text", "context", "document", "passage")
 # Files above this size are streamed segment by segment (only plain text can be).
 STREAM_THRESHOLD_BYTES = 8 * 1024 * 1024
@@ -85,12 +96,34 @@ def file_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _html_to_text(raw: str) -> str:
-    soup = BeautifulSoup(raw, "html.parser")
-    for tag in soup(["script", "style", "noscript", "template"]):
-        tag.decompose()
-    lines = (line.strip() for line in soup.get_text("\n").splitlines())
-    return "\n".join(line for line in lines if line)
+def unsupported(ext: str) -> str:
+    """The skip reason of an unknown extension: every extension that is read, named."""
+    return (f"unsupported extension {ext or '(none)'!r}; supported: {', '.join(sorted(SUPPORTED_EXTENSIONS))} "
+            f"(.pdf and .docx with the optional extra {DOCUMENTS_EXTRA})")
+
+
+def _binary_document(path: Path, ext: str, size: int, tenant: str, sid: str) -> list[Loaded]:
+    if size > MAX_DOCUMENT_BYTES:
+        return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")]
+    try:
+        read = read_pdf(path) if ext == ".pdf" else read_docx(path)
+    except FormatError as exc:
+        return [Skipped(str(path), str(exc))]
+    return [Document(source_id=sid, text=read.text, tenant=tenant, path=str(path), title=read.title,
+                     metadata=read.metadata)]
+
+
+def _text_document(raw: str, ext: str, tenant: str, sid: str, path: Path) -> Document:
+    """Markdown's front matter becomes title and metadata; code is marked with its language
+    (``metadata.language``, filterable; its splitter is chosen by the path)."""
+    if ext in MARKDOWN_EXTENSIONS:
+        read = split_front_matter(raw)
+        return Document(source_id=sid, text=read.text, tenant=tenant, path=str(path), title=read.title,
+                        metadata=read.metadata)
+    if ext in CODE_EXTENSIONS:
+        return Document(source_id=sid, text=raw, tenant=tenant, path=str(path),
+                        metadata={"language": CODE_EXTENSIONS[ext]})
+    return Document(source_id=sid, text=raw, tenant=tenant, path=str(path))
 
 
 def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[Loaded]:
@@ -98,7 +131,7 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
     sid = source_id or str(path)
     ext = path.suffix.lower()
     if ext not in SUPPORTED_EXTENSIONS:
-        return [Skipped(str(path), f"unsupported extension {ext or '(none)'!r}")]
+        return [Skipped(str(path), unsupported(ext))]
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:
@@ -107,10 +140,12 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
         return [Skipped(str(path), f"unreadable: {exc}")]
     if size == 0 or not head.strip():
         return [Skipped(str(path), "empty file")]
+    if ext in BINARY_DOCUMENT_EXTENSIONS:
+        return _binary_document(path, ext, size, tenant, sid)
     if _looks_binary(head):
         return [Skipped(str(path), "binary content")]
     if size > STREAM_THRESHOLD_BYTES:
-        if ext not in TEXT_EXTENSIONS:
+        if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
             return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")]
         try:
             with path.open("r", encoding="utf-8") as handle:
@@ -125,13 +160,12 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
     except UnicodeDecodeError as exc:
         return [Skipped(str(path), f"invalid UTF-8 at byte {exc.start}")]
     if ext in HTML_EXTENSIONS:
-        text = _html_to_text(raw)
-        return [Document(source_id=sid, text=text, tenant=tenant, path=str(path))] if text.strip() else [
-            Skipped(str(path), "HTML without text")
-        ]
+        page = html_to_text(raw)
+        return [Document(source_id=sid, text=page.text, tenant=tenant, path=str(path), title=page.title)] if (
+            page.text.strip()) else [Skipped(str(path), "HTML without text")]
     if ext in JSON_EXTENSIONS:
         return load_json_text(raw, tenant=tenant, source_id=sid, path=str(path), jsonl=ext != ".json")
-    return [Document(source_id=sid, text=raw, tenant=tenant, path=str(path))]
+    return [_text_document(raw, ext, tenant, sid, path)]
 
 
 def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jsonl: bool = False) -> list[Loaded]:

@@ -1,10 +1,11 @@
-"""Token-sized chunks with character offsets, for English, Markdown and Chinese."""
+"""Token-sized chunks with character offsets, for English, Markdown and Chinese, and for source code
+with langchain's per-language separators (classes, functions, then blocks, then lines)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from langchain_text_splitters import RecursiveCharacterTextSplitter
+from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
 
 from agent_memory.tokens import TokenCounter
 
@@ -43,9 +44,23 @@ class Splitter:
             length_function=counter.count,
             strip_whitespace=True,
         )
+        self._code: dict[str, RecursiveCharacterTextSplitter] = {}
 
-    def split(self, text: str, base_offset: int = 0) -> list[TextSpan]:
-        """Chunks with offsets into the original text (``base_offset`` added)."""
+    def _for(self, language: str | None) -> RecursiveCharacterTextSplitter:
+        """The splitter of a source language (``Language`` values: python, js, ts, go, java, rust, c,
+        cpp ...): its separators are keywords that open a definition, so a chunk holds whole functions
+        where they fit. None: prose (the separators above)."""
+        if not language:
+            return self._splitter
+        if language not in self._code:
+            self._code[language] = RecursiveCharacterTextSplitter.from_language(
+                Language(language), keep_separator=True, chunk_size=self.chunk_tokens,
+                chunk_overlap=self.overlap_tokens, length_function=self.counter.count, strip_whitespace=True)
+        return self._code[language]
+
+    def split(self, text: str, base_offset: int = 0, language: str | None = None) -> list[TextSpan]:
+        """Chunks with offsets into the original text (``base_offset`` added); ``language`` names a
+        source language's splitter (ingest/formats.py ``CODE_EXTENSIONS``)."""
         stripped = text.strip()
         if not stripped:
             return []
@@ -54,7 +69,7 @@ class Splitter:
             return [TextSpan(stripped, base_offset + start, base_offset + start + len(stripped))]
         spans: list[TextSpan] = []
         search_from = 0
-        for piece in self._splitter.split_text(text):
+        for piece in self._for(language).split_text(text):
             # Overlap means a chunk may start before the previous one ended, but never at or
             # before the previous start: searching from there keeps repeated text in order.
             found = text.find(piece, search_from)

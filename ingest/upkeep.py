@@ -3,9 +3,12 @@
 Rules (settings ``ttl_days``) map a selector to days: ``"turn"`` or ``"kind:turn"`` (a kind),
 ``"source:tools/"`` (a source ID prefix), ``"tenant:acme"``, ``"retention:forgettable"`` (a
 promoted working-memory turn's class). An item matching several rules takes the shortest.
-Ingestion stamps ``expires_at`` into the item's metadata; ``expire`` then forgets every source
-holding an expired item: its vectors (dense and keyword), its triples and its catalog entry go
-together, so no route can return it afterwards.
+Ingestion stamps ``expires_at`` into the item's metadata; ``expire`` (``agent-memory gc``) computes
+each item's expiry again from its created time and the rules in force when it runs (a rule set or
+changed after ingestion applies to items already stored; an item no rule matches keeps its stamp),
+then forgets every source holding an expired item: its vectors (dense and keyword), its triples and
+its catalog entry go together, so no route can return it afterwards. Settings refuse an unknown
+selector when they load (``agent_memory/config.py``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,15 @@ def expires_at(item: MemoryItem, rules: Mapping[str, float]) -> float | None:
     return item.created_at + min(days) * DAY if days else None
 
 
+def effective_expiry(item: MemoryItem, rules: Mapping[str, float]) -> float:
+    """When the item expires under the rules in force (their shortest match), else its stamp;
+    ``inf``: never."""
+    when = expires_at(item, rules) if rules else None
+    if when is None:
+        when = float(item.metadata.get("expires_at") or "inf")
+    return when
+
+
 def stamp_expiry(items: Iterable[MemoryItem], rules: Mapping[str, float]) -> None:
     if not rules:
         return
@@ -49,12 +61,13 @@ def stamp_expiry(items: Iterable[MemoryItem], rules: Mapping[str, float]) -> Non
 
 def expire(services, forget, *, now: float | None = None, tenants: Iterable[str] | None = None) -> dict[str, int]:
     """Forget every source with an expired item (``forget(tenant, source_id) -> counts``, the
-    ingestion pipeline's). Returns the totals removed."""
+    ingestion pipeline's), expiry computed now from the settings' rules. Returns the totals removed."""
     now = time.time() if now is None else now
+    rules = services.settings.ttl_days
     totals = {"sources": 0, "items": 0, "triples": 0}
     for tenant in tenants if tenants is not None else services.catalog.tenants():
         expired = sorted({item.source_id for item in services.vectors.scroll(SearchFilter(tenant=tenant))
-                          if float(item.metadata.get("expires_at") or "inf") <= now})
+                          if effective_expiry(item, rules) <= now})
         for source_id in expired:
             for key, value in forget(tenant, source_id).items():
                 totals[key] = totals.get(key, 0) + value
@@ -62,6 +75,26 @@ def expire(services, forget, *, now: float | None = None, tenants: Iterable[str]
 
 
 # ---- upkeep views: stats, list, inspect (the CLI's and the API's) --------------------------------------
+
+def tenants_with_data(services) -> list[str]:
+    """The tenants that hold stored sources, by name."""
+    return sorted(services.catalog.tenants())
+
+
+def empty_tenant_note(services, tenant: str, *, name_others: bool) -> str | None:
+    """None when ``tenant`` holds stored sources; else a line saying so, naming the tenants that do
+    hold data when the caller may see them (``name_others``: the CLI and Python, never an API key
+    bound to one tenant: another tenant's name is not its to know)."""
+    if services.catalog.count(tenant) > 0:
+        return None
+    note = f"tenant {tenant!r} holds no stored memory"
+    if not name_others:
+        return note
+    others = [t for t in tenants_with_data(services) if t != tenant]
+    if not others:
+        return note + "; no tenant holds any yet"
+    return note + f"; tenants with data: {', '.join(others)} (choose one with --tenant, tenant= or AGENT_MEMORY_TENANT)"
+
 
 def _tenants(services, tenant: str | None) -> list[str]:
     return [tenant] if tenant else services.catalog.tenants()
@@ -79,7 +112,7 @@ def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: f
         for item in services.vectors.scroll(SearchFilter(tenant=name)):
             kinds[item.kind] = kinds.get(item.kind, 0) + 1
             sources.add(item.source_id)
-            soon += float(item.metadata.get("expires_at") or "inf") <= now + soon_days * DAY
+            soon += effective_expiry(item, services.settings.ttl_days) <= now + soon_days * DAY
         graph = services.graph.stats(name)
         superseded = services.graph.superseded_count(name)
         out[name] = {"items": sum(kinds.values()), "items_per_kind": kinds, "sources": len(sources),

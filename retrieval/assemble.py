@@ -22,6 +22,7 @@ from ingest.triples.base import GENERIC  # the type of a noun phrase that names 
 
 from .compress import compress
 from .config import RetrievalConfig
+from .headings import DOCUMENTS_HEADING, heading_year, session_label, shown_heading
 from .types import Candidate, Decision, Passage, PromptResult
 from .validity import fact_dates
 from .when import parse_stamp
@@ -37,6 +38,7 @@ class Entry:
     group: str | None = None  # session header (or document) this entry sits under
     group_title: str = ""  # the header line; documents have none
     order: tuple[int, int] = (0, 0)  # position inside its group: (turn seq, chunk index)
+    group_year: str = ""  # the year that ends the header line: written only where it changes
 
 
 @dataclass
@@ -82,12 +84,14 @@ def item_line(item: MemoryItem, text: str) -> str:
 
 
 def session_group(item: MemoryItem) -> tuple[str | None, str]:
+    """The session a turn (or a session's summary) sits under, and its heading: the session named
+    (two sessions of one day stay apart) with its day."""
     session = item.metadata.get("session_id")
-    if item.kind != "turn" or not session:
+    if not session or (item.kind != "turn" and item.metadata.get("scope") != "session"):
         return None, ""
-    # The turn tags already name the session; the header carries what they don't: the date.
     stamp = compact_date(item.metadata.get("timestamp") or "")
-    return session, f"### {inline(stamp)}" if stamp else f"### Session {inline(str(session))}"
+    name = inline(session_label(str(session), item.source_id))
+    return session, f"### {name}, {inline(stamp)}" if stamp else f"### {name}"
 
 
 def compact_date(stamp: str) -> str:
@@ -130,34 +134,36 @@ def render(sections: Sections, raw: dict[str, str] | None = None) -> tuple[str, 
 def _render_entries(entries: list[Entry], grouped: bool) -> str:
     if not grouped:
         return "\n".join(e.text for e in entries)
-    # Turns of one session sit together, oldest first, under one dated header: the date is
-    # then written once, and temporal questions read in order. Chunks of one document sit
-    # together in document order, where the first of them ranked; neighbours join up.
-    lines: list[str] = []
-    order: list[str | None] = []
-    groups: dict[str | None, list[Entry]] = {}
+    # Turns of one session sit together, oldest first, under a heading naming the session and its
+    # day: the date is written once, and temporal questions read in order. Chunks of one document
+    # sit together in document order; neighbours join up. Beside conversations, documents form one
+    # block under their own heading, conversations another (the block whose best passage ranked higher comes first), so
+    # that what came from where shows at a glance; inside a block, groups keep their rank order.
+    order: list[object] = []
+    groups: dict[object, list[Entry]] = {}
     for entry in entries:
-        key = entry.group
-        if key is None:
-            order.append(None)
-            groups.setdefault(None, []).append(entry)
-            continue
+        key = entry.group if entry.group is not None else id(entry)
         if key not in groups:
             order.append(key)
             groups[key] = []
         groups[key].append(entry)
-    emitted_ungrouped = 0
-    for key in order:
-        if key is None:
-            lines.append(groups[None][emitted_ungrouped].text)
-            emitted_ungrouped += 1
-            continue
-        members = sorted(groups[key], key=lambda e: e.order)
-        if members[0].group_title:
-            lines.append(members[0].group_title)
-            lines.extend(e.text for e in members)
-        else:
-            lines.extend(_join_adjacent(members))
+    sessions = [key for key in order if groups[key][0].group_title]
+    documents = [key for key in order if not groups[key][0].group_title]
+    blocks = [documents, sessions] if documents and (not sessions or order.index(documents[0]) < order.index(
+        sessions[0])) else [sessions, documents]
+    lines: list[str] = []
+    year = ""
+    for block in blocks:
+        if block is documents and documents and sessions:
+            lines.append(DOCUMENTS_HEADING)
+        for key in block:
+            members = sorted(groups[key], key=lambda e: e.order)
+            if members[0].group_title:
+                lines.append(shown_heading(members[0].group_title, members[0].group_year, year))
+                year = members[0].group_year or year
+                lines.extend(e.text for e in members)
+            else:
+                lines.extend(_join_adjacent(members))
     return "\n".join(lines)
 
 
@@ -168,6 +174,7 @@ def _join_adjacent(members: list[Entry]) -> list[str]:
     previous: Entry | None = None
     for entry in members:
         joinable = (previous is not None and previous.passage is not None and entry.passage is not None
+                    and previous.passage.kind == entry.passage.kind == "chunk"
                     and not previous.passage.compressed and not entry.passage.compressed
                     and entry.order[1] == previous.order[1] + 1)
         if joinable:
@@ -232,7 +239,7 @@ class Assembler:
                 break
             if group:
                 recent_headers.add(group)
-            entry.group, entry.group_title = group, title
+            entry.group, entry.group_title, entry.group_year = group, title, heading_year(item) if group else ""
             entry.order = (int(item.metadata.get("seq", 0) or 0), item.chunk_index)
             sections.recent.insert(0, entry)
             cap -= cost
@@ -306,6 +313,7 @@ class Assembler:
     def _pack_passages(self, question, passages, entities, sections, free, used_sources, result) -> None:
         count = self.counter.count
         headers_used: set[str] = set()
+        year = ""  # the year of the last session heading placed (written again only where it changes)
         # Under a tight budget one long passage would crowd out every other source: above this
         # share of the passages' room, a passage is compressed to its question-bearing sentences.
         cap = int(free * self.config.max_passage_share) if self.config.max_passage_share < 1 else None
@@ -325,7 +333,20 @@ class Assembler:
                 result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "already in recent turns"))
                 continue
             group, title = session_group(item)
-            header_cost = count(title) + 1 if group and group not in headers_used else 0
+            # The documents' heading is written once documents and sessions share the section: it is
+            # paid by whichever passage brings the second kind in.
+            sessions_placed = any(not g.startswith("doc:") for g in headers_used - {DOCUMENTS_HEADING})
+            docs_placed = any(g.startswith("doc:") for g in headers_used)
+            if group is None:  # a document's chunk or summary
+                group = f"doc:{item.source_id}"
+                header_cost = 0
+                if sessions_placed and DOCUMENTS_HEADING not in headers_used:
+                    header_cost = count(DOCUMENTS_HEADING) + 1
+            else:
+                group_year = heading_year(item)
+                header_cost = count(shown_heading(title, group_year, year)) + 1 if group not in headers_used else 0
+                if docs_placed and DOCUMENTS_HEADING not in headers_used:
+                    header_cost += count(DOCUMENTS_HEADING) + 1
             text, compressed = display_text(item.text), False
             line = item_line(item, text)
             cost = count(line) + 1 + header_cost
@@ -356,11 +377,15 @@ class Assembler:
                     continue
             passage = self._passage(cand, text, line, compressed)
             order = (int(item.metadata.get("seq", 0) or 0), item.chunk_index)
-            if group is None and item.kind == "chunk":
-                group = f"doc:{item.source_id}"
-            sections.passages.append(Entry(line, 100.0 - rank, passage, group, title, order))
-            if group:
-                headers_used.add(group)
+            entry = Entry(line, 100.0 - rank, passage, group, title, order=order)
+            if not group.startswith("doc:"):
+                entry.group_year = heading_year(item)
+                if group not in headers_used:
+                    year = entry.group_year or year
+            sections.passages.append(entry)
+            headers_used.add(group)
+            if (sessions_placed and group.startswith("doc:")) or (docs_placed and not group.startswith("doc:")):
+                headers_used.add(DOCUMENTS_HEADING)
             free -= cost
 
     def _passage(self, cand: Candidate, text: str, line: str, compressed: bool,

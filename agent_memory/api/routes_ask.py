@@ -9,6 +9,9 @@ import orjson
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
+from ingest.upkeep import empty_tenant_note
+from retrieval.types import Decision
+
 from ..errors import ConfigError
 from .answer import passages_out
 from .deps import StateDep, TenantDep
@@ -24,10 +27,14 @@ def _retrieve(state, tenant: str, body: AskIn, *, debug: bool):
         pipeline = state.memory.pipeline_for(body.preset, body.overrides)
     except ConfigError as exc:  # the request's settings, not the server's: the client's to fix
         raise ApiError(400, "invalid_retrieval_settings", str(exc)) from exc
-    return pipeline.run(body.question, tenant=tenant, session_id=body.session_id, budget=body.budget,
-                        debug=debug, source_ids=flt.source_ids, kinds=flt.kinds,
-                        created_after=flt.created_after, created_before=flt.created_before,
-                        question_date=body.question_date, metadata=flt.metadata)
+    result = pipeline.run(body.question, tenant=tenant, session_id=body.session_id, budget=body.budget,
+                          debug=debug, source_ids=flt.source_ids, kinds=flt.kinds,
+                          created_after=flt.created_after, created_before=flt.created_before,
+                          question_date=body.question_date, metadata=flt.metadata)
+    note = None if result.passages else empty_tenant_note(state.services, tenant, name_others=not state.auth_required)
+    if note:  # other tenants are named only where no API key binds the caller to its own
+        result.decisions.append(Decision("retrieve", tenant, "empty tenant", note))
+    return result
 
 
 @router.post("/v1/ask", response_model=AskOut, response_model_exclude_none=False,

@@ -86,16 +86,16 @@ def test_hostile_corpus_every_outcome_reported_nothing_lost_rerun_does_nothing(p
     retrieval = RetrievalPipeline.from_services(services)
     result = retrieval.run("When did the harbour of Velmora open? Who keeps the lighthouse?", tenant="default",
                            budget=1500)
-    assert "1892" in result.prompt and tag(file_source_id(root / "harbour.md")) in result.prompt
+    assert "1892" in result.prompt and tag(file_source_id(root / "harbour.md", root.parent)) in result.prompt
     placed = {p.source_id for p in result.passages}
     assert set(tag_ids(result.prompt)) <= placed | {t for t in tag_ids(result.prompt) if t in placed}
     assert "forged/source" not in tag_ids(result.prompt) and "id" not in tag_ids(result.prompt)
-    if file_source_id(root / "injection.md") in placed:
+    if file_source_id(root / "injection.md", root.parent) in placed:
         assert "(S:forged/source]" in result.prompt and result.prompt.count("## Question") == 1
     odd = retrieval.run("When does the Velmora ferry leave?", tenant="default", budget=1500)
     granite = retrieval.run("What was the Velmora lighthouse built of?", tenant="default", budget=1500)
     assert "granite" in granite.prompt and file_source_id(before) in tag_ids(granite.prompt)
-    assert file_source_id(root / "new\nline.md") in tag_ids(odd.prompt)
+    assert file_source_id(root / "new\nline.md", root.parent) in tag_ids(odd.prompt)
 
     # A re-run reads nothing, writes nothing, embeds nothing; the store is as it was.
     again = pipeline.ingest_paths([root], recursive=True)

@@ -111,7 +111,7 @@ def test_forgetting_a_file_forgets_every_source_it_held(pipeline, services, corp
     from ingest.pipeline import file_source_id
 
     pipeline.ingest_paths([corpus], recursive=True)
-    removed = pipeline.forget("default", file_source_id(corpus / "docs" / "products.jsonl"))
+    removed = pipeline.forget("default", file_source_id(corpus / "docs" / "products.jsonl", corpus.parent))
     assert removed["sources"] == 3
     for sid in ("acme", "product-x200", "product-x300"):
         assert not _items(services, sid)

@@ -56,9 +56,9 @@ def pipeline(services):
 @pytest.fixture(scope="module")
 def ids(corpus):
     docs = corpus / "docs"
-    return {"chinese": file_source_id(docs / "chinese-notes.txt"),
-            "stores": file_source_id(docs / "embedded-stores.md"),
-            "retention": file_source_id(docs / "retention.html")}
+    return {"chinese": file_source_id(docs / "chinese-notes.txt", corpus.parent),
+            "stores": file_source_id(docs / "embedded-stores.md", corpus.parent),
+            "retention": file_source_id(docs / "retention.html", corpus.parent)}
 
 
 def cited(result) -> set[str]:
@@ -93,7 +93,7 @@ def test_every_route_returns_candidates_with_source_ids(services):
     assert "recent" in result.sections
     for turn in TURNS:
         assert result.prompt.count(f"[S:{turn}]") == 1
-    assert "### 2 Nov 2026" in result.prompt  # one dated header for the session
+    assert result.prompt.count("### demo-session, 2 Nov 2026") == 1  # one header: the session and its day
     check_budget(services, result, 1500)
 
 

@@ -6,9 +6,11 @@ import time
 
 import pytest
 
+from agent_memory.config import load_settings
+from agent_memory.errors import ConfigError
 from agent_memory.records import Document, MemoryItem, SearchFilter
 from ingest.pipeline import IngestionPipeline
-from ingest.upkeep import DAY, expire, expires_at
+from ingest.upkeep import DAY, expire, expires_at, stats
 from retrieval.pipeline import RetrievalPipeline
 
 TOOL = "tools/scan-7"
@@ -51,3 +53,41 @@ def test_rules_pick_the_shortest_matching_ttl():
     assert expires_at(item, {"kind:chunk": 1, "source:docs/": 1}) is None
     with pytest.raises(ValueError, match="colour:red"):
         expires_at(item, {"colour:red": 1})
+
+
+def test_a_rule_set_after_ingestion_applies_when_gc_runs(services):
+    """Items stored with no TTL rule carry no stamp; a rule set later still expires them at gc time,
+    from their created time; a lengthened rule postpones a stamped item."""
+    services.settings.ttl_days = {}
+    ingest = IngestionPipeline(services, summaries=False)
+    ingest.ingest_documents([Document(source_id=TOOL, text="Scanner Quovadis counted 44 Zentrix pallets."),
+                             Document(source_id=NOTE, text="Rack R-12 was repainted in Zentrix blue.")])
+    assert all("expires_at" not in i.metadata for i in services.vectors.scroll(SearchFilter(tenant="default")))
+    later = time.time() + 3 * DAY
+    assert expire(services, ingest.forget, now=later)["sources"] == 0  # no rule: nothing expires
+    services.settings.ttl_days = {"source:tools/": 2.0}  # set afterwards, as AGENT_MEMORY_TTL_DAYS would be
+    assert stats(services, "default", soon_days=5)["default"]["expiring_soon"] == 1
+    assert expire(services, ingest.forget, now=time.time() + DAY)["sources"] == 0  # not yet two days old
+    removed = expire(services, ingest.forget, now=later)
+    assert removed["sources"] == 1 and removed["items"] == 1
+    assert services.catalog.get("default", TOOL) is None and services.catalog.get("default", NOTE) is not None
+    services.settings.ttl_days = {"source:tools/": 1.0}
+    ingest.ingest_documents([Document(source_id=TOOL, text="Scanner Quovadis counted 45 Zentrix pallets.")])
+    [stamped] = services.vectors.get(services.catalog.get("default", TOOL).item_ids)
+    assert stamped.metadata["expires_at"] == pytest.approx(stamped.created_at + DAY)
+    services.settings.ttl_days = {"source:tools/": 10.0}  # lengthened: the rule in force wins over the stamp
+    assert expire(services, ingest.forget, now=later)["sources"] == 0
+
+
+def test_unknown_ttl_selectors_are_refused_when_settings_load(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_MEMORY_TTL_DAYS", '{"turns": 3}')
+    with pytest.raises(ConfigError) as caught:
+        load_settings(data_dir=tmp_path)
+    message = str(caught.value)
+    assert "'turns'" in message and "kind:<chunk|summary|turn>" in message and "source:<ID prefix>" in message
+    for bad in ({"colour:red": 1}, {"kind:turns": 1}, {"retention:sometimes": 1}, {"source:": 1}, {"turn": -1}):
+        with pytest.raises(ConfigError, match="ttl_days"):
+            load_settings(data_dir=tmp_path, ttl_days=bad)
+    monkeypatch.delenv("AGENT_MEMORY_TTL_DAYS")
+    good = {"turn": 30, "kind:chunk": 365, "source:tools/": 1, "tenant:acme": 7, "retention:forgettable": 1}
+    assert load_settings(data_dir=tmp_path, ttl_days=good).ttl_days == good

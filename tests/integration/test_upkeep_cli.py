@@ -22,9 +22,9 @@ def data_dir(tmp_path_factory):
         for name in ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_LLM_BASE_URL",
                      "AGENT_MEMORY_TENANT", "AGENT_MEMORY_TOKENIZER", "AGENT_MEMORY_POSTGRES_URL"):
             mp.delenv(name, raising=False)
-        # Sources under the scan file's path expire at once (0 days): the gc pass takes them.
-        scan = str(root / "corpus" / "scan.md")
-        mp.setenv("AGENT_MEMORY_TTL_DAYS", json.dumps({"source:" + scan[:-3]: 0}))
+        # Sources under the scan file's ID (relative to the folder holding the path given) expire
+        # at once (0 days): the gc pass takes them.
+        mp.setenv("AGENT_MEMORY_TTL_DAYS", json.dumps({"source:corpus/scan": 0}))
         assert main(["ingest", str(root / "corpus"), "--json"]) == 0
         yield root
 

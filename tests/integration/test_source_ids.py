@@ -1,0 +1,108 @@
+"""Source IDs through the CLI and the Python API: relative to a base, the same from any working folder,
+never absolute; `forget` takes what `ingest` took and says what it matched, or hints when nothing did."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_memory.cli import main
+from agent_memory.memory import Memory
+
+
+@pytest.fixture()
+def root(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_MEMORY_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
+    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
+    for name in ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_LLM_BASE_URL",
+                 "AGENT_MEMORY_TENANT", "AGENT_MEMORY_TOKENIZER", "AGENT_MEMORY_POSTGRES_URL"):
+        monkeypatch.delenv(name, raising=False)
+    notes = tmp_path / "corpus" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "team.md").write_text("# Team\n\nOrla Vance leads the Kestrel platform team.\n")
+    (tmp_path / "elsewhere").mkdir()
+    return tmp_path
+
+
+def run(capsys, argv):
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def listed(capsys) -> list[str]:
+    return [r["source_id"] for r in json.loads(run(capsys, ["list"])[1])]
+
+
+def test_the_same_folder_gets_the_same_ids_from_any_working_folder(root, capsys, monkeypatch):
+    monkeypatch.chdir(root)
+    assert run(capsys, ["ingest", "corpus/notes", "--json"])[0] == 0
+    assert listed(capsys) == ["notes/team.md"]
+    monkeypatch.chdir(root / "elsewhere")  # the absolute path, from another folder
+    code, out, _ = run(capsys, ["ingest", str(root / "corpus" / "notes"), "--json"])
+    assert code == 0 and json.loads(out)["files_unchanged"] == 1
+    monkeypatch.chdir(root / "corpus" / "notes")  # `.` inside the folder
+    code, out, _ = run(capsys, ["ingest", ".", "--json"])
+    assert code == 0 and json.loads(out)["files_unchanged"] == 1
+    # One file refreshed alone keeps the folder's ID when given the same base.
+    monkeypatch.chdir(root / "corpus")
+    code, out, _ = run(capsys, ["ingest", "notes/team.md", "--base", ".", "--json"])
+    assert code == 0 and json.loads(out)["files_unchanged"] == 1
+    assert listed(capsys) == ["notes/team.md"]
+    # A path outside --base is a usage error naming it.
+    code, _, err = run(capsys, ["ingest", str(root / "elsewhere"), "--base", str(root / "corpus")])
+    assert code == 2 and "not under the base" in err and "elsewhere" in err
+
+
+@pytest.mark.parametrize("spelling", ["./", "absolute", "id"])
+def test_forget_takes_what_ingest_took_and_says_what_it_matched(root, capsys, monkeypatch, spelling):
+    monkeypatch.chdir(root / "corpus")
+    assert run(capsys, ["ingest", "notes"])[0] == 0
+    given = {"./": "./notes/team.md", "absolute": str(root / "corpus" / "notes" / "team.md"),
+             "id": "notes/team.md"}[spelling]
+    code, out, _ = run(capsys, ["forget", given])
+    result = json.loads(out)
+    assert code == 0 and result["matched"] == ["notes/team.md"] and result["items"] >= 1
+    assert listed(capsys) == []
+
+
+def test_forget_with_no_match_hints_at_the_stored_ids(root, capsys, monkeypatch):
+    monkeypatch.chdir(root)
+    assert run(capsys, ["ingest", "corpus/notes"])[0] == 0
+    code, out, err = run(capsys, ["forget", "corpus/notes/team.md"])  # the path from here, not the ID
+    assert code == 1 and json.loads(out)["matched"] == []
+    assert "relative to the base" in err and "notes/team.md" in err
+    assert listed(capsys) == ["notes/team.md"]  # nothing removed by a guess
+
+
+def test_two_files_under_one_id_are_refused_with_the_owner_named(root, capsys, monkeypatch):
+    for name in ("a", "b"):
+        (root / name / "docs").mkdir(parents=True)
+        (root / name / "docs" / "README.md").write_text(f"Readme of project {name}: the Kestrel {name} build.\n")
+    monkeypatch.chdir(root)
+    assert run(capsys, ["ingest", "a/docs"])[0] == 0
+    code, out, _ = run(capsys, ["ingest", "b/docs", "--json"])
+    [(where, reason)] = json.loads(out)["files_failed"]
+    assert code == 1 and where.endswith("b/docs/README.md")
+    assert str(root / "a" / "docs" / "README.md") in reason and "--base" in reason
+    code, out, _ = run(capsys, ["ingest", "b/docs", "--base", ".", "--json"])  # distinct IDs: both kept
+    assert code == 0
+    assert listed(capsys) == ["b/docs/README.md", "docs/README.md"]
+
+
+def test_python_add_file_and_add_paths_never_store_absolute_ids(root, monkeypatch):
+    monkeypatch.chdir(root / "elsewhere")
+    path = root / "corpus" / "notes" / "team.md"
+    with Memory() as memory:
+        assert memory.add_file(path).source_ids == ["team.md"]
+        assert memory.add_file(path, base=root / "corpus").source_ids == ["notes/team.md"]
+        memory.add_paths([root / "corpus"], recursive=True)
+        result = memory.prompt("Who leads the Kestrel platform team?", budget=300)
+        tags = {p.source_id for p in result.passages}
+        assert tags and not any(t.startswith("/") for t in tags)
+        assert "corpus/notes/team.md" in tags or "team.md" in tags or "notes/team.md" in tags
+        assert memory.forget(str(path))["sources"] >= 1  # the file's absolute path forgets what it matched
+        assert memory.matching_sources("never/added") == []

@@ -1,0 +1,127 @@
+"""File formats read without stores: PDF, DOCX, Markdown front matter, HTML boilerplate, source code
+split by language, and the skip reasons (the extra named, every supported extension listed)."""
+
+from __future__ import annotations
+
+import sys
+
+from agent_memory.records import Document
+from agent_memory.tokens import make_counter
+from ingest import sources
+from ingest.formats import DOCUMENTS_EXTRA, split_front_matter
+from ingest.sources import SUPPORTED_EXTENSIONS, Skipped, load_path
+from ingest.splitting import Splitter
+from tests.documents import FRONT, write_docx, write_pdf
+
+
+def _one(loaded) -> Document:
+    [doc] = loaded
+    assert isinstance(doc, Document), doc
+    return doc
+
+
+def test_pdf_pages_and_title(tmp_path):
+    path = write_pdf(tmp_path / "manual.pdf", [["The Kestrel pump (P-7) moves 40 litres a minute."],
+                                                ["Orla Vance services it every Tuesday."]], title="Pump manual")
+    doc = _one(load_path(path, tenant="t", source_id="manual.pdf"))
+    assert "moves 40 litres" in doc.text and "every Tuesday" in doc.text
+    assert doc.title == "Pump manual" and doc.metadata["pages"] == 2
+
+
+def test_docx_headings_paragraphs_and_tables(tmp_path):
+    path = write_docx(tmp_path / "handbook.docx", "Ops handbook", "Night shift",
+                      ["Orla Vance runs the night shift at Hall Nordwerk."], [["pump", "litres"], ["P-7", "40"]])
+    doc = _one(load_path(path, tenant="t", source_id="handbook.docx"))
+    assert doc.title == "Ops handbook"
+    assert doc.text.startswith("# Night shift") and "Orla Vance runs the night shift" in doc.text
+    assert "P-7 | 40" in doc.text
+
+
+def test_a_damaged_pdf_is_a_skip_with_its_reason(tmp_path):
+    path = tmp_path / "broken.pdf"
+    path.write_bytes(b"%PDF-1.4\nnot really a pdf\n")
+    [skip] = load_path(path, tenant="t")
+    assert isinstance(skip, Skipped) and "PDF" in skip.reason
+
+
+def test_without_the_extra_the_skip_names_it(tmp_path, monkeypatch):
+    pdf = write_pdf(tmp_path / "a.pdf", [["text"]])
+    docx_path = write_docx(tmp_path / "a.docx", "", "Heading", ["text"], [["a"]])
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # import pypdf now raises ImportError
+    monkeypatch.setitem(sys.modules, "docx", None)
+    for path in (pdf, docx_path):
+        [skip] = load_path(path, tenant="t")
+        assert isinstance(skip, Skipped) and DOCUMENTS_EXTRA in skip.reason
+
+
+def test_an_unsupported_extension_lists_every_supported_one(tmp_path):
+    path = tmp_path / "image.png"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n")
+    [skip] = load_path(path, tenant="t")
+    assert skip.reason.startswith("unsupported extension '.png'")
+    assert all(ext in skip.reason for ext in SUPPORTED_EXTENSIONS) and DOCUMENTS_EXTRA in skip.reason
+    assert {".pdf", ".docx", ".py", ".ts", ".go", ".java", ".rs", ".c", ".cpp", ".md"} <= SUPPORTED_EXTENSIONS
+
+
+def test_front_matter_becomes_title_and_metadata_and_leaves_the_text(tmp_path):
+    path = tmp_path / "plan.md"
+    path.write_text(FRONT)
+    doc = _one(load_path(path, tenant="t", source_id="plan.md"))
+    assert doc.title == "Orion launch plan"
+    assert doc.metadata == {"status": "draft", "version": 3, "published": "2025-05-01", "tags": ["launch", "orion"]}
+    assert "status" not in doc.text and "---" not in doc.text and "2025-05" not in doc.text
+    # Blanked, not cut: the body keeps its offsets in the file.
+    assert len(doc.text) == len(FRONT) and doc.text.index("# Plan") == FRONT.index("# Plan")
+
+
+def test_front_matter_that_is_not_yaml_or_not_a_mapping_stays_text():
+    assert split_front_matter("---\n: : [unclosed\n---\nbody").text.startswith("---")
+    assert split_front_matter("---\n- a list\n---\nbody").metadata == {}
+    assert split_front_matter("no front matter\n---\n").text == "no front matter\n---\n"
+
+
+def test_html_boilerplate_is_dropped_and_the_title_kept(tmp_path):
+    path = tmp_path / "page.html"
+    path.write_text("""<html><head><title>Pump P-7</title><style>p{}</style></head><body>
+      <header><a href="/">Home</a> | <a href="/shop">Shop</a></header>
+      <nav><ul><li>Products</li><li>Careers</li></ul></nav>
+      <div role="navigation">Breadcrumbs &gt; Pumps</div>
+      <main><article><header><h1>The P-7 pump</h1></header>
+        <p>The P-7 pump moves 40 litres a minute.</p></article></main>
+      <aside>Related: newsletter signup</aside>
+      <form><input name="q"> Search the site</form>
+      <footer>Copyright 2025 Acme. Privacy policy.</footer>
+      <script>track()</script></body></html>""")
+    doc = _one(load_path(path, tenant="t"))
+    assert doc.title == "Pump P-7"
+    assert "The P-7 pump" in doc.text and "moves 40 litres" in doc.text  # an article's own header stays
+    for junk in ("Home", "Careers", "Breadcrumbs", "newsletter", "Search the site", "Copyright", "track()"):
+        assert junk not in doc.text
+
+
+def test_code_is_split_by_its_language_at_definitions_with_exact_offsets(tmp_path):
+    # Each function has a blank line inside: prose separators cut there, the Python splitter at `def`.
+    functions = [f"def handler_{n}(event):\n" + "".join(f"    value_{i} = event.get('k{i}') or {i}\n" + "\n" * (i == 2)
+                                                          for i in range(6)) + "    return value_0\n"
+                 for n in range(6)]
+    code = "import os\n\n\n" + "\n\n".join(functions)
+    path = tmp_path / "handlers.py"
+    path.write_text(code)
+    doc = _one(load_path(path, tenant="t"))
+    assert doc.metadata == {"language": "python"}
+    splitter = Splitter(make_counter("cl100k_base"), chunk_tokens=160, overlap_tokens=0)
+    spans = splitter.split(doc.text, language="python")
+    assert len(spans) >= 3
+    for span in spans:
+        assert code[span.start:span.end] == span.text  # offsets exact
+    starts = [span.text for span in spans[1:]]
+    assert all(text.startswith("def handler_") for text in starts)  # cut before a definition
+    # Prose separators would have cut inside a function (at blank lines or lines).
+    assert [s.text for s in splitter.split(code)] != [s.text for s in spans]
+
+
+def test_every_listed_language_has_a_splitter():
+    splitter = Splitter(make_counter("cl100k_base"), chunk_tokens=40, overlap_tokens=0)
+    for language in set(sources.CODE_EXTENSIONS.values()):
+        text = "function body here;\n" * 30
+        assert splitter.split(text, language=language)
