@@ -86,12 +86,12 @@ class RememberIn(BaseModel):
 
     @model_validator(mode="after")
     def _something(self) -> RememberIn:
+        if self.text is None and (self.source_id or self.title or self.metadata):
+            raise ValueError("source_id, title and metadata describe `text`: give `text` too")
         if self.text is None and not self.documents and not self.messages:
             raise ValueError("give `text` to store, documents, or a session_id with messages")
         if self.messages and not self.session_id:
             raise ValueError("messages need a session_id")
-        if self.text is None and (self.source_id or self.title or self.metadata):
-            raise ValueError("source_id, title and metadata describe `text`: give `text` too")
         return self
 
     def all_documents(self) -> list[DocumentIn]:
