@@ -27,7 +27,8 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     code = readme_python_example()
     assert len(code.strip().splitlines()) <= 10
     exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})
-    assert capsys.readouterr().out.strip() == "None"  # retrieval-only: no LLM configured
+    # Retrieval-only (no LLM configured): the best passage is the answer.
+    assert capsys.readouterr().out.strip() == "The X-300 sensor replaced the X-200 in 2025."
     assert (tmp_path / "agent-memory-data" / "catalog.sqlite").exists()
 
 
@@ -80,3 +81,45 @@ def test_tenants_do_not_see_each_other(memory):
         memory.prompt("x", tenant="a/b")
     with pytest.raises(ValueError, match="kind"):
         memory.prompt("x", filters={"kind": ["chunk"]})
+
+
+def test_ask_without_an_llm_answers_with_the_best_passage(memory):
+    from agent_memory import AskResult, Passage, PromptResult
+
+    memory.add("The X-300 sensor replaced the X-200 in 2025.", source_id="notes/sensors")
+    memory.add("Greta Lind founded the Orbital Bakery in Malmo.", source_id="notes/bakery")
+    result = memory.ask("Which sensor replaced the X-200?", budget=300)
+    assert isinstance(result, AskResult) and isinstance(result.result, PromptResult)
+    assert result.mode == "retrieval-only"
+    assert result.answer == "The X-300 sensor replaced the X-200 in 2025."
+    assert result.citations == [{"source_id": "notes/sensors", "passages": [result.answer]}]
+    assert all(isinstance(p, Passage) for p in result.result.passages)
+    empty = memory.ask("Which sensor replaced the X-200?", budget=300, tenant="nobody")
+    assert empty.answer is None and empty.mode == "retrieval-only" and empty.citations == []
+
+
+def test_wrong_argument_types_say_what_is_expected(memory):
+    with pytest.raises(TypeError, match=r"a message must be a mapping like \{'role': 'user'.*got str 'hello'"):
+        memory.add_message("s1", "hello")
+    with pytest.raises(TypeError, match="messages must be a list of messages"):
+        memory.add_messages("s1", "hello")
+    with pytest.raises(TypeError, match="got int 3"):
+        memory.add_messages("s1", [{"role": "user", "content": "ok"}, 3])
+    assert not memory.session_exists("s1")  # nothing appended before the bad one was found
+    with pytest.raises(TypeError, match="text must be a str, got bytes"):
+        memory.add(b"raw bytes", source_id="notes/x")
+    with pytest.raises(TypeError, match="source_id must be a str"):
+        memory.add("text", source_id=7)
+    with pytest.raises(TypeError, match="question must be a str, got NoneType"):
+        memory.prompt(None)
+    with pytest.raises(TypeError, match="filters must be a mapping"):
+        memory.prompt("q", filters=["notes/x"])
+
+
+def test_add_paths_takes_one_path_alone(memory, tmp_path):
+    note = tmp_path / "one.md"
+    note.write_text("# One\n\nA single note about the hangar door.\n")
+    report = memory.add_paths(note)
+    assert report.ok and report.files_ingested == 1
+    with pytest.raises(TypeError, match="each path must be a str or pathlib.Path, got int 5"):
+        memory.add_paths([note, 5])
