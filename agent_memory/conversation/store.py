@@ -44,6 +44,11 @@ CREATE TABLE IF NOT EXISTS session_state (
 Key = tuple[str, str]
 
 
+class SessionConflictError(StoreError):
+    """Another process appended to the session since this one last read it (a shared store): the
+    caller reloads the session and takes the next sequence number."""
+
+
 @runtime_checkable
 class SessionStorage(Protocol):
     """The sessions seam: :class:`SessionStore` (SQLite, embedded default) and

@@ -183,3 +183,61 @@ def check_cluster(tmp_path: Path, schema: FreshSchema, jobs, catalog) -> None:
             assert len(stored) == len(set(stored)) == len(entry.item_ids)
             assert set(stored) == set(entry.item_ids)
             assert store.count(SearchFilter(tenant=cluster.tenant, source_ids=[source])) == len(entry.item_ids)
+
+
+def test_any_replica_answers_any_request_with_nothing_lost(tmp_path):
+    """The deployment's topology without Docker: two `serve` replicas and a `worker` on PostgreSQL
+    (and Neo4j when the run has one), every request sent to the next replica in turn as a load
+    balancer without sticky sessions would: documents, jobs, session appends, views, settings."""
+    from agent_memory.stores.postgres_catalog import PostgresCatalog
+
+    schema = FreshSchema()
+    catalog = PostgresCatalog(schema.open())
+    cluster = Cluster(tmp_path, schema)
+    try:
+        replicas = [cluster.api("api-a"), cluster.api("api-b")]
+        cluster.worker("w1")
+
+        def turn(i: int) -> httpx.Client:
+            return replicas[i % 2]
+
+        # Documents through alternating replicas; each job polled through the other one.
+        docs = {f"round/{i}": f"Round {i}: the valve V-{i} in hall {i % 3} was checked on day {i}. " * 20
+                for i in range(6)}
+        jobs = {source: post_doc(turn(i), source, text) for i, (source, text) in enumerate(docs.items())}
+        for i, (source, job_id) in enumerate(jobs.items()):
+            job = wait_job(turn(i + 1), job_id)
+            assert job["status"] == "done" and job["result"]["source_ids"] == [source], (job, cluster.log("w1"))
+
+        # Session appends alternate between replicas: every message kept once, in order, with the
+        # sequence numbers 0..n-1, whichever replica is asked afterwards.
+        sent = [f"Message {i}: move pallet P-{i} to bay {i % 4}." for i in range(16)]
+        seqs = []
+        for i, text in enumerate(sent):
+            resp = turn(i).post("/v1/sessions/shared/messages",
+                                json={"message": {"role": "user", "content": text}, "retention": "strict"})
+            assert resp.status_code == 200, resp.text
+            seqs.append(resp.json()["seq"])
+        assert seqs == list(range(len(sent)))
+        for client in replicas:
+            view = client.get("/v1/sessions/shared/view", params={"budget": 100_000})
+            assert view.status_code == 200, view.text
+            assert [m["content"] for m in view.json()["messages"] if m["role"] == "user"] == sent
+
+        # A session setting changed through one replica is the one the other applies.
+        put = replicas[0].put("/v1/sessions/shared/config", json={"window_tokens": 50_000})
+        assert put.status_code == 200, put.text
+        got = replicas[1].get("/v1/sessions/shared/config").json()
+        assert got["config"]["window_tokens"] == 50_000
+        resp = replicas[1].post("/v1/sessions/shared/messages", json={"message": {"role": "user", "content": "last"}})
+        assert resp.status_code == 200 and resp.json()["seq"] == len(sent), resp.text
+        assert replicas[0].get("/v1/sessions/shared/view").json()["messages"][-1]["content"] == "last"
+    finally:
+        cluster.stop_all()
+        try:
+            # Every document once in the shared catalog, each with its items.
+            for source in docs:
+                entry = catalog.get(cluster.tenant, source)
+                assert entry is not None and entry.item_ids, source
+        finally:
+            schema.cleanup()
