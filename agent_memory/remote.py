@@ -31,6 +31,7 @@ KEY_ENV = "AGENT_MEMORY_API_KEY"
 _SUMMED = ("sources_written", "sources_unchanged", "sources_removed", "chunks", "summaries", "turns", "triples",
            "items_deleted", "embeddings_computed")
 Progress = Callable[[str, int, int], None]
+CONNECT_WAIT_S = 15.0
 
 
 class RemoteError(AgentMemoryError):
@@ -60,11 +61,20 @@ class RemoteMemory:
     def request(self, method: str, path: str, *, ok: Sequence[int] = (200,), key: str | None = None,
                 **kwargs: Any) -> httpx.Response:
         headers = {"X-API-Key": key} if key else None
-        try:
-            response = self.client.request(method, path, headers=headers, **kwargs)
-        except httpx.TransportError as exc:
-            who = f" ({self.owner})" if self.owner else ""
-            raise StoreUnavailableError(f"the server at {self.url}{who} did not answer: {exc}") from None
+        # A server takes its data dir before it listens: one found through the lock file may still be
+        # starting, so a refused connection is tried again for a few seconds (nothing was sent).
+        deadline = time.monotonic() + (CONNECT_WAIT_S if self.owner else 0.0)
+        while True:
+            try:
+                response = self.client.request(method, path, headers=headers, **kwargs)
+                break
+            except httpx.ConnectError as exc:
+                if time.monotonic() < deadline:
+                    time.sleep(0.5)
+                    continue
+                raise self._unreachable(exc) from None
+            except httpx.TransportError as exc:
+                raise self._unreachable(exc) from None
         if response.status_code in ok:
             return response
         try:
@@ -78,6 +88,10 @@ class RemoteMemory:
         if response.status_code == 404:
             raise NotFoundError(message)
         raise RemoteError(response.status_code, code, message)
+
+    def _unreachable(self, exc: Exception) -> StoreUnavailableError:
+        who = f" ({self.owner})" if self.owner else ""
+        return StoreUnavailableError(f"the server at {self.url}{who} did not answer: {exc}")
 
     def json(self, method: str, path: str, **kwargs: Any) -> Any:
         return self.request(method, path, **kwargs).json()

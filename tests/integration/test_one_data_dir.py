@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 KEY = "k-one-dir"
 SERVER_ENV = {"AGENT_MEMORY_API_KEYS": json.dumps({KEY: "acme"}), "AGENT_MEMORY_LLM_MODEL": "",
               "AGENT_MEMORY_QDRANT_URL": None, "AGENT_MEMORY_NEO4J_URI": None, "AGENT_MEMORY_POSTGRES_URL": None,
-              "AGENT_MEMORY_TRIPLE_EXTRACTOR": "rules", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+              "AGENT_MEMORY_TRIPLE_EXTRACTOR": "rules", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+              # Files above 60 bytes (both notes) go through the server's background jobs (the CLI follows them).
+              "AGENT_MEMORY_API_JOB_THRESHOLD_BYTES": "60"}
 
 
 def _env(**extra: str | None) -> dict[str, str]:
@@ -45,6 +47,7 @@ def test_cli_and_mcp_go_through_the_server_that_owns_the_data_dir(tmp_path):
     notes.mkdir()
     (notes / "greenhouse.md").write_text("# Greenhouse\n\nThe X-300 humidity sensor replaced the X-200 in 2025.\n")
     (notes / "bakery.txt").write_text("Greta Lind founded the Orbital Bakery in Malmo; it bakes cardamom buns.\n")
+    (notes / "blob.xyz").write_text("not a format anyone reads")
     with serve_in_subprocess(data, SERVER_ENV, log=tmp_path / "serve.log") as url:
         holder = current_holder(data)
         assert holder is not None and holder.command == "serve" and holder.url == url
@@ -64,7 +67,12 @@ def test_cli_and_mcp_go_through_the_server_that_owns_the_data_dir(tmp_path):
         assert ingested.returncode == 0, ingested.stderr
         report = json.loads(ingested.stdout)
         assert report["files_ingested"] == 2 and report["chunks"] >= 2 and report["ok"], report
+        assert [path for path, _ in report["files_skipped"]] == [str(notes / "blob.xyz")]
         assert "working through its HTTP API" in ingested.stderr
+        shown = cli(data, "ingest", str(notes / "greenhouse.md"), cwd=tmp_path)  # the same text report
+        assert shown.returncode == 0 and "Ingestion report" in shown.stdout and "files unchanged  1" in shown.stdout
+        assert f"[1/1] {notes / 'greenhouse.md'}: done" in shown.stderr  # the job's progress, as it went
+        assert '"POST /v1/documents HTTP/1.1" 202' in (tmp_path / "serve.log").read_text()  # uploads were jobs
         again = json.loads(cli(data, "ingest", "--json", str(notes), "-r", cwd=tmp_path).stdout)
         assert again["files_unchanged"] == 2 and again["files_ingested"] == 0
 
