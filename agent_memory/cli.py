@@ -203,6 +203,9 @@ def cmd_demo(args) -> int:
 
 
 def cmd_eval(args) -> int:
+    if getattr(args, "data_dir", None):  # stores of its own there: owned like any other command's
+        with own(args.data_dir, "eval", doing="evaluate on it (give the evaluation a data dir of its own)"):
+            return run_eval(args)
     return run_eval(args)
 
 

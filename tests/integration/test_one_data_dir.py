@@ -91,6 +91,7 @@ def test_cli_and_mcp_go_through_the_server_that_owns_the_data_dir(tmp_path):
         assert "== Token accounting ==" in dump.stdout and "[S:notes/greenhouse.md]" in dump.stdout
 
         _mcp_scenario(data)
+        _mcp_http_over_the_server(url)
 
         forgotten = cli(data, "forget", "notes/bakery.txt")
         assert forgotten.returncode == 0 and json.loads(forgotten.stdout)["sources"] >= 1, forgotten.stderr
@@ -132,3 +133,28 @@ def test_a_local_command_names_the_process_that_holds_the_data_dir(tmp_path):
     assert busy.returncode == 2
     assert f"pid {os.getpid()} (agent-memory mcp" in busy.stderr and "agent-memory serve" in busy.stderr
     assert "WouldBlock" not in busy.stderr
+
+
+def _mcp_http_over_the_server(url: str) -> None:
+    """`mcp --http` on a served data dir: each caller's key is forwarded, and the server checks it."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    from agent_memory.api.testing import serve_in_thread
+    from agent_memory.config import load_settings
+    from agent_memory.mcp_server import http_app
+    from agent_memory.remote import RemoteMemory
+
+    async def call(base: str, key: str | None, tool: str, args: dict):
+        headers = {"X-API-Key": key} if key else {}
+        async with httpx2.AsyncClient(headers=headers, timeout=300) as http, \
+                Client(streamable_http_client(base + "/mcp", http_client=http)) as client:
+            return await client.call_tool(tool, args)
+
+    with RemoteMemory(url, api_key="") as remote, \
+            serve_in_thread(http_app(remote, load_settings(), "127.0.0.1")) as mcp_url:
+        found = anyio.run(call, mcp_url, KEY, "search", {"query": "cardamom buns", "limit": 2})
+        assert not found.is_error, found.content
+        assert found.structured_content["passages"][0]["source_id"] == "notes/bakery.txt"
+        refused = anyio.run(call, mcp_url, None, "search", {"query": "cardamom buns"})
+        assert refused.is_error and "AGENT_MEMORY_API_KEY" in refused.content[0].text
