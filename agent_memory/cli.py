@@ -100,7 +100,7 @@ def cmd_gc(args) -> int:
 def cmd_reindex(args) -> int:
     """Every stored vector re-embedded with the embedding settings in force (stored text, no files)."""
     settings = load_settings(**({"data_dir": args.data_dir} if getattr(args, "data_dir", None) else {}))
-    with own(settings.data_dir, "reindex", doing="reindex (stop the server first: it re-embeds every item)"), \
+    with own(settings.data_dir, "reindex", doing="reindex it"), \
             ingest_lock(settings.data_dir):
         report = reindex(settings, everything=args.everything)
     print(json.dumps(report.to_dict()))

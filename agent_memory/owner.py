@@ -102,8 +102,12 @@ def current_holder(data_dir: str | Path) -> Holder | None:
 
 
 def busy_message(data_dir: str | Path, holder: Holder, doing: str) -> str:
-    fix = ("point the command at it with --server URL (it already goes through it when the data dir is the "
-           "server's), or stop it" if holder.url else
+    if holder.url and doing == "serve":
+        return (f"cannot serve: the data dir {data_dir} is already served by {holder.describe()}; use that "
+                f"server (commands on this data dir go through it), stop it first, or serve another --data-dir")
+    # Commands that can go through a server never get here while one runs (the CLI routes them first).
+    fix = ("this command needs the stores themselves: stop the server first, or use another --data-dir"
+           if holder.url else
            "wait for it to finish or stop it; to use one data dir from several commands at once, run "
            "`agent-memory serve` on it: the CLI and `agent-memory mcp` then go through its HTTP API")
     return f"cannot {doing}: the data dir {data_dir} is owned by {holder.describe()}; {fix}"

@@ -158,3 +158,13 @@ def _mcp_http_over_the_server(url: str) -> None:
         assert found.structured_content["passages"][0]["source_id"] == "notes/bakery.txt"
         refused = anyio.run(call, mcp_url, None, "search", {"query": "cardamom buns"})
         assert refused.is_error and "AGENT_MEMORY_API_KEY" in refused.content[0].text
+
+
+def test_commands_that_need_the_stores_refuse_a_served_data_dir(tmp_path):
+    from agent_memory.owner import own
+
+    with own(tmp_path / "data", "serve", address="127.0.0.1:9", url="http://127.0.0.1:9"):
+        for args in (["reindex"], ["worker", "--once"]):
+            refused = cli(tmp_path / "data", *args, key=None)
+            assert refused.returncode == 2, (args, refused.stderr)
+            assert f"pid {os.getpid()}" in refused.stderr and "stop the server first" in refused.stderr, refused.stderr
