@@ -26,7 +26,8 @@ RUN pip install --require-hashes --no-deps -r requirements-models.txt \
  && useradd --create-home --uid 10001 app \
  && mkdir -p /data && chown app /data
 USER app
-VOLUME ["/data"]
+# No VOLUME here: an image-declared volume gives every container without a mount an anonymous
+# volume. docker-compose.yml mounts a named volume per API replica and a tmpfs for workers.
 EXPOSE 8080
 
 # /readyz: stores reachable and the model loaded (503 until then).

@@ -1,8 +1,10 @@
 """agent-memory: long memory for LLM agents inside a bounded prompt.
 
-``from agent_memory import Memory`` is the Python API (``agent_memory/memory.py``). It is a
-surface above ``retrieval`` and ``ingest``, so it is imported on first access only: importing
-the core (``agent_memory.config``, ``agent_memory.records`` ...) never imports upward.
+``from agent_memory import Memory`` is the Python API (``agent_memory/memory.py``), with the
+types its calls return (``PromptResult``, ``Passage``, ``AskResult``, ``Added``, ``IngestReport``)
+and the errors they raise. ``Memory`` is a surface above ``retrieval`` and ``ingest``, so it and
+those types are imported on first access only: importing the core (``agent_memory.config``,
+``agent_memory.records`` ...) never imports upward.
 """
 
 from __future__ import annotations
@@ -10,15 +12,30 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Memory", "__version__"]
+# name -> the module that defines it, imported when the name is first used.
+_LAZY = {
+    "Memory": "agent_memory.memory", "AskResult": "agent_memory.memory", "Added": "agent_memory.memory",
+    "PromptResult": "retrieval.types", "Passage": "retrieval.types", "Decision": "retrieval.types",
+    "IngestReport": "ingest.report", "Document": "agent_memory.records", "TurnRecord": "agent_memory.records",
+    "AgentMemoryError": "agent_memory.errors", "ConfigError": "agent_memory.errors",
+    "NotFoundError": "agent_memory.errors", "StoreError": "agent_memory.errors",
+}
+__all__ = ["Memory", "AskResult", "Added", "PromptResult", "Passage", "Decision", "IngestReport", "Document",
+           "TurnRecord", "AgentMemoryError", "ConfigError", "NotFoundError", "StoreError", "__version__"]
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from ingest.report import IngestReport
+    from retrieval.types import Decision, Passage, PromptResult
+
+    from .errors import AgentMemoryError, ConfigError, NotFoundError, StoreError
+    from .memory import Added, AskResult, Memory
+    from .records import Document, TurnRecord
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Memory":
-        from .memory import Memory
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_memory' has no attribute {name!r}")
+    import importlib
 
-        return Memory
-    raise AttributeError(f"module 'agent_memory' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -7,7 +7,9 @@ import json
 import logging
 import sys
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from ingest.lock import ingest_lock
 from ingest.reindex import reindex
@@ -20,6 +22,8 @@ from .config import load_settings
 from .errors import AgentMemoryError, ConfigError
 from .memory import Memory
 from .metafilter import conditions
+from .owner import current_holder, own
+from .remote import RemoteMemory
 
 # The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK)
 # when they run, so that the other commands and --help do not load them.
@@ -27,22 +31,56 @@ from .metafilter import conditions
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
-def _memory(args, **kwargs):
-    """The Python API over the settings (``--data-dir`` overrides where the stores live)."""
+def _data_dir(args) -> Path:
+    return Path(args.data_dir) if getattr(args, "data_dir", None) else load_settings().data_dir
+
+
+@contextmanager
+def _memory(args, **kwargs) -> Iterator[Memory]:
+    """The Python API over the settings (``--data-dir`` overrides where the stores live), with the
+    data dir owned by this process while it runs (agent_memory/owner.py)."""
     tenant = getattr(args, "tenant", None)
-    return Memory(data_dir=getattr(args, "data_dir", None), tenant=tenant or None, **kwargs)
+    with own(_data_dir(args), args.command, doing=f"run `agent-memory {args.command}` on it"), \
+            Memory(data_dir=getattr(args, "data_dir", None), tenant=tenant or None, **kwargs) as memory:
+        yield memory
+
+
+def _server(args) -> RemoteMemory | None:
+    """The server to work through: ``--server URL``, else the live ``serve`` that owns the data dir,
+    else None (the command opens the stores itself)."""
+    if getattr(args, "server", None):
+        return RemoteMemory(args.server)
+    holder = current_holder(_data_dir(args))
+    if holder is None or not holder.url:
+        return None  # no owner, or one without an API: _memory names it if it still holds the data dir
+    print(f"note: the data dir is served by {holder.describe()}: working through its HTTP API", file=sys.stderr)
+    return RemoteMemory(holder.url, owner=holder.describe())
 
 
 def cmd_ingest(args) -> int:
-    with _memory(args) as memory:
-        report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json,
-                                  base=args.base)
+    remote = _server(args)
+    if remote is not None:
+        with remote:
+            remote.check_tenant(args.tenant)
+            report = remote.ingest_paths(args.paths, recursive=args.recursive, glob=args.glob,
+                                         progress=not args.json, base=args.base)
+    else:
+        with _memory(args) as memory:
+            report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json,
+                                      base=args.base)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
     return 0 if report.ok else 1
 
 
 def cmd_forget(args) -> int:
     """Forget what ``ingest`` stored under an ID, a ``./`` path or a file's absolute path; say what matched."""
+    remote = _server(args)
+    if remote is not None:
+        with remote:
+            remote.check_tenant(args.tenant)
+            removed = remote.forget(args.source_id)
+        print(json.dumps({"source_id": args.source_id, **removed}))
+        return 0 if removed["sources"] or removed["items"] or removed["triples"] else 1
     with _memory(args) as memory:
         matched = memory.matching_sources(args.source_id)
         removed = {"sources": 0, "items": 0, "triples": 0}
@@ -62,6 +100,12 @@ def cmd_forget(args) -> int:
 
 def cmd_gc(args) -> int:
     """Expired items (settings ttl_days) out of every store at once."""
+    remote = _server(args)
+    if remote is not None:
+        with remote:
+            remote.check_tenant(args.tenant)
+            print(json.dumps(remote.gc()))
+        return 0
     with _memory(args) as memory, memory.write_lock:
         removed = expire(memory.services, memory.ingestion.forget, tenants=[args.tenant] if args.tenant else None)
     print(json.dumps({"expired": removed}))
@@ -71,7 +115,8 @@ def cmd_gc(args) -> int:
 def cmd_reindex(args) -> int:
     """Every stored vector re-embedded with the embedding settings in force (stored text, no files)."""
     settings = load_settings(**({"data_dir": args.data_dir} if getattr(args, "data_dir", None) else {}))
-    with ingest_lock(settings.data_dir):
+    with own(settings.data_dir, "reindex", doing="reindex it"), \
+            ingest_lock(settings.data_dir):
         report = reindex(settings, everything=args.everything)
     print(json.dumps(report.to_dict()))
     return 0
@@ -85,6 +130,12 @@ def _note_if_empty(memory, tenant: str | None) -> None:
 
 
 def cmd_stats(args) -> int:
+    remote = _server(args)
+    if remote is not None:
+        with remote:
+            tenant = remote.check_tenant(args.tenant)
+            print(json.dumps({tenant: remote.stats(args.soon_days)}, indent=2))
+        return 0
     with _memory(args) as memory:
         print(json.dumps(stats(memory.services, args.tenant, soon_days=args.soon_days), indent=2))
         if args.tenant or not memory.services.catalog.tenants():
@@ -93,18 +144,30 @@ def cmd_stats(args) -> int:
 
 
 def cmd_list(args) -> int:
-    with _memory(args) as memory:
-        rows = list_sources(memory.services, args.tenant or memory.services.settings.tenant, prefix=args.prefix,
-                            kind=args.kind, offset=args.offset, limit=args.limit)
-        if not rows:
-            _note_if_empty(memory, args.tenant)
+    remote = _server(args)
+    if remote is not None:
+        with remote:
+            remote.check_tenant(args.tenant)
+            rows = remote.list_sources(prefix=args.prefix, kind=args.kind, offset=args.offset, limit=args.limit)
+    else:
+        with _memory(args) as memory:
+            rows = list_sources(memory.services, args.tenant or memory.services.settings.tenant, prefix=args.prefix,
+                                kind=args.kind, offset=args.offset, limit=args.limit)
+            if not rows:
+                _note_if_empty(memory, args.tenant)
     print(json.dumps(rows, indent=2, ensure_ascii=False))
     return 0
 
 
 def cmd_inspect(args) -> int:
-    with _memory(args) as memory:
-        found = inspect(memory.services, args.tenant or memory.services.settings.tenant, args.source_id)
+    remote = _server(args)
+    if remote is not None:
+        with remote:
+            remote.check_tenant(args.tenant)
+            found = remote.inspect(args.source_id)
+    else:
+        with _memory(args) as memory:
+            found = inspect(memory.services, args.tenant or memory.services.settings.tenant, args.source_id)
     print(json.dumps(found, indent=2, ensure_ascii=False))
     return 0 if found else 1
 
@@ -122,12 +185,19 @@ def _where(text: str | None) -> dict | None:
 
 
 def cmd_prompt(args) -> int:
-    with _memory(args, preset=args.preset) as memory:
-        filters = _where(args.where)
-        result = memory.prompt(args.question, session_id=args.session, budget=args.budget, debug=True,
-                               filters=filters)
-        if not result.passages:
-            _note_if_empty(memory, args.tenant)
+    filters = _where(args.where)
+    remote = _server(args)
+    if remote is not None:
+        with remote:
+            remote.check_tenant(args.tenant)
+            result = remote.prompt({"question": args.question, "session_id": args.session, "budget": args.budget,
+                                    "preset": args.preset, "filters": filters or {}})
+    else:
+        with _memory(args, preset=args.preset) as memory:
+            result = memory.prompt(args.question, session_id=args.session, budget=args.budget, debug=True,
+                                   filters=filters)
+            if not result.passages:
+                _note_if_empty(memory, args.tenant)
     if args.json:
         print(json.dumps(result.debug_dict(), indent=2, ensure_ascii=False))
     else:
@@ -137,6 +207,17 @@ def cmd_prompt(args) -> int:
 
 def cmd_demo(args) -> int:
     """The main job on embedded defaults: ingest the sample corpus, then show a prompt."""
+    remote = _server(args)
+    if remote is not None:
+        with remote:
+            report = remote.ingest_paths([SAMPLES], recursive=True, progress=True)
+            print(report.render())
+            if not report.ok:
+                return 1
+            result = remote.prompt({"question": args.question, "budget": args.budget})
+        print(f"\n=== Prompt for: {args.question!r} ({result.total_tokens} of {args.budget} tokens) ===\n")
+        print(result.prompt)
+        return 0
     with _memory(args) as memory:
         report = memory.add_paths([SAMPLES], recursive=True, progress=True)
         print(report.render())
@@ -150,6 +231,9 @@ def cmd_demo(args) -> int:
 
 
 def cmd_eval(args) -> int:
+    if getattr(args, "data_dir", None):  # stores of its own there: owned like any other command's
+        with own(args.data_dir, "eval", doing="evaluate on it (give the evaluation a data dir of its own)"):
+            return run_eval(args)
     return run_eval(args)
 
 
@@ -165,19 +249,29 @@ def cmd_worker(args) -> int:
     settings = load_settings()
     if getattr(args, "data_dir", None):
         settings = settings.model_copy(update={"data_dir": Path(args.data_dir)})
-    return work(settings, once=args.once, worker_id=args.id, lease_s=args.lease_s, poll_s=args.poll_s)
+    with own(settings.data_dir, "worker", doing="run a worker on it (give the worker a data dir of its own)"):
+        return work(settings, once=args.once, worker_id=args.id, lease_s=args.lease_s, poll_s=args.poll_s)
 
 
 def cmd_mcp(args) -> int:
     from .mcp_server import serve
 
-    return serve(http=args.http, host=args.host, port=args.port, data_dir=getattr(args, "data_dir", None),
-                 tenant=args.tenant)
+    remote = _server(args)
+    if remote is not None:
+        with remote:
+            remote.check_tenant(args.tenant)
+            return serve(http=args.http, host=args.host, port=args.port, remote=remote)
+    with own(_data_dir(args), "mcp", doing="serve MCP on it"):
+        return serve(http=args.http, host=args.host, port=args.port, data_dir=getattr(args, "data_dir", None),
+                     tenant=args.tenant)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
     parser.add_argument("--data-dir", help="override AGENT_MEMORY_DATA_DIR")
+    parser.add_argument("--server", metavar="URL",
+                        help="work through this running `agent-memory serve` (its API key from AGENT_MEMORY_API_KEY); "
+                             "default: the server that owns the data dir, if one runs")
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
 

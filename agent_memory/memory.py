@@ -68,13 +68,28 @@ class Added:
 
 @dataclass
 class AskResult:
-    """An answer and the prompt it was drawn from; ``answer`` is None in retrieval-only mode."""
+    """An answer and the prompt it was drawn from. In ``retrieval-only`` mode (no LLM configured, or
+    it failed) ``answer`` is the best passage's text (None when nothing was recalled) and
+    ``citations`` names that passage's source."""
 
     answer: str | None
     mode: str  # "llm" or "retrieval-only"
     citations: list[dict[str, Any]]  # source IDs the answer cites, with the prompt text behind each
     result: PromptResult
     details: Answer = field(repr=False)  # usage, timings, invented citations, the LLM's error
+
+
+def _expect(value: Any, kinds: type | tuple[type, ...], what: str, example: str) -> Any:
+    """``value`` if it is one of ``kinds``, else a TypeError naming what was expected and what came."""
+    if isinstance(value, kinds) and not isinstance(value, bool):
+        return value
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    raise TypeError(f"{what} must be {example}, got {type(value).__name__} {shown}")
+
+
+def _message(message: Any) -> dict[str, Any]:
+    return dict(_expect(message, Mapping, "a message",
+                        "a mapping like {'role': 'user', 'content': 'text'} (OpenAI or Anthropic style)"))
 
 
 def check_tenant(tenant: str) -> str:
@@ -89,6 +104,7 @@ def filter_args(filters: Mapping[str, Any] | Any | None) -> dict[str, Any]:
         return {}
     if hasattr(filters, "model_dump"):
         filters = filters.model_dump()
+    _expect(filters, Mapping, "filters", f"a mapping with keys among {list(FILTER_KEYS)}")
     unknown = sorted(set(filters) - set(FILTER_KEYS))
     if unknown:
         raise ValueError(f"unknown filter keys {unknown}; known: {list(FILTER_KEYS)}")
@@ -193,6 +209,10 @@ class Memory:
     def add(self, text: str, *, source_id: str, title: str = "", metadata: Mapping[str, Any] | None = None,
             tenant: str | None = None) -> Added:
         """Store one text under ``source_id``; adding the same ID again replaces that source."""
+        _expect(text, str, "text", "a str")
+        _expect(source_id, str, "source_id", "a str such as 'notes/greenhouse'")
+        if metadata is not None:
+            _expect(metadata, Mapping, "metadata", "a mapping of names to values")
         doc = Document(source_id=source_id, text=text, tenant=self._tenant(tenant), title=title,
                        metadata=dict(metadata or {}))
         return self.add_documents([doc])
@@ -213,6 +233,7 @@ class Memory:
         an absolute path). Forgetting that ID forgets every source the file held; re-adding the
         same bytes does nothing. A skipped or failed file is in ``report``, not raised."""
         tenant = self._tenant(tenant)
+        _expect(path, (str, Path), "path", "a str or pathlib.Path of one file")
         named = source_id is None
         source_id = source_id or file_source_id(Path(path), base)
         return self._write(lambda report: self.ingestion.ingest_file(
@@ -231,9 +252,14 @@ class Memory:
 
     def add_paths(self, paths: Sequence[str | Path], *, recursive: bool = False, glob: str | None = None,
                   progress: bool = False, tenant: str | None = None, base: str | Path | None = None) -> IngestReport:
-        """The ingestion job over files and folders; a store failure stops it and is in the report.
-        Source IDs are paths relative to ``base`` (default: the folder holding each path given)."""
+        """The ingestion job over files and folders (one path alone is taken as a list of one); a
+        store failure stops it and is in the report. Source IDs are paths relative to ``base``
+        (default: the folder holding each path given)."""
         self.check_space("ingestion")
+        if isinstance(paths, (str, Path)):
+            paths = [paths]
+        for path in _expect(paths, (list, tuple), "paths", "a list of files and folders"):
+            _expect(path, (str, Path), "each path", "a str or pathlib.Path")
         with self.write_lock:
             return self.ingestion.ingest_paths(paths, tenant=self._tenant(tenant), recursive=recursive,
                                                glob=glob, progress=progress, base=base)
@@ -276,14 +302,18 @@ class Memory:
         assistant turn (not forgettable ones) is archived to long-term memory before this returns, as
         ``<session_id>/m<seq>`` (agent_memory/working_memory.py)."""
         self.check_space("a session append")
-        return self.session(session_id, agent_id=agent_id, tenant=tenant).append(dict(message), retention=retention)
+        message = _message(message)
+        return self.session(session_id, agent_id=agent_id, tenant=tenant).append(message, retention=retention)
 
     def add_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
                      retention: Retention | str | None = None, agent_id: str | None = None,
                      tenant: str | None = None) -> list[int]:
         self.check_space("a session append")
+        if isinstance(messages, (str, bytes, Mapping)):
+            _expect(messages, list, "messages", "a list of messages (for one message: add_message)")
+        checked = [_message(m) for m in messages]
         session = self.session(session_id, agent_id=agent_id, tenant=tenant)
-        return [session.append(dict(m), retention=retention) for m in messages]
+        return [session.append(m, retention=retention) for m in checked]
 
     def view(self, session_id: str, budget: int = 4000, *, tenant: str | None = None) -> list[dict[str, Any]]:
         """The session's messages for the next model call, compacted to fit ``budget`` tokens."""
@@ -343,6 +373,8 @@ class Memory:
         ``kinds``, ``created_after``, ``created_before`` (Unix time). ``preset`` and ``overrides`` change
         the retrieval settings for this call (retrieval/config.py); unknown names raise ConfigError.
         On a tenant that holds nothing, ``decisions`` says so and names the tenants that hold data."""
+        _expect(question, str, "question", "a str")
+        _expect(budget, int, "budget", "an int (tokens)")
         tenant = self._tenant(tenant)
         result = self.pipeline_for(preset, overrides).run(question, tenant=tenant, session_id=session_id, budget=budget,
                                  debug=debug, question_date=question_date, **filter_args(filters))
@@ -367,13 +399,22 @@ class Memory:
             tenant: str | None = None, preset: str | None = None,
             overrides: Mapping[str, Any] | None = None) -> AskResult:
         """An answer from the configured LLM with citations checked against the prompt's own tags;
-        without an LLM (or when it fails) a retrieval-only answer: ``answer`` is None."""
+        without an LLM (or when it fails) a retrieval-only answer (``mode == "retrieval-only"``): the
+        best passage's text, citing its source (``answer`` is None only when nothing was recalled;
+        ``details.llm_error`` says why an LLM answer failed)."""
         result = self.prompt(question, budget=budget, session_id=session_id, filters=filters, debug=debug,
                              tenant=tenant, preset=preset, overrides=overrides)
         details = self._answerer.answer(result, max_tokens=max_answer_tokens)
         if details.mode == "llm":
             self.reinforce(result, [c["source_id"] for c in details.citations], tenant=tenant)
-        return AskResult(details.answer, details.mode, details.citations, result, details)
+            return AskResult(details.answer, details.mode, details.citations, result, details)
+        # Recalled memory first: the session's own recent turns are what the caller just said.
+        recalled = [p for p in result.passages if p.section != "recent"] or result.passages
+        best = max(recalled, key=lambda p: p.score, default=None)
+        if best is None:
+            return AskResult(None, details.mode, [], result, details)
+        return AskResult(best.text, details.mode, [{"source_id": best.source_id, "passages": [best.text]}], result,
+                         details)
 
     def reinforce(self, result: PromptResult, cited: Sequence[str], *, tenant: str | None = None) -> dict[str, float]:
         """Raise the importance of what an answer cited by ``importance_citation_step`` (capped at 1.0): the

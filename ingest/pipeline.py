@@ -40,6 +40,8 @@ from .upkeep import stamp_expiry, stamp_importance
 from .vectors import point_vectors
 
 log = logging.getLogger(__name__)
+# How many folders up a file given alone looks for a folder job's ID of it (_stored_id).
+MAX_ID_DEPTH = 12
 BATCH_SOURCES = 256
 
 
@@ -79,6 +81,10 @@ class IngestionPipeline:
         started = time.perf_counter()
         files = [(path, file_source_id(path, base if base is not None else default_base(raw)))
                  for raw in paths for path in discover_files([raw], recursive=recursive, glob=glob, report=report)]
+        if base is None:  # a file given alone that its folder's job stored already keeps that ID
+            given = {os.path.abspath(raw) for raw in paths if os.path.isfile(raw)}
+            files = [(path, self._stored_id(tenant, path, file_id) if os.path.abspath(path) in given else file_id)
+                     for path, file_id in files]
         bar = _progress(len(files), progress)
         try:
             for path, file_id in files:
@@ -103,6 +109,19 @@ class IngestionPipeline:
                 bar.close()
             report.seconds = time.perf_counter() - started
         return report
+
+    def _stored_id(self, tenant: str, path: Path, file_id: str) -> str:
+        """The ID this very file is stored under already, when a job over one of its folders named it
+        (``ingest notes/`` stored ``notes/x.md``; ``ingest notes/x.md`` refreshes that source, not a
+        second ``x.md``); else ``file_id``. Matched by the absolute path the manifest recorded."""
+        where = os.path.abspath(path)
+        parts = Path(where).parts
+        for depth in range(2, min(len(parts), MAX_ID_DEPTH + 1)):
+            candidate = "/".join(parts[-depth:])
+            entry = self.services.catalog.get(tenant, FILE_KEY + candidate)
+            if entry is not None and entry.path == where:
+                return candidate
+        return file_id
 
     def ingest_file(self, path: Path, *, tenant: str, source_id: str | None = None,
                     report: IngestReport | None = None, metadata: dict | None = None,

@@ -11,6 +11,7 @@ supporting passages, which a calling agent can still use.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -79,10 +80,24 @@ def citation_passages(source_id: str, result) -> list[str]:
     return [line.replace(marker, "").strip(" -") for line in result.prompt.splitlines() if marker in line]
 
 
+RELEVANCE_DOC = ("Relevance from 0 to 1, higher is better: the logistic of the reranker's score, which adds "
+                 "up standardized signals (each one's z-score over this question's candidates). 0.5 is a "
+                 "candidate as good as this question's average one; 0.9 is about 2.2 standard deviations "
+                 "above it. Comparable within one answer, a rough guide across questions.")
+
+
+def relevance(score: float) -> float:
+    """A passage's score as a relevance in (0, 1) (RELEVANCE_DOC): monotone, so the order stays."""
+    value = float(score)
+    if not math.isfinite(value):
+        return 1.0 if value > 0 else 0.0
+    return round(1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value)))), 4)
+
+
 def passages_out(result, limit: int = TOP_PASSAGES) -> list[dict[str, Any]]:
     ranked = sorted(result.passages, key=lambda p: p.score, reverse=True)[:limit]
     return [{"source_id": p.source_id, "text": p.text, "kind": p.kind, "score": round(float(p.score), 5),
-             "tokens": p.tokens, "section": p.section} for p in ranked]
+             "relevance": relevance(p.score), "tokens": p.tokens, "section": p.section} for p in ranked]
 
 
 @dataclass

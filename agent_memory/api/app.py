@@ -20,6 +20,7 @@ from agent_memory.services import build_services
 from . import routes_ask, routes_documents, routes_health, routes_sessions, routes_upkeep
 from .errors import install_error_handlers
 from .limits import MAX_BODY_BYTES, BodyLimit
+from .openapi_docs import describe_operations
 from .routes_health import STATIC
 from .state import JOB_THRESHOLD_BYTES, MAX_UPLOAD_BYTES, ApiState
 from .strict import Contain, StrictJson
@@ -31,7 +32,11 @@ Authentication: send `X-API-Key: <key>` or `Authorization: Bearer <key>`. A key 
 keys are configured (`AGENT_MEMORY_API_KEYS`) or the server listens on anything but loopback; each
 key is bound to one tenant, and every read and write is scoped to it.
 
-Errors are JSON: `{"error": {"code": "...", "message": "..."}}`."""
+Errors are JSON: `{"error": {"code": "...", "message": "..."}}`.
+
+Scores: a passage's `score` is the reranker's raw score (higher is better, unbounded, may be
+negative); `relevance` (and `score` in /v1/search and the MCP tools) is that score in 0..1, its
+logistic: 0.5 is as good as the question's average candidate, 0.9 about 2.2 standard deviations above."""
 
 
 def create_app(settings: Settings | None = None, *, warm: bool = True,
@@ -65,10 +70,10 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
     app.add_middleware(StrictJson)  # 400 for NaN/Infinity/lone surrogates/deep nesting in a JSON body
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # 413 on every endpoint (documents: their own)
     app.add_middleware(Contain)  # a panic in native code fails its own request only
-    app.include_router(routes_health.router)
-    app.include_router(routes_documents.router)
-    app.include_router(routes_sessions.router)
-    app.include_router(routes_ask.router)
-    app.include_router(routes_upkeep.router)
+    app.include_router(describe_operations(routes_health.router))
+    app.include_router(describe_operations(routes_documents.router))
+    app.include_router(describe_operations(routes_sessions.router))
+    app.include_router(describe_operations(routes_ask.router))
+    app.include_router(describe_operations(routes_upkeep.router))
     app.mount("/debug/static", StaticFiles(directory=STATIC), name="debug-static")
     return app

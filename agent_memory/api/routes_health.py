@@ -9,19 +9,23 @@ from fastapi.responses import FileResponse, JSONResponse
 
 from .deps import StateDep
 from .errors import error_body
-from .schemas import error_responses
+from .schemas import ReadyOut, StatusOut, error_responses
 
 router = APIRouter(tags=["health"])
 STATIC = Path(__file__).resolve().parent / "static"
 
 
-@router.get("/healthz", summary="The process is up")
+@router.get("/healthz", response_model=StatusOut, summary="The process is up")
 def healthz() -> dict:
+    """Liveness: 200 as soon as the process answers, before the model or the stores are ready."""
     return {"status": "ok"}
 
 
-@router.get("/readyz", responses=error_responses(503), summary="Stores reachable and the model loaded")
+@router.get("/readyz", response_model=ReadyOut, responses=error_responses(503),
+            summary="Stores reachable and the model loaded")
 def readyz(state: StateDep):
+    """Readiness: 200 once the model is loaded and every store answers; 503 with each check's reason
+    until then (a load balancer sends traffic only to a ready replica)."""
     checks = state.readiness()
     failed = {name: value for name, value in checks.items() if value != "ok"}
     if failed:

@@ -14,7 +14,7 @@ from agent_memory.errors import NotFoundError
 from ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
 
 from .deps import StateDep, TenantDep
-from .schemas import error_responses
+from .schemas import GcOut, SourceOut, SourcesOut, StatsOut, WhoamiOut, error_responses
 
 router = APIRouter(tags=["upkeep"])
 # A response header, so that typed bodies keep their shape: the caller's tenant holds nothing (other
@@ -28,36 +28,56 @@ def _note_if_empty(state, tenant: str, response: Response) -> None:
         response.headers[NOTE_HEADER] = note
 
 
-@router.get("/v1/stats", responses=error_responses(401), summary="Items per kind, sources, expiring soon, graph size")
+@router.get("/v1/whoami", response_model=WhoamiOut, responses=error_responses(401),
+            summary="The tenant of the caller's API key")
+def whoami(tenant: TenantDep) -> dict[str, Any]:
+    """The tenant every call with this key reads and writes (the server's default tenant when it needs
+    no key). The CLI asks it before it works through a server, to refuse a --tenant it cannot serve."""
+    return {"tenant": tenant}
+
+
+@router.get("/v1/stats", response_model=StatsOut, responses=error_responses(401),
+            summary="Items per kind, sources, expiring soon, graph size")
 def get_stats(state: StateDep, tenant: TenantDep, response: Response,
-              soon_days: Annotated[float, Query(ge=0, le=3650)] = 1.0) -> dict[str, Any]:
+              soon_days: Annotated[float, Query(ge=0, le=3650, description="What 'expiring soon' means, in days.")]
+              = 1.0) -> dict[str, Any]:
+    """Counts for the caller's tenant: items per kind, sources, items whose time to live ends within
+    ``soon_days``, entities and triples in the graph, and the share of triples a newer fact superseded."""
     _note_if_empty(state, tenant, response)
     return stats(state.services, tenant, soon_days=soon_days)[tenant]
 
 
-@router.get("/v1/sources", responses=error_responses(401, 422), summary="Sources by ID, filtered and paged")
+@router.get("/v1/sources", response_model=SourcesOut, responses=error_responses(401, 422),
+            summary="Sources by ID, filtered and paged")
 def get_sources(state: StateDep, tenant: TenantDep, response: Response,
                 prefix: Annotated[str, Query(max_length=512)] = "",
                 kind: Literal["chunk", "summary", "turn"] | None = None,
                 offset: Annotated[int, Query(ge=0)] = 0,
                 limit: Annotated[int, Query(ge=1, le=1000)] = 50) -> dict[str, Any]:
+    """The tenant's sources in source-ID order, each with its kinds, item count and oldest item time;
+    ``prefix`` keeps IDs starting with it, ``kind`` those holding items of that kind."""
     rows = list_sources(state.services, tenant, prefix=prefix, kind=kind, offset=offset, limit=limit)
     if not rows:
         _note_if_empty(state, tenant, response)
     return {"offset": offset, "limit": limit, "sources": rows}
 
 
-@router.get("/v1/sources/{source_id:path}", responses=error_responses(401, 404),
+@router.get("/v1/sources/{source_id:path}", response_model=SourceOut, responses=error_responses(401, 404),
             summary="Everything stored for one source: catalog entry, items, metadata, importance")
 def get_source(source_id: str, state: StateDep, tenant: TenantDep) -> dict[str, Any]:
+    """One source as stored: its catalog entry (kind, content hash, title, owning items) and its items
+    with their metadata (text cut at 300 characters). 404 for a source the tenant does not hold."""
     found = inspect(state.services, tenant, source_id)
     if found is None:
         raise NotFoundError(f"no source {source_id!r} for this tenant")
     return found
 
 
-@router.post("/v1/gc", responses=error_responses(401, 503), summary="Remove expired items from every store at once")
+@router.post("/v1/gc", response_model=GcOut, responses=error_responses(401, 503),
+             summary="Remove expired items from every store at once")
 def post_gc(state: StateDep, tenant: TenantDep) -> dict[str, Any]:
+    """The expiry pass for the caller's tenant: every source holding an item past its time to live
+    (AGENT_MEMORY_TTL_DAYS) is forgotten in every store; returns what was removed."""
     forget = state.memory.ingestion.forget
     with state.memory.write_lock:
         return {"expired": expire(state.services, forget, tenants=[tenant])}

@@ -213,7 +213,9 @@ class PassageOut(BaseModel):
     source_id: str
     text: str
     kind: str
-    score: float
+    score: float = Field(description="The reranker's raw score: higher is better, not bounded, may be negative.")
+    relevance: float = Field(default=0.5, description="The score as a relevance in 0..1, higher is better "
+                             "(the logistic of the score: 0.5 is this question's average candidate).")
     tokens: int
     section: str
 
@@ -250,3 +252,153 @@ class AskOut(BaseModel):
     model: str | None = None
     llm_error: str | None = Field(default=None, description="Why the LLM answer fell back to retrieval-only.")
     debug: dict[str, Any] | None = Field(default=None, description="PromptResult.debug_dict() with ?debug=true.")
+
+
+# ---- typed answers of the remaining routes (OpenAPI: every response has a schema) ----------------
+# Open to extra keys: a newer server may add fields, and FastAPI would otherwise drop them.
+
+class StatusOut(BaseModel):
+    status: str = Field(examples=["ok"])
+
+
+class ReadyOut(BaseModel):
+    status: Literal["ready"]
+    checks: dict[str, str] = Field(description="Each part (model, catalog, vectors, graph): 'ok' or why not.")
+
+
+class WhoamiOut(BaseModel):
+    tenant: str = Field(description="The tenant the caller's API key reads and writes.")
+
+
+class StatsOut(BaseModel):
+    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [{
+        "items": 42, "items_per_kind": {"chunk": 30, "summary": 4, "turn": 8}, "sources": 12, "expiring_soon": 0,
+        "entities": 57, "triples": 80, "superseded_triples": 3, "superseded_share": 0.0375}]})
+
+    items: int = Field(description="Items stored for the tenant (all kinds).")
+    items_per_kind: dict[str, int] = Field(description="Items per kind: chunk, summary, turn.")
+    sources: int = Field(description="Distinct source IDs.")
+    expiring_soon: int = Field(description="Items whose time to live ends within soon_days.")
+    entities: int
+    triples: int
+    superseded_triples: int = Field(description="Triples a newer fact about the same subject replaced.")
+    superseded_share: float
+
+
+class SourceRow(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    source_id: str
+    kinds: list[str]
+    items: int
+    created_at: float = Field(description="Unix time of the source's oldest item.")
+
+
+class SourcesOut(BaseModel):
+    offset: int
+    limit: int
+    sources: list[SourceRow]
+
+
+class CatalogEntryOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    kind: str
+    content_hash: str
+    path: str | None = None
+    title: str | None = None
+    session_id: str | None = None
+    seq: int | None = None
+    timestamp: Any = None
+    item_ids: list[str]
+    triples: int
+
+
+class StoredItemOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    kind: str
+    chunk_index: int | None = None
+    start: int | None = None
+    end: int | None = None
+    created_at: float
+    text: str = Field(description="The item's text, cut at 300 characters.")
+    metadata: dict[str, Any]
+
+
+class SourceOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    source_id: str
+    tenant: str
+    catalog: CatalogEntryOut | None = Field(description="The catalog's entry; null for a source known only by items.")
+    items: list[StoredItemOut]
+
+
+class RemovedCounts(BaseModel):
+    sources: int
+    items: int
+    triples: int
+
+
+class GcOut(BaseModel):
+    expired: RemovedCounts = Field(description="What the expiry pass removed from every store.")
+
+
+class SearchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1, max_length=20_000, description="What to look for.")
+    limit: int = Field(default=10, ge=1, le=100, description="At most this many passages.")
+    session_id: str | None = Field(default=None, min_length=1, max_length=256, pattern=r"^[^/]+$",
+                                   description="Also search that session's recent turns.")
+    filters: Filters = Field(default_factory=Filters)
+
+
+class SearchHit(BaseModel):
+    source_id: str
+    text: str
+    kind: str
+    score: float = Field(description="Relevance in 0..1, higher is better (see the API description).")
+    section: str = Field(description="Where the prompt would place it: passages, facts, recent ...")
+
+
+class SearchOut(BaseModel):
+    passages: list[SearchHit] = Field(description="Ranked passages, best first.")
+
+
+class PromptPassage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    source_id: str
+    text: str
+    kind: str
+    score: float = Field(description="The reranker's raw score (higher is better; not bounded).")
+    tokens: int
+    compressed: bool
+    original_tokens: int
+    item_ids: list[str]
+    section: str
+
+
+class DecisionOut(BaseModel):
+    stage: str
+    target: str
+    action: str = Field(description="kept, dropped, merged, compressed, trimmed ...")
+    reason: str
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+class PromptOut(BaseModel):
+    """PromptResult.debug_dict(): the assembled prompt and how it was made."""
+
+    model_config = ConfigDict(extra="allow")
+    question: str
+    prompt: str = Field(description="The assembled prompt; every passage tagged [S:<source id>].")
+    budget: int
+    total_tokens: int = Field(description="The prompt's size by the configured tokenizer (never above budget).")
+    tokenizer: str
+    sections: dict[str, int] = Field(description="Tokens per prompt section.")
+    passages: list[PromptPassage]
+    used_source_ids: list[str]
+    assembly_drops: list[DecisionOut] = Field(description="What assembly left out for the budget or a share.")
+    decisions: list[DecisionOut] = Field(description="Every other cut, merge or compression, with why.")
+    timings_ms: dict[str, float]
+    routes: dict[str, list[dict[str, Any]]] = Field(description="Each retrieval route's candidates, ranked.")
+    fused: list[dict[str, Any]] = Field(description="The candidates after fusion and reranking.")

@@ -9,6 +9,7 @@ import uvicorn
 
 from agent_memory.config import load_settings
 from agent_memory.errors import ConfigError
+from agent_memory.owner import client_url, own
 
 from .app import create_app
 from .state import is_loopback
@@ -29,7 +30,11 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
         # Off loopback every request needs a key; with none configured nothing could ever be served.
         raise ConfigError(f"listening on {settings.api_host!r} needs API keys: set AGENT_MEMORY_API_KEYS, "
                           'e.g. \'{"<secret>": "<tenant>"}\'')
-    app = create_app(settings, job_threshold_bytes=settings.api_job_threshold_bytes)
-    log.info("serving on http://%s:%d", settings.api_host, settings.api_port)
-    uvicorn.run(app, host=settings.api_host, port=settings.api_port, log_level="info")
+    # The data dir is this server's from before anything opens its stores until the process ends: a
+    # second server on it stops here, naming this one; the CLI and `mcp` find it and use its API.
+    host, port = settings.api_host, settings.api_port
+    with own(settings.data_dir, "serve", address=f"{host}:{port}", url=client_url(host, port), doing="serve"):
+        app = create_app(settings, job_threshold_bytes=settings.api_job_threshold_bytes)
+        log.info("serving on http://%s:%d", host, port)
+        uvicorn.run(app, host=host, port=port, log_level="info")
     return 0

@@ -61,14 +61,17 @@ class SessionManager:
         key = (session_id, agent_id or "")
         with self._lock:
             found = self._sessions.get(key)
+            created = found is None
             if found is None:
                 found = Session(self.store, session_id, agent_id, self.counter, config=config, defaults=self.config,
                                 summarizer=self.summarizer, detector=self.detector,
                                 on_significant=self._hook, on_appended=self._appended)
                 self._sessions[key] = found
             elif config is not None:
-                found.config = config
-            return found
+                found.config = found._given_config = config
+        if not created:
+            found.refresh()  # a shared store: another replica may have written since (outside the lock)
+        return found
 
     def _hook(self, record: SignificantTurn) -> None:
         # Read at call time, so the ingestion pipeline can plug in after sessions exist.
@@ -84,6 +87,8 @@ class SessionManager:
         key = (session_id, agent_id or "")
         with self._lock:
             live = self._sessions.get(key)
+        if live is not None:
+            live.refresh()
         return live.recent_turns(n) if live else self.store.recent(key, n)
 
     def summaries(self, session_id: str, agent_id: str | None = None) -> list[dict[str, Any]]:

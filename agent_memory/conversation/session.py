@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import heapq
 import logging
+import random
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -26,10 +27,14 @@ from .compaction import ACTIVE, MARKER, CompactionConfig, Entry, Retention, Unit
 from .light import condense_message
 from .scheduler import Scheduler, describe, earlier_note, loaded_status, span_name, tools_of
 from .significance import RuleDetector, SignificanceDetector, is_entity_word
-from .store import SessionStore
+from .store import SessionConflictError, SessionStore
 from .summarize import StructuralSummarizer, Summarizer
 
 log = logging.getLogger(__name__)
+# Appends refused because another process took the sequence number first, retried after a reload
+# and a short random pause (two replicas appending in a tight loop would otherwise keep colliding).
+CONFLICT_RETRIES = 50
+CONFLICT_PAUSE_S = 0.01
 
 HEADER = "[Context Compressed]"
 ENTITY_HEADER = "[Key entities]"
@@ -78,7 +83,8 @@ class Session(Scheduler):
         self.store, self.counter = store, counter
         # Settings made for this session (``configure``) are stored with it and win over the defaults.
         overrides = store.load_state(self.key).get("config") or {}
-        self.config = config or replace(defaults or CompactionConfig(), **overrides)
+        self._given_config, self._defaults = config, defaults or CompactionConfig()
+        self.config = config or replace(self._defaults, **overrides)
         self.summarizer = summarizer
         self.fallback = StructuralSummarizer()
         self.detector = detector or RuleDetector()
@@ -89,6 +95,9 @@ class Session(Scheduler):
 
     # -- loading ---------------------------------------------------------------------------
     def _load(self) -> None:
+        # A store shared by several processes: what it looked like before this load (read first, so a
+        # write landing during the load only makes the next ``refresh`` load again).
+        self._synced = self.store.fingerprint(self.key) if getattr(self.store, "shared", False) else None
         self._log = UnitLog(self.message_tokens, self.config.keep_tool_results)
         self._by_retention = {r.value: 0 for r in Retention}
         self._unclassified = self._significant = 0
@@ -113,6 +122,26 @@ class Session(Scheduler):
         self._state = {"compactions": 0, "tiers": {}, "summary_fallbacks": 0, "validations": [], "forced": 0,
                        "hook_failures": 0, "condensed": 0, "redone": 0, "kept_longer": {},
                        **self.store.load_state(self.key)}
+
+    def refresh(self) -> bool:
+        """Reload from a shared store when another process wrote to this session since this one last
+        read or wrote it (PostgreSQL: any replica answers any request). Returns whether it reloaded."""
+        if not getattr(self.store, "shared", False):
+            return False
+        with self._lock:
+            now = self.store.fingerprint(self.key)
+            if now in (self._synced, self.store.own_fingerprint(self.key)):
+                return False
+            self._reload()
+            return True
+
+    def _reload(self) -> None:
+        """Everything again from the store, the session's own settings included (another replica's
+        ``configure`` is stored in the session state)."""
+        self._load()
+        if self._given_config is None:
+            self.config = replace(self._defaults, **(self._state.get("config") or {}))
+            self._header_cache = {}
 
     def message_tokens(self, message: dict[str, Any]) -> int:
         return self.counter.count(msgs.serialize(message)) + self.config.message_overhead
@@ -139,13 +168,21 @@ class Session(Scheduler):
             if orphans:  # docs/api.md: a result must answer a call this session issued
                 raise ValueError(f"message answers tool call id(s) {orphans[:5]} that no earlier message of "
                                  "this session issued (an orphan tool result)")
-            seq = self._next_seq
             # Key entities come from user turns and significant assistant turns: assistants capitalize
             # list headings and filler, which would crowd out what the user actually talks about.
             found = judgement.entities if judgement and (role == "user" or judgement.significant) else []
-            self.store.append(self.key, seq, message, retention=klass.value, unclassified=unclassified,
-                              tokens=tokens, significant=bool(judgement and judgement.significant), entities=found,
-                              created_at=created_at)
+            for attempt in range(CONFLICT_RETRIES + 1):
+                seq = self._next_seq
+                try:
+                    self.store.append(self.key, seq, message, retention=klass.value, unclassified=unclassified,
+                                      tokens=tokens, significant=bool(judgement and judgement.significant),
+                                      entities=found, created_at=created_at)
+                    break
+                except SessionConflictError:
+                    if attempt == CONFLICT_RETRIES:
+                        raise
+                    time.sleep(random.uniform(0, CONFLICT_PAUSE_S))
+                    self._reload()  # another replica appended since: its messages, then this one after them
             self._next_seq += 1
             entry = Entry(seq, message, klass, tokens, message,
                           bool(judgement and judgement.significant))

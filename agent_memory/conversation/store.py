@@ -50,6 +50,11 @@ Key = tuple[str, str]
 TABLES = ("messages", "summaries", "entities", "session_state", "archive_marks")
 
 
+class SessionConflictError(StoreError):
+    """Another process appended to the session since this one last read it (a shared store): the
+    caller reloads the session and takes the next sequence number."""
+
+
 @runtime_checkable
 class SessionStorage(Protocol):
     """The sessions seam: :class:`SessionStore` (SQLite, embedded default) and

@@ -1,6 +1,13 @@
 """Working-memory sessions on PostgreSQL: the contract of ``conversation/store.py``'s SQLite
 store, shared by every API replica. One transaction per append or compaction, as in SQLite, so
-a crashed process loses no acknowledged message. Tables: ``migrations/002_sessions.sql``."""
+a crashed process loses no acknowledged message. Tables: ``migrations/002_sessions.sql``.
+
+Any replica answers any request for a session (no sticky routing): each write to a session
+holds that session's transaction-scoped advisory lock, so writes from several replicas are
+serialized; an append whose sequence number another replica already used is refused with
+``SessionConflictError`` (the session reloads and takes the next one); and each replica keeps
+the session's fingerprint (last seq, summaries, state) as of its own last write, so that a
+cached session is reloaded when the store's fingerprint shows another replica's write since."""
 
 from __future__ import annotations
 
@@ -8,14 +15,17 @@ import json
 import time
 from typing import Any, Iterable
 
-from ..conversation.store import Key
+from ..conversation.store import Key, SessionConflictError
 from .postgres import PostgresDB
 
 
 class PostgresSessionStore:
+    shared = True  # several processes write here: sessions check their cache (conversation/session.py)
+
     def __init__(self, db: PostgresDB) -> None:
         self.db = db
         self.path = f"postgresql {db.where}"  # named in messages like the SQLite store's file
+        self._own: dict[Key, tuple] = {}  # key -> fingerprint right after this process's last write
 
     def close(self) -> None:
         """The pool belongs to the services, which close it."""
@@ -24,6 +34,29 @@ class PostgresSessionStore:
         with self.db.connection() as conn, conn.transaction():
             for sql, params in statements:
                 conn.execute(sql, params)
+
+    def _session_tx(self, key: Key, statements: list[tuple[str, tuple]], *, next_seq: int | None = None) -> None:
+        """Statements on one session under its advisory lock; records the fingerprint they leave."""
+        with self.db.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (f"session\x1f{key[0]}\x1f{key[1]}",))
+            if next_seq is not None:
+                (last,) = conn.execute("SELECT coalesce(max(seq), -1) FROM session_messages WHERE session_id=%s"
+                                       " AND agent_id=%s", key).fetchone()
+                if last >= next_seq:
+                    raise SessionConflictError(f"session {key[0]!r}: seq {next_seq} was taken by another process "
+                                               f"(last is {last})")
+            for sql, params in statements:
+                conn.execute(sql, params)
+            self._own[key] = _fingerprint(conn, key)
+
+    def fingerprint(self, key: Key) -> tuple:
+        """What the session's rows look like now: (last seq, summaries, state's hash)."""
+        with self.db.connection() as conn:
+            return _fingerprint(conn, key)
+
+    def own_fingerprint(self, key: Key) -> tuple | None:
+        """The fingerprint this process's last write to the session left, if any."""
+        return self._own.get(key)
 
     def _rows(self, sql: str, params: tuple) -> list[tuple]:
         with self.db.connection() as conn:
@@ -45,7 +78,7 @@ class PostgresSessionStore:
                 " last_seq = excluded.last_seq",
                 (*key, name, seq),
             ))
-        self._tx(statements)
+        self._session_tx(key, statements, next_seq=seq)
 
     def compact(self, key: Key, seqs: list[int], status: str, summary: dict[str, Any] | None,
                 state: dict[str, Any]) -> None:
@@ -62,10 +95,10 @@ class PostgresSessionStore:
                  summary["tokens"], summary["method"], json.dumps(summary["validation"]), time.time()),
             ))
         statements.append(_state_statement(key, state))
-        self._tx(statements)
+        self._session_tx(key, statements)
 
     def save_state(self, key: Key, state: dict[str, Any]) -> None:
-        self._tx([_state_statement(key, state)])
+        self._session_tx(key, [_state_statement(key, state)])
 
     # -- reads -------------------------------------------------------------------------------
     def load_messages(self, key: Key) -> list[dict[str, Any]]:
@@ -147,6 +180,14 @@ class PostgresSessionStore:
 def _message_row(r: tuple) -> dict[str, Any]:
     return dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
                 status=r[5], significant=bool(r[6]), created_at=float(r[7]))
+
+
+def _fingerprint(conn, key: Key) -> tuple:
+    row = conn.execute(
+        "SELECT (SELECT coalesce(max(seq), -1) FROM session_messages WHERE session_id=%s AND agent_id=%s),"
+        " (SELECT count(*) FROM session_summaries WHERE session_id=%s AND agent_id=%s),"
+        " (SELECT md5(state) FROM session_state WHERE session_id=%s AND agent_id=%s)", (*key, *key, *key)).fetchone()
+    return tuple(row)
 
 
 def _state_statement(key: Key, state: dict[str, Any]) -> tuple[str, tuple]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -183,3 +184,124 @@ def check_cluster(tmp_path: Path, schema: FreshSchema, jobs, catalog) -> None:
             assert len(stored) == len(set(stored)) == len(entry.item_ids)
             assert set(stored) == set(entry.item_ids)
             assert store.count(SearchFilter(tenant=cluster.tenant, source_ids=[source])) == len(entry.item_ids)
+
+
+def test_any_replica_answers_any_request_with_nothing_lost(tmp_path):
+    """The deployment's topology without Docker: two `serve` replicas and a `worker` on PostgreSQL
+    (and Neo4j when the run has one), every request sent to the next replica in turn as a load
+    balancer without sticky sessions would: documents, jobs, session appends, views, settings."""
+    from agent_memory.stores.postgres_catalog import PostgresCatalog
+
+    schema = FreshSchema()
+    catalog = PostgresCatalog(schema.open())
+    cluster = Cluster(tmp_path, schema)
+    try:
+        replicas = [cluster.api("api-a"), cluster.api("api-b")]
+        cluster.worker("w1")
+
+        def turn(i: int) -> httpx.Client:
+            return replicas[i % 2]
+
+        # Documents through alternating replicas; each job polled through the other one.
+        docs = {f"round/{i}": f"Round {i}: the valve V-{i} in hall {i % 3} was checked on day {i}. " * 20
+                for i in range(6)}
+        jobs = {source: post_doc(turn(i), source, text) for i, (source, text) in enumerate(docs.items())}
+        for i, (source, job_id) in enumerate(jobs.items()):
+            job = wait_job(turn(i + 1), job_id)
+            assert job["status"] == "done" and job["result"]["source_ids"] == [source], (job, cluster.log("w1"))
+
+        # Session appends alternate between replicas: every message kept once, in order, with the
+        # sequence numbers 0..n-1, whichever replica is asked afterwards.
+        sent = [f"Message {i}: move pallet P-{i} to bay {i % 4}." for i in range(16)]
+        seqs = []
+        for i, text in enumerate(sent):
+            resp = turn(i).post("/v1/sessions/shared/messages",
+                                json={"message": {"role": "user", "content": text}, "retention": "strict"})
+            assert resp.status_code == 200, resp.text
+            seqs.append(resp.json()["seq"])
+        assert seqs == list(range(len(sent)))
+        for client in replicas:
+            view = client.get("/v1/sessions/shared/view", params={"budget": 100_000})
+            assert view.status_code == 200, view.text
+            assert [m["content"] for m in view.json()["messages"] if m["role"] == "user"] == sent
+
+        # A session setting changed through one replica is the one the other applies.
+        put = replicas[0].put("/v1/sessions/shared/config", json={"window_tokens": 50_000})
+        assert put.status_code == 200, put.text
+        got = replicas[1].get("/v1/sessions/shared/config").json()
+        assert got["config"]["window_tokens"] == 50_000
+        resp = replicas[1].post("/v1/sessions/shared/messages", json={"message": {"role": "user", "content": "last"}})
+        assert resp.status_code == 200 and resp.json()["seq"] == len(sent), resp.text
+        assert replicas[0].get("/v1/sessions/shared/view").json()["messages"][-1]["content"] == "last"
+    finally:
+        cluster.stop_all()
+        try:
+            # Every document once in the shared catalog, each with its items.
+            for source in docs:
+                entry = catalog.get(cluster.tenant, source)
+                assert entry is not None and entry.item_ids, source
+        finally:
+            schema.cleanup()
+
+
+NGINX = os.environ.get("AGENT_MEMORY_TEST_NGINX") or shutil.which("nginx")
+
+
+@pytest.mark.skipif(not NGINX, reason="no nginx binary (PATH or AGENT_MEMORY_TEST_NGINX): the balancer is not run")
+def test_the_compose_balancer_config_round_robins_over_two_replicas(tmp_path):
+    """deploy/nginx.conf itself (only the replicas' addresses and the port changed) in front of two
+    `serve` replicas and a worker: every request through the balancer, both replicas used, nothing lost."""
+    schema = FreshSchema()
+    schema.open()
+    cluster = Cluster(tmp_path, schema)
+    nginx = None
+    try:
+        replicas = [cluster.api("api-a"), cluster.api("api-b")]
+        cluster.worker("w1")
+        port = free_port()
+        conf = (ROOT / "deploy" / "nginx.conf").read_text(encoding="utf-8")
+        for name, client in zip(("api-1", "api-2"), replicas):
+            conf = conf.replace(f"server {name}:8080", f"server {client.base_url.host}:{client.base_url.port}")
+        conf = conf.replace("listen 8080;", f"listen 127.0.0.1:{port};")
+        run = tmp_path / "nginx"
+        run.mkdir()
+        temps = "".join(f"{kind}_temp_path {run}/{kind};\n" for kind in
+                        ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        (run / "nginx.conf").write_text(
+            ("user root;\n" if os.geteuid() == 0 else "")
+            + f"daemon off;\nworker_processes 1;\npid {run}/nginx.pid;\nerror_log {run}/error.log;\nevents {{}}\n"
+            + f"http {{\nlog_format up '$request $status $upstream_addr';\naccess_log {run}/access.log up;\n"
+            + temps + conf + "\n}\n")
+        nginx = subprocess.Popen([NGINX, "-p", str(run), "-c", str(run / "nginx.conf")],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        lb = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"X-API-Key": KEY}, timeout=60)
+        deadline = time.monotonic() + 30
+        while True:
+            assert nginx.poll() is None, (run / "error.log").read_text()
+            try:
+                if lb.get("/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+
+        jobs = {f"lb/{i}": post_doc(lb, f"lb/{i}", f"Shelf {i} holds crate C-{i} of bolts. " * 40) for i in range(4)}
+        for source, job_id in jobs.items():
+            job = wait_job(lb, job_id)
+            assert job["status"] == "done" and job["result"]["source_ids"] == [source], job
+        sent = [f"Step {i}: label box B-{i}." for i in range(12)]
+        seqs = [lb.post("/v1/sessions/lb/messages", json={"message": {"role": "user", "content": text}}).json()["seq"]
+                for text in sent]
+        assert seqs == list(range(12))
+        for _ in range(2):  # two views: the balancer sends them to both replicas in turn
+            view = lb.get("/v1/sessions/lb/view", params={"budget": 100_000}).json()
+            assert [m["content"] for m in view["messages"] if m["role"] == "user"] == sent
+        used = {line.rsplit(" ", 1)[-1] for line in (run / "access.log").read_text().splitlines()}
+        assert {f"{c.base_url.host}:{c.base_url.port}" for c in replicas} <= used  # round robin: both served
+    finally:
+        if nginx is not None:
+            nginx.terminate()
+            nginx.wait(timeout=30)
+        cluster.stop_all()
+        schema.cleanup()

@@ -52,6 +52,11 @@ def test_the_same_folder_gets_the_same_ids_from_any_working_folder(root, capsys,
     code, out, _ = run(capsys, ["ingest", "notes/team.md", "--base", ".", "--json"])
     assert code == 0 and json.loads(out)["files_unchanged"] == 1
     assert listed(capsys) == ["notes/team.md"]
+    # Given alone with no base, a file its folder's job stored keeps that ID (the manifest's path matches).
+    monkeypatch.chdir(root / "elsewhere")
+    code, out, _ = run(capsys, ["ingest", str(root / "corpus" / "notes" / "team.md"), "--json"])
+    assert code == 0 and json.loads(out)["files_unchanged"] == 1
+    assert listed(capsys) == ["notes/team.md"]
     # A path outside --base is a usage error naming it.
     code, _, err = run(capsys, ["ingest", str(root / "elsewhere"), "--base", str(root / "corpus")])
     assert code == 2 and "not under the base" in err and "elsewhere" in err

@@ -16,16 +16,79 @@ def services() -> dict:
     return yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))["services"]
 
 
+def compose() -> dict:
+    return yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+
+
 def test_servers_two_api_replicas_and_a_worker():
     found = services()
-    assert {"qdrant", "neo4j", "postgres", "api-1", "api-2", "worker"} <= set(found)
+    assert {"qdrant", "neo4j", "postgres", "lb", "api-1", "api-2", "worker"} <= set(found)
     assert found["postgres"]["image"].startswith("postgres:")
     assert "pg_isready" in " ".join(found["postgres"]["healthcheck"]["test"])
     assert found["worker"]["command"] == ["agent-memory", "worker"]
     for name in ("api-1", "api-2"):
         assert found[name]["command"][:2] == ["agent-memory", "serve"]
-    host_ports = {found[name]["ports"][0].split(":")[0] for name in ("api-1", "api-2")}
-    assert len(host_ports) == 2  # both replicas reachable (behind a load balancer)
+
+
+def test_a_load_balancer_without_sticky_sessions_is_the_one_entry_point():
+    found = services()
+    lb = found["lb"]
+    assert lb["image"].startswith("nginx:") and lb["ports"] == ["8080:8080"]
+    assert {"api-1", "api-2"} <= set(lb["depends_on"])
+    assert all(lb["depends_on"][n]["condition"] == "service_healthy" for n in ("api-1", "api-2"))
+    (mount,) = lb["volumes"]
+    conf_path, target = mount.split(":")[:2]
+    conf = "\n".join(line.split("#")[0] for line in (COMPOSE.parent / conf_path).read_text().splitlines())
+    assert target == "/etc/nginx/conf.d/default.conf"
+    assert "server api-1:8080" in conf and "server api-2:8080" in conf
+    # Round robin: no affinity of any kind (sessions are in PostgreSQL, any replica answers).
+    for sticky in ("ip_hash", "hash ", "sticky", "least_conn"):
+        assert sticky not in conf, sticky
+    assert "client_max_body_size 65m" in conf  # above the API's own 64 MiB limit: the API answers 413
+    for name in ("api-1", "api-2"):
+        assert "ports" not in found[name], f"{name} is reached through lb only"
+
+
+def test_one_image_is_built_and_reused():
+    found = services()
+    builders = [name for name, service in found.items() if "build" in service]
+    assert builders == ["api-1"]
+    image = found["api-1"]["image"]
+    assert image.startswith("agent-memory:")
+    for name in ("api-2", "worker"):
+        assert found[name]["image"] == image and found[name].get("pull_policy") == "never", name
+
+
+def test_passwords_and_keys_are_required_not_defaulted():
+    text = COMPOSE.read_text(encoding="utf-8")
+    for var in ("NEO4J_PASSWORD", "POSTGRES_PASSWORD", "AGENT_MEMORY_API_KEYS"):
+        uses = text.count("${" + var)
+        assert uses and text.count("${" + var + ":?") == uses, var
+    assert "agent-memory-dev" not in text
+
+
+def test_every_service_has_a_health_check_and_only_named_volumes():
+    doc = compose()
+    named = set(doc["volumes"])
+    for name, service in doc["services"].items():
+        check = service.get("healthcheck") or {}
+        assert check.get("test") and not check.get("disable"), f"{name} has no health check"
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            assert source in named or source.startswith("./"), f"{name}: {volume} is not a named volume"
+    # The worker's cache is per container (tmpfs), so scaled workers never share a data dir.
+    assert [t.split(":")[0] for t in doc["services"]["worker"]["tmpfs"]] == ["/data"]
+    assert "VOLUME" not in (COMPOSE.parent / "Dockerfile").read_text(encoding="utf-8").split("# No VOLUME")[0]
+    assert 'current_holder' in " ".join(doc["services"]["worker"]["healthcheck"]["test"])
+
+
+def test_the_build_context_leaves_out_the_environment_data_and_history():
+    ignored = {line.strip() for line in (COMPOSE.parent / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#")}
+    assert {".venv", "data", "reports", ".git"} <= ignored
+    dockerfile = (COMPOSE.parent / "Dockerfile").read_text(encoding="utf-8")
+    for copied in ("agent_memory", "ingest", "retrieval", "samples", "pyproject.toml", "requirements-models.txt"):
+        assert copied in dockerfile and copied not in ignored, copied
 
 
 def test_every_process_shares_the_same_servers():

@@ -1,0 +1,52 @@
+"""Descriptions of the operations whose handlers carry no docstring of their own (FastAPI takes
+the docstring as the OpenAPI description), so every operation in ``/openapi.json`` says what it
+does, for a client generator and for a model reading the document."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.routing import APIRoute
+
+DESCRIPTIONS: dict[tuple[str, str], str] = {
+    ("POST", "/v1/documents"): (
+        "Ingest one document. JSON (`DocumentIn`): the text is stored under `source_id`; posting the same "
+        "ID again replaces that source. Multipart: an uploaded file (.txt .md .html .json .jsonl, records or "
+        "a transcript) under `source_id` (default: the file name); forgetting that ID forgets every source "
+        "the file held, and re-uploading the same bytes changes nothing. A body above the job threshold is "
+        "ingested by a background job: 202 with the job's URL, whose status gives the progress."),
+    ("GET", "/v1/jobs/{job_id}"): (
+        "A background ingestion job of the caller's tenant: status (queued, running, done, failed), the "
+        "stage and units done of total, and when done the same result a direct ingestion returns."),
+    ("DELETE", "/v1/sources/{source_id}"): (
+        "Forget a source in every store (vectors, graph, catalog), or an uploaded/ingested file and every "
+        "source it held. Returns the counts removed; 404 when the tenant holds no such source."),
+    ("POST", "/v1/sessions/{session_id}/messages"): (
+        "Append an OpenAI or Anthropic style chat message to a working-memory session (created on first "
+        "use), with a retention class: forgettable, fuzzy (the default) or strict. Returns its sequence "
+        "number and the session's counts; significant turns are promoted to long-term memory."),
+    ("GET", "/v1/sessions/{session_id}/view"): (
+        "The session's messages for the next model call, compacted to fit `budget` tokens; a pure read."),
+    ("POST", "/v1/sessions/{session_id}/compact"): (
+        "Compact the session now, as far as its levels allow (summaries replace what can go); returns the "
+        "level reached and the session's counts."),
+    ("GET", "/v1/sessions/{session_id}/config"): (
+        "The session's compaction window and level thresholds, and the share of the window in use."),
+    ("PUT", "/v1/sessions/{session_id}/config"): (
+        "Change the session's compaction window and level thresholds; fields left out keep their value."),
+}
+
+
+def describe_operations(router: APIRouter) -> APIRouter:
+    """Fill in the description of each route that has none: from DESCRIPTIONS, else its summary."""
+    for route in router.routes:
+        if not isinstance(route, APIRoute) or route.description:
+            continue
+        path = route.path.replace(":path}", "}")
+        for method in route.methods:
+            text = DESCRIPTIONS.get((method, path))
+            if text:
+                route.description = text
+                break
+        else:
+            route.description = route.summary or ""
+    return router

@@ -1,0 +1,270 @@
+"""A running ``agent-memory serve`` as the CLI's and the MCP server's memory: the same commands,
+through its HTTP API instead of the stores it owns (``agent_memory/owner.py``).
+
+Files are uploaded one by one under the source ID a local ingestion would give them
+(``ingest.discovery.file_source_id``), big ones through the server's background jobs, whose
+status gives the progress; the per-file reports add up to the same ``IngestReport`` a local job
+prints. The API key comes from ``AGENT_MEMORY_API_KEY`` (a server beyond loopback, or one with
+``AGENT_MEMORY_API_KEYS``, needs one); the server answers for that key's tenant.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, Callable, Sequence
+from urllib.parse import quote
+
+import httpx
+
+from ingest.discovery import default_base, discover_files, file_source_id
+from ingest.report import IngestReport
+from retrieval.types import Decision, Passage, PromptResult
+
+from .errors import AgentMemoryError, ConfigError, NotFoundError, StoreUnavailableError
+
+KEY_ENV = "AGENT_MEMORY_API_KEY"
+# Per-file report fields that add up across uploads (the lists are extended, the rest summed).
+_SUMMED = ("sources_written", "sources_unchanged", "sources_removed", "chunks", "summaries", "turns", "triples",
+           "items_deleted", "embeddings_computed")
+Progress = Callable[[str, int, int], None]
+CONNECT_WAIT_S = 15.0
+
+
+class RemoteError(AgentMemoryError):
+    """The server refused a request: its status, error code and message."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{message} (HTTP {status} {code})")
+        self.status, self.code = status, code
+
+
+def _quoted(source_id: str) -> str:
+    return quote(source_id, safe="/")
+
+
+class RemoteMemory:
+    """The HTTP API of one server, with the calls the CLI and the MCP tools make."""
+
+    def __init__(self, url: str, api_key: str | None = None, *, timeout: float = 300.0,
+                 owner: str | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.api_key = api_key if api_key is not None else (os.environ.get(KEY_ENV) or None)
+        self.owner = owner  # "pid 123 (...)" when found through the data dir's lock file
+        headers = {"X-API-Key": self.api_key} if self.api_key else {}
+        self.client = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+
+    # ---- plumbing ---------------------------------------------------------------------------------
+    def request(self, method: str, path: str, *, ok: Sequence[int] = (200,), key: str | None = None,
+                **kwargs: Any) -> httpx.Response:
+        headers = {"X-API-Key": key} if key else None
+        # A server takes its data dir before it listens: one found through the lock file may still be
+        # starting, so a refused connection is tried again for a few seconds (nothing was sent).
+        deadline = time.monotonic() + (CONNECT_WAIT_S if self.owner else 0.0)
+        while True:
+            try:
+                response = self.client.request(method, path, headers=headers, **kwargs)
+                break
+            except httpx.ConnectError as exc:
+                if time.monotonic() < deadline:
+                    time.sleep(0.5)
+                    continue
+                raise self._unreachable(exc) from None
+            except httpx.TransportError as exc:
+                raise self._unreachable(exc) from None
+        if response.status_code in ok:
+            return response
+        try:
+            error = response.json()["error"]
+            code, message = str(error.get("code")), str(error.get("message"))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            code, message = "error", response.text[:300]
+        if response.status_code == 401:
+            raise ConfigError(f"the server at {self.url} needs an API key: {message}; set {KEY_ENV} to a key "
+                              "from its AGENT_MEMORY_API_KEYS (its tenant is the one you work in)")
+        if response.status_code == 404:
+            raise NotFoundError(message)
+        raise RemoteError(response.status_code, code, message)
+
+    def _unreachable(self, exc: Exception) -> StoreUnavailableError:
+        who = f" ({self.owner})" if self.owner else ""
+        return StoreUnavailableError(f"the server at {self.url}{who} did not answer: {exc}")
+
+    def json(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self.request(method, path, **kwargs).json()
+
+    def tenant(self) -> str:
+        """The tenant this client's key reads and writes on the server."""
+        return self.json("GET", "/v1/whoami")["tenant"]
+
+    def check_tenant(self, wanted: str | None) -> str:
+        """The server's tenant for this key; a ``--tenant`` that differs cannot be served through it."""
+        tenant = self.tenant()
+        if wanted and wanted != tenant:
+            raise ConfigError(f"--tenant {wanted!r}: the server at {self.url} answers for tenant {tenant!r} "
+                              f"(the tenant of the API key in {KEY_ENV}); use a key bound to {wanted!r}")
+        return tenant
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> RemoteMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- documents ----------------------------------------------------------------------------------
+    def ingest_paths(self, paths: Sequence[str | Path], *, recursive: bool = False, glob: str | None = None,
+                     progress: bool = False, base: str | Path | None = None) -> IngestReport:
+        """The ingestion job over files and folders, each file uploaded to the server under the source ID
+        a local job gives it (its path relative to ``base``, default the folder holding each path given)."""
+        report = IngestReport()
+        started = time.perf_counter()
+        named = [(path, file_source_id(path, base if base is not None else default_base(raw)))
+                 for raw in paths for path in discover_files([raw], recursive=recursive, glob=glob, report=report)]
+        ids = dict(named)
+        files = [path for path, _ in named]
+        try:
+            for n, path in enumerate(files, start=1):
+                report.files_seen += 1
+                shown = _printer(f"[{n}/{len(files)}] {path}") if progress else None
+                if shown:
+                    shown("uploading", 0, 0)
+                self._upload_into(report, path, shown, ids[path])
+                if shown:
+                    print(file=sys.stderr)
+        except StoreUnavailableError as exc:
+            report.store_error = str(exc)
+            report.files_failed.append((str(files[report.files_seen - 1]), f"server failed: {exc}"))
+        finally:
+            report.seconds = time.perf_counter() - started
+        return report
+
+    def _upload_into(self, report: IngestReport, path: Path, progress: Progress | None, source_id: str) -> None:
+        try:
+            data = self.upload(path, source_id, progress=progress)
+        except OSError as exc:
+            report.files_skipped.append((str(path), f"unreadable: {exc}"))
+            report.outcome(path, "skipped")
+            return
+        except RemoteError as exc:
+            if exc.code == "unsupported_file":
+                report.files_skipped.append((str(path), str(exc)))
+                report.outcome(path, "skipped")
+            else:
+                report.files_failed.append((str(path), str(exc)))
+                report.outcome(path, "failed")
+            return
+        one = data.get("report") or {}
+        for name in _SUMMED:
+            setattr(report, name, getattr(report, name) + int(one.get(name) or 0))
+        report.warnings += list(one.get("warnings") or [])
+        if one.get("files_unchanged"):
+            report.files_unchanged += 1
+            report.outcome(path, "unchanged")
+        else:
+            report.files_ingested += 1
+            report.outcome(path, "ingested")
+
+    def upload(self, path: Path, source_id: str, *, metadata: str | None = None,
+               progress: Progress | None = None) -> dict[str, Any]:
+        """One file under ``source_id``; a big one waits for its job, reporting the job's progress."""
+        with Path(path).open("rb") as handle:
+            form = {"source_id": source_id, **({"metadata": metadata} if metadata else {})}
+            response = self.request("POST", "/v1/documents", ok=(200, 202),
+                                    files={"file": (Path(path).name, handle)}, data=form)
+        data = response.json()
+        if response.status_code == 202:
+            data = self.wait_job(data["job_id"], progress)
+        return data
+
+    def wait_job(self, job_id: str, progress: Progress | None = None, poll_s: float = 0.5) -> dict[str, Any]:
+        while True:
+            job = self.json("GET", f"/v1/jobs/{job_id}")
+            if progress:
+                progress(job.get("stage") or job["status"], job.get("units_done", 0), job.get("units_total", 0))
+            if job["status"] == "done":
+                return job.get("result") or {}
+            if job["status"] == "failed":
+                error = job.get("error") or {}
+                raise RemoteError(400, str(error.get("code", "job_failed")), str(error.get("message", "job failed")))
+            time.sleep(poll_s)
+
+    def add(self, text: str, *, source_id: str, title: str = "", metadata: dict | None = None,
+            key: str | None = None) -> list[str]:
+        body = {"text": text, "source_id": source_id, "title": title, "metadata": metadata or {}}
+        response = self.request("POST", "/v1/documents", ok=(200, 202), json=body, key=key)
+        data = response.json()
+        if response.status_code == 202:
+            data = self.wait_job(data["job_id"])
+        return list(data.get("source_ids") or [])
+
+    def forget(self, source_id: str, *, key: str | None = None) -> dict[str, int]:
+        try:
+            data = self.json("DELETE", f"/v1/sources/{_quoted(source_id)}", key=key)
+        except NotFoundError:
+            return {"sources": 0, "items": 0, "triples": 0}
+        return {k: int(data.get(k, 0)) for k in ("sources", "items", "triples")}
+
+    # ---- upkeep ---------------------------------------------------------------------------------------
+    def stats(self, soon_days: float = 1.0) -> dict[str, Any]:
+        return self.json("GET", "/v1/stats", params={"soon_days": soon_days})
+
+    def list_sources(self, *, prefix: str = "", kind: str | None = None, offset: int = 0,
+                     limit: int = 50) -> list[dict]:
+        params = {"prefix": prefix, "offset": offset, "limit": limit, **({"kind": kind} if kind else {})}
+        return self.json("GET", "/v1/sources", params=params)["sources"]
+
+    def inspect(self, source_id: str) -> dict | None:
+        try:
+            return self.json("GET", f"/v1/sources/{_quoted(source_id)}")
+        except NotFoundError:
+            return None
+
+    def gc(self) -> dict[str, Any]:
+        return self.json("POST", "/v1/gc")
+
+    # ---- questions and sessions -----------------------------------------------------------------------
+    def prompt(self, body: dict[str, Any], *, key: str | None = None) -> PromptResult:
+        return prompt_result(self.json("POST", "/v1/prompt", json=body, key=key))
+
+    def search(self, body: dict[str, Any], *, key: str | None = None) -> dict[str, Any]:
+        return self.json("POST", "/v1/search", json=body, key=key)
+
+    def add_message(self, session_id: str, message: dict, *, retention: str | None = None,
+                    key: str | None = None) -> int:
+        body = {"message": message, **({"retention": retention} if retention else {})}
+        return int(self.json("POST", f"/v1/sessions/{quote(session_id, safe='')}/messages", json=body, key=key)["seq"])
+
+    def view(self, session_id: str, budget: int, *, key: str | None = None) -> dict[str, Any]:
+        return self.json("GET", f"/v1/sessions/{quote(session_id, safe='')}/view", params={"budget": budget},
+                         key=key)
+
+
+def prompt_result(data: dict[str, Any]) -> PromptResult:
+    """``PromptResult.debug_dict()`` back into a PromptResult (what ``render_dump`` reads)."""
+    known = {f.name for f in fields(PromptResult)}
+    out = {k: v for k, v in data.items() if k in known}
+    out["passages"] = [_record(Passage, p) for p in data.get("passages", [])]
+    for name in ("assembly_drops", "decisions"):
+        out[name] = [_record(Decision, d) for d in data.get(name, [])]
+    return PromptResult(**out)
+
+
+def _record(cls, data: dict[str, Any]):
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def _printer(label: str) -> Progress:
+    """A job's progress on one stderr line (the local job's progress bar goes there too)."""
+
+    def show(stage: str, done: int, total: int) -> None:
+        counts = f" {done}/{total}" if total else ""
+        print(f"\r{label}: {stage}{counts}", end="", file=sys.stderr, flush=True)
+
+    return show

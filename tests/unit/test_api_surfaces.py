@@ -1,0 +1,85 @@
+"""What a client or a model reads before its first call: the OpenAPI document (every operation
+typed and described) and the MCP tool list (annotations, output schemas, instructions)."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp.client import Client
+from pydantic import ValidationError
+
+from agent_memory.api.answer import relevance
+from agent_memory.api.app import create_app
+from agent_memory.mcp_server import TOOLS, RememberIn, build_server, generated_source_id
+from agent_memory.memory import Memory
+
+
+def test_every_operation_has_a_typed_success_response_and_a_description(tmp_path):
+    from agent_memory.config import load_settings
+
+    document = create_app(load_settings(data_dir=tmp_path)).openapi()
+    schemas = document["components"]["schemas"]
+    seen = set()
+    for path, operations in document["paths"].items():
+        for method, op in operations.items():
+            seen.add((method.upper(), path))
+            assert op.get("description", "").strip(), f"{method.upper()} {path} has no description"
+            ok = next(v for k, v in op["responses"].items() if k.startswith("2"))
+            schema = ok["content"]["application/json"]["schema"]
+            assert schema, f"{method.upper()} {path}: empty response schema"
+            ref = schema.get("$ref", "").rsplit("/", 1)[-1]
+            assert ref in schemas and schemas[ref].get("properties"), f"{method.upper()} {path}: {schema}"
+    assert {("POST", "/v1/prompt"), ("GET", "/v1/stats"), ("GET", "/v1/sources"), ("POST", "/v1/gc"),
+            ("POST", "/v1/search"), ("GET", "/v1/whoami")} <= seen
+    prompt = schemas["PromptOut"]["properties"]
+    assert {"prompt", "passages", "decisions", "total_tokens", "budget"} <= set(prompt)
+    assert "relevance" in schemas["PassageOut"]["properties"]
+
+
+def test_relevance_is_in_zero_one_and_keeps_the_order():
+    raw = [-7.5, -1.2, 0.0, 0.4, 3.3, 80.0, float("-inf"), float("nan")]
+    values = [relevance(x) for x in raw]
+    assert all(0.0 <= v <= 1.0 for v in values)
+    assert values[:6] == sorted(values[:6]) and values[2] == 0.5
+
+
+def test_remember_takes_plain_text_and_generates_a_stable_id():
+    args = RememberIn.model_validate({"text": "The night shift starts at 22:00."})
+    (doc,) = args.all_documents()
+    assert doc.source_id == generated_source_id("The night shift starts at 22:00.")
+    assert doc.source_id.startswith("memory/") and len(doc.source_id) > len("memory/") + 8
+    named = RememberIn.model_validate({"text": "x", "source_id": "notes/shift"}).all_documents()
+    assert named[0].source_id == "notes/shift"
+    with pytest.raises(ValidationError, match="give `text`"):
+        RememberIn.model_validate({})
+    with pytest.raises(ValidationError, match="give `text` too"):
+        RememberIn.model_validate({"source_id": "notes/orphan"})
+    with pytest.raises(ValidationError, match="session_id"):
+        RememberIn.model_validate({"messages": [{"message": {"role": "user", "content": "hi"}}]})
+
+
+def test_tools_say_what_they_do_to_memory_and_what_they_return(tmp_path):
+    memory = Memory(data_dir=tmp_path)  # no store is opened to list the tools
+
+    async def scenario():
+        async with Client(build_server(memory, lambda ctx: memory.tenant)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            return client.instructions, tools
+
+    try:
+        instructions, tools = anyio.run(scenario)
+    finally:
+        memory.close()
+    assert set(tools) == set(TOOLS)
+    for name in ("recall", "search", "session_view"):
+        hints = tools[name].annotations
+        assert hints.read_only_hint is True and hints.destructive_hint is False, name
+    assert tools["forget"].annotations.destructive_hint is True
+    assert tools["forget"].annotations.read_only_hint is False
+    assert tools["remember"].annotations.read_only_hint is False
+    for name, tool in tools.items():
+        assert tool.output_schema and tool.output_schema.get("properties"), name
+    assert "text" in tools["remember"].input_schema["properties"]
+    assert {"prompt", "sources", "passages"} <= set(tools["recall"].output_schema["properties"])
+    # Written for a model: when to call which tool, how to cite.
+    assert "`recall`" in instructions and "`search`" in instructions and "[S:" in instructions
