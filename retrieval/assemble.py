@@ -331,19 +331,22 @@ class Assembler:
                 if room < self.config.min_compressed_tokens:
                     result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue
+                whole = text
                 text = compress(text, question, room, self.counter, entities)
                 if not text:
                     result.assembly_drops.append(Decision("assemble", item.source_id, "dropped",
-                                                   "no sentence fits the remaining budget", cost, 0))
+                                                   "its best sentence does not fit the remaining budget", cost, 0))
                     continue
-                line = item_line(item, text)
-                compressed = True
-                new_cost = count(line) + 1 + header_cost
-                why = "longer than one passage's share" if over_cap and cost <= free else "did not fit whole"
-                result.decisions.append(Decision("compact", item.source_id, "compressed",
-                                                 f"{why}; kept the sentences with the question's terms",
-                                                 cost, new_cost))
-                cost = new_cost
+                if text != whole:
+                    line = item_line(item, text)
+                    compressed = True
+                    new_cost = count(line) + 1 + header_cost
+                    why = "longer than one passage's share" if over_cap and cost <= free else "did not fit whole"
+                    result.decisions.append(Decision("compact", item.source_id, "compressed",
+                                                     f"{why}; kept the sentences with the question's terms",
+                                                     cost, new_cost))
+                    cost = new_cost
+                # else one sentence: never cut, so placed whole where it fits
                 if cost > free:
                     result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue
