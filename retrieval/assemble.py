@@ -22,6 +22,7 @@ from ingest.triples.base import GENERIC  # the type of a noun phrase that names 
 
 from .compress import compress
 from .config import RetrievalConfig
+from .spread import spread_sessions
 from .types import Candidate, Decision, Passage, PromptResult
 from .validity import fact_dates
 from .when import parse_stamp
@@ -298,6 +299,12 @@ class Assembler:
 
     def _pack_passages(self, question, passages, entities, sections, free, used_sources, result) -> None:
         count = self.counter.count
+        spread = spread_sessions(question, passages, self.config.aggregation_spread)
+        if spread is not passages:
+            result.decisions.append(Decision("assemble", "passages", "spread",
+                                             "a question asking for a collection: each further passage of a session "
+                                             f"packs {self.config.aggregation_spread} lower"))
+            passages = spread
         headers_used: set[str] = set()
         # Under a tight budget one long passage would crowd out every other source: above this
         # share of the passages' room, a passage is compressed to its question-bearing sentences.

@@ -114,6 +114,18 @@ class RetrievalConfig(StrictModel):
         "a link's strength is multiplied by 1 + this x min(1, n/2), n the question's content words (stemmed;"
         " Chinese by jieba) in the sentences of the passage that name the page, beyond the page's name and"
         " the passage's own title"))
+    second_hop: bool = Field(default=False, description=(
+        "search again from the best first-round passages: the names each mentions that the question does not"
+        " (its bridges) are added to the question, searched by keyword and meaning, and what they find gets"
+        " hop_signal (retrieval/hop.py)"))
+    hop_top: int = Field(default=3, ge=1, description="how many of the best candidates the second hop starts from")
+    hop_bridges: int = Field(default=2, ge=1, description="bridge names followed per starting passage")
+    hop_limit: int = Field(default=10, ge=1, description="hits per search of the second hop")
+    hop_dense: bool = Field(default=True, description="the second hop also searches by meaning (one more "
+                                                      "question embedding per bridge), not only by keyword")
+    hop_signal: float = Field(default=3.0, ge=0, description=(
+        "rerank bonus per unit of hop score: 1 / (rank of the starting passage + 1) / (1 + rank of the hit)^2"
+        " (as link_signal: a bridge's page shares few words with the question, so the bonus must lift it)"))
     chunk_neighbours: int = Field(default=0, ge=0,
                                   description="chunks of the same document pulled in on each side of a strong chunk")
     chunk_neighbour_top: int = Field(default=1, ge=0, description="how many of the best chunks get neighbours")
@@ -147,6 +159,11 @@ class RetrievalConfig(StrictModel):
         default=True, description="a passage holding a number the kept one lacks is never its near-duplicate: "
         "templated statements one word and one number apart pass the cosine and word tests and state different "
         "facts (retrieval/dedup.py)")
+    aggregation_spread: float = Field(
+        default=0.0, ge=0, description="for a question that asks for a collection (\"what activities...\", \"how "
+        "many...\", retrieval/spread.py), each further passage of a session or document already ahead of it in the "
+        "ranking packs as if its rerank score were this much lower: evidence said in several sessions is not crowded "
+        "out by one strong session's turns")
     min_compressed_tokens: int = Field(default=24, ge=1, description="a compressed passage shorter than this is dropped")
     max_passage_share: float = Field(default=0.4, gt=0, le=1,
                                      description="a passage above this share of the room is compressed")

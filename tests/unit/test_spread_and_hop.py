@@ -1,0 +1,58 @@
+"""Packing for spread evidence (retrieval/spread.py) and the second hop's bridge names (retrieval/hop.py)."""
+
+from __future__ import annotations
+
+from agent_memory.records import MemoryItem
+from agent_memory.text import keyword_set
+from retrieval.config import load_preset
+from retrieval.hop import bridge_names
+from retrieval.spread import is_aggregation, spread_sessions
+from retrieval.types import Candidate
+
+
+def turn(turn_id: str, session: str, score: float) -> Candidate:
+    item = MemoryItem(id=turn_id, tenant="t", source_id=turn_id, kind="turn", text=f"text of {turn_id}",
+                      metadata={"session_id": session})
+    return Candidate(item=item, final=score)
+
+
+def test_aggregation_questions_are_told_from_single_fact_ones():
+    for question in ("What activities does Melanie partake in?", "How many hikes has Joanna been on?",
+                     "What books has John read?", "Where has Maria made friends?",
+                     "Did Jon and Gina both participate in dance competitions?", "What has Melanie painted?",
+                     "小林去过哪些城市？"):
+        assert is_aggregation(question), question
+    for question in ("When did Caroline go to the LGBTQ support group?", "What is Caroline's identity?",
+                     "What Console does Nate own?", "高中同学们今年劳动节那次吃饭一共去了几个人？",
+                     "Who was the first president of the association?"):
+        assert not is_aggregation(question), question
+
+
+def test_spread_puts_other_sessions_between_one_sessions_turns():
+    ranked = [turn("a1", "A", 5.0), turn("a2", "A", 4.8), turn("a3", "A", 4.6), turn("b1", "B", 4.4),
+              turn("c1", "C", 3.0)]
+    out = [c.item.id for c in spread_sessions("What activities does Melanie partake in?", ranked, 0.5)]
+    # a2 packs at 4.3, a3 at 3.6: b1 (4.4) moves ahead of both; c1 (3.0) stays behind; A keeps its order.
+    assert out == ["a1", "b1", "a2", "a3", "c1"]
+    # A single-fact question, or no penalty, keeps the ranking as it is (the same list).
+    assert spread_sessions("When did Melanie paint a sunset?", ranked, 0.5) is ranked
+    assert spread_sessions("What activities does Melanie partake in?", ranked, 0.0) is ranked
+
+
+def test_spread_is_off_in_the_served_default_until_measured():
+    assert load_preset().aggregation_spread >= 0
+    assert load_preset(overrides={"aggregation_spread": 1.0}).aggregation_spread == 1.0
+
+
+def test_bridge_names_are_the_names_the_question_does_not_hold():
+    question = "Who was the first president of the association which published Journal of Psychotherapy Integration?"
+    text = ("Journal of Psychotherapy Integration is a quarterly peer-reviewed academic journal published by the "
+            "American Psychological Association on behalf of the Society for the Exploration of Psychotherapy "
+            "Integration. It was established in 1991.")
+    names = bridge_names(text, question, keyword_set(question), "Journal of Psychotherapy Integration", 2)
+    # The association is named in the sentence that shares the question's words ("published"), so it leads;
+    # the journal itself (the question names it) and overlapping shorter spans are not bridges.
+    assert names[0] == "American Psychological Association"
+    assert all("Journal of Psychotherapy Integration" != n and n not in question for n in names)
+    assert len(names) <= 2
+    assert bridge_names("nothing capitalized here.", question, keyword_set(question), "", 2) == []
