@@ -332,9 +332,14 @@ class Assembler:
             overhead = header_cost + count(item_line(item, "")) + 1
             # The share cap applies only where it leaves room for a compressed passage: under a
             # tiny budget the tag and header alone may exceed it.
-            over_cap = cap is not None and cost > cap and cap - overhead >= self.config.min_compressed_tokens
+            limit = cap
+            if self.config.sentence_pack_tokens and rank >= self.config.sentence_pack_after:
+                # Below the best passages, a long one brings its question-bearing sentences only.
+                tail = self.config.sentence_pack_tokens + overhead
+                limit = tail if limit is None else min(limit, tail)
+            over_cap = limit is not None and cost > limit and limit - overhead >= self.config.min_compressed_tokens
             if cost > free or over_cap:
-                room = min(free, cap if over_cap else free) - overhead
+                room = min(free, limit if over_cap else free) - overhead
                 if room < self.config.min_compressed_tokens:
                     result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue

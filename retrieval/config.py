@@ -164,6 +164,12 @@ class RetrievalConfig(StrictModel):
         "many...\", retrieval/spread.py), each further passage of a session or document already ahead of it in the "
         "ranking packs as if its rerank score were this much lower: evidence said in several sessions is not crowded "
         "out by one strong session's turns")
+    sentence_pack_tokens: int = Field(
+        default=0, ge=0, description="0: off. Otherwise a passage ranked below the best sentence_pack_after whose "
+        "text is longer than this many tokens is packed as its question-bearing sentences within this many tokens "
+        "(retrieval/compress.py), so more passages, from more sessions, fit the budget")
+    sentence_pack_after: int = Field(default=10, ge=0,
+                                     description="how many of the best passages are always offered whole")
     min_compressed_tokens: int = Field(default=24, ge=1, description="a compressed passage shorter than this is dropped")
     max_passage_share: float = Field(default=0.4, gt=0, le=1,
                                      description="a passage above this share of the room is compressed")

@@ -56,3 +56,32 @@ def test_bridge_names_are_the_names_the_question_does_not_hold():
     assert all("Journal of Psychotherapy Integration" != n and n not in question for n in names)
     assert len(names) <= 2
     assert bridge_names("nothing capitalized here.", question, keyword_set(question), "", 2) == []
+
+
+def test_sentence_packing_keeps_the_best_whole_and_packs_the_tail_as_sentences():
+    from agent_memory.tokens import TiktokenCounter
+    from retrieval.assemble import Assembler
+
+    counter = TiktokenCounter("cl100k_base")
+    filler = " ".join(f"We talked about the {w} weather and the long drive home." for w in
+                      ["cold", "warm", "grey", "wet", "windy", "calm", "odd", "mild"])
+
+    def long_turn(n: int) -> Candidate:
+        text = f"{filler} Melanie went camping with the kids in trip {n}. {filler}"
+        item = MemoryItem(id=f"t{n}", tenant="t", source_id=f"s/{n}", kind="turn", text=text,
+                          metadata={"speaker": "Melanie", "session_id": f"s{n}"})
+        return Candidate(item=item, final=10.0 - n)
+
+    passages = [long_turn(n) for n in range(6)]
+    question = "Where did Melanie go camping with the kids?"
+    whole = Assembler(counter, load_preset()).assemble(question, 600, facts=[], summaries=[], passages=passages,
+                                                       recent=[], entities=["Melanie"])
+    packed = Assembler(counter, load_preset(overrides={"sentence_pack_tokens": 40, "sentence_pack_after": 1})
+                       ).assemble(question, 600, facts=[], summaries=[], passages=passages, recent=[],
+                                  entities=["Melanie"])
+    by_id = {p.source_id: p for p in packed.passages}
+    assert not by_id["s/0"].compressed  # the best passage is offered whole
+    tail = [p for p in packed.passages if p.source_id != "s/0"]
+    assert tail and all(p.compressed and "went camping with the kids" in p.text for p in tail)
+    assert len(packed.passages) > len(whole.passages)  # more sessions' evidence in the same budget
+    assert counter.count(packed.prompt) <= 600
