@@ -119,6 +119,8 @@ class RetrievalConfig(StrictModel):
         " (its bridges) are added to the question, searched by keyword and meaning, and what they find gets"
         " hop_signal (retrieval/hop.py)"))
     hop_top: int = Field(default=3, ge=1, description="how many of the best candidates the second hop starts from")
+    hop_rounds: int = Field(default=1, ge=1, le=4, description=(
+        "how many times the second hop runs, each time from the top hop_top after the previous round's rerank"))
     hop_bridges: int = Field(default=2, ge=1, description="bridge names followed per starting passage")
     hop_limit: int = Field(default=10, ge=1, description="hits per search of the second hop")
     hop_dense: bool = Field(default=True, description="the second hop also searches by meaning (one more "

@@ -73,13 +73,30 @@ class SecondHop:
 
     def follow(self, query: Query, ranked: list[Candidate], decisions: list[Decision], similarity,
                spaces: list[str], found: list[dict] | None = None) -> list[Candidate]:
-        """``found`` (debug): one row per hit of the hop's searches, for the dump."""
+        """``found`` (debug): one row per hit of the hop's searches, for the dump. With hop_rounds > 1
+        the hop starts again from the new top (a passage found by one hop leads to the next: 3 and 4
+        hops), until the top hop_top have all been followed."""
+        followed: set[str] = set()
+        strengths: dict[str, float] = {}
+        for _ in range(self.config.hop_rounds):
+            anchors = [(rank, c) for rank, c in enumerate(ranked[: self.config.hop_top]) if c.item.id not in followed]
+            if not anchors:
+                break
+            followed.update(c.item.id for _, c in anchors)
+            if not self._round(query, ranked, anchors, strengths, decisions, spaces, found):
+                break
+            ranked = self.reranker.rerank(query.text, ranked, similarity)
+        return ranked
+
+    def _round(self, query: Query, ranked: list[Candidate], anchors: list[tuple[int, Candidate]],
+               strengths: dict[str, float], decisions: list[Decision], spaces: list[str],
+               found: list[dict] | None) -> bool:
+        """One hop from ``anchors``; True when it scored anything."""
         cfg = self.config
         asked = keyword_set(query.text)
         by_id = {c.item.id: c for c in ranked}
-        strengths: dict[str, float] = {}
         reasons: dict[str, str] = {}
-        for rank, anchor in enumerate(ranked[: cfg.hop_top]):
+        for rank, anchor in anchors:
             own = str(anchor.item.metadata.get("title") or "")
             rest = unanswered(query.text, anchor.item.text)
             for bridge in bridge_names(anchor.item.text, query.text, asked, own, cfg.hop_bridges):
@@ -104,15 +121,15 @@ class SecondHop:
                         decisions.append(Decision("hop", item.source_id, "added", why))
                     strengths[item.id] = strength
                     reasons[item.id] = why
-        if not strengths:
-            return ranked
+        if not reasons:
+            return False
         for hop_rank, (item_id, strength) in enumerate(sorted(strengths.items(), key=lambda p: -p[1]), start=1):
             cand = by_id[item_id]
             cand.route_scores["hop"] = strength
             cand.route_ranks["hop"] = hop_rank
-            if not cand.note:
-                cand.note = reasons[item_id]
-        return self.reranker.rerank(query.text, ranked, similarity)
+            if item_id in reasons:
+                cand.note = cand.note or reasons[item_id]
+        return True
 
     def _search(self, text: str, query: Query, spaces: list[str]) -> list[tuple[int, ScoredItem]]:
         """The hop's question by keyword and (``hop_dense``) by meaning: each item with its better rank."""
