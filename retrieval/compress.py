@@ -57,23 +57,28 @@ def compress(text: str, question: str, max_tokens: int, counter: TokenCounter,
     ents = [e.lower() for e in (entities or []) if e]
     question_has_number = bool(_NUMBER.search(question))
 
-    def score(index: int) -> float:
+    def relevance(index: int) -> float:
         sentence = sentences[index]
         lowered = sentence.lower()
-        words = set(keyword_terms(sentence))
-        s = float(len(words & q_terms))
+        s = float(len(words_of[index] & q_terms))
         s += sum(1.5 for e in ents if e in lowered)
         if _NUMBER.search(sentence):
             s += 0.5 if not question_has_number else 1.0
-        return s - 0.01 * index  # earlier sentences win ties: they usually set the context
+        return s
 
+    def score(index: int) -> float:
+        # Ties (most often: no sentence holds a question term) go to a sentence with some content
+        # ("Wow!" says nothing), then to the earlier one: it usually sets the context.
+        return relevance(index) + 0.005 * min(len(words_of[index]), 8) - 0.01 * index
+
+    words_of = [set(keyword_terms(sentence)) for sentence in sentences]
     order = sorted(range(len(sentences)), key=score, reverse=True)
     if counter.count(_join(sentences, [order[0]])) > max_tokens:
         return ""  # the best sentence is kept whole or not at all: a lesser one would stand in for it
     chosen = [order[0]]
     for index in order[1:]:
-        if score(index) <= 0:
-            break
+        if relevance(index) <= 0:
+            continue  # only question-bearing sentences join the best one
         candidate = sorted(chosen + [index])
         if counter.count(_join(sentences, candidate)) <= max_tokens:
             chosen = candidate

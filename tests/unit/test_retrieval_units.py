@@ -310,6 +310,10 @@ def test_compress_keeps_the_best_english_sentence_whole_or_nothing():
     out = compress(text, "When did Caroline adopt the cat?", 30, COUNTER)
     assert "I adopted a second cat, Luna, in March after the shelter visit." in out
     assert compress(text, "When did Caroline adopt the cat?", 8, COUNTER) == ""  # "Hi!" would fit, and says nothing
+    # No sentence holds a question term: the best is one with content, not the exclamation before it.
+    chat = "Wow! That sunset painting with the purple sky turned out great. Thanks."
+    assert compress(chat, "What did Caroline research?", 20, COUNTER) == (
+        "… That sunset painting with the purple sky turned out great. …")
     short = "Sure, see you at the pottery class on Friday"
     assert compress(short, "When is the pottery class?", 4, COUNTER) == short
 
