@@ -79,7 +79,11 @@ class SecondHop:
         followed: set[str] = set()
         strengths: dict[str, float] = {}
         for _ in range(self.config.hop_rounds):
-            anchors = [(rank, c) for rank, c in enumerate(ranked[: self.config.hop_top]) if c.item.id not in followed]
+            # As the links: the best passages of the kinds that name things (document chunks; a
+            # conversation's capitalized words are its speakers and its greetings).
+            kinds = self.config.hop_kinds
+            eligible = [(rank, c) for rank, c in enumerate(ranked) if c.item.kind in kinds][: self.config.hop_top]
+            anchors = [(rank, c) for rank, c in eligible if c.item.id not in followed]
             if not anchors:
                 break
             followed.update(c.item.id for _, c in anchors)
@@ -134,7 +138,7 @@ class SecondHop:
     def _search(self, text: str, query: Query, spaces: list[str]) -> list[tuple[int, ScoredItem]]:
         """The hop's question by keyword and (``hop_dense``) by meaning: each item with its better rank."""
         limit = self.config.hop_limit
-        flt = _content_filter(query.flt, ["chunk", "turn"])
+        flt = _content_filter(query.flt, [k for k in self.config.hop_kinds if k in ("chunk", "turn")])
         lists: list[list[ScoredItem]] = []
         try:
             sparse = self.services.sparse_encoder.encode_query(text)
