@@ -44,7 +44,7 @@ def ranks(result) -> list[str]:
 
 
 def test_the_second_hop_follows_the_bridge_name_to_the_answer(services):
-    with RetrievalPipeline.from_services(services) as plain, \
+    with RetrievalPipeline.from_services(services, overrides={"second_hop": False}) as plain, \
             RetrievalPipeline.from_services(services, overrides={"second_hop": True}) as hop, \
             RetrievalPipeline.from_services(services, overrides={"second_hop": True, "hop_signal": 6.0}) as strong:
         before = plain.run(QUESTION, tenant="hop", budget=2000, debug=True)
