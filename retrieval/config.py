@@ -124,6 +124,8 @@ class RetrievalConfig(StrictModel):
         "the kinds of item the second hop starts from and searches; chunks only: on LoCoMo, where a turn's"
         " names are its speakers and greetings, hopping from turns cost 0.4 points (0.907 / 0.859 against"
         " 0.911 / 0.862, multi-hop 0.740 against 0.753)"))
+    hop_below_anchor: bool = Field(default=False, description=(
+        "a hit of the second hop ranks right below the passage whose bridge found it, never above it"))
     hop_top: int = Field(default=3, ge=1, description="how many of the best candidates the second hop starts from")
     hop_rounds: int = Field(default=1, ge=1, le=4, description=(
         "how many times the second hop runs, each time from the top hop_top after the previous round's rerank"))

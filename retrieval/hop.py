@@ -63,6 +63,18 @@ def _stem_of(word: str) -> str:
 _SENTENCE_BREAK = re.compile(r"[.!?。！？]\s|[:;,，：；]")
 
 
+def _below_their_anchors(ranked: list[Candidate], leads: dict[str, str]) -> list[Candidate]:
+    """A hit of the hop ranks right below the passage whose bridge found it, never above it: the
+    passage that named the bridge is half of the answer (and, when the question asks for that name,
+    all of it: "who organized ...?" names the organizer, whose other notes must not push it out)."""
+    final = {c.item.id: c.final for c in ranked}
+    for cand in ranked:
+        anchor = leads.get(cand.item.id)
+        if anchor in final and cand.final >= final[anchor]:
+            cand.final = final[anchor] - 1e-6
+    return sorted(ranked, key=lambda c: -c.final)
+
+
 class SecondHop:
     """Searches again from the best candidates' bridge names; reranks with the hop score."""
 
@@ -78,6 +90,7 @@ class SecondHop:
         hops), until the top hop_top have all been followed."""
         followed: set[str] = set()
         strengths: dict[str, float] = {}
+        leads: dict[str, str] = {}  # hit id -> the id of the passage whose bridge found it
         for _ in range(self.config.hop_rounds):
             # As the links: the best passages of the kinds that name things (document chunks; a
             # conversation's capitalized words are its speakers and its greetings).
@@ -87,13 +100,15 @@ class SecondHop:
             if not anchors:
                 break
             followed.update(c.item.id for _, c in anchors)
-            if not self._round(query, ranked, anchors, strengths, decisions, spaces, found):
+            if not self._round(query, ranked, anchors, strengths, leads, decisions, spaces, found):
                 break
             ranked = self.reranker.rerank(query.text, ranked, similarity)
+            if self.config.hop_below_anchor:
+                ranked = _below_their_anchors(ranked, leads)
         return ranked
 
     def _round(self, query: Query, ranked: list[Candidate], anchors: list[tuple[int, Candidate]],
-               strengths: dict[str, float], decisions: list[Decision], spaces: list[str],
+               strengths: dict[str, float], leads: dict[str, str], decisions: list[Decision], spaces: list[str],
                found: list[dict] | None) -> bool:
         """One hop from ``anchors``; True when it scored anything."""
         cfg = self.config
@@ -124,6 +139,7 @@ class SecondHop:
                         ranked.append(by_id[item.id])
                         decisions.append(Decision("hop", item.source_id, "added", why))
                     strengths[item.id] = strength
+                    leads[item.id] = anchor.item.id
                     reasons[item.id] = why
         if not reasons:
             return False

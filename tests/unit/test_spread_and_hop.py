@@ -85,3 +85,12 @@ def test_sentence_packing_keeps_the_best_whole_and_packs_the_tail_as_sentences()
     assert tail and all(p.compressed and "went camping with the kids" in p.text for p in tail)
     assert len(packed.passages) > len(whole.passages)  # more sessions' evidence in the same budget
     assert counter.count(packed.prompt) <= 600
+
+
+def test_a_hop_hit_can_be_kept_below_the_passage_that_led_to_it():
+    from retrieval.hop import _below_their_anchors
+
+    anchor, hit, other = turn("note-a", "s1", 2.0), turn("note-b", "s2", 2.5), turn("note-c", "s3", 1.0)
+    out = _below_their_anchors([hit, anchor, other], {"note-b": "note-a"})
+    assert [c.item.id for c in out] == ["note-a", "note-b", "note-c"]
+    assert anchor.final > hit.final > other.final
