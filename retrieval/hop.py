@@ -63,15 +63,17 @@ def _stem_of(word: str) -> str:
 _SENTENCE_BREAK = re.compile(r"[.!?。！？]\s|[:;,，：；]")
 
 
-def _below_their_anchors(ranked: list[Candidate], leads: dict[str, str]) -> list[Candidate]:
-    """A hit of the hop ranks right below the passage whose bridge found it, never above it: the
-    passage that named the bridge is half of the answer (and, when the question asks for that name,
-    all of it: "who organized ...?" names the organizer, whose other notes must not push it out)."""
+def _below_their_anchors(ranked: list[Candidate], leads: dict[str, str], signal: float) -> list[Candidate]:
+    """The hop lifts a hit at most to right below the passage whose bridge found it, never past it:
+    the passage that named the bridge is half of the answer (and, when the question asks for that
+    name, all of it: "who organized ...?" names the organizer, whose other notes must not push it
+    out). A hit that ranked above its anchor without the hop's bonus keeps its own place."""
     final = {c.item.id: c.final for c in ranked}
     for cand in ranked:
         anchor = leads.get(cand.item.id)
         if anchor in final and cand.final >= final[anchor]:
-            cand.final = final[anchor] - 1e-6
+            own = cand.final - signal * cand.route_scores.get("hop", 0.0)
+            cand.final = max(own, final[anchor] - 1e-6)
     return sorted(ranked, key=lambda c: -c.final)
 
 
@@ -104,7 +106,7 @@ class SecondHop:
                 break
             ranked = self.reranker.rerank(query.text, ranked, similarity)
             if self.config.hop_below_anchor:
-                ranked = _below_their_anchors(ranked, leads)
+                ranked = _below_their_anchors(ranked, leads, self.config.hop_signal)
         return ranked
 
     def _round(self, query: Query, ranked: list[Candidate], anchors: list[tuple[int, Candidate]],

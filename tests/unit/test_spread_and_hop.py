@@ -91,6 +91,12 @@ def test_a_hop_hit_can_be_kept_below_the_passage_that_led_to_it():
     from retrieval.hop import _below_their_anchors
 
     anchor, hit, other = turn("note-a", "s1", 2.0), turn("note-b", "s2", 2.5), turn("note-c", "s3", 1.0)
-    out = _below_their_anchors([hit, anchor, other], {"note-b": "note-a"})
+    hit.route_scores["hop"] = 0.5  # 1.5 of its 2.5 came from the hop (signal 3)
+    out = _below_their_anchors([hit, anchor, other], {"note-b": "note-a"}, 3.0)
     assert [c.item.id for c in out] == ["note-a", "note-b", "note-c"]
     assert anchor.final > hit.final > other.final
+    # A hit that was above its anchor on its own keeps its place.
+    strong = turn("note-d", "s4", 2.5)
+    strong.route_scores["hop"] = 0.1
+    out = _below_their_anchors([strong, anchor], {"note-d": "note-a"}, 3.0)
+    assert [c.item.id for c in out] == ["note-d", "note-a"] and strong.final == 2.2
