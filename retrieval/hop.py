@@ -18,9 +18,11 @@ from __future__ import annotations
 import logging
 import re
 
+from agent_memory.entities import normalize_name
 from agent_memory.errors import StoreError
 from agent_memory.records import ScoredItem
-from agent_memory.text import STOPWORDS, content_words, keyword_set, keyword_terms
+from agent_memory.text import STOPWORDS, content_words, has_cjk, keyword_set, keyword_terms
+from ingest.triples.base import GENERIC  # the type of a noun phrase that names no entity
 
 from .config import RetrievalConfig
 from .pages import mentioned_names, naming_sentence_overlap
@@ -120,7 +122,8 @@ class SecondHop:
         for rank, anchor in anchors:
             own = str(anchor.item.metadata.get("title") or "")
             rest = unanswered(query.text, anchor.item.text)
-            for bridge in bridge_names(anchor.item.text, query.text, asked, own, cfg.hop_bridges):
+            bridges = bridge_names(anchor.item.text, query.text, asked, own, cfg.hop_bridges * 4)
+            for bridge in self._named(query.tenant, bridges)[: cfg.hop_bridges]:
                 hop_text = f"{bridge} {rest}".strip()
                 for h_rank, hit in self._search(hop_text, query, spaces):
                     item = hit.item
@@ -152,6 +155,23 @@ class SecondHop:
             if item_id in reasons:
                 cand.note = cand.note or reasons[item_id]
         return True
+
+    def _named(self, tenant: str, bridges: list[str]) -> list[str]:
+        """The bridges that are names. A capital says so in a script that has capitals; a Chinese span
+        (every jieba word is a candidate there) counts only as a named entity of the tenant's graph:
+        "合唱团明年三月的音乐会" is a phrase, and following it brought in every note of the choir."""
+        cjk = [b for b in bridges if has_cjk(b)]
+        if not cjk:
+            return bridges
+        try:
+            named = {normalize_name(e.name) for e in self.services.graph.find_entities(tenant, cjk)
+                     if e.type != GENERIC}
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - without the graph, no Chinese bridges
+            log.warning("second hop: entity lookup failed: %s", exc)
+            named = set()
+        return [b for b in bridges if not has_cjk(b) or normalize_name(b) in named]
 
     def _search(self, text: str, query: Query, spaces: list[str]) -> list[tuple[int, ScoredItem]]:
         """The hop's question by keyword and (``hop_dense``) by meaning: each item with its better rank."""
