@@ -23,6 +23,7 @@ from ingest.triples.base import GENERIC  # the type of a noun phrase that names 
 from .compress import compress
 from .config import RetrievalConfig
 from .headings import DOCUMENTS_HEADING, heading_year, session_label, shown_heading
+from .spread import spread_sessions
 from .types import Candidate, Decision, Passage, PromptResult
 from .validity import fact_dates
 from .when import parse_stamp
@@ -312,6 +313,12 @@ class Assembler:
 
     def _pack_passages(self, question, passages, entities, sections, free, used_sources, result) -> None:
         count = self.counter.count
+        spread = spread_sessions(question, passages, self.config.aggregation_spread)
+        if spread is not passages:
+            result.decisions.append(Decision("assemble", "passages", "spread",
+                                             "a question asking for a collection: each further passage of a session "
+                                             f"packs {self.config.aggregation_spread} lower"))
+            passages = spread
         headers_used: set[str] = set()
         year = ""  # the year of the last session heading placed (written again only where it changes)
         # Under a tight budget one long passage would crowd out every other source: above this
@@ -353,25 +360,33 @@ class Assembler:
             overhead = header_cost + count(item_line(item, "")) + 1
             # The share cap applies only where it leaves room for a compressed passage: under a
             # tiny budget the tag and header alone may exceed it.
-            over_cap = cap is not None and cost > cap and cap - overhead >= self.config.min_compressed_tokens
+            limit = cap
+            if self.config.sentence_pack_tokens and rank >= self.config.sentence_pack_after:
+                # Below the best passages, a long one brings its question-bearing sentences only.
+                tail = self.config.sentence_pack_tokens + overhead
+                limit = tail if limit is None else min(limit, tail)
+            over_cap = limit is not None and cost > limit and limit - overhead >= self.config.min_compressed_tokens
             if cost > free or over_cap:
-                room = min(free, cap if over_cap else free) - overhead
+                room = min(free, limit if over_cap else free) - overhead
                 if room < self.config.min_compressed_tokens:
                     result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue
+                whole = text
                 text = compress(text, question, room, self.counter, entities)
                 if not text:
                     result.assembly_drops.append(Decision("assemble", item.source_id, "dropped",
-                                                   "no sentence fits the remaining budget", cost, 0))
+                                                   "its best sentence does not fit the remaining budget", cost, 0))
                     continue
-                line = item_line(item, text)
-                compressed = True
-                new_cost = count(line) + 1 + header_cost
-                why = "longer than one passage's share" if over_cap and cost <= free else "did not fit whole"
-                result.decisions.append(Decision("compact", item.source_id, "compressed",
-                                                 f"{why}; kept the sentences with the question's terms",
-                                                 cost, new_cost))
-                cost = new_cost
+                if text != whole:
+                    line = item_line(item, text)
+                    compressed = True
+                    new_cost = count(line) + 1 + header_cost
+                    why = "longer than one passage's share" if over_cap and cost <= free else "did not fit whole"
+                    result.decisions.append(Decision("compact", item.source_id, "compressed",
+                                                     f"{why}; kept the sentences with the question's terms",
+                                                     cost, new_cost))
+                    cost = new_cost
+                # else one sentence: never cut, so placed whole where it fits
                 if cost > free:
                     result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue

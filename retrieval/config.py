@@ -118,6 +118,31 @@ class RetrievalConfig(StrictModel):
         "a link's strength is multiplied by 1 + this x min(1, n/2), n the question's content words (stemmed;"
         " Chinese by jieba) in the sentences of the passage that name the page, beyond the page's name and"
         " the passage's own title"))
+    second_hop: bool = Field(default=True, description=(
+        "search again from the best first-round passages: the names each mentions that the question does not"
+        " (its bridges), each with the question's words the passage lacks, are searched, and what they find"
+        " gets hop_signal (retrieval/hop.py). On: HotpotQA dev 0.970 / 0.944 -> 0.978 / 0.956 at 1,000 and"
+        " 0.812 / 0.664 -> 0.840 / 0.720 at 500, MuSiQue train100 0.663 / 0.380 -> 0.682 / 0.440, LoCoMo"
+        " unchanged (no chunks), zh_events unchanged at 300 / 500 / 1,000 (docs/notes/h34.md)"))
+    hop_kinds: list[str] = Field(default_factory=lambda: ["chunk"], description=(
+        "the kinds of item the second hop starts from and searches; chunks only: on LoCoMo, where a turn's"
+        " names are its speakers and greetings, hopping from turns cost 0.4 points (0.907 / 0.859 against"
+        " 0.911 / 0.862, multi-hop 0.740 against 0.753)"))
+    hop_below_anchor: bool = Field(default=False, description=(
+        "the second hop lifts a hit at most to right below the passage whose bridge found it; off: no effect"
+        " measured (MuSiQue 0.682 / 0.440 either way, zh_events at 300 0.944 either way before Chinese bridges"
+        " had to be graph entities)"))
+    hop_top: int = Field(default=3, ge=1, description="how many of the best candidates the second hop starts from")
+    hop_rounds: int = Field(default=1, ge=1, le=4, description=(
+        "how many times the second hop runs, each time from the top hop_top after the previous round's rerank"))
+    hop_bridges: int = Field(default=2, ge=1, description="bridge names followed per starting passage")
+    hop_limit: int = Field(default=10, ge=1, description="hits per search of the second hop")
+    hop_dense: bool = Field(default=False, description=(
+        "the second hop also searches by meaning, not only by keyword: one more question embedding per bridge"
+        " doubled the question time under load for +0.4 / +0.8 points of HotpotQA and +1.3 soft of MuSiQue"))
+    hop_signal: float = Field(default=3.0, ge=0, description=(
+        "rerank bonus per unit of hop score: 1 / (rank of the starting passage + 1) / (1 + rank of the hit)^2"
+        " (as link_signal: a bridge's page shares few words with the question, so the bonus must lift it)"))
     chunk_neighbours: int = Field(default=0, ge=0,
                                   description="chunks of the same document pulled in on each side of a strong chunk")
     chunk_neighbour_top: int = Field(default=1, ge=0, description="how many of the best chunks get neighbours")
@@ -151,6 +176,17 @@ class RetrievalConfig(StrictModel):
         default=True, description="a passage holding a number the kept one lacks is never its near-duplicate: "
         "templated statements one word and one number apart pass the cosine and word tests and state different "
         "facts (retrieval/dedup.py)")
+    aggregation_spread: float = Field(
+        default=0.0, ge=0, description="for a question that asks for a collection (\"what activities...\", \"how "
+        "many...\", retrieval/spread.py), each further passage of a session or document already ahead of it in the "
+        "ranking packs as if its rerank score were this much lower: evidence said in several sessions is not crowded "
+        "out by one strong session's turns")
+    sentence_pack_tokens: int = Field(
+        default=0, ge=0, description="0: off. Otherwise a passage ranked below the best sentence_pack_after whose "
+        "text is longer than this many tokens is packed as its question-bearing sentences within this many tokens "
+        "(retrieval/compress.py), so more passages, from more sessions, fit the budget")
+    sentence_pack_after: int = Field(default=10, ge=0,
+                                     description="how many of the best passages are always offered whole")
     min_compressed_tokens: int = Field(default=24, ge=1, description="a compressed passage shorter than this is dropped")
     max_passage_share: float = Field(default=0.4, gt=0, le=1,
                                      description="a passage above this share of the room is compressed")

@@ -24,6 +24,7 @@ from .assemble import Assembler
 from .config import RetrievalConfig, load_preset
 from .dedup import deduplicate
 from .fusion import fuse
+from .hop import SecondHop
 from .links import LinkFollower, spread
 from .pages import Pages
 from .rerank import DefaultReranker, Reranker
@@ -85,6 +86,7 @@ class RetrievalPipeline:
         # Entity pages belong to the graph layer: without the graph route, no links either.
         self.pages = Pages(services.catalog, services.vectors) if config.graph.enabled else None
         self.links = LinkFollower(self.pages, self.reranker, config) if self.pages is not None else None
+        self.hop = SecondHop(services, self.reranker, config)
         if config.dense.enabled:
             self.routes["dense"] = DenseRoute(services.vectors)
         if config.keyword.enabled:
@@ -186,6 +188,10 @@ class RetrievalPipeline:
         if self.links is not None and self.config.link_top and self.config.link_signal:
             reranked = self.links.follow(query, reranked, decisions, similarity)
             lap("links")
+        hop_found: list[dict] | None = [] if debug else None
+        if self.config.second_hop and self.config.hop_signal:
+            reranked = self.hop.follow(query, reranked, decisions, similarity, spaces, hop_found)
+            lap("hop")
 
         reranked = self._add_neighbours(reranked, flt, decisions)
         # Only the best can reach the prompt: a budget of B tokens holds fewer than B / 10
@@ -222,6 +228,8 @@ class RetrievalPipeline:
                        for r, h in enumerate(out.hits, start=1)]
                 for name, out in outputs.items()
             }
+            if hop_found:
+                result.routes["hop"] = hop_found
             result.decisions += variants.decisions()  # the question's rewrites and what each found
             if facts:
                 result.routes["graph_facts"] = [

@@ -71,6 +71,8 @@ class DefaultReranker:
             score += cfg.graph_signal * signals.route_bonus(candidates, "graph", DOCUMENT_KINDS)
             score += cfg.link_signal * signals.route_bonus(candidates, "links", DOCUMENT_KINDS)
         score += cfg.time_signal * signals.route_bonus(candidates, "time")
+        if cfg.second_hop:
+            score += cfg.hop_signal * signals.route_bonus(candidates, "hop")
         if cfg.importance_signal:
             score += cfg.importance_signal * signals.importance(candidates, cfg.importance_half_life_days, time.time())
         for cand, value in zip(candidates, score):

@@ -42,6 +42,8 @@ def services(tmp_path_factory):
 
 
 def _run(services, **overrides):
+    # What the links do alone: the second hop (on by default) reaches a chain's pages by name too.
+    overrides = {"second_hop": False, **overrides}
     with RetrievalPipeline(services, load_preset("documents", overrides)) as pipe:
         return pipe.run(QUESTION, tenant="default", budget=BUDGET, debug=True)
 
@@ -81,3 +83,11 @@ def test_the_defaults_follow_links_once_with_sentence_match():
     # little there (soft 0.966), so they stay off (docs/evaluation.md).
     config = load_preset("default")
     assert config.link_rounds == 1 and config.link_sentence_match == 1.0
+
+
+def test_the_second_hop_reaches_the_third_page_with_one_round_of_links(services):
+    # The served default: one round of links reaches the company, and the hop from the company's page
+    # (its names the question lacks, with the words it leaves unanswered) reaches the city.
+    result = _run(services, second_hop=True, link_sentence_match=0.0)
+    assert "named in Kestrel Dynamics" in _note(result, "Brantwick")
+    assert _note(result, "Brantwick").startswith("found by")

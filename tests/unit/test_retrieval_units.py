@@ -9,7 +9,7 @@ from agent_memory.errors import ConfigError
 from agent_memory.records import MemoryItem, ScoredItem
 from agent_memory.text import keyword_set, split_sentences
 from agent_memory.tokens import TiktokenCounter
-from retrieval.compress import GAP, compress
+from retrieval.compress import GAP, compress, sentence_units
 from retrieval.config import PRESETS, RetrievalConfig, load_preset
 from retrieval.dedup import deduplicate, new_numbers
 from retrieval.fusion import fuse
@@ -281,6 +281,41 @@ def test_compress_keeps_chinese_sentences_whole():
     assert COUNTER.count(out) <= 40
     body = out.removeprefix("… ").removesuffix(" …")
     assert all(part in split_sentences(text) for part in body.split(GAP))
+
+
+def test_compress_never_empties_a_short_chinese_message():
+    # Issue 34: "User: … 。 …", the tag kept and every word gone. A stray "。" is no sentence of its own,
+    # and a message of one sentence is never cut: whole, or "" never a fragment.
+    message = "刚想起来，高中同学明年三月的年会的人数是27人。。"
+    assert sentence_units(message) == ["刚想起来，高中同学明年三月的年会的人数是27人。 。"]
+    assert compress(message, "高中同学明年三月的年会有几个人？", 5, COUNTER) == message
+    one = "我们下周六在社区中心办运动会"  # no sentence end at all
+    assert compress(one, "运动会在哪里办？", 3, COUNTER) == one
+
+
+def test_compress_keeps_the_best_chinese_sentence_whole_or_nothing():
+    text = "今天天气不错。社区上个月的运动会的人数是69人；场地在体育馆。别忘了。"
+    # The clause after "；" runs on: Chinese sentences end at 。！？.
+    assert sentence_units(text) == ["今天天气不错。", "社区上个月的运动会的人数是69人； 场地在体育馆。", "别忘了。"]
+    best = "社区上个月的运动会的人数是69人； 场地在体育馆。"
+    room = COUNTER.count(f"… {best} …")
+    out = compress(text, "社区上个月的运动会有多少人？", room, COUNTER)
+    assert out == f"… {best} …"
+    # Too little room for the best sentence: nothing, not a lesser sentence that happens to fit.
+    assert compress(text, "社区上个月的运动会有多少人？", room - 2, COUNTER) == ""
+
+
+def test_compress_keeps_the_best_english_sentence_whole_or_nothing():
+    text = "Hi! I adopted a second cat, Luna, in March after the shelter visit. See you."
+    out = compress(text, "When did Caroline adopt the cat?", 30, COUNTER)
+    assert "I adopted a second cat, Luna, in March after the shelter visit." in out
+    assert compress(text, "When did Caroline adopt the cat?", 8, COUNTER) == ""  # "Hi!" would fit, and says nothing
+    # No sentence holds a question term: the best is one with content, not the exclamation before it.
+    chat = "Wow! That sunset painting with the purple sky turned out great. Thanks."
+    assert compress(chat, "What did Caroline research?", 20, COUNTER) == (
+        "… That sunset painting with the purple sky turned out great. …")
+    short = "Sure, see you at the pottery class on Friday"
+    assert compress(short, "When is the pottery class?", 4, COUNTER) == short
 
 
 # ---- presets --------------------------------------------------------------------------------------------

@@ -1,0 +1,102 @@
+"""Packing for spread evidence (retrieval/spread.py) and the second hop's bridge names (retrieval/hop.py)."""
+
+from __future__ import annotations
+
+from agent_memory.records import MemoryItem
+from agent_memory.text import keyword_set
+from retrieval.config import load_preset
+from retrieval.hop import bridge_names
+from retrieval.spread import is_aggregation, spread_sessions
+from retrieval.types import Candidate
+
+
+def turn(turn_id: str, session: str, score: float) -> Candidate:
+    item = MemoryItem(id=turn_id, tenant="t", source_id=turn_id, kind="turn", text=f"text of {turn_id}",
+                      metadata={"session_id": session})
+    return Candidate(item=item, final=score)
+
+
+def test_aggregation_questions_are_told_from_single_fact_ones():
+    for question in ("What activities does Melanie partake in?", "How many hikes has Joanna been on?",
+                     "What books has John read?", "Where has Maria made friends?",
+                     "Did Jon and Gina both participate in dance competitions?", "What has Melanie painted?",
+                     "小林去过哪些城市？"):
+        assert is_aggregation(question), question
+    for question in ("When did Caroline go to the LGBTQ support group?", "What is Caroline's identity?",
+                     "What Console does Nate own?", "高中同学们今年劳动节那次吃饭一共去了几个人？",
+                     "Who was the first president of the association?"):
+        assert not is_aggregation(question), question
+
+
+def test_spread_puts_other_sessions_between_one_sessions_turns():
+    ranked = [turn("a1", "A", 5.0), turn("a2", "A", 4.8), turn("a3", "A", 4.6), turn("b1", "B", 4.4),
+              turn("c1", "C", 3.0)]
+    out = [c.item.id for c in spread_sessions("What activities does Melanie partake in?", ranked, 0.5)]
+    # a2 packs at 4.3, a3 at 3.6: b1 (4.4) moves ahead of both; c1 (3.0) stays behind; A keeps its order.
+    assert out == ["a1", "b1", "a2", "a3", "c1"]
+    # A single-fact question, or no penalty, keeps the ranking as it is (the same list).
+    assert spread_sessions("When did Melanie paint a sunset?", ranked, 0.5) is ranked
+    assert spread_sessions("What activities does Melanie partake in?", ranked, 0.0) is ranked
+
+
+def test_spread_is_off_in_the_served_default_until_measured():
+    assert load_preset().aggregation_spread >= 0
+    assert load_preset(overrides={"aggregation_spread": 1.0}).aggregation_spread == 1.0
+
+
+def test_bridge_names_are_the_names_the_question_does_not_hold():
+    question = "Who was the first president of the association which published Journal of Psychotherapy Integration?"
+    text = ("Journal of Psychotherapy Integration is a quarterly peer-reviewed academic journal published by the "
+            "American Psychological Association on behalf of the Society for the Exploration of Psychotherapy "
+            "Integration. It was established in 1991.")
+    names = bridge_names(text, question, keyword_set(question), "Journal of Psychotherapy Integration", 2)
+    # The association is named in the sentence that shares the question's words ("published"), so it leads;
+    # the journal itself (the question names it) and overlapping shorter spans are not bridges.
+    assert names[0] == "American Psychological Association"
+    assert all("Journal of Psychotherapy Integration" != n and n not in question for n in names)
+    assert len(names) <= 2
+    assert bridge_names("nothing capitalized here.", question, keyword_set(question), "", 2) == []
+
+
+def test_sentence_packing_keeps_the_best_whole_and_packs_the_tail_as_sentences():
+    from agent_memory.tokens import TiktokenCounter
+    from retrieval.assemble import Assembler
+
+    counter = TiktokenCounter("cl100k_base")
+    filler = " ".join(f"We talked about the {w} weather and the long drive home." for w in
+                      ["cold", "warm", "grey", "wet", "windy", "calm", "odd", "mild"])
+
+    def long_turn(n: int) -> Candidate:
+        text = f"{filler} Melanie went camping with the kids in trip {n}. {filler}"
+        item = MemoryItem(id=f"t{n}", tenant="t", source_id=f"s/{n}", kind="turn", text=text,
+                          metadata={"speaker": "Melanie", "session_id": f"s{n}"})
+        return Candidate(item=item, final=10.0 - n)
+
+    passages = [long_turn(n) for n in range(12)]  # more sessions than whole passages can hold
+    question = "Where did Melanie go camping with the kids?"
+    whole = Assembler(counter, load_preset()).assemble(question, 600, facts=[], summaries=[], passages=passages,
+                                                       recent=[], entities=["Melanie"])
+    packed = Assembler(counter, load_preset(overrides={"sentence_pack_tokens": 40, "sentence_pack_after": 1})
+                       ).assemble(question, 600, facts=[], summaries=[], passages=passages, recent=[],
+                                  entities=["Melanie"])
+    by_id = {p.source_id: p for p in packed.passages}
+    assert not by_id["s/0"].compressed  # the best passage is offered whole
+    tail = [p for p in packed.passages if p.source_id != "s/0"]
+    assert tail and all(p.compressed and "went camping with the kids" in p.text for p in tail)
+    assert len(packed.passages) > len(whole.passages)  # more sessions' evidence in the same budget
+    assert counter.count(packed.prompt) <= 600
+
+
+def test_a_hop_hit_can_be_kept_below_the_passage_that_led_to_it():
+    from retrieval.hop import _below_their_anchors
+
+    anchor, hit, other = turn("note-a", "s1", 2.0), turn("note-b", "s2", 2.5), turn("note-c", "s3", 1.0)
+    hit.route_scores["hop"] = 0.5  # 1.5 of its 2.5 came from the hop (signal 3)
+    out = _below_their_anchors([hit, anchor, other], {"note-b": "note-a"}, 3.0)
+    assert [c.item.id for c in out] == ["note-a", "note-b", "note-c"]
+    assert anchor.final > hit.final > other.final
+    # A hit that was above its anchor on its own keeps its place.
+    strong = turn("note-d", "s4", 2.5)
+    strong.route_scores["hop"] = 0.1
+    out = _below_their_anchors([strong, anchor], {"note-d": "note-a"}, 3.0)
+    assert [c.item.id for c in out] == ["note-d", "note-a"] and strong.final == 2.2
