@@ -3,7 +3,7 @@
 ``agent_memory.working_memory.WorkingMemory`` reads each session's messages past its archive
 watermark and hands them here as ``TurnRecord``s; ``ingest_turns`` is the one code path a
 transcript's turns take too, so the two can never drift apart. No per-session summary: a live
-session keeps growing, and its summary would be rewritten with every pass (docs/notes/h31a.md).
+session keeps growing, and its summary would be rewritten with every pass (docs/journal/2026-12-03-agent-write-path.md).
 """
 
 from __future__ import annotations

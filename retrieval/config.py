@@ -123,7 +123,7 @@ class RetrievalConfig(StrictModel):
         " (its bridges), each with the question's words the passage lacks, are searched, and what they find"
         " gets hop_signal (retrieval/hop.py). On: HotpotQA dev 0.970 / 0.944 -> 0.978 / 0.956 at 1,000 and"
         " 0.812 / 0.664 -> 0.840 / 0.720 at 500, MuSiQue train100 0.663 / 0.380 -> 0.682 / 0.440, LoCoMo"
-        " unchanged (no chunks), zh_events unchanged at 300 / 500 / 1,000 (docs/notes/h34.md)"))
+        " unchanged (no chunks), zh_events unchanged at 300 / 500 / 1,000 (docs/journal/2026-12-03-recall-second-hop.md)"))
     hop_kinds: list[str] = Field(default_factory=lambda: ["chunk"], description=(
         "the kinds of item the second hop starts from and searches; chunks only: on LoCoMo, where a turn's"
         " names are its speakers and greetings, hopping from turns cost 0.4 points (0.907 / 0.859 against"
