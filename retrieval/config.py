@@ -52,6 +52,25 @@ class SectionShares(StrictModel):
                     "already in the view is not placed again (retrieval/assemble.py)")
 
 
+class RecentView(StrictModel):
+    """Which of the session's last turns the prompt's recent section holds (retrieval/recent.py)."""
+
+    always: int = Field(
+        default=1, ge=0,
+        description="the session's newest turns placed whatever the question (an agent's live thread needs its "
+                    "last exchange); older turns of the view are placed only when the question reaches them")
+    rank_tokens: int = Field(
+        default=60, ge=1,
+        description="an older turn of the view is placed when its archived copy ranks among the best "
+                    "budget / rank_tokens passages of the question's recall (1,800 tokens: 30; a LoCoMo turn "
+                    "costs about 30 tokens, so these would be placed as passages anyway)")
+    min_terms: float = Field(
+        default=0.5, ge=0, le=1,
+        description="else, the share of the question's keyword terms (stemmed content words) an older turn "
+                    "must hold to be placed: a turn not yet archived, or not ranked, that still speaks to the "
+                    "question")
+
+
 class RetrievalConfig(StrictModel):
     # -- routes ----------------------------------------------------------------------------------
     dense: RouteConfig = Field(default=RouteConfig(limit=250), description="dense (embedding) route")
@@ -66,6 +85,8 @@ class RetrievalConfig(StrictModel):
                                    description="summaries route: the live session's summaries, then stored ones")
     recent: RouteConfig = Field(default=RouteConfig(weight=0.5, limit=8),
                                 description="the live session's last turns")
+    recent_view: RecentView = Field(default_factory=RecentView,
+                                    description="the relevance gate of the recent route's turns (retrieval/recent.py)")
     stored_summaries: bool = Field(
         default=False,
         description="the summaries route also searches stored summaries; off: on every tuned set they took "

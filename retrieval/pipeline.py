@@ -26,6 +26,7 @@ from .dedup import deduplicate
 from .fusion import fuse
 from .links import LinkFollower, spread
 from .pages import Pages
+from .recent import gate_recent
 from .rerank import DefaultReranker, Reranker
 from .rewrite import QueryRewriter
 from .routes import (
@@ -201,7 +202,8 @@ class RetrievalPipeline:
                            words_shared=self.config.near_duplicate_words,
                            question_terms=(keyword_set(question) if self.config.near_duplicate_question_terms
                                            else frozenset()))
-        recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
+        recent = gate_recent([h.item for h in outputs.get("recent", RouteOutput()).hits], kept, question, budget,
+                             self.config.recent_view, decisions)
         summaries = _give_way(deduplicate(
             [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],
             None, self.config.near_duplicate, decisions), kept + [Candidate(item=i) for i in recent], decisions)
