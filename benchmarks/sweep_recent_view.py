@@ -69,8 +69,11 @@ def main() -> None:
                                           "strict": score.strict, "no_session_soft": agent["soft"],
                                           "recent": result.prompt.count("## Recent conversation")}) + "\n")
             n = len(soft)
+            lost = sum(1 for a, b in zip(soft, base_soft) if a < b - 1e-3)
+            gained = sum(1 for a, b in zip(soft, base_soft) if a > b + 1e-3)
             print(json.dumps(overrides), "inside", round(sum(soft) / n, 4), round(sum(strict) / n, 4),
-                  "no-session", round(sum(base_soft) / n, 4), round(sum(base_strict) / n, 4), n, flush=True)
+                  "no-session", round(sum(base_soft) / n, 4), round(sum(base_strict) / n, 4), n,
+                  f"lost {lost} gained {gained}", flush=True)
             pipeline.close()
         memory.close()
     if out:

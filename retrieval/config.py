@@ -66,9 +66,9 @@ class RecentView(StrictModel):
                     "costs about 30 tokens, so these would be placed as passages anyway)")
     min_terms: float = Field(
         default=0.5, ge=0, le=1,
-        description="else, the share of the question's keyword terms (stemmed content words) an older turn "
-                    "must hold to be placed: a turn not yet archived, or not ranked, that still speaks to the "
-                    "question")
+        description="else, for an older turn recall did not see at all (not archived yet: archival runs off "
+                    "the request path), the share of the question's keyword terms (stemmed content words) it must "
+                    "hold to be placed")
 
 
 class RetrievalConfig(StrictModel):

@@ -203,7 +203,8 @@ class RetrievalPipeline:
                            question_terms=(keyword_set(question) if self.config.near_duplicate_question_terms
                                            else frozenset()))
         recent = gate_recent([h.item for h in outputs.get("recent", RouteOutput()).hits], kept, question, budget,
-                             self.config.recent_view, decisions)
+                             self.config.recent_view, decisions,
+                             seen={c.item.source_id for c in fused + reranked})
         summaries = _give_way(deduplicate(
             [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],
             None, self.config.near_duplicate, decisions), kept + [Candidate(item=i) for i in recent], decisions)

@@ -51,3 +51,13 @@ def test_the_gate_is_in_the_strict_retrieval_config():
     assert config.recent_view.always == 2 and config.recent_view.rank_tokens == RetrievalConfig().recent_view.rank_tokens
     for field in RecentView.model_fields.values():
         assert field.description
+
+
+def test_a_turn_recall_saw_but_ranked_low_is_not_placed_for_its_words():
+    # m1 holds the question's words, but recall found its archived copy and ranked it beyond what fits.
+    ranked = [Candidate(item=turn(100 + i, f"filler {i}", session="old")) for i in range(40)] + [Candidate(item=VIEW[0])]
+    decisions: list[Decision] = []
+    placed = gate_recent(VIEW, ranked, "What is the name of the sister's cat?", 1800, RecentView(), decisions,
+                         seen={c.item.source_id for c in ranked})
+    assert [t.source_id for t in placed] == ["chat/m4"]
+    assert any(d.target == "chat/m1" and "recalled, but not among the best 30" in d.reason for d in decisions)
