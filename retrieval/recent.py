@@ -29,7 +29,7 @@ def gate_recent(recent: list[MemoryItem], ranked: list[Candidate], question: str
         return recent
     newest = recent[-view.always:] if view.always else []
     older = recent[: len(recent) - len(newest)]
-    within = max(1, budget // view.rank_tokens)
+    within = max(1, budget // view.rank_tokens) if view.rank_tokens else 0
     ranked_sources = {c.item.source_id for c in ranked[:within] if c.item.kind == "turn"}
     terms = keyword_set(question)
     kept = []
@@ -43,7 +43,8 @@ def gate_recent(recent: list[MemoryItem], ranked: list[Candidate], question: str
         if shared and shared >= view.min_terms * len(terms):
             kept.append(item)
             continue
-        why = (f"recalled, but not among the best {within} passages" if item.source_id in seen
+        why = ((f"recalled, but not among the best {within} passages" if within else "recalled: placed among the "
+                "passages if it ranks within what fits") if item.source_id in seen
                else f"not recalled, and holding {shared} of the question's {len(terms)} terms")
         decisions.append(Decision("recent", item.source_id, "dropped", f"older turn of the view {why}"))
     return kept + newest

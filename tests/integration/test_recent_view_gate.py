@@ -51,11 +51,20 @@ def test_an_older_recent_turn_that_recall_ranks_is_placed_once_in_the_thread(ser
         session = memory.session("acme", "chat-1")
         for role, content in THREAD:
             session.append({"role": role, "content": content})
+        question = "Which logistics company handles the delivery?"
+        # The served default: recall found the older turns, so they compete as passages; the answering one
+        # ranks and is placed once (as its archived copy), the newest is in the view whatever the question.
+        served = RetrievalPipeline.from_services(services, recent_turns=memory.recent_turns,
+                                                 session_summaries=memory.summaries)
+        result = served.run(question, tenant="acme", session_id="chat-1", budget=600)
+        assert result.prompt.count("[S:chat-1/m0]") == 1 and "[S:chat-1/m0]" not in recent_section(result.prompt)
+        assert "[S:chat-1/m4]" in recent_section(result.prompt)
+        served.close()
+        # Shown in the view instead, in thread order, when it ranks among the best budget / rank_tokens.
         # No question word is in the answering turn: only recall (its archived copy ranked) can reach it.
         pipeline = RetrievalPipeline.from_services(services, "default",
                                                    {"recent_view": {"min_terms": 1.0, "rank_tokens": 300}},
                                                    recent_turns=memory.recent_turns, session_summaries=memory.summaries)
-        question = "Which logistics company handles the delivery?"
         result = pipeline.run(question, tenant="acme", session_id="chat-1", budget=600, debug=True)
         ranked = [row["source_id"] for row in result.fused][:2]
         assert "chat-1/m0" in ranked
