@@ -52,6 +52,27 @@ class SectionShares(StrictModel):
                     "already in the view is not placed again (retrieval/assemble.py)")
 
 
+class RecentView(StrictModel):
+    """Which of the session's last turns the prompt's recent section holds (retrieval/recent.py)."""
+
+    always: int = Field(
+        default=1, ge=0,
+        description="the session's newest turns placed whatever the question (an agent's live thread needs its "
+                    "last exchange); older turns of the view are placed only when the question reaches them")
+    rank_tokens: int = Field(
+        default=0, ge=0,
+        description="0: an older turn of the view that recall found stays among the passages, placed there only "
+                    "if it ranks within what fits (its copy in the view is not placed). Above 0: such a turn is "
+                    "shown in the view, in thread order, when it ranks among the best budget / rank_tokens "
+                    "passages (60 at 1,800 tokens: 30); LoCoMo dev, first 250 questions inside the last session: "
+                    "0.9024 with 0, 0.9004 with 60, the view's section headings taking the room")
+    min_terms: float = Field(
+        default=0.5, ge=0, le=1,
+        description="else, for an older turn recall did not see at all (not archived yet: archival runs off "
+                    "the request path), the share of the question's keyword terms (stemmed content words) it must "
+                    "hold to be placed")
+
+
 class RetrievalConfig(StrictModel):
     # -- routes ----------------------------------------------------------------------------------
     dense: RouteConfig = Field(default=RouteConfig(limit=250), description="dense (embedding) route")
@@ -66,6 +87,8 @@ class RetrievalConfig(StrictModel):
                                    description="summaries route: the live session's summaries, then stored ones")
     recent: RouteConfig = Field(default=RouteConfig(weight=0.5, limit=8),
                                 description="the live session's last turns")
+    recent_view: RecentView = Field(default_factory=RecentView,
+                                    description="the relevance gate of the recent route's turns (retrieval/recent.py)")
     stored_summaries: bool = Field(
         default=False,
         description="the summaries route also searches stored summaries; off: on every tuned set they took "

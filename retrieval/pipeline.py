@@ -27,6 +27,7 @@ from .fusion import fuse
 from .hop import SecondHop
 from .links import LinkFollower, spread
 from .pages import Pages
+from .recent import gate_recent
 from .rerank import DefaultReranker, Reranker
 from .rewrite import QueryRewriter
 from .routes import (
@@ -207,7 +208,9 @@ class RetrievalPipeline:
                            words_shared=self.config.near_duplicate_words,
                            question_terms=(keyword_set(question) if self.config.near_duplicate_question_terms
                                            else frozenset()))
-        recent = [h.item for h in outputs.get("recent", RouteOutput()).hits]
+        recent = gate_recent([h.item for h in outputs.get("recent", RouteOutput()).hits], kept, question, budget,
+                             self.config.recent_view, decisions,
+                             seen={c.item.source_id for c in fused + reranked})
         summaries = _give_way(deduplicate(
             [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],
             None, self.config.near_duplicate, decisions), kept + [Candidate(item=i) for i in recent], decisions)
