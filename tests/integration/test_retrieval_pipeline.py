@@ -89,8 +89,7 @@ def test_every_route_returns_candidates_with_source_ids(services):
     assert "[S:demo-session#summary]" not in result.prompt
     assert any(d.target.startswith("demo-session") is False and "demo-session is among" in d.reason
                for d in result.decisions)
-    # The newest turn sits in the recent section; older ones recall ranked are passages: each once.
-    assert "recent" in result.sections
+    # The session's turns that recall ranked are placed once each, never again from the recent view.
     for turn in TURNS:
         assert result.prompt.count(f"[S:{turn}]") == 1
     for section in result.prompt.split("\n## ")[1:]:  # one header per section: the session and its day

@@ -19,9 +19,14 @@ VIEW = [turn(1, "My sister adopted a grey cat named Pixel last spring."),
         turn(4, "Anyway, shall we plan the hiking trip?")]
 
 
+def test_the_served_default_places_only_what_the_question_reaches():
+    placed = gate_recent(VIEW, [], "What is the name of the sister's cat?", 1800, RetrievalConfig().recent_view, [])
+    assert [t.source_id for t in placed] == ["chat/m1"]  # the unrelated newest turn is not placed either
+
+
 def test_the_newest_turn_is_placed_and_an_unrelated_older_turn_is_not():
     decisions: list[Decision] = []
-    placed = gate_recent(VIEW, [], "What is the name of the sister's cat?", 1800, RecentView(), decisions)
+    placed = gate_recent(VIEW, [], "What is the name of the sister's cat?", 1800, RecentView(always=1), decisions)
     assert [t.source_id for t in placed] == ["chat/m1", "chat/m4"]  # m1 holds the question's words; m4 is newest
     dropped = {d.target for d in decisions if d.action == "dropped"}
     assert dropped == {"chat/m2", "chat/m3"}
@@ -29,14 +34,15 @@ def test_the_newest_turn_is_placed_and_an_unrelated_older_turn_is_not():
 
 def test_an_older_turn_that_recall_ranks_is_placed_in_thread_order():
     ranked = [Candidate(item=turn(7, "elsewhere", session="old")), Candidate(item=turn(3, VIEW[2].text))]
-    placed = gate_recent(VIEW, ranked, "What did I make for dinner?", 1800, RecentView(min_terms=1.0, rank_tokens=60), [])
+    placed = gate_recent(VIEW, ranked, "What did I make for dinner?", 1800,
+                         RecentView(always=1, min_terms=1.0, rank_tokens=60), [])
     assert [t.source_id for t in placed] == ["chat/m3", "chat/m4"]
 
 
 def test_by_default_a_ranked_older_turn_is_left_to_the_passages():
     ranked = [Candidate(item=turn(3, VIEW[2].text))]
     decisions: list[Decision] = []
-    placed = gate_recent(VIEW, ranked, "What did I make for dinner?", 1800, RecentView(), decisions,
+    placed = gate_recent(VIEW, ranked, "What did I make for dinner?", 1800, RecentView(always=1), decisions,
                          seen={"chat/m3"})
     assert [t.source_id for t in placed] == ["chat/m4"]
     assert any(d.target == "chat/m3" and "placed among the passages" in d.reason for d in decisions)
@@ -45,7 +51,8 @@ def test_by_default_a_ranked_older_turn_is_left_to_the_passages():
 def test_ranking_counts_only_within_what_the_budget_holds():
     ranked = [Candidate(item=turn(100 + i, f"filler {i}", session="old")) for i in range(40)]
     ranked.append(Candidate(item=turn(3, VIEW[2].text)))  # rank 41: beyond 1,800 / 60 = 30
-    placed = gate_recent(VIEW, ranked, "What did I make for dinner?", 1800, RecentView(min_terms=1.0, rank_tokens=60), [])
+    placed = gate_recent(VIEW, ranked, "What did I make for dinner?", 1800,
+                         RecentView(always=1, min_terms=1.0, rank_tokens=60), [])
     assert [t.source_id for t in placed] == ["chat/m4"]
 
 
@@ -66,7 +73,7 @@ def test_a_turn_recall_saw_but_ranked_low_is_not_placed_for_its_words():
     # m1 holds the question's words, but recall found its archived copy and ranked it beyond what fits.
     ranked = [Candidate(item=turn(100 + i, f"filler {i}", session="old")) for i in range(40)] + [Candidate(item=VIEW[0])]
     decisions: list[Decision] = []
-    placed = gate_recent(VIEW, ranked, "What is the name of the sister's cat?", 1800, RecentView(rank_tokens=60), decisions,
+    placed = gate_recent(VIEW, ranked, "What is the name of the sister's cat?", 1800, RecentView(always=1, rank_tokens=60), decisions,
                          seen={c.item.source_id for c in ranked})
     assert [t.source_id for t in placed] == ["chat/m4"]
     assert any(d.target == "chat/m1" and "recalled, but not among the best 30" in d.reason for d in decisions)
