@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 import httpx
 
-from ingest.discovery import default_base, discover_files, file_source_id
+from ingest.discovery import named_files
 from ingest.report import IngestReport
 from retrieval.types import Decision, Passage, PromptResult
 
@@ -124,22 +124,19 @@ class RemoteMemory:
         a local job gives it (its path relative to ``base``, default the folder holding each path given)."""
         report = IngestReport()
         started = time.perf_counter()
-        named = [(path, file_source_id(path, base if base is not None else default_base(raw)))
-                 for raw in paths for path in discover_files([raw], recursive=recursive, glob=glob, report=report)]
-        ids = dict(named)
-        files = [path for path, _ in named]
+        files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base)
         try:
-            for n, path in enumerate(files, start=1):
+            for n, (path, source_id) in enumerate(files, start=1):
                 report.files_seen += 1
                 shown = _printer(f"[{n}/{len(files)}] {path}") if progress else None
                 if shown:
                     shown("uploading", 0, 0)
-                self._upload_into(report, path, shown, ids[path])
+                self._upload_into(report, path, shown, source_id)
                 if shown:
                     print(file=sys.stderr)
         except StoreUnavailableError as exc:
             report.store_error = str(exc)
-            report.files_failed.append((str(files[report.files_seen - 1]), f"server failed: {exc}"))
+            report.files_failed.append((str(files[report.files_seen - 1][0]), f"server failed: {exc}"))
         finally:
             report.seconds = time.perf_counter() - started
         return report

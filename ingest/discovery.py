@@ -13,6 +13,14 @@ from agent_memory.errors import IngestError
 from .report import IngestReport
 
 
+def named_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None, report: IngestReport,
+                base: str | Path | None = None) -> list[tuple[Path, str]]:
+    """Each file a job over ``paths`` reads, with its source ID: its path relative to ``base``
+    (default: the folder holding the path given, ``default_base``)."""
+    return [(path, file_source_id(path, base if base is not None else default_base(raw)))
+            for raw in paths for path in discover_files([raw], recursive=recursive, glob=glob, report=report)]
+
+
 def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None,
                    report: IngestReport) -> Iterable[Path]:
     """Files under ``paths`` in sorted order. A missing path, a broken or looping symlink and a

@@ -26,7 +26,7 @@ from agent_memory.services import Services
 
 from . import sources as readers
 from .context import context_text, next_turns, turn_context_texts
-from .discovery import default_base, discover_files, file_source_id
+from .discovery import discover_files, file_source_id, named_files
 from .extraction import make_extractor
 from .graph_writes import extract_triples, merge_triples
 from .items import ItemBuilder, SourceItems, embedding_text, stamp_terms
@@ -79,8 +79,7 @@ class IngestionPipeline:
                       base: str | Path | None = None) -> IngestReport:
         report = IngestReport()
         started = time.perf_counter()
-        files = [(path, file_source_id(path, base if base is not None else default_base(raw)))
-                 for raw in paths for path in discover_files([raw], recursive=recursive, glob=glob, report=report)]
+        files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base)
         if base is None:  # a file given alone that its folder's job stored already keeps that ID
             given = {os.path.abspath(raw) for raw in paths if os.path.isfile(raw)}
             files = [(path, self._stored_id(tenant, path, file_id) if os.path.abspath(path) in given else file_id)
