@@ -195,7 +195,7 @@ class SessionStore:
         rows = self._rows(
             "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM messages"
             " WHERE session_id=? AND agent_id=? ORDER BY seq", key)
-        return [_message_row(r) for r in rows]
+        return [message_row(r) for r in rows]
 
     def recent(self, key: Key, n: int) -> list[dict[str, Any]]:
         rows = self._rows("SELECT body FROM messages WHERE session_id=? AND agent_id=? ORDER BY seq DESC LIMIT ?",
@@ -237,6 +237,7 @@ class SessionStore:
         count = self._rows("SELECT COUNT(*) FROM messages WHERE session_id=?", (session_id,))[0][0]
         self._tx([(f"DELETE FROM {table} WHERE session_id=?", (session_id,)) for table in TABLES])
         return int(count)
+
     # -- the archive watermark -----------------------------------------------------------------
     def archived_through(self, key: Key) -> int:
         rows = self._rows("SELECT archived_through FROM archive_marks WHERE session_id=? AND agent_id=?", key)
@@ -252,7 +253,7 @@ class SessionStore:
         rows = self._rows(
             "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM messages"
             " WHERE session_id=? AND agent_id=? AND seq > ? ORDER BY seq", (*key, seq))
-        return [_message_row(r) for r in rows]
+        return [message_row(r) for r in rows]
 
     def unarchived(self) -> list[Key]:
         """Sessions holding messages past their archive mark."""
@@ -264,6 +265,8 @@ class SessionStore:
         return [(r[0], r[1]) for r in rows]
 
 
-def _message_row(r: tuple) -> dict[str, Any]:
+def message_row(r: tuple) -> dict[str, Any]:
+    """A message row as both session backends select it (seq, retention, unclassified, body, tokens,
+    status, significant, created_at) -> the dict ``load_messages`` and ``messages_after`` return."""
     return dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
                 status=r[5], significant=bool(r[6]), created_at=float(r[7]))

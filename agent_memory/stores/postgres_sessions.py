@@ -15,7 +15,7 @@ import json
 import time
 from typing import Any, Iterable
 
-from ..conversation.store import Key, SessionConflictError
+from ..conversation.store import Key, SessionConflictError, message_row
 from .postgres import PostgresDB
 
 
@@ -105,7 +105,7 @@ class PostgresSessionStore:
         rows = self._rows(
             "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM session_messages"
             " WHERE session_id=%s AND agent_id=%s ORDER BY seq", key)
-        return [_message_row(r) for r in rows]
+        return [message_row(r) for r in rows]
 
     def recent(self, key: Key, n: int) -> list[dict[str, Any]]:
         rows = self._rows("SELECT body FROM session_messages WHERE session_id=%s AND agent_id=%s"
@@ -149,6 +149,7 @@ class PostgresSessionStore:
             for table in ("session_summaries", "session_entities", "session_state", "session_archive_marks"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id=%s", (session_id,))
         return int(count)
+
     # -- the archive watermark (migrations/005_session_archive.sql) ------------------------------
     def archived_through(self, key: Key) -> int:
         rows = self._rows("SELECT archived_through FROM session_archive_marks WHERE session_id=%s AND agent_id=%s",
@@ -165,7 +166,7 @@ class PostgresSessionStore:
         rows = self._rows(
             "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM session_messages"
             " WHERE session_id=%s AND agent_id=%s AND seq > %s ORDER BY seq", (*key, seq))
-        return [_message_row(r) for r in rows]
+        return [message_row(r) for r in rows]
 
     def unarchived(self) -> list[Key]:
         """Sessions holding messages past their archive mark."""
@@ -175,11 +176,6 @@ class PostgresSessionStore:
             " GROUP BY m.session_id, m.agent_id HAVING MAX(m.seq) > COALESCE(MAX(a.archived_through), -1)"
             " ORDER BY m.session_id COLLATE \"C\", m.agent_id COLLATE \"C\"", ())
         return [(r[0], r[1]) for r in rows]
-
-
-def _message_row(r: tuple) -> dict[str, Any]:
-    return dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
-                status=r[5], significant=bool(r[6]), created_at=float(r[7]))
 
 
 def _fingerprint(conn, key: Key) -> tuple:
