@@ -12,6 +12,21 @@ EVAL_DIR = REPO.parent / "shared" / "eval"
 SAMPLES = REPO / "samples"
 
 
+# Settings that would point a CLI test at a server, another tenant or an LLM instead of the embedded defaults.
+SERVER_SETTINGS = ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_LLM_BASE_URL",
+                   "AGENT_MEMORY_TENANT", "AGENT_MEMORY_TOKENIZER", "AGENT_MEMORY_POSTGRES_URL",
+                   "AGENT_MEMORY_API_KEYS")
+
+
+def embedded_cli_env(mp: pytest.MonkeyPatch, data_dir: Path) -> None:
+    """The CLI on embedded stores under ``data_dir``: rules triples, no progress bars, no server settings."""
+    mp.setenv("AGENT_MEMORY_DATA_DIR", str(data_dir))
+    mp.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
+    mp.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
+    for name in SERVER_SETTINGS:
+        mp.delenv(name, raising=False)
+
+
 def eval_file(name: str) -> Path:
     path = EVAL_DIR / name
     if not path.exists():

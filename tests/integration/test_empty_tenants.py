@@ -14,19 +14,14 @@ from agent_memory.api.testing import serve_in_thread, wait_ready
 from agent_memory.cli import main
 from agent_memory.config import load_settings
 from agent_memory.memory import Memory
+from tests.helpers import embedded_cli_env
 
 QUESTION = "Who leads the Kestrel platform team?"
 
 
 @pytest.fixture()
 def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("AGENT_MEMORY_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
-    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
-    for name in ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_LLM_BASE_URL",
-                 "AGENT_MEMORY_TENANT", "AGENT_MEMORY_TOKENIZER", "AGENT_MEMORY_POSTGRES_URL",
-                 "AGENT_MEMORY_API_KEYS"):
-        monkeypatch.delenv(name, raising=False)
+    embedded_cli_env(monkeypatch, tmp_path / "data")
     with Memory(tenant="acme") as memory:
         memory.add("Orla Vance leads the Kestrel platform team.", source_id="notes/team")
     return tmp_path / "data"

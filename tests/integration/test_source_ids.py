@@ -9,16 +9,12 @@ import pytest
 
 from agent_memory.cli import main
 from agent_memory.memory import Memory
+from tests.helpers import embedded_cli_env
 
 
 @pytest.fixture()
 def root(tmp_path, monkeypatch):
-    monkeypatch.setenv("AGENT_MEMORY_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
-    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
-    for name in ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_LLM_BASE_URL",
-                 "AGENT_MEMORY_TENANT", "AGENT_MEMORY_TOKENIZER", "AGENT_MEMORY_POSTGRES_URL"):
-        monkeypatch.delenv(name, raising=False)
+    embedded_cli_env(monkeypatch, tmp_path / "data")
     notes = tmp_path / "corpus" / "notes"
     notes.mkdir(parents=True)
     (notes / "team.md").write_text("# Team\n\nOrla Vance leads the Kestrel platform team.\n")

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from agent_memory.cli import main
+from tests.helpers import embedded_cli_env
 
 
 @pytest.fixture(scope="module")
@@ -16,12 +17,7 @@ def data_dir(tmp_path_factory):
     (root / "corpus" / "keep.md").write_text("# Pumps\n\nPump P-7 in Hall Nordwerk moves 40 litres a minute.\n")
     (root / "corpus" / "scan.md").write_text("# Scan\n\nScanner Quovadis counted 44 pallets in Hall Nordwerk.\n")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AGENT_MEMORY_DATA_DIR", str(root / "data"))
-        mp.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
-        mp.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
-        for name in ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_LLM_BASE_URL",
-                     "AGENT_MEMORY_TENANT", "AGENT_MEMORY_TOKENIZER", "AGENT_MEMORY_POSTGRES_URL"):
-            mp.delenv(name, raising=False)
+        embedded_cli_env(mp, root / "data")
         # Sources under the scan file's ID (relative to the folder holding the path given) expire
         # at once (0 days): the gc pass takes them.
         mp.setenv("AGENT_MEMORY_TTL_DAYS", json.dumps({"source:corpus/scan": 0}))
