@@ -41,6 +41,7 @@ def main() -> None:
             rows[r["qid"]][r["system"]] = r
     questions = [q for q in load_dataset(args.dataset).questions if q.qid in rows][: args.limit]
     out = open(args.out, "w") if args.out else None
+    outcomes: dict[str, dict[str, tuple[float, float]]] = {}  # config -> qid -> (soft, strict)
     with build_services(load_settings(data_dir=args.data_dir)) as services:
         memory = WorkingMemory(services)
         last: dict[str, list[str]] = {}
@@ -64,6 +65,7 @@ def main() -> None:
                 strict.append(float(score.strict))
                 base_soft.append(agent["soft"])
                 base_strict.append(float(agent["strict"]))
+                outcomes.setdefault(config, {})[q.qid] = (score.soft, float(score.strict))
                 if out:
                     out.write(json.dumps({"config": overrides, "qid": q.qid, "soft": score.soft,
                                           "strict": score.strict, "no_session_soft": agent["soft"],
@@ -78,6 +80,31 @@ def main() -> None:
         memory.close()
     if out:
         out.close()
+    print_held_out(outcomes)
+
+
+def print_held_out(outcomes: dict[str, dict[str, tuple[float, float]]]) -> None:
+    """Leave one conversation out: for each conversation, the config the other conversations score
+    best (soft, then strict) answers its questions; the held-out mean beside the in-sample best."""
+    if len(outcomes) < 2:
+        return
+
+    def mean(config: str, qids: list[str]) -> tuple[float, float]:
+        values = [outcomes[config][q] for q in qids]
+        return sum(v[0] for v in values) / len(values), sum(v[1] for v in values) / len(values)
+
+    qids = list(next(iter(outcomes.values())))
+    conversations = sorted({q.split(":")[0] for q in qids})
+    held: list[tuple[float, float]] = []
+    for conversation in conversations:
+        train = [q for q in qids if not q.startswith(conversation + ":")]
+        chosen = max(outcomes, key=lambda c: mean(c, train))
+        held += [outcomes[chosen][q] for q in qids if q.startswith(conversation + ":")]
+        print(f"held out {conversation}: chose {chosen}", flush=True)
+    best = max(outcomes, key=lambda c: mean(c, qids))
+    in_sample = mean(best, qids)
+    print(f"leave-one-conversation-out: {sum(v[0] for v in held) / len(held):.4f} / "
+          f"{sum(v[1] for v in held) / len(held):.4f}; in-sample best {best}: {in_sample[0]:.4f} / {in_sample[1]:.4f}")
 
 
 if __name__ == "__main__":
