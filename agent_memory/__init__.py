@@ -3,8 +3,8 @@
 ``from agent_memory import Memory`` is the Python API (``agent_memory/memory.py``), with the
 types its calls return (``PromptResult``, ``Passage``, ``AskResult``, ``Added``, ``IngestReport``)
 and the errors they raise. ``Memory`` is a surface above ``retrieval`` and ``ingest``, so it and
-those types are imported on first access only: importing the core (``agent_memory.config``,
-``agent_memory.records`` ...) never imports upward.
+those types are imported on first access only: importing the core (``agent_memory.core.config``,
+``agent_memory.core.records`` ...) never imports upward.
 """
 
 from __future__ import annotations
@@ -15,21 +15,20 @@ __version__ = "0.1.0"
 # name -> the module that defines it, imported when the name is first used.
 _LAZY = {
     "Memory": "agent_memory.memory", "AskResult": "agent_memory.memory", "Added": "agent_memory.memory",
-    "PromptResult": "retrieval.types", "Passage": "retrieval.types", "Decision": "retrieval.types",
-    "IngestReport": "ingest.report", "Document": "agent_memory.records", "TurnRecord": "agent_memory.records",
-    "AgentMemoryError": "agent_memory.errors", "ConfigError": "agent_memory.errors",
-    "NotFoundError": "agent_memory.errors", "StoreError": "agent_memory.errors",
+    "PromptResult": "agent_memory.retrieval.types", "Passage": "agent_memory.retrieval.types", "Decision": "agent_memory.retrieval.types",
+    "IngestReport": "agent_memory.ingest.report", "Document": "agent_memory.core.records", "TurnRecord": "agent_memory.core.records",
+    "AgentMemoryError": "agent_memory.core.errors", "ConfigError": "agent_memory.core.errors",
+    "NotFoundError": "agent_memory.core.errors", "StoreError": "agent_memory.core.errors",
 }
 __all__ = ["Memory", "AskResult", "Added", "PromptResult", "Passage", "Decision", "IngestReport", "Document",
            "TurnRecord", "AgentMemoryError", "ConfigError", "NotFoundError", "StoreError", "__version__"]
 
 if TYPE_CHECKING:
-    from ingest.report import IngestReport
-    from retrieval.types import Decision, Passage, PromptResult
-
-    from .errors import AgentMemoryError, ConfigError, NotFoundError, StoreError
-    from .memory import Added, AskResult, Memory
-    from .records import Document, TurnRecord
+    from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, StoreError
+    from agent_memory.core.records import Document, TurnRecord
+    from agent_memory.ingest.report import IngestReport
+    from agent_memory.memory import Added, AskResult, Memory
+    from agent_memory.retrieval.types import Decision, Passage, PromptResult
 
 
 def __getattr__(name: str) -> Any:

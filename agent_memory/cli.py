@@ -11,19 +11,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ingest.lock import ingest_lock
-from ingest.reindex import reindex
-from ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
-from retrieval.debug import render_dump
-from retrieval.evaluation.arguments import add_eval_arguments
-from retrieval.evaluation.cli import run_eval
-
-from .config import load_settings
-from .errors import AgentMemoryError, ConfigError
-from .memory import Memory
-from .metafilter import conditions
-from .owner import current_holder, own
-from .remote import RemoteMemory
+from agent_memory.core.config import load_settings
+from agent_memory.core.errors import AgentMemoryError, ConfigError
+from agent_memory.core.metafilter import conditions
+from agent_memory.core.owner import current_holder, own
+from agent_memory.evaluation.arguments import add_eval_arguments
+from agent_memory.evaluation.cli import run_eval
+from agent_memory.ingest.lock import ingest_lock
+from agent_memory.ingest.reindex import reindex
+from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
+from agent_memory.memory import Memory
+from agent_memory.remote import RemoteMemory
+from agent_memory.retrieval.debug import render_dump
 
 # The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK)
 # when they run, so that the other commands and --help do not load them.
@@ -38,7 +37,7 @@ def _data_dir(args) -> Path:
 @contextmanager
 def _memory(args, **kwargs) -> Iterator[Memory]:
     """The Python API over the settings (``--data-dir`` overrides where the stores live), with the
-    data dir owned by this process while it runs (agent_memory/owner.py)."""
+    data dir owned by this process while it runs (agent_memory/core/owner.py)."""
     tenant = getattr(args, "tenant", None)
     with own(_data_dir(args), args.command, doing=f"run `agent-memory {args.command}` on it"), \
             Memory(data_dir=getattr(args, "data_dir", None), tenant=tenant or None, **kwargs) as memory:
@@ -238,13 +237,13 @@ def cmd_eval(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from .api.server import serve
+    from agent_memory.api.server import serve
 
     return serve(host=args.host, port=args.port, data_dir=getattr(args, "data_dir", None))
 
 
 def cmd_worker(args) -> int:
-    from .api.worker import work
+    from agent_memory.api.worker import work
 
     settings = load_settings()
     if getattr(args, "data_dir", None):
@@ -254,7 +253,7 @@ def cmd_worker(args) -> int:
 
 
 def cmd_mcp(args) -> int:
-    from .mcp_server import serve
+    from agent_memory.mcp_server import serve
 
     remote = _server(args)
     if remote is not None:

@@ -36,9 +36,9 @@ from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from starlette.responses import JSONResponse
 
-from .api.answer import RELEVANCE_DOC, relevance
-from .api.routes_ask import search_hits
-from .api.schemas import (
+from agent_memory.answer import RELEVANCE_DOC, relevance
+from agent_memory.api.routes_ask import search_hits
+from agent_memory.api.schemas import (
     AskIn,
     DocumentIn,
     ForgetOut,
@@ -49,12 +49,12 @@ from .api.schemas import (
     SessionsOut,
     ViewOut,
 )
-from .api.state import is_loopback, tenant_for_key
-from .api.strict import Contain, StrictJson, json_problem, jsonrpc_refusal
-from .config import Settings, load_settings
-from .errors import AgentMemoryError, ConfigError, NotFoundError, contained
-from .memory import Memory
-from .remote import RemoteMemory
+from agent_memory.api.state import is_loopback, tenant_for_key
+from agent_memory.api.strict import Contain, StrictJson, json_problem, jsonrpc_refusal
+from agent_memory.core.config import Settings, load_settings
+from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, contained
+from agent_memory.memory import Memory
+from agent_memory.remote import RemoteMemory
 
 log = logging.getLogger(__name__)
 INSTRUCTIONS = """Long-term memory for you, shared across conversations: documents and notes you or the user \

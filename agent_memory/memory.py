@@ -31,25 +31,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from ingest.archive import archiver
-from ingest.discovery import file_source_id
-from ingest.ownership import match_sources, near_sources
-from ingest.pipeline import IngestionPipeline
-from ingest.report import IngestReport
-from ingest.upkeep import empty_tenant_note, raise_importance, tenants_with_data
-from retrieval.pipeline import RetrievalPipeline
-from retrieval.types import Decision, Passage, PromptResult
-
-from .config import Settings, load_settings
-from .conversation import Retention, Session
-from .diskspace import check_free
-from .errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
-from .records import Document, TurnRecord
-from .services import Services, build_services
-from .working_memory import WorkingMemory, session_key
+from agent_memory.conversation import Retention, Session
+from agent_memory.conversation.working_memory import WorkingMemory, session_key
+from agent_memory.core.config import Settings, load_settings
+from agent_memory.core.diskspace import check_free
+from agent_memory.core.errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
+from agent_memory.core.records import Document, TurnRecord
+from agent_memory.index.importance import raise_importance
+from agent_memory.ingest.archive import archiver
+from agent_memory.ingest.discovery import file_source_id
+from agent_memory.ingest.ownership import match_sources, near_sources
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.ingest.report import IngestReport
+from agent_memory.ingest.upkeep import empty_tenant_note, tenants_with_data
+from agent_memory.retrieval.pipeline import RetrievalPipeline
+from agent_memory.retrieval.types import Decision, Passage, PromptResult
+from agent_memory.services import Services, build_services
 
 if TYPE_CHECKING:
-    from .api.answer import Answer
+    from agent_memory.answer import Answer
 
 log = logging.getLogger(__name__)
 FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
@@ -188,7 +188,7 @@ class Memory:
 
     @functools.cached_property
     def _answerer(self):
-        from .api.answer import Answerer  # the citation checker lives with the API that first needed it
+        from agent_memory.answer import Answerer  # the citation checker lives with the API that first needed it
 
         return Answerer(self.services.llm)
 
@@ -197,7 +197,7 @@ class Memory:
         check_free(self.settings.data_dir, self.settings.min_free_mb, what)
 
     def _promote_turns(self, turns: Sequence[TurnRecord]) -> None:
-        """Working-memory turns into long-term memory (ingest/archive.py: transcript ingestion's own
+        """Working-memory turns into long-term memory (agent_memory/ingest/archive.py: transcript ingestion's own
         ``ingest_turns``, under the write lock; a store failure raised so the watermark stays)."""
         self.check_space("archiving to long-term memory")
         archiver(self.services, self.write_lock)(turns)
@@ -300,7 +300,7 @@ class Memory:
         ``strict``; unclassified counts as fuzzy). Returns its sequence number. ``name`` (the speaker) and
         ``timestamp`` (ISO 8601 or Unix seconds; a bad one is a ValueError) are optional. Every user and
         assistant turn (not forgettable ones) is archived to long-term memory before this returns, as
-        ``<session_id>/m<seq>`` (agent_memory/working_memory.py)."""
+        ``<session_id>/m<seq>`` (agent_memory/conversation/working_memory.py)."""
         self.check_space("a session append")
         message = _message(message)
         return self.session(session_id, agent_id=agent_id, tenant=tenant).append(message, retention=retention)
@@ -371,7 +371,7 @@ class Memory:
         """The bounded prompt for ``question``: recalled passages tagged ``[S:<source id>]``, the
         session's recent turns, never more than ``budget`` tokens. ``filters`` takes ``source_ids``,
         ``kinds``, ``created_after``, ``created_before`` (Unix time). ``preset`` and ``overrides`` change
-        the retrieval settings for this call (retrieval/config.py); unknown names raise ConfigError.
+        the retrieval settings for this call (agent_memory/retrieval/config.py); unknown names raise ConfigError.
         On a tenant that holds nothing, ``decisions`` says so and names the tenants that hold data."""
         _expect(question, str, "question", "a str")
         _expect(budget, int, "budget", "an int (tokens)")

@@ -1,8 +1,8 @@
 """A running ``agent-memory serve`` as the CLI's and the MCP server's memory: the same commands,
-through its HTTP API instead of the stores it owns (``agent_memory/owner.py``).
+through its HTTP API instead of the stores it owns (``agent_memory/core/owner.py``).
 
 Files are uploaded one by one under the source ID a local ingestion would give them
-(``ingest.discovery.file_source_id``), big ones through the server's background jobs, whose
+(``agent_memory.ingest.discovery.file_source_id``), big ones through the server's background jobs, whose
 status gives the progress; the per-file reports add up to the same ``IngestReport`` a local job
 prints. The API key comes from ``AGENT_MEMORY_API_KEY`` (a server beyond loopback, or one with
 ``AGENT_MEMORY_API_KEYS``, needs one); the server answers for that key's tenant.
@@ -20,11 +20,10 @@ from urllib.parse import quote
 
 import httpx
 
-from ingest.discovery import named_files
-from ingest.report import IngestReport
-from retrieval.types import Decision, Passage, PromptResult
-
-from .errors import AgentMemoryError, ConfigError, NotFoundError, StoreUnavailableError
+from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, StoreUnavailableError
+from agent_memory.ingest.discovery import named_files
+from agent_memory.ingest.report import IngestReport
+from agent_memory.retrieval.types import Decision, Passage, PromptResult
 
 KEY_ENV = "AGENT_MEMORY_API_KEY"
 # Per-file report fields that add up across uploads (the lists are extended, the rest summed).

@@ -11,17 +11,18 @@ import json
 import logging
 from pathlib import Path
 
-from .catalog import SourceCatalog, SQLiteCatalog
-from .config import Settings, load_settings
-from .embedding import CachedEmbedder, EmbeddingCache, collection_name, make_embedder
-from .embedding_spaces import EmbeddingSpaces, SpaceLayout
-from .errors import ConfigError
-from .llm import llm_from_settings
-from .sparse import SPARSE_FORMAT, SparseEncoder
-from .stores.graph_factory import open_graph_store
-from .stores.spaced import SpacedVectorStore
-from .stores.vector_factory import open_vector_store
-from .tokens import TokenCounter, make_counter
+from agent_memory.core.config import Settings, load_settings
+from agent_memory.core.embedding import CachedEmbedder, collection_name, make_embedder
+from agent_memory.core.embedding_spaces import EmbeddingSpaces, SpaceLayout
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.llm import llm_from_settings
+from agent_memory.core.sparse import SPARSE_FORMAT, SparseEncoder
+from agent_memory.core.tokens import TokenCounter, make_counter
+from agent_memory.stores.catalog import SourceCatalog, SQLiteCatalog
+from agent_memory.stores.embedding_cache import EmbeddingCache
+from agent_memory.stores.graph_factory import open_graph_store
+from agent_memory.stores.spaced import SpacedVectorStore
+from agent_memory.stores.vector_factory import open_vector_store
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +45,14 @@ class Services:
         if not self.settings.postgres_url:
             return None
         # The PostgreSQL modules need the 'servers' extra (psycopg): imported only when configured.
-        from .stores.postgres import PostgresDB
+        from agent_memory.stores.postgres import PostgresDB
 
         return PostgresDB(self.settings.postgres_url, pool_size=self.settings.postgres_pool_size)
 
     @functools.cached_property
     def catalog(self) -> SourceCatalog:
         if self.postgres is not None:
-            from .stores.postgres_catalog import PostgresCatalog
+            from agent_memory.stores.postgres_catalog import PostgresCatalog
 
             return PostgresCatalog(self.postgres)
         return SQLiteCatalog(self.data_dir / "catalog.sqlite")
@@ -62,7 +63,7 @@ class Services:
         its embedded SQLite file under data_dir."""
         if self.postgres is None:
             return None
-        from .stores.postgres_sessions import PostgresSessionStore
+        from agent_memory.stores.postgres_sessions import PostgresSessionStore
 
         return PostgresSessionStore(self.postgres)
 
@@ -72,7 +73,7 @@ class Services:
         jobs run in the API process (``api/jobs.py``)."""
         if self.postgres is None:
             return None
-        from .stores.postgres_jobs import PostgresJobStore
+        from agent_memory.stores.postgres_jobs import PostgresJobStore
 
         return PostgresJobStore(self.postgres)
 
@@ -162,21 +163,21 @@ class Services:
 
 INDEX_FORMAT_FILE = "index-format.json"
 # Recorded as "turn_context" in the index format when every turn point carries its ``context``
-# vector (ingest/context.py); a data dir without it was written before, and `reindex` stores them.
+# vector (agent_memory/index/context.py); a data dir without it was written before, and `reindex` stores them.
 TURN_CONTEXT_FORMAT = 1
 # Items carry their keyword terms (MemoryItem.terms), tokenized as SPARSE_FORMAT says.
 ITEM_TERMS_FORMAT = 1
-# Long turns carry the vectors of their sentences (ingest/sentences.py).
+# Long turns carry the vectors of their sentences (agent_memory/index/sentences.py).
 SENTENCE_VECTORS_FORMAT = 1
-# What a data dir written before it existed lacks and `agent-memory reindex` stores (ingest/reindex.py):
+# What a data dir written before it existed lacks and `agent-memory reindex` stores (agent_memory/ingest/reindex.py):
 # index-format key -> (version, what such a data dir holds, how it is served meanwhile).
 STORED_EXTRAS = {
     "turn_context": (TURN_CONTEXT_FORMAT, "turns stored without their turn-context vector",
-                     "each question embeds theirs"),  # retrieval/stored_vectors.py
+                     "each question embeds theirs"),  # agent_memory/retrieval/stored_vectors.py
     "item_terms": (ITEM_TERMS_FORMAT, "items stored without their keyword terms",
-                   "the reranker reads them from each text"),  # agent_memory/text.py
+                   "the reranker reads them from each text"),  # agent_memory/core/text.py
     "sentence_vectors": (SENTENCE_VECTORS_FORMAT, "long turns stored without their sentence vectors",
-                         "those turns are found by their whole-turn vector alone"),  # ingest/sentences.py
+                         "those turns are found by their whole-turn vector alone"),  # agent_memory/index/sentences.py
 }
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent_memory.conversation import CompactionConfig, SessionManager  # noqa: E402
-from agent_memory.tokens import TiktokenCounter  # noqa: E402
+from agent_memory.core.tokens import TiktokenCounter  # noqa: E402
 
 WORDS = ("deploy server Berlin X-200 budget invoice Alice decided prefer retry error report tea latency "
          "cluster Q3 revenue 42 3.5 2024-05-01 the a of to and we I will should").split()

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_memory.records import Triple  # noqa: E402
+from agent_memory.core.records import Triple  # noqa: E402
 from agent_memory.stores.ladybug_graph import LadybugGraphStore  # noqa: E402
 
 TYPES = ("person", "organization", "place", "product", "concept")

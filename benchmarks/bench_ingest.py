@@ -26,16 +26,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_memory.config import load_settings  # noqa: E402
-from agent_memory.records import Document  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.core.records import Document  # noqa: E402
+from agent_memory.evaluation.datasets import load_dataset  # noqa: E402
+from agent_memory.index.context import session_context_texts  # noqa: E402
+from agent_memory.index.items import embedding_text  # noqa: E402
+from agent_memory.ingest.pipeline import IngestionPipeline  # noqa: E402
+from agent_memory.ingest.report import IngestReport  # noqa: E402
+from agent_memory.ingest.sources import paragraph_source_id  # noqa: E402
+from agent_memory.ingest.transcripts import locomo_turns  # noqa: E402
 from agent_memory.services import build_services  # noqa: E402
-from ingest.context import session_context_texts  # noqa: E402
-from ingest.items import embedding_text  # noqa: E402
-from ingest.pipeline import IngestionPipeline  # noqa: E402
-from ingest.report import IngestReport  # noqa: E402
-from ingest.sources import paragraph_source_id  # noqa: E402
-from ingest.transcripts import locomo_turns  # noqa: E402
-from retrieval.evaluation.datasets import load_dataset  # noqa: E402
 
 EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
 
@@ -58,7 +58,7 @@ def load_inputs(hotpot_limit: int | None, locomo_limit: int | None, cmrc_limit: 
 
 def embedded_contexts(turn_items, previous_max_words: int) -> list[str]:
     """What the job embeds beyond a session's own texts: each turn read after the one before it
-    (its stored context vector, ingest/context.py); a context equal to a turn's own text (a
+    (its stored context vector, agent_memory/index/context.py); a context equal to a turn's own text (a
     session's first turn) is not embedded twice."""
     own = {embedding_text(pieces[0]) for pieces in turn_items if pieces}
     return [t for t in session_context_texts(turn_items, previous_max_words) if t not in own]

@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_memory.config import load_settings  # noqa: E402
-from agent_memory.records import SearchFilter  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.core.records import SearchFilter  # noqa: E402
+from agent_memory.retrieval.pipeline import RetrievalPipeline  # noqa: E402
 from agent_memory.services import build_services  # noqa: E402
-from retrieval.pipeline import RetrievalPipeline  # noqa: E402
 
 
 def main() -> None:

@@ -33,13 +33,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_memory.config import load_settings  # noqa: E402
-from agent_memory.records import Document, SearchFilter  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.core.records import Document, SearchFilter  # noqa: E402
+from agent_memory.ingest.pipeline import IngestionPipeline  # noqa: E402
+from agent_memory.ingest.report import IngestReport  # noqa: E402
+from agent_memory.ingest.sources import paragraph_source_id  # noqa: E402
+from agent_memory.ingest.transcripts import locomo_turns, longmemeval_turns  # noqa: E402
 from agent_memory.services import build_services  # noqa: E402
-from ingest.pipeline import IngestionPipeline  # noqa: E402
-from ingest.report import IngestReport  # noqa: E402
-from ingest.sources import paragraph_source_id  # noqa: E402
-from ingest.transcripts import locomo_turns, longmemeval_turns  # noqa: E402
 
 EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
 
@@ -114,7 +114,7 @@ class StageClock:
         self.wrap(services.sparse_encoder, "encode_documents", "sparse")
         self.wrap(services.vectors, "upsert", "vector writes")
         self.wrap(services.graph, "merge_triples", "graph writes")
-        # Extraction runs in a thread beside the embedding (ingest/pipeline.py, graph_writes.py), so
+        # Extraction runs in a thread beside the embedding (agent_memory/ingest/pipeline.py, graph_writes.py), so
         # its seconds overlap the embedding's; graph writes are timed on their own.
         self.wrap(pipeline.extractor, "extract_many", "triples (extraction, beside embedding)")
         for method in ("get", "get_many", "put_many", "owners", "claim", "delete"):
@@ -184,10 +184,10 @@ def pct(values: list[float]) -> dict:
 
 def raw_encode_rate(settings, units, limit: int) -> dict:
     """The bare models (no cache) on the first tenant's texts, as the job embeds them: each item's
-    text and, for a turn, its context text (ingest/context.py), each by the model of its space."""
+    text and, for a turn, its context text (agent_memory/index/context.py), each by the model of its space."""
     from bench_ingest import bare_encode, embedded_contexts  # the same measure in both benchmarks
 
-    from ingest.items import embedding_text
+    from agent_memory.index.items import embedding_text
 
     texts: list[str] = []
     items = 0
@@ -276,8 +276,8 @@ def main() -> None:
         # runs it through sentence-transformers (the extra, with a torch for that device).
         import sentence_transformers
 
-        from agent_memory import embedding
-        from agent_memory.onnx_bert import UnsupportedModel
+        from agent_memory.core import embedding
+        from agent_memory.core.onnx_bert import UnsupportedModel
 
         def through_torch(*_a, **_kw):
             raise UnsupportedModel(f"--device {args.device}: sentence-transformers runs the model")

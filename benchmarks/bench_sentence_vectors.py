@@ -20,13 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_memory.config import load_settings  # noqa: E402
-from agent_memory.records import SearchFilter  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.core.records import SearchFilter  # noqa: E402
+from agent_memory.index.sentences import sentence_texts  # noqa: E402
+from agent_memory.ingest.pipeline import IngestionPipeline  # noqa: E402
+from agent_memory.ingest.report import IngestReport  # noqa: E402
+from agent_memory.ingest.transcripts import longmemeval_turns  # noqa: E402
 from agent_memory.services import build_services  # noqa: E402
-from ingest.pipeline import IngestionPipeline  # noqa: E402
-from ingest.report import IngestReport  # noqa: E402
-from ingest.sentences import sentence_texts  # noqa: E402
-from ingest.transcripts import longmemeval_turns  # noqa: E402
 
 EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
 

@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent_memory.text import split_sentences  # noqa: E402
-from ingest.triples import EnglishExtractor, RuleBasedExtractor  # noqa: E402
-from ingest.triples.english import load_nlp  # noqa: E402
+from agent_memory.core.text import split_sentences  # noqa: E402
+from agent_memory.index.triples import EnglishExtractor, RuleBasedExtractor  # noqa: E402
+from agent_memory.index.triples.english import load_nlp  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "eval" / "hotpotqa_dev250.jsonl"
 

@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_memory.config import load_settings  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.ingest.pipeline import IngestionPipeline  # noqa: E402
+from agent_memory.ingest.transcripts import locomo_turns  # noqa: E402
+from agent_memory.retrieval.pipeline import RetrievalPipeline  # noqa: E402
 from agent_memory.services import build_services  # noqa: E402
-from ingest.pipeline import IngestionPipeline  # noqa: E402
-from ingest.transcripts import locomo_turns  # noqa: E402
-from retrieval.pipeline import RetrievalPipeline  # noqa: E402
 
 EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
 

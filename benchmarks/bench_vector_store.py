@@ -26,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_memory.records import MemoryItem, SearchFilter  # noqa: E402
-from agent_memory.sparse import SparseEncoder  # noqa: E402
+from agent_memory.core.records import MemoryItem, SearchFilter  # noqa: E402
+from agent_memory.core.sparse import SparseEncoder  # noqa: E402
 from agent_memory.stores.qdrant_edge_store import EdgeVectorStore  # noqa: E402
 from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore  # noqa: E402
 

@@ -43,7 +43,7 @@ from wm_trajectories import Trajectory, trajectories  # noqa: E402
 
 from agent_memory.conversation import StructuralSummarizer  # noqa: E402
 from agent_memory.conversation import messages as msgs  # noqa: E402
-from agent_memory.tokens import TiktokenCounter  # noqa: E402
+from agent_memory.core.tokens import TiktokenCounter  # noqa: E402
 
 COUNTER = TiktokenCounter("cl100k_base")
 OVERHEAD = 4  # tokens a provider adds per message (CompactionConfig.message_overhead)
@@ -268,7 +268,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
     from agent_memory import Memory
-    from agent_memory.config import load_settings
+    from agent_memory.core.config import load_settings
 
     trajs = trajectories(args.seed, args.scale)
     for traj in trajs:

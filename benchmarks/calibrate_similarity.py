@@ -3,7 +3,7 @@
     python benchmarks/calibrate_similarity.py [--n 200]
 
 When a memory holds items embedded by two models (English by MiniLM, Chinese by e5, see
-``agent_memory/embedding_spaces.py``), their cosines are not comparable: e5 puts unrelated texts
+``agent_memory/core/embedding_spaces.py``), their cosines are not comparable: e5 puts unrelated texts
 near 0.75, MiniLM near 0.05. Each model's cosine is therefore mapped to "standard deviations above
 chance", (cos - mean) / std, with mean and std measured here over question-passage pairs that do
 not belong together. Prints the figures that go into ``Settings.similarity_calibration``, per model and pair of
@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_memory.embedding import make_embedder  # noqa: E402
+from agent_memory.core.embedding import make_embedder  # noqa: E402
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 

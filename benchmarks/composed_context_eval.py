@@ -5,7 +5,7 @@
 
 Runs ``agent-memory`` (any command; meant for ``eval`` into a fresh ``--data-dir``) with one change
 to ingestion: a turn's ``context`` vector is not embedded from its context text (the turn before it,
-then the turn; ingest/context.py) but composed from the two turns' own vectors, the normalized sum,
+then the turn; agent_memory/index/context.py) but composed from the two turns' own vectors, the normalized sum,
 which costs no model time. The served ingestion embeds the context texts: about a third of a
 conversation's embedding time (benchmarks/bench_ingest.py). Compare the figure with the same
 command through ``agent-memory`` (docs/evaluation.md, "Ingestion cost").
@@ -20,9 +20,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import ingest.pipeline  # noqa: E402
+import agent_memory.ingest.pipeline  # noqa: E402
 from agent_memory.cli import main  # noqa: E402
-from ingest.vectors import point_vectors  # noqa: E402
+from agent_memory.ingest.vectors import point_vectors  # noqa: E402
 
 
 def composed_point_vectors(embedder, items, texts, spaces, contexts, settings):
@@ -53,5 +53,5 @@ def _unit(vector: np.ndarray) -> np.ndarray:
 
 
 if __name__ == "__main__":
-    ingest.pipeline.point_vectors = composed_point_vectors
+    agent_memory.ingest.pipeline.point_vectors = composed_point_vectors
     sys.exit(main(sys.argv[1:]))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_memory.embedding import make_embedder  # noqa: E402
+from agent_memory.core.embedding import make_embedder  # noqa: E402
 
 EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")

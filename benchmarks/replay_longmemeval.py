@@ -12,7 +12,7 @@ returns texts (e.g. from the long-term store); a has_answer turn is reachable wh
 text is in the view or at least 80% of its words are among the recalled texts.
 
 ``--recall`` wires the product: each question gets its own tenant, significant turns are
-promoted to long-term memory as they are appended (agent_memory.working_memory), and the
+promoted to long-term memory as they are appended (agent_memory.conversation.working_memory), and the
 retrieval pipeline's prompt for the question (``--recall-budget`` tokens) is the recall.
 """
 
@@ -29,9 +29,9 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent_memory.conversation import CompactionConfig, Session, SessionManager  # noqa: E402
-from agent_memory.errors import BudgetError  # noqa: E402
-from agent_memory.text import content_words  # noqa: E402
-from agent_memory.tokens import TiktokenCounter  # noqa: E402
+from agent_memory.core.errors import BudgetError  # noqa: E402
+from agent_memory.core.text import content_words  # noqa: E402
+from agent_memory.core.tokens import TiktokenCounter  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "eval" / "longmemeval_s_dev30.json"
 Recall = Callable[[str, Session], list[str]]
@@ -43,7 +43,7 @@ def _in(text: str, haystack: list[str]) -> bool:
 
 def _covered(text: str, recalled: list[str]) -> bool:
     """80% of the turn's words are in the recalled passages (long turns come back as chunks)."""
-    from agent_memory.text import words
+    from agent_memory.core.text import words
 
     wanted = words(text)
     have = set(words(" ".join(recalled)))
@@ -118,11 +118,11 @@ def replay(data: Path = DEFAULT_DATA, budget: int = 4000, recall: Recall | None 
 
 def _replay_with_product(items, budget: int, recall_budget: int, data_dir: Path):
     """Working memory with promotion into the real stores; recall is the retrieval prompt."""
-    from agent_memory.config import load_settings
+    from agent_memory.conversation.working_memory import WorkingMemory, session_key
+    from agent_memory.core.config import load_settings
+    from agent_memory.ingest.pipeline import IngestionPipeline
+    from agent_memory.retrieval.pipeline import RetrievalPipeline
     from agent_memory.services import build_services
-    from agent_memory.working_memory import WorkingMemory, session_key
-    from ingest.pipeline import IngestionPipeline
-    from retrieval.pipeline import RetrievalPipeline
 
     settings = load_settings(data_dir=data_dir, triple_extractor="none")
     rows = []

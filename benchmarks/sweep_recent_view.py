@@ -16,12 +16,12 @@ import collections
 import dataclasses
 import json
 
-from agent_memory.config import load_settings
+from agent_memory.conversation.working_memory import WorkingMemory
+from agent_memory.core.config import load_settings
+from agent_memory.evaluation.datasets import Evidence, load_dataset
+from agent_memory.evaluation.metric import score_question
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.services import build_services
-from agent_memory.working_memory import WorkingMemory
-from retrieval.evaluation.datasets import Evidence, load_dataset
-from retrieval.evaluation.metric import score_question
-from retrieval.pipeline import RetrievalPipeline
 
 
 def main() -> None:

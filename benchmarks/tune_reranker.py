@@ -11,7 +11,7 @@ approximation of the assembly: no compression, no section shares), and scores ev
 the harness's metric. Reported side by side: the in-sample figure of every point, and the
 leave-one-group-out figure (a group is a LoCoMo conversation or a LongMemEval question's haystack;
 document sets are split into five folds): weights chosen on the other groups, scored on the held-out
-one. This is how the conversation weights in ``retrieval/config.py`` were chosen (docs/evaluation.md).
+one. This is how the conversation weights in ``agent_memory/retrieval/config.py`` were chosen (docs/evaluation.md).
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_memory.citations import tag  # noqa: E402
-from agent_memory.config import load_settings  # noqa: E402
+from agent_memory.core.citations import tag  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.evaluation.cli import DEFAULT_BUDGETS  # noqa: E402
+from agent_memory.evaluation.datasets import load_dataset  # noqa: E402
+from agent_memory.evaluation.metric import score_question  # noqa: E402
+from agent_memory.retrieval.config import deep_merge, load_preset  # noqa: E402
+from agent_memory.retrieval.pipeline import RetrievalPipeline  # noqa: E402
+from agent_memory.retrieval.rerank import DefaultReranker  # noqa: E402
 from agent_memory.services import build_services  # noqa: E402
-from retrieval.config import deep_merge, load_preset  # noqa: E402
-from retrieval.evaluation.cli import DEFAULT_BUDGETS  # noqa: E402
-from retrieval.evaluation.datasets import load_dataset  # noqa: E402
-from retrieval.evaluation.metric import score_question  # noqa: E402
-from retrieval.pipeline import RetrievalPipeline  # noqa: E402
-from retrieval.rerank import DefaultReranker  # noqa: E402
 
 DEFAULT_GRID = ["turn_weights.dense=0.5,1.0", "turn_weights.turn_context=0.0,0.6", "speaker_named=0.5,3.0"]
 

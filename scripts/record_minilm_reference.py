@@ -33,7 +33,7 @@ def main() -> None:
     import sentence_transformers
     from sentence_transformers import SentenceTransformer
 
-    from agent_memory.embedding import packaged_minilm_path
+    from agent_memory.core.embedding import packaged_minilm_path
 
     model = SentenceTransformer(packaged_minilm_path(), device="cpu")
     vectors = model.encode(TEXTS, normalize_embeddings=True, batch_size=4, show_progress_bar=False)

@@ -16,7 +16,7 @@ if os.environ.get("AGENT_MEMORY_POSTGRES_URL"):
 
 @pytest.fixture
 def settings(tmp_path):
-    from agent_memory.config import load_settings
+    from agent_memory.core.config import load_settings
 
     return load_settings(data_dir=tmp_path / "data", triple_extractor="rules", qdrant_url=None, neo4j_uri=None,
                          postgres_url=None)

@@ -36,8 +36,8 @@ def eval_file(name: str) -> Path:
 
 def ingest_dialogue(services, lines, session_id: str = "chat", timestamp: str = "1:56 pm on 8 May, 2023") -> None:
     """Ingest (speaker, text) lines as one session of turns t0, t1, … on the real stores."""
-    from agent_memory.records import TurnRecord
-    from ingest.pipeline import IngestionPipeline
+    from agent_memory.core.records import TurnRecord
+    from agent_memory.ingest.pipeline import IngestionPipeline
 
     turns = [TurnRecord(session_id=session_id, turn_id=f"t{i}", speaker=speaker, text=text, timestamp=timestamp)
              for i, (speaker, text) in enumerate(lines)]
@@ -48,11 +48,11 @@ def ingest_dialogue(services, lines, session_id: str = "chat", timestamp: str = 
 def titled_pages_services(data_dir: Path, pages: dict[str, str]):
     """Services on real embedded stores holding ``pages`` (title → text) as titled documents with rule
     triples: the store the entity-page and link tests search."""
-    from agent_memory.config import load_settings
-    from agent_memory.records import Document
+    from agent_memory.core.config import load_settings
+    from agent_memory.core.records import Document
+    from agent_memory.ingest.pipeline import IngestionPipeline
+    from agent_memory.ingest.report import IngestReport
     from agent_memory.services import build_services
-    from ingest.pipeline import IngestionPipeline
-    from ingest.report import IngestReport
 
     settings = load_settings(data_dir=data_dir, triple_extractor="rules", qdrant_url=None, neo4j_uri=None)
     with build_services(settings) as svc:

@@ -1,5 +1,5 @@
 """The question-answering HTTP API (FastAPI): ``create_app(settings)``, ``serve(host, port)``."""
 
-from .app import create_app
+from agent_memory.api.app import create_app
 
 __all__ = ["create_app"]

@@ -14,16 +14,15 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from agent_memory.config import Settings, load_settings
+from agent_memory.api import routes_ask, routes_documents, routes_health, routes_sessions, routes_upkeep
+from agent_memory.api.errors import install_error_handlers
+from agent_memory.api.limits import MAX_BODY_BYTES, BodyLimit
+from agent_memory.api.openapi_docs import describe_operations
+from agent_memory.api.routes_health import STATIC
+from agent_memory.api.state import JOB_THRESHOLD_BYTES, MAX_UPLOAD_BYTES, ApiState
+from agent_memory.api.strict import Contain, StrictJson
+from agent_memory.core.config import Settings, load_settings
 from agent_memory.services import build_services
-
-from . import routes_ask, routes_documents, routes_health, routes_sessions, routes_upkeep
-from .errors import install_error_handlers
-from .limits import MAX_BODY_BYTES, BodyLimit
-from .openapi_docs import describe_operations
-from .routes_health import STATIC
-from .state import JOB_THRESHOLD_BYTES, MAX_UPLOAD_BYTES, ApiState
-from .strict import Contain, StrictJson
 
 DESCRIPTION = """Long memory for LLM agents: ingest documents, keep working memory per session, and ask
 questions answered from a token-bounded prompt with `[S:id]` citations.

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
-from .errors import ApiError
-from .state import ApiState, tenant_for_key
+from agent_memory.api.errors import ApiError
+from agent_memory.api.state import ApiState, tenant_for_key
 
 _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="API key bound to a tenant.")
 _bearer = HTTPBearer(auto_error=False, description="The same API key as a Bearer token.")

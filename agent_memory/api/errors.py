@@ -13,7 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agent_memory.errors import (
+from agent_memory.core.errors import (
     AgentMemoryError,
     BudgetError,
     ConfigError,

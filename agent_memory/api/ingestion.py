@@ -10,11 +10,10 @@ from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any, Callable
 
-from ingest.ownership import FILE_KEY
-
-from .errors import ApiError
-from .jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec, SourceLocks
-from .schemas import DocumentIn
+from agent_memory.api.errors import ApiError
+from agent_memory.api.jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec, SourceLocks
+from agent_memory.api.schemas import DocumentIn
+from agent_memory.ingest.ownership import FILE_KEY
 
 Progress = Callable[[str, int, int], None]
 

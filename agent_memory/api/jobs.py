@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Protocol, runtime_checkable
 
-from agent_memory.errors import AgentMemoryError, NotFoundError, contained
-
-from .errors import ApiError, status_for
+from agent_memory.api.errors import ApiError, status_for
+from agent_memory.core.errors import AgentMemoryError, NotFoundError, contained
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED = 500  # finished jobs remembered for polling; the oldest are forgotten first

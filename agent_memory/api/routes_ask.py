@@ -9,14 +9,13 @@ import orjson
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from ingest.upkeep import empty_tenant_note
-from retrieval.types import Decision
-
-from ..errors import ConfigError
-from .answer import passages_out, relevance
-from .deps import StateDep, TenantDep
-from .errors import ApiError
-from .schemas import AskIn, AskOut, PromptOut, SearchIn, SearchOut, error_responses
+from agent_memory.answer import passages_out, relevance
+from agent_memory.api.deps import StateDep, TenantDep
+from agent_memory.api.errors import ApiError
+from agent_memory.api.schemas import AskIn, AskOut, PromptOut, SearchIn, SearchOut, error_responses
+from agent_memory.core.errors import ConfigError
+from agent_memory.ingest.upkeep import empty_tenant_note
+from agent_memory.retrieval.types import Decision
 
 router = APIRouter(tags=["ask"])
 

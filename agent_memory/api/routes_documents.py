@@ -12,13 +12,12 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from agent_memory.errors import NotFoundError
-
-from . import ingestion
-from .deps import StateDep, TenantDep
-from .errors import ApiError
-from .jobs import JobSpec
-from .schemas import DocumentIn, ForgetOut, IngestOut, JobAccepted, JobOut, error_responses
+from agent_memory.api import ingestion
+from agent_memory.api.deps import StateDep, TenantDep
+from agent_memory.api.errors import ApiError
+from agent_memory.api.jobs import JobSpec
+from agent_memory.api.schemas import DocumentIn, ForgetOut, IngestOut, JobAccepted, JobOut, error_responses
+from agent_memory.core.errors import NotFoundError
 
 router = APIRouter(tags=["documents"])
 

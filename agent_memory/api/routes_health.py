@@ -7,9 +7,9 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, JSONResponse
 
-from .deps import StateDep
-from .errors import error_body
-from .schemas import ReadyOut, StatusOut, error_responses
+from agent_memory.api.deps import StateDep
+from agent_memory.api.errors import error_body
+from agent_memory.api.schemas import ReadyOut, StatusOut, error_responses
 
 router = APIRouter(tags=["health"])
 STATIC = Path(__file__).resolve().parent / "static"

@@ -11,10 +11,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from agent_memory.errors import NotFoundError
-
-from .deps import StateDep, TenantDep
-from .schemas import (
+from agent_memory.api.deps import StateDep, TenantDep
+from agent_memory.api.schemas import (
     CompactOut,
     MessageIn,
     MessageOut,
@@ -25,6 +23,7 @@ from .schemas import (
     ViewOut,
     error_responses,
 )
+from agent_memory.core.errors import NotFoundError
 
 router = APIRouter(tags=["sessions"])
 SessionId = Annotated[str, Path(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["s1"])]

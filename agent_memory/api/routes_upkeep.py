@@ -1,6 +1,6 @@
 """Upkeep over HTTP: counts, the source list, one source's stored state, the expiry pass.
 
-The same views as ``agent-memory stats | list | inspect | gc`` (ingest/upkeep.py), always
+The same views as ``agent-memory stats | list | inspect | gc`` (agent_memory/ingest/upkeep.py), always
 within the caller's tenant.
 """
 
@@ -10,11 +10,10 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
 
-from agent_memory.errors import NotFoundError
-from ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
-
-from .deps import StateDep, TenantDep
-from .schemas import GcOut, SourceOut, SourcesOut, StatsOut, WhoamiOut, error_responses
+from agent_memory.api.deps import StateDep, TenantDep
+from agent_memory.api.schemas import GcOut, SourceOut, SourcesOut, StatsOut, WhoamiOut, error_responses
+from agent_memory.core.errors import NotFoundError
+from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
 
 router = APIRouter(tags=["upkeep"])
 # A response header, so that typed bodies keep their shape: the caller's tenant holds nothing (other

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import uvicorn
 
-from agent_memory.config import load_settings
-from agent_memory.errors import ConfigError
-from agent_memory.owner import client_url, own
-
-from .app import create_app
-from .state import is_loopback
+from agent_memory.api.app import create_app
+from agent_memory.api.state import is_loopback
+from agent_memory.core.config import load_settings
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.owner import client_url, own
 
 log = logging.getLogger(__name__)
 

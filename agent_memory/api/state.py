@@ -10,13 +10,12 @@ import threading
 import time
 from typing import Any
 
-from agent_memory.config import Settings
-from agent_memory.errors import ConfigError
+from agent_memory.answer import Answerer
+from agent_memory.api import ingestion
+from agent_memory.core.config import Settings
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.memory import Memory
-from agent_memory.records import MemoryItem, SearchFilter
-
-from . import ingestion
-from .answer import Answerer
 
 log = logging.getLogger(__name__)
 # One question per language path: the first Chinese question loads jieba's part-of-speech tagger

@@ -7,7 +7,7 @@ JSON body with orjson (RFC 8259: none of those constants, valid Unicode only) an
 and refuses the request before any route parses it. ``Contain`` answers a ``BaseException`` that
 is not a cancellation (a Rust panic surfacing through pyo3 is one) with a 500 for that request
 alone: it never reaches the server, which would otherwise drop the connection or the whole task
-group it ran in (the MCP session manager); ``agent_memory.errors.contained`` does it in a thread.
+group it ran in (the MCP session manager); ``agent_memory.core.errors.contained`` does it in a thread.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Callable
 
 import orjson
 
-from agent_memory.errors import passthrough
+from agent_memory.core.errors import passthrough
 
 log = logging.getLogger(__name__)
 

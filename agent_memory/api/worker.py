@@ -20,12 +20,11 @@ import time
 import uuid
 from typing import Any
 
-from agent_memory.errors import ConfigError, StoreError, contained
+from agent_memory.api.ingestion import run_job
+from agent_memory.api.jobs import Job, JobSpec, SourceLocks, error_of, job_from_row
+from agent_memory.core.errors import ConfigError, StoreError, contained
 from agent_memory.memory import Memory
 from agent_memory.services import build_services
-
-from .ingestion import run_job
-from .jobs import Job, JobSpec, SourceLocks, error_of, job_from_row
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED_S = 7 * 86400  # finished jobs stay this long for polling, then any worker forgets them

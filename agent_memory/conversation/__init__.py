@@ -8,12 +8,12 @@
 Unclassified appends default to ``fuzzy`` (counted in ``stats()["unclassified_appends"]``).
 """
 
-from .compaction import CompactionConfig, Retention
-from .manager import SessionManager
-from .messages import micro_compact
-from .session import Session, SignificantTurn
-from .significance import Judgement, LLMDetector, RuleDetector, SignificanceDetector
-from .summarize import LLMSummarizer, StructuralSummarizer, Summarizer
+from agent_memory.conversation.compaction import CompactionConfig, Retention
+from agent_memory.conversation.manager import SessionManager
+from agent_memory.conversation.messages import micro_compact
+from agent_memory.conversation.session import Session, SignificantTurn
+from agent_memory.conversation.significance import Judgement, LLMDetector, RuleDetector, SignificanceDetector
+from agent_memory.conversation.summarize import LLMSummarizer, StructuralSummarizer, Summarizer
 
 __all__ = [
     "CompactionConfig", "Judgement", "LLMDetector", "LLMSummarizer", "Retention", "RuleDetector", "Session",

@@ -13,8 +13,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable
 
-from ..config import SESSION_EMERGENCY, SESSION_LIGHT, SESSION_LLM, SESSION_STRUCTURAL, SESSION_WINDOW_TOKENS
-from . import messages as msgs
+from agent_memory.conversation import messages as msgs
+from agent_memory.core.config import (
+    SESSION_EMERGENCY,
+    SESSION_LIGHT,
+    SESSION_LLM,
+    SESSION_STRUCTURAL,
+    SESSION_WINDOW_TOKENS,
+)
 
 
 class Retention(str, Enum):

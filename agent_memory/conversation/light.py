@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..text import split_sentences
-from .significance import DATE, RULES, entities, numbers
+from agent_memory.conversation.significance import DATE, RULES, entities, numbers
+from agent_memory.core.text import split_sentences
 
 MARKER = re.compile(r"^\[condensed: kept \d+ of \d+ sentences\]")
 

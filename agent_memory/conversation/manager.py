@@ -6,13 +6,13 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from ..llm import llm_from_settings
-from ..tokens import TokenCounter, make_counter
-from .compaction import MARKER, CompactionConfig
-from .session import Appended, Session, SignificantTurn
-from .significance import LLMDetector, RuleDetector, SignificanceDetector
-from .store import SessionStorage, SessionStore
-from .summarize import LLMSummarizer, Summarizer
+from agent_memory.conversation.compaction import MARKER, CompactionConfig
+from agent_memory.conversation.session import Appended, Session, SignificantTurn
+from agent_memory.conversation.significance import LLMDetector, RuleDetector, SignificanceDetector
+from agent_memory.conversation.summarize import LLMSummarizer, Summarizer
+from agent_memory.core.llm import llm_from_settings
+from agent_memory.core.tokens import TokenCounter, make_counter
+from agent_memory.stores.sqlite_sessions import SessionStorage, SessionStore
 
 
 def compaction_config(settings) -> CompactionConfig:

@@ -13,7 +13,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from .significance import identifier_list
+from agent_memory.conversation.significance import identifier_list
 
 # ``developer`` is OpenAI's newer name for system-like instructions: treated as a system message.
 ROLES = ("system", "developer", "user", "assistant", "tool")

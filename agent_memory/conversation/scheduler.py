@@ -23,12 +23,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..errors import BudgetError
-from . import messages as msgs
-from .compaction import ACTIVE, CONDENSED, DROPPED, MARKER, SUMMARIZED, Retention, Unit
-from .light import condense_message
-from .summarize import summarize_span
-from .summarize import validate as validate_summary
+from agent_memory.conversation import messages as msgs
+from agent_memory.conversation.compaction import ACTIVE, CONDENSED, DROPPED, MARKER, SUMMARIZED, Retention, Unit
+from agent_memory.conversation.light import condense_message
+from agent_memory.conversation.summarize import summarize_span
+from agent_memory.conversation.summarize import validate as validate_summary
+from agent_memory.core.errors import BudgetError
 
 F, Z, S = Retention.FORGETTABLE, Retention.FUZZY, Retention.STRICT
 LOSSY = {F, Z}

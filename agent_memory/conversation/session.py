@@ -21,14 +21,14 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from ..errors import BudgetError
-from . import messages as msgs
-from .compaction import ACTIVE, MARKER, CompactionConfig, Entry, Retention, Unit, UnitLog
-from .light import condense_message
-from .scheduler import Scheduler, describe, earlier_note, loaded_status, span_name, tools_of
-from .significance import RuleDetector, SignificanceDetector, is_entity_word
-from .store import SessionConflictError, SessionStore
-from .summarize import StructuralSummarizer, Summarizer
+from agent_memory.conversation import messages as msgs
+from agent_memory.conversation.compaction import ACTIVE, MARKER, CompactionConfig, Entry, Retention, Unit, UnitLog
+from agent_memory.conversation.light import condense_message
+from agent_memory.conversation.scheduler import Scheduler, describe, earlier_note, loaded_status, span_name, tools_of
+from agent_memory.conversation.significance import RuleDetector, SignificanceDetector, is_entity_word
+from agent_memory.conversation.summarize import StructuralSummarizer, Summarizer
+from agent_memory.core.errors import BudgetError
+from agent_memory.stores.sqlite_sessions import SessionConflictError, SessionStore
 
 log = logging.getLogger(__name__)
 # Appends refused because another process took the sequence number first, retried after a reload

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..errors import LLMError
-from ..text import STOPWORDS, _jieba, has_cjk
+from agent_memory.core.errors import LLMError
+from agent_memory.core.text import STOPWORDS, _jieba, has_cjk
 
 log = logging.getLogger(__name__)
 

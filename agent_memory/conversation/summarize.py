@@ -12,9 +12,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..text import content_words, has_cjk, split_sentences
-from . import messages as msgs
-from .significance import DATE, NUMBER, RULES, entities, identifiers, numbers
+from agent_memory.conversation import messages as msgs
+from agent_memory.conversation.significance import DATE, NUMBER, RULES, entities, identifiers, numbers
+from agent_memory.core.text import content_words, has_cjk, split_sentences
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from langchain_core.messages import BaseMessage, convert_to_messages, convert_to
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from ..errors import NotFoundError
-from ..memory import Memory
+from agent_memory.core.errors import NotFoundError
+from agent_memory.memory import Memory
 
 
 class _MemoryRetriever(BaseRetriever):

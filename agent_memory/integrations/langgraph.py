@@ -34,9 +34,9 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from ..errors import NotFoundError
-from ..memory import Memory
-from ..records import SearchFilter
+from agent_memory.core.errors import NotFoundError
+from agent_memory.core.records import SearchFilter
+from agent_memory.memory import Memory
 
 _LABEL = re.compile(r"^[^/]+$")
 VIEW_ID = "am-view-"  # ids of the view's messages in a graph's state: ``sync`` never appends them again

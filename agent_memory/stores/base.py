@@ -10,18 +10,8 @@ from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence, runtime
 
 import numpy as np
 
-from ..records import MemoryItem, ScoredItem, SearchFilter, Triple
-
-
-@dataclass
-class SparseVector:
-    """Term weights keyed by a stable hashed term index (see :mod:`agent_memory.sparse`)."""
-
-    indices: list[int] = field(default_factory=list)
-    values: list[float] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.indices)
+from agent_memory.core.records import MemoryItem, ScoredItem, SearchFilter, Triple
+from agent_memory.core.sparse import SparseVector
 
 
 @runtime_checkable
@@ -110,7 +100,7 @@ class GraphStore(Protocol):
     def delete_by_source(self, tenant: str, source_id: str) -> int: ...
 
     def update_validity(self, tenant: str, subjects: Sequence[str], functional: Mapping[str, Sequence[str]]) -> int:
-        """Mark the named subjects' functional facts replaced by newer ones superseded (agent_memory/updates.py)."""
+        """Mark the named subjects' functional facts replaced by newer ones superseded (agent_memory/core/updates.py)."""
         ...
 
     def subject_facts(self, tenant: str, subjects: Sequence[str]) -> list[dict[str, Any]]:

@@ -26,10 +26,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from ..entities import normalize_name, normalize_type
-from ..records import Triple
-from ..updates import validity_changes
-from .base import EntityRecord
+from agent_memory.core.entities import normalize_name, normalize_type
+from agent_memory.core.records import Triple
+from agent_memory.core.updates import validity_changes
+from agent_memory.stores.base import EntityRecord
 
 log = logging.getLogger(__name__)
 
@@ -303,7 +303,7 @@ class Runner:
 
     def update_validity(self, tenant: str, subjects: Sequence[str], functional: Mapping[str, Sequence[str]]) -> int:
         """Re-derive the validity intervals of the named subjects' functional relations (see
-        ``agent_memory.updates``): an older fact replaced by a newer one with another object gets
+        ``agent_memory.core.updates``): an older fact replaced by a newer one with another object gets
         ``valid_to`` and ``superseded_by``; the newest is current. Returns how many relations changed."""
         changes = validity_changes(self.subject_facts(tenant, subjects), functional)
         return self.mark_superseded(tenant, changes)

@@ -14,11 +14,11 @@ from typing import Any, Iterable
 
 import ladybug
 
-from ..entities import normalize_name
-from ..errors import StoreError, StoreUnavailableError
-from ..records import Triple
-from . import cypher
-from .base import EntityRecord
+from agent_memory.core.entities import normalize_name
+from agent_memory.core.errors import StoreError, StoreUnavailableError
+from agent_memory.core.records import Triple
+from agent_memory.stores import cypher
+from agent_memory.stores.base import EntityRecord
 
 log = logging.getLogger(__name__)
 

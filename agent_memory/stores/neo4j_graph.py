@@ -15,9 +15,9 @@ import neo4j
 from neo4j import GraphDatabase, RoutingControl
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
 
-from ..errors import StoreError, StoreUnavailableError
-from ..records import Triple
-from . import cypher
+from agent_memory.core.errors import StoreError, StoreUnavailableError
+from agent_memory.core.records import Triple
+from agent_memory.stores import cypher
 
 log = logging.getLogger(__name__)
 

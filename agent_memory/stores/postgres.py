@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import ConfigError, StoreError, StoreUnavailableError
-from ..extras import require_extra
+from agent_memory.core.errors import ConfigError, StoreError, StoreUnavailableError
+from agent_memory.core.extras import require_extra
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 _MIGRATION_LOCK = 0x61676D6D  # "agmm": one advisory lock key for schema changes

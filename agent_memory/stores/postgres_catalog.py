@@ -7,8 +7,8 @@ import time
 
 from psycopg.types.json import Jsonb
 
-from ..catalog import SourceEntry, title_key
-from .postgres import PostgresDB
+from agent_memory.stores.catalog import SourceEntry, title_key
+from agent_memory.stores.postgres import PostgresDB
 
 _COLUMNS = ("tenant, source_id, kind, content_hash, path, title, session_id, seq, \"timestamp\", item_ids,"
             " n_triples, updated_at")

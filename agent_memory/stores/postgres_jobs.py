@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 from psycopg.types.json import Jsonb
 
-from .postgres import PostgresDB
+from agent_memory.stores.postgres import PostgresDB
 
 _PUBLIC = ("id, tenant, kind, source_key, bytes, status, stage, units_done, units_total, attempts, worker,"
            " heartbeat_at, created_at, started_at, finished_at, result, error")

@@ -15,8 +15,8 @@ import json
 import time
 from typing import Any, Iterable
 
-from ..conversation.store import Key, SessionConflictError, message_row
-from .postgres import PostgresDB
+from agent_memory.stores.postgres import PostgresDB
+from agent_memory.stores.sqlite_sessions import Key, SessionConflictError, message_row
 
 
 class PostgresSessionStore:

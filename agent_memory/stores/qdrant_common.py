@@ -17,18 +17,18 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .. import metafilter
-from ..errors import DimensionMismatchError, StoreError
-from ..records import MemoryItem, ScoredItem, SearchFilter
-from .base import SparseVector
+from agent_memory.core import metafilter
+from agent_memory.core.errors import DimensionMismatchError, StoreError
+from agent_memory.core.records import MemoryItem, ScoredItem, SearchFilter
+from agent_memory.core.sparse import SparseVector
 
 DENSE = "dense"
 SPARSE = "sparse"
-# A turn read after the turn it answers (ingest/context.py), in the turn's own space: the
+# A turn read after the turn it answers (agent_memory/index/context.py), in the turn's own space: the
 # reranker's turn_context signal reads it with the candidates instead of re-embedding it.
 # Every turn point carries one; other kinds do not (their context is their own text: ``dense``).
 CONTEXT = "context"
-# The single sentences of a long turn (ingest/sentences.py), a multivector scored by its best row
+# The single sentences of a long turn (agent_memory/index/sentences.py), a multivector scored by its best row
 # (MaxSim): a fact said in passing inside a long request is found by the sentence that says it.
 # Only such turns carry one; ``search_dense`` scores a point by the better of ``dense`` and this.
 SENTENCES = "sentences"

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import qdrant_edge as qe
 
-from ..errors import DimensionMismatchError, StoreError, StoreUnavailableError
-from ..records import SearchFilter
-from .base import SparseVector
-from .qdrant_common import (  # noqa: F401 - re-exported: older imports name them here
+from agent_memory.core.errors import DimensionMismatchError, StoreError, StoreUnavailableError
+from agent_memory.core.records import SearchFilter
+from agent_memory.core.sparse import SparseVector
+from agent_memory.stores.qdrant_common import (  # noqa: F401 - re-exported: older imports name them here
     BEST_OF,
     CONTEXT,
     DENSE,
@@ -95,7 +95,7 @@ class EdgeVectorStore(QdrantStore):
         if CONTEXT not in stored:
             # A shard from before turn-context vectors: add the named vector (no point is rewritten).
             shard.update(qe.UpdateOperation.create_dense_vector(CONTEXT, self.dimension, qe.Distance.Cosine))
-        if SENTENCES not in stored:  # likewise for sentence vectors (ingest/sentences.py)
+        if SENTENCES not in stored:  # likewise for sentence vectors (agent_memory/index/sentences.py)
             shard.update(qe.UpdateOperation.create_dense_vector(SENTENCES, self.dimension, qe.Distance.Cosine,
                                                                 multivector_config=_MAX_SIM))
         existing_indexes = set(shard.info().payload_schema)

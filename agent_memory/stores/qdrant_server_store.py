@@ -18,10 +18,10 @@ from pathlib import Path
 
 from qdrant_client import QdrantClient, models
 
-from ..errors import DimensionMismatchError, StoreError, StoreUnavailableError
-from ..records import SearchFilter
-from .base import SparseVector
-from .qdrant_common import (
+from agent_memory.core.errors import DimensionMismatchError, StoreError, StoreUnavailableError
+from agent_memory.core.records import SearchFilter
+from agent_memory.core.sparse import SparseVector
+from agent_memory.stores.qdrant_common import (
     BEST_OF,
     CONTEXT,
     DENSE,
@@ -94,7 +94,7 @@ class QdrantServerVectorStore(QdrantStore):
                     # A collection from before turn-context vectors: add the named vector (no point is rewritten).
                     self._client.create_vector_name(self.collection, CONTEXT, models.DenseVectorNameConfig(
                         dense=models.DenseVectorConfig(size=self.dimension, distance=models.Distance.COSINE)))
-                if SENTENCES not in vectors:  # likewise for sentence vectors (ingest/sentences.py)
+                if SENTENCES not in vectors:  # likewise for sentence vectors (agent_memory/index/sentences.py)
                     self._client.create_vector_name(self.collection, SENTENCES, models.DenseVectorNameConfig(
                         dense=models.DenseVectorConfig(size=self.dimension, distance=models.Distance.COSINE,
                                                        multivector_config=_MAX_SIM)))

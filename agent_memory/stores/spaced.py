@@ -1,4 +1,4 @@
-"""One VectorStore over one collection per embedding space (see ``agent_memory/embedding_spaces.py``).
+"""One VectorStore over one collection per embedding space (see ``agent_memory/core/embedding_spaces.py``).
 
 Every item lives in exactly one space, the one its text was embedded in. Reads and deletes go to
 every space; a dense search takes the question's vector per space and merges the hits by
@@ -17,8 +17,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..records import MemoryItem, ScoredItem, SearchFilter
-from .base import SparseVector, VectorStore
+from agent_memory.core.records import MemoryItem, ScoredItem, SearchFilter
+from agent_memory.core.sparse import SparseVector
+from agent_memory.stores.base import VectorStore
 
 # How long this process trusts what it read of which spaces a tenant's items occupy (seconds).
 OCCUPANCY_TTL_S = 10.0
@@ -67,7 +68,7 @@ class SpacedVectorStore:
 
     def speakers(self, tenant: str) -> dict[str, set[str]]:
         """The speakers of the tenant's turns, per space their turns live in: a question that names
-        one is embedded without the name in those spaces (retrieval/speakers.py), known before any
+        one is embedded without the name in those spaces (agent_memory/retrieval/speakers.py), known before any
         route answers. One facet per space over an indexed payload field, kept like the occupied
         spaces: what this process wrote at once, what others wrote within ``occupancy_ttl_s``."""
         now = time.monotonic()
@@ -100,7 +101,7 @@ class SpacedVectorStore:
                spaces: Sequence[str] | None = None, context: Sequence | None = None, *,
                sentences: Sequence | None = None, may_move: Iterable[str] | None = None) -> None:
         """Each item into its space, with its context vector (or None) when ``context`` is given and
-        its sentence vectors (or None, ingest/sentences.py) when ``sentences`` is.
+        its sentence vectors (or None, agent_memory/index/sentences.py) when ``sentences`` is.
 
         ``may_move``: the IDs that another space may hold, looked for there and deleted, so that an
         item never lives in two spaces. An ID hashes its item's text, so one ID changes space only

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from ..config import Settings
-from ..errors import ConfigError
-from ..extras import require_extra
-from .base import VectorStore
+from agent_memory.core.config import Settings
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.extras import require_extra
+from agent_memory.stores.base import VectorStore
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -19,15 +19,15 @@ def open_vector_store(settings: Settings, dimension: int, collection: str) -> Ve
     if settings.qdrant_url or settings.vector_backend == "local":
         require_extra("qdrant_client", "servers", f"vector_backend={settings.vector_backend!r} or a Qdrant URL")
     if settings.qdrant_url:
-        from .qdrant_server_store import QdrantServerVectorStore
+        from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore
 
         return QdrantServerVectorStore(collection, dimension, url=settings.qdrant_url, api_key=settings.qdrant_api_key)
     if settings.vector_backend == "edge":
-        from .qdrant_edge_store import EdgeVectorStore
+        from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
 
         return EdgeVectorStore(settings.data_dir / "qdrant-edge", collection, dimension)
     if settings.vector_backend == "local":
-        from .qdrant_server_store import QdrantServerVectorStore
+        from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore
 
         return QdrantServerVectorStore(collection, dimension, path=settings.data_dir / "qdrant-local")
     raise ConfigError(f"vector_backend={settings.vector_backend!r} is not one of 'edge', 'local'")

@@ -16,11 +16,11 @@ os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 from agent_memory import Memory  # noqa: E402
 from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, wait_ready  # noqa: E402
-from agent_memory.config import load_settings  # noqa: E402
-from agent_memory.conversation.store import SessionStore  # noqa: E402
-from agent_memory.records import SearchFilter  # noqa: E402
-from agent_memory.working_memory import WorkingMemory  # noqa: E402
-from ingest.pipeline import IngestionPipeline  # noqa: E402
+from agent_memory.conversation.working_memory import WorkingMemory  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.core.records import SearchFilter  # noqa: E402
+from agent_memory.ingest.pipeline import IngestionPipeline  # noqa: E402
+from agent_memory.stores.sqlite_sessions import SessionStore  # noqa: E402
 
 DAY = 86_400
 MAY_8_2023 = 1_683_554_160  # 2023-05-08T13:56:00Z

@@ -16,7 +16,7 @@ os.environ["AGENT_MEMORY_TRIPLE_EXTRACTOR"] = "rules"
 
 from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, upload_samples, wait_ready  # noqa: E402
-from agent_memory.config import load_settings  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
 
 ACME = {"X-API-Key": "key-acme"}
 GLOBEX = {"Authorization": "Bearer key-globex"}
@@ -349,7 +349,7 @@ def test_store_down_is_503(tmp_path, server):
 
 def test_serve_refuses_an_open_host_without_keys(monkeypatch):
     from agent_memory.api.server import serve
-    from agent_memory.errors import ConfigError
+    from agent_memory.core.errors import ConfigError
 
     monkeypatch.delenv("AGENT_MEMORY_API_KEYS", raising=False)
     with pytest.raises(ConfigError, match="0.0.0.0"):
@@ -369,7 +369,7 @@ def test_warm_up_loads_the_chinese_path_before_the_first_request(tmp_path):
     waits for it, not a user. What warm-up leaves alive is kept out of later garbage collections."""
     import gc
 
-    from ingest.triples.chinese import _posseg
+    from agent_memory.index.triples.chinese import _posseg
 
     _posseg.cache_clear()
     gc.unfreeze()

@@ -12,10 +12,10 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 
+from agent_memory.answer import SYSTEM_PROMPT  # noqa: E402
 from agent_memory.api import create_app  # noqa: E402
-from agent_memory.api.answer import SYSTEM_PROMPT  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, wait_ready  # noqa: E402
-from agent_memory.config import load_settings  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Reply  # noqa: E402
 
 QUESTION = "What is the door code of the Nordwerk storage room?"

@@ -13,7 +13,7 @@ os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 
 from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, wait_ready  # noqa: E402
-from agent_memory.config import load_settings  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
 
 MOVES = [("moves/2023-11", "2023-11-05", "Berlin"), ("moves/2024-02", "2024-02-10", "Lisbon"),
          ("moves/2024-06", "2024-06-20", "Porto")]

@@ -14,10 +14,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 os.environ["AGENT_MEMORY_TRIPLE_EXTRACTOR"] = "rules"
 
+from agent_memory.answer import SYSTEM_PROMPT, check_citations, prompt_ids  # noqa: E402
 from agent_memory.api import create_app  # noqa: E402
-from agent_memory.api.answer import SYSTEM_PROMPT, check_citations, prompt_ids  # noqa: E402
 from agent_memory.api.testing import SAMPLES, serve_in_thread, upload_samples, wait_ready  # noqa: E402
-from agent_memory.config import load_settings  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Reply  # noqa: E402
 
 STORES_DOC = "samples/docs/embedded-stores.md"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agent_memory.records import Document, TurnRecord
+from agent_memory.core.records import Document, TurnRecord
+from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.services import build_services
-from ingest.pipeline import IngestionPipeline
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 

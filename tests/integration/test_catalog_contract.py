@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from postgres_support import BackendOpener, postgres_param
 
-from agent_memory.catalog import Catalog, SourceCatalog, SourceEntry, SQLiteCatalog
+from agent_memory.stores.catalog import Catalog, SourceCatalog, SourceEntry, SQLiteCatalog
 
 
 class Opener(BackendOpener):
@@ -107,7 +107,7 @@ def test_persists_across_reopen(opener):
 def test_services_build_the_postgres_catalog_from_settings(backend, tmp_path):
     from postgres_support import POSTGRES_URL
 
-    from agent_memory.config import load_settings
+    from agent_memory.core.config import load_settings
     from agent_memory.services import build_services
     from agent_memory.stores.postgres_catalog import PostgresCatalog
 
@@ -118,7 +118,7 @@ def test_services_build_the_postgres_catalog_from_settings(backend, tmp_path):
 
 
 def test_a_bad_postgres_url_is_unavailable_without_its_password(tmp_path):
-    from agent_memory.errors import StoreUnavailableError
+    from agent_memory.core.errors import StoreUnavailableError
     from agent_memory.stores.postgres import PostgresDB
 
     with pytest.raises(StoreUnavailableError, match="127.0.0.1:1/x") as err:

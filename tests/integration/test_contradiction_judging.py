@@ -10,13 +10,13 @@ import re
 
 import pytest
 
-from agent_memory.config import load_settings
-from agent_memory.llm import LLMClient
-from agent_memory.records import Document, Triple
+from agent_memory.core.config import load_settings
+from agent_memory.core.llm import LLMClient
+from agent_memory.core.records import Document, Triple
+from agent_memory.core.updates import FUNCTIONAL_RELATIONS, JUDGE_PROMPT, supersede
+from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.services import build_services
 from agent_memory.stores.ladybug_graph import LadybugGraphStore
-from agent_memory.updates import FUNCTIONAL_RELATIONS, JUDGE_PROMPT, supersede
-from ingest.pipeline import IngestionPipeline
 from tests.fake_openai import FakeOpenAI, Reply
 
 PAIR = re.compile(r"^(\d+)\. older \(([\d-]+)\): (.+)\n\s+newer \(([\d-]+)\): (.+)$", re.MULTILINE)

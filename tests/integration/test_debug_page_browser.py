@@ -22,7 +22,7 @@ playwright_sync = pytest.importorskip("playwright.sync_api",
 
 from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, upload_samples, wait_ready  # noqa: E402
-from agent_memory.config import load_settings  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
 
 STORES_DOC = "samples/docs/embedded-stores.md"
 REPORTS = Path(__file__).resolve().parents[2] / "reports"

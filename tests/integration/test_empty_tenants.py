@@ -12,7 +12,7 @@ from agent_memory.api import create_app
 from agent_memory.api.routes_upkeep import NOTE_HEADER
 from agent_memory.api.testing import serve_in_thread, wait_ready
 from agent_memory.cli import main
-from agent_memory.config import load_settings
+from agent_memory.core.config import load_settings
 from agent_memory.memory import Memory
 from tests.helpers import embedded_cli_env
 

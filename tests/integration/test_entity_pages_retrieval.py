@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.records import Document
-from ingest.pipeline import IngestionPipeline
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.core.records import Document
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 from tests.helpers import titled_pages_services
 
 QUESTION = "2014 S/S is the debut album of a South Korean boy group that was formed by who?"
@@ -76,7 +76,7 @@ def test_pages_are_per_tenant(services):
 
 
 def test_chunks_next_to_the_best_chunk_join_it_in_document_order(services):
-    from retrieval.config import load_preset
+    from agent_memory.retrieval.config import load_preset
 
     parts = [f"Part {n} of the Hangar manual. " + " ".join(f"Filler sentence {n}.{k} about hangar doors." for k in range(30))
              for n in range(3)]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.evaluation.cli import build_parser, run_eval
+from agent_memory.evaluation.cli import build_parser, run_eval
 
 SESSION_1 = [
     ("Ada", "Hi Ben! Guess what, I finally adopted a cat last weekend, her name is Miso."),
@@ -73,7 +73,7 @@ def test_agent_path_scores_both_paths_side_by_side(dataset: Path, tmp_path: Path
 
 
 def test_agent_path_with_mixed_memory(dataset: Path, tmp_path: Path, monkeypatch):
-    from retrieval.evaluation.mixed import MixedConfig, evaluate_mixed, markdown
+    from agent_memory.evaluation.mixed import MixedConfig, evaluate_mixed, markdown
 
     monkeypatch.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
     monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")

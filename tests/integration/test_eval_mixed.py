@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from agent_memory.records import SearchFilter
+from agent_memory.core.records import SearchFilter
+from agent_memory.evaluation.cli import DEFAULT_BUDGETS
+from agent_memory.evaluation.mixed import MIXED_TENANT, MixedConfig, evaluate_mixed, markdown
+from agent_memory.evaluation.runner import settings_for
 from agent_memory.services import build_services
-from retrieval.evaluation.cli import DEFAULT_BUDGETS
-from retrieval.evaluation.mixed import MIXED_TENANT, MixedConfig, evaluate_mixed, markdown
-from retrieval.evaluation.runner import settings_for
 
 HOTPOT = [
     {"question_id": "h1", "question_text": "Which river flows through the city where the Zentrum Museum stands?",

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.tokens import TiktokenCounter
-from retrieval.evaluation.cli import build_parser, run_eval
-from retrieval.evaluation.datasets import load_dataset
-from retrieval.evaluation.metric import score_question
+from agent_memory.core.tokens import TiktokenCounter
+from agent_memory.evaluation.cli import build_parser, run_eval
+from agent_memory.evaluation.datasets import load_dataset
+from agent_memory.evaluation.metric import score_question
 
 HOTPOT = Path(__file__).resolve().parents[3] / "shared" / "eval" / "hotpotqa_dev250.jsonl"
 N_QUESTIONS = 3
@@ -109,8 +109,8 @@ def test_compare_scores_more_configurations_in_the_same_run(small_hotpot: Path, 
 
 
 def test_compare_values_are_checked_before_anything_runs():
-    from agent_memory.errors import ConfigError
-    from retrieval.evaluation.runner import parse_compare
+    from agent_memory.core.errors import ConfigError
+    from agent_memory.evaluation.runner import parse_compare
 
     parsed = parse_compare(["fast", f"off={ISSUE13_OFF}"], "conversation")
     assert [(c.label, c.preset, c.system) for c in parsed] == [("fast", "fast", "product:fast"),

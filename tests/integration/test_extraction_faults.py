@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from agent_memory.config import load_settings
-from agent_memory.records import Document
+from agent_memory.core.config import load_settings
+from agent_memory.core.records import Document
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.ingest.report import IngestReport
 from agent_memory.services import build_services
-from ingest.pipeline import IngestionPipeline
-from ingest.report import IngestReport
 
 DOCS = [
     Document(source_id="notes/velmora.md", text="Velmora Harbour Company was founded by Mara Quist in 1801."),

@@ -22,7 +22,7 @@ os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 
 from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, wait_ready  # noqa: E402
-from agent_memory.config import load_settings  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
 
 MAX_BODY = 256 * 1024
 JSON = {"content-type": "application/json"}

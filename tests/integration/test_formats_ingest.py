@@ -4,9 +4,9 @@ boilerplate; retrieval finds each."""
 
 from __future__ import annotations
 
-from agent_memory.records import SearchFilter
-from ingest.pipeline import IngestionPipeline
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.core.records import SearchFilter
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 from tests.documents import FRONT, write_docx, write_pdf
 
 PAGE = """<html><head><title>Hall Nordwerk</title></head><body>

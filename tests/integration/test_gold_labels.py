@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 
-from agent_memory.config import load_settings
-from agent_memory.records import SearchFilter
+from agent_memory.core.config import load_settings
+from agent_memory.core.records import SearchFilter
+from agent_memory.evaluation.datasets import load_dataset
+from agent_memory.evaluation.runner import ingest_material
+from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.services import build_services
-from ingest.pipeline import IngestionPipeline
-from retrieval.evaluation.datasets import load_dataset
-from retrieval.evaluation.runner import ingest_material
 
 RECORD = {
     "question_id": "q-gold", "question_type": "single-session-user", "question": "Where did I park?",

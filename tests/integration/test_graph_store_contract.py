@@ -14,10 +14,10 @@ import uuid
 
 import pytest
 
-from agent_memory.config import load_settings
-from agent_memory.entities import normalize_name
-from agent_memory.errors import StoreUnavailableError
-from agent_memory.records import Triple
+from agent_memory.core.config import load_settings
+from agent_memory.core.entities import normalize_name
+from agent_memory.core.errors import StoreUnavailableError
+from agent_memory.core.records import Triple
 from agent_memory.stores.base import GraphStore
 from agent_memory.stores.graph_factory import open_graph_store
 from agent_memory.stores.ladybug_graph import LadybugGraphStore
@@ -105,7 +105,7 @@ def test_neighbourhood_one_and_two_hops_with_source_ids(graph):
 
 
 def test_a_newer_functional_fact_supersedes_the_older_one_which_is_kept(graph):
-    from agent_memory.updates import FUNCTIONAL_RELATIONS
+    from agent_memory.core.updates import FUNCTIONAL_RELATIONS
 
     moves = [("Berlin", "2024-01-10", "doc-jan"), ("Lisbon", "2024-03-02", "doc-mar"), ("Porto", "2024-06-20", "doc-jun")]
     # Out of order on purpose: the intervals follow the dates, not the ingestion order.

@@ -18,8 +18,8 @@ os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 
 from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, wait_ready  # noqa: E402
-from agent_memory.config import load_settings  # noqa: E402
-from agent_memory.errors import StoreUnavailableError  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.core.errors import StoreUnavailableError  # noqa: E402
 
 MAX_BODY = 64 * 1024
 HARBOUR = "The harbour of Velmora opened in 1892 and handles four million tonnes of grain a year."

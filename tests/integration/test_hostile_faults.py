@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.config import load_settings
-from agent_memory.errors import IngestError, StoreUnavailableError
-from agent_memory.records import SearchFilter
+from agent_memory.core.config import load_settings
+from agent_memory.core.errors import IngestError, StoreUnavailableError
+from agent_memory.core.records import SearchFilter
+from agent_memory.ingest.lock import ingest_lock
+from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.services import build_services
-from ingest.lock import ingest_lock
-from ingest.pipeline import IngestionPipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 TOWNS = ["Velmora", "Ardent", "Keswick", "Lunden", "Marrow", "Oskar", "Pella", "Quill", "Rhyl", "Sorrel"]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from agent_memory.records import Document, MemoryItem
-from ingest.pipeline import IngestionPipeline
-from ingest.upkeep import importance_of
-from retrieval.config import RetrievalConfig
-from retrieval.debug import render_dump
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.core.records import Document, MemoryItem
+from agent_memory.index.importance import importance_of
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.retrieval.config import RetrievalConfig
+from agent_memory.retrieval.debug import render_dump
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 
 QUESTION = "Which door code opens the Nordwerk storage room?"
 

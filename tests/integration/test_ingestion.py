@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from agent_memory.records import Document, SearchFilter, TurnRecord
-from ingest import sources
-from ingest.pipeline import IngestionPipeline
+from agent_memory.core.records import Document, SearchFilter, TurnRecord
+from agent_memory.ingest import sources
+from agent_memory.ingest.pipeline import IngestionPipeline
 from tests.helpers import SAMPLES
 
 
@@ -66,7 +66,7 @@ def test_changed_document_replaces_its_chunks_and_triples(pipeline, services, tm
     path = tmp_path / "note.md"
     path.write_text("Marie Dubois founded Acme Corporation in Lyon. Acme makes the X-200 sensor.")
     pipeline.ingest_paths([path])
-    from ingest.pipeline import file_source_id
+    from agent_memory.ingest.pipeline import file_source_id
 
     sid = file_source_id(path)
     old = {i.id: i.text for i in _items(services, sid)}
@@ -108,7 +108,7 @@ def test_forget_removes_a_source_everywhere(pipeline, services, corpus):
 
 
 def test_forgetting_a_file_forgets_every_source_it_held(pipeline, services, corpus):
-    from ingest.pipeline import file_source_id
+    from agent_memory.ingest.pipeline import file_source_id
 
     pipeline.ingest_paths([corpus], recursive=True)
     removed = pipeline.forget("default", file_source_id(corpus / "docs" / "products.jsonl", corpus.parent))
@@ -176,7 +176,7 @@ def test_large_text_file_streams_in_segments(pipeline, services, tmp_path, monke
     path.write_text(text)
     report = pipeline.ingest_paths([path])
     assert report.files_ingested == 1 and report.chunks > 10
-    from ingest.pipeline import file_source_id
+    from agent_memory.ingest.pipeline import file_source_id
 
     items = [i for i in _items(services, file_source_id(path)) if i.kind == "chunk"]
     assert len(items) == report.chunks

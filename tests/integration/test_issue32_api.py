@@ -12,11 +12,11 @@ import pytest
 
 os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 
+from agent_memory.answer import SYSTEM_PROMPT  # noqa: E402
 from agent_memory.api import create_app  # noqa: E402
-from agent_memory.api.answer import SYSTEM_PROMPT  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, wait_ready  # noqa: E402
-from agent_memory.config import load_settings  # noqa: E402
-from agent_memory.errors import StoreError  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.core.errors import StoreError  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Reply  # noqa: E402
 
 A = {"X-API-Key": "key-alpha"}
@@ -116,7 +116,7 @@ def test_a_lone_surrogate_is_a_400_and_other_tenants_keep_appending(client):
 
 
 def test_the_session_store_rolls_back_any_failed_write(tmp_path):
-    from agent_memory.conversation.store import SessionStore
+    from agent_memory.stores.sqlite_sessions import SessionStore
 
     store = SessionStore(tmp_path)
     bad = {"role": "user", "content": "bad \ud800 text"}
@@ -132,7 +132,7 @@ def test_the_session_store_rolls_back_any_failed_write(tmp_path):
 def test_a_store_error_names_no_server_path(tmp_path):
     import sqlite3
 
-    from agent_memory.conversation.store import SessionStore
+    from agent_memory.stores.sqlite_sessions import SessionStore
 
     store = SessionStore(tmp_path)
     store._db.close()  # every later statement fails inside sqlite

@@ -12,14 +12,14 @@ import pytest
 from postgres_support import FreshSchema, postgres_param
 
 from agent_memory.api.jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec, SourceLocks
-from agent_memory.errors import NotFoundError
+from agent_memory.core.errors import NotFoundError
 
 
 class Backend:
     """A job queue over real services, and how to let its jobs run to their end."""
 
     def __init__(self, kind: str, tmp_path) -> None:
-        from agent_memory.config import load_settings
+        from agent_memory.core.config import load_settings
         from agent_memory.services import build_services
 
         self.schema = FreshSchema() if kind == "postgres" else None

@@ -21,7 +21,7 @@ NOTES = {
 @pytest.fixture(scope="module")
 def memory(tmp_path_factory):
     from agent_memory import Memory
-    from agent_memory.config import load_settings
+    from agent_memory.core.config import load_settings
 
     settings = load_settings(data_dir=tmp_path_factory.mktemp("lc") / "data", triple_extractor="rules",
                              qdrant_url=None, neo4j_uri=None)

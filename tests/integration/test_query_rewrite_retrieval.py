@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from agent_memory.records import Document
-from agent_memory.working_memory import WorkingMemory
-from ingest.pipeline import IngestionPipeline
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.conversation.working_memory import WorkingMemory
+from agent_memory.core.records import Document
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 
 DOCS = [("couriers/falkenrath", "Falkenrath Logistics is headquartered in Bremen and moves freight by rail."),
         ("couriers/oderbruch", "Oderbruch Freight is headquartered in Frankfurt and moves freight by truck."),

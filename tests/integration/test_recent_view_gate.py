@@ -1,12 +1,12 @@
-"""The session-aware prompt's recent section is relevance-gated (retrieval/recent.py), on the real stores."""
+"""The session-aware prompt's recent section is relevance-gated (agent_memory/retrieval/recent.py), on the real stores."""
 
 from __future__ import annotations
 
 import re
 
-from agent_memory.working_memory import WorkingMemory
-from ingest.pipeline import IngestionPipeline
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.conversation.working_memory import WorkingMemory
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 
 THREAD = [("user", "Our order ships with Falkenrath Logistics from the Lyon depot."),
           ("assistant", "Great, noted."),

@@ -8,13 +8,13 @@ import json
 import pytest
 
 from agent_memory.cli import main as cli_main
-from agent_memory.config import load_settings
-from agent_memory.errors import ConfigError
-from agent_memory.records import Document
+from agent_memory.core.config import load_settings
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.records import Document
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.ingest.report import IngestReport
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.services import build_services, read_index_format
-from ingest.pipeline import IngestionPipeline
-from ingest.report import IngestReport
-from retrieval.pipeline import RetrievalPipeline
 
 BRIDGE = "港珠澳大桥全长五十五公里，连接香港、珠海和澳门，是世界上最长的跨海大桥。"
 FERRY = "The night ferry leaves the harbour at eleven and reaches the island before dawn."
@@ -50,10 +50,10 @@ def test_a_changed_embedding_layout_is_refused_until_reindexed(tmp_path, capsys)
 
 
 def test_items_carry_their_keyword_terms_and_reindex_stores_them_for_a_data_dir_from_before(tmp_path, monkeypatch):
-    from agent_memory.records import SearchFilter, TurnRecord
+    from agent_memory.core.records import SearchFilter, TurnRecord
+    from agent_memory.core.text import joined_terms
+    from agent_memory.retrieval.rerank import signals
     from agent_memory.services import write_index_format
-    from agent_memory.text import joined_terms
-    from retrieval.rerank import signals
 
     settings = load_settings(data_dir=tmp_path, triple_extractor="none")
     turns = [TurnRecord(session_id="s1", turn_id=f"t{i}", speaker=who, text=text, tenant="default")
@@ -66,7 +66,7 @@ def test_items_carry_their_keyword_terms_and_reindex_stores_them_for_a_data_dir_
         stored = list(services.vectors.scroll(SearchFilter(tenant="default")))
         assert len(stored) >= 3 and all(item.terms == joined_terms(item.text) for item in stored)
         with monkeypatch.context() as patch:  # the same memory as ingested before items carried terms
-            patch.setattr("ingest.pipeline.stamp_terms", lambda items: None)
+            patch.setattr("agent_memory.ingest.pipeline.stamp_terms", lambda items: None)
             pipeline.ingest_documents([Document(source_id="en/ferry", text=FERRY)], IngestReport())
         [old] = [i for i in services.vectors.scroll(SearchFilter(tenant="default")) if i.source_id == "en/ferry"]
         assert old.terms is None

@@ -170,8 +170,8 @@ def check_cluster(tmp_path: Path, schema: FreshSchema, jobs, catalog) -> None:
 
     # Every source once in the shared catalog; every one of its items in the store of the worker
     # that finished it (w2), and nothing else of that source there: none missing, none duplicated.
-    from agent_memory.config import load_settings
-    from agent_memory.records import SearchFilter
+    from agent_memory.core.config import load_settings
+    from agent_memory.core.records import SearchFilter
     from agent_memory.services import build_services
 
     settings = load_settings(data_dir=tmp_path / "w2", postgres_url=schema.url, qdrant_url=None, neo4j_uri=None)

@@ -9,13 +9,13 @@ import shutil
 
 import pytest
 
-from agent_memory.errors import BudgetError
-from agent_memory.records import Document
-from agent_memory.text import split_sentences
-from ingest.pipeline import IngestionPipeline, file_source_id
-from retrieval.assemble import display_text
-from retrieval.compress import GAP
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.core.errors import BudgetError
+from agent_memory.core.records import Document
+from agent_memory.core.text import split_sentences
+from agent_memory.ingest.pipeline import IngestionPipeline, file_source_id
+from agent_memory.retrieval.assemble import display_text
+from agent_memory.retrieval.compress import GAP
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 from tests.helpers import SAMPLES
 
 TAG = re.compile(r"\[S:([^\]]*)\]")
@@ -31,7 +31,7 @@ def corpus(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def services(corpus):
-    from agent_memory.config import load_settings
+    from agent_memory.core.config import load_settings
     from agent_memory.services import build_services
 
     settings = load_settings(data_dir=corpus.parent / "data", triple_extractor="rules", qdrant_url=None,

@@ -1,12 +1,12 @@
-"""The second hop on real stores (retrieval/hop.py): a paragraph that only a bridge name leads to."""
+"""The second hop on real stores (agent_memory/retrieval/hop.py): a paragraph that only a bridge name leads to."""
 
 from __future__ import annotations
 
 import pytest
 
-from agent_memory.records import Document
-from ingest.pipeline import IngestionPipeline
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.core.records import Document
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 
 QUESTION = "Who was the first president of the association which published the Journal of Widget Integration?"
 BRIDGE = Document(source_id="journal", title="Journal of Widget Integration", tenant="hop",
@@ -29,7 +29,7 @@ DISTRACTORS = [
 
 @pytest.fixture(scope="module")
 def services(tmp_path_factory):
-    from agent_memory.config import load_settings
+    from agent_memory.core.config import load_settings
     from agent_memory.services import build_services
 
     settings = load_settings(data_dir=tmp_path_factory.mktemp("hop") / "data", triple_extractor="rules",

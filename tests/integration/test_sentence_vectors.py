@@ -1,4 +1,4 @@
-"""A fact said in passing inside a long turn is found by its sentence (ingest/sentences.py), on real
+"""A fact said in passing inside a long turn is found by its sentence (agent_memory/index/sentences.py), on real
 stores and the packaged MiniLM: which turns store sentence vectors, how the dense route and the
 reranker score them, and how `reindex` stores them for a data dir written before."""
 
@@ -9,11 +9,11 @@ import json
 import numpy as np
 
 from agent_memory.cli import main as cli_main
-from agent_memory.config import load_settings
-from agent_memory.records import MemoryItem, SearchFilter
+from agent_memory.core.config import load_settings
+from agent_memory.core.records import MemoryItem, SearchFilter
+from agent_memory.index.sentences import sentence_texts
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.services import build_services, read_index_format, write_index_format
-from ingest.sentences import sentence_texts
-from retrieval.pipeline import RetrievalPipeline
 from tests.helpers import ingest_dialogue
 
 REQUEST = ("I need help planning a two week trip to Japan next spring with my partner. We want to see Kyoto, "

@@ -9,8 +9,8 @@ import pytest
 from postgres_support import NEEDS_POSTGRES, FreshSchema
 
 from agent_memory.conversation import SessionManager
+from agent_memory.core.tokens import TiktokenCounter
 from agent_memory.stores.postgres_sessions import PostgresSessionStore
-from agent_memory.tokens import TiktokenCounter
 
 pytestmark = NEEDS_POSTGRES
 COUNTER = TiktokenCounter("cl100k_base")

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from agent_memory.conversation import CompactionConfig, SessionManager
-from agent_memory.tokens import TiktokenCounter
+from agent_memory.core.tokens import TiktokenCounter
 
 COUNTER = TiktokenCounter("cl100k_base")
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +21,7 @@ def test_killed_process_loses_no_appended_message(tmp_path):
         import os, sys
         sys.path.insert(0, {str(ROOT)!r})
         from agent_memory.conversation import SessionManager
-        from agent_memory.tokens import EstimatingCounter
+        from agent_memory.core.tokens import EstimatingCounter
         manager = SessionManager({str(tmp_path)!r}, EstimatingCounter())
         session = manager.session("crash")
         for i in range(25):
@@ -72,7 +72,7 @@ def first_summaries_shape(manager):
 
 
 def test_settings_factory_uses_data_dir(tmp_path):
-    from agent_memory.config import load_settings
+    from agent_memory.core.config import load_settings
 
     manager = SessionManager.from_settings(load_settings(data_dir=tmp_path, llm_model=None))
     manager.session("x").append({"role": "user", "content": "hello"})

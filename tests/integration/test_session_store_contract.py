@@ -10,9 +10,9 @@ import pytest
 from postgres_support import BackendOpener, postgres_param
 
 from agent_memory.conversation import CompactionConfig, SessionManager
-from agent_memory.conversation.store import SessionStorage, SessionStore
-from agent_memory.errors import StoreError
-from agent_memory.tokens import TiktokenCounter
+from agent_memory.core.errors import StoreError
+from agent_memory.core.tokens import TiktokenCounter
+from agent_memory.stores.sqlite_sessions import SessionStorage, SessionStore
 
 COUNTER = TiktokenCounter("cl100k_base")
 KEY = ("acme/chat", "")
@@ -143,10 +143,10 @@ def test_manager_reopen_restores_view_and_compaction(opener):
 def test_working_memory_keeps_sessions_on_postgres_when_configured(backend, tmp_path):
     from postgres_support import POSTGRES_URL
 
-    from agent_memory.config import load_settings
+    from agent_memory.conversation.working_memory import WorkingMemory
+    from agent_memory.core.config import load_settings
     from agent_memory.services import build_services
     from agent_memory.stores.postgres_sessions import PostgresSessionStore
-    from agent_memory.working_memory import WorkingMemory
 
     with build_services(load_settings(data_dir=tmp_path, postgres_url=POSTGRES_URL, llm_model=None)) as services:
         memory = WorkingMemory(services)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent_memory.records import SearchFilter
-from agent_memory.sparse import SparseEncoder
+from agent_memory.core.records import SearchFilter
+from agent_memory.core.sparse import SparseEncoder
 from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
 from agent_memory.stores.spaced import SpacedVectorStore
 from tests.integration.test_vector_store_contract import make_item, onehot

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.config import load_settings
-from agent_memory.records import Document
+from agent_memory.core.config import load_settings
+from agent_memory.core.records import Document
+from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.services import build_services
-from ingest.pipeline import IngestionPipeline
 
 FIGURES = "2019 2020 2021 2022 2023: 41, 43, 47, 52, 58 (+7%, +9%, +11%)."  # no language of its own
 
@@ -21,7 +21,7 @@ def services(tmp_path):
 
 
 def _scroll(store, tenant):
-    from agent_memory.records import SearchFilter
+    from agent_memory.core.records import SearchFilter
 
     return list(store.scroll(SearchFilter(tenant=tenant)))
 

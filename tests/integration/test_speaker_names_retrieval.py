@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 from tests.helpers import ingest_dialogue
 
 LINES = [
@@ -39,7 +39,7 @@ def test_a_question_without_a_speaker_name_is_embedded_once(pipeline):
 
 
 def test_the_names_can_stay(services, pipeline):
-    from retrieval.config import load_preset
+    from agent_memory.retrieval.config import load_preset
 
     with RetrievalPipeline(services, load_preset("conversation", dense_without_speakers=False)) as plain:
         result = plain.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
@@ -49,9 +49,9 @@ def test_the_names_can_stay(services, pipeline):
 def test_only_the_space_of_the_speakers_turns_is_re_embedded(services, pipeline):
     """A Chinese document beside the English conversation: the question is embedded in both
     spaces, and only the English turns' space needs it without the speaker's name."""
-    from agent_memory.records import Document
-    from ingest.pipeline import IngestionPipeline
-    from ingest.report import IngestReport
+    from agent_memory.core.records import Document
+    from agent_memory.ingest.pipeline import IngestionPipeline
+    from agent_memory.ingest.report import IngestReport
 
     IngestionPipeline(services).ingest_documents(
         [Document(source_id="zh/career", title="职业", text="卡罗琳决定学习心理咨询，以便将来从事心理健康工作。")],
@@ -79,7 +79,7 @@ def test_a_speaker_of_the_tenant_costs_one_embedding(services, pipeline, monkeyp
 
 def test_without_the_keyword_route_the_speaker_is_still_named_first(services):
     """No keyword route: the directory still names the speaker before the question is embedded."""
-    from retrieval.config import load_preset
+    from agent_memory.retrieval.config import load_preset
 
     ingest_dialogue(services, LINES)
     with RetrievalPipeline(services, load_preset("conversation", keyword={"enabled": False})) as plain:
@@ -104,7 +104,7 @@ def _asked_without_the_name(pipeline, caplog, *, logged: str) -> None:
     and her career turn still ranks first."""
     import logging
 
-    with caplog.at_level(logging.WARNING, logger="retrieval.pipeline"):
+    with caplog.at_level(logging.WARNING, logger="agent_memory.retrieval.pipeline"):
         result = pipeline.run("What career is Caroline pursuing?", tenant="default", budget=300, debug=True)
     assert logged in caplog.text
     [decision] = [d for d in result.decisions if d.stage == "encode"]
@@ -113,7 +113,7 @@ def _asked_without_the_name(pipeline, caplog, *, logged: str) -> None:
 
 
 def test_a_keyword_store_that_is_down_stops_the_question(pipeline, monkeypatch):
-    from agent_memory.errors import StoreError
+    from agent_memory.core.errors import StoreError
 
     def down(query, limit):
         raise StoreError("vector store unreachable")
@@ -126,7 +126,7 @@ def test_a_keyword_store_that_is_down_stops_the_question(pipeline, monkeypatch):
 def test_without_the_directory_the_routes_turns_still_take_the_name_out(services, pipeline, monkeypatch, caplog):
     """The directory's store failing is logged; the turns the routes found name the speaker, and the
     dense route runs again without the name."""
-    from agent_memory.errors import StoreError
+    from agent_memory.core.errors import StoreError
 
     def down(tenant):
         raise StoreError("facet unavailable")
@@ -136,9 +136,9 @@ def test_without_the_directory_the_routes_turns_still_take_the_name_out(services
 
 
 def test_the_directory_knows_what_this_process_wrote_at_once(services, pipeline):
-    from agent_memory.records import TurnRecord
-    from ingest.pipeline import IngestionPipeline
-    from ingest.report import IngestReport
+    from agent_memory.core.records import TurnRecord
+    from agent_memory.ingest.pipeline import IngestionPipeline
+    from agent_memory.ingest.report import IngestReport
 
     english, multilingual = services.embedder.default, services.embedder.multilingual
     assert services.vectors.speakers("default") == {english: {"Caroline", "Melanie"}}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.records import Document, TurnRecord
-from ingest.pipeline import IngestionPipeline
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.core.records import Document, TurnRecord
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 
 TENANT = "crowded"
 ANSWER = "crowded-chat/3"
@@ -18,7 +18,7 @@ NARROW = {"dense": {"limit": 4}, "keyword": {"limit": 4}}
 
 @pytest.fixture(scope="module")
 def services(tmp_path_factory):
-    from agent_memory.config import load_settings
+    from agent_memory.core.config import load_settings
     from agent_memory.services import build_services
 
     settings = load_settings(data_dir=tmp_path_factory.mktemp("speaker-route"), triple_extractor="none",

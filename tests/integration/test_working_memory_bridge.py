@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from agent_memory.records import SearchFilter
-from agent_memory.working_memory import WorkingMemory
-from ingest.pipeline import IngestionPipeline
-from retrieval.pipeline import RetrievalPipeline
+from agent_memory.conversation.working_memory import WorkingMemory
+from agent_memory.core.records import SearchFilter
+from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.retrieval.pipeline import RetrievalPipeline
 
 
 def test_every_turn_is_archived_and_recalled_with_its_session_source(services):
@@ -33,7 +33,7 @@ def test_every_turn_is_archived_and_recalled_with_its_session_source(services):
         assert promoted.metadata["seq"] == 4
         # The turn it answers is stored at seq 3: read from there, as for an ingested transcript.
         assert "previous_turn" not in promoted.metadata and services.catalog.get("acme", "chat-1/m3") is not None
-        from ingest.context import context_text, previous_turns
+        from agent_memory.index.context import context_text, previous_turns
 
         assert context_text(promoted, previous_turns(services, "acme", [promoted]).get(promoted.id),
                             services.settings.turn_context_previous_max_words).startswith(

@@ -8,14 +8,14 @@ import pytest
 from mcp.client import Client
 from pydantic import ValidationError
 
-from agent_memory.api.answer import relevance
+from agent_memory.answer import relevance
 from agent_memory.api.app import create_app
 from agent_memory.mcp_server import TOOLS, RememberIn, build_server, generated_source_id
 from agent_memory.memory import Memory
 
 
 def test_every_operation_has_a_typed_success_response_and_a_description(tmp_path):
-    from agent_memory.config import load_settings
+    from agent_memory.core.config import load_settings
 
     document = create_app(load_settings(data_dir=tmp_path)).openapi()
     schemas = document["components"]["schemas"]

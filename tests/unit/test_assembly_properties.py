@@ -12,14 +12,14 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from agent_memory.errors import BudgetError
-from agent_memory.records import MemoryItem, Triple
-from agent_memory.text import split_sentences
-from agent_memory.tokens import EstimatingCounter, TiktokenCounter
-from retrieval.assemble import Assembler, display_text
-from retrieval.compress import _ENDS_SENTENCE, GAP
-from retrieval.config import RetrievalConfig
-from retrieval.types import Candidate
+from agent_memory.core.errors import BudgetError
+from agent_memory.core.records import MemoryItem, Triple
+from agent_memory.core.text import split_sentences
+from agent_memory.core.tokens import EstimatingCounter, TiktokenCounter
+from agent_memory.retrieval.assemble import Assembler, display_text
+from agent_memory.retrieval.compress import _ENDS_SENTENCE, GAP
+from agent_memory.retrieval.config import RetrievalConfig
+from agent_memory.retrieval.types import Candidate
 
 COUNTERS = {"cl100k": TiktokenCounter("cl100k_base"), "estimate": EstimatingCounter()}
 CONFIG = RetrievalConfig()
@@ -82,7 +82,7 @@ def _question_only(counter, question: str, question_date: str | None) -> int:
 
 def _joined(sentences: list[str]) -> str:
     """Adjacent sentences as compress joins them: a space, or a blank line after a heading or list
-    line that ends no sentence (retrieval/compress.py)."""
+    line that ends no sentence (agent_memory/retrieval/compress.py)."""
     out = sentences[0]
     for previous, sentence in zip(sentences, sentences[1:]):
         out += (" " if _ENDS_SENTENCE.search(previous) else "\n\n") + sentence
@@ -156,7 +156,7 @@ def test_prompt_never_exceeds_budget(counter_name, question, question_date, budg
         if passage.compressed:
             event("compressed")
             # As shown, which is what is compressed: rare line separators (NEL, U+2028 ...) become
-            # newlines (agent_memory/citations.py) and heading marks are dropped (a last line "#").
+            # newlines (agent_memory/core/citations.py) and heading marks are dropped (a last line "#").
             original = display_text(originals[passage.item_ids[0]])
             assert passage.text and passage.text != original
             assert _is_whole_sentences(passage.text, original), (passage.text, original)

@@ -11,7 +11,7 @@ from agent_memory.conversation import CompactionConfig, SessionManager, Structur
 from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.significance import entities, identifiers
 from agent_memory.conversation.summarize import validate
-from agent_memory.tokens import TiktokenCounter
+from agent_memory.core.tokens import TiktokenCounter
 
 COUNTER = TiktokenCounter("cl100k_base")
 TRACE = ("Traceback (most recent call last):\n  File \"src/billing/invoice.py\", line 88, in total\n"

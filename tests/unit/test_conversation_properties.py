@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from agent_memory.conversation import CompactionConfig, SessionManager, micro_compact
 from agent_memory.conversation import messages as msgs
-from agent_memory.errors import BudgetError
-from agent_memory.tokens import TiktokenCounter
+from agent_memory.core.errors import BudgetError
+from agent_memory.core.tokens import TiktokenCounter
 
 COUNTER = TiktokenCounter("cl100k_base")
 VOCAB = ["alpha", "Berlin", "X-200", "budget", "42", "3.5", "we", "decided", "I", "prefer", "tea", "report",

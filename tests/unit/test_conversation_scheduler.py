@@ -20,8 +20,8 @@ from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.light import condense_text, is_condensed
 from agent_memory.conversation.significance import RuleDetector, numbers
 from agent_memory.conversation.summarize import validate
-from agent_memory.errors import BudgetError
-from agent_memory.tokens import TiktokenCounter
+from agent_memory.core.errors import BudgetError
+from agent_memory.core.tokens import TiktokenCounter
 
 COUNTER = TiktokenCounter("cl100k_base")
 LONG = ("We compared three suppliers for the pumps. The first one was slow to answer. Acme quoted 4,200 EUR "

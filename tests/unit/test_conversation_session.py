@@ -20,9 +20,9 @@ from agent_memory.conversation import (  # noqa: E402
     StructuralSummarizer,
 )
 from agent_memory.conversation import messages as msgs  # noqa: E402
-from agent_memory.errors import BudgetError  # noqa: E402
-from agent_memory.llm import LLMClient  # noqa: E402
-from agent_memory.tokens import TiktokenCounter  # noqa: E402
+from agent_memory.core.errors import BudgetError  # noqa: E402
+from agent_memory.core.llm import LLMClient  # noqa: E402
+from agent_memory.core.tokens import TiktokenCounter  # noqa: E402
 
 COUNTER = TiktokenCounter("cl100k_base")
 SYSTEM = {"role": "system", "content": "You are a travel assistant."}

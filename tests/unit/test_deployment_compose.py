@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from agent_memory.config import Settings
+from agent_memory.core.config import Settings
 
 COMPOSE = Path(__file__).resolve().parents[2] / "docker-compose.yml"
 

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from retrieval.evaluation.datasets import load_dataset
+from agent_memory.evaluation.datasets import load_dataset
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "make_dev_material.py"
 _spec = importlib.util.spec_from_file_location("make_dev_material", _PATH)

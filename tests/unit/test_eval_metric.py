@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.records import MemoryItem
-from retrieval.evaluation.baselines import parse_when, render_source, rrf
-from retrieval.evaluation.datasets import Evidence, Question
-from retrieval.evaluation.metric import (
+from agent_memory.core.records import MemoryItem
+from agent_memory.evaluation.baselines import parse_when, render_source, rrf
+from agent_memory.evaluation.datasets import Evidence, Question
+from agent_memory.evaluation.metric import (
     answer_in_context,
     cited_ids,
     parse_citations,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import sys
 
-from agent_memory.records import Document
-from agent_memory.tokens import make_counter
-from ingest import sources
-from ingest.formats import DOCUMENTS_EXTRA, split_front_matter
-from ingest.sources import SUPPORTED_EXTENSIONS, Skipped, load_path
-from ingest.splitting import Splitter
+from agent_memory.core.records import Document
+from agent_memory.core.tokens import make_counter
+from agent_memory.ingest import sources
+from agent_memory.ingest.formats import DOCUMENTS_EXTRA, split_front_matter
+from agent_memory.ingest.sources import SUPPORTED_EXTENSIONS, Skipped, load_path
+from agent_memory.ingest.splitting import Splitter
 from tests.documents import FRONT, write_docx, write_pdf
 
 

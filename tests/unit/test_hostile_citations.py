@@ -14,14 +14,14 @@ from types import SimpleNamespace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_memory.api.answer import check_citations, known_ids
-from agent_memory.citations import TAG, decode_id, encode_id, split_tag, tag, tag_ids
-from agent_memory.records import MemoryItem, Triple
-from agent_memory.tokens import TiktokenCounter
-from retrieval.assemble import Assembler
-from retrieval.config import RetrievalConfig
-from retrieval.evaluation.metric import cited_ids, parse_citations
-from retrieval.types import Candidate
+from agent_memory.answer import check_citations, known_ids
+from agent_memory.core.citations import TAG, decode_id, encode_id, split_tag, tag, tag_ids
+from agent_memory.core.records import MemoryItem, Triple
+from agent_memory.core.tokens import TiktokenCounter
+from agent_memory.evaluation.metric import cited_ids, parse_citations
+from agent_memory.retrieval.assemble import Assembler
+from agent_memory.retrieval.config import RetrievalConfig
+from agent_memory.retrieval.types import Candidate
 
 COUNTER = TiktokenCounter("cl100k_base")
 CONFIG = RetrievalConfig()

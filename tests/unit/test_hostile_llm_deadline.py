@@ -12,9 +12,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds fak
 
 from fake_openai import FakeOpenAI  # noqa: E402
 
-from agent_memory.config import load_settings  # noqa: E402
-from agent_memory.errors import LLMError  # noqa: E402
-from agent_memory.llm import LLMClient, llm_from_settings  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.core.errors import LLMError  # noqa: E402
+from agent_memory.core.llm import LLMClient, llm_from_settings  # noqa: E402
 
 
 def test_a_silent_endpoint_ends_at_the_deadline_without_further_attempts():

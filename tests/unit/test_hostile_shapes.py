@@ -7,8 +7,8 @@ import json
 import pytest
 
 from agent_memory.conversation.messages import validate
-from ingest.shapes import MAX_JSON_DEPTH
-from ingest.sources import Document, Skipped, Transcript, load_json_text
+from agent_memory.ingest.shapes import MAX_JSON_DEPTH
+from agent_memory.ingest.sources import Document, Skipped, Transcript, load_json_text
 
 
 def _load(data, jsonl: bool = False):

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from agent_memory.text import joined_terms, keyword_set, keyword_terms, terms_in
+from agent_memory.core.text import joined_terms, keyword_set, keyword_terms, terms_in
 
 TEXTS = [
     "为什么2008年NBA总决赛被誉为梦幻对决？凯尔特人与湖人再次相遇。",

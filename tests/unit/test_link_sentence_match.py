@@ -1,7 +1,7 @@
 """The sentence that names a linked page, compared with the question (link_sentence_match)."""
 
-from agent_memory.text import keyword_set
-from retrieval.pages import naming_sentence_overlap
+from agent_memory.core.text import keyword_set
+from agent_memory.retrieval.pages import naming_sentence_overlap
 
 
 def test_the_sentence_naming_the_page_shares_the_question_s_relation():

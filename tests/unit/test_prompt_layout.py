@@ -3,12 +3,12 @@ under a heading that names the session and its day; passages stay parseable by t
 
 from __future__ import annotations
 
-from agent_memory.records import MemoryItem
-from agent_memory.tokens import TiktokenCounter
-from retrieval.assemble import DOCUMENTS_HEADING, Assembler
-from retrieval.config import RetrievalConfig
-from retrieval.evaluation.metric import parse_citations
-from retrieval.types import Candidate
+from agent_memory.core.records import MemoryItem
+from agent_memory.core.tokens import TiktokenCounter
+from agent_memory.evaluation.metric import parse_citations
+from agent_memory.retrieval.assemble import DOCUMENTS_HEADING, Assembler
+from agent_memory.retrieval.config import RetrievalConfig
+from agent_memory.retrieval.types import Candidate
 
 COUNTER = TiktokenCounter("cl100k_base")
 
@@ -84,7 +84,7 @@ def test_the_documents_heading_is_counted_whichever_kind_comes_second():
 
 
 def test_a_session_is_named_by_what_its_turns_tags_do_not_say():
-    from retrieval.headings import session_label
+    from agent_memory.retrieval.headings import session_label
 
     assert session_label("locomo-conv-26:S3", "locomo-conv-26/D3:12") == "S3"  # the tag names the conversation
     assert session_label("demo-session", "demo-session/3") == "demo-session"  # the tag holds it whole

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent_memory.records import MemoryItem
-from retrieval.rewrite import QueryRewriter, names, rule_rewrite
+from agent_memory.core.records import MemoryItem
+from agent_memory.retrieval.rewrite import QueryRewriter, names, rule_rewrite
 
 
 def turn(speaker: str, text: str, i: int = 0) -> MemoryItem:

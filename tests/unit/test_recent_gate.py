@@ -1,11 +1,11 @@
-"""The relevance gate of the session-aware prompt's recent section (retrieval/recent.py)."""
+"""The relevance gate of the session-aware prompt's recent section (agent_memory/retrieval/recent.py)."""
 
 from __future__ import annotations
 
-from agent_memory.records import MemoryItem
-from retrieval.config import RecentView, RetrievalConfig, load_preset
-from retrieval.recent import gate_recent
-from retrieval.types import Candidate, Decision
+from agent_memory.core.records import MemoryItem
+from agent_memory.retrieval.config import RecentView, RetrievalConfig, load_preset
+from agent_memory.retrieval.recent import gate_recent
+from agent_memory.retrieval.types import Candidate, Decision
 
 
 def turn(seq: int, text: str, session: str = "chat") -> MemoryItem:

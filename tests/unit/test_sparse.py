@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.sparse import SparseEncoder, term_index, terms
+from agent_memory.core.sparse import SparseEncoder, term_index, terms
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,7 +24,7 @@ def test_term_index_is_blake2b_32bit_and_stable_across_processes():
     assert term_index("memory") == expected
     assert 0 <= term_index("记忆") < 2**32
     # A fresh interpreter has another hash() salt: the index must not change.
-    code = "from agent_memory.sparse import term_index; print(term_index('memory'), term_index('记忆'))"
+    code = "from agent_memory.core.sparse import term_index; print(term_index('memory'), term_index('记忆'))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_child_env())
     assert out.stdout.split() == [str(term_index("memory")), str(term_index("记忆"))]
 

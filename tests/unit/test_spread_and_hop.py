@@ -1,13 +1,13 @@
-"""Packing for spread evidence (retrieval/spread.py) and the second hop's bridge names (retrieval/hop.py)."""
+"""Packing for spread evidence (agent_memory/retrieval/spread.py) and the second hop's bridge names (agent_memory/retrieval/hop.py)."""
 
 from __future__ import annotations
 
-from agent_memory.records import MemoryItem
-from agent_memory.text import keyword_set
-from retrieval.config import load_preset
-from retrieval.hop import bridge_names
-from retrieval.spread import is_aggregation, spread_sessions
-from retrieval.types import Candidate
+from agent_memory.core.records import MemoryItem
+from agent_memory.core.text import keyword_set
+from agent_memory.retrieval.config import load_preset
+from agent_memory.retrieval.hop import bridge_names
+from agent_memory.retrieval.spread import is_aggregation, spread_sessions
+from agent_memory.retrieval.types import Candidate
 
 
 def turn(turn_id: str, session: str, score: float) -> Candidate:
@@ -59,8 +59,8 @@ def test_bridge_names_are_the_names_the_question_does_not_hold():
 
 
 def test_sentence_packing_keeps_the_best_whole_and_packs_the_tail_as_sentences():
-    from agent_memory.tokens import TiktokenCounter
-    from retrieval.assemble import Assembler
+    from agent_memory.core.tokens import TiktokenCounter
+    from agent_memory.retrieval.assemble import Assembler
 
     counter = TiktokenCounter("cl100k_base")
     filler = " ".join(f"We talked about the {w} weather and the long drive home." for w in
@@ -88,7 +88,7 @@ def test_sentence_packing_keeps_the_best_whole_and_packs_the_tail_as_sentences()
 
 
 def test_a_hop_hit_can_be_kept_below_the_passage_that_led_to_it():
-    from retrieval.hop import _below_their_anchors
+    from agent_memory.retrieval.hop import _below_their_anchors
 
     anchor, hit, other = turn("note-a", "s1", 2.0), turn("note-b", "s2", 2.5), turn("note-c", "s3", 1.0)
     hit.route_scores["hop"] = 0.5  # 1.5 of its 2.5 came from the hop (signal 3)

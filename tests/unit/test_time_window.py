@@ -4,7 +4,7 @@ from datetime import datetime
 
 import pytest
 
-from retrieval.when import absolute_window, parse_stamp, question_window
+from agent_memory.retrieval.when import absolute_window, parse_stamp, question_window
 
 ASKED = datetime(2022, 4, 12, 22, 57)
 

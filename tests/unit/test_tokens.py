@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agent_memory.tokens import EstimatingCounter, TiktokenCounter, make_counter
+from agent_memory.core.tokens import EstimatingCounter, TiktokenCounter, make_counter
 from tests.helpers import eval_file
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.errors import LLMError
-from ingest.triples import (
+from agent_memory.core.errors import LLMError
+from agent_memory.index.triples import (
     ChineseExtractor,
     EnglishExtractor,
     LLMExtractor,

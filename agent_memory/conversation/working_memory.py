@@ -1,0 +1,294 @@
+"""Working memory wired to the rest: the archive into long-term memory and the retrieval routes.
+
+Sessions are keyed ``<tenant>/<session id>`` so that one tenant never reads another's working
+memory. Every user and assistant message is archived: handed as a ``TurnRecord`` to the
+``archive`` callback, which the caller wires to the ingestion pipeline's ``ingest_turns``
+(``agent_memory.memory.Memory`` does), the one code path transcript ingestion takes too, so an
+appended turn is stored exactly as an ingested one (speaker from the message's ``name``, else
+its role; the session and position; turn-context and sentence vectors; triples), under the
+source ID ``<session id>/m<seq>``. The detector's significance is an importance signal and a
+recorded reason (``agent_memory/ingest/upkeep.py``), never a gate. Not archived: forgettable messages, tool
+traffic (a call and its results become one turn when either is strict), system messages and
+sub-agents' messages (the agent's own steps; what they find reaches the main session).
+
+The session store is the archive's log: each session has a watermark (``archived_through``);
+a pass archives what lies past it, then raises it. A pass runs after each append (inline for the
+Python API: read-your-writes; on one worker thread when ``background`` is set, as the HTTP API
+does) and once at start for every session left behind (a crash, a restart), so nothing appended
+is lost, and ``ingest_turns`` skipping unchanged content makes a repeated pass write nothing.
+The callback keeps this core module from importing ``ingest``, a layer above it. Retrieval's
+"recent" and "summaries" routes read the live session from here, so one budget covers both
+working memory and recalled memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from typing import Any, Callable, Sequence
+
+from agent_memory.conversation import SessionManager
+from agent_memory.conversation import messages as msgs
+from agent_memory.conversation.messages import text_of
+from agent_memory.conversation.session import Appended
+from agent_memory.core.errors import contained
+from agent_memory.core.records import MemoryItem, TurnRecord
+
+# Stores archived turns in long-term memory, e.g. IngestionPipeline(services, summaries=False).ingest_turns.
+Promote = Callable[[Sequence[TurnRecord]], Any]
+
+log = logging.getLogger(__name__)
+TURN_ROLES = ("user", "assistant")
+# A tool call waits this many messages for its results before it is settled without them.
+CALL_WAIT_MESSAGES = 20
+# Messages before the watermark read again with a pass: the turn before its first one (context).
+CONTEXT_LOOKBACK = 20
+
+
+def catalog_recent_turns(services, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
+    """The last ``n`` ingested turns of a transcript session, oldest first."""
+    ids = [i for e in services.catalog.recent_turns(tenant, session_id, n) for i in e.item_ids]
+    found = {i.id: i for i in services.vectors.get(ids)} if ids else {}
+    return [found[i] for i in ids if i in found]
+
+
+def iso_time(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
+
+
+def session_key(tenant: str, session_id: str) -> str:
+    return f"{tenant}/{session_id}"
+
+
+def split_key(key: str, default_tenant: str) -> tuple[str, str]:
+    tenant, sep, session_id = key.partition("/")
+    return (tenant, session_id) if sep else (default_tenant, key)
+
+
+def speaker_of(message: dict[str, Any]) -> str:
+    """Who said it, as a transcript names its speakers: the message's ``name``, else its role."""
+    name = message.get("name")
+    return name.strip() if isinstance(name, str) and name.strip() else str(message.get("role", ""))
+
+
+class WorkingMemory:
+    def __init__(self, services, promote: Promote | None = None) -> None:
+        """``promote`` receives the archived turns; without it nothing is archived."""
+        self.services = services
+        self.sessions = SessionManager.from_settings(services.settings, store=services.session_store)
+        self._store_turns = promote
+        self.promoted = 0  # turns archived by this process
+        # The HTTP API sets this: a large message must not hold its request while it is embedded and
+        # its triples extracted (the Python API stays synchronous: read-your-writes).
+        self.background = False
+        self._queue: ThreadPoolExecutor | None = None
+        self._queue_lock = threading.Lock()
+        self._archive_lock = threading.Lock()  # one pass at a time: passes read and raise one watermark
+        self._queued: set[tuple[str, str]] = set()
+        self._reasons: dict[tuple[str, str, int], list[str]] = {}  # the detector's reasons, until archived
+        self._appended_at: dict[tuple[str, str, int], float] = {}
+        self.archive_lags: deque[float] = deque(maxlen=100_000)  # seconds from append to searchable
+        self._catch_up: threading.Thread | None = None
+        if promote is not None:
+            self.sessions.on_appended = self._appended
+            # Sessions left behind by a crash or restart: archived off the caller's path, before
+            # (or interleaved with, under the same lock) the passes new appends start.
+            self._catch_up = threading.Thread(target=self.catch_up, name="archive-catch-up", daemon=True)
+            self._catch_up.start()
+
+    def session(self, tenant: str, session_id: str, agent_id: str | None = None):
+        return self.sessions.session(session_key(tenant, session_id), agent_id)
+
+    def exists(self, tenant: str, session_id: str, agent_id: str | None = None) -> bool:
+        return bool(self.sessions.store.recent((session_key(tenant, session_id), agent_id or ""), 1))
+
+    # -- the archive -----------------------------------------------------------------------
+    def _appended(self, record: Appended) -> None:
+        key = (record.session_id, record.agent_id or "")
+        if record.reasons:
+            self._reasons[(*key, record.seq)] = record.reasons
+        self._appended_at[(*key, record.seq)] = time.monotonic()
+        if not self.background:
+            self.archive(*key)
+            return
+        with self._queue_lock:
+            if key in self._queued:
+                return  # a queued pass will read this message too
+            self._queued.add(key)
+            if self._queue is None:
+                self._queue = ThreadPoolExecutor(max_workers=1, thread_name_prefix="archive")
+            self._queue.submit(self._queued_pass, key)
+
+    def _queued_pass(self, key: tuple[str, str]) -> None:
+        with self._queue_lock:
+            self._queued.discard(key)
+        self.archive(*key)
+
+    def catch_up(self) -> int:
+        """Archive every session holding messages past its watermark; returns the turns written."""
+        written = 0
+        try:
+            for key in self.sessions.store.unarchived():
+                written += self.archive(*key)
+        except Exception as exc:  # noqa: BLE001 - the next append or start tries again
+            log.warning("archive catch-up stopped: %s", exc)
+        return written
+
+    def archive(self, session: str, agent_id: str = "") -> int:
+        """One pass over a session's messages past its watermark: the turns among them into long-term
+        memory, then the mark raised. A failure leaves the mark (logged; the next pass retries).
+        Returns the turns written."""
+        if self._store_turns is None:
+            return 0
+        key = (session, agent_id)
+        store = self.sessions.store
+        try:
+            with self._archive_lock:
+                mark = store.archived_through(key)
+                rows = store.messages_after(key, max(-1, mark - CONTEXT_LOOKBACK))
+                records, through = self._records(session, agent_id, rows, mark)
+                if records:
+                    # contained: a native panic fails this pass only (the mark stays; the next pass retries)
+                    contained(self._store_turns, records)  # the callback serializes its writes (Memory's write lock)
+                if through > mark:
+                    store.mark_archived(key, through)
+        except Exception as exc:  # noqa: BLE001 - the history is safe in the store; the next pass retries
+            log.warning("archiving session %s (agent %r) failed: %s", session, agent_id, exc)
+            return 0
+        self.promoted += len(records)
+        now = time.monotonic()
+        for seq in range(mark + 1, through + 1):
+            self._reasons.pop((*key, seq), None)
+            appended = self._appended_at.pop((*key, seq), None)
+            if appended is not None:
+                self.archive_lags.append(now - appended)
+        return len(records)
+
+    def _records(self, session: str, agent_id: str, rows: list[dict[str, Any]],
+                 mark: int) -> tuple[list[TurnRecord], int]:
+        """The turns among ``rows`` past ``mark``, and the seq the watermark may rise to."""
+        if not rows or rows[-1]["seq"] <= mark:
+            return [], mark
+        if agent_id:  # a sub-agent's own steps stay in its session
+            return [], rows[-1]["seq"]
+        tenant, session_id = split_key(session, self.services.settings.tenant)
+        records: list[TurnRecord] = []
+        through = mark
+        previous: dict[str, Any] | None = None  # the last user/assistant turn: the next one's context
+        consumed: set[int] = set()
+        for n, row in enumerate(rows):
+            seq, message = row["seq"], row["message"]
+            text = text_of(message)
+            is_turn = message.get("role") in TURN_ROLES and bool(text.strip()) and not msgs.result_ids(message)
+            if seq in consumed:  # a result archived with (or settled by) its call
+                through = max(through, seq)
+                continue
+            if seq <= mark:
+                if is_turn:
+                    previous = {"speaker": speaker_of(message), "text": text, "seq": seq}
+                continue
+            calls = msgs.call_ids(message)
+            if calls:
+                pair = self._tool_pair(rows, n, set(calls))
+                if pair is None:
+                    break  # its results are still coming: the mark waits before the call
+                results = [r for r in pair if r is not row]
+                consumed.update(r["seq"] for r in results)
+                if "strict" in {r["retention"] for r in pair}:
+                    record = self._turn(tenant, session_id, row, msgs.readable([r["message"] for r in pair]),
+                                        previous, tools=sorted(set(msgs.call_names(message).values())))
+                    records.append(record)
+                elif is_turn and row["retention"] != "forgettable":
+                    records.append(self._turn(tenant, session_id, row, text, previous))
+            elif is_turn and row["retention"] != "forgettable":
+                records.append(self._turn(tenant, session_id, row, text, previous))
+            if is_turn:
+                previous = {"speaker": speaker_of(message), "text": text, "seq": seq}
+            through = seq
+        return records, through
+
+    @staticmethod
+    def _tool_pair(rows: list[dict[str, Any]], n: int, calls: set[str]) -> list[dict[str, Any]] | None:
+        """The call at ``rows[n]`` and the rows answering it; None while some result is still due (a call
+        ``CALL_WAIT_MESSAGES`` back is settled with the results it has)."""
+        pair = [rows[n]]
+        missing = set(calls)
+        for row in rows[n + 1:]:
+            answered = missing & set(msgs.result_ids(row["message"]))
+            if answered:
+                pair.append(row)
+                missing -= answered
+            if not missing:
+                return pair
+        return pair if len(rows) - n > CALL_WAIT_MESSAGES else None
+
+    def _turn(self, tenant: str, session_id: str, row: dict[str, Any], text: str,
+              previous: dict[str, Any] | None, tools: list[str] | None = None) -> TurnRecord:
+        seq, message = row["seq"], row["message"]
+        key = (session_key(tenant, session_id), "", seq)
+        reasons = self._reasons.get(key) or (["significant"] if row["significant"] else [])
+        # ``promoted`` makes agent_memory/ingest/upkeep.py's importance read the reasons and the retention class.
+        metadata: dict[str, Any] = {"promoted": True, "archived": True, "significant": bool(row["significant"]),
+                                    "reasons": list(reasons), "retention": row["retention"], "role": message["role"]}
+        if tools:
+            metadata["tools"] = tools
+        if previous and previous["seq"] != seq - 1:
+            # The turn it answers is not the stored turn before it (a tool call, a system message, a
+            # forgettable turn between): its context travels with it (agent_memory/index/context.py).
+            metadata["previous_turn"] = {"speaker": previous["speaker"], "text": previous["text"][-1500:],
+                                         "seq": previous["seq"]}
+        return TurnRecord(session_id=session_id, turn_id=f"m{seq}", speaker=speaker_of(message), text=text,
+                          tenant=tenant, seq=seq, timestamp=iso_time(row["created_at"]),
+                          created_at=row["created_at"], metadata=metadata)
+
+    def flush(self) -> None:
+        """Wait until the start's catch-up and every queued pass are done (background mode)."""
+        if self._catch_up is not None:
+            self._catch_up.join()
+        with self._queue_lock:
+            queue = self._queue
+        if queue is not None:
+            queue.submit(lambda: None).result()
+
+    def recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
+        """The live session's last user/assistant messages; else ingested transcript turns of that session.
+        Each carries its speaker and time (``timestamp``): the prompt heads them with their date."""
+        if self.exists(tenant, session_id):
+            key = session_key(tenant, session_id)
+            total = len(self.session(tenant, session_id).messages())
+            first = max(0, total - n)
+            items = []
+            for row in self.sessions.store.messages_after((key, ""), first - 1):
+                message, seq = row["message"], row["seq"]
+                text = text_of(message)
+                if message.get("role") in TURN_ROLES and text.strip():
+                    items.append(MemoryItem(
+                        id=f"wm:{tenant}/{session_id}/{seq}", tenant=tenant, source_id=f"{session_id}/m{seq}",
+                        kind="turn", text=text, created_at=row["created_at"],
+                        metadata={"session_id": session_id, "speaker": speaker_of(message), "seq": seq,
+                                  "timestamp": iso_time(row["created_at"])}))
+            return items
+        return catalog_recent_turns(self.services, tenant, session_id, n)
+
+    def summaries(self, tenant: str, session_id: str) -> list[MemoryItem]:
+        """The session's compaction summaries, newest first, as summary items of the session."""
+        if not self.exists(tenant, session_id):
+            return []
+        rows = self.session(tenant, session_id).summaries()
+        return [MemoryItem(id=f"wms:{tenant}/{session_id}/{i}", tenant=tenant, source_id=f"{session_id}#compacted",
+                           kind="summary", text=str(row.get("text", "")),
+                           metadata={"session_id": session_id, "scope": "working-memory"})
+                for i, row in reversed(list(enumerate(rows))) if row.get("text")]
+
+    def close(self) -> None:
+        if self._catch_up is not None:
+            self._catch_up.join()
+        with self._queue_lock:
+            queue, self._queue = self._queue, None
+        if queue is not None:
+            queue.shutdown(wait=True)  # queued promotions are stored before the stores close
+        self.sessions.close()

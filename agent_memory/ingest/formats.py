@@ -1,0 +1,168 @@
+"""File formats beyond plain text: PDF and DOCX (the ``documents`` extra), Markdown front matter,
+HTML without its boilerplate, and source code (named by extension; split by ``agent_memory/ingest/splitting.py``).
+
+Each reader returns text and what the file says about itself (title, metadata), or raises
+``FormatError`` with a reason the job report shows as a skip.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from bs4 import BeautifulSoup
+
+# The optional extra that brings the PDF and DOCX parsers (pyproject.toml).
+DOCUMENTS_EXTRA = "agent-memory[documents]"
+BINARY_DOCUMENT_EXTENSIONS = {".pdf", ".docx"}
+MARKDOWN_EXTENSIONS = {".md", ".markdown"}
+# Source code, by extension: the language of langchain-text-splitters' splitter (agent_memory/ingest/splitting.py).
+CODE_EXTENSIONS = {
+    ".py": "python", ".pyi": "python",
+    ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "js",
+    ".ts": "ts", ".tsx": "ts", ".mts": "ts", ".cts": "ts",
+    ".go": "go", ".java": "java", ".rs": "rust",
+    ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
+}
+# HTML that is navigation or page furniture, never the page's content.
+BOILERPLATE_TAGS = ["script", "style", "noscript", "template", "nav", "aside", "form", "button", "iframe", "svg",
+                    "select", "dialog"]
+BOILERPLATE_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar"}
+# A PDF or DOCX is parsed whole: above this size it is skipped with its size named.
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+# YAML front matter: '---' on the first line, closed by '---' or '...' on a line of its own.
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+class FormatError(Exception):
+    """The file cannot be read in its format (the reason becomes the file's skip)."""
+
+
+@dataclass
+class Read:
+    text: str
+    title: str = ""
+    metadata: dict = field(default_factory=dict)
+
+
+def _missing_extra(kind: str, module: str) -> FormatError:
+    return FormatError(f"{kind} files need the optional parsers: pip install '{DOCUMENTS_EXTRA}' "
+                       f"(module {module!r} is not installed)")
+
+
+def read_pdf(path: Path) -> Read:
+    """The text layer of every page (pypdf), pages apart by a blank line; the title from the PDF's info."""
+    try:
+        from pypdf import PdfReader
+    except ImportError:
+        raise _missing_extra("PDF", "pypdf") from None
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise FormatError("encrypted PDF (a password is needed to read it)")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+        info = reader.metadata
+        title = str(info.title or "").strip() if info is not None else ""
+    except FormatError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pypdf raises many types on a damaged file
+        raise FormatError(f"unreadable PDF: {type(exc).__name__}: {exc}") from None
+    text = "\n\n".join(p for p in pages if p)
+    if not text.strip():
+        raise FormatError("PDF without a text layer (scanned pages need OCR first)")
+    return Read(text, title, {"pages": len(pages)})
+
+
+def read_docx(path: Path) -> Read:
+    """Paragraphs and tables in document order (python-docx); headings as Markdown headings, so the
+    splitter keeps each with its section; the title from the document's properties."""
+    try:
+        import docx
+        from docx.table import Table
+        from docx.text.paragraph import Paragraph
+    except ImportError:
+        raise _missing_extra("DOCX", "python-docx") from None
+    try:
+        document = docx.Document(str(path))
+        blocks: list[str] = []
+        for block in document.iter_inner_content():
+            if isinstance(block, Paragraph):
+                text = block.text.strip()
+                style = (block.style.name if block.style is not None else "") or ""
+                level = style.removeprefix("Heading ").strip()
+                if text and style.startswith("Heading ") and level.isdigit():
+                    text = "#" * min(int(level), 6) + " " + text
+                elif text and style == "Title":
+                    text = "# " + text
+            elif isinstance(block, Table):
+                text = "\n".join(" | ".join(cell.text.strip() for cell in row.cells) for row in block.rows)
+            else:
+                continue
+            if text:
+                blocks.append(text)
+        title = (document.core_properties.title or "").strip()
+    except Exception as exc:  # noqa: BLE001 - a damaged zip or XML raises many types
+        raise FormatError(f"unreadable DOCX: {type(exc).__name__}: {exc}") from None
+    text = "\n\n".join(blocks)
+    if not text.strip():
+        raise FormatError("DOCX without text")
+    return Read(text, title)
+
+
+def _scalar(value):
+    """A front matter value as stored metadata: scalars as they are, dates as ISO text (the date
+    filters read them), lists of scalars as lists; anything else is left out."""
+    if isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if isinstance(value, list) and all(isinstance(v, bool | int | float | str) for v in value):
+        return value
+    return None
+
+
+def split_front_matter(raw: str) -> Read:
+    """Markdown with YAML front matter: the title and metadata it gives, and the text with the front
+    matter blanked (spaces, newlines kept), so chunk offsets stay offsets into the file and nothing
+    of it reaches a chunk or a triple. YAML that does not parse, or is not a mapping, is left as text."""
+    match = _FRONT_MATTER.match(raw)
+    if not match:
+        return Read(raw)
+    try:
+        data = yaml.safe_load(match.group(1) or "")
+    except yaml.YAMLError:
+        return Read(raw)
+    if not isinstance(data, dict):
+        return Read(raw)
+    metadata = {}
+    for key, value in data.items():
+        kept = _scalar(value)
+        if isinstance(key, str) and kept is not None and key != "title":
+            metadata[key] = kept
+    title = data.get("title")
+    blank = re.sub(r"[^\r\n]", " ", match.group(0))
+    return Read(blank + raw[match.end():], str(title).strip() if title is not None else "", metadata)
+
+
+def html_to_text(raw: str) -> Read:
+    """The page's text without its boilerplate: scripts, styles, navigation, forms, asides, and a
+    header or footer that is the page's own (one inside an article or main is the content's).
+    BeautifulSoup with the standard library's parser: already a dependency, no C extension to build."""
+    soup = BeautifulSoup(raw, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for tag in soup(BOILERPLATE_TAGS):
+        tag.decompose()
+    for tag in soup.find_all(attrs={"role": True}):
+        if not tag.decomposed and str(tag.get("role", "")).lower() in BOILERPLATE_ROLES:
+            tag.decompose()
+    for tag in soup(["header", "footer"]):
+        if not tag.decomposed and tag.find_parent(["article", "main"]) is None:
+            tag.decompose()
+    if soup.title:
+        soup.title.decompose()
+    lines = (line.strip() for line in soup.get_text("\n").splitlines())
+    return Read("\n".join(line for line in lines if line), title)

@@ -1,0 +1,151 @@
+"""Who may write a source ID, and forgetting sources.
+
+A file owns the source IDs it holds, through its manifest in the catalog (key ``FILE_KEY`` + the
+file's ID: its hash and its sources); a direct caller (API JSON documents, ``Memory.add``) owns what
+it writes as ``DIRECT_OWNER``. A record whose ID another owner holds is refused, never overwritten.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import posixpath
+from typing import Iterable
+
+from agent_memory.core.records import SearchFilter
+from agent_memory.ingest.report import IngestReport
+from agent_memory.ingest.sources import Transcript
+from agent_memory.stores.catalog import SourceEntry
+
+# Catalog key of a file's manifest (its hash and the sources it held). A plain text file is
+# also a source under its own path, so the manifest needs a key of its own.
+FILE_KEY = "file:"
+# The owner of source IDs written directly (API JSON documents, Memory.add): not a file.
+DIRECT_OWNER = "api:"
+
+
+def unit_source_ids(unit) -> list[str]:
+    if isinstance(unit, Transcript):
+        return [t.source_id for t in unit.turns]
+    return [unit.source_id]
+
+
+def still_owned(catalog, tenant: str, owner: str, manifest: SourceEntry) -> bool:
+    """The manifest's sources are all in the catalog and all still belong to it."""
+    children = list(manifest.item_ids)
+    if not children:
+        return True
+    present = catalog.get_many(tenant, children)
+    owners = catalog.owners(tenant, children)
+    return all(c in present and owners.get(c) == owner for c in children)
+
+
+def own_units(catalog, tenant: str, owner: str, units: list) -> tuple[list, list[str]]:
+    """The units this file may write, its source IDs claimed; and why the others were refused.
+
+    A source ID owned by another file or API document is refused; so is an ID repeated
+    inside the file (the second record would silently replace the first)."""
+    wanted: dict[str, None] = {}
+    for unit in units:
+        for sid in unit_source_ids(unit):
+            wanted.setdefault(sid, None)
+    taken = {sid: who for sid, who in catalog.owners(tenant, list(wanted)).items() if who != owner}
+    refused: list[str] = []
+    seen: set[str] = set()
+    kept = []
+    for unit in units:
+        if isinstance(unit, Transcript):
+            turns = []
+            for turn in unit.turns:
+                sid = turn.source_id
+                if sid in taken:
+                    refused.append(f"turn {sid!r} refused: that source ID belongs to {taken[sid]!r}")
+                elif sid not in seen:
+                    seen.add(sid)
+                    turns.append(turn)
+            if turns:
+                kept.append(Transcript(unit.source_id, turns))
+            continue
+        sid = unit.source_id
+        if sid in taken:
+            refused.append(f"record {sid!r} refused: that source ID belongs to {taken[sid]!r}; "
+                           "forget it first or give the record another id")
+        elif sid in seen:
+            refused.append(f"record {sid!r} refused: the ID is repeated in the same file")
+        else:
+            seen.add(sid)
+            kept.append(unit)
+    catalog.claim(tenant, owner, [sid for unit in kept for sid in unit_source_ids(unit)])
+    return kept, refused
+
+
+def forget(services, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
+    """Remove one source everywhere; given a file's ID, every source that file held and its
+    manifest. Forgetting one source of a file also drops that file's manifest: manifest and
+    sources go together, so the next run reads the file again instead of calling it unchanged."""
+    catalog = services.catalog
+    manifest = catalog.get(tenant, FILE_KEY + source_id)
+    # A file whose job died before its manifest was written still owns what it claimed: its ID
+    # forgets those sources too (and releases them), so they can be written again.
+    orphaned = [] if manifest is not None else catalog.owned_by(tenant, FILE_KEY + source_id)
+    if manifest is not None:
+        targets = list(dict.fromkeys(manifest.item_ids))
+    elif orphaned:
+        targets = orphaned
+    else:
+        targets = [source_id]
+        owner = catalog.owners(tenant, [source_id]).get(source_id, "")
+        if owner.startswith(FILE_KEY):
+            catalog.delete(tenant, owner)
+    removed = forget_sources(services, tenant, targets, report)
+    if manifest is not None:
+        catalog.delete(tenant, FILE_KEY + source_id)
+    if orphaned:
+        removed["claims_released"] = len(orphaned)
+    return removed
+
+
+def forget_sources(services, tenant: str, source_ids: Iterable[str], report: IngestReport | None) -> dict[str, int]:
+    removed = {"sources": 0, "items": 0, "triples": 0}
+    for sid in source_ids:
+        removed["items"] += services.vectors.delete_by_source(tenant, sid)
+        removed["triples"] += services.graph.delete_by_source(tenant, sid)
+        removed["sources"] += int(services.catalog.delete(tenant, sid))
+    if report is not None:
+        report.sources_removed += removed["sources"]
+        report.items_deleted += removed["items"]
+    return removed
+
+
+def match_sources(catalog, tenant: str, given: str) -> list[str]:
+    """The stored source IDs that ``given`` names, as ``forget`` takes it: an ID as stored; the
+    same written as a path (``./notes/x.md``, ``notes//x.md``); or the path of an ingested file
+    (absolute, or ``./``/``../``-relative from here), matched through the file's manifest, which
+    records where the file was read. Nothing is matched by a bare suffix alone: ``a/README.md``
+    never forgets another ``README.md``."""
+    if not given:
+        return []
+    written = [given]
+    normal = posixpath.normpath(given.replace(os.sep, "/"))
+    if not normal.startswith("../") and normal != "..":
+        written.append(normal)
+    for sid in dict.fromkeys(written):
+        if catalog.get(tenant, FILE_KEY + sid) is not None or catalog.get(tenant, sid) is not None:
+            return [sid]
+    if not (os.path.isabs(given) or given.startswith(("./", "../", "." + os.sep, ".." + os.sep))):
+        return []
+    where = os.path.abspath(given)
+    parts = where.strip(os.sep).split(os.sep)
+    suffixes = ["/".join(parts[i:]) for i in range(len(parts))] + [where]
+    manifests = catalog.get_many(tenant, [FILE_KEY + s for s in suffixes])
+    return [key[len(FILE_KEY):] for key, entry in manifests.items()
+            if entry.path and os.path.abspath(entry.path) == where]
+
+
+def near_sources(services, tenant: str, given: str, limit: int = 3) -> list[str]:
+    """Stored source IDs that look like ``given`` (a hint after a forget that matched nothing)."""
+    known = {item.source_id for item in services.vectors.scroll(SearchFilter(tenant=tenant))}
+    name = given.replace(os.sep, "/").rstrip("/")
+    by_name = sorted(k for k in known if posixpath.basename(k) == posixpath.basename(name))
+    close = difflib.get_close_matches(name, sorted(known), n=limit, cutoff=0.5)
+    return list(dict.fromkeys(by_name + close))[:limit]

@@ -1,0 +1,115 @@
+"""Re-embed a memory with other embedding settings, from the text the stores hold.
+
+A data dir records the models its vectors were written by (``index-format.json``); a process
+whose settings ask for other models is refused (``Services._check_index_format``) rather than
+mixing two vector spaces. ``agent-memory reindex`` reads every stored item back (all tenants,
+all spaces), embeds its text with the models now configured, writes it to the space its text
+routes to, removes it from collections the new layout no longer uses, and records the new
+layout. No source file is read again; IDs, payloads, the catalog and the graph are unchanged.
+Each turn's ``context`` vector (the turn read after the one it answers, agent_memory/index/context.py) is
+rebuilt with it, so are a long turn's sentence vectors (agent_memory/index/sentences.py), and each item's
+keyword terms are stored with it; a data dir written before those
+vectors or terms were stored is re-indexed for them alone (its dense vectors come from the
+embedding cache when it still holds them).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from agent_memory.core.config import Settings
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.records import MemoryItem, SearchFilter
+from agent_memory.core.sparse import SPARSE_FORMAT
+from agent_memory.index.context import context_texts_for
+from agent_memory.index.items import embedding_text, stamp_terms
+from agent_memory.ingest.vectors import point_vectors
+from agent_memory.services import STORED_EXTRAS, Services, read_index_format, write_index_format
+
+log = logging.getLogger(__name__)
+BATCH = 256
+
+
+@dataclass
+class ReindexReport:
+    before: dict
+    after: dict
+    items: int = 0
+    embeddings_computed: int = 0
+
+    def to_dict(self) -> dict:
+        return {"before": self.before, "after": self.after, "items": self.items,
+                "embeddings_computed": self.embeddings_computed}
+
+
+def _settings_for_layout(settings: Settings, layout: dict) -> Settings:
+    return settings.model_copy(update={"embedding_model": layout["default_model"],
+                                       "multilingual_embedding_model": layout["multilingual_model"],
+                                       "multilingual_share": layout["multilingual_share"] or settings.multilingual_share})
+
+
+def _stored_items(services: Services) -> list[MemoryItem]:
+    items: dict[str, MemoryItem] = {}
+    for tenant in services.catalog.tenants():
+        for item in services.vectors.scroll(SearchFilter(tenant=tenant)):
+            items[item.id] = item
+    return list(items.values())
+
+
+def _context_texts(services: Services, items: list[MemoryItem]) -> dict[str, str]:
+    """Item ID → context text of every stored turn, its previous turn found among ``items``."""
+    by_tenant: dict[str, list[MemoryItem]] = {}
+    for item in items:
+        if item.kind == "turn":
+            by_tenant.setdefault(item.tenant, []).append(item)
+    out: dict[str, str] = {}
+    for tenant, turns in by_tenant.items():
+        out.update((i.id, text) for i, text in zip(turns, context_texts_for(services, tenant, turns)))
+    return out
+
+
+def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
+    """Move every stored vector to the embedding layout ``settings`` ask for; ``everything``: re-embed
+    every item even when the data dir records that layout already (settings it does not record, such
+    as the sentence vectors' speakers, changed)."""
+    data_dir = settings.data_dir
+    found = read_index_format(data_dir)
+    with Services(settings, check_layout=False) as new:
+        wanted = new.space_layout.as_dict()
+    old_layout = found.get("embedding")
+    if old_layout is None:
+        raise ConfigError(f"data dir {data_dir} records no embedding layout: nothing to re-index from")
+    report = ReindexReport(before=old_layout, after=wanted)
+    extras = {key: version for key, (version, *_) in STORED_EXTRAS.items()}
+    if not everything and old_layout == wanted and all(found.get(key) == version for key, version in extras.items()):
+        return report
+    # Read everything back first: old and new layouts may share a collection (one model kept),
+    # and an embedded collection is opened by one store at a time.
+    with Services(_settings_for_layout(settings, old_layout), check_layout=False) as old:
+        items = _stored_items(old)
+        old_models = set(old.embedder.embedders)
+        contexts = _context_texts(old, items)
+    with Services(settings, check_layout=False) as new:
+        spaces = new.embedder
+        for start in range(0, len(items), BATCH):
+            batch = items[start : start + BATCH]
+            stamp_terms(batch)
+            texts = [embedding_text(i) for i in batch]
+            routed = spaces.spaces_for(texts)
+            vectors = point_vectors(spaces, batch, texts, routed, contexts, settings)
+            report.embeddings_computed += vectors.computed
+            new.vectors.upsert(batch, vectors.dense, new.sparse_encoder.encode_documents(texts), spaces=routed,
+                               context=vectors.context, sentences=vectors.sentences)
+            report.items += len(batch)
+        dropped = old_models - set(spaces.embedders)
+    for model in sorted(dropped):
+        # Collections of models the new layout does not use: emptied, never silently consulted.
+        gone = settings.model_copy(update={"embedding_model": model, "multilingual_embedding_model": None})
+        with Services(gone, check_layout=False) as leftover:
+            ids = [i.id for i in items]
+            for start in range(0, len(ids), BATCH):
+                leftover.vectors.delete_ids(ids[start : start + BATCH])
+    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted, **extras})
+    log.info("re-indexed %d items from %s to %s", report.items, old_layout, wanted)
+    return report

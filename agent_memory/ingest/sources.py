@@ -1,0 +1,240 @@
+"""Readers that turn files into documents or conversation turns, or a reason to skip them.
+
+Bad input never raises out of here: every problem becomes a ``Skipped`` with a reason
+the job report shows. Large text files are read in segments so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from agent_memory.core.errors import IngestError
+from agent_memory.core.records import Document
+from agent_memory.ingest.formats import (
+    BINARY_DOCUMENT_EXTENSIONS,
+    CODE_EXTENSIONS,
+    DOCUMENTS_EXTRA,
+    MARKDOWN_EXTENSIONS,
+    MAX_DOCUMENT_BYTES,
+    FormatError,
+    html_to_text,
+    read_docx,
+    read_pdf,
+    split_front_matter,
+)
+from agent_memory.ingest.shapes import HotpotContext, SquadArticle, TextRecord, check, parse_json, record_id
+from agent_memory.ingest.transcripts import Transcript, parse_transcript
+
+TEXT_EXTENSIONS = {".txt", ".text", ".md", ".markdown", ".rst", ".log", ".csv"}
+HTML_EXTENSIONS = {".html", ".htm", ".xhtml"}
+JSON_EXTENSIONS = {".json", ".jsonl", ".ndjson"}
+SUPPORTED_EXTENSIONS = (TEXT_EXTENSIONS | HTML_EXTENSIONS | JSON_EXTENSIONS | set(CODE_EXTENSIONS)
+                        | BINARY_DOCUMENT_EXTENSIONS)
+TEXT_FIELDS = ("text", "content", "body", "paragraph_text", "context", "document", "passage")
+# Files above this size are streamed segment by segment (only plain text can be).
+STREAM_THRESHOLD_BYTES = 8 * 1024 * 1024
+SEGMENT_CHARS = 1_000_000
+
+
+@dataclass
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass
+class TextStream:
+    """A plain-text document too large to hold at once: segments with their offsets."""
+
+    source_id: str
+    path: Path
+    tenant: str
+    content_hash: str
+    metadata: dict = field(default_factory=dict)
+    text: str | None = None  # a large posted document: segments come from it instead of the file
+
+    def segments(self) -> Iterator[tuple[int, str]]:
+        offset = 0
+        carry = ""
+        with (io.StringIO(self.text) if self.text is not None else self.path.open("r", encoding="utf-8")) as handle:
+            while True:
+                block = handle.read(SEGMENT_CHARS)
+                if not block:
+                    break
+                text = carry + block
+                # Cut at the last paragraph or line break so chunks don't straddle segments.
+                cut = max(text.rfind("\n\n"), text.rfind("\n"))
+                if cut < len(text) // 2:
+                    cut = len(text)
+                yield offset, text[:cut]
+                offset += cut
+                carry = text[cut:]
+        if carry:
+            yield offset, carry
+
+
+Loaded = Document | TextStream | Transcript | Skipped
+
+
+def _looks_binary(sample: bytes) -> bool:
+    if b"\x00" in sample:
+        return True
+    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+    return bool(sample) and control / len(sample) > 0.1
+
+
+def file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def unsupported(ext: str) -> str:
+    """The skip reason of an unknown extension: every extension that is read, named."""
+    return (f"unsupported extension {ext or '(none)'!r}; supported: {', '.join(sorted(SUPPORTED_EXTENSIONS))} "
+            f"(.pdf and .docx with the optional extra {DOCUMENTS_EXTRA})")
+
+
+def _binary_document(path: Path, ext: str, size: int, tenant: str, sid: str) -> list[Loaded]:
+    if size > MAX_DOCUMENT_BYTES:
+        return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")]
+    try:
+        read = read_pdf(path) if ext == ".pdf" else read_docx(path)
+    except FormatError as exc:
+        return [Skipped(str(path), str(exc))]
+    return [Document(source_id=sid, text=read.text, tenant=tenant, path=str(path), title=read.title,
+                     metadata=read.metadata)]
+
+
+def _text_document(raw: str, ext: str, tenant: str, sid: str, path: Path) -> Document:
+    """Markdown's front matter becomes title and metadata; code is marked with its language
+    (``metadata.language``, filterable; its splitter is chosen by the path)."""
+    if ext in MARKDOWN_EXTENSIONS:
+        read = split_front_matter(raw)
+        return Document(source_id=sid, text=read.text, tenant=tenant, path=str(path), title=read.title,
+                        metadata=read.metadata)
+    if ext in CODE_EXTENSIONS:
+        return Document(source_id=sid, text=raw, tenant=tenant, path=str(path),
+                        metadata={"language": CODE_EXTENSIONS[ext]})
+    return Document(source_id=sid, text=raw, tenant=tenant, path=str(path))
+
+
+def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[Loaded]:
+    """Read one file. Returns documents/turns to ingest, or ``Skipped`` with a reason."""
+    sid = source_id or str(path)
+    ext = path.suffix.lower()
+    if ext not in SUPPORTED_EXTENSIONS:
+        return [Skipped(str(path), unsupported(ext))]
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(8192)
+    except OSError as exc:
+        return [Skipped(str(path), f"unreadable: {exc}")]
+    if size == 0 or not head.strip():
+        return [Skipped(str(path), "empty file")]
+    if ext in BINARY_DOCUMENT_EXTENSIONS:
+        return _binary_document(path, ext, size, tenant, sid)
+    if _looks_binary(head):
+        return [Skipped(str(path), "binary content")]
+    if size > STREAM_THRESHOLD_BYTES:
+        if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
+            return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")]
+        try:
+            with path.open("r", encoding="utf-8") as handle:
+                for _ in iter(lambda: handle.read(1 << 20), ""):
+                    pass
+        except UnicodeDecodeError as exc:
+            return [Skipped(str(path), f"invalid UTF-8 at byte {exc.start}")]
+        return [TextStream(source_id=sid, path=path, tenant=tenant, content_hash=file_hash(path),
+                           metadata={"path": str(path)})]
+    try:
+        raw = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [Skipped(str(path), f"invalid UTF-8 at byte {exc.start}")]
+    if ext in HTML_EXTENSIONS:
+        page = html_to_text(raw)
+        return [Document(source_id=sid, text=page.text, tenant=tenant, path=str(path), title=page.title)] if (
+            page.text.strip()) else [Skipped(str(path), "HTML without text")]
+    if ext in JSON_EXTENSIONS:
+        return load_json_text(raw, tenant=tenant, source_id=sid, path=str(path), jsonl=ext != ".json")
+    return [_text_document(raw, ext, tenant, sid, path)]
+
+
+def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jsonl: bool = False) -> list[Loaded]:
+    """JSON/JSONL: a conversation transcript, or records carrying a text field.
+
+    Depth and shape are checked first (``shapes.py``): a bad file is one ``Skipped`` naming the
+    field; in a list of records, a bad record is a ``Skipped`` of its own and the rest go on."""
+    where = path or source_id
+    try:
+        data = parse_json(raw, jsonl=jsonl)
+        transcript = parse_transcript(data, tenant=tenant, source_id=source_id)
+    except IngestError as exc:
+        return [Skipped(where, str(exc))]
+    if transcript is not None:
+        return [transcript] if transcript.turns else [Skipped(where, "transcript without turns")]
+    records = data if isinstance(data, list) else [data]
+    out: list[Loaded] = []
+    for index, record in enumerate(records):
+        try:
+            out.extend(_records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path))
+        except IngestError as exc:
+            out.append(Skipped(f"{where}#{index}" if isinstance(data, list) else where, str(exc)))
+    if not out:
+        return [Skipped(where, f"no text field ({', '.join(TEXT_FIELDS)}) in JSON records")]
+    return out
+
+
+def _records_to_documents(record, *, tenant: str, source_id: str, index: int, path: str) -> list[Document]:
+    if not isinstance(record, dict):
+        return [Document(source_id=f"{source_id}#{index}", text=record, tenant=tenant, path=path)] if isinstance(
+            record, str
+        ) and record.strip() else []
+    # HotpotQA-style records: a list of titled paragraphs, each its own document.
+    contexts = record.get("contexts")
+    if isinstance(contexts, list) and contexts and isinstance(contexts[0], dict):
+        docs = []
+        for n, raw_ctx in enumerate(contexts):
+            ctx = check(HotpotContext, raw_ctx, f"record {index}.contexts.{n}")
+            text = ctx.paragraph_text or ctx.text or ""
+            if text.strip():
+                docs.append(Document(source_id=paragraph_source_id(ctx.title, text), text=text, title=ctx.title,
+                                     tenant=tenant, path=path, metadata={"title": ctx.title}))
+        return docs
+    # SQuAD-style: data[].paragraphs[].context
+    if isinstance(record.get("data"), list):
+        docs = []
+        for n, raw_article in enumerate(record["data"]):
+            article = check(SquadArticle, raw_article, f"record {index}.data.{n}")
+            for para in article.paragraphs:
+                if para.context.strip():
+                    pid = record_id(para.id, f"record {index}.data.{n}.id")
+                    docs.append(Document(source_id=pid or paragraph_source_id(article.title, para.context),
+                                         text=para.context, tenant=tenant, path=path, title=article.title))
+        return docs
+    for key in TEXT_FIELDS:
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            fields = check(TextRecord, record, f"record {index}")
+            rid = record_id(fields.id, f"record {index}.id") or record_id(fields.source_id, f"record {index}.source_id")
+            title = str(fields.title or "")
+            meta = {k: v for k, v in record.items() if k != key and isinstance(v, (str, int, float, bool))}
+            return [Document(source_id=rid or f"{source_id}#{index}", text=value, title=title, tenant=tenant,
+                             path=path, metadata=meta)]
+    return []
+
+
+def paragraph_source_id(title: str, text: str) -> str:
+    """A titled paragraph is identified by its title (a changed text replaces it); an
+    untitled one by a short content hash. Short IDs matter: every citation costs tokens."""
+    clean = " ".join(title.replace("[", "(").replace("]", ")").split())[:80]
+    if clean:
+        return clean
+    return "para:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]

@@ -1,0 +1,81 @@
+"""Token-sized chunks with character offsets, for English, Markdown and Chinese, and for source code
+with langchain's per-language separators (classes, functions, then blocks, then lines)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+
+from agent_memory.core.tokens import TokenCounter
+
+# Regex separators, coarsest first. Zero-width look-arounds keep headings with the section they
+# open and sentence punctuation (English and Chinese) with the sentence it closes.
+SEPARATORS = [
+    r"\n(?=#{1,6} )",
+    r"\n\s*\n",
+    r"\n",
+    r"(?<=[。！？；])",
+    r"(?<=[.!?;])\s+",
+    r"(?<=[，、,：:])",
+    r"\s+",
+    r"",
+]
+
+
+@dataclass
+class TextSpan:
+    text: str
+    start: int
+    end: int
+
+
+class Splitter:
+    def __init__(self, counter: TokenCounter, chunk_tokens: int = 256, overlap_tokens: int = 32) -> None:
+        self.counter = counter
+        self.chunk_tokens = chunk_tokens
+        self.overlap_tokens = overlap_tokens
+        self._splitter = RecursiveCharacterTextSplitter(
+            separators=SEPARATORS,
+            is_separator_regex=True,
+            keep_separator=True,
+            chunk_size=chunk_tokens,
+            chunk_overlap=overlap_tokens,
+            length_function=counter.count,
+            strip_whitespace=True,
+        )
+        self._code: dict[str, RecursiveCharacterTextSplitter] = {}
+
+    def _for(self, language: str | None) -> RecursiveCharacterTextSplitter:
+        """The splitter of a source language (``Language`` values: python, js, ts, go, java, rust, c,
+        cpp ...): its separators are keywords that open a definition, so a chunk holds whole functions
+        where they fit. None: prose (the separators above)."""
+        if not language:
+            return self._splitter
+        if language not in self._code:
+            self._code[language] = RecursiveCharacterTextSplitter.from_language(
+                Language(language), keep_separator=True, chunk_size=self.chunk_tokens,
+                chunk_overlap=self.overlap_tokens, length_function=self.counter.count, strip_whitespace=True)
+        return self._code[language]
+
+    def split(self, text: str, base_offset: int = 0, language: str | None = None) -> list[TextSpan]:
+        """Chunks with offsets into the original text (``base_offset`` added); ``language`` names a
+        source language's splitter (agent_memory/ingest/formats.py ``CODE_EXTENSIONS``)."""
+        stripped = text.strip()
+        if not stripped:
+            return []
+        if self.counter.count(stripped) <= self.chunk_tokens:
+            start = text.find(stripped)
+            return [TextSpan(stripped, base_offset + start, base_offset + start + len(stripped))]
+        spans: list[TextSpan] = []
+        search_from = 0
+        for piece in self._for(language).split_text(text):
+            # Overlap means a chunk may start before the previous one ended, but never at or
+            # before the previous start: searching from there keeps repeated text in order.
+            found = text.find(piece, search_from)
+            if found < 0:  # whitespace normalization changed the piece; keep it, approximate offsets
+                found = search_from
+            spans.append(TextSpan(piece, base_offset + found, base_offset + found + len(piece)))
+            # A token is rarely over 12 characters, which bounds how far back the overlap reaches.
+            search_from = max(found + 1, found + len(piece) - self.overlap_tokens * 12)
+        return spans

@@ -1,0 +1,117 @@
+"""Summaries of chunks and documents: an LLM when configured, extractive otherwise.
+
+The extractive summarizer scores sentences by numbers, percentages, conclusion words,
+position and length, keeps the best within a token target, and returns them in their
+original order, so a summary never states anything its source did not.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Protocol
+
+from agent_memory.core.errors import LLMError
+from agent_memory.core.text import split_sentences
+from agent_memory.core.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
+
+_NUMBER = re.compile(r"\d")
+_PERCENT = re.compile(r"\d\s*(%|percent|％)|百分之")
+_CONCLUSION = re.compile(
+    r"\b(therefore|thus|in conclusion|overall|as a result|consequently|we found|results? show|concluded?|"
+    r"key|important|significant|decided|summary)\b|因此|所以|总之|综上|结果|表明|决定|重要",
+    re.IGNORECASE,
+)
+
+
+class SourceSummarizer(Protocol):
+    name: str
+
+    def summarize(self, text: str, max_tokens: int) -> str: ...
+
+
+class ExtractiveSummarizer:
+    name = "extractive"
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+
+    def score(self, sentence: str, position: int, total: int) -> float:
+        score = 0.0
+        if _NUMBER.search(sentence):
+            score += 1.0
+        if _PERCENT.search(sentence):
+            score += 1.0
+        if _CONCLUSION.search(sentence):
+            score += 1.5
+        if position == 0:
+            score += 2.0  # lead sentences carry the topic in most prose
+        elif position == total - 1:
+            score += 0.5
+        score += 1.0 - position / max(1, total)
+        length = len(sentence)
+        if length < 20:
+            score -= 1.0
+        elif length > 400:
+            score -= 0.5
+        return score
+
+    def summarize(self, text: str, max_tokens: int) -> str:
+        sentences = split_sentences(text)
+        if not sentences:
+            return ""
+        ranked = sorted(
+            range(len(sentences)), key=lambda i: -self.score(sentences[i], i, len(sentences))
+        )
+        chosen: list[int] = []
+        used = 0
+        for index in ranked:
+            cost = self.counter.count(sentences[index])
+            if used + cost > max_tokens:
+                continue
+            chosen.append(index)
+            used += cost
+        if not chosen:  # even the best sentence is over budget: keep its opening words
+            return _cut_words(sentences[ranked[0]], max_tokens, self.counter)
+        return " ".join(sentences[i] for i in sorted(chosen))
+
+
+def _cut_words(sentence: str, max_tokens: int, counter: TokenCounter) -> str:
+    words = sentence.split()
+    while words and counter.count(" ".join(words) + " …") > max_tokens:
+        words = words[: max(1, len(words) * 3 // 4)] if len(words) > 1 else []
+    return (" ".join(words) + " …") if words else ""
+
+
+class LLMSourceSummarizer:
+    """One LLM call per text; falls back to the extractive summarizer on any failure."""
+
+    name = "llm"
+
+    def __init__(self, llm, fallback: ExtractiveSummarizer) -> None:
+        self.llm = llm
+        self.fallback = fallback
+        self.failures = 0
+
+    def summarize(self, text: str, max_tokens: int) -> str:
+        prompt = (
+            "Summarize the text below in at most {n} tokens, in the text's own language. Keep names, numbers, "
+            "dates and conclusions. Reply with the summary only.\n\n{text}"
+        ).format(n=max_tokens, text=text)
+        try:
+            result = self.llm.complete([{"role": "user", "content": prompt}], max_tokens=max_tokens * 2)
+            summary = (result.text or "").strip()
+            if not summary or self.fallback.counter.count(summary) > max_tokens * 2:
+                raise LLMError(f"unusable summary of {len(summary)} chars")
+            return summary
+        except Exception as exc:  # noqa: BLE001 - any LLM failure means: use the offline summary
+            self.failures += 1
+            log.warning("LLM summary failed (%s); using extractive summary", exc)
+            return self.fallback.summarize(text, max_tokens)
+
+
+def make_summarizer(counter: TokenCounter, llm=None) -> SourceSummarizer:
+    extractive = ExtractiveSummarizer(counter)
+    return LLMSourceSummarizer(llm, extractive) if llm is not None else extractive

@@ -1,0 +1,154 @@
+"""Time to live: items that expire, and the pass that removes them from every store at once.
+
+Rules (settings ``ttl_days``) map a selector to days: ``"turn"`` or ``"kind:turn"`` (a kind),
+``"source:tools/"`` (a source ID prefix), ``"tenant:acme"``, ``"retention:forgettable"`` (a
+promoted working-memory turn's class). An item matching several rules takes the shortest.
+Ingestion stamps ``expires_at`` into the item's metadata; ``expire`` (``agent-memory gc``) computes
+each item's expiry again from its created time and the rules in force when it runs (a rule set or
+changed after ingestion applies to items already stored; an item no rule matches keeps its stamp),
+then forgets every source holding an expired item: its vectors (dense and keyword), its triples and
+its catalog entry go together, so no route can return it afterwards. Settings refuse an unknown
+selector when they load (``agent_memory/core/config.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+
+from agent_memory.core.records import MemoryItem, SearchFilter
+
+DAY = 86_400.0
+
+
+def _matches(selector: str, item: MemoryItem) -> bool:
+    field, sep, value = selector.partition(":")
+    if not sep:
+        return selector == item.kind
+    if field == "kind":
+        return item.kind == value
+    if field == "tenant":
+        return item.tenant == value
+    if field == "source":
+        return item.source_id.startswith(value)
+    if field == "retention":
+        return item.metadata.get("retention") == value
+    raise ValueError(f"unknown TTL selector {selector!r}: use KIND, kind:, source:, tenant: or retention:")
+
+
+def expires_at(item: MemoryItem, rules: Mapping[str, float]) -> float | None:
+    days = [float(d) for selector, d in rules.items() if _matches(selector, item)]
+    return item.created_at + min(days) * DAY if days else None
+
+
+def effective_expiry(item: MemoryItem, rules: Mapping[str, float]) -> float:
+    """When the item expires under the rules in force (their shortest match), else its stamp;
+    ``inf``: never."""
+    when = expires_at(item, rules) if rules else None
+    if when is None:
+        when = float(item.metadata.get("expires_at") or "inf")
+    return when
+
+
+def stamp_expiry(items: Iterable[MemoryItem], rules: Mapping[str, float]) -> None:
+    if not rules:
+        return
+    for item in items:
+        when = expires_at(item, rules)
+        if when is not None:
+            item.metadata["expires_at"] = when
+
+
+def expire(services, forget, *, now: float | None = None, tenants: Iterable[str] | None = None) -> dict[str, int]:
+    """Forget every source with an expired item (``forget(tenant, source_id) -> counts``, the
+    ingestion pipeline's), expiry computed now from the settings' rules. Returns the totals removed."""
+    now = time.time() if now is None else now
+    rules = services.settings.ttl_days
+    totals = {"sources": 0, "items": 0, "triples": 0}
+    for tenant in tenants if tenants is not None else services.catalog.tenants():
+        expired = sorted({item.source_id for item in services.vectors.scroll(SearchFilter(tenant=tenant))
+                          if effective_expiry(item, rules) <= now})
+        for source_id in expired:
+            for key, value in forget(tenant, source_id).items():
+                totals[key] = totals.get(key, 0) + value
+    return totals
+
+
+# ---- upkeep views: stats, list, inspect (the CLI's and the API's) --------------------------------------
+
+def tenants_with_data(services) -> list[str]:
+    """The tenants that hold stored sources, by name."""
+    return sorted(services.catalog.tenants())
+
+
+def empty_tenant_note(services, tenant: str, *, name_others: bool) -> str | None:
+    """None when ``tenant`` holds stored sources; else a line saying so, naming the tenants that do
+    hold data when the caller may see them (``name_others``: the CLI and Python, never an API key
+    bound to one tenant: another tenant's name is not its to know)."""
+    if services.catalog.count(tenant) > 0:
+        return None
+    note = f"tenant {tenant!r} holds no stored memory"
+    if not name_others:
+        return note
+    others = [t for t in tenants_with_data(services) if t != tenant]
+    if not others:
+        return note + "; no tenant holds any yet"
+    return note + f"; tenants with data: {', '.join(others)} (choose one with --tenant, tenant= or AGENT_MEMORY_TENANT)"
+
+
+def _tenants(services, tenant: str | None) -> list[str]:
+    return [tenant] if tenant else services.catalog.tenants()
+
+
+def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: float | None = None) -> dict:
+    """Per tenant: items per kind, sources, items expiring within ``soon_days``, entities, triples and
+    the share of triples a newer fact superseded."""
+    now = time.time() if now is None else now
+    out = {}
+    for name in _tenants(services, tenant):
+        kinds: dict[str, int] = {}
+        sources: set[str] = set()
+        soon = 0
+        for item in services.vectors.scroll(SearchFilter(tenant=name)):
+            kinds[item.kind] = kinds.get(item.kind, 0) + 1
+            sources.add(item.source_id)
+            soon += effective_expiry(item, services.settings.ttl_days) <= now + soon_days * DAY
+        graph = services.graph.stats(name)
+        superseded = services.graph.superseded_count(name)
+        out[name] = {"items": sum(kinds.values()), "items_per_kind": kinds, "sources": len(sources),
+                     "expiring_soon": soon, "entities": graph["entities"], "triples": graph["relations"],
+                     "superseded_triples": superseded,
+                     "superseded_share": round(superseded / graph["relations"], 4) if graph["relations"] else 0.0}
+    return out
+
+
+def list_sources(services, tenant: str, *, prefix: str = "", kind: str | None = None, offset: int = 0,
+                 limit: int = 50) -> list[dict]:
+    """Sources with their kinds, item count and oldest item time, by source ID; filtered and paged."""
+    found: dict[str, dict] = {}
+    for item in services.vectors.scroll(SearchFilter(tenant=tenant, kinds=[kind] if kind else None)):
+        if not item.source_id.startswith(prefix):
+            continue
+        row = found.setdefault(item.source_id, {"source_id": item.source_id, "kinds": [], "items": 0,
+                                                "created_at": item.created_at})
+        row["items"] += 1
+        row["created_at"] = min(row["created_at"], item.created_at)
+        if item.kind not in row["kinds"]:
+            row["kinds"].append(item.kind)
+    return [found[s] for s in sorted(found)][offset:offset + limit]
+
+
+def inspect(services, tenant: str, source_id: str) -> dict | None:
+    """Everything stored for one source: its catalog entry and its items with their metadata."""
+    entry = services.catalog.get(tenant, source_id)
+    items = [i for i in services.vectors.scroll(SearchFilter(tenant=tenant, source_ids=[source_id]))]
+    if entry is None and not items:
+        return None
+    return {"source_id": source_id, "tenant": tenant,
+            "catalog": None if entry is None else {
+                "kind": entry.kind, "content_hash": entry.content_hash, "path": entry.path, "title": entry.title,
+                "session_id": entry.session_id, "seq": entry.seq, "timestamp": entry.timestamp,
+                "item_ids": list(entry.item_ids), "triples": entry.n_triples},
+            "items": [{"id": i.id, "kind": i.kind, "chunk_index": i.chunk_index, "start": i.start, "end": i.end,
+                       "created_at": i.created_at, "text": i.text[:300], "metadata": i.metadata}
+                      for i in sorted(items, key=lambda i: (i.kind, i.chunk_index))]}

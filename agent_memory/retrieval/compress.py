@@ -1,0 +1,105 @@
+"""Query-focused compression: keep the sentences that carry the question's terms, entities and numbers.
+
+Sentences are kept whole and in their original order; gaps are marked with " … ", so a
+compressed passage is never silently truncated mid-sentence. A compressed passage always
+holds its best sentence whole (issue 34: a short Chinese message came out as ``… 。 …``, its
+tag kept and every word gone): a piece with no word (a stray "。") is never a sentence of its
+own, a clause that ends at ";" / "；" runs on into the next one (Chinese sentences end at
+。！？), and a text of one sentence is returned whole, never cut: the caller places it or drops it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent_memory.core.text import keyword_terms, split_sentences
+from agent_memory.core.tokens import TokenCounter
+
+_NUMBER = re.compile(r"\d")
+_WORDLIKE = re.compile(r"\w")
+_CLAUSE_END = re.compile(r"[;；][\"'”’)\]]*$")
+_ENDS_SENTENCE = re.compile(r"[.!?。！？；;:…][\"'”’)\]]*$")
+GAP = " … "
+
+
+def sentence_units(text: str) -> list[str]:
+    """The sentences compression chooses among: ``split_sentences``' pieces, with a piece that holds no
+    word joined to the one before it and a clause ending at a semicolon joined to the one after it."""
+    units: list[str] = []
+    join_next = False
+    for piece in split_sentences(text):
+        if units and (join_next or not _WORDLIKE.search(piece)):
+            units[-1] = _glue(units[-1], piece)
+        else:
+            units.append(piece)
+        join_next = bool(_CLAUSE_END.search(piece))
+    if len(units) > 1 and not _WORDLIKE.search(units[0]):
+        units[1] = _glue(units[0], units[1])  # leading punctuation belongs to the first sentence
+        del units[0]
+    return units
+
+
+def _glue(left: str, right: str) -> str:
+    # As _join joins adjacent sentences, so a kept unit reads as the sentences it was cut from.
+    return left + (" " if _ENDS_SENTENCE.search(left) else "\n\n") + right
+
+
+def compress(text: str, question: str, max_tokens: int, counter: TokenCounter,
+             entities: list[str] | None = None) -> str:
+    """The best sentences within ``max_tokens``, the best one always among them; "" when the best one
+    does not fit. A text of one sentence (or none) comes back unchanged, whatever its length."""
+    sentences = sentence_units(text)
+    if not sentences:
+        return ""
+    if len(sentences) == 1:
+        return text
+    q_terms = set(keyword_terms(question))
+    ents = [e.lower() for e in (entities or []) if e]
+    question_has_number = bool(_NUMBER.search(question))
+
+    def relevance(index: int) -> float:
+        sentence = sentences[index]
+        lowered = sentence.lower()
+        s = float(len(words_of[index] & q_terms))
+        s += sum(1.5 for e in ents if e in lowered)
+        if _NUMBER.search(sentence):
+            s += 0.5 if not question_has_number else 1.0
+        return s
+
+    def score(index: int) -> float:
+        # Ties (most often: no sentence holds a question term) go to a sentence with some content
+        # ("Wow!" says nothing), then to the earlier one: it usually sets the context.
+        return relevance(index) + 0.005 * min(len(words_of[index]), 8) - 0.01 * index
+
+    words_of = [set(keyword_terms(sentence)) for sentence in sentences]
+    order = sorted(range(len(sentences)), key=score, reverse=True)
+    if counter.count(_join(sentences, [order[0]])) > max_tokens:
+        return ""  # the best sentence is kept whole or not at all: a lesser one would stand in for it
+    chosen = [order[0]]
+    for index in order[1:]:
+        if relevance(index) <= 0:
+            continue  # only question-bearing sentences join the best one
+        candidate = sorted(chosen + [index])
+        if counter.count(_join(sentences, candidate)) <= max_tokens:
+            chosen = candidate
+    return _join(sentences, chosen)
+
+
+def _join(sentences: list[str], indices: list[int]) -> str:
+    text = ""
+    previous = -1
+    for index in indices:
+        if text:
+            if index != previous + 1:
+                text += " " + GAP.strip() + " "
+            elif not _ENDS_SENTENCE.search(sentences[previous]):
+                text += "\n\n"  # a heading or list line: keep it a unit of its own
+            else:
+                text += " "
+        text += sentences[index]
+        previous = index
+    if indices and indices[0] > 0:
+        text = GAP.strip() + " " + text
+    if indices and indices[-1] < len(sentences) - 1:
+        text = text + " " + GAP.strip()
+    return text

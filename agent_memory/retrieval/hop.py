@@ -1,0 +1,196 @@
+"""The second hop: a search that follows what the first round found (issue 34, item 1).
+
+A multi-hop question names one thing and asks about another that only a passage names: "Who was
+the first president of the association which published Journal of Psychotherapy Integration?" —
+the journal's paragraph names the association; the association's paragraph names its first
+president. The links (agent_memory/retrieval/links.py) reach the second paragraph only when it is the *page*
+of the name (its title); MuSiQue's second paragraphs often are not, and conversations have no
+pages at all. This route asks again: for each of the best first-round passages, the names it
+mentions that the question does not (its bridges, those in the sentences that share the question's
+words first), each with the question's words the passage does not hold (what is left to find), are
+searched by keyword and by meaning.
+What the searches find gets a hop score (anchor rank and hit rank both discount it), joins the
+candidates if it was not among them, and the candidates are reranked once more with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from agent_memory.core.entities import normalize_name
+from agent_memory.core.errors import StoreError
+from agent_memory.core.records import ScoredItem
+from agent_memory.core.text import STOPWORDS, content_words, has_cjk, keyword_set, keyword_terms
+from agent_memory.index.triples.base import GENERIC  # the type of a noun phrase that names no entity
+from agent_memory.retrieval.config import RetrievalConfig
+from agent_memory.retrieval.pages import mentioned_names, naming_sentence_overlap
+from agent_memory.retrieval.rerank import Reranker
+from agent_memory.retrieval.routes import Query, _content_filter, passes
+from agent_memory.retrieval.types import Candidate, Decision
+
+log = logging.getLogger(__name__)
+
+
+def bridge_names(text: str, question: str, asked: frozenset[str], own: str, limit: int) -> list[str]:
+    """The names ``text`` mentions that add to the question: not a name the question holds (or whose
+    words it holds), not the passage's own title, not a span across a sentence end, a number or one
+    that starts with a function word ("It was ..."), only the longest of overlapping spans; those
+    named in a sentence that shares a word with the question first, then in order of mention."""
+    lowered = question.lower()
+    names = [n for n in mentioned_names(text)
+             if keyword_set(n) and not keyword_set(n) <= asked and n.lower() != own.lower()
+             and n.lower() not in lowered and not _SENTENCE_BREAK.search(n) and not n.isdigit()
+             and n.split()[0].lower() not in STOPWORDS]
+    longest = [n for n in names if not any(n != m and n in m for m in names)]
+    relevant = {n: naming_sentence_overlap(text, n, asked, own) > 0 for n in longest}
+    ordered = sorted(range(len(longest)), key=lambda i: (not relevant[longest[i]], i))
+    return [longest[i] for i in ordered[:limit]]
+
+
+def unanswered(question: str, text: str) -> str:
+    """The question's content words that ``text`` does not hold (stemmed match), in order: what is
+    left to find once the passage is read ("first president" of "Who was the first president of the
+    association which published the journal?", when the journal's passage names its publisher)."""
+    held = keyword_set(text)
+    return " ".join(w for w in content_words(question) if _stem_of(w) not in held)
+
+
+def _stem_of(word: str) -> str:
+    terms = keyword_terms(word)
+    return terms[0] if terms else word
+
+
+_SENTENCE_BREAK = re.compile(r"[.!?。！？]\s|[:;,，：；]")
+
+
+def _below_their_anchors(ranked: list[Candidate], leads: dict[str, str], signal: float) -> list[Candidate]:
+    """The hop lifts a hit at most to right below the passage whose bridge found it, never past it:
+    the passage that named the bridge is half of the answer (and, when the question asks for that
+    name, all of it: "who organized ...?" names the organizer, whose other notes must not push it
+    out). A hit that ranked above its anchor without the hop's bonus keeps its own place."""
+    final = {c.item.id: c.final for c in ranked}
+    for cand in ranked:
+        anchor = leads.get(cand.item.id)
+        if anchor in final and cand.final >= final[anchor]:
+            own = cand.final - signal * cand.route_scores.get("hop", 0.0)
+            cand.final = max(own, final[anchor] - 1e-6)
+    return sorted(ranked, key=lambda c: -c.final)
+
+
+class SecondHop:
+    """Searches again from the best candidates' bridge names; reranks with the hop score."""
+
+    def __init__(self, services, reranker: Reranker, config: RetrievalConfig) -> None:
+        self.services = services
+        self.reranker = reranker
+        self.config = config
+
+    def follow(self, query: Query, ranked: list[Candidate], decisions: list[Decision], similarity,
+               spaces: list[str], found: list[dict] | None = None) -> list[Candidate]:
+        """``found`` (debug): one row per hit of the hop's searches, for the dump. With hop_rounds > 1
+        the hop starts again from the new top (a passage found by one hop leads to the next: 3 and 4
+        hops), until the top hop_top have all been followed."""
+        followed: set[str] = set()
+        strengths: dict[str, float] = {}
+        leads: dict[str, str] = {}  # hit id -> the id of the passage whose bridge found it
+        for _ in range(self.config.hop_rounds):
+            # As the links: the best passages of the kinds that name things (document chunks; a
+            # conversation's capitalized words are its speakers and its greetings).
+            kinds = self.config.hop_kinds
+            eligible = [(rank, c) for rank, c in enumerate(ranked) if c.item.kind in kinds][: self.config.hop_top]
+            anchors = [(rank, c) for rank, c in eligible if c.item.id not in followed]
+            if not anchors:
+                break
+            followed.update(c.item.id for _, c in anchors)
+            if not self._round(query, ranked, anchors, strengths, leads, decisions, spaces, found):
+                break
+            ranked = self.reranker.rerank(query.text, ranked, similarity)
+            if self.config.hop_below_anchor:
+                ranked = _below_their_anchors(ranked, leads, self.config.hop_signal)
+        return ranked
+
+    def _round(self, query: Query, ranked: list[Candidate], anchors: list[tuple[int, Candidate]],
+               strengths: dict[str, float], leads: dict[str, str], decisions: list[Decision], spaces: list[str],
+               found: list[dict] | None) -> bool:
+        """One hop from ``anchors``; True when it scored anything."""
+        cfg = self.config
+        asked = keyword_set(query.text)
+        by_id = {c.item.id: c for c in ranked}
+        reasons: dict[str, str] = {}
+        for rank, anchor in anchors:
+            own = str(anchor.item.metadata.get("title") or "")
+            rest = unanswered(query.text, anchor.item.text)
+            bridges = bridge_names(anchor.item.text, query.text, asked, own, cfg.hop_bridges * 4)
+            for bridge in self._named(query.tenant, bridges)[: cfg.hop_bridges]:
+                hop_text = f"{bridge} {rest}".strip()
+                for h_rank, hit in self._search(hop_text, query, spaces):
+                    item = hit.item
+                    if item.source_id == anchor.item.source_id or not passes(item, query.flt):
+                        continue
+                    # Only what the hop's search puts near its top counts: its later hits are the
+                    # first round's again (they share the question's words, not the bridge).
+                    strength = 1.0 / (rank + 1) / (1.0 + h_rank) ** 2
+                    why = f"found by {bridge!r}, named in {anchor.item.source_id}"
+                    if found is not None:
+                        found.append({"rank": len(found) + 1, "id": item.id, "source_id": item.source_id,
+                                      "kind": item.kind, "score": round(strength, 5),
+                                      "text": f"[{bridge}] {item.text[:140]}"})
+                    if strength <= strengths.get(item.id, 0.0):
+                        continue
+                    if item.id not in by_id:
+                        by_id[item.id] = Candidate(item=item)
+                        ranked.append(by_id[item.id])
+                        decisions.append(Decision("hop", item.source_id, "added", why))
+                    strengths[item.id] = strength
+                    leads[item.id] = anchor.item.id
+                    reasons[item.id] = why
+        if not reasons:
+            return False
+        for hop_rank, (item_id, strength) in enumerate(sorted(strengths.items(), key=lambda p: -p[1]), start=1):
+            cand = by_id[item_id]
+            cand.route_scores["hop"] = strength
+            cand.route_ranks["hop"] = hop_rank
+            if item_id in reasons:
+                cand.note = cand.note or reasons[item_id]
+        return True
+
+    def _named(self, tenant: str, bridges: list[str]) -> list[str]:
+        """The bridges that are names. A capital says so in a script that has capitals; a Chinese span
+        (every jieba word is a candidate there) counts only as a named entity of the tenant's graph:
+        "合唱团明年三月的音乐会" is a phrase, and following it brought in every note of the choir."""
+        cjk = [b for b in bridges if has_cjk(b)]
+        if not cjk:
+            return bridges
+        try:
+            named = {normalize_name(e.name) for e in self.services.graph.find_entities(tenant, cjk)
+                     if e.type != GENERIC}
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - without the graph, no Chinese bridges
+            log.warning("second hop: entity lookup failed: %s", exc)
+            named = set()
+        return [b for b in bridges if not has_cjk(b) or normalize_name(b) in named]
+
+    def _search(self, text: str, query: Query, spaces: list[str]) -> list[tuple[int, ScoredItem]]:
+        """The hop's question by keyword and (``hop_dense``) by meaning: each item with its better rank."""
+        limit = self.config.hop_limit
+        flt = _content_filter(query.flt, [k for k in self.config.hop_kinds if k in ("chunk", "turn")])
+        lists: list[list[ScoredItem]] = []
+        try:
+            sparse = self.services.sparse_encoder.encode_query(text)
+            if len(sparse):
+                lists.append(self.services.vectors.search_sparse(sparse, flt, limit))
+            if self.config.hop_dense and spaces:
+                dense = self.services.embedder.embed_query(text, spaces)
+                lists.append(self.services.vectors.search_dense(dense, flt, limit))
+        except StoreError:
+            raise  # a store that is down is the caller's 503, as in the first round
+        except Exception as exc:  # noqa: BLE001 - the second hop is optional; the first round stands
+            log.warning("second hop search failed: %s", exc)
+        out: dict[str, tuple[int, ScoredItem]] = {}
+        for hits in lists:
+            for rank, hit in enumerate(hits):
+                if hit.item.id not in out or rank < out[hit.item.id][0]:
+                    out[hit.item.id] = (rank, hit)
+        return sorted(out.values(), key=lambda p: p[0])

@@ -1,0 +1,415 @@
+"""The retrieval pipeline: question → routes (those that read no vector start while it is
+embedded) → fusion → rerank → links → neighbours → de-duplication → assembly (with compaction) →
+a prompt within the budget."""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
+from typing import Callable
+
+from agent_memory.conversation.working_memory import catalog_recent_turns
+from agent_memory.core.embedding_spaces import QueryVectors
+from agent_memory.core.errors import AgentMemoryError, StoreError
+from agent_memory.core.records import MemoryItem, SearchFilter
+from agent_memory.core.text import keyword_set
+from agent_memory.index.triples import entities_in_question
+from agent_memory.retrieval.assemble import Assembler
+from agent_memory.retrieval.config import RetrievalConfig, load_preset
+from agent_memory.retrieval.dedup import deduplicate
+from agent_memory.retrieval.fusion import fuse
+from agent_memory.retrieval.hop import SecondHop
+from agent_memory.retrieval.links import LinkFollower, spread
+from agent_memory.retrieval.pages import Pages
+from agent_memory.retrieval.recent import gate_recent
+from agent_memory.retrieval.rerank import DefaultReranker, Reranker
+from agent_memory.retrieval.rewrite import QueryRewriter
+from agent_memory.retrieval.routes import (
+    DenseRoute,
+    GraphRoute,
+    KeywordRoute,
+    Query,
+    RecentRoute,
+    RouteOutput,
+    SpeakerRoute,
+    SummaryRoute,
+    passes,
+)
+from agent_memory.retrieval.similarity import QuestionSimilarity, candidate_vectors, spaces_of
+from agent_memory.retrieval.speakers import Unnamed, named_by_space, unnamed, unnamed_from
+from agent_memory.retrieval.types import Candidate, Decision, PromptResult
+from agent_memory.retrieval.validity import order_facts
+from agent_memory.retrieval.when import parse_stamp, question_window
+from agent_memory.services import Services
+
+log = logging.getLogger(__name__)
+
+
+def _give_way(summaries: list[Candidate], passages: list[Candidate], decisions: list[Decision]) -> list[Candidate]:
+    """A summary of a session or document whose own turns or chunks are among the passages says
+    nothing twice: the passages carry the detail, so the summary gives way."""
+    present = {c.item.source_id for c in passages} | {c.item.metadata.get("session_id") for c in passages}
+    out = []
+    for cand in summaries:
+        covered = cand.item.metadata.get("summary_of")
+        if covered and covered in present:
+            decisions.append(Decision("dedup", cand.item.id, "dropped", f"its {covered} is among the passages"))
+            continue
+        out.append(cand)
+    return out
+
+
+class RetrievalPipeline:
+    def __init__(self, services: Services, config: RetrievalConfig, *, reranker: Reranker | None = None,
+                 recent_turns: Callable[[str, str, int], list[MemoryItem]] | None = None,
+                 session_summaries: Callable[[str, str], list[MemoryItem]] | None = None) -> None:
+        """``recent_turns``/``session_summaries`` read working memory (see agent_memory.conversation.working_memory);
+        without them, the recent route reads ingested transcript turns from the catalog."""
+        self.services = services
+        self.config = config
+        self.counter = services.counter
+        self.recent_turns = recent_turns or self._catalog_recent_turns
+        self.session_summaries = session_summaries
+        self.rewriter = QueryRewriter(self.recent_turns, llm=services.llm,  # follow-ups made standalone
+                                      enabled=config.query_rewrite)
+        self.reranker = reranker or DefaultReranker(config, graph=config.graph.enabled)
+        self.assembler = Assembler(self.counter, config)
+        self._pool: ThreadPoolExecutor | None = None  # opened by the first run (see run and close)
+        self._use_lock = threading.Lock()
+        self._runs = 0
+        self._closed = False
+        self.routes = {}
+        # Entity pages belong to the graph layer: without the graph route, no links either.
+        self.pages = Pages(services.catalog, services.vectors) if config.graph.enabled else None
+        self.links = LinkFollower(self.pages, self.reranker, config) if self.pages is not None else None
+        self.hop = SecondHop(services, self.reranker, config)
+        if config.dense.enabled:
+            self.routes["dense"] = DenseRoute(services.vectors)
+        if config.keyword.enabled:
+            self.routes["keyword"] = KeywordRoute(services.vectors)
+        if config.speakers.enabled:
+            self.routes["speakers"] = SpeakerRoute(services.vectors)
+        if config.graph.enabled:
+            self.routes["graph"] = GraphRoute(services.graph, services.vectors, self.pages, hops=config.graph_hops,
+                                            max_seeds=config.graph_seeds)
+        if config.summaries.enabled:
+            self.routes["summaries"] = SummaryRoute(services.vectors, session_summaries,
+                                                     stored=config.stored_summaries)
+        if config.recent.enabled:
+            self.routes["recent"] = RecentRoute(self.recent_turns)
+
+    @classmethod
+    def from_services(cls, services: Services, preset: str = "default", overrides: dict | None = None,
+                      **kwargs) -> "RetrievalPipeline":
+        return cls(services, load_preset(preset, overrides), **kwargs)
+
+    # ---- the run ------------------------------------------------------------------------------------
+
+    def run(self, question: str, *, tenant: str, budget: int = 1800, question_date: str | None = None,
+            created_after: float | None = None, created_before: float | None = None, **kwargs) -> PromptResult:
+        """The prompt for ``question`` (keyword arguments: :meth:`_run`'s). The cheap checks come
+        first (a bad date or filter bound, a budget the question alone exceeds), so a refused
+        question costs no embedding or store read. A pipeline in use is never shut down under a
+        run: ``close`` only marks it, and the last run to leave releases its threads."""
+        for name, bound in (("created_after", created_after), ("created_before", created_before)):
+            if bound is not None and not math.isfinite(bound):
+                raise AgentMemoryError(f"filter {name} must be a finite number, got {bound!r}")
+        if question_date is not None and parse_stamp(question_date) is None:
+            raise AgentMemoryError(f"question_date {question_date[:64]!r} is not a date (e.g. '2024-08-01')")
+        self.assembler.check_fits(question, budget, question_date)
+        with self._use_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.config.max_workers, thread_name_prefix="route")
+            self._runs += 1
+        try:
+            return self._run(question, tenant=tenant, budget=budget, question_date=question_date,
+                             created_after=created_after, created_before=created_before, **kwargs)
+        finally:
+            with self._use_lock:
+                self._runs -= 1
+                self._release_if_idle()
+
+    def _run(self, question: str, *, tenant: str, session_id: str | None = None, budget: int = 1800,
+             debug: bool = False, question_date: str | None = None, source_ids: list[str] | None = None,
+             kinds: list[str] | None = None, created_after: float | None = None,
+             created_before: float | None = None, metadata: dict | None = None) -> PromptResult:
+        timings: dict[str, float] = {}
+        clock = time.perf_counter()
+
+        def lap(stage: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            timings[stage] = round((now - clock) * 1000, 2)
+            clock = now
+
+        variants = self.rewriter.variants(question, tenant, session_id)  # agent_memory/retrieval/rewrite.py
+        asked, question = question, variants.search_text
+        flt = SearchFilter(tenant=tenant, source_ids=source_ids, kinds=kinds, created_after=created_after,
+                           created_before=created_before, metadata=metadata)
+        query = Query(text=question, tenant=tenant, session_id=session_id, flt=flt)
+        query.sparse = self.services.sparse_encoder.encode_query(question)
+        # The routes that read no dense vector (keyword, graph, recent) run while the question is
+        # embedded: the models compute outside the GIL, the routes mostly wait on their stores.
+        early = self._start_routes(query, dense=False)
+        decisions: list[Decision] = []
+        # Read once: every step of this question sees the same spaces (the read is renewed every few
+        # seconds, and could otherwise change between the steps).
+        spaces = self.services.vectors.occupied_spaces(tenant)
+        needs_directory = self.config.dense_without_speakers or "speakers" in self.routes
+        query.speakers = named_by_space(question, self._speaker_directory(tenant)) if needs_directory else {}
+        unnamed = unnamed_from(question, query.speakers, spaces) if self.config.dense_without_speakers else None
+        query.dense = self._encode(question, spaces, unnamed, decisions)
+        lap("encode")
+
+        outputs = self._collect({**early, **self._start_routes(query, dense=True)})
+        self.rewriter.recall(self, query, variants, outputs)
+        if self.config.dense_without_speakers:
+            self._drop_speaker_names(query, outputs, decisions, done=unnamed)
+        lap("routes")
+
+        weights = {name: getattr(self.config, name).weight for name in self.routes}
+        content_routes = {n: o.hits for n, o in outputs.items() if n not in ("summaries", "recent")}
+        fused = fuse(content_routes, weights, self.config.rrf_k)
+        lap("fusion")
+
+        top = fused[: self.config.rerank_top]
+        for cand in fused[self.config.rerank_top:]:
+            decisions.append(Decision("rerank", cand.item.id, "cut", f"below the top {self.config.rerank_top}"))
+        spread(top, outputs.get("graph", RouteOutput()).sources, "graph")
+        if self.config.time_signal:
+            self._mark_window(question, question_date, top, decisions)
+        similarity = QuestionSimilarity(self.services, query.dense)
+        reranked = self.reranker.rerank(question, top, similarity)
+        lap("rerank")
+        if self.links is not None and self.config.link_top and self.config.link_signal:
+            reranked = self.links.follow(query, reranked, decisions, similarity)
+            lap("links")
+        hop_found: list[dict] | None = [] if debug else None
+        if self.config.second_hop and self.config.hop_signal:
+            reranked = self.hop.follow(query, reranked, decisions, similarity, spaces, hop_found)
+            lap("hop")
+
+        reranked = self._add_neighbours(reranked, flt, decisions)
+        # Only the best can reach the prompt: a budget of B tokens holds fewer than B / 10
+        # passages, so de-duplication and assembly read no further (the rest stay in the dump).
+        offered = reranked[: max(self.config.prompt_candidates, budget // 10)]
+        if len(offered) < len(reranked):
+            decisions.append(Decision("assemble", f"{len(reranked) - len(offered)} candidates", "cut",
+                                      f"below the best {len(offered)} offered to the prompt"))
+        vectors = candidate_vectors(self.services, offered) if offered else None
+        spaces = spaces_of(offered) if offered else None
+        kept = deduplicate(offered, vectors, self.config.near_duplicate, decisions, spaces=spaces,
+                           new_numbers_distinct=self.config.near_duplicate_new_numbers,
+                           words_shared=self.config.near_duplicate_words,
+                           question_terms=(keyword_set(question) if self.config.near_duplicate_question_terms
+                                           else frozenset()))
+        recent = gate_recent([h.item for h in outputs.get("recent", RouteOutput()).hits], kept, question, budget,
+                             self.config.recent_view, decisions,
+                             seen={c.item.source_id for c in fused + reranked})
+        summaries = _give_way(deduplicate(
+            [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],
+            None, self.config.near_duplicate, decisions), kept + [Candidate(item=i) for i in recent], decisions)
+        lap("dedup")
+
+        facts = order_facts(outputs.get("graph", RouteOutput()).facts, question, question_date, decisions,
+                            enabled=self.config.current_facts_first)
+        result = self.assembler.assemble(asked, budget, facts=facts, summaries=summaries, passages=kept,
+                                         recent=recent, entities=query.entities, question_date=question_date)
+        lap("assemble")
+        result.decisions = decisions + result.decisions
+        result.timings_ms = timings
+        result.timings_ms["total"] = round(sum(timings.values()), 2)
+        if debug:
+            result.routes = {
+                name: [{"rank": r, "id": h.item.id, "source_id": h.item.source_id, "kind": h.item.kind,
+                        "score": round(float(h.score), 5), "text": h.item.text[:160]}
+                       for r, h in enumerate(out.hits, start=1)]
+                for name, out in outputs.items()
+            }
+            if hop_found:
+                result.routes["hop"] = hop_found
+            result.decisions += variants.decisions()  # the question's rewrites and what each found
+            if facts:
+                result.routes["graph_facts"] = [
+                    {"subject": t.subject, "relation": t.relation, "object": t.object, "source_id": t.source_id,
+                     "valid_from": t.valid_from, "valid_to": t.valid_to}
+                    for t in facts]
+            result.fused = [
+                {"id": c.item.id, "source_id": c.item.source_id, "fused": round(c.fused, 5),
+                 "rerank": round(c.rerank, 5), "routes": c.route_ranks, "note": c.note,
+                 "importance": c.item.metadata.get("importance", 0.5)}
+                for c in reranked]
+        return result
+
+    # ---- stages -------------------------------------------------------------------------------------
+
+    def _encode(self, question: str, spaces: list[str], unnamed: Unnamed | None,
+                decisions: list[Decision]) -> QueryVectors:
+        """The question in each space that holds the tenant's items, without the speaker names it
+        names in the spaces of those speakers' turns (``unnamed``). One model after the other: side
+        by side in threads they took longer (11k mixed items, quiet: p50 75 ms against 53), both
+        encoders spreading over the same two cores."""
+        embedder = self.services.embedder
+        if unnamed is None:
+            return embedder.embed_query(question, spaces)
+        named = [s for s in spaces if s not in unnamed.spaces]
+        vectors = dict(embedder.embed_query(question, named)) if named else {}
+        vectors.update(embedder.embed_query(unnamed.text, sorted(unnamed.spaces)))
+        decisions.append(unnamed.decision())
+        return QueryVectors(vectors, embedder.lang_of(question))
+
+    def _start_routes(self, query: Query, *, dense: bool) -> dict[str, Future]:
+        """Submit the routes that do (``dense``) or do not read the question's dense vectors."""
+        futures = {}
+        for name, route in self.routes.items():
+            if getattr(route, "needs_dense", True) != dense:
+                continue
+            limit = getattr(self.config, name).limit
+            if name == "graph":  # its seeds, the entities the question names, are found in its thread
+                futures[name] = self._pool.submit(self._graph_recall, route, query, limit)
+            else:
+                futures[name] = self._pool.submit(route.recall, query, limit)
+        return futures
+
+    def _graph_recall(self, route, query: Query, limit: int) -> RouteOutput:
+        query.entities = self._question_entities(query.text, query.tenant)
+        return route.recall(query, limit)
+
+    def _collect(self, futures: dict[str, Future]) -> dict[str, RouteOutput]:
+        outputs = {}
+        down: StoreError | None = None
+        for name, future in futures.items():
+            try:
+                outputs[name] = future.result()
+            except StoreError as exc:
+                # A store that is down is not a route's bad luck: the caller gets 503, not a
+                # prompt silently missing what that store holds.
+                down = down or exc
+            except Exception as exc:  # noqa: BLE001 - one failing route must not sink the others
+                log.warning("route %s failed: %s", name, exc)
+                outputs[name] = RouteOutput()
+        if down is not None:
+            raise down
+        return outputs
+
+    def _speaker_directory(self, tenant: str) -> dict[str, set[str]]:
+        """The speakers of the tenant's turns per space, read from the vector store and kept a few
+        seconds: a question that names one is known before it is embedded, so it is embedded once,
+        without the name, in those speakers' spaces, and the speaker route searches their turns. No
+        route waits for it: the keyword route, which used to name the speakers first, held back the
+        embedding by 4 ms at 11k items and 13-15 at 100k."""
+        try:
+            return dict(self.services.vectors.speakers(tenant))
+        except StoreError as exc:  # the routes will meet the store's failure too, and report it
+            log.warning("speaker directory unavailable: %s", exc)
+            return {}
+
+    def _drop_speaker_names(self, query: Query, outputs: dict[str, RouteOutput], decisions: list[Decision],
+                            done: Unnamed | None) -> None:
+        """The same for the speakers named in the question whose turns only the other routes found
+        (``done``: what the keyword route's turns already took out): embed again, run dense again."""
+        wanted = unnamed(query.text, [h for out in outputs.values() for h in out.hits], self.services.embedder,
+                         list(query.dense))  # the spaces the question was embedded in
+        if wanted is None or (done is not None and wanted.text == done.text and wanted.spaces <= done.spaces):
+            return
+        embedder = self.services.embedder
+        query.dense = QueryVectors({**query.dense, **embedder.embed_query(wanted.text, sorted(wanted.spaces))},
+                                   query.dense.lang)
+        decisions.append(wanted.decision())
+        if "dense" in self.routes:
+            try:
+                outputs["dense"] = self.routes["dense"].recall(query, self.config.dense.limit)
+            except Exception as exc:  # noqa: BLE001 - keep the first answer of the route
+                log.warning("route dense failed without speaker names: %s", exc)
+
+    def _question_entities(self, question: str, tenant: str) -> list[str]:
+        try:
+            graph = self.services.graph
+            return entities_in_question(question, lambda grams: [e.name for e in graph.find_entities(tenant, grams)],
+                                        parse=False)
+        except Exception as exc:  # noqa: BLE001 - the graph route is optional; others still answer
+            log.warning("question entity extraction failed: %s", exc)
+            return []
+
+    def _add_neighbours(self, ranked: list[Candidate], flt: SearchFilter, decisions: list[Decision]) -> list[Candidate]:
+        """Turns next to the strongest turns, and chunks next to the strongest chunks, are cheap
+        context (a reply answers its neighbour; an answer runs past a chunk border): each is
+        inserted right after its anchor."""
+        extra: dict[str, list[Candidate]] = {}
+        present = {c.item.id for c in ranked}
+
+        def insert(anchor: Candidate, items: list[MemoryItem]) -> None:
+            for item in items:
+                if item.id in present or not passes(item, flt):
+                    continue
+                present.add(item.id)
+                cand = Candidate(item=item, final=anchor.final * 0.5, note=f"neighbour of {anchor.item.source_id}")
+                extra.setdefault(anchor.item.id, []).append(cand)
+                decisions.append(Decision("neighbours", item.source_id, "added",
+                                          f"next to strong {anchor.item.kind} {anchor.item.source_id}"))
+
+        if self.config.neighbours and self.config.neighbour_top:
+            turns = [c for c in ranked if c.item.kind == "turn" and c.item.metadata.get("session_id")]
+            for anchor in turns[: self.config.neighbour_top]:
+                meta = anchor.item.metadata
+                entries = self.services.catalog.session_neighbours(
+                    flt.tenant, meta["session_id"], int(meta.get("seq", 0)), self.config.neighbours,
+                    self.config.neighbours)
+                ids = [i for e in entries for i in e.item_ids if i not in present]
+                insert(anchor, self.services.vectors.get(ids) if ids else [])
+        if self.config.chunk_neighbours and self.config.chunk_neighbour_top:
+            chunks = [c for c in ranked if c.item.kind == "chunk"][: self.config.chunk_neighbour_top]
+            for anchor in chunks:
+                entry = self.services.catalog.get(flt.tenant, anchor.item.source_id)
+                if entry is None:
+                    continue
+                ids = [i for i in entry.item_ids if i not in present]
+                siblings = [i for i in (self.services.vectors.get(ids) if ids else [])
+                            if i.kind == "chunk" and 0 < abs(i.chunk_index - anchor.item.chunk_index)
+                            <= self.config.chunk_neighbours]
+                insert(anchor, sorted(siblings, key=lambda i: i.chunk_index))
+        if not extra:
+            return ranked
+        out: list[Candidate] = []
+        for cand in ranked:
+            out.append(cand)
+            out.extend(extra.get(cand.item.id, []))
+        return out
+
+    def _mark_window(self, question: str, question_date: str | None, candidates: list[Candidate],
+                     decisions: list[Decision]) -> None:
+        """Items dated inside the window the question names ("a couple of days ago", "in May 2023")
+        get a time score. Relative phrases count from the question's date, else from now."""
+        asked_on = parse_stamp(question_date) if question_date else datetime.now()
+        window = question_window(question, asked_on)
+        if window is None:
+            return
+        decisions.append(Decision("time", window.phrase, "window",
+                                  f"items dated {window.start:%Y-%m-%d} to {window.last_day:%Y-%m-%d} rank higher"))
+        for cand in candidates:
+            when = parse_stamp(cand.item.metadata.get("timestamp") or "")
+            if when is not None and window.holds(when):
+                cand.route_scores["time"] = 1.0
+
+    def _catalog_recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
+        return catalog_recent_turns(self.services, tenant, session_id, n)
+
+    def close(self) -> None:
+        with self._use_lock:
+            self._closed = True
+            self._release_if_idle()
+
+    def _release_if_idle(self) -> None:  # under _use_lock
+        if self._closed and self._runs == 0 and self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
+    def __enter__(self) -> "RetrievalPipeline":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

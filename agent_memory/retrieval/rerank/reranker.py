@@ -1,0 +1,81 @@
+"""The default reranker: per kind of item, a weighted sum of standardized signals, then bonuses.
+
+Similarity signals (``dense``, ``turn_context``, ``keyword``, ``terms``, ``fused``) are z-scored
+over all candidates together, then weighted by the candidate's kind: turns by
+``RetrievalConfig.turn_weights``, chunks, summaries and facts by ``chunk_weights``. Turn signals
+(neighbours and session, named speaker, speaker prior, length) apply to turns; document signals
+(graph page and links) to everything else; the time window to every kind. A memory of one kind
+ranks exactly as the configuration tuned on that kind.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+from agent_memory.retrieval.config import RetrievalConfig, SignalWeights
+from agent_memory.retrieval.rerank import signals
+from agent_memory.retrieval.types import Candidate
+
+# (candidates, "dense" | "turn_context") -> similarity to the question, on one scale for all spaces.
+Similarity = Callable[[Sequence[Candidate], str], np.ndarray]
+SIMILARITY_SIGNALS = ("dense", "turn_context")
+DOCUMENT_KINDS = {"chunk", "summary", "fact"}
+
+
+class Reranker(Protocol):
+    name: str
+
+    def rerank(self, query: str, candidates: list[Candidate], similarity: Similarity | None = None) -> list[Candidate]:
+        """``similarity`` gives the embedding signals of this question (None: they are left out)."""
+
+
+class DefaultReranker:
+    name = "default"
+
+    def __init__(self, config: RetrievalConfig, *, graph: bool = True) -> None:
+        self.config = config
+        self.graph = graph  # the graph and link bonuses exist only when the graph route runs
+
+    def _weights(self, candidates: Sequence[Candidate]) -> dict[str, np.ndarray]:
+        """Per signal, the weight of each candidate (by its kind)."""
+        rows = [self.config.turn_weights if c.item.kind == "turn" else self.config.chunk_weights for c in candidates]
+        return {name: np.array([getattr(w, name) for w in rows]) for name in SignalWeights.model_fields}
+
+    def rerank(self, query: str, candidates: list[Candidate], similarity: Similarity | None = None) -> list[Candidate]:
+        if not candidates:
+            return candidates
+        cfg = self.config
+        weights = self._weights(candidates)
+        values: dict[str, np.ndarray] = {
+            "fused": np.array([c.fused for c in candidates], dtype=np.float64),
+            "keyword": np.array([c.route_scores.get("keyword", 0.0) for c in candidates], dtype=np.float64),
+            "terms": np.array(signals.term_coverage(query, [c.item.text for c in candidates],
+                                                    [c.item.terms for c in candidates]), dtype=np.float64),
+        }
+        for name in SIMILARITY_SIGNALS:
+            if similarity is not None and weights[name].any():
+                values[name] = similarity(candidates, name)
+        score = np.zeros(len(candidates))
+        for name, value in values.items():
+            if weights[name].any():
+                score += weights[name] * signals.standardize(value)
+        score = signals.conversation_context(candidates, score, cfg.context_neighbour, cfg.context_session,
+                                             cfg.session_top)
+        score -= cfg.length_signal * signals.length_excess(candidates, cfg.length_words, cfg.cjk_chars_per_word)
+        score += cfg.speaker_named * signals.speaker_named(query, candidates)
+        score += signals.speaker_prior(candidates, cfg.speaker_prior)
+        if self.graph:
+            score += cfg.graph_signal * signals.route_bonus(candidates, "graph", DOCUMENT_KINDS)
+            score += cfg.link_signal * signals.route_bonus(candidates, "links", DOCUMENT_KINDS)
+        score += cfg.time_signal * signals.route_bonus(candidates, "time")
+        if cfg.second_hop:
+            score += cfg.hop_signal * signals.route_bonus(candidates, "hop")
+        if cfg.importance_signal:
+            score += cfg.importance_signal * signals.importance(candidates, cfg.importance_half_life_days, time.time())
+        for cand, value in zip(candidates, score):
+            cand.rerank = float(value)
+            cand.final = cand.rerank
+        return sorted(candidates, key=lambda c: -c.final)

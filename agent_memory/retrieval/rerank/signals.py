@@ -1,0 +1,154 @@
+"""The reranker's signals, one function each: what it rewards, and what set its weight.
+
+Every weight lives in ``agent_memory/retrieval/config.py`` (``RetrievalConfig``) with a description; the
+measurements are in ``docs/evaluation.md`` and can be replayed with ``benchmarks/tune_reranker.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from typing import Sequence
+
+import numpy as np
+
+from agent_memory.core.roles import is_role, speaker_role
+from agent_memory.core.text import estimated_words, keyword_terms, terms_in
+from agent_memory.retrieval.types import Candidate
+
+
+def standardize(values: np.ndarray) -> np.ndarray:
+    """z-scores over the candidates, so that weights of unlike signals are comparable."""
+    spread = values.std()
+    return (values - values.mean()) / spread if spread > 0 else np.zeros_like(values)
+
+
+def term_coverage(query: str, texts: Sequence[str], known: Sequence[str | None] | None = None) -> list[float]:
+    """``terms``: the share of the question's content words (IDF-weighted within the candidates)
+    a text contains. Rewards passages that name what the question names, which embeddings blur
+    (numbers, rare names). Weight 0.3 for every kind (LoCoMo and HotpotQA sweeps, 2026-11-28).
+    ``known``: each text's stored keyword set, where the item carries one (``MemoryItem.terms``)."""
+    q_terms = list(dict.fromkeys(keyword_terms(query)))
+    if not q_terms:
+        return [0.0] * len(texts)
+    wanted = frozenset(q_terms)
+    docs = terms_in(texts, wanted, known)
+    n = len(docs)
+    idf = {w: math.log(1 + n / (1 + sum(1 for d in docs if w in d))) for w in q_terms}
+    total = sum(idf.values()) or 1.0
+    return [sum(idf[w] for w in q_terms if w in d) / total for d in docs]
+
+
+def speaker_named(query: str, candidates: Sequence[Candidate]) -> np.ndarray:
+    """1 for turns whose speaker the question names ("What did Caroline research?"), else 0.
+    When a question names a participant, the fact is nearly always in that participant's own
+    turns: weight 3.0, chosen by every held-out LoCoMo conversation (``speaker_named``). Named as
+    ``named_in`` says, the rule that also takes the names out of the dense query: as written, so a
+    speaker called Will is not named by "what will ...", and never a role ("the assistant")."""
+    speakers = {str(s) for c in candidates if c.item.kind == "turn" and (s := c.item.metadata.get("speaker"))}
+    named = named_in(query, sorted(speakers))
+    return np.array([1.0 if c.item.kind == "turn" and str(c.item.metadata.get("speaker")) in named else 0.0
+                     for c in candidates])
+
+
+def speaker_prior(candidates: Sequence[Candidate], prior: dict[str, float]) -> np.ndarray:
+    """A fixed offset per speaker of a turn: an assistant's turns mostly restate what it was asked,
+    the user's turns hold the user's facts (LongMemEval: -1.0 for the assistant). A role is found
+    under any of its labels (agent_memory/core/roles.py: "助手" is the assistant)."""
+    by_role = {speaker_role(k): v for k, v in prior.items()}
+    return np.array([by_role.get(speaker_role(c.item.metadata.get("speaker")), 0.0) if c.item.kind == "turn"
+                     else 0.0 for c in candidates])
+
+
+def length_excess(candidates: Sequence[Candidate], words: int, cjk_chars_per_word: float) -> np.ndarray:
+    """log2 of how many times longer than ``words`` a turn is (0 when shorter). Under a hard budget
+    a long turn must earn its room: an assistant's essay outweighs several of the user's facts
+    (LongMemEval 0.839 → 0.889 at 3.0 per doubling). Chunks are bounded by the splitter."""
+    return np.array([max(0.0, math.log2(turn_words(c.item.text, cjk_chars_per_word) / words))
+                     if c.item.kind == "turn" and c.item.text.strip() else 0.0 for c in candidates])
+
+
+@functools.lru_cache(maxsize=50_000)
+def turn_words(text: str, cjk_chars_per_word: float) -> int:
+    """Words of a turn: its whitespace-separated words (for a text without CJK, exactly the count
+    the weight was tuned with), its CJK characters counting one word per ``cjk_chars_per_word``
+    (``RetrievalConfig.cjk_chars_per_word``). A 430-character Chinese turn has no spaces: split()
+    called it 3 words and let recited articles escape the penalty (development material zh_events:
+    0.911 -> 0.939 at 500 tokens)."""
+    return estimated_words(text, cjk_chars_per_word)
+
+
+def conversation_context(candidates: Sequence[Candidate], score: np.ndarray, neighbour_weight: float,
+                         session_weight: float, session_top: int) -> np.ndarray:
+    """For turns: a share of the best neighbouring turn's score (a reply often holds the fact its
+    neighbour asked about) and of its session's strength (facts cluster by session)."""
+    sessions = [c.item.metadata.get("session_id") if c.item.kind == "turn" else None for c in candidates]
+    if not any(sessions):
+        return score
+    position = {(s, int(c.item.metadata.get("seq", 0) or 0)): i
+                for i, (s, c) in enumerate(zip(sessions, candidates)) if s}
+    by_session: dict[str, list[float]] = {}
+    for s, value in zip(sessions, score):
+        if s:
+            by_session.setdefault(s, []).append(float(value))
+    strength = {s: float(np.mean(sorted(v, reverse=True)[:session_top])) for s, v in by_session.items()}
+    out = score.copy()
+    for i, (s, cand) in enumerate(zip(sessions, candidates)):
+        if not s:
+            continue
+        seq = int(cand.item.metadata.get("seq", 0) or 0)
+        near = [score[j] for j in (position.get((s, seq + d)) for d in (-1, 1)) if j is not None]
+        if near:
+            out[i] += neighbour_weight * max(near)
+        out[i] += session_weight * strength[s]
+    return out
+
+
+def route_bonus(candidates: Sequence[Candidate], route: str, kinds: set[str] | None = None) -> np.ndarray:
+    """A route's raw score in [0, 1] (not standardized: most candidates have none): ``graph`` (a
+    page the question names), ``links`` (a page a top passage names; see agent_memory/retrieval/pages.py),
+    ``time`` (dated inside the window the question names; see agent_memory/retrieval/when.py). ``kinds``
+    limits it to items of those kinds."""
+    return np.array([c.route_scores.get(route, 0.0) if kinds is None or c.item.kind in kinds else 0.0
+                     for c in candidates])
+
+
+def importance(candidates: Sequence[Candidate], half_life_days: float, now: float) -> np.ndarray:
+    """``importance``: the item's importance in [0, 1] (payload, set at ingestion; see agent_memory/ingest/upkeep.py),
+    halved every ``half_life_days`` since it was stored. Raw, not standardized: items stored together
+    with the default importance get the same bonus, so the ranking among them does not move."""
+    out = []
+    for cand in candidates:
+        value = float(cand.item.metadata.get("importance", 0.5))
+        age_days = max(0.0, (now - cand.item.created_at) / 86_400.0) if cand.item.created_at else 0.0
+        out.append(value * 0.5 ** (age_days / half_life_days))
+    return np.array(out)
+
+
+def _names_pattern(names: Sequence[str]) -> re.Pattern | None:
+    """The names as written, with their possessive 's; roles and names of two letters or less never."""
+    # Roles, not names: "the user" in a question is a topic word, and LongMemEval's turns are all roles.
+    names = [n for n in names if len(n) > 2 and not is_role(n)]
+    if not names:
+        return None
+    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+                      + r")(?:'s|’s)?\b")
+
+
+def named_in(question: str, names: Sequence[str]) -> set[str]:
+    """Those of ``names`` that the question names (as ``without_names`` would remove them). A name is
+    matched as written, so one the question does not contain is ruled out by a substring test before
+    a pattern is compiled for it (a tenant may have thousands of speakers)."""
+    return {n for n in names if n in question and (pattern := _names_pattern([n])) is not None
+            and pattern.search(question)}
+
+
+def without_names(question: str, names: Sequence[str]) -> str:
+    """The question without the given names (as written, with their possessive 's), spaces tidied:
+    the dense query of a question that names a speaker (every turn of the speaker carries the name,
+    so it says nothing about the topic; LoCoMo 0.862 → 0.884)."""
+    pattern = _names_pattern(names)
+    if pattern is None:
+        return question
+    return re.sub(r"\s{2,}", " ", pattern.sub("", question)).strip()

@@ -1,0 +1,272 @@
+"""SQLite persistence for sessions: one commit per append (WAL), so a crash loses no message.
+
+The raw messages are never rewritten: compaction only flips a status column and adds
+summary rows, so the full history stays readable (``messages()``) after any tier.
+Rows are keyed by (session_id, agent_id); agent_id '' is the main agent.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable, Protocol, runtime_checkable
+
+from agent_memory.core.errors import StoreError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL, agent_id TEXT NOT NULL, seq INTEGER NOT NULL,
+    role TEXT NOT NULL, retention TEXT NOT NULL, unclassified INTEGER NOT NULL DEFAULT 0,
+    body TEXT NOT NULL, tokens INTEGER NOT NULL, status TEXT NOT NULL DEFAULT 'active',
+    significant INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL,
+    PRIMARY KEY (session_id, agent_id, seq)
+);
+CREATE TABLE IF NOT EXISTS summaries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, agent_id TEXT NOT NULL,
+    first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, tier INTEGER NOT NULL, text TEXT NOT NULL,
+    tokens INTEGER NOT NULL, method TEXT NOT NULL, validation TEXT NOT NULL, created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS summaries_by_session ON summaries (session_id, agent_id, id);
+CREATE TABLE IF NOT EXISTS entities (
+    session_id TEXT NOT NULL, agent_id TEXT NOT NULL, name TEXT NOT NULL,
+    count INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+    PRIMARY KEY (session_id, agent_id, name)
+);
+CREATE TABLE IF NOT EXISTS session_state (
+    session_id TEXT NOT NULL, agent_id TEXT NOT NULL, state TEXT NOT NULL,
+    PRIMARY KEY (session_id, agent_id)
+);
+CREATE TABLE IF NOT EXISTS archive_marks (
+    session_id TEXT NOT NULL, agent_id TEXT NOT NULL, archived_through INTEGER NOT NULL,
+    PRIMARY KEY (session_id, agent_id)
+);
+"""
+
+Key = tuple[str, str]
+# Every table holding a session's rows (``delete`` clears them all).
+TABLES = ("messages", "summaries", "entities", "session_state", "archive_marks")
+
+
+class SessionConflictError(StoreError):
+    """Another process appended to the session since this one last read it (a shared store): the
+    caller reloads the session and takes the next sequence number."""
+
+
+@runtime_checkable
+class SessionStorage(Protocol):
+    """The sessions seam: :class:`SessionStore` (SQLite, embedded default) and
+    ``stores.postgres_sessions.PostgresSessionStore`` (shared by replicas) pass one contract suite,
+    ``tests/integration/test_session_store_contract.py``. Raw messages are never rewritten."""
+
+    def append(self, key: Key, seq: int, message: dict[str, Any], *, retention: str, unclassified: bool,
+               tokens: int, significant: bool, entities: Iterable[str], created_at: float | None = None) -> None: ...
+
+    # The archive watermark: every message up to ``archived_through`` is in long-term memory (or was
+    # judged not to go there). The session log is the archive's queue: whatever lies past the
+    # mark is archived on the next pass (working_memory.py), after a crash or restart too.
+    def archived_through(self, key: Key) -> int: ...
+
+    def mark_archived(self, key: Key, seq: int) -> None: ...
+
+    def messages_after(self, key: Key, seq: int) -> list[dict[str, Any]]: ...
+
+    def unarchived(self) -> list[Key]: ...
+
+    def compact(self, key: Key, seqs: list[int], status: str, summary: dict[str, Any] | None,
+                state: dict[str, Any]) -> None: ...
+
+    def save_state(self, key: Key, state: dict[str, Any]) -> None: ...
+
+    def load_messages(self, key: Key) -> list[dict[str, Any]]: ...
+
+    def recent(self, key: Key, n: int) -> list[dict[str, Any]]: ...
+
+    def summaries(self, key: Key) -> list[dict[str, Any]]: ...
+
+    def entities(self, key: Key, limit: int = 1_000_000) -> list[tuple[str, int, int]]: ...
+
+    def load_state(self, key: Key) -> dict[str, Any]: ...
+
+    def sessions(self) -> list[Key]: ...
+
+    def session_rows(self, prefix: str = "") -> list[dict[str, Any]]: ...
+
+    def delete(self, session_id: str) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class SessionStore:
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+        path = Path(path)
+        if path.is_dir() or path.suffix == "":
+            path = path / "sessions.sqlite3"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.RLock()
+        try:
+            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # FULL: each append is fsynced, surviving power loss too; NORMAL survives process crashes only.
+            self._db.execute(f"PRAGMA synchronous={synchronous}")
+            self._db.executescript(SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open session store {path.name}: {exc}") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                for sql, params in statements:
+                    self._db.execute(sql, params)
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                # Any failure (a bad parameter raises UnicodeEncodeError, not sqlite3.Error) must end
+                # the transaction: the connection is shared, and a left-open one fails every later write.
+                try:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # the connection itself failed: the error below says why
+                if isinstance(exc, sqlite3.Error):
+                    # The file's name only: a client never sees the server's paths.
+                    raise StoreError(f"session store {self.path.name} write failed: {exc}") from exc
+                raise
+
+    def _rows(self, sql: str, params: tuple) -> list[tuple]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"session store {self.path.name} read failed: {exc}") from exc
+
+    # -- writes ------------------------------------------------------------------------------
+    def append(self, key: Key, seq: int, message: dict[str, Any], *, retention: str, unclassified: bool,
+               tokens: int, significant: bool, entities: Iterable[str], created_at: float | None = None) -> None:
+        statements = [(
+            "INSERT INTO messages (session_id, agent_id, seq, role, retention, unclassified, body, tokens,"
+            " significant, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (*key, seq, message["role"], retention, int(unclassified), json.dumps(message, ensure_ascii=False),
+             tokens, int(significant), time.time() if created_at is None else float(created_at)),
+        )]
+        for name in entities:
+            statements.append((
+                "INSERT INTO entities (session_id, agent_id, name, count, last_seq) VALUES (?,?,?,1,?)"
+                " ON CONFLICT(session_id, agent_id, name) DO UPDATE SET count = count + 1, last_seq = excluded.last_seq",
+                (*key, name, seq),
+            ))
+        self._tx(statements)
+
+    def compact(self, key: Key, seqs: list[int], status: str, summary: dict[str, Any] | None,
+                state: dict[str, Any]) -> None:
+        """One transaction: mark the span, store its summary, save the session state."""
+        statements = [(
+            f"UPDATE messages SET status=? WHERE session_id=? AND agent_id=? AND seq IN ({','.join('?' * len(seqs))})",
+            (status, *key, *seqs),
+        )] if seqs else []
+        if summary is not None:
+            statements.append((
+                "INSERT INTO summaries (session_id, agent_id, first_seq, last_seq, tier, text, tokens, method,"
+                " validation, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (*key, summary["first_seq"], summary["last_seq"], summary["tier"], summary["text"],
+                 summary["tokens"], summary["method"], json.dumps(summary["validation"]), time.time()),
+            ))
+        statements.append(self._state_statement(key, state))
+        self._tx(statements)
+
+    def save_state(self, key: Key, state: dict[str, Any]) -> None:
+        self._tx([self._state_statement(key, state)])
+
+    @staticmethod
+    def _state_statement(key: Key, state: dict[str, Any]) -> tuple[str, tuple]:
+        return ("INSERT INTO session_state (session_id, agent_id, state) VALUES (?,?,?)"
+                " ON CONFLICT(session_id, agent_id) DO UPDATE SET state = excluded.state",
+                (*key, json.dumps(state)))
+
+    # -- reads -------------------------------------------------------------------------------
+    def load_messages(self, key: Key) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM messages"
+            " WHERE session_id=? AND agent_id=? ORDER BY seq", key)
+        return [message_row(r) for r in rows]
+
+    def recent(self, key: Key, n: int) -> list[dict[str, Any]]:
+        rows = self._rows("SELECT body FROM messages WHERE session_id=? AND agent_id=? ORDER BY seq DESC LIMIT ?",
+                          (*key, n))
+        return [json.loads(r[0]) for r in reversed(rows)]
+
+    def summaries(self, key: Key) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT id, first_seq, last_seq, tier, text, tokens, method, validation, created_at FROM summaries"
+            " WHERE session_id=? AND agent_id=? ORDER BY id", key)
+        return [dict(id=r[0], first_seq=r[1], last_seq=r[2], tier=r[3], text=r[4], tokens=r[5], method=r[6],
+                     validation=json.loads(r[7]), created_at=r[8]) for r in rows]
+
+    def entities(self, key: Key, limit: int = 1_000_000) -> list[tuple[str, int, int]]:
+        rows = self._rows("SELECT name, count, last_seq FROM entities WHERE session_id=? AND agent_id=?"
+                          " ORDER BY count DESC, last_seq DESC LIMIT ?", (*key, limit))
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def load_state(self, key: Key) -> dict[str, Any]:
+        rows = self._rows("SELECT state FROM session_state WHERE session_id=? AND agent_id=?", key)
+        return json.loads(rows[0][0]) if rows else {}
+
+    def sessions(self) -> list[Key]:
+        rows = self._rows("SELECT DISTINCT session_id, agent_id FROM messages ORDER BY session_id, agent_id", ())
+        return [(r[0], r[1]) for r in rows]
+
+    def session_rows(self, prefix: str = "") -> list[dict[str, Any]]:
+        """Per (session, agent) whose session ID starts with ``prefix``: message count, first/last append
+        time, highest seq (compared by substring: a ``%`` or ``_`` in a tenant is no wildcard)."""
+        rows = self._rows(
+            "SELECT session_id, agent_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(seq) FROM messages"
+            " WHERE substr(session_id, 1, ?) = ? GROUP BY session_id, agent_id ORDER BY session_id, agent_id",
+            (len(prefix), prefix))
+        return [dict(session_id=r[0], agent_id=r[1], messages=r[2], created_at=r[3], updated_at=r[4], last_seq=r[5])
+                for r in rows]
+
+    def delete(self, session_id: str) -> int:
+        """Every row of the session (all its agents) in one transaction; returns the messages removed."""
+        count = self._rows("SELECT COUNT(*) FROM messages WHERE session_id=?", (session_id,))[0][0]
+        self._tx([(f"DELETE FROM {table} WHERE session_id=?", (session_id,)) for table in TABLES])
+        return int(count)
+
+    # -- the archive watermark -----------------------------------------------------------------
+    def archived_through(self, key: Key) -> int:
+        rows = self._rows("SELECT archived_through FROM archive_marks WHERE session_id=? AND agent_id=?", key)
+        return int(rows[0][0]) if rows else -1
+
+    def mark_archived(self, key: Key, seq: int) -> None:
+        """Raise the mark to ``seq`` (never lowers it: two archivers may finish out of order)."""
+        self._tx([("INSERT INTO archive_marks (session_id, agent_id, archived_through) VALUES (?,?,?)"
+                   " ON CONFLICT(session_id, agent_id) DO UPDATE SET"
+                   " archived_through = MAX(archived_through, excluded.archived_through)", (*key, seq))])
+
+    def messages_after(self, key: Key, seq: int) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM messages"
+            " WHERE session_id=? AND agent_id=? AND seq > ? ORDER BY seq", (*key, seq))
+        return [message_row(r) for r in rows]
+
+    def unarchived(self) -> list[Key]:
+        """Sessions holding messages past their archive mark."""
+        rows = self._rows(
+            "SELECT m.session_id, m.agent_id FROM messages m LEFT JOIN archive_marks a"
+            " ON a.session_id = m.session_id AND a.agent_id = m.agent_id"
+            " GROUP BY m.session_id, m.agent_id HAVING MAX(m.seq) > COALESCE(MAX(a.archived_through), -1)"
+            " ORDER BY m.session_id, m.agent_id", ())
+        return [(r[0], r[1]) for r in rows]
+
+
+def message_row(r: tuple) -> dict[str, Any]:
+    """A message row as both session backends select it (seq, retention, unclassified, body, tokens,
+    status, significant, created_at) -> the dict ``load_messages`` and ``messages_after`` return."""
+    return dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
+                status=r[5], significant=bool(r[6]), created_at=float(r[7]))

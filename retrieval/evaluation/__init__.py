@@ -1,7 +1,0 @@
-"""The evaluation harness: evidence recall inside a bounded prompt (see ../shared/eval/README.md)."""
-
-from .datasets import EvalSet, Evidence, Material, Question, detect_format, load_dataset, parse_dataset
-from .metric import parse_citations, score_question, word_coverage
-
-__all__ = ["EvalSet", "Evidence", "Material", "Question", "detect_format", "load_dataset", "parse_dataset",
-           "parse_citations", "score_question", "word_coverage"]

@@ -1,5 +1,0 @@
-"""The ranking's one home: the reranker and its signals, one small unit per signal (signals.py)."""
-
-from .reranker import DefaultReranker, Reranker, Similarity
-
-__all__ = ["DefaultReranker", "Reranker", "Similarity"]
