@@ -29,8 +29,9 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from agent_memory.answer import Answer, Answerer
 from agent_memory.conversation import Retention, Session
 from agent_memory.conversation.working_memory import WorkingMemory, session_key
 from agent_memory.core.config import Settings, load_settings
@@ -47,9 +48,6 @@ from agent_memory.ingest.upkeep import empty_tenant_note, tenants_with_data
 from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
 from agent_memory.services import Services, build_services
-
-if TYPE_CHECKING:
-    from agent_memory.answer import Answer
 
 log = logging.getLogger(__name__)
 FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
@@ -122,7 +120,10 @@ class Memory:
 
     def __init__(self, data_dir: str | Path | None = None, *, tenant: str | None = None,
                  settings: Settings | None = None, services: Services | None = None, preset: str = "default",
-                 promote: bool = True) -> None:
+                 promote: bool = True, name_other_tenants: bool = True) -> None:
+        """``name_other_tenants``: a question to a tenant that holds nothing gets a note naming the tenants
+        that hold data (the CLI and Python); the HTTP API turns it off where API keys bind each caller to
+        its own tenant."""
         if services is not None and (settings is not None or data_dir is not None):
             raise ConfigError("pass either services, or settings/data_dir to build them from, not both")
         self._owns_services = services is None
@@ -136,6 +137,7 @@ class Memory:
         self.tenant = check_tenant(tenant or self.settings.tenant)
         self.preset = preset
         self._promote = promote
+        self.name_other_tenants = name_other_tenants
         # One writer at a time: re-ingesting a source is not atomic (new items, then stale deleted).
         self.write_lock = threading.Lock()
         self._build_lock = threading.RLock()  # pipeline builds working_memory under it
@@ -188,8 +190,6 @@ class Memory:
 
     @functools.cached_property
     def _answerer(self):
-        from agent_memory.answer import Answerer  # the citation checker lives with the API that first needed it
-
         return Answerer(self.services.llm)
 
     def check_space(self, what: str) -> None:
@@ -378,7 +378,8 @@ class Memory:
         tenant = self._tenant(tenant)
         result = self.pipeline_for(preset, overrides).run(question, tenant=tenant, session_id=session_id, budget=budget,
                                  debug=debug, question_date=question_date, **filter_args(filters))
-        note = None if result.passages else empty_tenant_note(self.services, tenant, name_others=True)
+        note = None if result.passages else empty_tenant_note(self.services, tenant,
+                                                               name_others=self.name_other_tenants)
         if note:
             result.decisions.append(Decision("retrieve", tenant, "empty tenant", note))
         return result
@@ -396,14 +397,14 @@ class Memory:
 
     def ask(self, question: str, *, budget: int = 1800, session_id: str | None = None,
             filters: Mapping[str, Any] | Any | None = None, max_answer_tokens: int = 512, debug: bool = False,
-            tenant: str | None = None, preset: str | None = None,
+            question_date: str | None = None, tenant: str | None = None, preset: str | None = None,
             overrides: Mapping[str, Any] | None = None) -> AskResult:
         """An answer from the configured LLM with citations checked against the prompt's own tags;
         without an LLM (or when it fails) a retrieval-only answer (``mode == "retrieval-only"``): the
         best passage's text, citing its source (``answer`` is None only when nothing was recalled;
         ``details.llm_error`` says why an LLM answer failed)."""
         result = self.prompt(question, budget=budget, session_id=session_id, filters=filters, debug=debug,
-                             tenant=tenant, preset=preset, overrides=overrides)
+                             question_date=question_date, tenant=tenant, preset=preset, overrides=overrides)
         details = self._answerer.answer(result, max_tokens=max_answer_tokens)
         if details.mode == "llm":
             self.reinforce(result, [c["source_id"] for c in details.citations], tenant=tenant)

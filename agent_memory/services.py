@@ -10,7 +10,11 @@ import functools
 import json
 import logging
 from pathlib import Path
+from typing import Any, Callable
 
+from agent_memory.conversation.manager import SessionManager, compaction_config
+from agent_memory.conversation.significance import LLMDetector
+from agent_memory.conversation.summarize import LLMSummarizer
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.embedding import CachedEmbedder, collection_name, make_embedder
 from agent_memory.core.embedding_spaces import EmbeddingSpaces, SpaceLayout
@@ -21,6 +25,7 @@ from agent_memory.core.tokens import TokenCounter, make_counter
 from agent_memory.stores.catalog import SourceCatalog, SQLiteCatalog
 from agent_memory.stores.embedding_cache import EmbeddingCache
 from agent_memory.stores.graph_factory import open_graph_store
+from agent_memory.stores.jobs import DurableJobQueue, Job, JobQueue, JobRegistry, JobSpec, SourceLocks
 from agent_memory.stores.spaced import SpacedVectorStore
 from agent_memory.stores.vector_factory import open_vector_store
 
@@ -68,14 +73,36 @@ class Services:
         return PostgresSessionStore(self.postgres)
 
     @functools.cached_property
+    def sessions(self) -> SessionManager:
+        """The process's working-memory sessions, over ``session_store`` (else ``sessions.sqlite3`` under
+        data_dir), counted with ``counter``; the LLM summarizer and significance detector when a model is
+        configured, the offline ones otherwise."""
+        parts = {} if self.llm is None else {"summarizer": LLMSummarizer(self.llm), "detector": LLMDetector(self.llm)}
+        return SessionManager(self.data_dir / "sessions.sqlite3", self.counter, store=self.session_store,
+                              config=compaction_config(self.settings), **parts)
+
+    @functools.cached_property
     def job_store(self):
         """Durable ingestion jobs and per-source locks on PostgreSQL when configured; None:
-        jobs run in the API process (``api/jobs.py``)."""
+        jobs run in the API process (``stores/jobs.py``)."""
         if self.postgres is None:
             return None
         from agent_memory.stores.postgres_jobs import PostgresJobStore
 
         return PostgresJobStore(self.postgres)
+
+    @functools.cached_property
+    def source_locks(self) -> SourceLocks:
+        """One writer per source: in this process, and across processes through PostgreSQL when configured."""
+        return SourceLocks(self.job_store)
+
+    def job_queue(self, run: Callable[[JobSpec, Job], dict[str, Any]],
+                  describe_error: Callable[[Exception, str], dict[str, str]]) -> JobQueue:
+        """Where background ingestion jobs go: PostgreSQL, run by ``agent-memory worker`` processes, when
+        configured; else one thread of this process running ``run(spec, job)``. Called once, by the API."""
+        if self.job_store is None:
+            return JobRegistry(run, describe_error=describe_error)
+        return DurableJobQueue(self.job_store)
 
     @functools.cached_property
     def embedder(self) -> EmbeddingSpaces:
@@ -143,7 +170,7 @@ class Services:
 
     def close(self) -> None:
         """Close what was opened; untouched lazy services stay unbuilt."""
-        for name in ("vectors", "graph", "catalog", "postgres"):
+        for name in ("sessions", "vectors", "graph", "catalog", "postgres"):
             service = self.__dict__.get(name)
             if service is not None:
                 try:

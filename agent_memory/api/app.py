@@ -19,7 +19,7 @@ from agent_memory.api.errors import install_error_handlers
 from agent_memory.api.limits import MAX_BODY_BYTES, BodyLimit
 from agent_memory.api.openapi_docs import describe_operations
 from agent_memory.api.routes_health import STATIC
-from agent_memory.api.state import JOB_THRESHOLD_BYTES, MAX_UPLOAD_BYTES, ApiState
+from agent_memory.api.state import MAX_UPLOAD_BYTES, ApiState
 from agent_memory.api.strict import Contain, StrictJson
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.services import build_services
@@ -39,7 +39,7 @@ logistic: 0.5 is as good as the question's average candidate, 0.9 about 2.2 stan
 
 
 def create_app(settings: Settings | None = None, *, warm: bool = True,
-               job_threshold_bytes: int = JOB_THRESHOLD_BYTES, max_upload_bytes: int = MAX_UPLOAD_BYTES,
+               job_threshold_bytes: int | None = None, max_upload_bytes: int = MAX_UPLOAD_BYTES,
                max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
     settings = settings or load_settings()
 

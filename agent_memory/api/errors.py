@@ -119,3 +119,15 @@ def without_paths(request: Request, message: str) -> str:
 def _short(value, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def error_of(exc: Exception, job_id: str) -> dict[str, str]:
+    """A failed job's error, coded like the API's error responses."""
+    if isinstance(exc, ApiError):
+        code = exc.code
+    elif isinstance(exc, AgentMemoryError):
+        code = status_for(exc)[1]
+    else:
+        code = "internal"
+        log.exception("ingestion job %s failed", job_id, exc_info=exc)
+    return {"code": code, "message": str(exc)}

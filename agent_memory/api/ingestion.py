@@ -10,10 +10,10 @@ from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any, Callable
 
-from agent_memory.api.errors import ApiError
-from agent_memory.api.jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec, SourceLocks
+from agent_memory.api.errors import ApiError, error_of
 from agent_memory.api.schemas import DocumentIn
 from agent_memory.ingest.ownership import FILE_KEY
+from agent_memory.stores.jobs import JobQueue, JobSpec, SourceLocks
 
 Progress = Callable[[str, int, int], None]
 
@@ -76,12 +76,10 @@ def forget(state, tenant: str, source_id: str) -> dict[str, int]:
 # ---- background jobs: run here (embedded) or by `agent-memory worker` (PostgreSQL) ---------------
 
 def job_queue(state) -> tuple[JobQueue, SourceLocks]:
-    """The job queue and source locks for the services: durable on PostgreSQL when configured."""
-    store = state.services.job_store
-    locks = SourceLocks(store)
-    if store is None:
-        return JobRegistry(lambda spec, job: run_job(state, spec, job.progress)), locks
-    return DurableJobQueue(store), locks
+    """The services' job queue (durable on PostgreSQL when configured), running :func:`run_job`, and their
+    source locks."""
+    queue = state.services.job_queue(lambda spec, job: run_job(state, spec, job.progress), error_of)
+    return queue, state.services.source_locks
 
 
 def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str, Any]:

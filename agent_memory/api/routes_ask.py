@@ -14,26 +14,23 @@ from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
 from agent_memory.api.schemas import AskIn, AskOut, PromptOut, SearchIn, SearchOut, error_responses
 from agent_memory.core.errors import ConfigError
-from agent_memory.ingest.upkeep import empty_tenant_note
-from agent_memory.retrieval.types import Decision
 
 router = APIRouter(tags=["ask"])
 
 
-def _retrieve(state, tenant: str, body: AskIn, *, debug: bool):
-    flt = body.filters
+def _served(state, body: AskIn) -> None:
+    """The request's preset and overrides build (the pipeline is kept for reuse): a bad one is the
+    client's to fix, a 400 naming it."""
     try:
-        pipeline = state.memory.pipeline_for(body.preset, body.overrides)
-    except ConfigError as exc:  # the request's settings, not the server's: the client's to fix
+        state.memory.pipeline_for(body.preset, body.overrides)
+    except ConfigError as exc:
         raise ApiError(400, "invalid_retrieval_settings", str(exc)) from exc
-    result = pipeline.run(body.question, tenant=tenant, session_id=body.session_id, budget=body.budget,
-                          debug=debug, source_ids=flt.source_ids, kinds=flt.kinds,
-                          created_after=flt.created_after, created_before=flt.created_before,
-                          question_date=body.question_date, metadata=flt.metadata)
-    note = None if result.passages else empty_tenant_note(state.services, tenant, name_others=not state.auth_required)
-    if note:  # other tenants are named only where no API key binds the caller to its own
-        result.decisions.append(Decision("retrieve", tenant, "empty tenant", note))
-    return result
+
+
+def _args(body: AskIn, tenant: str) -> dict[str, Any]:
+    return {"budget": body.budget, "session_id": body.session_id, "filters": body.filters,
+            "question_date": body.question_date, "tenant": tenant, "preset": body.preset,
+            "overrides": body.overrides}
 
 
 @router.post("/v1/ask", response_model=AskOut, response_model_exclude_none=False,
@@ -47,12 +44,14 @@ def ask(body: AskIn, state: StateDep, tenant: TenantDep,
     fails, ``mode`` is ``retrieval-only``: ``answer`` is null and ``prompt`` and ``passages`` carry the
     memory for the caller's own model."""
     started = time.perf_counter()
-    result = _retrieve(state, tenant, body, debug=debug)
-    retrieval_ms = round((time.perf_counter() - started) * 1000, 2)
-    answer = state.answerer.answer(result, max_tokens=body.max_answer_tokens)
+    _served(state, body)
+    # Retrieve, answer, and (an LLM answer) raise what it cited: the Python API's ask.
+    asked = state.memory.ask(body.question, max_answer_tokens=body.max_answer_tokens, debug=debug,
+                             **_args(body, tenant))
+    total_ms = round((time.perf_counter() - started) * 1000, 2)
+    answer, result = asked.details, asked.result  # HTTP keeps the LLM's own answer: null when retrieval-only
     llm_mode = answer.mode == "llm"
-    if llm_mode:  # what the answer cited was worth recalling: its importance rises (Memory.reinforce)
-        state.memory.reinforce(result, [c["source_id"] for c in answer.citations], tenant=tenant)
+    retrieval_ms = round(total_ms - answer.llm_ms, 2)
     return {
         "mode": answer.mode,
         "answer": answer.answer,
@@ -62,7 +61,7 @@ def ask(body: AskIn, state: StateDep, tenant: TenantDep,
         "usage": {"prompt_tokens": answer.prompt_tokens, "completion_tokens": answer.completion_tokens,
                   "context_tokens": result.total_tokens, "budget": result.budget},
         "timings_ms": {**{f"retrieval.{k}": v for k, v in result.timings_ms.items()}, "retrieval": retrieval_ms,
-                       "llm": answer.llm_ms, "total": round((time.perf_counter() - started) * 1000, 2)},
+                       "llm": answer.llm_ms, "total": total_ms},
         "passages": passages_out(result),
         # The prompt is the answer's raw material in retrieval-only mode; with an answer, only on request.
         "prompt": None if llm_mode and not debug else result.prompt,
@@ -81,7 +80,8 @@ def prompt(body: AskIn, state: StateDep, tenant: TenantDep) -> Response:
     # The dump is plain JSON values already: returned as is, it skips FastAPI's jsonable_encoder,
     # which took 24 ms on a 190 kB dump (11k mixed items), and orjson writes it in 0.4 ms where
     # json took 4.5 (the same JSON on 60 dumps).
-    dump = _retrieve(state, tenant, body, debug=True).debug_dict()
+    _served(state, body)
+    dump = state.memory.prompt(body.question, debug=True, **_args(body, tenant)).debug_dict()
     return Response(orjson.dumps(dump, option=orjson.OPT_NON_STR_KEYS), media_type="application/json")
 
 

@@ -15,9 +15,9 @@ from pydantic import ValidationError
 from agent_memory.api import ingestion
 from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
-from agent_memory.api.jobs import JobSpec
 from agent_memory.api.schemas import DocumentIn, ForgetOut, IngestOut, JobAccepted, JobOut, error_responses
 from agent_memory.core.errors import NotFoundError
+from agent_memory.stores.jobs import JobSpec
 
 router = APIRouter(tags=["documents"])
 

@@ -33,7 +33,7 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
     # second server on it stops here, naming this one; the CLI and `mcp` find it and use its API.
     host, port = settings.api_host, settings.api_port
     with own(settings.data_dir, "serve", address=f"{host}:{port}", url=client_url(host, port), doing="serve"):
-        app = create_app(settings, job_threshold_bytes=settings.api_job_threshold_bytes)
+        app = create_app(settings)
         log.info("serving on http://%s:%d", host, port)
         uvicorn.run(app, host=host, port=port, log_level="info")
     return 0

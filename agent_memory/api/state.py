@@ -10,7 +10,6 @@ import threading
 import time
 from typing import Any
 
-from agent_memory.answer import Answerer
 from agent_memory.api import ingestion
 from agent_memory.core.config import Settings
 from agent_memory.core.errors import ConfigError
@@ -22,7 +21,6 @@ log = logging.getLogger(__name__)
 # (question entities), 1.1 s that would otherwise fall on a user's first request.
 WARM_UP_QUESTIONS = ("warm up", "预热问题是什么？")
 
-JOB_THRESHOLD_BYTES = 1_000_000  # bodies above this are ingested by a background job
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024  # above this: 413
 
 
@@ -46,11 +44,13 @@ def tenant_for_key(api_keys: dict[str, str], key: str) -> str | None:
 
 
 class ApiState:
-    def __init__(self, settings: Settings, services, *, job_threshold_bytes: int = JOB_THRESHOLD_BYTES,
+    def __init__(self, settings: Settings, services, *, job_threshold_bytes: int | None = None,
                  max_upload_bytes: int = MAX_UPLOAD_BYTES) -> None:
+        """``job_threshold_bytes``: the settings' ``api_job_threshold_bytes`` unless a test gives another."""
         self.settings = settings
         self.services = services
-        self.job_threshold_bytes = job_threshold_bytes
+        self.job_threshold_bytes = (settings.api_job_threshold_bytes if job_threshold_bytes is None
+                                    else job_threshold_bytes)
         self.max_upload_bytes = max_upload_bytes
         self.api_keys: dict[str, str] = dict(settings.api_keys)
         # Keys are needed whenever some are configured, and always off loopback: an open port
@@ -61,8 +61,7 @@ class ApiState:
                 raise ConfigError(f"tenant names must be non-empty and without '/', got {tenant!r}")
         self.jobs, self.locks = ingestion.job_queue(self)  # durable on PostgreSQL, else in process
         # The Python API does the work; this state adds auth, jobs and readiness around it.
-        self.memory = Memory(services=services, tenant=settings.tenant)
-        self.answerer = Answerer(services.llm)
+        self.memory = Memory(services=services, tenant=settings.tenant, name_other_tenants=not self.auth_required)
         self.ingest_lock = self.memory.write_lock
         self.warm_error: str | None = None
         self.warm_done = threading.Event()

@@ -20,11 +20,12 @@ import time
 import uuid
 from typing import Any
 
+from agent_memory.api.errors import error_of
 from agent_memory.api.ingestion import run_job
-from agent_memory.api.jobs import Job, JobSpec, SourceLocks, error_of, job_from_row
 from agent_memory.core.errors import ConfigError, StoreError, contained
 from agent_memory.memory import Memory
 from agent_memory.services import build_services
+from agent_memory.stores.jobs import Job, JobSpec, job_from_row
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED_S = 7 * 86400  # finished jobs stay this long for polling, then any worker forgets them
@@ -44,7 +45,7 @@ class Worker:
         self.services = services
         self.store = services.job_store
         self.memory = Memory(services=services, tenant=services.settings.tenant, promote=False)
-        self.locks = SourceLocks(self.store)
+        self.locks = services.source_locks
         self.id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.lease_s, self.poll_s, self.max_attempts = lease_s, poll_s, max_attempts
         self.stopping = threading.Event()

@@ -8,10 +8,9 @@ from typing import Any, Callable
 
 from agent_memory.conversation.compaction import MARKER, CompactionConfig
 from agent_memory.conversation.session import Appended, Session, SignificantTurn
-from agent_memory.conversation.significance import LLMDetector, RuleDetector, SignificanceDetector
-from agent_memory.conversation.summarize import LLMSummarizer, Summarizer
-from agent_memory.core.llm import llm_from_settings
-from agent_memory.core.tokens import TokenCounter, make_counter
+from agent_memory.conversation.significance import RuleDetector, SignificanceDetector
+from agent_memory.conversation.summarize import Summarizer
+from agent_memory.core.tokens import TokenCounter
 from agent_memory.stores.sqlite_sessions import SessionStorage, SessionStore
 
 
@@ -26,14 +25,14 @@ class SessionManager:
     ``sessions.sqlite3``. Each (session_id, agent_id) pair has its own history and compaction state."""
 
     def __init__(self, db_path: str | Path, counter: TokenCounter, summarizer: Summarizer | None = None,
-                 settings=None, *, config: CompactionConfig | None = None,
+                 *, config: CompactionConfig | None = None,
                  detector: SignificanceDetector | None = None,
                  on_significant: Callable[[SignificantTurn], Any] | None = None,
                  synchronous: str = "FULL", store: SessionStorage | None = None) -> None:
-        # ``store``: another backend (PostgreSQL, built by services.py); ``db_path`` is then unused.
+        # ``store``: another backend (PostgreSQL); ``db_path`` is then unused. The served one is built by
+        # ``Services.sessions`` (services.py) from the process's LLM client and token counter.
         self.store = store if store is not None else SessionStore(db_path, synchronous=synchronous)
         self.counter = counter
-        self.settings = settings
         self.config = config or CompactionConfig()
         self.summarizer = summarizer
         self.detector = detector or RuleDetector()
@@ -42,17 +41,6 @@ class SessionManager:
         self.on_appended: Callable[[Appended], Any] | None = None
         self._sessions: dict[tuple[str, str], Session] = {}
         self._lock = threading.Lock()
-
-    @classmethod
-    def from_settings(cls, settings, **kwargs) -> "SessionManager":
-        """Store under ``settings.data_dir``; an LLM summarizer and detector when a model is configured."""
-        client = llm_from_settings(settings)
-        if client is not None:
-            kwargs.setdefault("summarizer", LLMSummarizer(client))
-            kwargs.setdefault("detector", LLMDetector(client))
-        kwargs.setdefault("config", compaction_config(settings))
-        return cls(Path(settings.data_dir) / "sessions.sqlite3", make_counter(settings.tokenizer),
-                   settings=settings, **kwargs)
 
     def session(self, session_id: str, agent_id: str | None = None, *,
                 config: CompactionConfig | None = None) -> Session:

@@ -31,7 +31,6 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
-from agent_memory.conversation import SessionManager
 from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.messages import text_of
 from agent_memory.conversation.session import Appended
@@ -79,7 +78,7 @@ class WorkingMemory:
     def __init__(self, services, promote: Promote | None = None) -> None:
         """``promote`` receives the archived turns; without it nothing is archived."""
         self.services = services
-        self.sessions = SessionManager.from_settings(services.settings, store=services.session_store)
+        self.sessions = services.sessions  # the process's one manager; the services close it
         self._store_turns = promote
         self.promoted = 0  # turns archived by this process
         # The HTTP API sets this: a large message must not hold its request while it is embedded and
@@ -291,4 +290,3 @@ class WorkingMemory:
             queue, self._queue = self._queue, None
         if queue is not None:
             queue.shutdown(wait=True)  # queued promotions are stored before the stores close
-        self.sessions.close()

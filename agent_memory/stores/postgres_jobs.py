@@ -5,7 +5,7 @@ The API inserts a job with its body; any number of workers take jobs with
 it, and write the outcome. A running job whose heartbeat is older than the lease lost its
 worker (killed, machine gone) and is taken again; after ``max_attempts`` such losses it is
 failed instead of killing worker after worker. Rows are plain dicts: the job records live in
-the API layer (``api/jobs.py``).
+``jobs.py``.
 
 Whoever writes a source (a worker, an API replica ingesting inline, a forget) holds its
 advisory lock, so one source is never ingested twice at the same time anywhere.

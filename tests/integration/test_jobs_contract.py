@@ -11,8 +11,8 @@ import uuid
 import pytest
 from postgres_support import FreshSchema, postgres_param
 
-from agent_memory.api.jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec, SourceLocks
 from agent_memory.core.errors import NotFoundError
+from agent_memory.stores.jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec, SourceLocks
 
 
 class Backend:

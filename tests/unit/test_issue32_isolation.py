@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from agent_memory.api.jobs import JobRegistry, JobSpec
 from agent_memory.api.strict import json_problem
 from agent_memory.conversation.messages import MAX_DEPTH, validate
 from agent_memory.core.errors import InternalError, contained
+from agent_memory.stores.jobs import JobRegistry, JobSpec
 
 
 class Panic(BaseException):

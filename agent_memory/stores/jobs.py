@@ -3,8 +3,11 @@
 - :class:`JobRegistry` (embedded default): one worker thread in the API process, so big uploads
   queue instead of competing for CPU; jobs live in memory and end with the process.
 - :class:`DurableJobQueue` (``AGENT_MEMORY_POSTGRES_URL`` set): the API only inserts the job,
-  with its body, into PostgreSQL; ``agent-memory worker`` processes (``api/worker.py``) run it.
-  Any replica answers for any job.
+  with its body, into PostgreSQL (``postgres_jobs.py``); ``agent-memory worker`` processes
+  (``api/worker.py``) run it. Any replica answers for any job.
+
+``Services.job_queue`` picks one; the API supplies the work (``api/ingestion.py``) and how a failure is
+reported (``api/errors.py``).
 
 A job is described as data (:class:`JobSpec`) so that a process on another machine can run it.
 """
@@ -22,8 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Protocol, runtime_checkable
 
-from agent_memory.api.errors import ApiError, status_for
-from agent_memory.core.errors import AgentMemoryError, NotFoundError, contained
+from agent_memory.core.errors import NotFoundError, contained
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED = 500  # finished jobs remembered for polling; the oldest are forgotten first
@@ -83,16 +85,10 @@ class JobQueue(Protocol):
     def close(self) -> None: ...
 
 
-def error_of(exc: Exception, job_id: str) -> dict[str, str]:
-    """A failed job's error, coded like the API's error responses."""
-    if isinstance(exc, ApiError):
-        code = exc.code
-    elif isinstance(exc, AgentMemoryError):
-        code = status_for(exc)[1]
-    else:
-        code = "internal"
-        log.exception("ingestion job %s failed", job_id)
-    return {"code": code, "message": str(exc)}
+def internal_error(exc: Exception, job_id: str) -> dict[str, str]:
+    """A failed job's error when the caller gives no way to describe it."""
+    log.exception("ingestion job %s failed", job_id, exc_info=exc)
+    return {"code": "internal", "message": str(exc)}
 
 
 def not_found(job_id: str) -> NotFoundError:
@@ -101,10 +97,13 @@ def not_found(job_id: str) -> NotFoundError:
 
 
 class JobRegistry:
-    """In-process jobs: ``run(spec, job)`` does the work on one background thread."""
+    """In-process jobs: ``run(spec, job)`` does the work on one background thread; ``describe_error(exc, job_id)``
+    is what a failed job reports."""
 
-    def __init__(self, run: Callable[[JobSpec, Job], dict[str, Any]], workers: int = 1) -> None:
+    def __init__(self, run: Callable[[JobSpec, Job], dict[str, Any]], workers: int = 1, *,
+                 describe_error: Callable[[Exception, str], dict[str, str]] = internal_error) -> None:
         self._run_job = run
+        self._describe_error = describe_error
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest-job")
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
@@ -123,7 +122,7 @@ class JobRegistry:
             job.result = contained(self._run_job, spec, job)  # a native panic fails the job, not the pool
             job.status, job.stage = "done", "done"
         except Exception as exc:  # noqa: BLE001 - the job reports its failure; the server goes on
-            job.status, job.error = "failed", error_of(exc, job.id)
+            job.status, job.error = "failed", self._describe_error(exc, job.id)
         finally:
             job.finished_at = time.time()
             if spec.cleanup is not None:
