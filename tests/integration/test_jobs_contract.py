@@ -12,7 +12,7 @@ import pytest
 from postgres_support import FreshSchema, postgres_param
 
 from agent_memory.core.errors import NotFoundError
-from agent_memory.stores.jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec, SourceLocks
+from agent_memory.stores.jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec
 
 
 class Backend:
@@ -36,12 +36,15 @@ class Backend:
             self.queue: JobQueue = DurableJobQueue(self.services.job_store)
             self.catalog_owner = self.worker
         else:
+            from agent_memory.api.errors import error_of
             from agent_memory.api.ingestion import run_job
             from agent_memory.memory import Memory
 
             self.memory = Memory(services=self.services, promote=False)
-            self.locks = SourceLocks()
-            self.queue = JobRegistry(lambda spec, job: run_job(self, spec, job.progress))
+            self.locks = self.services.source_locks
+            # As the API builds it (api/ingestion.py): the services' queue, run_job, the API's error codes.
+            self.queue = self.services.job_queue(lambda spec, job: run_job(self, spec, job.progress), error_of)
+            assert isinstance(self.queue, JobRegistry)
 
     def drain(self, job_id: str, tenant: str, timeout: float = 120):
         if self.schema:

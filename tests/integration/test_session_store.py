@@ -71,12 +71,16 @@ def first_summaries_shape(manager):
     return summaries
 
 
-def test_settings_factory_uses_data_dir(tmp_path):
+def test_the_services_build_the_sessions_once_under_the_data_dir(tmp_path):
     from agent_memory.core.config import load_settings
+    from agent_memory.services import Services
 
-    manager = SessionManager.from_settings(load_settings(data_dir=tmp_path, llm_model=None))
+    services = Services(load_settings(data_dir=tmp_path, llm_model=None, postgres_url=None))
+    manager = services.sessions
+    assert services.sessions is manager  # one manager per process, sharing the services' token counter
+    assert manager.counter is services.counter
     manager.session("x").append({"role": "user", "content": "hello"})
     assert (tmp_path / "sessions.sqlite3").exists()
-    assert manager.summarizer is None
-    manager.close()
+    assert manager.summarizer is None  # no LLM configured: the offline summaries
+    services.close()
     assert os.path.getsize(tmp_path / "sessions.sqlite3") > 0
