@@ -16,8 +16,6 @@ WORKDIR /app
 # keeps COPY from failing, pyproject.toml always matches.
 COPY pyproject.toml requirements-models.txt README* ./
 COPY agent_memory ./agent_memory
-COPY ingest ./ingest
-COPY retrieval ./retrieval
 COPY samples ./samples
 # Editable install: the debug page's static files are read from the source tree, whatever the
 # package-data list holds.

@@ -87,8 +87,10 @@ def test_the_build_context_leaves_out_the_environment_data_and_history():
                if line.strip() and not line.startswith("#")}
     assert {".venv", "data", "reports", ".git"} <= ignored
     dockerfile = (COMPOSE.parent / "Dockerfile").read_text(encoding="utf-8")
-    for copied in ("agent_memory", "ingest", "retrieval", "samples", "pyproject.toml", "requirements-models.txt"):
+    for copied in ("agent_memory", "samples", "pyproject.toml", "requirements-models.txt"):
         assert copied in dockerfile and copied not in ignored, copied
+    # one package: no top-level ingest/ or retrieval/ left to copy
+    assert "COPY ingest" not in dockerfile and "COPY retrieval" not in dockerfile
 
 
 def test_every_process_shares_the_same_servers():

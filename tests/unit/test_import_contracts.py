@@ -62,3 +62,13 @@ def test_the_package_as_it_is_keeps_each_contract(copy, contract):
 def test_a_bad_import_breaks_its_contract(copy, tmp_path, contract, module, line):
     done = lint(with_line(copy, tmp_path, module, line), contract)
     assert done.returncode != 0 and "BROKEN" in done.stdout, done.stdout + done.stderr
+
+
+def test_one_package_is_installed():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["tool"]["setuptools"]["packages"]["find"]["include"] == ["agent_memory*"]
+    assert project["tool"]["importlinter"]["root_packages"] == ["agent_memory"]
+    # no generic top-level names beside it: every layer is a folder of agent_memory
+    assert not (ROOT / "ingest").exists() and not (ROOT / "retrieval").exists()
