@@ -21,7 +21,7 @@ import re
 from agent_memory.entities import normalize_name
 from agent_memory.errors import StoreError
 from agent_memory.records import ScoredItem
-from agent_memory.text import STOPWORDS, content_words, has_cjk, keyword_set, keyword_terms
+from agent_memory.text import STOPWORDS, all_cjk, content_words, has_cjk, keyword_set, keyword_terms
 from ingest.triples.base import GENERIC  # the type of a noun phrase that names no entity
 
 from .config import RetrievalConfig
@@ -58,14 +58,27 @@ def _longest_adding(spans: list[str], asked: frozenset[str], separable: bool) ->
     joined by NULs, in one C-level find that no match spans two of."""
     kept: set[str] = set()
     joined = ""
+    known = frozenset("".join(asked)) | _STOPWORD_CHARS
     for span in sorted(spans, key=len, reverse=True):  # only a longer span can hold another
         if (span in joined) if separable else any(span in k for k in kept):
             continue
-        terms = keyword_set(span)
-        if terms and not terms <= asked:
+        if _adds(span, asked, known):
             kept.add(span)
             joined += "\x00" + span
     return kept
+
+
+_STOPWORD_CHARS = frozenset("".join(STOPWORDS))
+
+
+def _adds(span: str, asked: frozenset[str], known: frozenset[str]) -> bool:
+    """``keyword_set(span)`` is not empty and not within ``asked``. A Chinese span with a character
+    that no term of ``asked`` and no stopword holds (``known``) says so without jieba: its words
+    are pieces of it, and the one holding that character is a term and not one of ``asked``."""
+    if all_cjk(span) and not known.issuperset(span):
+        return True
+    terms = keyword_set(span)
+    return bool(terms) and not terms <= asked
 
 
 def unanswered(question: str, text: str) -> str:

@@ -128,3 +128,16 @@ def test_a_hop_hit_can_be_kept_below_the_passage_that_led_to_it():
     strong.route_scores["hop"] = 0.1
     out = _below_their_anchors([strong, anchor], {"note-d": "note-a"}, 3.0)
     assert [c.item.id for c in out] == ["note-d", "note-a"] and strong.final == 2.2
+
+
+def test_a_chinese_span_with_a_character_the_question_lacks_adds_without_segmenting():
+    from agent_memory.text import STOPWORDS, all_cjk
+    from retrieval.hop import _adds
+
+    assert all_cjk("星海科技") and not all_cjk("星海 科技") and not all_cjk("Alibaba集团") and not all_cjk("")
+    question = "张伟创立的公司总部在哪里？"
+    asked = keyword_set(question)
+    known = frozenset("".join(asked)) | frozenset("".join(STOPWORDS))
+    for span in ("星海科技", "张伟", "总部", "张伟创立", "的", "阿里巴巴集团", "杭州"):
+        terms = keyword_set(span)
+        assert _adds(span, asked, known) == (bool(terms) and not terms <= asked), span
