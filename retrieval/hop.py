@@ -81,11 +81,13 @@ def _adds(span: str, asked: frozenset[str], known: frozenset[str]) -> bool:
     return bool(terms) and not terms <= asked
 
 
-def unanswered(question: str, text: str) -> str:
+def unanswered(question: str, text: str, terms: str | None = None) -> str:
     """The question's content words that ``text`` does not hold (stemmed match), in order: what is
     left to find once the passage is read ("first president" of "Who was the first president of the
-    association which published the journal?", when the journal's passage names its publisher)."""
-    held = keyword_set(text)
+    association which published the journal?", when the journal's passage names its publisher).
+    ``terms``: the text's keyword set as stored with its item (``MemoryItem.terms``), when it has one:
+    an anchor new to this process is then not segmented (a Chinese passage: jieba over all of it)."""
+    held = frozenset(terms.split()) if terms is not None else keyword_set(text)
     return " ".join(w for w in content_words(question) if _stem_of(w) not in held)
 
 
@@ -153,7 +155,7 @@ class SecondHop:
         reasons: dict[str, str] = {}
         for rank, anchor in anchors:
             own = str(anchor.item.metadata.get("title") or "")
-            rest = unanswered(query.text, anchor.item.text)
+            rest = unanswered(query.text, anchor.item.text, anchor.item.terms)
             bridges = bridge_names(anchor.item.text, query.text, asked, own, cfg.hop_bridges * 4)
             for bridge in self._named(query.tenant, bridges)[: cfg.hop_bridges]:
                 hop_text = f"{bridge} {rest}".strip()

@@ -141,3 +141,13 @@ def test_a_chinese_span_with_a_character_the_question_lacks_adds_without_segment
     for span in ("星海科技", "张伟", "总部", "张伟创立", "的", "阿里巴巴集团", "杭州"):
         terms = keyword_set(span)
         assert _adds(span, asked, known) == (bool(terms) and not terms <= asked), span
+
+
+def test_what_is_left_to_find_reads_the_stored_terms_as_the_text():
+    from agent_memory.text import joined_terms
+    from retrieval.hop import unanswered
+
+    question = "Who was the first president of the association which published the journal?"
+    for text in ("The journal is published by the American Psychological Association.", "星海科技的总部设在杭州。", ""):
+        assert unanswered(question, text, joined_terms(text)) == unanswered(question, text)
+    assert unanswered(question, "The journal is published by the association.") == "first president"
