@@ -53,7 +53,7 @@ def _longest_adding(spans: list[str], asked: frozenset[str], separable: bool) ->
     """Those of ``spans`` (distinct) whose keyword terms add to ``asked`` and that are no part of
     another such span. Longest first, so a span inside one already kept is dropped before its terms
     are read: keyword_set runs jieba on a Chinese span, and a Chinese passage names hundreds of
-    them, most inside a longer one (the pairwise test and the segmenting of every span took half of
+    them, most inside a longer one (the pairwise test and the segmenting of every span took most of
     the hop's time at 11k items). ``separable``: no span holds a NUL, so the kept spans are searched
     joined by NULs, in one C-level find that no match spans two of."""
     kept: set[str] = set()
