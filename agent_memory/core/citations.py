@@ -22,7 +22,13 @@ _ODD_BREAKS = re.compile(r"\r\n?|[\v\f\x1c-\x1e\x85\u2028\u2029]")
 _BREAKS = re.compile(r"\s*[\r\n\t\v\f\x1c-\x1e\x85\u2028\u2029]+\s*")
 
 
+_RESERVED_CHAR = re.compile(r"[\[\]%,;]")
+
+
 def encode_id(source_id: str) -> str:
+    if (source_id.isprintable() and not _RESERVED_CHAR.search(source_id)
+            and not source_id.startswith(" ") and not source_id.endswith(" ")):
+        return source_id  # the common ID, nothing to escape: a prompt tags a hundred lines or more
     last = len(source_id) - 1
     out = []
     for i, ch in enumerate(source_id):

@@ -18,6 +18,14 @@ def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
+_ALL_CJK = re.compile(_CJK.pattern + "+")
+
+
+def all_cjk(text: str) -> bool:
+    """Every character is CJK: ``words`` reads the text as one run, jieba's pieces of it."""
+    return bool(_ALL_CJK.fullmatch(text))
+
+
 def estimated_words(text: str, cjk_chars_per_word: float) -> int:
     """Words of a text without segmenting it: its CJK characters count one word per
     ``cjk_chars_per_word``, the rest is split on whitespace."""

@@ -21,7 +21,7 @@ import re
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.errors import StoreError
 from agent_memory.core.records import ScoredItem
-from agent_memory.core.text import STOPWORDS, content_words, has_cjk, keyword_set, keyword_terms
+from agent_memory.core.text import STOPWORDS, all_cjk, content_words, has_cjk, keyword_set, keyword_terms
 from agent_memory.index.triples.base import GENERIC  # the type of a noun phrase that names no entity
 from agent_memory.retrieval.config import RetrievalConfig
 from agent_memory.retrieval.pages import mentioned_names, naming_sentence_overlap
@@ -37,22 +37,56 @@ def bridge_names(text: str, question: str, asked: frozenset[str], own: str, limi
     words it holds), not the passage's own title, not a span across a sentence end, a number or one
     that starts with a function word ("It was ..."), only the longest of overlapping spans; those
     named in a sentence that shares a word with the question first, then in order of mention."""
-    lowered = question.lower()
-    names = [n for n in mentioned_names(text)
-             if keyword_set(n) and not keyword_set(n) <= asked and n.lower() != own.lower()
-             and n.lower() not in lowered and not _SENTENCE_BREAK.search(n) and not n.isdigit()
-             and n.split()[0].lower() not in STOPWORDS]
-    longest = [n for n in names if not any(n != m and n in m for m in names)]
+    lowered, title = question.lower(), own.lower()
+    spans = [n for n in mentioned_names(text)
+             if n.lower() != title and n.lower() not in lowered and not _SENTENCE_BREAK.search(n)
+             and not n.isdigit() and n.split()[0].lower() not in STOPWORDS]
+    kept = _longest_adding(spans, asked, separable="\x00" not in text)
+    longest = [n for n in spans if n in kept]
     relevant = {n: naming_sentence_overlap(text, n, asked, own) > 0 for n in longest}
     ordered = sorted(range(len(longest)), key=lambda i: (not relevant[longest[i]], i))
     return [longest[i] for i in ordered[:limit]]
 
 
-def unanswered(question: str, text: str) -> str:
+def _longest_adding(spans: list[str], asked: frozenset[str], separable: bool) -> set[str]:
+    """Those of ``spans`` (distinct) whose keyword terms add to ``asked`` and that are no part of
+    another such span. Longest first, so a span inside one already kept is dropped before its terms
+    are read: keyword_set runs jieba on a Chinese span, and a Chinese passage names hundreds of
+    them, most inside a longer one (the pairwise test and the segmenting of every span took most of
+    the hop's time at 11k items). ``separable``: no span holds a NUL, so the kept spans are searched
+    joined by NULs, in one C-level find that no match spans two of."""
+    kept: set[str] = set()
+    joined = ""
+    known = frozenset("".join(asked)) | _STOPWORD_CHARS
+    for span in sorted(spans, key=len, reverse=True):  # only a longer span can hold another
+        if (span in joined) if separable else any(span in k for k in kept):
+            continue
+        if _adds(span, asked, known):
+            kept.add(span)
+            joined += "\x00" + span
+    return kept
+
+
+_STOPWORD_CHARS = frozenset("".join(STOPWORDS))
+
+
+def _adds(span: str, asked: frozenset[str], known: frozenset[str]) -> bool:
+    """``keyword_set(span)`` is not empty and not within ``asked``. A Chinese span with a character
+    that no term of ``asked`` and no stopword holds (``known``) says so without jieba: its words
+    are pieces of it, and the one holding that character is a term and not one of ``asked``."""
+    if all_cjk(span) and not known.issuperset(span):
+        return True
+    terms = keyword_set(span)
+    return bool(terms) and not terms <= asked
+
+
+def unanswered(question: str, text: str, terms: str | None = None) -> str:
     """The question's content words that ``text`` does not hold (stemmed match), in order: what is
     left to find once the passage is read ("first president" of "Who was the first president of the
-    association which published the journal?", when the journal's passage names its publisher)."""
-    held = keyword_set(text)
+    association which published the journal?", when the journal's passage names its publisher).
+    ``terms``: the text's keyword set as stored with its item (``MemoryItem.terms``), when it has one:
+    an anchor new to this process is then not segmented (a Chinese passage: jieba over all of it)."""
+    held = frozenset(terms.split()) if terms is not None else keyword_set(text)
     return " ".join(w for w in content_words(question) if _stem_of(w) not in held)
 
 
@@ -120,7 +154,7 @@ class SecondHop:
         reasons: dict[str, str] = {}
         for rank, anchor in anchors:
             own = str(anchor.item.metadata.get("title") or "")
-            rest = unanswered(query.text, anchor.item.text)
+            rest = unanswered(query.text, anchor.item.text, anchor.item.terms)
             bridges = bridge_names(anchor.item.text, query.text, asked, own, cfg.hop_bridges * 4)
             for bridge in self._named(query.tenant, bridges)[: cfg.hop_bridges]:
                 hop_text = f"{bridge} {rest}".strip()

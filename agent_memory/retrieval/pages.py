@@ -57,8 +57,13 @@ def naming_sentence_overlap(text: str, name: str, asked: frozenset[str], own: st
     ``name`` hold, leaving out the name's own terms and those of ``own`` (the passage's title):
     "Platt has been employed by Avakian Pharmaceuticals." shares "employ" with "The company
     employing Haripur Platt ...". Chinese is segmented by jieba ("总部" in "星海科技的总部设在杭州。")."""
-    said = keyword_set(" ".join(s for s in split_sentences(text) if name in s))
-    return len(said & asked - keyword_set(name) - keyword_set(own))
+    shared = keyword_set(" ".join(s for s in _sentences(text) if name in s)) & asked
+    return len(shared - keyword_set(name) - keyword_set(own)) if shared else 0  # no jieba for nothing
+
+
+@functools.lru_cache(maxsize=4096)  # the second hop asks it of every name a passage mentions
+def _sentences(text: str) -> tuple[str, ...]:
+    return tuple(split_sentences(text))
 
 
 def _tokens(text: str) -> list[tuple[str, int, int]]:

@@ -85,6 +85,8 @@ def test_ids_round_trip_and_never_break_a_tag(sid):
 def test_ordinary_ids_stay_readable_and_the_metric_finds_them():
     for sid in ["locomo/conv-26/D1:3", "samples/docs/embedded-stores.md", "notes/中文.txt", "conv-26/D3:12"]:
         assert tag(sid) == f"[S:{sid}]"
+    # Only what an ID needs escaped is escaped (the plain ID is returned as it is, the rest char by char).
+    assert [encode_id(s) for s in (" a b ", "a;b", "tab\there", "50%")] == ["%20a b%20", "a%3Bb", "tab%09here", "50%25"]
     prompt = f"## Retrieved passages\n{tag('Chicago, Illinois')} The city.\n{tag('x]y')} Other."
     assert cited_ids(prompt) == ["Chicago, Illinois", "x]y"]
     assert parse_citations(prompt)["x]y"] == "Other."

@@ -58,6 +58,34 @@ def test_bridge_names_are_the_names_the_question_does_not_hold():
     assert bridge_names("nothing capitalized here.", question, keyword_set(question), "", 2) == []
 
 
+def test_bridge_names_match_the_pairwise_definition():
+    """Longest first, a span inside a kept one is never segmented; the result is the plain rule's:
+    every span that passes the tests, less those inside another that passes (a longer span the tests
+    drop, such as one the question holds, leaves its parts in)."""
+    from agent_memory.retrieval.hop import _SENTENCE_BREAK, STOPWORDS, mentioned_names, naming_sentence_overlap
+
+    def pairwise(text: str, question: str, asked: frozenset[str], own: str, limit: int) -> list[str]:
+        names = [n for n in mentioned_names(text)
+                 if keyword_set(n) and not keyword_set(n) <= asked and n.lower() != own.lower()
+                 and n.lower() not in question.lower() and not _SENTENCE_BREAK.search(n) and not n.isdigit()
+                 and n.split()[0].lower() not in STOPWORDS]
+        longest = [n for n in names if not any(n != m and n in m for m in names)]
+        relevant = {n: naming_sentence_overlap(text, n, asked, own) > 0 for n in longest}
+        return [longest[i] for i in sorted(range(len(longest)), key=lambda i: (not relevant[longest[i]], i))][:limit]
+
+    texts = [("The Beatles Anthology was released by Apple Corps in London. Apple Corps Ltd was founded by "
+              "The Beatles in 1968 at Savile Row.", "Beatles Anthology"),
+             ("星海科技的总部设在杭州。星海科技由张伟创立，张伟曾在阿里巴巴集团工作。", "星海科技"),
+             ("Bad\x00Name Corp met Name Corp in New York City. New York hosted it.", "")]
+    questions = ["Who founded the company that released The Beatles Anthology?", "张伟创立的公司总部在哪里？",
+                 "Where did Name Corp meet Apple?"]
+    for text, own in texts:
+        for question in questions:
+            for limit in (2, 100):
+                expected = pairwise(text, question, keyword_set(question), own, limit)
+                assert bridge_names(text, question, keyword_set(question), own, limit) == expected
+
+
 def test_sentence_packing_keeps_the_best_whole_and_packs_the_tail_as_sentences():
     from agent_memory.core.tokens import TiktokenCounter
     from agent_memory.retrieval.assemble import Assembler
@@ -100,3 +128,26 @@ def test_a_hop_hit_can_be_kept_below_the_passage_that_led_to_it():
     strong.route_scores["hop"] = 0.1
     out = _below_their_anchors([strong, anchor], {"note-d": "note-a"}, 3.0)
     assert [c.item.id for c in out] == ["note-d", "note-a"] and strong.final == 2.2
+
+
+def test_a_chinese_span_with_a_character_the_question_lacks_adds_without_segmenting():
+    from agent_memory.core.text import STOPWORDS, all_cjk
+    from agent_memory.retrieval.hop import _adds
+
+    assert all_cjk("星海科技") and not all_cjk("星海 科技") and not all_cjk("Alibaba集团") and not all_cjk("")
+    question = "张伟创立的公司总部在哪里？"
+    asked = keyword_set(question)
+    known = frozenset("".join(asked)) | frozenset("".join(STOPWORDS))
+    for span in ("星海科技", "张伟", "总部", "张伟创立", "的", "阿里巴巴集团", "杭州"):
+        terms = keyword_set(span)
+        assert _adds(span, asked, known) == (bool(terms) and not terms <= asked), span
+
+
+def test_what_is_left_to_find_reads_the_stored_terms_as_the_text():
+    from agent_memory.core.text import joined_terms
+    from agent_memory.retrieval.hop import unanswered
+
+    question = "Who was the first president of the association which published the journal?"
+    for text in ("The journal is published by the American Psychological Association.", "星海科技的总部设在杭州。", ""):
+        assert unanswered(question, text, joined_terms(text)) == unanswered(question, text)
+    assert unanswered(question, "The journal is published by the association.") == "first president"
