@@ -96,7 +96,8 @@ class RetrievalConfig(StrictModel):
         default=False,
         description="the summaries route also searches stored summaries; off: on every tuned set they took "
                     "room from the turns and chunks they summarize")
-    rrf_k: int = Field(default=60, ge=1, description="the k of reciprocal rank fusion")
+    rrf_k: int = Field(default=60, ge=1, description="the k of reciprocal rank fusion (the routes' lists, and "
+                       "each route's lists for a rewritten question's variants: agent_memory/retrieval/fusion.py)")
     rerank_top: int = Field(default=400, ge=1, description="how many fused candidates are reranked")
     prompt_candidates: int = Field(
         default=150, ge=1,
@@ -188,6 +189,9 @@ class RetrievalConfig(StrictModel):
     query_rewrite: bool = Field(
         default=True, description="with a session, a follow-up question is made standalone before recall and its "
         "variants fused (agent_memory/retrieval/rewrite.py); off: the question is searched as asked")
+    rewrite_variant_weight: float = Field(
+        default=0.5, ge=0, description="in the fusion of a rewritten question's variants, the weight of the lists "
+        "of the variants other than the searched one (whose lists weigh 1) (agent_memory/retrieval/rewrite.py)")
     # -- de-duplication and assembly -------------------------------------------------------------
     near_duplicate: float = Field(default=0.95, gt=0, le=1,
                                   description="cosine above which a passage may be a near-duplicate of a kept one")
