@@ -12,6 +12,7 @@ import re
 from typing import Protocol
 
 from agent_memory.core.errors import LLMError
+from agent_memory.core.sentence_scoring import Mark, SentenceWeights, score_sentence
 from agent_memory.core.text import split_sentences
 from agent_memory.core.tokens import TokenCounter
 
@@ -23,6 +24,18 @@ _CONCLUSION = re.compile(
     r"\b(therefore|thus|in conclusion|overall|as a result|consequently|we found|results? show|concluded?|"
     r"key|important|significant|decided|summary)\b|因此|所以|总之|综上|结果|表明|决定|重要",
     re.IGNORECASE,
+)
+
+
+# What a summary keeps: numbers, percentages and conclusions; the lead sentence (it carries the topic in
+# most prose), then the last, then the earlier ones; not a fragment, nor an over-long sentence.
+SUMMARY_SENTENCE_WEIGHTS = SentenceWeights(
+    marks=(
+        Mark(1.0, lambda s: bool(_NUMBER.search(s))),
+        Mark(1.0, lambda s: bool(_PERCENT.search(s))),
+        Mark(1.5, lambda s: bool(_CONCLUSION.search(s))),
+    ),
+    first=2.0, last=0.5, early=1.0, short=-1.0, short_chars=20, long=-0.5, long_chars=400,
 )
 
 
@@ -39,24 +52,7 @@ class ExtractiveSummarizer:
         self.counter = counter
 
     def score(self, sentence: str, position: int, total: int) -> float:
-        score = 0.0
-        if _NUMBER.search(sentence):
-            score += 1.0
-        if _PERCENT.search(sentence):
-            score += 1.0
-        if _CONCLUSION.search(sentence):
-            score += 1.5
-        if position == 0:
-            score += 2.0  # lead sentences carry the topic in most prose
-        elif position == total - 1:
-            score += 0.5
-        score += 1.0 - position / max(1, total)
-        length = len(sentence)
-        if length < 20:
-            score -= 1.0
-        elif length > 400:
-            score -= 0.5
-        return score
+        return score_sentence(sentence, position, total, SUMMARY_SENTENCE_WEIGHTS)
 
     def summarize(self, text: str, max_tokens: int) -> str:
         sentences = split_sentences(text)

@@ -76,6 +76,21 @@ class RecentView(StrictModel):
                     "hold to be placed")
 
 
+class CompressionWeights(StrictModel):
+    """How query-focused compression scores a passage's sentences (agent_memory/retrieval/compress.py,
+    with the scorer of agent_memory/core/sentence_scoring.py)."""
+
+    question_term: float = Field(default=1.0, description="per keyword term of the question the sentence holds")
+    question_entity: float = Field(default=1.5, description="per entity of the question the sentence names")
+    number: float = Field(default=0.5, description="a sentence holding a number, when the question holds none")
+    number_asked: float = Field(default=1.0, description="a sentence holding a number, when the question holds one")
+    content: float = Field(default=0.005, ge=0, description=(
+        "tie-break per keyword term of the sentence, up to content_words: a sentence with content beats \"Wow!\""))
+    content_words: int = Field(default=8, ge=0, description="the most keyword terms the content tie-break counts")
+    order: float = Field(default=0.01, ge=0, description=(
+        "tie-break subtracted per position in the passage: the earlier sentence usually sets the context"))
+
+
 class RetrievalConfig(StrictModel):
     # -- routes ----------------------------------------------------------------------------------
     dense: RouteConfig = Field(default=RouteConfig(limit=250), description="dense (embedding) route")
@@ -217,6 +232,8 @@ class RetrievalConfig(StrictModel):
         "(agent_memory/retrieval/compress.py), so more passages, from more sessions, fit the budget")
     sentence_pack_after: int = Field(default=10, ge=0,
                                      description="how many of the best passages are always offered whole")
+    compression: CompressionWeights = Field(default_factory=CompressionWeights,
+                                            description="how compression scores a passage's sentences")
     min_compressed_tokens: int = Field(default=24, ge=1, description="a compressed passage shorter than this is dropped")
     max_passage_share: float = Field(default=0.4, gt=0, le=1,
                                      description="a passage above this share of the room is compressed")
