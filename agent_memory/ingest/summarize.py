@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Protocol
 
 from agent_memory.core.errors import LLMError
+from agent_memory.core.llm import CompletionClient
 from agent_memory.core.sentence_scoring import Mark, SentenceWeights, score_sentence
+from agent_memory.core.summaries import Summarizer
 from agent_memory.core.text import split_sentences
 from agent_memory.core.tokens import TokenCounter
 
@@ -39,10 +40,8 @@ SUMMARY_SENTENCE_WEIGHTS = SentenceWeights(
 )
 
 
-class SourceSummarizer(Protocol):
-    name: str
-
-    def summarize(self, text: str, max_tokens: int) -> str: ...
+# Ingestion's summarizers summarize texts.
+SourceSummarizer = Summarizer[str]
 
 
 class ExtractiveSummarizer:
@@ -54,7 +53,7 @@ class ExtractiveSummarizer:
     def score(self, sentence: str, position: int, total: int) -> float:
         return score_sentence(sentence, position, total, SUMMARY_SENTENCE_WEIGHTS)
 
-    def summarize(self, text: str, max_tokens: int) -> str:
+    def summarize(self, text: str, /, *, max_tokens: int) -> str:
         sentences = split_sentences(text)
         if not sentences:
             return ""
@@ -86,12 +85,12 @@ class LLMSourceSummarizer:
 
     name = "llm"
 
-    def __init__(self, llm, fallback: ExtractiveSummarizer) -> None:
+    def __init__(self, llm: CompletionClient, fallback: ExtractiveSummarizer) -> None:
         self.llm = llm
         self.fallback = fallback
         self.failures = 0
 
-    def summarize(self, text: str, max_tokens: int) -> str:
+    def summarize(self, text: str, /, *, max_tokens: int) -> str:
         prompt = (
             "Summarize the text below in at most {n} tokens, in the text's own language. Keep names, numbers, "
             "dates and conclusions. Reply with the summary only.\n\n{text}"
@@ -105,9 +104,9 @@ class LLMSourceSummarizer:
         except Exception as exc:  # noqa: BLE001 - any LLM failure means: use the offline summary
             self.failures += 1
             log.warning("LLM summary failed (%s); using extractive summary", exc)
-            return self.fallback.summarize(text, max_tokens)
+            return self.fallback.summarize(text, max_tokens=max_tokens)
 
 
-def make_summarizer(counter: TokenCounter, llm=None) -> SourceSummarizer:
+def make_summarizer(counter: TokenCounter, llm: CompletionClient | None = None) -> SourceSummarizer:
     extractive = ExtractiveSummarizer(counter)
     return LLMSourceSummarizer(llm, extractive) if llm is not None else extractive
