@@ -147,9 +147,20 @@ class RetrievalConfig(StrictModel):
     # -- reranker: document signals --------------------------------------------------------------
     graph_hops: int = Field(default=1, ge=1, le=2, description="how far the graph route walks from the question's entities")
     graph_seeds: int = Field(default=3, ge=1, description="question entities the graph walk starts from, longest first")
+    graph_page_score: float = Field(default=1.0, ge=0, description=(
+        "the graph route's score of a page of an entity the question names (agent_memory/retrieval/routes.py)"))
+    graph_neighbour_page_score: float = Field(default=0.5, ge=0, description=(
+        "the graph route's score of a page of an entity the best facts name beside the question's"))
+    graph_neighbour_pages: int = Field(default=5, ge=0, description=(
+        "how many such neighbouring entities, in the order of the best facts, have their pages returned"))
+    graph_facts_score: float = Field(default=0.5, ge=0, description=(
+        "the graph route's score of the item behind the most (and best-ranked) facts; the others in proportion"))
     graph_signal: float = Field(default=2.0, ge=0, description="rerank bonus per unit of graph route score (chunks)")
     link_signal: float = Field(default=3.0, ge=0,
                                description="rerank bonus for the page of an entity a top passage names (chunks)")
+    link_names: int = Field(default=5, ge=0, description=(
+        "how many of the entities a passage names have their pages linked: a passage that names many entities is"
+        " an index, not a bridge, so only its first few are followed"))
     link_from_pages: bool = Field(default=True, description="links from a page the question names count in full")
     link_top: int = Field(default=3, ge=0, description="how many of the best passages have their links followed")
     link_rounds: int = Field(default=1, ge=1, le=5, description=(

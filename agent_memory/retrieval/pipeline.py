@@ -94,8 +94,7 @@ class RetrievalPipeline:
         if config.speakers.enabled:
             self.routes["speakers"] = SpeakerRoute(services.vectors)
         if config.graph.enabled:
-            self.routes["graph"] = GraphRoute(services.graph, services.vectors, self.pages, hops=config.graph_hops,
-                                            max_seeds=config.graph_seeds)
+            self.routes["graph"] = GraphRoute(services.graph, services.vectors, config, self.pages)
         if config.summaries.enabled:
             self.routes["summaries"] = SummaryRoute(services.vectors, session_summaries,
                                                      stored=config.stored_summaries)
