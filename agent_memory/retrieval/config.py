@@ -202,6 +202,11 @@ class RetrievalConfig(StrictModel):
     # -- reranker: every kind --------------------------------------------------------------------
     time_signal: float = Field(default=6.0, ge=0,
                                description="rerank bonus for items dated inside the window the question names")
+    time_after_day: int = Field(default=2, ge=0, description=(
+        "the window of a day the question names runs this many days past it: memory is written after the event"
+        " (agent_memory/retrieval/when.py; also the window of the facts placed first)"))
+    time_after_month: int = Field(default=7, ge=0, description=(
+        "the window of a month or year the question names runs this many days past its end"))
     importance_signal: float = Field(
         default=0.5, ge=0, description="rerank bonus per unit of an item's importance in [0, 1] (payload 'importance',"
         " set at ingestion; 0.5 unless the source, a promoted turn's reasons or its retention class say otherwise),"
