@@ -75,7 +75,7 @@ class RetrievalPipeline:
         self.recent_turns = recent_turns or self._catalog_recent_turns
         self.session_summaries = session_summaries
         self.rewriter = QueryRewriter(self.recent_turns, llm=services.llm,  # follow-ups made standalone
-                                      enabled=config.query_rewrite)
+                                      turns=config.rewrite_turns, enabled=config.query_rewrite)
         self.reranker = reranker or DefaultReranker(config, graph=config.graph.enabled)
         self.assembler = Assembler(self.counter, config)
         self._pool: ThreadPoolExecutor | None = None  # opened by the first run (see run and close)

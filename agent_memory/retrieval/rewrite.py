@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from agent_memory.core.llm import CompletionClient
 from agent_memory.core.records import MemoryItem
 from agent_memory.retrieval.fusion import rrf
 from agent_memory.retrieval.types import Decision
@@ -158,10 +159,11 @@ def rule_rewrite(question: str, recent: list[MemoryItem]) -> tuple[str, list[str
 
 
 class QueryRewriter:
-    """``recent_turns(tenant, session_id, n)`` reads the session (working memory or ingested turns)."""
+    """``recent_turns(tenant, session_id, n)`` reads the session (working memory or ingested turns); ``turns``:
+    the config's rewrite_turns."""
 
-    def __init__(self, recent_turns: Callable[[str, str, int], list[MemoryItem]], llm=None, turns: int = 6,
-                 enabled: bool = True) -> None:
+    def __init__(self, recent_turns: Callable[[str, str, int], list[MemoryItem]], *, turns: int,
+                 llm: CompletionClient | None = None, enabled: bool = True) -> None:
         self.recent_turns = recent_turns
         self.llm = llm
         self.turns = turns
