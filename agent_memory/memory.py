@@ -51,8 +51,6 @@ from agent_memory.services import Services, build_services
 
 log = logging.getLogger(__name__)
 FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
-# search() assembles a prompt of this size and ranks its passages: room for many whole passages.
-SEARCH_BUDGET = 6000
 Progress = Callable[[str, int, int], None]
 
 
@@ -391,7 +389,7 @@ class Memory:
     def search(self, query: str, *, limit: int = 10, session_id: str | None = None,
                filters: Mapping[str, Any] | Any | None = None, tenant: str | None = None) -> list[Passage]:
         """Ranked passages with their scores (best first), as the prompt would place them."""
-        result = self.prompt(query, budget=SEARCH_BUDGET, session_id=session_id, filters=filters, tenant=tenant)
+        result = self.prompt(query, budget=self.pipeline.config.search_budget, session_id=session_id, filters=filters, tenant=tenant)
         ranked = [p for p in result.passages if p.section != "recent"]
         return sorted(ranked, key=lambda p: p.score, reverse=True)[:limit]
 

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from agent_memory.conversation.significance import DATE, RULES, entities, numbers
+from agent_memory.core.sentence_scoring import Mark, SentenceWeights, score_sentences
 from agent_memory.core.text import split_sentences
 
 MARKER = re.compile(r"^\[condensed: kept \d+ of \d+ sentences\]")
@@ -19,13 +20,15 @@ def is_condensed(text: str) -> bool:
     return bool(MARKER.match(text))
 
 
-def _score(sentence: str) -> float:
-    """Numbers, dates, decisions, facts and names are what a later turn may need verbatim."""
-    score = 2.0 * len(numbers(sentence)) + 1.0 * len(entities(sentence))
-    score += 3.0 * sum(1 for rule in RULES.values() if rule.search(sentence))
-    score += 2.0 if DATE.search(sentence) else 0.0
-    score += 1.5 if sentence.rstrip().endswith(("?", "？")) else 0.0
-    return score
+# Numbers, dates, decisions, facts and names are what a later turn may need verbatim; an open
+# question too. Position and length do not count: any sentence of a message may be the one.
+KEY_SENTENCE_WEIGHTS = SentenceWeights(marks=(
+    Mark(2.0, lambda s: len(numbers(s))),  # per distinct number
+    Mark(1.0, lambda s: len(entities(s))),  # per named entity
+    Mark(3.0, lambda s: sum(1 for rule in RULES.values() if rule.search(s))),  # per kind: decision, preference ...
+    Mark(2.0, lambda s: bool(DATE.search(s))),  # it names a date
+    Mark(1.5, lambda s: s.rstrip().endswith(("?", "？"))),  # it asks a question
+))
 
 
 def condense_text(text: str, keep_share: float = 0.35) -> str | None:
@@ -34,7 +37,8 @@ def condense_text(text: str, keep_share: float = 0.35) -> str | None:
     if len(sentences) < 3 or is_condensed(text):
         return None
     keep = max(1, round(len(sentences) * keep_share))
-    ranked = sorted(range(len(sentences)), key=lambda i: (-_score(sentences[i]), i))[:keep]
+    scores = score_sentences(sentences, KEY_SENTENCE_WEIGHTS)
+    ranked = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))[:keep]
     kept = [sentences[i].strip() for i in sorted(ranked)]
     return f"[condensed: kept {keep} of {len(sentences)} sentences] " + " ".join(kept)
 

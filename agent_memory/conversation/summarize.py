@@ -10,19 +10,19 @@ import logging
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.significance import DATE, NUMBER, RULES, entities, identifiers, numbers
+from agent_memory.core import summaries
+from agent_memory.core.llm import CompletionClient
 from agent_memory.core.text import content_words, has_cjk, split_sentences
 
 log = logging.getLogger(__name__)
 
 
-class Summarizer(Protocol):
-    name: str
-
-    def summarize(self, span: list[dict[str, Any]], *, max_tokens: int) -> str: ...
+# Compaction's summarizers summarize spans of messages.
+Summarizer = summaries.Summarizer[list[dict[str, Any]]]
 
 
 class SummaryRejected(ValueError):
@@ -186,7 +186,7 @@ class LLMSummarizer:
 
     name = "llm"
 
-    def __init__(self, client, *, max_input_chars: int = 24000) -> None:
+    def __init__(self, client: CompletionClient, *, max_input_chars: int = 24000) -> None:
         self.client = client
         self.max_input_chars = max_input_chars
 

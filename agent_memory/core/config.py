@@ -108,6 +108,19 @@ class Settings(BaseSettings):
     chunk_tokens: int = Field(default=256, ge=16)
     chunk_overlap_tokens: int = Field(default=32, ge=0)
 
+    # Summaries written at ingestion (agent_memory/ingest/items.py, extractive unless an LLM is configured).
+    chunk_summary_tokens: int = Field(
+        default=48, ge=8, description="Size of a chunk's summary; a chunk of a document of several chunks gets "
+        "one when it is longer than twice this.")
+    document_summary_tokens: int = Field(
+        default=128, ge=8, description="Size of a document's summary; a document gets one when it has several "
+        "chunks or is longer than twice this.")
+    segment_summary_tokens: int = Field(
+        default=64, ge=8, description="Size of the summary of each segment of a file read in segments (a large "
+        "file); the document's summary is made from these.")
+    session_summary_tokens: int = Field(
+        default=160, ge=8, description="Size of the summary of an ingested conversation session.")
+
     # Sentence vectors (agent_memory/index/sentences.py): a fact said in passing inside a long turn is found by
     # its sentence. Set on LongMemEval's development questions by benchmarks/probe_sentence_vectors.py.
     sentence_vector_speakers: list[str] = Field(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from agent_memory.core.errors import LLMError
 
@@ -33,6 +33,19 @@ class LLMResult:
     usage: TokenUsage = field(default_factory=TokenUsage)
     model: str = ""
     finish_reason: str | None = None
+
+
+class CompletionClient(Protocol):
+    """What every LLM step needs of a client: :meth:`LLMClient.complete` (tests pass fakes)."""
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        response_format: dict[str, Any] | None = None,
+    ) -> LLMResult: ...
 
 
 class LLMClient:

@@ -12,9 +12,14 @@ from agent_memory.ingest.formats import CODE_EXTENSIONS
 from agent_memory.ingest.splitting import Splitter
 from agent_memory.ingest.summarize import SourceSummarizer
 
-CHUNK_SUMMARY_TOKENS = 48
-DOC_SUMMARY_TOKENS = 128
-SESSION_SUMMARY_TOKENS = 160
+
+@dataclass(frozen=True)
+class SummaryTokens:
+    """Summary sizes in tokens, from the settings (chunk_/document_/session_summary_tokens)."""
+
+    chunk: int
+    document: int
+    session: int
 
 
 @dataclass
@@ -56,8 +61,10 @@ def _make_item(tenant, source_id, kind, text, index, start, end, metadata) -> Me
 
 
 class ItemBuilder:
-    def __init__(self, splitter: Splitter, summarizer: SourceSummarizer, summaries: bool = True) -> None:
+    def __init__(self, splitter: Splitter, summarizer: SourceSummarizer, summary_tokens: SummaryTokens,
+                 summaries: bool = True) -> None:
         self.splitter = splitter
+        self.summary_tokens = summary_tokens
         self.summarizer = summarizer
         self.summaries = summaries
         self.counter = splitter.counter
@@ -84,14 +91,14 @@ class ItemBuilder:
         items = []
         if len(chunks) > 1:
             for chunk in chunks:
-                if self.counter.count(chunk.text) > CHUNK_SUMMARY_TOKENS * 2:
-                    summary = self.summarizer.summarize(chunk.text, CHUNK_SUMMARY_TOKENS)
+                if self.counter.count(chunk.text) > self.summary_tokens.chunk * 2:
+                    summary = self.summarizer.summarize(chunk.text, max_tokens=self.summary_tokens.chunk)
                     if summary:
                         items.append(_make_item(tenant, source_id, "summary", summary, chunk.chunk_index,
                                                 chunk.start, chunk.end,
                                                 {**meta, "summary_of": chunk.id, "scope": "chunk"}))
-        if self.counter.count(text) > DOC_SUMMARY_TOKENS * 2 or len(chunks) > 1:
-            summary = self.summarizer.summarize(text[:200_000], DOC_SUMMARY_TOKENS)
+        if self.counter.count(text) > self.summary_tokens.document * 2 or len(chunks) > 1:
+            summary = self.summarizer.summarize(text[:200_000], max_tokens=self.summary_tokens.document)
             if summary:
                 items.append(_make_item(tenant, source_id, "summary", summary, -1, 0, len(text),
                                         {**meta, "summary_of": source_id, "scope": "document"}))
@@ -120,7 +127,7 @@ class ItemBuilder:
         digest = content_hash(text)
         source_id = f"{session_id}#summary"
         out = SourceItems(tenant, source_id, "session", digest, session_id=None, timestamp=turns[0].timestamp)
-        summary = self.summarizer.summarize(text[:200_000], SESSION_SUMMARY_TOKENS)
+        summary = self.summarizer.summarize(text[:200_000], max_tokens=self.summary_tokens.session)
         if summary:
             out.items = [_make_item(tenant, source_id, "summary", summary, -1, 0, len(text),
                                     {"summary_of": session_id, "scope": "session", "session_id": session_id,

@@ -28,7 +28,7 @@ from agent_memory.ingest import sources as readers
 from agent_memory.ingest.discovery import discover_files, file_source_id, named_files
 from agent_memory.ingest.extraction import make_extractor
 from agent_memory.ingest.graph_writes import extract_triples, merge_triples
-from agent_memory.ingest.items import ItemBuilder, SourceItems
+from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
 from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.ownership import DIRECT_OWNER, FILE_KEY, forget, forget_sources, own_units, still_owned
 from agent_memory.ingest.report import IngestReport
@@ -51,7 +51,9 @@ class IngestionPipeline:
         self.services = services
         settings = services.settings
         self.splitter = Splitter(services.counter, settings.chunk_tokens, settings.chunk_overlap_tokens)
-        self.builder = ItemBuilder(self.splitter, make_summarizer(services.counter, services.llm), summaries)
+        sizes = SummaryTokens(settings.chunk_summary_tokens, settings.document_summary_tokens,
+                              settings.session_summary_tokens)
+        self.builder = ItemBuilder(self.splitter, make_summarizer(services.counter, services.llm), sizes, summaries)
         self._extractor = extractor
 
     @property
@@ -283,7 +285,8 @@ class IngestionPipeline:
             unit = SourceItems(tenant, sid, "document", stream.content_hash, items=items, path=str(stream.path))
             self._store_items([unit], report, may_move=[i.id for i in items] if previous else [])
             new_ids += [i.id for i in items]
-            summaries.append(self.builder.summarizer.summarize(segment[:20_000], 64))
+            summaries.append(self.builder.summarizer.summarize(
+                segment[:20_000], max_tokens=self.services.settings.segment_summary_tokens))
         if self.builder.summaries and summaries:
             digest_text = " ".join(summaries)
             items = self.builder.summary_items(tenant, sid, digest_text, [], {"scope": "document"})

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Protocol
 
 from agent_memory.core.errors import LLMError
+from agent_memory.core.llm import CompletionClient
+from agent_memory.core.sentence_scoring import Mark, SentenceWeights, score_sentence
+from agent_memory.core.summaries import Summarizer
 from agent_memory.core.text import split_sentences
 from agent_memory.core.tokens import TokenCounter
 
@@ -26,10 +28,20 @@ _CONCLUSION = re.compile(
 )
 
 
-class SourceSummarizer(Protocol):
-    name: str
+# What a summary keeps: numbers, percentages and conclusions; the lead sentence (it carries the topic in
+# most prose), then the last, then the earlier ones; not a fragment, nor an over-long sentence.
+SUMMARY_SENTENCE_WEIGHTS = SentenceWeights(
+    marks=(
+        Mark(1.0, lambda s: bool(_NUMBER.search(s))),
+        Mark(1.0, lambda s: bool(_PERCENT.search(s))),
+        Mark(1.5, lambda s: bool(_CONCLUSION.search(s))),
+    ),
+    first=2.0, last=0.5, early=1.0, short=-1.0, short_chars=20, long=-0.5, long_chars=400,
+)
 
-    def summarize(self, text: str, max_tokens: int) -> str: ...
+
+# Ingestion's summarizers summarize texts.
+SourceSummarizer = Summarizer[str]
 
 
 class ExtractiveSummarizer:
@@ -39,26 +51,9 @@ class ExtractiveSummarizer:
         self.counter = counter
 
     def score(self, sentence: str, position: int, total: int) -> float:
-        score = 0.0
-        if _NUMBER.search(sentence):
-            score += 1.0
-        if _PERCENT.search(sentence):
-            score += 1.0
-        if _CONCLUSION.search(sentence):
-            score += 1.5
-        if position == 0:
-            score += 2.0  # lead sentences carry the topic in most prose
-        elif position == total - 1:
-            score += 0.5
-        score += 1.0 - position / max(1, total)
-        length = len(sentence)
-        if length < 20:
-            score -= 1.0
-        elif length > 400:
-            score -= 0.5
-        return score
+        return score_sentence(sentence, position, total, SUMMARY_SENTENCE_WEIGHTS)
 
-    def summarize(self, text: str, max_tokens: int) -> str:
+    def summarize(self, text: str, /, *, max_tokens: int) -> str:
         sentences = split_sentences(text)
         if not sentences:
             return ""
@@ -90,12 +85,12 @@ class LLMSourceSummarizer:
 
     name = "llm"
 
-    def __init__(self, llm, fallback: ExtractiveSummarizer) -> None:
+    def __init__(self, llm: CompletionClient, fallback: ExtractiveSummarizer) -> None:
         self.llm = llm
         self.fallback = fallback
         self.failures = 0
 
-    def summarize(self, text: str, max_tokens: int) -> str:
+    def summarize(self, text: str, /, *, max_tokens: int) -> str:
         prompt = (
             "Summarize the text below in at most {n} tokens, in the text's own language. Keep names, numbers, "
             "dates and conclusions. Reply with the summary only.\n\n{text}"
@@ -109,9 +104,9 @@ class LLMSourceSummarizer:
         except Exception as exc:  # noqa: BLE001 - any LLM failure means: use the offline summary
             self.failures += 1
             log.warning("LLM summary failed (%s); using extractive summary", exc)
-            return self.fallback.summarize(text, max_tokens)
+            return self.fallback.summarize(text, max_tokens=max_tokens)
 
 
-def make_summarizer(counter: TokenCounter, llm=None) -> SourceSummarizer:
+def make_summarizer(counter: TokenCounter, llm: CompletionClient | None = None) -> SourceSummarizer:
     extractive = ExtractiveSummarizer(counter)
     return LLMSourceSummarizer(llm, extractive) if llm is not None else extractive

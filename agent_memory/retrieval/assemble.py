@@ -371,7 +371,7 @@ class Assembler:
                     result.assembly_drops.append(Decision("assemble", item.source_id, "dropped", "budget full", cost, 0))
                     continue
                 whole = text
-                text = compress(text, question, room, self.counter, entities)
+                text = compress(text, question, room, self.counter, entities, self.config.compression)
                 if not text:
                     result.assembly_drops.append(Decision("assemble", item.source_id, "dropped",
                                                    "its best sentence does not fit the remaining budget", cost, 0))

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 
+from agent_memory.core.sentence_scoring import Mark, SentenceWeights, score_sentences
 from agent_memory.core.text import keyword_terms, split_sentences
 from agent_memory.core.tokens import TokenCounter
+from agent_memory.retrieval.config import CompressionWeights
 
 _NUMBER = re.compile(r"\d")
 _WORDLIKE = re.compile(r"\w")
@@ -45,7 +47,7 @@ def _glue(left: str, right: str) -> str:
 
 
 def compress(text: str, question: str, max_tokens: int, counter: TokenCounter,
-             entities: list[str] | None = None) -> str:
+             entities: list[str] | None = None, weights: CompressionWeights | None = None) -> str:
     """The best sentences within ``max_tokens``, the best one always among them; "" when the best one
     does not fit. A text of one sentence (or none) comes back unchanged, whatever its length."""
     sentences = sentence_units(text)
@@ -53,31 +55,26 @@ def compress(text: str, question: str, max_tokens: int, counter: TokenCounter,
         return ""
     if len(sentences) == 1:
         return text
+    w = weights or CompressionWeights()
     q_terms = set(keyword_terms(question))
     ents = [e.lower() for e in (entities or []) if e]
-    question_has_number = bool(_NUMBER.search(question))
-
-    def relevance(index: int) -> float:
-        sentence = sentences[index]
-        lowered = sentence.lower()
-        s = float(len(words_of[index] & q_terms))
-        s += sum(1.5 for e in ents if e in lowered)
-        if _NUMBER.search(sentence):
-            s += 0.5 if not question_has_number else 1.0
-        return s
-
-    def score(index: int) -> float:
-        # Ties (most often: no sentence holds a question term) go to a sentence with some content
-        # ("Wow!" says nothing), then to the earlier one: it usually sets the context.
-        return relevance(index) + 0.005 * min(len(words_of[index]), 8) - 0.01 * index
-
-    words_of = [set(keyword_terms(sentence)) for sentence in sentences]
-    order = sorted(range(len(sentences)), key=score, reverse=True)
+    terms = {sentence: set(keyword_terms(sentence)) for sentence in sentences}
+    relevance_marks = (
+        Mark(w.question_term, lambda s: len(terms[s] & q_terms)),
+        Mark(w.question_entity, lambda s: sum(1 for e in ents if e in s.lower())),
+        Mark(w.number_asked if _NUMBER.search(question) else w.number, lambda s: bool(_NUMBER.search(s))),
+    )
+    relevance = score_sentences(sentences, SentenceWeights(marks=relevance_marks))
+    # Ties (most often: no sentence holds a question term) go to a sentence with some content
+    # ("Wow!" says nothing), then to the earlier one: it usually sets the context.
+    content = Mark(w.content, lambda s: min(len(terms[s]), w.content_words))
+    scores = score_sentences(sentences, SentenceWeights(marks=(*relevance_marks, content), later=-w.order))
+    order = sorted(range(len(sentences)), key=scores.__getitem__, reverse=True)
     if counter.count(_join(sentences, [order[0]])) > max_tokens:
         return ""  # the best sentence is kept whole or not at all: a lesser one would stand in for it
     chosen = [order[0]]
     for index in order[1:]:
-        if relevance(index) <= 0:
+        if relevance[index] <= 0:
             continue  # only question-bearing sentences join the best one
         candidate = sorted(chosen + [index])
         if counter.count(_join(sentences, candidate)) <= max_tokens:

@@ -14,9 +14,6 @@ from agent_memory.retrieval.rerank import Reranker
 from agent_memory.retrieval.routes import Query, passes
 from agent_memory.retrieval.types import Candidate, Decision
 
-# A passage that names many entities is an index, not a bridge: follow its first few.
-MAX_LINKS_PER_PASSAGE = 5
-
 
 def spread(candidates: list[Candidate], by_source: dict[str, float], signal: str) -> None:
     """Give a source-level score to every candidate of that source (the page, not one chunk)."""
@@ -63,7 +60,7 @@ class LinkFollower:
             # A page the question itself names is the surest start of a bridge, wherever it ranks.
             base = max(1.0 / (rank + 1), anchor.route_scores.get("graph", 0.0) if self.config.link_from_pages else 0.0)
             found = self.pages.named_in(query.tenant, anchor.item.text, exclude={anchor.item.source_id})
-            for name, items in list(found.items())[:MAX_LINKS_PER_PASSAGE]:
+            for name, items in list(found.items())[: self.config.link_names]:
                 strength = base
                 if match:
                     # The sentence that names the page says how it relates; one that shares the

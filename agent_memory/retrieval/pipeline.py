@@ -43,7 +43,7 @@ from agent_memory.retrieval.similarity import QuestionSimilarity, candidate_vect
 from agent_memory.retrieval.speakers import Unnamed, named_by_space, unnamed, unnamed_from
 from agent_memory.retrieval.types import Candidate, Decision, PromptResult
 from agent_memory.retrieval.validity import order_facts
-from agent_memory.retrieval.when import parse_stamp, question_window
+from agent_memory.retrieval.when import DateSlack, parse_stamp, question_window
 from agent_memory.services import Services
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class RetrievalPipeline:
         self.recent_turns = recent_turns or self._catalog_recent_turns
         self.session_summaries = session_summaries
         self.rewriter = QueryRewriter(self.recent_turns, llm=services.llm,  # follow-ups made standalone
-                                      enabled=config.query_rewrite)
+                                      turns=config.rewrite_turns, enabled=config.query_rewrite)
         self.reranker = reranker or DefaultReranker(config, graph=config.graph.enabled)
         self.assembler = Assembler(self.counter, config)
         self._pool: ThreadPoolExecutor | None = None  # opened by the first run (see run and close)
@@ -94,8 +94,7 @@ class RetrievalPipeline:
         if config.speakers.enabled:
             self.routes["speakers"] = SpeakerRoute(services.vectors)
         if config.graph.enabled:
-            self.routes["graph"] = GraphRoute(services.graph, services.vectors, self.pages, hops=config.graph_hops,
-                                            max_seeds=config.graph_seeds)
+            self.routes["graph"] = GraphRoute(services.graph, services.vectors, config, self.pages)
         if config.summaries.enabled:
             self.routes["summaries"] = SummaryRoute(services.vectors, session_summaries,
                                                      stored=config.stored_summaries)
@@ -216,7 +215,7 @@ class RetrievalPipeline:
         lap("dedup")
 
         facts = order_facts(outputs.get("graph", RouteOutput()).facts, question, question_date, decisions,
-                            enabled=self.config.current_facts_first)
+                            self._date_slack(), enabled=self.config.current_facts_first)
         result = self.assembler.assemble(asked, budget, facts=facts, summaries=summaries, passages=kept,
                                          recent=recent, entities=query.entities, question_date=question_date)
         lap("assemble")
@@ -380,12 +379,15 @@ class RetrievalPipeline:
             out.extend(extra.get(cand.item.id, []))
         return out
 
+    def _date_slack(self) -> DateSlack:
+        return DateSlack(self.config.time_after_day, self.config.time_after_month)
+
     def _mark_window(self, question: str, question_date: str | None, candidates: list[Candidate],
                      decisions: list[Decision]) -> None:
         """Items dated inside the window the question names ("a couple of days ago", "in May 2023")
         get a time score. Relative phrases count from the question's date, else from now."""
         asked_on = parse_stamp(question_date) if question_date else datetime.now()
-        window = question_window(question, asked_on)
+        window = question_window(question, asked_on, self._date_slack())
         if window is None:
             return
         decisions.append(Decision("time", window.phrase, "window",

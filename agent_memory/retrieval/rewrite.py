@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from agent_memory.core.llm import CompletionClient
 from agent_memory.core.records import MemoryItem
+from agent_memory.retrieval.fusion import rrf
 from agent_memory.retrieval.types import Decision
 
 log = logging.getLogger(__name__)
@@ -157,10 +159,11 @@ def rule_rewrite(question: str, recent: list[MemoryItem]) -> tuple[str, list[str
 
 
 class QueryRewriter:
-    """``recent_turns(tenant, session_id, n)`` reads the session (working memory or ingested turns)."""
+    """``recent_turns(tenant, session_id, n)`` reads the session (working memory or ingested turns); ``turns``:
+    the config's rewrite_turns."""
 
-    def __init__(self, recent_turns: Callable[[str, str, int], list[MemoryItem]], llm=None, turns: int = 6,
-                 enabled: bool = True) -> None:
+    def __init__(self, recent_turns: Callable[[str, str, int], list[MemoryItem]], *, turns: int,
+                 llm: CompletionClient | None = None, enabled: bool = True) -> None:
         self.recent_turns = recent_turns
         self.llm = llm
         self.turns = turns
@@ -204,9 +207,10 @@ class QueryRewriter:
             log.warning("LLM query rewriting failed, using rules: %s", exc)
             return None
 
-    def recall(self, pipeline, query, variants: Variants, outputs: dict, k: int = 60) -> None:
+    def recall(self, pipeline, query, variants: Variants, outputs: dict) -> None:
         """The dense and keyword routes also for the other variants; per route, the lists of all
-        variants fused by reciprocal rank (the searched variant first on ties)."""
+        variants fused by reciprocal rank (the config's rrf_k; the searched variant's list weighs 1,
+        each other one rewrite_variant_weight; the searched variant first on ties)."""
         if len(variants.items) < 2:
             return
         import dataclasses
@@ -231,11 +235,12 @@ class QueryRewriter:
                 hits = route.recall(other, getattr(pipeline.config, name).limit).hits
                 variant.found = list(dict.fromkeys(variant.found + [h.item.source_id for h in hits[:5]]))
                 lists.append(hits)
-            score: dict[str, float] = {}
+            other_weight = pipeline.config.rewrite_variant_weight
+            weights = [1.0] + [other_weight] * (len(lists) - 1)
+            score = rrf(zip(weights, ([hit.item.id for hit in hits] for hits in lists)), pipeline.config.rrf_k)
             best: dict[str, ScoredItem] = {}
-            for weight, hits in zip([1.0] + [0.5] * (len(lists) - 1), lists):
-                for rank, hit in enumerate(hits, start=1):
-                    score[hit.item.id] = score.get(hit.item.id, 0.0) + weight / (k + rank)
+            for hits in lists:
+                for hit in hits:
                     if hit.item.id not in best or hit.score > best[hit.item.id].score:
                         best[hit.item.id] = hit
             order = sorted(score, key=lambda i: -score[i])[: getattr(pipeline.config, name).limit]

@@ -18,6 +18,7 @@ from agent_memory.core.embedding_spaces import QueryVectors
 from agent_memory.core.records import MemoryItem, ScoredItem, SearchFilter, Triple
 from agent_memory.core.sparse import SparseVector
 from agent_memory.core.text import content_words
+from agent_memory.retrieval.config import RetrievalConfig
 from agent_memory.retrieval.pages import Pages, mentioned_names
 from agent_memory.stores.base import GraphStore, VectorStore
 
@@ -164,16 +165,18 @@ class GraphRoute:
 
     name = "graph"
     needs_dense = False
-    PAGE, NEIGHBOUR_PAGE, BEHIND_FACTS = 1.0, 0.5, 0.5
 
-    def __init__(self, graph: GraphStore, vectors: VectorStore, pages: Pages | None = None, hops: int = 2, neighbour_pages: int = 5,
-                 max_seeds: int = 3) -> None:
+    def __init__(self, graph: GraphStore, vectors: VectorStore, config: RetrievalConfig,
+                 pages: Pages | None = None) -> None:
         self.graph = graph
-        self.max_seeds = max_seeds
         self.vectors = vectors
         self.pages = pages
-        self.hops = hops
-        self.neighbour_pages = neighbour_pages
+        self.max_seeds = config.graph_seeds
+        self.hops = config.graph_hops
+        self.neighbour_pages = config.graph_neighbour_pages
+        self.page_score = config.graph_page_score
+        self.neighbour_page_score = config.graph_neighbour_page_score
+        self.facts_score = config.graph_facts_score
 
     def recall(self, query: Query, limit: int) -> RouteOutput:
         scores: dict[str, float] = {}
@@ -189,8 +192,8 @@ class GraphRoute:
             named = [*query.entities, *mentioned_names(query.text)]
             for found in self.pages.of_names(query.tenant, named).values():
                 for item in found:
-                    add(item, self.PAGE)
-                    page_scores[item.source_id] = self.PAGE
+                    add(item, self.page_score)
+                    page_scores[item.source_id] = self.page_score
         ranked = self._facts(query, limit)
         behind = list(dict.fromkeys(t.item_id for t in ranked if t.item_id))
         fact_items = {i.id: i for i in self.vectors.get(behind)} if behind else {}
@@ -201,15 +204,15 @@ class GraphRoute:
             weight[triple.item_id] = weight.get(triple.item_id, 0.0) + 1.0 / (rank + 1)
         top = max(weight.values(), default=1.0)
         for item_id, w in weight.items():
-            add(fact_items[item_id], self.BEHIND_FACTS * w / top)
+            add(fact_items[item_id], self.facts_score * w / top)
         if self.pages is not None and ranked:
             asked = {e.lower() for e in query.entities}
             neighbours = [n for t in ranked for n in (t.subject, t.object) if n.lower() not in asked]
             neighbours = list(dict.fromkeys(neighbours))[: self.neighbour_pages]
             for found in self.pages.of_names(query.tenant, neighbours).values():
                 for item in found:
-                    add(item, self.NEIGHBOUR_PAGE)
-                    page_scores.setdefault(item.source_id, self.NEIGHBOUR_PAGE)
+                    add(item, self.neighbour_page_score)
+                    page_scores.setdefault(item.source_id, self.neighbour_page_score)
         best = sorted(scores, key=lambda k: (-scores[k], k))[:limit]
         returned = {items[i].source_id for i in best}
         return RouteOutput(hits=[ScoredItem(item=items[i], score=scores[i]) for i in best], facts=ranked[:limit],

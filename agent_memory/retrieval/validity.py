@@ -14,7 +14,7 @@ from datetime import datetime
 
 from agent_memory.core.records import Triple
 from agent_memory.retrieval.types import Decision
-from agent_memory.retrieval.when import _MONTH, Window, _month, parse_stamp, question_window
+from agent_memory.retrieval.when import _MONTH, DateSlack, Window, _month, parse_stamp, question_window
 
 # "in March", "during May", "since June" without a year: the last such month up to the day asked.
 _MONTH_ONLY = re.compile(rf"\b(?:in|during|since|by|until|of|back in)\s+{_MONTH}\b(?!\.?,?\s+(?:19|20)\d\d)",
@@ -31,9 +31,9 @@ def month_window(question: str, asked_on: datetime | None) -> Window | None:
     return Window(datetime(year, month, 1), stop, match.group(0))
 
 
-def fact_window(question: str, question_date: str | None) -> Window | None:
+def fact_window(question: str, question_date: str | None, slack: DateSlack) -> Window | None:
     asked_on = parse_stamp(question_date) if question_date else datetime.now()
-    return question_window(question, asked_on) or month_window(question, asked_on)
+    return question_window(question, asked_on, slack) or month_window(question, asked_on)
 
 
 def _valid_during(fact: Triple, window: Window) -> bool:
@@ -45,13 +45,13 @@ def _valid_during(fact: Triple, window: Window) -> bool:
 
 
 def order_facts(facts: list[Triple], question: str, question_date: str | None,
-                decisions: list[Decision], enabled: bool = True) -> list[Triple]:
+                decisions: list[Decision], slack: DateSlack, enabled: bool = True) -> list[Triple]:
     """Facts valid in the question's window first, else current facts first; the order within each
     part is the graph route's. Stable, and a no-op when no fact is dated or when not ``enabled``
     (the config's ``current_facts_first``)."""
     if not enabled or not any(f.valid_from for f in facts):
         return facts
-    window = fact_window(question, question_date)
+    window = fact_window(question, question_date, slack)
     if window is not None:
         inside = [f for f in facts if _valid_during(f, window)]
         if inside:

@@ -39,9 +39,15 @@ _ISO = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
 # "in November 2022", "January 2024"; "in 2024"
 _MY = re.compile(rf"\b{_MONTH}\.?,?\s+{_YEAR}\b", re.IGNORECASE)
 _Y = re.compile(rf"\b(?:in|during|of|since|throughout)\s+{_YEAR}\b", re.IGNORECASE)
-# Memory is written after the event: a date's window runs a little past it.
-_AFTER_DAY = 2
-_AFTER_MONTH = 7
+
+
+@dataclass(frozen=True)
+class DateSlack:
+    """Memory is written after the event: a date's window runs a little past it, by these many days
+    after a day and after a month or year (the config's time_after_day and time_after_month)."""
+
+    day: int
+    month: int
 
 
 @dataclass(frozen=True)
@@ -82,34 +88,34 @@ def _month(name: str) -> int:
     return next(i for i, m in enumerate(_MONTHS, start=1) if m.startswith(name.lower()[:3]))
 
 
-def _day_window(year: int, month: int, day: int, phrase: str) -> Window | None:
+def _day_window(year: int, month: int, day: int, phrase: str, after: int) -> Window | None:
     try:
         when = datetime(year, month, day)
     except ValueError:
         return None
-    return Window(when - timedelta(days=1), when + timedelta(days=_AFTER_DAY + 1), phrase)
+    return Window(when - timedelta(days=1), when + timedelta(days=after + 1), phrase)
 
 
-def absolute_window(question: str) -> Window | None:
+def absolute_window(question: str, slack: DateSlack) -> Window | None:
     """The days a date in the question names: a day, a month or a year (a little past its end)."""
     if m := _DMY.search(question):
-        return _day_window(int(m.group(3)), _month(m.group(2)), int(m.group(1)), m.group(0))
+        return _day_window(int(m.group(3)), _month(m.group(2)), int(m.group(1)), m.group(0), slack.day)
     if m := _MDY.search(question):
-        return _day_window(int(m.group(3)), _month(m.group(1)), int(m.group(2)), m.group(0))
+        return _day_window(int(m.group(3)), _month(m.group(1)), int(m.group(2)), m.group(0), slack.day)
     if m := _ISO.search(question):
-        return _day_window(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(0))
+        return _day_window(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(0), slack.day)
     if m := _MY.search(question):
         year, month = int(m.group(2)), _month(m.group(1))
         start = datetime(year, month, 1)
         after = datetime(year + (month == 12), month % 12 + 1, 1)
-        return Window(start, after + timedelta(days=_AFTER_MONTH), m.group(0))
+        return Window(start, after + timedelta(days=slack.month), m.group(0))
     if m := _Y.search(question):
         year = int(m.group(1))
-        return Window(datetime(year, 1, 1), datetime(year + 1, 1, 1) + timedelta(days=_AFTER_MONTH), m.group(0))
+        return Window(datetime(year, 1, 1), datetime(year + 1, 1, 1) + timedelta(days=slack.month), m.group(0))
     return None
 
 
-def question_window(question: str, asked_on: datetime | None) -> Window | None:
+def question_window(question: str, asked_on: datetime | None, slack: DateSlack) -> Window | None:
     """The window of days a question's date, or its relative time phrase, points at; or None.
 
     A date names its own days (see ``absolute_window``). A point in the past ("N units ago")
@@ -117,7 +123,7 @@ def question_window(question: str, asked_on: datetime | None) -> Window | None:
     is rarely exactly sixty days. A span ("past three months", "this week") runs from its start
     to the end of the day asked.
     """
-    if (window := absolute_window(question)) is not None:
+    if (window := absolute_window(question, slack)) is not None:
         return window
     if asked_on is None:
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agent_memory.core.records import MemoryItem
+from agent_memory.retrieval.config import RetrievalConfig
 from agent_memory.retrieval.rewrite import QueryRewriter, names, rule_rewrite
 
 
@@ -32,7 +33,7 @@ def test_ellipsis_and_ordinals():
 def test_standalone_questions_and_no_session_stay_as_asked():
     assert rule_rewrite("Where is Berlin?", JOB) == ("Where is Berlin?", [])
     assert rule_rewrite("Where does she live?", []) == ("Where does she live?", [])
-    rewriter = QueryRewriter(lambda tenant, session, n: JOB)
+    rewriter = QueryRewriter(lambda tenant, session, n: JOB, turns=RetrievalConfig().rewrite_turns)
     assert [v.name for v in rewriter.variants("Where does she live?", "t", None).items] == ["original"]
     variants = rewriter.variants("Where does she live?", "t", "s")
     assert [(v.name, v.text) for v in variants.items] == [

@@ -12,7 +12,7 @@ from agent_memory.core.tokens import TiktokenCounter
 from agent_memory.retrieval.compress import GAP, compress, sentence_units
 from agent_memory.retrieval.config import PRESETS, RetrievalConfig, load_preset
 from agent_memory.retrieval.dedup import deduplicate, new_numbers
-from agent_memory.retrieval.fusion import fuse
+from agent_memory.retrieval.fusion import fuse, rrf
 from agent_memory.retrieval.rerank.signals import named_in, speaker_named, term_coverage
 from agent_memory.retrieval.types import Candidate, Decision
 
@@ -50,10 +50,10 @@ def test_rrf_sums_weighted_reciprocal_ranks():
 
 def test_rrf_weights_change_the_order():
     routes = {"dense": hits("a", "b"), "graph": hits("b", "a")}
-    assert [c.item.id for c in fuse(routes, {"dense": 1.0, "graph": 0.5})] == ["a", "b"]
-    assert [c.item.id for c in fuse(routes, {"dense": 0.5, "graph": 1.0})] == ["b", "a"]
+    assert [c.item.id for c in fuse(routes, {"dense": 1.0, "graph": 0.5}, k=60)] == ["a", "b"]
+    assert [c.item.id for c in fuse(routes, {"dense": 0.5, "graph": 1.0}, k=60)] == ["b", "a"]
     # A weight of zero makes the route count for nothing, but its ranks are still recorded.
-    only_dense = fuse(routes, {"dense": 1.0, "graph": 0.0})
+    only_dense = fuse(routes, {"dense": 1.0, "graph": 0.0}, k=60)
     assert [c.item.id for c in only_dense] == ["a", "b"]
     assert only_dense[1].fused == pytest.approx(1 / 62) and only_dense[1].route_ranks["graph"] == 1
 
@@ -66,8 +66,16 @@ def test_rrf_k_flattens_or_sharpens_the_rank_gap():
     assert flat[0].fused / flat[1].fused == pytest.approx(1002 / 1001)
 
 
+def test_rrf_is_one_function_for_any_ranked_lists():
+    # The rewrite's variants fuse their lists with the same function the routes use.
+    scores = rrf([(1.0, ["a", "b"]), (0.5, ["b", "c"])], k=60)
+    assert list(scores) == ["a", "b", "c"]  # first appearance: a stable sort breaks ties by it
+    assert scores["b"] == pytest.approx(1 / 62 + 0.5 / 61)
+    assert scores["c"] == pytest.approx(0.5 / 62)
+
+
 def test_rrf_of_nothing_is_empty():
-    assert fuse({}, {}) == [] and fuse({"dense": []}, {"dense": 1.0}) == []
+    assert fuse({}, {}, k=60) == [] and fuse({"dense": []}, {"dense": 1.0}, k=60) == []
 
 
 # ---- term coverage --------------------------------------------------------------------------------------

@@ -4,9 +4,11 @@ from datetime import datetime
 
 import pytest
 
-from agent_memory.retrieval.when import absolute_window, parse_stamp, question_window
+from agent_memory.retrieval.config import RetrievalConfig
+from agent_memory.retrieval.when import DateSlack, absolute_window, parse_stamp, question_window
 
 ASKED = datetime(2022, 4, 12, 22, 57)
+SLACK = DateSlack(RetrievalConfig().time_after_day, RetrievalConfig().time_after_month)
 
 
 @pytest.mark.parametrize("stamp, expected", [
@@ -24,7 +26,7 @@ def test_a_stamp_without_a_date_is_none(stamp):
 
 
 def test_a_point_in_the_past_gets_a_margin_around_it():
-    window = question_window("I cooked something for my friend a couple of days ago. What was it?", ASKED)
+    window = question_window("I cooked something for my friend a couple of days ago. What was it?", ASKED, SLACK)
     assert window.phrase == "a couple of days ago"
     assert window.holds(datetime(2022, 4, 10, 23, 24))
     assert not window.holds(datetime(2022, 4, 5))
@@ -32,7 +34,7 @@ def test_a_point_in_the_past_gets_a_margin_around_it():
 
 
 def test_months_ago_is_wider_than_days_ago():
-    window = question_window("What did I do with Rachel on the Wednesday two months ago?", ASKED)
+    window = question_window("What did I do with Rachel on the Wednesday two months ago?", ASKED, SLACK)
     assert window.holds(datetime(2022, 2, 2)) and window.holds(datetime(2022, 2, 25))
     assert not window.holds(datetime(2022, 4, 1))
 
@@ -44,14 +46,14 @@ def test_months_ago_is_wider_than_days_ago():
     ("What did I read this week?", datetime(2022, 4, 5)),
 ])
 def test_a_span_runs_to_the_day_asked(question, first_day):
-    window = question_window(question, ASKED)
+    window = question_window(question, ASKED, SLACK)
     assert window.start == first_day
     assert window.holds(datetime(2022, 4, 12, 23))
     assert not window.holds(datetime(2022, 4, 13, 1))
 
 
 def test_yesterday_is_one_day():
-    window = question_window("What did I eat yesterday?", ASKED)
+    window = question_window("What did I eat yesterday?", ASKED, SLACK)
     assert window.holds(datetime(2022, 4, 11, 12)) and not window.holds(datetime(2022, 4, 12, 1))
 
 
@@ -63,14 +65,14 @@ def test_yesterday_is_one_day():
     ("What charity event did John organize in 2024?", datetime(2024, 6, 1), datetime(2023, 12, 31)),
 ])
 def test_a_date_in_the_question_names_its_days_and_a_little_after(question, inside, outside):
-    window = absolute_window(question)
+    window = absolute_window(question, SLACK)
     assert window.holds(inside), window
     assert not window.holds(outside), window
 
 
 def test_a_date_needs_no_question_date_and_relative_phrases_do():
-    assert question_window("What did I do on 3 June, 2023?", None) is not None
-    assert question_window("What did I cook two days ago?", None) is None
+    assert question_window("What did I do on 3 June, 2023?", None, SLACK) is not None
+    assert question_window("What did I cook two days ago?", None, SLACK) is None
 
 
 @pytest.mark.parametrize("question", [
@@ -80,8 +82,8 @@ def test_a_date_needs_no_question_date_and_relative_phrases_do():
     "What did she do on the 31st?",
 ])
 def test_questions_without_a_time_phrase_have_no_window(question):
-    assert question_window(question, ASKED) is None
+    assert question_window(question, ASKED, SLACK) is None
 
 
 def test_an_impossible_date_is_ignored():
-    assert absolute_window("What happened on 31 February, 2023?") is None
+    assert absolute_window("What happened on 31 February, 2023?", SLACK) is None

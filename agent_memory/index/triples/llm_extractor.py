@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_memory.core.errors import LLMError
+from agent_memory.core.llm import CompletionClient
 from agent_memory.core.records import Triple
 from agent_memory.core.text import split_sentences
 from agent_memory.index.triples.base import GENERIC, clean_name, dedupe_entities, dedupe_triples
@@ -40,17 +41,6 @@ class Relation(BaseModel):
 class Extraction(BaseModel):
     entities: list[Entity] = Field(default_factory=list)
     relations: list[Relation] = Field(default_factory=list)
-
-
-class CompletionClient(Protocol):
-    def complete(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
-        response_format: dict[str, Any] | None = None,
-    ) -> Any: ...
 
 
 _SYSTEM = (
