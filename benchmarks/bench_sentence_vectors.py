@@ -6,7 +6,7 @@ Each round ingests the turns of the first --haystacks haystacks of ../shared/eva
 (a tenant each, as the harness does) into a fresh data dir through the product's pipeline, once with the
 served setting (``sentence_vector_speakers`` ["user"]) and once with none, in alternating order, and prints
 the job's seconds, the texts it embedded, the sentence vectors stored and the ratio of the two times.
-Ranking is measured by ``agent-memory eval`` (docs/evaluation.md), not here.
+Ranking is measured by ``agent-memory eval`` (docs/journal/evaluation-diary.md), not here.
 """
 
 from __future__ import annotations

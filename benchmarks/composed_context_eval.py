@@ -8,7 +8,7 @@ to ingestion: a turn's ``context`` vector is not embedded from its context text 
 then the turn; agent_memory/index/context.py) but composed from the two turns' own vectors, the normalized sum,
 which costs no model time. The served ingestion embeds the context texts: about a third of a
 conversation's embedding time (benchmarks/bench_ingest.py). Compare the figure with the same
-command through ``agent-memory`` (docs/evaluation.md, "Ingestion cost").
+command through ``agent-memory`` (docs/journal/evaluation-diary.md, "Ingestion cost").
 """
 
 from __future__ import annotations

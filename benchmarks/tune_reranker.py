@@ -11,7 +11,7 @@ approximation of the assembly: no compression, no section shares), and scores ev
 the harness's metric. Reported side by side: the in-sample figure of every point, and the
 leave-one-group-out figure (a group is a LoCoMo conversation or a LongMemEval question's haystack;
 document sets are split into five folds): weights chosen on the other groups, scored on the held-out
-one. This is how the conversation weights in ``agent_memory/retrieval/config.py`` were chosen (docs/evaluation.md).
+one. This is how the conversation weights in ``agent_memory/retrieval/config.py`` were chosen (docs/journal/evaluation-diary.md).
 """
 
 from __future__ import annotations

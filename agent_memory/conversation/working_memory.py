@@ -7,7 +7,7 @@ memory. Every user and assistant message is archived: handed as a ``TurnRecord``
 appended turn is stored exactly as an ingested one (speaker from the message's ``name``, else
 its role; the session and position; turn-context and sentence vectors; triples), under the
 source ID ``<session id>/m<seq>``. The detector's significance is an importance signal and a
-recorded reason (``agent_memory/ingest/upkeep.py``), never a gate. Not archived: forgettable messages, tool
+recorded reason (``agent_memory/index/importance.py``), never a gate. Not archived: forgettable messages, tool
 traffic (a call and its results become one turn when either is strict), system messages and
 sub-agents' messages (the agent's own steps; what they find reaches the main session).
 
@@ -230,7 +230,7 @@ class WorkingMemory:
         seq, message = row["seq"], row["message"]
         key = (session_key(tenant, session_id), "", seq)
         reasons = self._reasons.get(key) or (["significant"] if row["significant"] else [])
-        # ``promoted`` makes agent_memory/ingest/upkeep.py's importance read the reasons and the retention class.
+        # ``promoted`` makes agent_memory/index/importance.py read the reasons and the retention class.
         metadata: dict[str, Any] = {"promoted": True, "archived": True, "significant": bool(row["significant"]),
                                     "reasons": list(reasons), "retention": row["retention"], "role": message["role"]}
         if tools:

@@ -160,7 +160,7 @@ class Settings(BaseSettings):
                     "not know as functional are judged per ingestion batch, in one call (a yes supersedes the "
                     "older); 0 turns the LLM judge off.")
 
-    # Importance (agent_memory/ingest/upkeep.py): a source an LLM answer cites gains this much, up to 1.0.
+    # Importance (agent_memory/index/importance.py): a source an LLM answer cites gains this much, up to 1.0.
     importance_citation_step: float = Field(
         default=0.1, ge=0, le=1,
         description="Importance (in [0, 1], stored in the item's metadata) added to the items behind each source "

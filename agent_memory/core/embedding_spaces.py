@@ -6,7 +6,7 @@ model (all-MiniLM-L6-v2). The question is embedded by each model whose space hol
 each item is compared with the question in its own space. English memories therefore rank
 exactly as they did with MiniLM alone, Chinese memories exactly as with e5 alone, and an
 English question finds a Chinese passage through e5 (it reads both languages). Measured in
-``docs/evaluation.md``; the choice against "e5 for everything" is explained there.
+``docs/journal/evaluation-diary.md``; the choice against "e5 for everything" is explained there.
 
 Cosines of two models are not on one scale (e5 puts unrelated English texts near 0.75, MiniLM
 near 0.04), and within e5 chance depends on the languages (an English question and an unrelated

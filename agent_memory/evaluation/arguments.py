@@ -28,4 +28,4 @@ def add_eval_arguments(parser: argparse.ArgumentParser, *, data_dir: bool = True
     parser.add_argument("--compare", action="append", default=[], metavar="NAME",
                         help="also score this configuration in the same run, on the same stores, beside the product: "
                              "a preset name, or LABEL=JSON overrides of --preset, e.g. "
-                             "'static={\"importance_signal\": 0}' (repeatable; see docs/evaluation.md)")
+                             "'static={\"importance_signal\": 0}' (repeatable; see docs/results.md)")

@@ -12,7 +12,7 @@ A turn after a long one is read alone (``Settings.turn_context_previous_max_word
 made after a recited article ("刚想起来，合唱团今年五一的年会的负责人是马库斯。") does not answer
 it, and read after it its vector is mostly the article's. Chat answers a short turn; what follows
 a long one rarely needs it to be understood (LoCoMo 0.9102 → 0.9106 soft, one question fewer strict;
-LongMemEval 0.906 → 0.911; docs/evaluation.md, late afternoon of 2026-12-02).
+LongMemEval 0.906 → 0.911; docs/journal/evaluation-diary.md, late afternoon of 2026-12-02).
 """
 
 from __future__ import annotations

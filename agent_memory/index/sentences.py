@@ -14,7 +14,7 @@ most a few dozen rows: a long turn is stored in pieces of ``chunk_tokens`` token
 
 Measured by ``benchmarks/probe_sentence_vectors.py`` on LongMemEval's development questions, dense
 similarity alone: the evidence turns' median rank among ~500 turns 4.5 → 2, in the top 10 37 → 48
-of 56. Figures of the whole product in docs/evaluation.md.
+of 56. Figures of the whole product in docs/journal/evaluation-diary.md.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ it, agent_memory/index/context.py) and, for a long turn of a listed speaker, its
 gets by length before it batches (agent_memory/core/onnx_bert.py, embedding.py), so one call pads
 fewer tokens than three calls per batch. With three, on 300 HotpotQA paragraphs, 40 CMRC
 paragraphs and one LoCoMo conversation, MiniLM's share of the job was 34.9 s against 28.4 s for
-the same texts in one call; the job/encode ratio went 0.71 -> 0.79 (docs/evaluation.md).
+the same texts in one call; the job/encode ratio went 0.71 -> 0.79 (docs/journal/evaluation-diary.md).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The default is the one configuration every surface serves and the evaluation harness measures:
 it ranks turns, chunks, summaries and facts together, each kind with the signals and weights
 that were tuned on it (turn weights on LoCoMo, chunk weights on HotpotQA and CMRC; see
-``docs/evaluation.md`` and ``benchmarks/tune_reranker.py``). Presets stay for people who want a
+``docs/journal/evaluation-diary.md`` and ``benchmarks/tune_reranker.py``). Presets stay for people who want a
 different trade-off, and ``--preset`` compares them in the harness.
 
 Strict: an unknown key or a misspelled weight is rejected with its name; overrides merge deeply,

@@ -1,4 +1,4 @@
-"""Working-memory sessions on PostgreSQL: the contract of ``conversation/store.py``'s SQLite
+"""Working-memory sessions on PostgreSQL: the contract of ``sqlite_sessions.py``'s SQLite
 store, shared by every API replica. One transaction per append or compaction, as in SQLite, so
 a crashed process loses no acknowledged message. Tables: ``migrations/002_sessions.sql``.
 

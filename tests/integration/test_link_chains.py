@@ -80,7 +80,7 @@ def test_the_sentence_that_names_a_page_strengthens_the_link_the_question_asks_a
 
 def test_the_defaults_follow_links_once_with_sentence_match():
     # Sentence match held HotpotQA (0.970 / 0.944 vs 0.968 / 0.940 at 1,000); more rounds lost a
-    # little there (soft 0.966), so they stay off (docs/evaluation.md).
+    # little there (soft 0.966), so they stay off (docs/journal/evaluation-diary.md).
     config = load_preset("default")
     assert config.link_rounds == 1 and config.link_sentence_match == 1.0
 

@@ -1,7 +1,7 @@
 """The reranker's signals, one function each: what it rewards, and what set its weight.
 
 Every weight lives in ``agent_memory/retrieval/config.py`` (``RetrievalConfig``) with a description; the
-measurements are in ``docs/evaluation.md`` and can be replayed with ``benchmarks/tune_reranker.py``.
+measurements are in ``docs/journal/evaluation-diary.md`` and can be replayed with ``benchmarks/tune_reranker.py``.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def route_bonus(candidates: Sequence[Candidate], route: str, kinds: set[str] | N
 
 
 def importance(candidates: Sequence[Candidate], half_life_days: float, now: float) -> np.ndarray:
-    """``importance``: the item's importance in [0, 1] (payload, set at ingestion; see agent_memory/ingest/upkeep.py),
+    """``importance``: the item's importance in [0, 1] (payload, set at ingestion; see agent_memory/index/importance.py),
     halved every ``half_life_days`` since it was stored. Raw, not standardized: items stored together
     with the default importance get the same bonus, so the ranking among them does not move."""
     out = []
