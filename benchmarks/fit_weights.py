@@ -198,9 +198,10 @@ def fit(sets: list[dict], fixed: np.ndarray, *, steps: int, l2: float, toward_cu
     return w
 
 
-def training_data(recording: dict, now: float, negatives: int, rng) -> dict:
+def training_data(recording: dict, now: float, negatives: int, rng, hard: bool = False) -> dict:
     """One set's signal rows, questions × candidates × signals (padded): every evidence candidate and at
-    most ``negatives`` others per question; questions with no evidence candidate teach nothing."""
+    most ``negatives`` others per question (``hard``: those the current weights rank highest, where the
+    budget's cut falls; else a random draw); questions with no evidence candidate teach nothing."""
     blocks, targets = [], []
     for row in recording["rows"]:
         labels = row["labels"]
@@ -210,7 +211,8 @@ def training_data(recording: dict, now: float, negatives: int, rng) -> dict:
         pos = np.flatnonzero(labels)
         neg = np.flatnonzero(~labels)
         if len(neg) > negatives:
-            neg = rng.choice(neg, negatives, replace=False)
+            neg = (neg[np.argsort(-(X[neg] @ current_weights()))[:negatives]] if hard
+                   else rng.choice(neg, negatives, replace=False))
         blocks.append(X[np.concatenate([pos, neg])])
         targets.append(np.concatenate([np.full(len(pos), 1.0 / len(pos)), np.zeros(len(neg))]))
     nq, width = len(blocks), max(len(b) for b in blocks)
@@ -253,7 +255,7 @@ def fit_command(args) -> None:
         with open(path, "rb") as handle:
             recordings.append(pickle.load(handle))
     names = [r["set"] for r in recordings]
-    data = {r["set"]: training_data(r, now, args.negatives, rng) for r in recordings}
+    data = {r["set"]: training_data(r, now, args.negatives, rng, args.hard) for r in recordings}
     varies = np.any([d["varies"] for d in data.values()], axis=0)
     print("signals that never vary in the recordings (kept at the current weight):",
           [f for f, v in zip(FEATURES, varies) if not v], flush=True)
@@ -307,6 +309,8 @@ def main() -> None:
     fitp.add_argument("--negatives", type=int, default=150)
     fitp.add_argument("--toward-current", type=float, nargs="+", default=[0.0],
                       help="penalties on departing from the current weights, one fit each (0: a free fit)")
+    fitp.add_argument("--hard", action="store_true",
+                      help="the negatives are those the current weights rank highest, not a random draw")
     fitp.add_argument("--json")
     args = parser.parse_args()
     record(args) if args.command == "record" else fit_command(args)
