@@ -39,17 +39,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tune_reranker import RecordingReranker  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
-from agent_memory.citations import tag  # noqa: E402
-from agent_memory.config import load_settings  # noqa: E402
-from agent_memory.roles import speaker_role  # noqa: E402
+from agent_memory.core.citations import tag  # noqa: E402
+from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.core.roles import speaker_role  # noqa: E402
+from agent_memory.evaluation.datasets import load_dataset  # noqa: E402
+from agent_memory.evaluation.metric import PRESENT_THRESHOLD, score_question, word_coverage  # noqa: E402
+from agent_memory.evaluation.runner import ingest  # noqa: E402
+from agent_memory.retrieval.config import load_preset  # noqa: E402
+from agent_memory.retrieval.pipeline import RetrievalPipeline  # noqa: E402
+from agent_memory.retrieval.rerank import DefaultReranker, signals  # noqa: E402
+from agent_memory.retrieval.rerank.reranker import DOCUMENT_KINDS  # noqa: E402
 from agent_memory.services import build_services  # noqa: E402
-from retrieval.config import load_preset  # noqa: E402
-from retrieval.evaluation.datasets import load_dataset  # noqa: E402
-from retrieval.evaluation.metric import PRESENT_THRESHOLD, score_question, word_coverage  # noqa: E402
-from retrieval.evaluation.runner import ingest  # noqa: E402
-from retrieval.pipeline import RetrievalPipeline  # noqa: E402
-from retrieval.rerank import DefaultReranker, signals  # noqa: E402
-from retrieval.rerank.reranker import DOCUMENT_KINDS  # noqa: E402
 
 SIMILARITY = ("dense", "turn_context", "keyword", "terms", "fused")
 FEATURES = ([f"turn_weights.{s}" for s in SIMILARITY] + [f"chunk_weights.{s}" for s in SIMILARITY]
