@@ -19,6 +19,11 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   LoCoMo turns and HotpotQA paragraphs. A question asks for one statement (its evidence), half in the
   template's words, half paraphrased.
 - ``en_pool.json``: the same in English (names from HotpotQA, CMRC articles as the foreign documents).
+- ``zh_events.json``: the Chinese pool with statements about nameless events (group, time, activity).
+- ``zh_users.json`` (LoCoMo shape, one record per user): several users, each its own tenant holding ONE
+  user's daily memory: the pool's statements about a few people (events, birthdays, pets, food ...) all
+  said in chat turns, chat about the same people and places around them, a few off-topic lectures, no
+  documents; a few hundred messages and ~30 questions per user, half in the template's words.
 
     python benchmarks/make_dev_material.py --out reports/devmat
     agent-memory --data-dir /tmp/dm/chains eval reports/devmat/chains.jsonl --budget 500,1000 --out reports/devmat
@@ -564,6 +569,21 @@ def make_pool(src: Sources, rng: random.Random, lang: str, *, people: int = 170,
     return [{"sample_id": f"{lang}-pool", "conversation": conversation, "documents": documents, "qa": qa}]
 
 
+def make_users(src: Sources, rng: random.Random, *, users: int = 6, people: int = 8, questions: int = 30,
+               chats: int = 60, lectures: int = 8) -> list[dict]:
+    """``users`` LoCoMo-shape records, each one user's Chinese daily memory (``make_pool`` per user, drawn
+    one after another from ``rng``): every statement said in chat (no notes, no foreign documents, no
+    English sessions), so a store is a few hundred short messages, as an assistant's memory of one person
+    is, rather than one pooled tenant of thousands."""
+    records = []
+    for user in range(users):
+        record = make_pool(src, rng, "zh", people=people, questions=questions, turn_share=1.0, lectures=lectures,
+                           chats=chats, foreign_docs=0, locomo_sessions=0)[0]
+        record["sample_id"] = f"zh-user{user}"
+        records.append(record)
+    return records
+
+
 # ---- entry point ----------------------------------------------------------------------------------------
 
 
@@ -589,6 +609,10 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
         pool[0]["sample_id"] = "zh-events"
         path.write_text(json.dumps(pool, ensure_ascii=False), encoding="utf-8")
         written["zh_events"] = path
+    if "zh_users" in kinds:
+        path = out / "zh_users.json"
+        path.write_text(json.dumps(make_users(src, random.Random(seed)), ensure_ascii=False), encoding="utf-8")
+        written["zh_users"] = path
     return written
 
 
@@ -629,7 +653,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events")
+                        help="comma list of chains, zh, en, zh_events, zh_users")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)
