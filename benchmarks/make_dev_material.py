@@ -19,6 +19,12 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   LoCoMo turns and HotpotQA paragraphs. A question asks for one statement (its evidence), half in the
   template's words, half paraphrased.
 - ``en_pool.json``: the same in English (names from HotpotQA, CMRC articles as the foreign documents).
+- ``zh_events.json``: the Chinese pool with statements about nameless events (group, time, activity).
+- ``zh_users.json`` (LoCoMo shape, one record per user): several users, each its own tenant holding ONE
+  user's daily memory: the pool's statements about a few people (events, birthdays, pets, food ...) all
+  said in chat turns, chat about the same people and places around them, a few off-topic lectures, no
+  documents; a few hundred messages and ~30 questions per user, half in the template's words.
+- ``zh_users_mixed.json``: the same with fewer people and 20 nameless events per user beside them.
 
     python benchmarks/make_dev_material.py --out reports/devmat
     agent-memory --data-dir /tmp/dm/chains eval reports/devmat/chains.jsonl --budget 500,1000 --out reports/devmat
@@ -439,10 +445,10 @@ def _stamp(day: int) -> str:
 
 def make_pool(src: Sources, rng: random.Random, lang: str, *, people: int = 170, questions: int = 240,
               turn_share: float = 0.25, lectures: int = 100, chats: int = 250, foreign_docs: int = 80,
-              locomo_sessions: int = 5, events: int = 0) -> list[dict]:
+              locomo_sessions: int = 5, events: int = 0, mixed: bool = False) -> list[dict]:
     """One LoCoMo-shape record (one tenant): conversation sessions plus ``documents``; questions ask for one
     statement each. ``events`` > 0 (Chinese only): statements about that many nameless events (group, time and
-    activity) in place of the statements about people."""
+    activity) in place of the statements about people; with ``mixed``, beside them (and chat about both)."""
     v = _ZH if lang == "zh" else _EN
     articles = src.articles()
     paragraphs = src.paragraphs()
@@ -487,7 +493,10 @@ def make_pool(src: Sources, rng: random.Random, lang: str, *, people: int = 170,
                 fill = {"p": p, "event": event, "m": m, "d": d, "month": _MONTHS[m - 1], "city": rng.choice(cities)}
                 text, q1, q2 = (t.format(**fill) for t in v["attributes"][attr])
                 statements.append((text, q1, q2, attr))
-    if events:
+    if events and mixed:
+        statements, chat_lines = statements + _event_statements(rng, events, cities, people_used), [
+            *v["chat"], *_ZH_EVENTS["chat"]]
+    elif events:
         statements, chat_lines = _event_statements(rng, events, cities, people_used), _ZH_EVENTS["chat"]
     else:
         chat_lines = v["chat"]
@@ -564,6 +573,22 @@ def make_pool(src: Sources, rng: random.Random, lang: str, *, people: int = 170,
     return [{"sample_id": f"{lang}-pool", "conversation": conversation, "documents": documents, "qa": qa}]
 
 
+def make_users(src: Sources, rng: random.Random, *, users: int = 6, people: int = 8, questions: int = 30,
+               chats: int = 60, lectures: int = 8, events: int = 0) -> list[dict]:
+    """``users`` LoCoMo-shape records, each one user's Chinese daily memory (``make_pool`` per user, drawn
+    one after another from ``rng``): every statement said in chat (no notes, no foreign documents, no
+    English sessions), so a store is a few hundred short messages, as an assistant's memory of one person
+    is, rather than one pooled tenant of thousands. ``events`` > 0: that many nameless events (group, time,
+    activity) beside the statements about people, and chat about both."""
+    records = []
+    for user in range(users):
+        record = make_pool(src, rng, "zh", people=people, questions=questions, turn_share=1.0, lectures=lectures,
+                           chats=chats, foreign_docs=0, locomo_sessions=0, events=events, mixed=True)[0]
+        record["sample_id"] = f"zh-user{user}"
+        records.append(record)
+    return records
+
+
 # ---- entry point ----------------------------------------------------------------------------------------
 
 
@@ -589,6 +614,17 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
         pool[0]["sample_id"] = "zh-events"
         path.write_text(json.dumps(pool, ensure_ascii=False), encoding="utf-8")
         written["zh_events"] = path
+    if "zh_users" in kinds:
+        path = out / "zh_users.json"
+        path.write_text(json.dumps(make_users(src, random.Random(seed)), ensure_ascii=False), encoding="utf-8")
+        written["zh_users"] = path
+    if "zh_users_mixed" in kinds:
+        path = out / "zh_users_mixed.json"
+        records = make_users(src, random.Random(seed), people=5, events=20)
+        for record in records:
+            record["sample_id"] = record["sample_id"].replace("zh-user", "zh-mixed")
+        path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+        written["zh_users_mixed"] = path
     return written
 
 
@@ -629,7 +665,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events")
+                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)

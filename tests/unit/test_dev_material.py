@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 from agent_memory.evaluation.datasets import load_dataset
@@ -59,3 +60,25 @@ def test_generation_is_deterministic_and_every_question_has_its_evidence_stored(
         if kind != "chains":
             assert material.documents and material.turns  # a pooled memory
             assert {e.source_id for q in es.questions for e in q.evidence} & {t.source_id for t in material.turns}
+
+
+def test_zh_users_is_one_tenant_per_user_holding_only_that_users_chat(tmp_path):
+    source = _sources(tmp_path / "src")
+    src = dm.Sources.read(source)
+    records = dm.make_users(src, dm.random.Random(5), users=3, people=3, questions=6, chats=5, lectures=1)
+    assert records == dm.make_users(src, dm.random.Random(5), users=3, people=3, questions=6, chats=5, lectures=1)
+    written = dm.generate(source, tmp_path / "out", 5, ["zh_users", "zh_users_mixed"])
+    for path in written.values():
+        es = load_dataset(path)
+        tenants = es.tenants_for(es.questions)
+        assert len(tenants) == 6  # the default number of users, each its own store
+        for tenant in tenants:
+            material = es.material(tenant)
+            asked = [q for q in es.questions if q.tenant == tenant]
+            turns = {t.source_id: t.text for t in material.turns}
+            assert not material.documents  # a user's memory is what they said, not notes or foreign pages
+            assert all(turns.get(e.source_id) == e.text for q in asked for e in q.evidence)
+        kinds = Counter(qa["kind"] for rec in json.loads(path.read_text("utf-8")) for qa in rec["qa"])
+        assert kinds["said-template"] == kinds["said-paraphrase"] > 0
+    mixed = {qa["attribute"] for rec in json.loads(written["zh_users_mixed"].read_text("utf-8")) for qa in rec["qa"]}
+    assert mixed & {"size", "lead"} and mixed & {"birthday", "hometown", "work"}  # events beside people
