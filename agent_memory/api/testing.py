@@ -94,10 +94,18 @@ def serve_in_subprocess(data_dir: Path, env: dict[str, str | None] | None = None
 
 def wait_ready(client, timeout: float = 300.0) -> dict:
     """Poll /readyz until 200 (the model loads in the background); raise with the last answer."""
+    import httpx
+
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
-        last = client.get("/readyz")
+        try:
+            last = client.get("/readyz")
+        except httpx.TransportError:
+            # The server closed an idle keep-alive connection as the poll reused it: on a loaded machine the
+            # warm-up can hold the GIL past uvicorn's keep-alive timeout. Poll again on a new connection.
+            time.sleep(0.25)
+            continue
         if last.status_code == 200:
             return last.json()
         time.sleep(0.25)
