@@ -47,13 +47,21 @@ SPEAKER_LIMIT = 10_000
 
 # Points of equal score come back in the engine's internal order, which differs between two stores holding
 # the same items (two ingestions of one corpus recalled different items at a tie on the cut: 3 of 40 LoCoMo
-# prompts differed). A few more hits are asked for and ties broken by point ID, so equal stores answer alike.
+# prompts differed). Ties are broken by point ID, and a tie that reaches past the cut is read whole (more
+# hits asked for until the last one scores below the cut), so equal stores answer alike.
 TIE_MARGIN = 16
+MAX_TIE_FETCH = 4096
 
 
-def by_score_then_id(hits: list, limit: int) -> list:
-    """The ``limit`` best hits, best first, equal scores in point-ID order."""
-    return sorted(hits, key=lambda h: (-float(h.score), str(h.id)))[:limit]
+def by_score_then_id(fetch: Callable[[int], list], limit: int) -> list:
+    """The ``limit`` best of ``fetch(n)``'s hits, best first, equal scores in point-ID order."""
+    n = limit + TIE_MARGIN
+    while True:
+        hits = sorted(fetch(n), key=lambda h: (-float(h.score), str(h.id)))
+        if len(hits) < n or len(hits) <= limit or n >= MAX_TIE_FETCH \
+                or float(hits[-1].score) < float(hits[limit - 1].score):
+            return hits[:limit]
+        n = min(n * 4, MAX_TIE_FETCH)
 
 
 def normalize_id(item_id: str) -> str:
@@ -265,7 +273,7 @@ class QdrantStore:
         # one query: both searches as prefetches, rescored by their maximum, payloads read for the
         # winners only (at 100k items as fast as the dense search alone; merging the two lists in
         # Python and reading the sentence hits' payloads cost 3 ms more).
-        return by_score_then_id(self._nearest_best(query.tolist(), flt, limit + TIE_MARGIN, with_payload), limit)
+        return by_score_then_id(lambda n: self._nearest_best(query.tolist(), flt, n, with_payload), limit)
 
     def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]:
         if not len(vector):
@@ -276,7 +284,7 @@ class QdrantStore:
         if limit <= 0 or filter_is_empty(flt):
             return []
         self._check_open()
-        hits = by_score_then_id(self._nearest(query, using, flt, limit + TIE_MARGIN), limit)
+        hits = by_score_then_id(lambda n: self._nearest(query, using, flt, n), limit)
         return [ScoredItem(item=MemoryItem.from_payload(str(h.id), h.payload or {}), score=float(h.score))
                 for h in hits]
 
