@@ -24,6 +24,7 @@ from agent_memory.core.errors import (
     StoreError,
     StoreUnavailableError,
 )
+from agent_memory.stores.jobs import internal_error
 
 log = logging.getLogger(__name__)
 
@@ -122,12 +123,10 @@ def _short(value, limit: int = 80) -> str:
 
 
 def error_of(exc: Exception, job_id: str) -> dict[str, str]:
-    """A failed job's error, coded like the API's error responses."""
+    """A failed job's error, coded like the API's error responses; anything else is the job store's
+    internal error (logged with its traceback)."""
     if isinstance(exc, ApiError):
-        code = exc.code
-    elif isinstance(exc, AgentMemoryError):
-        code = status_for(exc)[1]
-    else:
-        code = "internal"
-        log.exception("ingestion job %s failed", job_id, exc_info=exc)
-    return {"code": code, "message": str(exc)}
+        return {"code": exc.code, "message": str(exc)}
+    if isinstance(exc, AgentMemoryError):
+        return {"code": status_for(exc)[1], "message": str(exc)}
+    return internal_error(exc, job_id)
