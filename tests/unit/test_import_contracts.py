@@ -70,5 +70,6 @@ def test_one_package_is_installed():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert project["tool"]["setuptools"]["packages"]["find"]["include"] == ["agent_memory*"]
     assert project["tool"]["importlinter"]["root_packages"] == ["agent_memory"]
-    # no generic top-level names beside it: every layer is a folder of agent_memory
-    assert not (ROOT / "ingest").exists() and not (ROOT / "retrieval").exists()
+    # no generic top-level packages beside it: every layer is a folder of agent_memory (an older checkout
+    # may leave bytecode caches in those folders; what counts is source code)
+    assert not list(ROOT.glob("ingest/**/*.py")) and not list(ROOT.glob("retrieval/**/*.py"))
