@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.records import Document, TurnRecord
-from agent_memory.ingest.sources import paragraph_source_id
+from agent_memory.ingest.sources import ParagraphIds
 from agent_memory.ingest.transcripts import locomo_turns, longmemeval_turns
 
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -153,10 +153,11 @@ def _record_documents(record: dict, tenant: str) -> dict[str, Document]:
     """A pooled memory: a LoCoMo record may also carry ``documents`` ([{id, title?, text}]) that share
     the conversation's tenant; ``qa.evidence`` may name a document's ``id`` beside dialog ids."""
     out: dict[str, Document] = {}
+    names = ParagraphIds()
     for index, doc in enumerate(record.get("documents") or []):
         text, title = str(doc.get("text", "")), str(doc.get("title", ""))
         if text.strip():
-            out[str(doc.get("id", f"doc{index}"))] = Document(source_id=paragraph_source_id(title, text), text=text,
+            out[str(doc.get("id", f"doc{index}"))] = Document(source_id=names(title, text), text=text,
                                                               title=title, tenant=tenant, metadata={"title": title})
     return out
 
@@ -225,30 +226,38 @@ def _longmemeval(records: list[dict]) -> EvalSet:
 # ---- HotpotQA ----------------------------------------------------------------------------------------------
 
 
-def _hotpot_docs(records: list[dict], tenant: str) -> Iterator[Document]:
-    seen: set[str] = set()
+def _paragraphs(records: list[dict]) -> Iterator[tuple[dict, str, str]]:
+    """Each record's titled paragraphs, in file order: (record context, title, text)."""
     for rec in records:
         for ctx in rec.get("contexts") or []:
             text = ctx.get("paragraph_text") or ctx.get("text") or ""
-            title = str(ctx.get("title", ""))
-            if not text.strip():
-                continue
-            sid = paragraph_source_id(title, text)
-            if sid in seen:  # the same paragraph serves several questions: stored once
-                continue
-            seen.add(sid)
-            yield Document(source_id=sid, text=text, title=title, tenant=tenant, metadata={"title": title})
+            if text.strip():
+                yield ctx, str(ctx.get("title", "")), text
+
+
+def _hotpot_docs(records: list[dict], tenant: str, names: ParagraphIds) -> Iterator[Document]:
+    seen: set[str] = set()
+    for _, title, text in _paragraphs(records):
+        sid = names(title, text)
+        if sid in seen:  # the same paragraph serves several questions: stored once
+            continue
+        seen.add(sid)
+        yield Document(source_id=sid, text=text, title=title, tenant=tenant, metadata={"title": title})
 
 
 def _hotpotqa(records: list[dict]) -> EvalSet:
     tenant = "hotpotqa"
+    # Named once over the whole file, in its order, as the product names one file's paragraphs: a
+    # question's evidence is the paragraph it gives, not another of the same title stored first.
+    names = ParagraphIds()
+    for _, title, text in _paragraphs(records):
+        names(title, text)
     questions: list[Question] = []
     for index, rec in enumerate(records):
         evidence = []
-        for ctx in rec.get("contexts") or []:
-            text = ctx.get("paragraph_text") or ctx.get("text") or ""
-            if ctx.get("is_supporting") and text.strip():
-                evidence.append(Evidence(paragraph_source_id(str(ctx.get("title", "")), text), text))
+        for ctx, title, text in _paragraphs([rec]):
+            if ctx.get("is_supporting"):
+                evidence.append(Evidence(names(title, text), text))
         answers = [s for obj in rec.get("answers_objects") or [] for s in obj.get("spans") or [] if str(s).strip()]
         if not evidence:
             continue
@@ -257,7 +266,7 @@ def _hotpotqa(records: list[dict]) -> EvalSet:
                                   category=str(rec.get("type") or "all"), evidence=evidence,
                                   answers=[str(a) for a in answers]))
     return EvalSet("hotpotqa", "documents", questions,
-                   {tenant: lambda: Material(tenant, documents=list(_hotpot_docs(records, tenant)))})
+                   {tenant: lambda: Material(tenant, documents=list(_hotpot_docs(records, tenant, names)))})
 
 
 # ---- CMRC 2018 (SQuAD format) ---------------------------------------------------------------------------
@@ -266,10 +275,11 @@ def _hotpotqa(records: list[dict]) -> EvalSet:
 def _cmrc(data: dict) -> EvalSet:
     tenant = "cmrc2018"
     questions: list[Question] = []
+    names = ParagraphIds()  # a paragraph without an ID: its article's title, told apart by order
     for article in data["data"]:
         for para in article.get("paragraphs") or []:
             context = str(para.get("context", ""))
-            pid = para.get("id") or paragraph_source_id(article.get("title", ""), context)
+            pid = para.get("id") or names(str(article.get("title", "")), context)
             for qa in para.get("qas") or []:
                 answers = list(dict.fromkeys(str(a.get("text", "")) for a in qa.get("answers") or []))
                 answers = [a for a in answers if a.strip()]
@@ -285,7 +295,7 @@ def _cmrc(data: dict) -> EvalSet:
         for article in data["data"]:
             for para in article.get("paragraphs") or []:
                 text = str(para.get("context", ""))
-                pid = str(para.get("id") or paragraph_source_id(article.get("title", ""), text))
+                pid = str(para.get("id") or names(str(article.get("title", "")), text))
                 if text.strip() and pid not in seen:
                     seen.add(pid)
                     docs.append(Document(source_id=pid, text=text, tenant=tenant,

@@ -182,9 +182,11 @@ def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jso
         return [transcript] if transcript.turns else [Skipped(where, "transcript without turns")]
     records = data if isinstance(data, list) else [data]
     out: list[Loaded] = []
+    names = ParagraphIds()  # one file: its paragraphs of one title are told apart
     for index, record in enumerate(records):
         try:
-            out.extend(_records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path))
+            out.extend(_records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path,
+                                             names=names))
         except IngestError as exc:
             out.append(Skipped(f"{where}#{index}" if isinstance(data, list) else where, str(exc)))
     if not out:
@@ -192,7 +194,8 @@ def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jso
     return out
 
 
-def _records_to_documents(record, *, tenant: str, source_id: str, index: int, path: str) -> list[Document]:
+def _records_to_documents(record, *, tenant: str, source_id: str, index: int, path: str,
+                          names: ParagraphIds) -> list[Document]:
     if not isinstance(record, dict):
         return [Document(source_id=f"{source_id}#{index}", text=record, tenant=tenant, path=path)] if isinstance(
             record, str
@@ -205,7 +208,7 @@ def _records_to_documents(record, *, tenant: str, source_id: str, index: int, pa
             ctx = check(HotpotContext, raw_ctx, f"record {index}.contexts.{n}")
             text = ctx.paragraph_text or ctx.text or ""
             if text.strip():
-                docs.append(Document(source_id=paragraph_source_id(ctx.title, text), text=text, title=ctx.title,
+                docs.append(Document(source_id=names(ctx.title, text), text=text, title=ctx.title,
                                      tenant=tenant, path=path, metadata={"title": ctx.title}))
         return docs
     # SQuAD-style: data[].paragraphs[].context
@@ -216,7 +219,7 @@ def _records_to_documents(record, *, tenant: str, source_id: str, index: int, pa
             for para in article.paragraphs:
                 if para.context.strip():
                     pid = record_id(para.id, f"record {index}.data.{n}.id")
-                    docs.append(Document(source_id=pid or paragraph_source_id(article.title, para.context),
+                    docs.append(Document(source_id=pid or names(article.title, para.context),
                                          text=para.context, tenant=tenant, path=path, title=article.title))
         return docs
     for key in TEXT_FIELDS:
@@ -233,8 +236,35 @@ def _records_to_documents(record, *, tenant: str, source_id: str, index: int, pa
 
 def paragraph_source_id(title: str, text: str) -> str:
     """A titled paragraph is identified by its title (a changed text replaces it); an
-    untitled one by a short content hash. Short IDs matter: every citation costs tokens."""
+    untitled one by a short content hash. Short IDs matter: every citation costs tokens.
+    Paragraphs read together (one file) are named by :class:`ParagraphIds`, which tells two
+    paragraphs of one title apart."""
     clean = " ".join(title.replace("[", "(").replace("]", ")").split())[:80]
     if clean:
         return clean
     return "para:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+class ParagraphIds:
+    """Source IDs for the titled paragraphs of one file, in the order they are read.
+
+    A paragraph is its title's source (``paragraph_source_id``); a second, different paragraph under
+    a title already taken is ``"Title #2"``, a third ``"Title #3"``: two paragraphs of one page
+    (MuSiQue's pool holds 85 such titles) are two sources, not one source changed, and the second
+    must not replace the first. The same text under the same title is the same source, wherever it
+    appears (a paragraph several questions share is stored once). Reading the file again in the same
+    order gives the same IDs."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, list[str]] = {}  # base ID -> digests of its distinct texts, in order read
+
+    def __call__(self, title: str, text: str) -> str:
+        base = paragraph_source_id(title, text)
+        if base.startswith("para:"):  # untitled: already named by its content
+            return base
+        digest = hashlib.sha1(text.encode("utf-8")).hexdigest()
+        texts = self._texts.setdefault(base, [])
+        if digest not in texts:
+            texts.append(digest)
+        nth = texts.index(digest) + 1
+        return base if nth == 1 else f"{base} #{nth}"

@@ -102,6 +102,23 @@ def test_hotpotqa_jsonl_one_tenant_deduplicated(tmp_path):
     assert es.questions[1].answers == ["bike"]
 
 
+def test_hotpotqa_evidence_is_the_paragraph_given_not_another_of_its_title(tmp_path):
+    """Two questions whose pages share a title but not a paragraph (MuSiQue's pool: 85 titles, 18
+    gold paragraphs once stored under another paragraph's ID and never ingested): both paragraphs are
+    stored, and each question's evidence is its own paragraph's ID."""
+    one = {"title": "Publix", "paragraph_text": "Publix employs about 193,000 people.", "is_supporting": False}
+    two = {"title": "Publix", "paragraph_text": "Publix is headquartered in Lakeland.", "is_supporting": True}
+    records = [{"question_id": "a", "question_text": "How many work at Publix?", "contexts": [one, SHARED]},
+               {"question_id": "b", "question_text": "Where is Publix based?", "contexts": [two]}]
+    path = tmp_path / "pool.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    es = load_dataset(path)
+    docs = {d.source_id: d.text for d in es.material("hotpotqa").documents}
+    assert docs["Publix"] == one["paragraph_text"] and docs["Publix #2"] == two["paragraph_text"]
+    assert [(e.source_id, e.text) for e in es.questions[1].evidence] == [("Publix #2", two["paragraph_text"])]
+    assert [e.source_id for e in es.questions[0].evidence] == ["Shared Page"]
+
+
 def test_cmrc_squad_format(tmp_path):
     path = tmp_path / "whatever.json"
     path.write_text(json.dumps(CMRC, ensure_ascii=False), encoding="utf-8")

@@ -24,6 +24,31 @@ def test_jsonl_records_with_a_text_field_become_documents():
     assert [d.source_id for d in docs] == ["r0", "r1", "r2"] and docs[0].title == "T"
 
 
+def test_two_paragraphs_of_one_title_in_one_file_are_two_sources():
+    """MuSiQue-style records: a page's paragraphs share its title. The second, different text is its
+    own source ("Publix #2"), not a change that replaces the first; the same text again is the same
+    source; reading the file again gives the same IDs."""
+    first = {"title": "Publix", "paragraph_text": "Publix is an employee-owned supermarket chain in Lakeland."}
+    second = {"title": "Publix", "paragraph_text": "Publix employs about 193,000 people at 1,231 locations."}
+    other = {"title": "Lakeland", "paragraph_text": "Lakeland is a city in Polk County, Florida."}
+    raw = "\n".join(json.dumps({"contexts": c}) for c in ([first, other], [second, first], [second]))
+
+    def named() -> list[tuple[str, str]]:
+        return [(d.source_id, d.text) for d in load_json_text(raw, tenant="t", source_id="m.jsonl", jsonl=True)]
+
+    docs = named()
+    assert docs == [("Publix", first["paragraph_text"]), ("Lakeland", other["paragraph_text"]),
+                    ("Publix #2", second["paragraph_text"]), ("Publix", first["paragraph_text"]),
+                    ("Publix #2", second["paragraph_text"])]
+    assert named() == docs
+
+
+def test_squad_paragraphs_without_ids_are_told_apart_by_order():
+    data = {"data": [{"title": "游戏", "paragraphs": [{"context": "第一段。"}, {"context": "第二段。"}]}]}
+    docs = load_json_text(json.dumps(data, ensure_ascii=False), tenant="t", source_id="c.json")
+    assert [(d.source_id, d.text) for d in docs] == [("游戏", "第一段。"), ("游戏 #2", "第二段。")]
+
+
 def test_json_without_text_is_skipped_with_reason():
     [skip] = load_json_text('{"numbers": [1, 2]}', tenant="t", source_id="f.json")
     assert isinstance(skip, Skipped) and "no text field" in skip.reason
