@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
+from concurrent.futures import Executor
 
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.errors import StoreError
@@ -34,13 +35,13 @@ log = logging.getLogger(__name__)
 
 def bridge_names(text: str, question: str, asked: frozenset[str], own: str, limit: int) -> list[str]:
     """The names ``text`` mentions that add to the question: not a name the question holds (or whose
-    words it holds), not the passage's own title, not a span across a sentence end, a number or one
+    words it holds), not the passage's own title or words of it ("Kestrel" of "Kestrel Dynamics"), not a span across a sentence end, a number or one
     that starts with a function word ("It was ..."), only the longest of overlapping spans; those
     named in a sentence that shares a word with the question first, then in order of mention."""
     lowered, title = question.lower(), own.lower()
     spans = [n for n in mentioned_names(text)
-             if n.lower() != title and n.lower() not in lowered and not _SENTENCE_BREAK.search(n)
-             and not n.isdigit() and n.split()[0].lower() not in STOPWORDS]
+             if f" {n.lower()} " not in f" {title} " and n.lower() not in lowered and not _SENTENCE_BREAK.search(n)
+             and not n.isdigit() and n.split()[0].lower() not in STOPWORDS and _a_name(n)]
     kept = _longest_adding(spans, asked, separable="\x00" not in text)
     longest = [n for n in spans if n in kept]
     relevant = {n: naming_sentence_overlap(text, n, asked, own) > 0 for n in longest}
@@ -54,16 +55,24 @@ def _longest_adding(spans: list[str], asked: frozenset[str], separable: bool) ->
     are read: keyword_set runs jieba on a Chinese span, and a Chinese passage names hundreds of
     them, most inside a longer one (the pairwise test and the segmenting of every span took most of
     the hop's time at 11k items). ``separable``: no span holds a NUL, so the kept spans are searched
-    joined by NULs, in one C-level find that no match spans two of."""
+    joined by NULs, in one C-level find that no match spans two of. A span is part of another as
+    whole words ("Mississippi" is no part of "Plaquemine Mississippian"); Chinese, written without
+    spaces, as characters."""
     kept: set[str] = set()
-    joined = ""
+    joined = padded = ""
     known = frozenset("".join(asked)) | _STOPWORD_CHARS
     for span in sorted(spans, key=len, reverse=True):  # only a longer span can hold another
-        if (span in joined) if separable else any(span in k for k in kept):
+        cjk = has_cjk(span)
+        if separable:
+            inside = (span in joined) if cjk else (f" {span} " in padded)
+        else:
+            inside = any((span in k) if cjk else (f" {span} " in f" {k} ") for k in kept)
+        if inside:
             continue
         if _adds(span, asked, known):
             kept.add(span)
             joined += "\x00" + span
+            padded += "\x00 " + span + " "
     return kept
 
 
@@ -96,6 +105,28 @@ def _stem_of(word: str) -> str:
 
 
 _SENTENCE_BREAK = re.compile(r"[.!?。！？]\s|[:;,，：；]")
+# The lower-case words a name holds between its capitalized ones ("Bank of England", "Guns and
+# Roses", "Ludwig van Beethoven"); any other ("Plaquemine Mississippian culture in Hinds") makes the
+# span a stretch of a sentence, which, kept as the longest span, hid the names inside it.
+_NAME_JOINERS = frozenset({"of", "the", "and", "&", "de", "del", "della", "der", "den", "des", "di", "da", "do",
+                           "du", "la", "le", "van", "von", "y", "for", "on", "upon", "at", "a", "an", "n'"})
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+
+
+def _a_name(span: str) -> bool:
+    """A span that reads as a name: its parentheses closed ("Pocahontas Mounds (22 HI 500" is not),
+    its inner lower-case words joiners only, not a code of numbers and capitals, and written in Latin letters or Chinese (a name in a
+    script whose letters are all capitals, as Cherokee "ᏔᎾᏏ", is a gloss, not a bridge)."""
+    if span.count("(") != span.count(")") or not (_LATIN.search(span) or has_cjk(span)):
+        return False
+    if all_cjk(span):
+        return True
+    words = span.split()
+    if any(w.isdigit() for w in words) and all(w.isdigit() or w.isupper() for w in words):
+        return False  # a code or a date ("22 HI 500", "22 HI"), not a name ("2014 FIFA World Cup" is)
+    if len(words) == 1 and len(span) <= 2:
+        return False  # "HI", "US": too short to search by
+    return all(w[0].isupper() or w[0].isdigit() or w.lower() in _NAME_JOINERS or has_cjk(w[0]) for w in words[1:-1])
 
 
 def _below_their_anchors(ranked: list[Candidate], leads: dict[str, str], signal: float) -> list[Candidate]:
@@ -121,8 +152,9 @@ class SecondHop:
         self.config = config
 
     def follow(self, query: Query, ranked: list[Candidate], decisions: list[Decision], similarity,
-               spaces: list[str], found: list[dict] | None = None) -> list[Candidate]:
-        """``found`` (debug): one row per hit of the hop's searches, for the dump. With hop_rounds > 1
+               spaces: list[str], found: list[dict] | None = None, pool: Executor | None = None) -> list[Candidate]:
+        """``found`` (debug): one row per hit of the hop's searches, for the dump. ``pool``: the
+        pipeline's threads, which run the round's searches side by side. With hop_rounds > 1
         the hop starts again from the new top (a passage found by one hop leads to the next: 3 and 4
         hops), until the top hop_top have all been followed."""
         followed: set[str] = set()
@@ -137,7 +169,7 @@ class SecondHop:
             if not anchors:
                 break
             followed.update(c.item.id for _, c in anchors)
-            if not self._round(query, ranked, anchors, strengths, leads, decisions, spaces, found):
+            if not self._round(query, ranked, anchors, strengths, leads, decisions, spaces, found, pool):
                 break
             ranked = self.reranker.rerank(query.text, ranked, similarity)
             if self.config.hop_below_anchor:
@@ -146,39 +178,47 @@ class SecondHop:
 
     def _round(self, query: Query, ranked: list[Candidate], anchors: list[tuple[int, Candidate]],
                strengths: dict[str, float], leads: dict[str, str], decisions: list[Decision], spaces: list[str],
-               found: list[dict] | None) -> bool:
+               found: list[dict] | None, pool: Executor | None) -> bool:
         """One hop from ``anchors``; True when it scored anything."""
         cfg = self.config
         asked = keyword_set(query.text)
         by_id = {c.item.id: c for c in ranked}
         reasons: dict[str, str] = {}
+        searches: list[tuple[int, Candidate, str, str]] = []  # (anchor rank, anchor, bridge, hop text)
         for rank, anchor in anchors:
             own = str(anchor.item.metadata.get("title") or "")
             rest = unanswered(query.text, anchor.item.text, anchor.item.terms)
             bridges = bridge_names(anchor.item.text, query.text, asked, own, cfg.hop_bridges * 4)
             for bridge in self._named(query.tenant, bridges)[: cfg.hop_bridges]:
-                hop_text = f"{bridge} {rest}".strip()
-                for h_rank, hit in self._search(hop_text, query, spaces):
-                    item = hit.item
-                    if item.source_id == anchor.item.source_id or not passes(item, query.flt):
-                        continue
-                    # Only what the hop's search puts near its top counts: its later hits are the
-                    # first round's again (they share the question's words, not the bridge).
-                    strength = 1.0 / (rank + 1) / (1.0 + h_rank) ** 2
-                    why = f"found by {bridge!r}, named in {anchor.item.source_id}"
-                    if found is not None:
-                        found.append({"rank": len(found) + 1, "id": item.id, "source_id": item.source_id,
-                                      "kind": item.kind, "score": round(strength, 5),
-                                      "text": f"[{bridge}] {item.text[:140]}"})
-                    if strength <= strengths.get(item.id, 0.0):
-                        continue
-                    if item.id not in by_id:
-                        by_id[item.id] = Candidate(item=item)
-                        ranked.append(by_id[item.id])
-                        decisions.append(Decision("hop", item.source_id, "added", why))
-                    strengths[item.id] = strength
-                    leads[item.id] = anchor.item.id
-                    reasons[item.id] = why
+                searches.append((rank, anchor, bridge, f"{bridge} {rest}".strip()))
+        # The searches side by side (the store searches outside the GIL); their hits are read in
+        # the order above, so the scores and the ties are those of one search after the other.
+        if pool is not None and len(searches) > 1:
+            results = list(pool.map(lambda s: self._search(s[3], query, spaces), searches))
+        else:
+            results = [self._search(s[3], query, spaces) for s in searches]
+        for (rank, anchor, bridge, _), hits in zip(searches, results):
+            for h_rank, hit in hits:
+                item = hit.item
+                if item.source_id == anchor.item.source_id or not passes(item, query.flt):
+                    continue
+                # Only what the hop's search puts near its top counts: its later hits are the
+                # first round's again (they share the question's words, not the bridge).
+                strength = 1.0 / (rank + 1) / (1.0 + h_rank) ** 2
+                why = f"found by {bridge!r}, named in {anchor.item.source_id}"
+                if found is not None:
+                    found.append({"rank": len(found) + 1, "id": item.id, "source_id": item.source_id,
+                                  "kind": item.kind, "score": round(strength, 5),
+                                  "text": f"[{bridge}] {item.text[:140]}"})
+                if strength <= strengths.get(item.id, 0.0):
+                    continue
+                if item.id not in by_id:
+                    by_id[item.id] = Candidate(item=item)
+                    ranked.append(by_id[item.id])
+                    decisions.append(Decision("hop", item.source_id, "added", why))
+                strengths[item.id] = strength
+                leads[item.id] = anchor.item.id
+                reasons[item.id] = why
         if not reasons:
             return False
         for hop_rank, (item_id, strength) in enumerate(sorted(strengths.items(), key=lambda p: -p[1]), start=1):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_memory.core.records import MemoryItem
-from agent_memory.core.text import keyword_set
+from agent_memory.core.text import has_cjk, keyword_set
 from agent_memory.retrieval.config import load_preset
 from agent_memory.retrieval.hop import bridge_names
 from agent_memory.retrieval.spread import is_aggregation, spread_sessions
@@ -58,18 +58,39 @@ def test_bridge_names_are_the_names_the_question_does_not_hold():
     assert bridge_names("nothing capitalized here.", question, keyword_set(question), "", 2) == []
 
 
+def test_a_stretch_of_a_sentence_is_no_bridge_and_does_not_hide_the_names_in_it():
+    """MuSiQue: "the state where Pocahontas Mounds is located" needs Mississippi. The span "Plaquemine
+    Mississippian culture in Hinds" (capitals at both ends) was the longest and hid "Hinds County";
+    "Pocahontas Mounds (22 HI 500" (an open parenthesis), the site code and the Cherokee gloss were
+    followed instead."""
+    question = "When did the state where Pocahontas Mounds is located become part of the United States?"
+    text = ("Pocahontas Mounds (22 HI 500) is an archaeological site from the Plaquemine Mississippian culture in "
+            "Hinds County, Mississippi, located near Pocahontas. Tennessee (Cherokee: ᏔᎾᏏ, Tanasi) borders it.")
+    names = bridge_names(text, question, keyword_set(question), "Pocahontas Mounds", 10)
+    assert "Hinds County" in names and "Mississippi" in names
+    assert not any(n.startswith(("Plaquemine Mississippian culture", "Pocahontas Mounds (")) for n in names)
+    assert not {"22 HI 500", "22 HI", "HI 500", "ᏔᎾᏏ"} & set(names)
+    assert names[:3] == ["Plaquemine Mississippian", "Hinds County", "Mississippi"]
+    # Names with joiners stay whole: "Bank of England", "Ludwig van Beethoven".
+    assert bridge_names("The Bank of England paid Ludwig van Beethoven.", "Who was paid?", frozenset({"paid"}),
+                        "", 5) == ["Bank of England", "Ludwig van Beethoven"]
+
+
 def test_bridge_names_match_the_pairwise_definition():
     """Longest first, a span inside a kept one is never segmented; the result is the plain rule's:
     every span that passes the tests, less those inside another that passes (a longer span the tests
     drop, such as one the question holds, leaves its parts in)."""
-    from agent_memory.retrieval.hop import _SENTENCE_BREAK, STOPWORDS, mentioned_names, naming_sentence_overlap
+    from agent_memory.retrieval.hop import _SENTENCE_BREAK, STOPWORDS, _a_name, mentioned_names, naming_sentence_overlap
 
     def pairwise(text: str, question: str, asked: frozenset[str], own: str, limit: int) -> list[str]:
         names = [n for n in mentioned_names(text)
-                 if keyword_set(n) and not keyword_set(n) <= asked and n.lower() != own.lower()
+                 if keyword_set(n) and not keyword_set(n) <= asked and f" {n.lower()} " not in f" {own.lower()} "
                  and n.lower() not in question.lower() and not _SENTENCE_BREAK.search(n) and not n.isdigit()
-                 and n.split()[0].lower() not in STOPWORDS]
-        longest = [n for n in names if not any(n != m and n in m for m in names)]
+                 and n.split()[0].lower() not in STOPWORDS and _a_name(n)]
+        def part_of(n: str, m: str) -> bool:  # whole words; Chinese by characters
+            return n in m if has_cjk(n) else f" {n} " in f" {m} "
+
+        longest = [n for n in names if not any(n != m and part_of(n, m) for m in names)]
         relevant = {n: naming_sentence_overlap(text, n, asked, own) > 0 for n in longest}
         return [longest[i] for i in sorted(range(len(longest)), key=lambda i: (not relevant[longest[i]], i))][:limit]
 
@@ -151,3 +172,26 @@ def test_what_is_left_to_find_reads_the_stored_terms_as_the_text():
     for text in ("The journal is published by the American Psychological Association.", "星海科技的总部设在杭州。", ""):
         assert unanswered(question, text, joined_terms(text)) == unanswered(question, text)
     assert unanswered(question, "The journal is published by the association.") == "first president"
+
+
+def _page(title: str, kind: str = "chunk") -> Candidate:
+    return Candidate(item=MemoryItem(id=title, tenant="t", source_id=title, kind=kind, text=f"About {title}.",
+                                     metadata={"title": title}))
+
+
+def test_the_pages_a_comparison_names_are_lifted_and_nothing_else():
+    from agent_memory.retrieval.rerank.signals import title_in_question
+
+    question = "Which movie did Disney produce first, The Many Adventures of Winnie the Pooh or Ride a Wild Pony?"
+    pages = [_page("Winnie the Pooh (song)"), _page("The Many Adventures of Winnie the Pooh"), _page("Ride"),
+             _page("Ride a Wild Pony"), _page("The Wild Pony"), _page("Ride a Wild Pony", kind="turn")]
+    # Both named pages; not a title written inside a longer one ("Winnie the Pooh", "Ride"), not a turn.
+    assert title_in_question(question, pages).tolist() == [0, 1, 0, 1, 0, 0]
+    # The qualifier does not count; the case of the title does not matter where the question writes a capital.
+    assert title_in_question("Which was first, Astro Boy or The Secret of Kells?",
+                             [_page("Astro Boy (film)"), _page("The secret of Kells")]).tolist() == [1, 1]
+    # One named page: the question starts from it; nothing is lifted.
+    assert not title_in_question("Who is the spouse of Gem Bolger?", [_page("Gem Bolger")]).any()
+    # A lower-case mention is a word, not a name; a Chinese title has no capital to say so.
+    assert not title_in_question("Are ride and Wild Pony both films?", [_page("Ride"), _page("Wild Pony")]).any()
+    assert not title_in_question("范廷颂和游戏哪个更早？", [_page("范廷颂"), _page("游戏")]).any()

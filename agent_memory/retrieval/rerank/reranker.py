@@ -70,6 +70,8 @@ class DefaultReranker:
         if self.graph:
             score += cfg.graph_signal * signals.route_bonus(candidates, "graph", DOCUMENT_KINDS)
             score += cfg.link_signal * signals.route_bonus(candidates, "links", DOCUMENT_KINDS)
+        if cfg.title_signal:
+            score += cfg.title_signal * signals.title_in_question(query, candidates)
         score += cfg.time_signal * signals.route_bonus(candidates, "time")
         if cfg.second_hop:
             score += cfg.hop_signal * signals.route_bonus(candidates, "hop")
