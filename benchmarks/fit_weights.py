@@ -54,7 +54,7 @@ from agent_memory.services import build_services  # noqa: E402
 SIMILARITY = ("dense", "turn_context", "keyword", "terms", "fused")
 FEATURES = ([f"turn_weights.{s}" for s in SIMILARITY] + [f"chunk_weights.{s}" for s in SIMILARITY]
             + ["speaker_named", "speaker_prior.assistant", "length_signal", "graph_signal", "link_signal",
-               "time_signal", "hop_signal", "importance_signal"])
+               "time_signal", "hop_signal", "importance_signal", "title_signal"])
 DEFAULTS = load_preset("default")
 FREE_SIGN = {"speaker_prior.assistant"}  # every other weight is ge=0 in retrieval/config.py
 
@@ -128,7 +128,8 @@ def signal_matrix(row, now: float) -> np.ndarray:
         -signals.length_excess(cands, cfg.length_words, cfg.cjk_chars_per_word),
         signals.route_bonus(cands, "graph", DOCUMENT_KINDS), signals.route_bonus(cands, "links", DOCUMENT_KINDS),
         signals.route_bonus(cands, "time"), signals.route_bonus(cands, "hop"),
-        signals.importance(cands, cfg.importance_half_life_days, now)])
+        signals.importance(cands, cfg.importance_half_life_days, now),
+        signals.title_in_question(question.text, cands)])
     return np.stack(cols, axis=1)
 
 
