@@ -9,8 +9,8 @@ default, ``product``). This prints, per set and budget:
 - held out across folds: the questions split in ``--folds`` folds (by a hash of the question ID, or
   of the part before ``--group-sep`` to keep a conversation's questions together); each fold is scored
   with the configuration chosen on the other folds;
-- held out across sets (with two or more record files): each set scored with the configuration
-  chosen on the mean of the other sets' figures.
+- held out across sets (with record files of two or more sets): each set scored with the configuration
+  chosen on the mean of the other sets' figures (a set is a folder of the run: its budgets leave together).
 
     python benchmarks/held_out.py runs/hotpot/hotpotqa-500.jsonl runs/hotpot/hotpotqa-1000.jsonl \\
         runs/musique/hotpotqa-1000.jsonl runs/locomo/locomo-1800.jsonl --folds 5
@@ -92,8 +92,8 @@ def main() -> None:
         folds = across_folds(systems, args.folds, args.group_sep)
         row = [Path(name).parent.name + "/" + Path(name).stem, _fmt(whole[name][SERVED]), pick,
                _fmt(whole[name][pick]), f"{_fmt(folds['held_out'])} ({', '.join(folds['chosen_per_fold'])})"]
-        if len(sets) > 1:
-            others = [n for n in sets if n != name]
+        others = [n for n in sets if Path(n).parent != Path(name).parent]  # a set's budgets leave together
+        if others:
             mean = {s: tuple(sum(whole[o][s][i] for o in others) / len(others) for i in (0, 1)) for s in common}
             other_pick = choose(mean)
             row.append(f"{_fmt(whole[name][other_pick])} ({other_pick})")

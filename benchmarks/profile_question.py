@@ -39,6 +39,8 @@ def main() -> None:
     parser.add_argument("--tenants", type=int, default=10)
     parser.add_argument("--cold", action="store_true", help="empty the per-text caches before each question")
     parser.add_argument("--profile", type=Path, help="write a cProfile of the questions (main thread)")
+    parser.add_argument("--overrides", type=json.loads, default=None,
+                        help="retrieval settings over the default, as JSON ('{\"hop_bridges\": 2}')")
     args = parser.parse_args()
     _, questions = corpus()
     rng = random.Random(7)
@@ -52,7 +54,7 @@ def main() -> None:
     prompts = []
     profile = cProfile.Profile() if args.profile else None
     with build_services(settings) as services:
-        pipeline = RetrievalPipeline.from_services(services)
+        pipeline = RetrievalPipeline.from_services(services, overrides=args.overrides)
         for question, tenant in draws[:5]:  # models and stores warm
             pipeline.run(question, tenant=tenant)
         for question, tenant in draws:

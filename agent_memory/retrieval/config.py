@@ -196,7 +196,7 @@ class RetrievalConfig(StrictModel):
     hop_rounds: int = Field(default=1, ge=1, le=4, description=(
         "how many times the second hop runs, each time from the top hop_top after the previous round's rerank"))
     hop_bridges: int = Field(default=4, ge=1, description=(
-        "bridge names followed per starting passage (their searches run side by side). 4 rather than 2, chosen"
+        "bridge names followed per starting passage. 4 rather than 2, chosen"
         " on every set's figures (benchmarks/held_out.py): HotpotQA at 500 0.884 / 0.792 -> 0.900 / 0.820,"
         " MuSiQue 0.733 / 0.470 -> 0.754 / 0.500, chains 0.585 / 0.633 -> 0.606 / 0.657 soft; others unchanged"
         " (docs/journal/2026-12-03-packing-and-bridges.md)"))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import re
-from concurrent.futures import Executor
 
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.errors import StoreError
@@ -35,18 +34,23 @@ log = logging.getLogger(__name__)
 
 def bridge_names(text: str, question: str, asked: frozenset[str], own: str, limit: int) -> list[str]:
     """The names ``text`` mentions that add to the question: not a name the question holds (or whose
-    words it holds), not the passage's own title or words of it ("Kestrel" of "Kestrel Dynamics"), not a span across a sentence end, a number or one
-    that starts with a function word ("It was ..."), only the longest of overlapping spans; those
-    named in a sentence that shares a word with the question first, then in order of mention."""
+    words it holds), not the passage's own title or words of it ("Kestrel" of "Kestrel Dynamics"), not
+    a span across a sentence end, a number or one that starts with a function word ("It was ..."), a
+    name (``_a_name``), only the longest of overlapping spans; those named in a sentence that shares a
+    word with the question first, then in order of mention. A name's sentences are read only until
+    ``limit`` names of such sentences are found (a passage names a hundred spans at 100k items, cold)."""
     lowered, title = question.lower(), own.lower()
     spans = [n for n in mentioned_names(text)
              if f" {n.lower()} " not in f" {title} " and n.lower() not in lowered and not _SENTENCE_BREAK.search(n)
              and not n.isdigit() and n.split()[0].lower() not in STOPWORDS and _a_name(n)]
     kept = _longest_adding(spans, asked, separable="\x00" not in text)
-    longest = [n for n in spans if n in kept]
-    relevant = {n: naming_sentence_overlap(text, n, asked, own) > 0 for n in longest}
-    ordered = sorted(range(len(longest)), key=lambda i: (not relevant[longest[i]], i))
-    return [longest[i] for i in ordered[:limit]]
+    relevant: list[str] = []
+    others: list[str] = []
+    for name in (n for n in spans if n in kept):
+        if len(relevant) >= limit:
+            break
+        (relevant if naming_sentence_overlap(text, name, asked, own) > 0 else others).append(name)
+    return (relevant + others)[:limit]
 
 
 def _longest_adding(spans: list[str], asked: frozenset[str], separable: bool) -> set[str]:
@@ -152,9 +156,8 @@ class SecondHop:
         self.config = config
 
     def follow(self, query: Query, ranked: list[Candidate], decisions: list[Decision], similarity,
-               spaces: list[str], found: list[dict] | None = None, pool: Executor | None = None) -> list[Candidate]:
-        """``found`` (debug): one row per hit of the hop's searches, for the dump. ``pool``: the
-        pipeline's threads, which run the round's searches side by side. With hop_rounds > 1
+               spaces: list[str], found: list[dict] | None = None) -> list[Candidate]:
+        """``found`` (debug): one row per hit of the hop's searches, for the dump. With hop_rounds > 1
         the hop starts again from the new top (a passage found by one hop leads to the next: 3 and 4
         hops), until the top hop_top have all been followed."""
         followed: set[str] = set()
@@ -169,7 +172,7 @@ class SecondHop:
             if not anchors:
                 break
             followed.update(c.item.id for _, c in anchors)
-            if not self._round(query, ranked, anchors, strengths, leads, decisions, spaces, found, pool):
+            if not self._round(query, ranked, anchors, strengths, leads, decisions, spaces, found):
                 break
             ranked = self.reranker.rerank(query.text, ranked, similarity)
             if self.config.hop_below_anchor:
@@ -178,7 +181,7 @@ class SecondHop:
 
     def _round(self, query: Query, ranked: list[Candidate], anchors: list[tuple[int, Candidate]],
                strengths: dict[str, float], leads: dict[str, str], decisions: list[Decision], spaces: list[str],
-               found: list[dict] | None, pool: Executor | None) -> bool:
+               found: list[dict] | None) -> bool:
         """One hop from ``anchors``; True when it scored anything."""
         cfg = self.config
         asked = keyword_set(query.text)
@@ -191,13 +194,11 @@ class SecondHop:
             bridges = bridge_names(anchor.item.text, query.text, asked, own, cfg.hop_bridges * 4)
             for bridge in self._named(query.tenant, bridges)[: cfg.hop_bridges]:
                 searches.append((rank, anchor, bridge, f"{bridge} {rest}".strip()))
-        # The searches side by side (the store searches outside the GIL); their hits are read in
-        # the order above, so the scores and the ties are those of one search after the other.
-        if pool is not None and len(searches) > 1:
-            results = list(pool.map(lambda s: self._search(s[3], query, spaces), searches))
-        else:
-            results = [self._search(s[3], query, spaces) for s in searches]
-        for (rank, anchor, bridge, _), hits in zip(searches, results):
+        found_by: dict[str, list[tuple[int, ScoredItem]]] = {}  # two anchors may name one bridge
+        for (rank, anchor, bridge, text) in searches:
+            hits = found_by.get(text)
+            if hits is None:
+                hits = found_by[text] = self._search(text, query, spaces)
             for h_rank, hit in hits:
                 item = hit.item
                 if item.source_id == anchor.item.source_id or not passes(item, query.flt):

@@ -189,7 +189,7 @@ class RetrievalPipeline:
             lap("links")
         hop_found: list[dict] | None = [] if debug else None
         if self.config.second_hop and self.config.hop_signal:
-            reranked = self.hop.follow(query, reranked, decisions, similarity, spaces, hop_found, self._pool)
+            reranked = self.hop.follow(query, reranked, decisions, similarity, spaces, hop_found)
             lap("hop")
 
         reranked = self._add_neighbours(reranked, flt, decisions)

@@ -72,19 +72,3 @@ def test_the_second_hop_keeps_to_the_callers_filter(services):
     assert not any(d.stage == "hop" and d.target == "answer" for d in result.decisions)
     assert not other.fused  # another tenant's memory holds nothing of these
 
-
-def test_the_searches_side_by_side_score_as_one_after_the_other(services, monkeypatch):
-    """The round's searches run in the pipeline's threads; their hits are read in the order of the
-    searches, so the dump, the ranking and the prompt are those of the searches run one by one."""
-    from agent_memory.retrieval import hop as hop_module
-
-    with RetrievalPipeline.from_services(services) as pipe:
-        side_by_side = pipe.run(QUESTION, tenant="hop", budget=600, debug=True)
-        follow = hop_module.SecondHop.follow
-        monkeypatch.setattr(hop_module.SecondHop, "follow",
-                            lambda self, *a, **kw: follow(self, *a, **{**kw, "pool": None}) if "pool" in kw
-                            else follow(self, *a[:6], None))
-        one_by_one = pipe.run(QUESTION, tenant="hop", budget=600, debug=True)
-    assert side_by_side.routes["hop"] == one_by_one.routes["hop"] and len(side_by_side.routes["hop"]) > 1
-    assert side_by_side.fused == one_by_one.fused
-    assert side_by_side.prompt == one_by_one.prompt
