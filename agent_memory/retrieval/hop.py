@@ -119,8 +119,9 @@ _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 
 def _a_name(span: str) -> bool:
     """A span that reads as a name: its parentheses closed ("Pocahontas Mounds (22 HI 500" is not),
-    its inner lower-case words joiners only, not a code of numbers and capitals, and written in Latin letters or Chinese (a name in a
-    script whose letters are all capitals, as Cherokee "ᏔᎾᏏ", is a gloss, not a bridge)."""
+    its inner lower-case words joiners only, not a code of numbers and capitals, and written in
+    Latin letters or Chinese (a name in a script whose letters are all capitals, as Cherokee "ᏔᎾᏏ",
+    is a gloss, not a bridge)."""
     if span.count("(") != span.count(")") or not (_LATIN.search(span) or has_cjk(span)):
         return False
     if all_cjk(span):
