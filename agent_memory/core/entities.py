@@ -13,6 +13,7 @@ import unicodedata
 from functools import lru_cache
 
 _WHITESPACE = re.compile(r"\s+")
+_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 # Punctuation that carries meaning at the end of a name (C#, F#) and must survive.
 _KEEP_AT_ENDS = frozenset("#")
 
@@ -70,3 +71,9 @@ def normalize_type(entity_type: str | None) -> str:
     """Entity types compare case-insensitively; an empty type is the generic "entity"."""
     folded = normalize_name(entity_type or "")
     return folded or "entity"
+
+
+def without_disambiguation(title: str) -> str:
+    """A page title less its closing parenthesized disambiguation: "Astro Boy (film)" is a page of
+    "Astro Boy" (the catalog's title index and the reranker's title signal read titles so)."""
+    return _DISAMBIGUATION.sub("", title).strip()

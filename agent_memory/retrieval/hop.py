@@ -63,20 +63,15 @@ def _longest_adding(spans: list[str], asked: frozenset[str], separable: bool) ->
     whole words ("Mississippi" is no part of "Plaquemine Mississippian"); Chinese, written without
     spaces, as characters."""
     kept: set[str] = set()
-    joined = padded = ""
+    joined = ""  # the kept spans, each between NUL and spaces: " span " finds whole words
     known = frozenset("".join(asked)) | _STOPWORD_CHARS
     for span in sorted(spans, key=len, reverse=True):  # only a longer span can hold another
-        cjk = has_cjk(span)
-        if separable:
-            inside = (span in joined) if cjk else (f" {span} " in padded)
-        else:
-            inside = any((span in k) if cjk else (f" {span} " in f" {k} ") for k in kept)
-        if inside:
+        needle = span if has_cjk(span) else f" {span} "
+        if (needle in joined) if separable else any(needle in f" {k} " for k in kept):
             continue
         if _adds(span, asked, known):
             kept.add(span)
-            joined += "\x00" + span
-            padded += "\x00 " + span + " "
+            joined += "\x00 " + span + " "
     return kept
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from agent_memory.core.entities import normalize_name
+from agent_memory.core.entities import normalize_name, without_disambiguation
 from agent_memory.core.errors import StoreError
 
 _SCHEMA = """
@@ -268,7 +268,6 @@ class SQLiteCatalog:
 Catalog = SQLiteCatalog  # the name existing callers construct by path
 
 
-_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 _LEADING_ARTICLE = re.compile(r"^(the|a|an)\s+", re.IGNORECASE)
 
 
@@ -277,7 +276,7 @@ def title_key(title: str) -> str:
     """What a title names, for matching against entity names: "The Conversation (website)" and
     "the conversation" are one key. A trailing parenthesized disambiguation and a leading
     article are dropped, then the name is normalized like graph entities are."""
-    text = _DISAMBIGUATION.sub("", title or "").strip() or (title or "")
+    text = without_disambiguation(title or "") or (title or "")
     text = _LEADING_ARTICLE.sub("", text.strip())
     return normalize_name(text)
 

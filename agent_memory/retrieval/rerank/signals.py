@@ -13,6 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
+from agent_memory.core.entities import without_disambiguation
 from agent_memory.core.roles import is_role, speaker_role
 from agent_memory.core.text import estimated_words, has_cjk, keyword_terms, terms_in
 from agent_memory.retrieval.types import Candidate
@@ -114,9 +115,6 @@ def route_bonus(candidates: Sequence[Candidate], route: str, kinds: set[str] | N
                      for c in candidates])
 
 
-_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
-
-
 def title_in_question(query: str, candidates: Sequence[Candidate]) -> np.ndarray:
     """1 for a document chunk whose title the question writes as a name, when it writes two or more
     such titles (a comparison), else 0: "Which author is an
@@ -133,7 +131,7 @@ def title_in_question(query: str, candidates: Sequence[Candidate]) -> np.ndarray
         title = cand.item.metadata.get("title")
         if cand.item.kind != "chunk" or not title or has_cjk(str(title)):
             continue
-        bare = _QUALIFIER.sub("", str(title)).strip().lower()
+        bare = without_disambiguation(str(title)).lower()
         if len(bare) < 3 or bare not in lowered:
             continue
         for m in re.finditer(r"(?<!\w)" + re.escape(bare) + r"(?!\w)", lowered):
