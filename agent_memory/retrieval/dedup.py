@@ -11,8 +11,11 @@ from agent_memory.retrieval.types import Candidate, Decision
 def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_duplicate: float,
                 decisions: list[Decision], spaces: list[str] | None = None,
                 new_numbers_distinct: bool = True, words_shared: float = 0.8,
-                question_terms: frozenset[str] = frozenset()) -> list[Candidate]:
-    """Keep the better-scored of each duplicate pair (candidates arrive best first). ``spaces``: the
+                question_terms: frozenset[str] = frozenset(), longer_span_replaces: bool = False) -> list[Candidate]:
+    """Keep the better-scored of each duplicate pair (candidates arrive best first). Two overlapping
+    spans of one source are one: the later is dropped, unless (``longer_span_replaces``) the kept one
+    lies mostly inside it and it is mostly new, when it takes the kept one's place (a chunk that is
+    mostly the overlap with the one before it, ranked first, would otherwise hide that whole chunk). ``spaces``: the
     embedding space of each row of ``vectors``; rows of two spaces are never compared by cosine.
     A near-duplicate passes the cosine ``near_duplicate``, has at least ``words_shared`` of its keyword
     terms in the kept one, and says nothing more that matters (``says_more``): with
@@ -44,7 +47,16 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
         else:
             for other in by_source.get((item.source_id, item.kind), ()):
                 if _overlap(other.item, item) > 0.5:
-                    reason = f"overlaps {other.item.id} of the same source"
+                    if longer_span_replaces and _mostly_new(item, other.item):
+                        at = next(i for i, c in enumerate(kept) if c is other)
+                        decisions.append(Decision("dedup", other.item.id, "replaced",
+                                                  f"lies inside {item.id}, the longer span of the same source"))
+                        kept[at], kept_rows[at] = cand, row
+                        group = by_source[(item.source_id, item.kind)]
+                        group[group.index(other)] = cand
+                        reason = "replaced"
+                    else:
+                        reason = f"overlaps {other.item.id} of the same source"
                     break
             if reason is None and sims_all is not None and kept_rows and close_to_earlier[row]:
                 sims = sims_all[row, kept_rows]
@@ -60,6 +72,8 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                         reason = (f"near-duplicate of {other.id} (cosine {sims[best]:.3f},"
                                   f" {shared:.0%} of words shared)")
                         break
+        if reason == "replaced":
+            continue
         if reason:
             decisions.append(Decision("dedup", item.id, "dropped", reason))
             continue
@@ -94,6 +108,13 @@ def says_more(text: str, by: str, numbers: bool, question_terms: frozenset[str])
     if numbers and new_numbers(text, by=by):
         return True
     return bool((keyword_set(text) & question_terms) - keyword_set(by))
+
+
+def _mostly_new(longer, kept) -> bool:
+    """``longer`` is the longer span and more than half of it lies outside ``kept``."""
+    length = longer.end - longer.start
+    inter = min(longer.end, kept.end) - max(longer.start, kept.start)
+    return length > kept.end - kept.start and inter * 2 < length
 
 
 def _overlap(a, b) -> float:

@@ -205,7 +205,8 @@ class RetrievalPipeline:
                            new_numbers_distinct=self.config.near_duplicate_new_numbers,
                            words_shared=self.config.near_duplicate_words,
                            question_terms=(keyword_set(question) if self.config.near_duplicate_question_terms
-                                           else frozenset()))
+                                           else frozenset()),
+                           longer_span_replaces=self.config.longer_span_replaces)
         recent = gate_recent([h.item for h in outputs.get("recent", RouteOutput()).hits], kept, question, budget,
                              self.config.recent_view, decisions,
                              seen={c.item.source_id for c in fused + reranked})
@@ -337,9 +338,13 @@ class RetrievalPipeline:
     def _add_neighbours(self, ranked: list[Candidate], flt: SearchFilter, decisions: list[Decision]) -> list[Candidate]:
         """Turns next to the strongest turns, and chunks next to the strongest chunks, are cheap
         context (a reply answers its neighbour; an answer runs past a chunk border): each is
-        inserted right after its anchor."""
+        inserted right after its anchor. A chunk neighbour that was already a weaker candidate
+        moves up to its anchor: a paragraph split in two is read whole only if both halves reach
+        the prompt together (MuSiQue: a passage's first half at rank 1, its second at rank 19)."""
         extra: dict[str, list[Candidate]] = {}
         present = {c.item.id for c in ranked}
+        position = {c.item.id: rank for rank, c in enumerate(ranked)}
+        moved: set[str] = set()
 
         def insert(anchor: Candidate, items: list[MemoryItem]) -> None:
             for item in items:
@@ -350,6 +355,15 @@ class RetrievalPipeline:
                 extra.setdefault(anchor.item.id, []).append(cand)
                 decisions.append(Decision("neighbours", item.source_id, "added",
                                           f"next to strong {anchor.item.kind} {anchor.item.source_id}"))
+
+        def move_up(anchor: Candidate, cands: list[Candidate]) -> None:
+            for cand in cands:
+                if cand.item.id in moved or position[cand.item.id] < position[anchor.item.id]:
+                    continue
+                moved.add(cand.item.id)
+                extra.setdefault(anchor.item.id, []).append(cand)
+                decisions.append(Decision("neighbours", cand.item.source_id, "moved",
+                                          f"next to strong chunk {anchor.item.id} of its document"))
 
         if self.config.neighbours and self.config.neighbour_top:
             turns = [c for c in ranked if c.item.kind == "turn" and c.item.metadata.get("session_id")]
@@ -362,7 +376,16 @@ class RetrievalPipeline:
                 insert(anchor, self.services.vectors.get(ids) if ids else [])
         if self.config.chunk_neighbours and self.config.chunk_neighbour_top:
             chunks = [c for c in ranked if c.item.kind == "chunk"][: self.config.chunk_neighbour_top]
+            by_source: dict[str, list[Candidate]] = {}
+            for cand in ranked:
+                if cand.item.kind == "chunk":
+                    by_source.setdefault(cand.item.source_id, []).append(cand)
             for anchor in chunks:
+                if anchor.item.id in moved:
+                    continue  # itself a neighbour placed after a stronger chunk
+                move_up(anchor, sorted((c for c in by_source[anchor.item.source_id]
+                                        if 0 < abs(c.item.chunk_index - anchor.item.chunk_index)
+                                        <= self.config.chunk_neighbours), key=lambda c: c.item.chunk_index))
                 entry = self.services.catalog.get(flt.tenant, anchor.item.source_id)
                 if entry is None:
                     continue
@@ -375,6 +398,8 @@ class RetrievalPipeline:
             return ranked
         out: list[Candidate] = []
         for cand in ranked:
+            if cand.item.id in moved:
+                continue
             out.append(cand)
             out.extend(extra.get(cand.item.id, []))
         return out

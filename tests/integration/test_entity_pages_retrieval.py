@@ -94,3 +94,33 @@ def test_chunks_next_to_the_best_chunk_join_it_in_document_order(services):
     section = result.prompt.split("## Retrieved passages\n")[1].split("\n\n")[0]
     assert section.count("[S:manual]") == 1 and len(result.passages) >= 2
     assert "4471" in result.prompt and result.total_tokens <= 2000
+
+
+def test_a_chunk_neighbour_already_among_the_candidates_moves_up_to_its_anchor(services):
+    from agent_memory.retrieval.config import load_preset
+
+    # The manual's second half answers nothing the question asks by its words; the look-alike notes
+    # do, so they rank between the two halves. A paragraph is read whole only if both halves reach
+    # the prompt together.
+    parts = ["Part one of the Quarry pump manual. The quarry pump start code is 7731. "
+             + " ".join(f"Filler sentence 1.{k} about the pump housing." for k in range(30)),
+             "Part two. Enter it twice; after three wrong entries the panel locks for an hour. "
+             + " ".join(f"Filler sentence 2.{k} about the panel." for k in range(30))]
+    notes = [Document(source_id=f"note{n}", text=f"Note {n}: the quarry pump was serviced in spring {2000 + n}.",
+                      tenant="quarry") for n in range(6)]
+    IngestionPipeline(services).ingest_documents([Document(source_id="pump", text="\n\n".join(parts),
+                                                           tenant="quarry"), *notes])
+    question = "What is the quarry pump start code?"
+    base = load_preset("documents")
+    with RetrievalPipeline(services, base) as pipe:
+        before = pipe.run(question, tenant="quarry", budget=4000, debug=True)
+    chunk_rows = [n for n, row in enumerate(before.fused) if row["source_id"] == "pump"]
+    assert len(chunk_rows) >= 2 and chunk_rows[1] > chunk_rows[0] + 1  # a note ranks between the halves
+    with RetrievalPipeline(services, base.model_copy(update={"chunk_neighbours": 1})) as pipe:
+        after = pipe.run(question, tenant="quarry", budget=4000, debug=True)
+    moved = [d for d in after.decisions if d.stage == "neighbours" and d.action == "moved"]
+    assert moved and all(d.target == "pump" for d in moved)
+    placed_before = [p.source_id for p in before.passages]
+    assert placed_before[placed_before.index("pump") + 1] != "pump"
+    placed = [p.source_id for p in after.passages]
+    assert placed[placed.index("pump") + 1] == "pump"  # the second half right after the first

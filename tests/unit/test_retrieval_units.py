@@ -152,6 +152,23 @@ def test_overlapping_spans_of_one_source_are_merged_to_the_better():
     assert "overlaps c1 of the same source" in decisions[0].reason
 
 
+def test_a_longer_span_holding_a_kept_tail_chunk_takes_its_place():
+    # A tail chunk, mostly the overlap with the chunk before it, ranks first; the whole chunk is
+    # dropped as its overlap unless longer_span_replaces: then it takes the tail's place.
+    tail, whole = item("tail", "doc", start=900, end=960), item("whole", "doc", start=400, end=940)
+    other, inner = item("x", "other", start=0, end=10), item("inner", "doc", start=420, end=700)
+    decisions: list[Decision] = []
+    kept = deduplicate(candidates(tail, other, whole, inner), None, 0.95, decisions, longer_span_replaces=True)
+    assert [c.item.id for c in kept] == ["whole", "x"]  # in the tail's place, ahead of x
+    assert [(d.target, d.action) for d in decisions] == [("tail", "replaced"), ("inner", "dropped")]
+    assert "lies inside whole" in decisions[0].reason and "overlaps whole" in decisions[1].reason
+    # Off (the old rule), or a later span that is mostly the kept one: dropped.
+    assert [c.item.id for c in deduplicate(candidates(tail, other, whole), None, 0.95, [])] == ["tail", "x"]
+    near_copy = item("copy", "doc", start=890, end=980)  # longer, but two thirds of it is the tail
+    assert [c.item.id for c in deduplicate(candidates(tail, near_copy), None, 0.95, [],
+                                           longer_span_replaces=True)] == ["tail"]
+
+
 def test_turns_without_offsets_do_not_count_as_overlapping():
     kept = deduplicate(candidates(item("t1", "s/1", kind="turn"), item("t2", "s/1", kind="turn")), None, 0.95, [])
     assert len(kept) == 2
