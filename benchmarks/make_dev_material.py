@@ -25,6 +25,9 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   said in chat turns, chat about the same people and places around them, a few off-topic lectures, no
   documents; a few hundred messages and ~30 questions per user, half in the template's words.
 - ``zh_users_mixed.json``: the same with fewer people and 20 nameless events per user beside them.
+- ``zh_users_events.json``: the harder per-user variant (issue 34: the plain and mixed sets sit at the
+  ceiling for dense too): 3 people and 60 nameless events per user, told apart only by group, time and
+  activity, and 150 chat pairs about them; about 500 messages and 30 questions per user.
 
     python benchmarks/make_dev_material.py --out reports/devmat
     agent-memory --data-dir /tmp/dm/chains eval reports/devmat/chains.jsonl --budget 500,1000 --out reports/devmat
@@ -625,6 +628,13 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
             record["sample_id"] = record["sample_id"].replace("zh-user", "zh-mixed")
         path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
         written["zh_users_mixed"] = path
+    if "zh_users_events" in kinds:
+        path = out / "zh_users_events.json"
+        records = make_users(src, random.Random(seed), people=3, events=60, chats=150)
+        for record in records:
+            record["sample_id"] = record["sample_id"].replace("zh-user", "zh-events-user")
+        path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+        written["zh_users_events"] = path
     return written
 
 
@@ -665,7 +675,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed")
+                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)

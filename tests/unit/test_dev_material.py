@@ -67,7 +67,7 @@ def test_zh_users_is_one_tenant_per_user_holding_only_that_users_chat(tmp_path):
     src = dm.Sources.read(source)
     records = dm.make_users(src, dm.random.Random(5), users=3, people=3, questions=6, chats=5, lectures=1)
     assert records == dm.make_users(src, dm.random.Random(5), users=3, people=3, questions=6, chats=5, lectures=1)
-    written = dm.generate(source, tmp_path / "out", 5, ["zh_users", "zh_users_mixed"])
+    written = dm.generate(source, tmp_path / "out", 5, ["zh_users", "zh_users_mixed", "zh_users_events"])
     for path in written.values():
         es = load_dataset(path)
         tenants = es.tenants_for(es.questions)
@@ -82,3 +82,13 @@ def test_zh_users_is_one_tenant_per_user_holding_only_that_users_chat(tmp_path):
         assert kinds["said-template"] == kinds["said-paraphrase"] > 0
     mixed = {qa["attribute"] for rec in json.loads(written["zh_users_mixed"].read_text("utf-8")) for qa in rec["qa"]}
     assert mixed & {"size", "lead"} and mixed & {"birthday", "hometown", "work"}  # events beside people
+    records = json.loads(written["zh_users_events"].read_text("utf-8"))
+    assert all(rec["sample_id"].startswith("zh-events-user") for rec in records)  # tenants of their own
+
+    def turns(record: dict) -> int:
+        return sum(len(v) for k, v in record["conversation"].items() if k.startswith("session_") and isinstance(v, list))
+
+    plain = json.loads(written["zh_users"].read_text("utf-8"))
+    assert all(turns(rec) > turns(other) for rec, other in zip(records, plain))  # a busier memory than the plain set
+    asked = Counter(qa["attribute"] for rec in records for qa in rec["qa"])
+    assert asked["size"] + asked["lead"] > asked["birthday"] + asked["hometown"] + asked["work"]  # mostly events
