@@ -45,16 +45,18 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
         if item.content_hash and item.content_hash in seen_hashes:
             reason = f"same content as {seen_hashes[item.content_hash]}"
         else:
-            for other in by_source.get((item.source_id, item.kind), ()):
+            group = by_source.get((item.source_id, item.kind), [])
+            for at, other in enumerate(group):
                 if _overlap(other.item, item) > 0.5:
                     if longer_span_replaces and _mostly_new(item, other.item):
-                        at = next(i for i, c in enumerate(kept) if c is other)
+                        # It takes the place (and the rank) of the kept span it holds.
+                        place = next(i for i, c in enumerate(kept) if c is other)
+                        kept[place], kept_rows[place], group[at] = cand, row, cand
                         decisions.append(Decision("dedup", other.item.id, "replaced",
                                                   f"lies inside {item.id}, the longer span of the same source"))
-                        kept[at], kept_rows[at] = cand, row
-                        group = by_source[(item.source_id, item.kind)]
-                        group[group.index(other)] = cand
-                        reason = "replaced"
+                        if item.content_hash:
+                            seen_hashes[item.content_hash] = item.id
+                        reason = ""  # handled: neither dropped nor appended
                     else:
                         reason = f"overlaps {other.item.id} of the same source"
                     break
@@ -72,7 +74,7 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                         reason = (f"near-duplicate of {other.id} (cosine {sims[best]:.3f},"
                                   f" {shared:.0%} of words shared)")
                         break
-        if reason == "replaced":
+        if reason == "":
             continue
         if reason:
             decisions.append(Decision("dedup", item.id, "dropped", reason))
