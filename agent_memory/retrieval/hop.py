@@ -8,7 +8,8 @@ of the name (its title); MuSiQue's second paragraphs often are not, and conversa
 pages at all. This route asks again: for each of the best first-round passages, the names it
 mentions that the question does not (its bridges, those in the sentences that share the question's
 words first), each with the question's words the passage does not hold (what is left to find), are
-searched by keyword and by meaning.
+searched by keyword; the first of these hop texts is also read by meaning, against the candidates'
+stored vectors (a paragraph that says "Finnish" and not "Finland" is found by meaning).
 What the searches find gets a hop score (anchor rank and hit rank both discount it), joins the
 candidates if it was not among them, and the candidates are reranked once more with it.
 """
@@ -17,6 +18,9 @@ from __future__ import annotations
 
 import logging
 import re
+from concurrent.futures import Executor, Future
+
+import numpy as np
 
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.errors import StoreError
@@ -129,6 +133,15 @@ def _a_name(span: str) -> bool:
     return all(w[0].isupper() or w[0].isdigit() or w.lower() in _NAME_JOINERS or has_cjk(w[0]) for w in words[1:-1])
 
 
+def _closest(candidates: list[Candidate], space: str, vector: np.ndarray, flt, limit: int) -> list[ScoredItem]:
+    """The ``limit`` candidates (with a stored vector in ``space``) closest to ``vector``, best first."""
+    pool = [c for c in candidates if c.vector is not None and c.vector_space == space and passes(c.item, flt)]
+    if not pool:
+        return []
+    cosines = np.vstack([c.vector for c in pool]) @ np.asarray(vector, dtype=np.float32)
+    return [ScoredItem(item=pool[i].item, score=float(cosines[i])) for i in np.argsort(-cosines)[:limit]]
+
+
 def _below_their_anchors(ranked: list[Candidate], leads: dict[str, str], signal: float) -> list[Candidate]:
     """The hop lifts a hit at most to right below the passage whose bridge found it, never past it:
     the passage that named the bridge is half of the answer (and, when the question asks for that
@@ -150,6 +163,9 @@ class SecondHop:
         self.services = services
         self.reranker = reranker
         self.config = config
+        # Set by the pipeline (its route threads): the hop texts read by meaning are embedded there
+        # while this thread runs the keyword searches (the model releases the GIL; the searches hold it).
+        self.pool: Executor | None = None
 
     def follow(self, query: Query, ranked: list[Candidate], decisions: list[Decision], similarity,
                spaces: list[str], found: list[dict] | None = None) -> list[Candidate]:
@@ -190,11 +206,15 @@ class SecondHop:
             bridges = bridge_names(anchor.item.text, query.text, asked, own, cfg.hop_bridges * 4)
             for bridge in self._named(query.tenant, bridges)[: cfg.hop_bridges]:
                 searches.append((rank, anchor, bridge, f"{bridge} {rest}".strip()))
-        found_by: dict[str, list[tuple[int, ScoredItem]]] = {}  # two anchors may name one bridge
+        texts = list(dict.fromkeys(text for *_, text in searches))
+        embedded = {text: self._embedding(text, spaces)
+                    for text in (texts[: cfg.hop_dense_texts or None] if cfg.hop_dense else [])}
+        # Every keyword search first, then the readings by meaning: their embeddings are done by then.
+        found_by = {text: self._search(text, query, ranked, None) for text in texts}  # an anchor's bridge once
+        for text, vector in embedded.items():
+            found_by[text] = self._search(text, query, ranked, vector, found_by[text])
         for (rank, anchor, bridge, text) in searches:
-            hits = found_by.get(text)
-            if hits is None:
-                hits = found_by[text] = self._search(text, query, spaces)
+            hits = found_by[text]
             for h_rank, hit in hits:
                 item = hit.item
                 if item.source_id == anchor.item.source_id or not passes(item, query.flt):
@@ -243,18 +263,39 @@ class SecondHop:
             named = set()
         return [b for b in bridges if not has_cjk(b) or normalize_name(b) in named]
 
-    def _search(self, text: str, query: Query, spaces: list[str]) -> list[tuple[int, ScoredItem]]:
-        """The hop's question by keyword and (``hop_dense``) by meaning: each item with its better rank."""
+    def _embedding(self, text: str, spaces: list[str]) -> Future | None:
+        """The hop text's vector, in the space a passage written like it is stored in (ingestion's
+        rule: a bridge and what it leads to are written in one language, and the multilingual model
+        costs seven times the English one a text); None when the question has no such space."""
+        own = self.services.embedder.space_for(text)
+        if own not in spaces:
+            return None
+        if self.pool is None:
+            done: Future = Future()
+            done.set_result(self.services.embedder.embed_query(text, [own]))
+            return done
+        return self.pool.submit(self.services.embedder.embed_query, text, [own])
+
+    def _search(self, text: str, query: Query, ranked: list[Candidate], embedded: Future | None,
+                by_keyword: list[tuple[int, ScoredItem]] | None = None) -> list[tuple[int, ScoredItem]]:
+        """The hop's question by keyword (unless ``by_keyword`` holds those hits already) and, when
+        it was embedded (``embedded``), by meaning: each item with its better rank."""
         limit = self.config.hop_limit
         flt = _content_filter(query.flt, [k for k in self.config.hop_kinds if k in ("chunk", "turn")])
         lists: list[list[ScoredItem]] = []
+        if by_keyword is not None:
+            lists.append([hit for _, hit in by_keyword])
         try:
-            sparse = self.services.sparse_encoder.encode_query(text)
+            sparse = self.services.sparse_encoder.encode_query(text) if by_keyword is None else ()
             if len(sparse):
                 lists.append(self.services.vectors.search_sparse(sparse, flt, limit))
-            if self.config.hop_dense and spaces:
-                dense = self.services.embedder.embed_query(text, spaces)
-                lists.append(self.services.vectors.search_dense(dense, flt, limit))
+            if embedded is not None:
+                vector = embedded.result()
+                if self.config.hop_dense_scope == "store":
+                    lists.append(self.services.vectors.search_dense(vector, flt, limit))
+                else:
+                    [(space, query_vector)] = vector.items()
+                    lists.append(_closest(ranked, space, query_vector, flt, limit))
         except StoreError:
             raise  # a store that is down is the caller's 503, as in the first round
         except Exception as exc:  # noqa: BLE001 - the second hop is optional; the first round stands

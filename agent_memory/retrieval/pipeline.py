@@ -123,6 +123,7 @@ class RetrievalPipeline:
         with self._use_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=self.config.max_workers, thread_name_prefix="route")
+                self.hop.pool = self._pool
             self._runs += 1
         try:
             return self._run(question, tenant=tenant, budget=budget, question_date=question_date,
@@ -434,6 +435,7 @@ class RetrievalPipeline:
         if self._closed and self._runs == 0 and self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
+            self.hop.pool = None
 
     def __enter__(self) -> "RetrievalPipeline":
         return self

@@ -88,6 +88,10 @@ def test_the_defaults_follow_links_once_with_sentence_match():
 def test_the_second_hop_reaches_the_third_page_with_one_round_of_links(services):
     # The served default: one round of links reaches the company, and the hop from the company's page
     # (its names the question lacks, with the words it leaves unanswered) reaches the city.
+    # By keyword alone the hop starts from the company's page; read by meaning too (the served default),
+    # the person's page leads there first ("Kestrel Dynamics" with "region head office").
+    by_keyword = _run(services, second_hop=True, link_sentence_match=0.0, hop_dense=False)
+    assert "named in Kestrel Dynamics" in _note(by_keyword, "Brantwick")
     result = _run(services, second_hop=True, link_sentence_match=0.0)
-    assert "named in Kestrel Dynamics" in _note(result, "Brantwick")
-    assert _note(result, "Brantwick").startswith("found by")
+    assert _note(result, "Brantwick").startswith("found by 'Kestrel Dynamics'")
+    assert _order(result).index("Brantwick") <= _order(by_keyword).index("Brantwick")

@@ -72,3 +72,46 @@ def test_the_second_hop_keeps_to_the_callers_filter(services):
     assert not any(d.stage == "hop" and d.target == "answer" for d in result.decisions)
     assert not other.fused  # another tenant's memory holds nothing of these
 
+
+
+def test_the_hop_reads_its_first_texts_by_meaning_each_in_its_own_space(services, monkeypatch):
+    embedder = services.embedder
+    asked: list[tuple[str, list[str] | None]] = []
+    embed_query = embedder.embed_query
+
+    def spy(text, spaces=None):
+        asked.append((text, None if spaces is None else list(spaces)))
+        return embed_query(text, spaces)
+
+    monkeypatch.setattr(embedder, "embed_query", spy)
+    for overrides, expected in (({"hop_dense": False}, 0), ({"hop_dense_texts": 1}, 1)):
+        asked.clear()
+        with RetrievalPipeline.from_services(services, overrides={"second_hop": True, "hop_dense_scope": "candidates",
+                                                                  **overrides}) as hop:
+            result = hop.run(QUESTION, tenant="hop", budget=2000, debug=True)
+        hop_texts = [(text, spaces) for text, spaces in asked if text != QUESTION]
+        assert len(hop_texts) == expected and len(result.routes["hop"]) >= 1
+        assert all(spaces == [embedder.space_for(text)] for text, spaces in hop_texts)
+    # Read by meaning among the candidates, the answer is still the hop's best hit.
+    [row] = [r for r in result.fused if r["source_id"] == "answer"]
+    assert row["routes"]["hop"] == 1
+
+
+def test_a_hop_text_by_meaning_is_compared_only_with_candidates_of_its_space():
+    import numpy as np
+
+    from agent_memory.core.records import MemoryItem, SearchFilter
+    from agent_memory.retrieval.hop import _closest
+    from agent_memory.retrieval.types import Candidate
+
+    def cand(item_id: str, vector, space: str, tenant: str = "t") -> Candidate:
+        c = Candidate(item=MemoryItem(id=item_id, tenant=tenant, source_id=item_id, kind="chunk", text=item_id))
+        c.vector, c.vector_space = np.asarray(vector, dtype=np.float32), space
+        return c
+
+    pool = [cand("far", [0.0, 1.0], "en"), cand("near", [1.0, 0.0], "en"), cand("other-space", [1.0, 0.0], "zh"),
+            cand("mid", [0.7, 0.7], "en"), cand("other-tenant", [1.0, 0.0], "en", tenant="u"),
+            Candidate(item=MemoryItem(id="no-vector", tenant="t", source_id="x", kind="chunk", text="x"))]
+    hits = _closest(pool, "en", np.array([1.0, 0.0], dtype=np.float32), SearchFilter(tenant="t"), limit=2)
+    assert [h.item.id for h in hits] == ["near", "mid"]
+    assert _closest(pool, "ja", np.array([1.0, 0.0]), SearchFilter(tenant="t"), limit=2) == []
