@@ -42,6 +42,7 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
     for row, cand in enumerate(candidates):
         item = cand.item
         reason = None
+        replaced = False
         if item.content_hash and item.content_hash in seen_hashes:
             reason = f"same content as {seen_hashes[item.content_hash]}"
         else:
@@ -56,11 +57,11 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                                                   f"lies inside {item.id}, the longer span of the same source"))
                         if item.content_hash:
                             seen_hashes[item.content_hash] = item.id
-                        reason = ""  # handled: neither dropped nor appended
+                        replaced = True
                     else:
                         reason = f"overlaps {other.item.id} of the same source"
                     break
-            if reason is None and sims_all is not None and kept_rows and close_to_earlier[row]:
+            if reason is None and not replaced and sims_all is not None and kept_rows and close_to_earlier[row]:
                 sims = sims_all[row, kept_rows]
                 # Cosine alone is not enough: some embedders (e5) put distinct passages of one
                 # topic above 0.95. A near-duplicate must also say nearly the same words, and its
@@ -74,7 +75,7 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                         reason = (f"near-duplicate of {other.id} (cosine {sims[best]:.3f},"
                                   f" {shared:.0%} of words shared)")
                         break
-        if reason == "":
+        if replaced:
             continue
         if reason:
             decisions.append(Decision("dedup", item.id, "dropped", reason))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import re
 from concurrent.futures import Executor, Future
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -210,12 +211,15 @@ class SecondHop:
         embedded = {text: self._embedding(text, spaces)
                     for text in (texts[: cfg.hop_dense_texts or None] if cfg.hop_dense else [])}
         # Every keyword search first, then the readings by meaning: their embeddings are done by then.
-        found_by = {text: self._search(text, query, ranked, None) for text in texts}  # an anchor's bridge once
-        for text, vector in embedded.items():
-            found_by[text] = self._search(text, query, ranked, vector, found_by[text])
+        # Each distinct text once (two anchors may name one bridge).
+        flt = _content_filter(query.flt, [k for k in cfg.hop_kinds if k in ("chunk", "turn")])
+        lists = {text: [self._by_keyword(text, flt)] for text in texts}
+        for text, pending in embedded.items():
+            if pending is not None:
+                lists[text].append(self._by_meaning(pending, ranked, flt))
+        found_by = {text: _best_ranks(hit_lists) for text, hit_lists in lists.items()}
         for (rank, anchor, bridge, text) in searches:
-            hits = found_by[text]
-            for h_rank, hit in hits:
+            for h_rank, hit in found_by[text]:
                 item = hit.item
                 if item.source_id == anchor.item.source_id or not passes(item, query.flt):
                     continue
@@ -276,33 +280,43 @@ class SecondHop:
             return done
         return self.pool.submit(self.services.embedder.embed_query, text, [own])
 
-    def _search(self, text: str, query: Query, ranked: list[Candidate], embedded: Future | None,
-                by_keyword: list[tuple[int, ScoredItem]] | None = None) -> list[tuple[int, ScoredItem]]:
-        """The hop's question by keyword (unless ``by_keyword`` holds those hits already) and, when
-        it was embedded (``embedded``), by meaning: each item with its better rank."""
-        limit = self.config.hop_limit
-        flt = _content_filter(query.flt, [k for k in self.config.hop_kinds if k in ("chunk", "turn")])
-        lists: list[list[ScoredItem]] = []
-        if by_keyword is not None:
-            lists.append([hit for _, hit in by_keyword])
-        try:
-            sparse = self.services.sparse_encoder.encode_query(text) if by_keyword is None else ()
-            if len(sparse):
-                lists.append(self.services.vectors.search_sparse(sparse, flt, limit))
-            if embedded is not None:
-                vector = embedded.result()
-                if self.config.hop_dense_scope == "store":
-                    lists.append(self.services.vectors.search_dense(vector, flt, limit))
-                else:
-                    [(space, query_vector)] = vector.items()
-                    lists.append(_closest(ranked, space, query_vector, flt, limit))
-        except StoreError:
-            raise  # a store that is down is the caller's 503, as in the first round
-        except Exception as exc:  # noqa: BLE001 - the second hop is optional; the first round stands
-            log.warning("second hop search failed: %s", exc)
-        out: dict[str, tuple[int, ScoredItem]] = {}
-        for hits in lists:
-            for rank, hit in enumerate(hits):
-                if hit.item.id not in out or rank < out[hit.item.id][0]:
-                    out[hit.item.id] = (rank, hit)
-        return sorted(out.values(), key=lambda p: p[0])
+    def _by_keyword(self, text: str, flt) -> list[ScoredItem]:
+        """The hop text's keyword search."""
+        with _optional("keyword"):
+            sparse = self.services.sparse_encoder.encode_query(text)
+            return self.services.vectors.search_sparse(sparse, flt, self.config.hop_limit) if len(sparse) else []
+        return []
+
+    def _by_meaning(self, pending: Future, ranked: list[Candidate], flt) -> list[ScoredItem]:
+        """The hop text read by meaning (its vector from ``_embedding``): among the candidates, or
+        (``hop_dense_scope`` "store") searched in the store."""
+        with _optional("meaning"):
+            vector = pending.result()
+            if self.config.hop_dense_scope == "store":
+                return self.services.vectors.search_dense(vector, flt, self.config.hop_limit)
+            [(space, query_vector)] = vector.items()
+            return _closest(ranked, space, query_vector, flt, self.config.hop_limit)
+        return []
+
+
+@contextmanager
+def _optional(what: str):
+    """A hop search that fails is logged and skipped: the second hop is optional and the first round
+    stands. A store that is down is the caller's 503, as in the first round."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any other failure leaves the hop without these hits
+        log.warning("second hop search (%s) failed: %s", what, exc)
+
+
+def _best_ranks(lists: list[list[ScoredItem]]) -> list[tuple[int, ScoredItem]]:
+    """Each item of ``lists`` with its best rank in any of them, best first (the earlier list's item
+    first on a tie)."""
+    out: dict[str, tuple[int, ScoredItem]] = {}
+    for hits in lists:
+        for rank, hit in enumerate(hits):
+            if hit.item.id not in out or rank < out[hit.item.id][0]:
+                out[hit.item.id] = (rank, hit)
+    return sorted(out.values(), key=lambda p: p[0])
