@@ -621,21 +621,22 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
         path = out / "zh_users.json"
         path.write_text(json.dumps(make_users(src, random.Random(seed)), ensure_ascii=False), encoding="utf-8")
         written["zh_users"] = path
-    if "zh_users_mixed" in kinds:
-        path = out / "zh_users_mixed.json"
-        records = make_users(src, random.Random(seed), people=5, events=20)
-        for record in records:
-            record["sample_id"] = record["sample_id"].replace("zh-user", "zh-mixed")
-        path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
-        written["zh_users_mixed"] = path
-    if "zh_users_events" in kinds:
-        path = out / "zh_users_events.json"
-        records = make_users(src, random.Random(seed), people=3, events=60, chats=150)
-        for record in records:
-            record["sample_id"] = record["sample_id"].replace("zh-user", "zh-events-user")
-        path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
-        written["zh_users_events"] = path
+    for kind, (tenant, shape) in _USER_VARIANTS.items():
+        if kind in kinds:
+            path = out / f"{kind}.json"
+            records = make_users(src, random.Random(seed), **shape)
+            for record in records:
+                record["sample_id"] = record["sample_id"].replace("zh-user", tenant)
+            path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+            written[kind] = path
     return written
+
+
+# The per-user variants beside the plain zh_users: (their tenants' prefix, make_users arguments).
+_USER_VARIANTS = {
+    "zh_users_mixed": ("zh-mixed", {"people": 5, "events": 20}),
+    "zh_users_events": ("zh-events-user", {"people": 3, "events": 60, "chats": 150}),
+}
 
 
 def breakdown(dataset: Path, questions: Path) -> dict[str, dict[str, float]]:
