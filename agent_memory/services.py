@@ -142,7 +142,8 @@ class Services:
         wanted = self.space_layout.as_dict()
         if found.get("sparse") not in (None, SPARSE_FORMAT):
             raise ConfigError(f"data dir {self.data_dir} holds sparse vectors of format {found['sparse']!r}, this "
-                              f"version writes {SPARSE_FORMAT!r}: re-ingest into a fresh data dir")
+                              f"version writes {SPARSE_FORMAT!r}: run `agent-memory reindex` to encode the "
+                              "stored text again (no source file is read again)")
         if found.get("embedding") not in (None, wanted):
             raise ConfigError(
                 f"data dir {self.data_dir} was embedded with {found['embedding']}, but the settings ask for "

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agent_memory.core.errors import LLMError
-from agent_memory.core.text import STOPWORDS, _jieba, has_cjk
+from agent_memory.core.text import STOPWORDS, has_cjk, load_jieba
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ RULES: dict[str, re.Pattern[str]] = {
 
 @functools.lru_cache(maxsize=1)
 def _posseg():
-    _jieba()
+    load_jieba()
     import jieba.posseg as posseg  # lazy: loading jieba's dictionaries takes seconds; English never needs them
 
     return posseg

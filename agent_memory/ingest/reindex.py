@@ -9,8 +9,8 @@ layout. No source file is read again; IDs, payloads, the catalog and the graph a
 Each turn's ``context`` vector (the turn read after the one it answers, agent_memory/index/context.py) is
 rebuilt with it, so are a long turn's sentence vectors (agent_memory/index/sentences.py), and each item's
 keyword terms are stored with it; a data dir written before those
-vectors or terms were stored is re-indexed for them alone (its dense vectors come from the
-embedding cache when it still holds them).
+vectors or terms were stored, or with another keyword tokenization (``SPARSE_FORMAT``), is re-indexed
+for them alone (its dense vectors come from the embedding cache when it still holds them).
 """
 
 from __future__ import annotations
@@ -82,7 +82,9 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
         raise ConfigError(f"data dir {data_dir} records no embedding layout: nothing to re-index from")
     report = ReindexReport(before=old_layout, after=wanted)
     extras = {key: version for key, (version, *_) in STORED_EXTRAS.items()}
-    if not everything and old_layout == wanted and all(found.get(key) == version for key, version in extras.items()):
+    current = (old_layout == wanted and found.get("sparse") == SPARSE_FORMAT
+               and all(found.get(key) == version for key, version in extras.items()))
+    if not everything and current:
         return report
     # Read everything back first: old and new layouts may share a collection (one model kept),
     # and an embedded collection is opened by one store at a time.
@@ -94,6 +96,8 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
         spaces = new.embedder
         for start in range(0, len(items), BATCH):
             batch = items[start : start + BATCH]
+            for item in batch:
+                item.terms = None  # tokenized again, as SPARSE_FORMAT now says (its sparse vector is too)
             stamp_terms(batch)
             texts = [embedding_text(i) for i in batch]
             routed = spaces.spaces_for(texts)

@@ -83,3 +83,35 @@ def test_items_carry_their_keyword_terms_and_reindex_stores_them_for_a_data_dir_
         items = list(services.vectors.scroll(SearchFilter(tenant="default")))
         assert all(item.terms == joined_terms(item.text) for item in items)
         assert signals.term_coverage(question, [i.text for i in items], [i.terms for i in items]) == served
+
+
+def test_a_data_dir_of_another_keyword_tokenization_is_refused_until_reindexed(tmp_path, capsys):
+    """"上月" (last month) is one time word since sparse format v3: a data dir whose keyword terms were
+    cut the old way (上 + 月, the bare 月 matching every date) is refused, and reindex encodes it again."""
+    from agent_memory.core.records import SearchFilter, TurnRecord
+    from agent_memory.core.sparse import SPARSE_FORMAT
+    from agent_memory.core.text import joined_terms
+    from agent_memory.services import write_index_format
+
+    settings = load_settings(data_dir=tmp_path, triple_extractor="none")
+    turns = [TurnRecord(session_id="s1", turn_id=f"t{i}", speaker="小林", text=text, tenant="default")
+             for i, text in enumerate(["社区上月的音乐会的负责人是马子。", "张永海的摄影展的时间是12月16日。"])]
+    with build_services(settings) as services:
+        IngestionPipeline(services).ingest_turns(turns, IngestReport())
+    write_index_format(tmp_path, {**read_index_format(tmp_path), "sparse": "bm25-tf/stem-en/jieba/v2"})
+    with build_services(settings) as services, pytest.raises(ConfigError, match="agent-memory reindex"):
+        services.vectors  # noqa: B018 - opening the stores is what is refused
+
+    assert cli_main(["--data-dir", str(tmp_path), "reindex"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["items"] >= 2
+    assert read_index_format(tmp_path)["sparse"] == SPARSE_FORMAT
+    with build_services(settings) as services:
+        items = list(services.vectors.scroll(SearchFilter(tenant="default")))
+        assert all(item.terms == joined_terms(item.text) for item in items)
+        [concert] = [i for i in items if i.kind == "turn" and "音乐会" in i.text]
+        assert "上月" in concert.terms.split() and "月" not in concert.terms.split()
+        hits = services.vectors.search_sparse(services.sparse_encoder.encode_query("上月谁负责？"),
+                                              SearchFilter(tenant="default"), 5)
+        assert concert.id in {h.item.id for h in hits}
+        # the dated statement holds no 上月 (a session summary may hold both)
+        assert not any(h.item.kind == "turn" and "12月16日" in h.item.text for h in hits)

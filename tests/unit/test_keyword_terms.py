@@ -17,6 +17,7 @@ TEXTS = [
     "Ｆｕｌｌｗｉｄｔｈ ＮＢＡ 总决赛 and émigré café 的 故事",
     "",
     "的 了 是 the of and",
+    "社区上月的音乐会在9月28日，这个月还有一场。",
 ]
 QUESTIONS = [
     "2008年NBA总决赛为什么被称为梦幻对决？",
@@ -24,6 +25,7 @@ QUESTIONS = [
     "What did Caroline research in May?",
     "Which 3D打印 technology ran in 2019?",
     "nba 总决赛 café",
+    "小区上月那次演出是谁张罗的？",
 ]
 
 
@@ -62,3 +64,16 @@ def test_a_known_keyword_set_is_used_instead_of_reading_the_text():
     one = sorted(terms & known[0])[0]
     assert terms_in(texts[:2], terms, [one, None]) == [frozenset({one}), terms & known[1]]
     assert terms_in(texts[:1], terms, [""]) == [frozenset()]
+
+
+def test_relative_time_words_are_one_term_not_a_bare_month():
+    # jieba's dictionary cuts 上月 into 上 (a stopword) + 月, and 月 is in every date ("9月28日")
+    assert "上月" in keyword_terms("小区上月那次演出是谁张罗的？")
+    assert "月" not in keyword_terms("上月 下月 次月 这个月")
+    assert keyword_set("社区上月的音乐会") & keyword_set("摄影展的时间是12月16日") == frozenset()
+
+
+def test_the_pos_tagger_reads_the_same_time_words():
+    from agent_memory.index.triples.chinese import _posseg
+
+    assert ("上月", "t") in [(w.word, w.flag) for w in _posseg().cut("上月我们去爬山")]

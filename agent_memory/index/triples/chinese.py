@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import functools
 import itertools
-import logging
 import re
 from dataclasses import dataclass
 
 from agent_memory.core.records import Triple
-from agent_memory.core.text import split_sentences
+from agent_memory.core.text import load_jieba, split_sentences
 from agent_memory.index.triples.base import GENERIC, MODEL_ID, Entity, clean_name, dedupe_entities, dedupe_triples
 
 # Spans cut out before segmentation, with the flag their token gets.
@@ -47,10 +46,9 @@ _LOCATED = frozenset({"位于", "坐落于", "地处", "坐落在", "位在"})
 
 @functools.lru_cache(maxsize=1)
 def _posseg():
-    import jieba
+    load_jieba()  # the shared dictionary, time words included: entities and keyword terms agree
     import jieba.posseg
 
-    jieba.setLogLevel(logging.WARNING)
     return jieba.posseg
 
 
