@@ -290,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tenant")
     p.set_defaults(func=cmd_forget)
 
-    p = sub.add_parser("reindex", help="re-embed the stored text with the embedding settings in force")
+    p = sub.add_parser("reindex", help="re-encode the stored text with the embedding settings and keyword "
+                                       "tokenization in force (after changing models or upgrading)")
     p.add_argument("--all", action="store_true", dest="everything",
                    help="re-embed every item even when the recorded layout matches (after changing the "
                         "sentence-vector settings, for example)")
