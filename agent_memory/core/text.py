@@ -51,7 +51,7 @@ TIME_WORDS = ("上月", "下月", "次月", "这个月", "那个月", "这周", 
 
 @functools.lru_cache(maxsize=1)
 def load_jieba():
-    """jieba, initialized once with the words below: every segmenter (keyword terms, POS tags) uses it."""
+    """jieba, initialized once with TIME_WORDS: every segmenter (keyword terms, POS tags) uses it."""
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
