@@ -25,7 +25,8 @@ def open_vector_store(settings: Settings, dimension: int, collection: str) -> Ve
     if settings.vector_backend == "edge":
         from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
 
-        return EdgeVectorStore(settings.data_dir / "qdrant-edge", collection, dimension)
+        return EdgeVectorStore(settings.data_dir / "qdrant-edge", collection, dimension,
+                               in_memory=settings.edge_in_memory)
     if settings.vector_backend == "local":
         from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore
 

@@ -27,10 +27,11 @@ RESERVE_MB = 16
 
 @pytest.fixture
 def small_fs(tmp_path):
-    """A 96 MB tmpfs (root only); skipped where it cannot be mounted."""
+    """A 192 MB tmpfs (root only; a new data dir preallocates about 100 MB: each Edge collection's in-memory
+    payload storage persists into a 32 MB page); skipped where it cannot be mounted."""
     mount = tmp_path / "small"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", str(mount)], capture_output=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=192m", "tmpfs", str(mount)], capture_output=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip() or done.returncode}")
     try:

@@ -617,3 +617,30 @@ def test_equal_scores_come_back_in_id_order_whatever_the_insertion_order(store):
     dense = store.search_dense(onehot(3), SearchFilter(tenant="A"), 5)
     assert [h.item.id for h in dense] == wanted
     assert [i for i, _ in store.rank_dense(onehot(3), SearchFilter(tenant="A"), 5)] == wanted
+
+
+def test_edge_keeps_a_new_shards_payloads_and_sparse_index_in_memory_and_an_old_shard_as_it_was(tmp_path):
+    import json
+
+    def layout(path):
+        config = json.loads((path / "c" / "edge_config.json").read_text(encoding="utf-8"))
+        return config.get("on_disk_payload"), config["sparse_vectors"]["sparse"].get("on_disk")
+
+    items = [make_item(f"the harbour ferry leaves at {i}", source=f"s{i}") for i in range(6)]
+    with EdgeVectorStore(tmp_path / "new", "c", DIM) as store:
+        put(store, items)
+    assert layout(tmp_path / "new") == (False, False)
+    with EdgeVectorStore(tmp_path / "old", "c", DIM, in_memory=False) as store:
+        put(store, items)
+    assert layout(tmp_path / "old") != (False, False)
+    for path in (tmp_path / "new", tmp_path / "old"):  # reopened with the default: served, layout kept
+        with EdgeVectorStore(path, "c", DIM) as store:
+            hits = store.search_sparse(ENC.encode_query("harbour ferry"), SearchFilter(tenant="A"), 10)
+            assert len(hits) == 6
+        assert layout(path) == ((False, False) if path.name == "new" else layout(tmp_path / "old"))
+
+
+def test_the_edge_in_memory_setting_reaches_the_store(tmp_path):
+    settings = Settings(data_dir=tmp_path, edge_in_memory=False)
+    with open_vector_store(settings, DIM, "c") as store:
+        assert isinstance(store, EdgeVectorStore) and store.in_memory is False
