@@ -86,8 +86,8 @@ class Settings(BaseSettings):
         description="Qdrant Edge collections created from now on keep their payloads and sparse index in memory "
                     "(dense vectors stay memory-mapped): a keyword search no longer reads its tenant's pages "
                     "back from disk after the OS dropped them (100k items: /v1/ask p95 147-150 -> 111-118 ms, "
-                    "p50 -3 ms, about 130 MB more resident; each collection's payload file starts at a preallocated 32 MB). A "
-                    "collection keeps the layout it was created with "
+                    "p50 -3 ms, about 130 MB more resident; each collection's payload file starts at a "
+                    "preallocated 32 MB). A collection keeps the layout it was created with "
                     "(benchmarks/copy_edge_store.py copies one into the other layout).")
 
     # Graph store: Neo4j when the URI is set, else the embedded LadybugDB under data_dir.

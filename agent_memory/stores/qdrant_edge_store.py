@@ -65,15 +65,15 @@ class EdgeVectorStore(QdrantStore):
     # -- opening -----------------------------------------------------------------
 
     def _config(self) -> qe.EdgeConfig:
-        # Off: Edge's defaults, as every shard before the setting was created (payloads on disk, "cold").
-        in_memory = {"on_disk": False} if self.in_memory else {}
+        # Off (None): Edge's defaults, as every shard before the setting was created (payloads on disk, "cold").
+        on_disk = False if self.in_memory else None
         return qe.EdgeConfig(
             vectors={**{name: qe.EdgeVectorParams(size=self.dimension, distance=qe.Distance.Cosine)
                         for name in (DENSE, CONTEXT)},
                      SENTENCES: qe.EdgeVectorParams(size=self.dimension, distance=qe.Distance.Cosine,
                                                     multivector_config=_MAX_SIM)},
-            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, **in_memory)},
-            **({"on_disk_payload": False} if self.in_memory else {}),
+            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, on_disk=on_disk)},
+            on_disk_payload=on_disk,
             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=_INDEXING_THRESHOLD_KB),
         )
 

@@ -622,22 +622,22 @@ def test_equal_scores_come_back_in_id_order_whatever_the_insertion_order(store):
 def test_edge_keeps_a_new_shards_payloads_and_sparse_index_in_memory_and_an_old_shard_as_it_was(tmp_path):
     import json
 
-    def layout(path):
+    def in_memory(path):  # (payloads, sparse index); Edge may write its on-disk default out on reopening
         config = json.loads((path / "c" / "edge_config.json").read_text(encoding="utf-8"))
-        return config.get("on_disk_payload"), config["sparse_vectors"]["sparse"].get("on_disk")
+        return config.get("on_disk_payload") is False, config["sparse_vectors"]["sparse"].get("on_disk") is False
 
     items = [make_item(f"the harbour ferry leaves at {i}", source=f"s{i}") for i in range(6)]
     with EdgeVectorStore(tmp_path / "new", "c", DIM) as store:
         put(store, items)
-    assert layout(tmp_path / "new") == (False, False)
+    assert in_memory(tmp_path / "new") == (True, True)
     with EdgeVectorStore(tmp_path / "old", "c", DIM, in_memory=False) as store:
         put(store, items)
-    assert layout(tmp_path / "old") != (False, False)
-    for path in (tmp_path / "new", tmp_path / "old"):  # reopened with the default: served, layout kept
-        with EdgeVectorStore(path, "c", DIM) as store:
+    assert in_memory(tmp_path / "old") == (False, False)
+    for path, as_created in ((tmp_path / "new", (True, True)), (tmp_path / "old", (False, False))):
+        with EdgeVectorStore(path, "c", DIM) as store:  # reopened with the default: served, layout kept
             hits = store.search_sparse(ENC.encode_query("harbour ferry"), SearchFilter(tenant="A"), 10)
             assert len(hits) == 6
-        assert layout(path) == ((False, False) if path.name == "new" else layout(tmp_path / "old"))
+        assert in_memory(path) == as_created
 
 
 def test_the_edge_in_memory_setting_reaches_the_store(tmp_path):
