@@ -24,6 +24,7 @@ from agent_memory.retrieval.dedup import deduplicate
 from agent_memory.retrieval.fusion import fuse
 from agent_memory.retrieval.hop import SecondHop
 from agent_memory.retrieval.links import LinkFollower, spread
+from agent_memory.retrieval.neighbours import add_neighbours
 from agent_memory.retrieval.pages import Pages
 from agent_memory.retrieval.recent import gate_recent
 from agent_memory.retrieval.rerank import DefaultReranker, Reranker
@@ -37,7 +38,6 @@ from agent_memory.retrieval.routes import (
     RouteOutput,
     SpeakerRoute,
     SummaryRoute,
-    passes,
 )
 from agent_memory.retrieval.similarity import QuestionSimilarity, candidate_vectors, spaces_of
 from agent_memory.retrieval.speakers import Unnamed, named_by_space, unnamed, unnamed_from
@@ -193,7 +193,7 @@ class RetrievalPipeline:
             reranked = self.hop.follow(query, reranked, decisions, similarity, spaces, hop_found)
             lap("hop")
 
-        reranked = self._add_neighbours(reranked, flt, decisions)
+        reranked = add_neighbours(self.services, self.config, self.counter, reranked, flt, decisions)
         # Only the best can reach the prompt: a budget of B tokens holds fewer than B / 10
         # passages, so de-duplication and assembly read no further (the rest stay in the dump).
         offered = reranked[: max(self.config.prompt_candidates, budget // 10)]
@@ -335,75 +335,6 @@ class RetrievalPipeline:
         except Exception as exc:  # noqa: BLE001 - the graph route is optional; others still answer
             log.warning("question entity extraction failed: %s", exc)
             return []
-
-    def _add_neighbours(self, ranked: list[Candidate], flt: SearchFilter, decisions: list[Decision]) -> list[Candidate]:
-        """Turns next to the strongest turns, and chunks next to the strongest chunks, are cheap
-        context (a reply answers its neighbour; an answer runs past a chunk border): each is
-        inserted right after its anchor. A chunk neighbour that was already a weaker candidate
-        moves up to its anchor: a paragraph split in two is read whole only if both halves reach
-        the prompt together (MuSiQue: a passage's first half at rank 1, its second at rank 19)."""
-        extra: dict[str, list[Candidate]] = {}
-        present = {c.item.id for c in ranked}
-        position = {c.item.id: rank for rank, c in enumerate(ranked)}
-        moved: set[str] = set()
-
-        def insert(anchor: Candidate, items: list[MemoryItem]) -> None:
-            for item in items:
-                if item.id in present or not passes(item, flt):
-                    continue
-                present.add(item.id)
-                cand = Candidate(item=item, final=anchor.final * 0.5, note=f"neighbour of {anchor.item.source_id}")
-                extra.setdefault(anchor.item.id, []).append(cand)
-                decisions.append(Decision("neighbours", item.source_id, "added",
-                                          f"next to strong {anchor.item.kind} {anchor.item.source_id}"))
-
-        def move_up(anchor: Candidate, cands: list[Candidate]) -> None:
-            for cand in cands:
-                if cand.item.id in moved or position[cand.item.id] < position[anchor.item.id]:
-                    continue
-                moved.add(cand.item.id)
-                extra.setdefault(anchor.item.id, []).append(cand)
-                decisions.append(Decision("neighbours", cand.item.source_id, "moved",
-                                          f"next to strong chunk {anchor.item.id} of its document"))
-
-        if self.config.neighbours and self.config.neighbour_top:
-            turns = [c for c in ranked if c.item.kind == "turn" and c.item.metadata.get("session_id")]
-            for anchor in turns[: self.config.neighbour_top]:
-                meta = anchor.item.metadata
-                entries = self.services.catalog.session_neighbours(
-                    flt.tenant, meta["session_id"], int(meta.get("seq", 0)), self.config.neighbours,
-                    self.config.neighbours)
-                ids = [i for e in entries for i in e.item_ids if i not in present]
-                insert(anchor, self.services.vectors.get(ids) if ids else [])
-        if self.config.chunk_neighbours and self.config.chunk_neighbour_top:
-            chunks = [c for c in ranked if c.item.kind == "chunk"][: self.config.chunk_neighbour_top]
-            by_source: dict[str, list[Candidate]] = {}
-            for cand in ranked:
-                if cand.item.kind == "chunk":
-                    by_source.setdefault(cand.item.source_id, []).append(cand)
-            for anchor in chunks:
-                if anchor.item.id in moved:
-                    continue  # itself a neighbour placed after a stronger chunk
-                move_up(anchor, sorted((c for c in by_source[anchor.item.source_id]
-                                        if 0 < abs(c.item.chunk_index - anchor.item.chunk_index)
-                                        <= self.config.chunk_neighbours), key=lambda c: c.item.chunk_index))
-                entry = self.services.catalog.get(flt.tenant, anchor.item.source_id)
-                if entry is None:
-                    continue
-                ids = [i for i in entry.item_ids if i not in present]
-                siblings = [i for i in (self.services.vectors.get(ids) if ids else [])
-                            if i.kind == "chunk" and 0 < abs(i.chunk_index - anchor.item.chunk_index)
-                            <= self.config.chunk_neighbours]
-                insert(anchor, sorted(siblings, key=lambda i: i.chunk_index))
-        if not extra:
-            return ranked
-        out: list[Candidate] = []
-        for cand in ranked:
-            if cand.item.id in moved:
-                continue
-            out.append(cand)
-            out.extend(extra.get(cand.item.id, []))
-        return out
 
     def _date_slack(self) -> DateSlack:
         return DateSlack(self.config.time_after_day, self.config.time_after_month)

@@ -85,7 +85,9 @@ def test_chunks_next_to_the_best_chunk_join_it_in_document_order(services):
                                                            tenant="chunks")])
     entry = services.catalog.get("chunks", "manual")
     assert len(entry.item_ids) >= 3  # several chunks (plus the summary)
-    config = load_preset("documents", dense={"limit": 1}, keyword={"limit": 1}, chunk_neighbours=1)
+    # Every document, the best chunk only (the served bound places neighbours for short documents only).
+    config = load_preset("documents", dense={"limit": 1}, keyword={"limit": 1}, chunk_neighbours=1,
+                         chunk_neighbour_top=1, chunk_neighbour_source_tokens=0)
     with RetrievalPipeline(services, config) as pipe:
         result = pipe.run("What is the hangar door code?", tenant="chunks", budget=2000, debug=True)
     added = [d for d in result.decisions if d.stage == "neighbours"]
@@ -111,12 +113,13 @@ def test_a_chunk_neighbour_already_among_the_candidates_moves_up_to_its_anchor(s
     IngestionPipeline(services).ingest_documents([Document(source_id="pump", text="\n\n".join(parts),
                                                            tenant="quarry"), *notes])
     question = "What is the quarry pump start code?"
-    base = load_preset("documents")
+    base = load_preset("documents", chunk_neighbours=0)
     with RetrievalPipeline(services, base) as pipe:
         before = pipe.run(question, tenant="quarry", budget=4000, debug=True)
     chunk_rows = [n for n, row in enumerate(before.fused) if row["source_id"] == "pump"]
     assert len(chunk_rows) >= 2 and chunk_rows[1] > chunk_rows[0] + 1  # a note ranks between the halves
-    with RetrievalPipeline(services, base.model_copy(update={"chunk_neighbours": 1})) as pipe:
+    with RetrievalPipeline(services, base.model_copy(update={"chunk_neighbours": 1,
+                                                             "chunk_neighbour_source_tokens": 0})) as pipe:
         after = pipe.run(question, tenant="quarry", budget=4000, debug=True)
     moved = [d for d in after.decisions if d.stage == "neighbours" and d.action == "moved"]
     assert moved and all(d.target == "pump" for d in moved)
@@ -124,3 +127,51 @@ def test_a_chunk_neighbour_already_among_the_candidates_moves_up_to_its_anchor(s
     assert placed_before[placed_before.index("pump") + 1] != "pump"
     placed = [p.source_id for p in after.passages]
     assert placed[placed.index("pump") + 1] == "pump"  # the second half right after the first
+
+
+def test_chunk_neighbours_can_be_limited_to_short_documents(services):
+    from agent_memory.retrieval.config import load_preset
+
+    # The same three-part manual as above (about 900 tokens): with a bound below its size no
+    # neighbour is placed; with a bound above it the neighbours come as before.
+    parts = [f"Part {n} of the Silo manual. " + " ".join(f"Filler sentence {n}.{k} about silo doors." for k in range(30))
+             for n in range(3)]
+    parts[1] += " The silo door code is 5582."
+    IngestionPipeline(services).ingest_documents([Document(source_id="silo", text="\n\n".join(parts),
+                                                           tenant="silo")])
+    config = load_preset("documents", dense={"limit": 1}, keyword={"limit": 1}, chunk_neighbours=1,
+                         chunk_neighbour_top=1)
+    for bound, expect_neighbours in ((300, False), (5000, True)):
+        with RetrievalPipeline(services, config.model_copy(update={"chunk_neighbour_source_tokens": bound})) as pipe:
+            result = pipe.run("What is the silo door code?", tenant="silo", budget=2000, debug=True)
+        placed = [d for d in result.decisions if d.stage == "neighbours"]
+        assert bool(placed) is expect_neighbours, (bound, placed)
+        assert "5582" in result.prompt
+
+
+def test_the_served_default_places_a_short_split_document_whole(services):
+    from agent_memory.retrieval.config import RetrievalConfig
+
+    # About 380 tokens: two chunks at the default chunk size, under the served bound of 512. The
+    # question names the first half's words; look-alike notes rank between the halves unless the
+    # second half is placed right after the first.
+    parts = ["Part one of the Kiln log. The kiln relay code is 6610. "
+             + " ".join(f"Filler sentence 1.{k} about the kiln bricks." for k in range(18)),
+             "Part two. Enter it twice; after three wrong entries the panel locks for an hour. "
+             + " ".join(f"Filler sentence 2.{k} about the cooling fans." for k in range(18))]
+    notes = [Document(source_id=f"knote{n}", text=f"Note {n}: the kiln relay was checked in spring {2000 + n}.",
+                      tenant="kiln") for n in range(6)]
+    IngestionPipeline(services).ingest_documents([Document(source_id="kiln", text="\n\n".join(parts),
+                                                           tenant="kiln"), *notes])
+    chunks = [i for i in services.vectors.get(services.catalog.get("kiln", "kiln").item_ids) if i.kind == "chunk"]
+    assert len(chunks) == 2
+    served = RetrievalConfig()
+    assert served.chunk_neighbour_source_tokens >= sum(services.counter.count(c.text) for c in chunks)
+    placed = {}
+    for name, config in (("off", served.model_copy(update={"chunk_neighbours": 0})), ("served", served)):
+        with RetrievalPipeline(services, config) as pipe:
+            result = pipe.run("What is the kiln relay code?", tenant="kiln", budget=4000, debug=True)
+        order = [p.source_id for p in result.passages]
+        placed[name] = order[order.index("kiln") + 1] if order.index("kiln") + 1 < len(order) else None
+    assert placed["off"] != "kiln"  # a note between the halves
+    assert placed["served"] == "kiln"  # the second half right after the first
