@@ -62,12 +62,14 @@ def add_neighbours(services: Services, config: RetrievalConfig, counter: TokenCo
                 by_source.setdefault(cand.item.source_id, []).append(cand)
         # One catalog read and one vector read for all anchors' documents.
         entries = services.catalog.get_many(flt.tenant, list(dict.fromkeys(c.item.source_id for c in chunks)))
+        bound = config.chunk_neighbour_source_tokens
+        if bound:
+            entries = {source: e for source, e in entries.items() if len(e.item_ids) <= most_items(bound)}
         ids = [i for e in entries.values() for i in e.item_ids if i not in present]
         fetched: dict[str, list[MemoryItem]] = {}
         for item in (services.vectors.get(ids) if ids else []):
             if item.kind == "chunk":
                 fetched.setdefault(item.source_id, []).append(item)
-        bound = config.chunk_neighbour_source_tokens
         size: dict[str, int] = {}
         for anchor in chunks:
             if anchor.item.id in moved:
@@ -75,6 +77,8 @@ def add_neighbours(services: Services, config: RetrievalConfig, counter: TokenCo
             source = anchor.item.source_id
             others = fetched.get(source, [])
             if bound:
+                if source not in entries:
+                    continue  # long by its item count alone
                 if source not in size:
                     size[source] = document_tokens(counter, by_source[source], others)
                 if size[source] > bound:
@@ -101,3 +105,11 @@ def document_tokens(counter: TokenCounter, candidates: list[Candidate], fetched:
     chunks = {c.item.chunk_index: c.item.text for c in candidates}
     chunks.update((i.chunk_index, i.text) for i in fetched)
     return sum(counter.count(text) for text in chunks.values())
+
+
+def most_items(bound: int) -> int:
+    """The most catalog items a document within ``bound`` tokens is expected to list: its chunks and about
+    as many summaries, a dozen at most for 512 tokens in the development stores; bound / 16 leaves a wide
+    margin. A document listing more is taken as long without reading it, so that a book's every item is
+    never read on a question."""
+    return max(16, bound // 16)

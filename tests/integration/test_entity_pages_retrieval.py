@@ -175,3 +175,44 @@ def test_the_served_default_places_a_short_split_document_whole(services):
         placed[name] = order[order.index("kiln") + 1] if order.index("kiln") + 1 < len(order) else None
     assert placed["off"] != "kiln"  # a note between the halves
     assert placed["served"] == "kiln"  # the second half right after the first
+
+
+def test_a_long_document_is_not_read_whole_to_learn_its_size(services):
+    from agent_memory.core.records import SearchFilter
+    from agent_memory.retrieval.config import RetrievalConfig
+    from agent_memory.retrieval.neighbours import add_neighbours, most_items
+    from agent_memory.retrieval.types import Candidate
+
+    # Forty sections: far more catalog items than a 512-token document lists. The neighbours step
+    # skips it on its item count alone, without fetching its items; a short document beside it is read.
+    sections = [f"Section {n} of the Boiler handbook. " + " ".join(f"Line {n}.{k} on valves." for k in range(30))
+                for n in range(40)]
+    short = ["Part one of the Drum note. " + " ".join(f"Filler 1.{k} on the drum." for k in range(18)),
+             "Part two of the Drum note. " + " ".join(f"Filler 2.{k} on the fans." for k in range(18))]
+    IngestionPipeline(services).ingest_documents([
+        Document(source_id="boiler", text="\n\n".join(sections), tenant="boiler"),
+        Document(source_id="drum", text="\n\n".join(short), tenant="boiler")])
+    config = RetrievalConfig()
+    long_ids = set(services.catalog.get("boiler", "boiler").item_ids)
+    assert len(long_ids) > most_items(config.chunk_neighbour_source_tokens)
+    first = {}
+    for source in ("boiler", "drum"):
+        items = services.vectors.get(services.catalog.get("boiler", source).item_ids)
+        first[source] = min((i for i in items if i.kind == "chunk"), key=lambda i: i.chunk_index)
+    ranked = [Candidate(item=first["boiler"], final=2.0), Candidate(item=first["drum"], final=1.0)]
+    requested: list[str] = []
+    real_get = services.vectors.get
+
+    def recording_get(ids):
+        requested.extend(ids)
+        return real_get(ids)
+
+    services.vectors.get = recording_get
+    try:
+        decisions = []
+        out = add_neighbours(services, config, services.counter, ranked, SearchFilter(tenant="boiler"), decisions)
+    finally:
+        del services.vectors.get
+    assert not long_ids.intersection(requested)  # the long document's items were never fetched
+    assert [c.item.source_id for c in out] == ["boiler", "drum", "drum"]  # the short one reads whole
+    assert all(d.target == "drum" for d in decisions if d.stage == "neighbours")
