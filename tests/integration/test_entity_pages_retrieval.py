@@ -75,14 +75,19 @@ def test_pages_are_per_tenant(services):
     assert result.fused == [] and "[S:" not in result.prompt.replace("[S:id]", "")
 
 
+def _three_part_manual(services, tenant: str, source: str, name: str, code: str) -> None:
+    """About 900 tokens in three parts (several chunks); the middle part holds the door code."""
+    parts = [f"Part {n} of the {name} manual. " + " ".join(f"Filler sentence {n}.{k} about {name.lower()} doors."
+                                                             for k in range(30)) for n in range(3)]
+    parts[1] += f" The {name.lower()} door code is {code}."
+    IngestionPipeline(services).ingest_documents([Document(source_id=source, text="\n\n".join(parts),
+                                                           tenant=tenant)])
+
+
 def test_chunks_next_to_the_best_chunk_join_it_in_document_order(services):
     from agent_memory.retrieval.config import load_preset
 
-    parts = [f"Part {n} of the Hangar manual. " + " ".join(f"Filler sentence {n}.{k} about hangar doors." for k in range(30))
-             for n in range(3)]
-    parts[1] += " The hangar door code is 4471."
-    IngestionPipeline(services).ingest_documents([Document(source_id="manual", text="\n\n".join(parts),
-                                                           tenant="chunks")])
+    _three_part_manual(services, "chunks", "manual", "Hangar", "4471")
     entry = services.catalog.get("chunks", "manual")
     assert len(entry.item_ids) >= 3  # several chunks (plus the summary)
     # Every document, the best chunk only (the served bound places neighbours for short documents only).
@@ -98,29 +103,33 @@ def test_chunks_next_to_the_best_chunk_join_it_in_document_order(services):
     assert "4471" in result.prompt and result.total_tokens <= 2000
 
 
+def _two_halves_and_notes(services, tenant: str, name: str, code: str, fillers: int) -> None:
+    """A manual in two halves, ingested as one document, beside six look-alike notes. The second half
+    answers nothing the question asks by its words; the notes do, so they rank between the halves."""
+    parts = [f"Part one of the {name} manual. The {name.lower()} code is {code}. "
+             + " ".join(f"Filler sentence 1.{k} about the housing." for k in range(fillers)),
+             "Part two. Enter it twice; after three wrong entries the panel locks for an hour. "
+             + " ".join(f"Filler sentence 2.{k} about the panel." for k in range(fillers))]
+    notes = [Document(source_id=f"{tenant}-note{n}", text=f"Note {n}: the {name.lower()} was serviced in spring"
+                      f" {2000 + n}.", tenant=tenant) for n in range(6)]
+    IngestionPipeline(services).ingest_documents([Document(source_id=tenant, text="\n\n".join(parts),
+                                                           tenant=tenant), *notes])
+
+
 def test_a_chunk_neighbour_already_among_the_candidates_moves_up_to_its_anchor(services):
     from agent_memory.retrieval.config import load_preset
 
-    # The manual's second half answers nothing the question asks by its words; the look-alike notes
-    # do, so they rank between the two halves. A paragraph is read whole only if both halves reach
-    # the prompt together.
-    parts = ["Part one of the Quarry pump manual. The quarry pump start code is 7731. "
-             + " ".join(f"Filler sentence 1.{k} about the pump housing." for k in range(30)),
-             "Part two. Enter it twice; after three wrong entries the panel locks for an hour. "
-             + " ".join(f"Filler sentence 2.{k} about the panel." for k in range(30))]
-    notes = [Document(source_id=f"note{n}", text=f"Note {n}: the quarry pump was serviced in spring {2000 + n}.",
-                      tenant="quarry") for n in range(6)]
-    IngestionPipeline(services).ingest_documents([Document(source_id="pump", text="\n\n".join(parts),
-                                                           tenant="quarry"), *notes])
-    question = "What is the quarry pump start code?"
+    # A paragraph is read whole only if both halves reach the prompt together.
+    _two_halves_and_notes(services, "pump", "Quarry pump", "7731", fillers=30)
+    question = "What is the quarry pump code?"
     base = load_preset("documents", chunk_neighbours=0)
     with RetrievalPipeline(services, base) as pipe:
-        before = pipe.run(question, tenant="quarry", budget=4000, debug=True)
+        before = pipe.run(question, tenant="pump", budget=4000, debug=True)
     chunk_rows = [n for n, row in enumerate(before.fused) if row["source_id"] == "pump"]
     assert len(chunk_rows) >= 2 and chunk_rows[1] > chunk_rows[0] + 1  # a note ranks between the halves
     with RetrievalPipeline(services, base.model_copy(update={"chunk_neighbours": 1,
                                                              "chunk_neighbour_source_tokens": 0})) as pipe:
-        after = pipe.run(question, tenant="quarry", budget=4000, debug=True)
+        after = pipe.run(question, tenant="pump", budget=4000, debug=True)
     moved = [d for d in after.decisions if d.stage == "neighbours" and d.action == "moved"]
     assert moved and all(d.target == "pump" for d in moved)
     placed_before = [p.source_id for p in before.passages]
@@ -132,13 +141,8 @@ def test_a_chunk_neighbour_already_among_the_candidates_moves_up_to_its_anchor(s
 def test_chunk_neighbours_can_be_limited_to_short_documents(services):
     from agent_memory.retrieval.config import load_preset
 
-    # The same three-part manual as above (about 900 tokens): with a bound below its size no
-    # neighbour is placed; with a bound above it the neighbours come as before.
-    parts = [f"Part {n} of the Silo manual. " + " ".join(f"Filler sentence {n}.{k} about silo doors." for k in range(30))
-             for n in range(3)]
-    parts[1] += " The silo door code is 5582."
-    IngestionPipeline(services).ingest_documents([Document(source_id="silo", text="\n\n".join(parts),
-                                                           tenant="silo")])
+    # With a bound below the manual's size no neighbour is placed; above it they come as before.
+    _three_part_manual(services, "silo", "silo", "Silo", "5582")
     config = load_preset("documents", dense={"limit": 1}, keyword={"limit": 1}, chunk_neighbours=1,
                          chunk_neighbour_top=1)
     for bound, expect_neighbours in ((300, False), (5000, True)):
@@ -152,17 +156,8 @@ def test_chunk_neighbours_can_be_limited_to_short_documents(services):
 def test_the_served_default_places_a_short_split_document_whole(services):
     from agent_memory.retrieval.config import RetrievalConfig
 
-    # About 380 tokens: two chunks at the default chunk size, under the served bound of 512. The
-    # question names the first half's words; look-alike notes rank between the halves unless the
-    # second half is placed right after the first.
-    parts = ["Part one of the Kiln log. The kiln relay code is 6610. "
-             + " ".join(f"Filler sentence 1.{k} about the kiln bricks." for k in range(18)),
-             "Part two. Enter it twice; after three wrong entries the panel locks for an hour. "
-             + " ".join(f"Filler sentence 2.{k} about the cooling fans." for k in range(18))]
-    notes = [Document(source_id=f"knote{n}", text=f"Note {n}: the kiln relay was checked in spring {2000 + n}.",
-                      tenant="kiln") for n in range(6)]
-    IngestionPipeline(services).ingest_documents([Document(source_id="kiln", text="\n\n".join(parts),
-                                                           tenant="kiln"), *notes])
+    # About 380 tokens: two chunks at the default chunk size, under the served bound of 512.
+    _two_halves_and_notes(services, "kiln", "Kiln relay", "6610", fillers=18)
     chunks = [i for i in services.vectors.get(services.catalog.get("kiln", "kiln").item_ids) if i.kind == "chunk"]
     assert len(chunks) == 2
     served = RetrievalConfig()
