@@ -162,6 +162,22 @@ def test_chinese_patterns_dates_and_model_ids():
     assert ("2011年3月", "DATE") in {(e.name, e.type) for e in zh.entities("该公司于2011年3月发布了X-200。")}
 
 
+@pytest.mark.parametrize("text, owner, thing", [
+    ("李希烈最喜欢的食物是担担面。", "李希烈", "食物"),
+    ("黄钧岳最爱的颜色是绿色。", "黄钧岳", "颜色"),
+    ("高肇平时最喜欢的运动是游泳。", "高肇", "运动"),
+])
+def test_a_name_opening_a_relative_clause_has_the_thing_it_qualifies(text, owner, thing):
+    # Without it the attribute statement named no one: the graph route found every message about
+    # the person except the one that answers "李希烈最爱吃什么？".
+    assert _find(ChineseExtractor().extract(text, **PROV), owner, "has", thing)
+
+
+def test_a_noun_between_a_name_and_its_de_is_not_a_relative_clause():
+    triples = ChineseExtractor().extract("李希烈最近在忙婚礼的事情，听说要请很多朋友。", **PROV)
+    assert not [t for t in triples if t.relation == "has"]
+
+
 def test_router_handles_mixed_text_per_sentence(rules):
     triples = rules.extract("Andrew Jaspan co-founded The Conversation. 中国大陆由盛大游戏运营。", **PROV)
     _assert_provenance(triples)

@@ -42,6 +42,9 @@ _BY_VERBS = {
 # Verbs that only make sense in the "由B<verb>" frame or carry no relation of their own.
 _BY_VERBS_ONLY_PASSIVE = frozenset({"是", "有", "为", "称为", "基于", "可以", "可能", "证实"})
 _LOCATED = frozenset({"位于", "坐落于", "地处", "坐落在", "位在"})
+# What may stand between a name and the 的 closing its relative clause: time words, adverbs, verbs and
+# adjectives ("平时最喜欢", "常去", "最爱"); a noun or preposition between them ends the pattern.
+_RELATIVE_FLAGS = frozenset({"t", "d", "v", "vd", "vi", "a", "ad"})
 
 
 @functools.lru_cache(maxsize=1)
@@ -242,6 +245,8 @@ class ChineseExtractor:
                 owner = before(i)
                 if owner is not None and owner.end == i and owner.proper:
                     add(owner, "has", after(i, last_piece=False), 0.5)
+                else:  # "李希烈最喜欢的食物": the N a name's short verb phrase qualifies is the name's
+                    add(self._relative_owner(toks, ps, i), "has", after(i, last_piece=False), 0.4)
         if self.cooccurrence:
             out.extend(self._cooccurrence(ps, out, evidence))
         return out
@@ -253,6 +258,20 @@ class ChineseExtractor:
             start -= 1
         cands = [p for p in ps if p.start >= start and p.end <= i and p.entity.type not in ("DATE", "NUMBER")]
         return cands[-1] if cands else None
+
+    @staticmethod
+    def _relative_owner(toks: list[_Tok], ps: list[_Phrase], i: int) -> _Phrase | None:
+        """The name that opens a relative clause ending in the 的 at ``i``, when only time words, adverbs,
+        verbs and adjectives stand between them ("李希烈最喜欢的", "黄钧岳最爱的"): the clause says
+        something of that name."""
+        named = [p for p in ps if p.end <= i and p.proper]
+        if not named:
+            return None
+        owner = named[-1]
+        between = toks[owner.end:i]
+        if not between or any(t.flag not in _RELATIVE_FLAGS or t.word in _CLAUSE_BREAK for t in between):
+            return None
+        return owner
 
     @staticmethod
     def _copula_object(toks: list[_Tok], ps: list[_Phrase], i: int) -> _Phrase | None:
