@@ -19,7 +19,7 @@ from typing import Any
 
 from agent_memory.core.citations import TAG, split_tag, tag, tag_ids
 from agent_memory.core.errors import LLMError
-from agent_memory.retrieval.assemble import TITLES
+from agent_memory.retrieval.render import TITLES
 
 FACTS_TITLE = TITLES["facts"]
 

@@ -24,7 +24,7 @@ from dateutil import parser
 
 from agent_memory.core.citations import tag
 from agent_memory.core.records import MemoryItem, SearchFilter
-from agent_memory.retrieval.assemble import framed
+from agent_memory.retrieval.render import framed
 
 BASELINES = ("recency", "dense", "keyword", "rrf")
 RRF_K = 60

@@ -28,9 +28,9 @@ from agent_memory.evaluation.metric import cited_ids, score_question
 from agent_memory.evaluation.report import PRODUCT, Tally, run_summary, write_report
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.ingest.report import IngestReport
-from agent_memory.retrieval.assemble import question_text
 from agent_memory.retrieval.config import load_preset
 from agent_memory.retrieval.pipeline import RetrievalPipeline
+from agent_memory.retrieval.render import question_text
 from agent_memory.services import Services, build_services
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """Headings of the prompt's passages: the documents' block, and each session named by what its turns'
-tags do not already say, with its day (agent_memory/retrieval/assemble.py writes them)."""
+tags do not already say, with its day (agent_memory/retrieval/render.py writes them)."""
 
 from __future__ import annotations
 

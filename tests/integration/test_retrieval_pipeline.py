@@ -13,9 +13,9 @@ from agent_memory.core.errors import BudgetError
 from agent_memory.core.records import Document
 from agent_memory.core.text import split_sentences
 from agent_memory.ingest.pipeline import IngestionPipeline, file_source_id
-from agent_memory.retrieval.assemble import display_text
 from agent_memory.retrieval.compress import GAP
 from agent_memory.retrieval.pipeline import RetrievalPipeline
+from agent_memory.retrieval.render import display_text
 from tests.helpers import SAMPLES
 
 TAG = re.compile(r"\[S:([^\]]*)\]")

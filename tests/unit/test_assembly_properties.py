@@ -16,9 +16,10 @@ from agent_memory.core.errors import BudgetError
 from agent_memory.core.records import MemoryItem, Triple
 from agent_memory.core.text import split_sentences
 from agent_memory.core.tokens import EstimatingCounter, TiktokenCounter
-from agent_memory.retrieval.assemble import Assembler, display_text
+from agent_memory.retrieval.assemble import Assembler
 from agent_memory.retrieval.compress import _ENDS_SENTENCE, GAP
 from agent_memory.retrieval.config import RetrievalConfig
+from agent_memory.retrieval.render import display_text
 from agent_memory.retrieval.types import Candidate
 
 COUNTERS = {"cl100k": TiktokenCounter("cl100k_base"), "estimate": EstimatingCounter()}

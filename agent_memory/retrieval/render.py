@@ -1,0 +1,179 @@
+"""How a prompt is written: the sections' titles, a passage's line (its tag, speaker or title), the
+session headings, documents' consecutive chunks joined, and the frame every prompt shares. The
+Assembler (``retrieval/assemble.py``) decides what goes in; this module decides how it reads."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from agent_memory.core.citations import inline, neutralize
+from agent_memory.core.citations import tag as citation_tag
+from agent_memory.core.records import MemoryItem
+from agent_memory.core.text import has_cjk
+from agent_memory.retrieval.headings import DOCUMENTS_HEADING, session_label, shown_heading
+from agent_memory.retrieval.types import Passage
+from agent_memory.retrieval.when import parse_stamp
+
+
+@dataclass
+class Entry:
+    """One line (or block) of a section, with the rank that decides what is trimmed first."""
+
+    text: str
+    rank: float
+    passage: Passage | None = None
+    group: str | None = None  # session header (or document) this entry sits under
+    group_title: str = ""  # the header line; documents have none
+    order: tuple[int, int] = (0, 0)  # position inside its group: (turn seq, chunk index)
+    group_year: str = ""  # the year that ends the header line: written only where it changes
+
+
+@dataclass
+class Sections:
+    instructions: str = ""
+    facts: list[Entry] = field(default_factory=list)
+    summaries: list[Entry] = field(default_factory=list)
+    passages: list[Entry] = field(default_factory=list)
+    recent: list[Entry] = field(default_factory=list)
+    question: str = ""
+
+
+TITLES = {"facts": "## Known facts", "summaries": "## Summaries", "passages": "## Retrieved passages",
+          "recent": "## Recent conversation"}
+
+
+def tag(source_id: str) -> str:
+    # Encoded: no file name can end or split its tag (agent_memory/core/citations.py).
+    return citation_tag(source_id)
+
+
+_HEADING = re.compile(r"(?m)^\s*#+\s*")
+
+
+def display_text(text: str) -> str:
+    """Passage text as shown: quoted data. Markdown headings inside it would read as the prompt's
+    own sections, and tag-like text as citations: both are neutralized."""
+    return _HEADING.sub("", neutralize(text))
+
+
+def item_line(item: MemoryItem, text: str) -> str:
+    speaker = inline(str(item.metadata.get("speaker") or ""))
+    if item.kind == "turn" and speaker:
+        return f"{tag(item.source_id)} {speaker}: {text}"
+    title = inline(str(item.metadata.get("title") or ""))
+    if title and item.kind == "chunk" and title != item.source_id and title.lower() not in text[:120].lower():
+        return f"{tag(item.source_id)} ({title}) {text}"
+    return f"{tag(item.source_id)} {text}"
+
+
+def session_group(item: MemoryItem) -> tuple[str | None, str]:
+    """The session a turn (or a session's summary) sits under, and its heading: the session named
+    (two sessions of one day stay apart) with its day."""
+    session = item.metadata.get("session_id")
+    if not session or (item.kind != "turn" and item.metadata.get("scope") != "session"):
+        return None, ""
+    stamp = compact_date(item.metadata.get("timestamp") or "")
+    name = inline(session_label(str(session), item.source_id))
+    return session, f"### {name}, {inline(stamp)}" if stamp else f"### {name}"
+
+
+def compact_date(stamp: str) -> str:
+    """"1:56 pm on 8 May, 2023" → "8 May 2023": the day in few tokens (turn order gives the sequence
+    within a session); a stamp that does not parse stays as it is."""
+    if not stamp:
+        return ""
+    when = parse_stamp(stamp)
+    return f"{when.day} {when:%b %Y}" if when else stamp
+
+
+def question_text(question: str, question_date: str | None) -> str:
+    """The question as the prompt states it, with the day it is asked on when known."""
+    return question + (f"\n(asked on {question_date})" if question_date else "")
+
+
+def framed(instructions: str, question: str, passage_lines: list[str]) -> str:
+    """Plain passage lines in the frame every prompt has (instructions, the passages' title, the
+    question): the evaluation harness packs its baselines this way, so that they and the product
+    spend one budget on the same frame."""
+    return render(Sections(instructions=instructions, question=question), {"passages": "\n".join(passage_lines)}
+                  if passage_lines else None)[0]
+
+
+def render(sections: Sections, raw: dict[str, str] | None = None) -> tuple[str, dict[str, str]]:
+    """The prompt and its parts; ``raw`` gives a section's body as text instead of entries."""
+    parts: dict[str, str] = {}
+    if sections.instructions:
+        parts["instructions"] = "## Instructions\n" + sections.instructions
+    for name in ("facts", "summaries", "passages", "recent"):
+        entries = getattr(sections, name)
+        if raw and name in raw:
+            parts[name] = TITLES[name] + "\n" + raw[name]
+        elif entries:
+            parts[name] = TITLES[name] + "\n" + _render_entries(entries, grouped=name in ("passages", "recent"))
+    parts["question"] = "## Question\n" + sections.question
+    return "\n\n".join(parts.values()), parts
+
+
+def _render_entries(entries: list[Entry], grouped: bool) -> str:
+    if not grouped:
+        return "\n".join(e.text for e in entries)
+    # Turns of one session sit together, oldest first, under a heading naming the session and its
+    # day: the date is written once, and temporal questions read in order. Chunks of one document
+    # sit together in document order; neighbours join up. Beside conversations, documents form one
+    # block under their own heading, conversations another (the block whose best passage ranked higher comes first), so
+    # that what came from where shows at a glance; inside a block, groups keep their rank order.
+    order: list[object] = []
+    groups: dict[object, list[Entry]] = {}
+    for entry in entries:
+        key = entry.group if entry.group is not None else id(entry)
+        if key not in groups:
+            order.append(key)
+            groups[key] = []
+        groups[key].append(entry)
+    sessions = [key for key in order if groups[key][0].group_title]
+    documents = [key for key in order if not groups[key][0].group_title]
+    blocks = [documents, sessions] if documents and (not sessions or order.index(documents[0]) < order.index(
+        sessions[0])) else [sessions, documents]
+    lines: list[str] = []
+    year = ""
+    for block in blocks:
+        if block is documents and documents and sessions:
+            lines.append(DOCUMENTS_HEADING)
+        for key in block:
+            members = sorted(groups[key], key=lambda e: e.order)
+            if members[0].group_title:
+                lines.append(shown_heading(members[0].group_title, members[0].group_year, year))
+                year = members[0].group_year or year
+                lines.extend(e.text for e in members)
+            else:
+                lines.extend(_join_adjacent(members))
+    return "\n".join(lines)
+
+
+def _join_adjacent(members: list[Entry]) -> list[str]:
+    """Consecutive whole chunks of one document become one passage: one tag instead of two,
+    the splitter's overlap written once, and a sentence cut at a chunk border whole again."""
+    lines: list[str] = []
+    previous: Entry | None = None
+    for entry in members:
+        joinable = (previous is not None and previous.passage is not None and entry.passage is not None
+                    and previous.passage.kind == entry.passage.kind == "chunk"
+                    and not previous.passage.compressed and not entry.passage.compressed
+                    and entry.order[1] == previous.order[1] + 1)
+        if joinable:
+            lines[-1] = _continue(lines[-1], entry.passage.text)
+        else:
+            lines.append(entry.text)
+        previous = entry
+    return lines
+
+
+def _continue(line: str, text: str, min_overlap: int = 8) -> str:
+    """``line`` followed by ``text`` minus the part ``line`` already ends with (chunk overlap)."""
+    longest = min(len(line), len(text))
+    for k in range(longest, min_overlap - 1, -1):
+        if line.endswith(text[:k]):
+            return line + text[k:]
+    joiner = "" if line and text and has_cjk(line[-1]) and has_cjk(text[0]) else " "
+    return line + joiner + text
