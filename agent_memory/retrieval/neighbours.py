@@ -70,20 +70,17 @@ def add_neighbours(services: Services, config: RetrievalConfig, counter: TokenCo
         for item in (services.vectors.get(ids) if ids else []):
             if item.kind == "chunk":
                 fetched.setdefault(item.source_id, []).append(item)
-        size: dict[str, int] = {}
+        # With a bound, a document without an entry (or listing too many items) is not known to be short.
+        short = {source for source in entries
+                 if document_tokens(counter, by_source[source], fetched.get(source, [])) <= bound} if bound else set()
         for anchor in chunks:
             if anchor.item.id in moved:
                 continue  # itself a neighbour placed after a stronger chunk
             source = anchor.item.source_id
+            if bound and source not in short:
+                continue
             others = fetched.get(source, [])
-            if bound:
-                if source not in entries:
-                    continue  # long by its item count alone
-                if source not in size:
-                    size[source] = document_tokens(counter, by_source[source], others)
-                if size[source] > bound:
-                    continue
-            move_up(anchor, sorted((c for c in by_source[anchor.item.source_id]
+            move_up(anchor, sorted((c for c in by_source[source]
                                     if 0 < abs(c.item.chunk_index - anchor.item.chunk_index)
                                     <= config.chunk_neighbours), key=lambda c: c.item.chunk_index))
             siblings = [i for i in others
