@@ -1,5 +1,7 @@
 """The ingestion job: files → sources → items → embeddings → vector store, triples → graph.
 
+Files on disk and their manifests are ``file_ingestion.py``; from sources on, it is here.
+
 Batches sources so the embedder sees many texts at once. Per source, the order of writes
 keeps what was stored safe: new items are upserted before stale ones are deleted, and
 the catalog (which decides "unchanged") is written last, so a crash mid-way means the
@@ -8,31 +10,26 @@ source is simply re-ingested next time.
 
 from __future__ import annotations
 
-import logging
-import os
-import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from tqdm import tqdm
-
-from agent_memory.core.errors import IngestError, StoreError
+from agent_memory.core.errors import IngestError
 from agent_memory.core.ids import content_hash
 from agent_memory.core.records import Document, MemoryItem, TurnRecord
 from agent_memory.index.context import context_text, next_turns, turn_context_texts
 from agent_memory.index.importance import stamp_importance
 from agent_memory.index.items import embedding_text, stamp_terms
+from agent_memory.ingest import file_ingestion
 from agent_memory.ingest import sources as readers
-from agent_memory.ingest.discovery import discover_files, file_source_id, named_files
+from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
 from agent_memory.ingest.graph_writes import extract_triples, merge_triples
 from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
-from agent_memory.ingest.lock import ingest_lock
-from agent_memory.ingest.ownership import DIRECT_OWNER, FILE_KEY, forget, forget_sources, own_units, still_owned
+from agent_memory.ingest.ownership import DIRECT_OWNER, forget
 from agent_memory.ingest.report import IngestReport
-from agent_memory.ingest.sources import Skipped, TextStream, Transcript, file_hash, load_path
+from agent_memory.ingest.sources import TextStream
 from agent_memory.ingest.splitting import Splitter
 from agent_memory.ingest.summarize import make_summarizer
 from agent_memory.ingest.upkeep import stamp_expiry
@@ -40,9 +37,6 @@ from agent_memory.ingest.vectors import point_vectors
 from agent_memory.services import Services
 from agent_memory.stores.catalog import SourceEntry
 
-log = logging.getLogger(__name__)
-# How many folders up a file given alone looks for a folder job's ID of it (_stored_id).
-MAX_ID_DEPTH = 12
 BATCH_SOURCES = 256
 
 
@@ -62,7 +56,7 @@ class IngestionPipeline:
             self._extractor = make_extractor(self.services.settings, self.services.llm)
         return self._extractor
 
-    # ---- files -----------------------------------------------------------------------------------
+    # ---- files (agent_memory/ingest/file_ingestion.py) ----------------------------------------------
 
     def ingest_paths(self, paths: Sequence[str | Path], *, tenant: str | None = None, recursive: bool = False,
                      glob: str | None = None, progress: bool = False,
@@ -70,60 +64,8 @@ class IngestionPipeline:
         """Ingest files and folders. Each file's source ID is its path relative to ``base``
         (default: the folder holding the path given, so ``notes/`` names ``notes/team.md`` from any
         working folder; see ``discovery.file_source_id``). A path outside ``base`` raises IngestError."""
-        tenant = tenant or self.services.settings.tenant
-        if base is not None:
-            for raw in paths:
-                if os.path.abspath(raw) != os.path.abspath(base):
-                    file_source_id(Path(raw), base)  # raises, naming the path outside the base
-        with ingest_lock(self.services.settings.data_dir):  # one job per data dir: the second fails fast
-            return self._ingest_paths(paths, tenant, recursive, glob, progress, base)
-
-    def _ingest_paths(self, paths, tenant: str, recursive: bool, glob: str | None, progress: bool,
-                      base: str | Path | None = None) -> IngestReport:
-        report = IngestReport()
-        started = time.perf_counter()
-        files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base)
-        if base is None:  # a file given alone that its folder's job stored already keeps that ID
-            given = {os.path.abspath(raw) for raw in paths if os.path.isfile(raw)}
-            files = [(path, self._stored_id(tenant, path, file_id) if os.path.abspath(path) in given else file_id)
-                     for path, file_id in files]
-        bar = _progress(len(files), progress)
-        try:
-            for path, file_id in files:
-                report.files_seen += 1
-                self.ingest_file(path, tenant=tenant, report=report, source_id=file_id, named_by_path=True)
-                if bar:
-                    bar.update(1)
-                    bar.set_postfix(chunks=report.chunks, turns=report.turns, refresh=False)
-        except StoreError as exc:
-            # A store stopped answering: the job stops (every later file would fail the same way).
-            # The file in flight is failed, the rest are listed as not attempted; none of them has a
-            # manifest yet, so the next run resumes exactly there.
-            report.store_error = str(exc)
-            done = report.files_seen - 1  # the file in flight
-            report.files_failed.append((str(files[done][0]), f"store failed: {exc}"))
-            report.outcome(files[done][0], "failed")
-            for path, _ in files[done + 1:]:
-                report.outcome(path, "not attempted")
-            log.error("store failed, stopping the job: %s", exc)
-        finally:
-            if bar:
-                bar.close()
-            report.seconds = time.perf_counter() - started
-        return report
-
-    def _stored_id(self, tenant: str, path: Path, file_id: str) -> str:
-        """The ID this very file is stored under already, when a job over one of its folders named it
-        (``ingest notes/`` stored ``notes/x.md``; ``ingest notes/x.md`` refreshes that source, not a
-        second ``x.md``); else ``file_id``. Matched by the absolute path the manifest recorded."""
-        where = os.path.abspath(path)
-        parts = Path(where).parts
-        for depth in range(2, min(len(parts), MAX_ID_DEPTH + 1)):
-            candidate = "/".join(parts[-depth:])
-            entry = self.services.catalog.get(tenant, FILE_KEY + candidate)
-            if entry is not None and entry.path == where:
-                return candidate
-        return file_id
+        return file_ingestion.ingest_paths(self, paths, tenant=tenant, recursive=recursive, glob=glob,
+                                           progress=progress, base=base)
 
     def ingest_file(self, path: Path, *, tenant: str, source_id: str | None = None,
                     report: IngestReport | None = None, metadata: dict | None = None,
@@ -140,75 +82,8 @@ class IngestionPipeline:
         An ID named by the path (no ``source_id``, or ``named_by_path``) that another existing file
         already holds is refused with that file named: two files never share one ID silently.
         """
-        report = report if report is not None else IngestReport()
-        named_by_path = named_by_path or source_id is None
-        file_id = source_id or file_source_id(path)
-        owner = FILE_KEY + file_id
-        where = os.path.abspath(path)
-        try:
-            digest = file_hash(path)
-        except OSError as exc:
-            report.files_skipped.append((str(path), f"unreadable: {exc}"))
-            report.outcome(path, "skipped")
-            return []
-        previous = self.services.catalog.get(tenant, owner)
-        if named_by_path and previous is not None and _other_file(previous.path, where):
-            report.files_failed.append((str(path), f"source ID {file_id!r} is held by another file, "
-                                        f"{previous.path!r}: give --base (or source_id) so their IDs differ, "
-                                        f"or forget {file_id!r} first"))
-            report.outcome(path, "failed")
-            return []
-        if (previous is not None and previous.content_hash == digest
-                and still_owned(self.services.catalog, tenant, owner, previous)):
-            report.files_unchanged += 1
-            report.outcome(path, "unchanged")
-            return list(previous.item_ids)
-        progress = progress or (lambda *_: None)
-        try:
-            loaded = load_path(path, tenant=tenant, source_id=file_id)
-            skips = [x for x in loaded if isinstance(x, Skipped)]
-            if skips and len(skips) == len(loaded):
-                report.files_skipped.extend((s.path, s.reason) for s in skips)
-                report.outcome(path, "skipped")
-                return []
-            report.warnings.extend(f"{s.path}: skipped: {s.reason}" for s in skips)
-            units, refused = own_units(self.services.catalog, tenant, owner,
-                                       [u for u in loaded if not isinstance(u, Skipped)])
-            children: list[str] = []
-            for done, unit in enumerate(units):
-                progress("ingesting", done, len(units))
-                if isinstance(unit, Document):
-                    if metadata:
-                        unit.metadata.update(metadata)
-                    children += self.ingest_documents([unit], report, owner=owner)
-                elif isinstance(unit, TextStream):
-                    children += self._ingest_stream(unit, report)
-                elif isinstance(unit, Transcript):
-                    children += self.ingest_turns(unit.turns, report)
-            progress("ingesting", len(units), len(units))
-        except StoreError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the job
-            log.exception("ingesting %s failed", path)
-            report.files_failed.append((str(path), f"{type(exc).__name__}: {exc}"))
-            report.outcome(path, "failed")
-            return []
-        # Derived sources (a session's summary) are the file's too.
-        self.services.catalog.claim(tenant, owner, children)
-        if previous is not None:
-            forget_sources(self.services, tenant, sorted(set(previous.item_ids) - set(children)), report)
-        # A file with refused records keeps a manifest (so forget finds what it did store) under a
-        # hash that never matches: the next run reads it again and reports the refusal again.
-        self.services.catalog.put_many([SourceEntry(tenant, owner, "file", "partial:" + digest if refused else digest,
-                                                    path=where, item_ids=children)])
-        if refused:
-            report.files_failed.append((str(path), "; ".join(refused[:5]) + (
-                f" (+{len(refused) - 5} more)" if len(refused) > 5 else "")))
-            report.outcome(path, "partial")
-        else:
-            report.files_ingested += 1
-            report.outcome(path, "ingested")
-        return children
+        return file_ingestion.ingest_file(self, path, tenant=tenant, source_id=source_id, report=report,
+                                          metadata=metadata, progress=progress, named_by_path=named_by_path)
 
     # ---- documents ---------------------------------------------------------------------------------
 
@@ -448,18 +323,6 @@ class IngestionPipeline:
     def forget(self, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
         """Remove one source everywhere (agent_memory/ingest/ownership.py ``forget``)."""
         return forget(self.services, tenant, source_id, report)
-
-
-def _other_file(recorded: str, where: str) -> bool:
-    """The manifest names another file that still exists (an absolute path recorded at ingestion;
-    older manifests hold a path relative to a working folder no one remembers: not compared)."""
-    return os.path.isabs(recorded) and recorded != where and os.path.isfile(recorded)
-
-
-def _progress(total: int, enabled: bool):
-    if not enabled:
-        return None
-    return tqdm(total=total, unit="file", desc="ingest", disable=os.environ.get("AGENT_MEMORY_NO_PROGRESS") == "1")
 
 
 __all__ = ["IngestionPipeline", "content_hash", "discover_files", "file_source_id"]

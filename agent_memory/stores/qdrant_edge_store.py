@@ -32,6 +32,8 @@ from agent_memory.stores.qdrant_common import (  # noqa: F401 - re-exported: old
     SENTENCES,
     SPARSE,
     QdrantStore,
+)
+from agent_memory.stores.qdrant_inputs import (  # noqa: F401 - re-exported: older imports name them here
     check_batch,
     filter_conditions,
     filter_is_empty,

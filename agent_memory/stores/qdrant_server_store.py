@@ -8,7 +8,8 @@ per filtered search at 100k points, so the embedded default is Qdrant Edge inste
 Same layout as the Edge store: named dense vectors ``dense`` and ``context`` (cosine; a
 collection created before ``context`` existed gets it on open) and sparse vector ``sparse``
 with the IDF modifier, payload indexes on tenant/source_id/kind/created_at. The
-contract itself (batches, filters, paging, lifecycle) is shared in ``qdrant_common.py``.
+contract itself (batches, filters, paging, lifecycle) is shared in ``qdrant_common.py``
+(its argument checks and filter conditions in ``qdrant_inputs.py``).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from agent_memory.stores.qdrant_common import (
     SENTENCES,
     SPARSE,
     QdrantStore,
-    filter_conditions,
 )
+from agent_memory.stores.qdrant_inputs import filter_conditions
 
 _SCHEMA = {"keyword": models.PayloadSchemaType.KEYWORD, "float": models.PayloadSchemaType.FLOAT}
 _MAX_SIM = models.MultiVectorConfig(comparator=models.MultiVectorComparator.MAX_SIM)

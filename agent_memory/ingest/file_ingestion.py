@@ -1,0 +1,184 @@
+"""Files on disk into sources: the job over paths and each file's manifest.
+
+``IngestionPipeline.ingest_paths`` and ``ingest_file`` are these functions. They decide which
+ID a file is stored under, whether it changed since its manifest was written, and what a store
+failure does to the rest of the job; what a file holds then goes through the pipeline's
+documents, streams and turns like any other source. Kept apart from the pipeline because
+none of it splits, embeds or writes items: it is bookkeeping per file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from tqdm import tqdm
+
+from agent_memory.core.errors import StoreError
+from agent_memory.core.records import Document
+from agent_memory.ingest.discovery import file_source_id, named_files
+from agent_memory.ingest.lock import ingest_lock
+from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, still_owned
+from agent_memory.ingest.report import IngestReport
+from agent_memory.ingest.sources import Skipped, TextStream, Transcript, file_hash, load_path
+from agent_memory.stores.catalog import SourceEntry
+
+if TYPE_CHECKING:
+    from agent_memory.ingest.pipeline import IngestionPipeline
+    from agent_memory.services import Services
+
+log = logging.getLogger(__name__)
+# How many folders up a file given alone looks for a folder job's ID of it (_stored_id).
+MAX_ID_DEPTH = 12
+
+
+def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, tenant: str | None,
+                 recursive: bool, glob: str | None, progress: bool, base: str | Path | None) -> IngestReport:
+    """``IngestionPipeline.ingest_paths``: one job per data dir, over the files the paths name."""
+    tenant = tenant or pipeline.services.settings.tenant
+    if base is not None:
+        for raw in paths:
+            if os.path.abspath(raw) != os.path.abspath(base):
+                file_source_id(Path(raw), base)  # raises, naming the path outside the base
+    with ingest_lock(pipeline.services.settings.data_dir):  # one job per data dir: the second fails fast
+        return _ingest_paths(pipeline, paths, tenant, recursive, glob, progress, base)
+
+
+def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bool, glob: str | None,
+                  progress: bool, base: str | Path | None = None) -> IngestReport:
+    report = IngestReport()
+    started = time.perf_counter()
+    files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base)
+    if base is None:  # a file given alone that its folder's job stored already keeps that ID
+        given = {os.path.abspath(raw) for raw in paths if os.path.isfile(raw)}
+        files = [(path, _stored_id(pipeline.services, tenant, path, file_id) if os.path.abspath(path) in given
+                  else file_id) for path, file_id in files]
+    bar = _progress(len(files), progress)
+    try:
+        for path, file_id in files:
+            report.files_seen += 1
+            pipeline.ingest_file(path, tenant=tenant, report=report, source_id=file_id, named_by_path=True)
+            if bar:
+                bar.update(1)
+                bar.set_postfix(chunks=report.chunks, turns=report.turns, refresh=False)
+    except StoreError as exc:
+        # A store stopped answering: the job stops (every later file would fail the same way).
+        # The file in flight is failed, the rest are listed as not attempted; none of them has a
+        # manifest yet, so the next run resumes exactly there.
+        report.store_error = str(exc)
+        done = report.files_seen - 1  # the file in flight
+        report.files_failed.append((str(files[done][0]), f"store failed: {exc}"))
+        report.outcome(files[done][0], "failed")
+        for path, _ in files[done + 1:]:
+            report.outcome(path, "not attempted")
+        log.error("store failed, stopping the job: %s", exc)
+    finally:
+        if bar:
+            bar.close()
+        report.seconds = time.perf_counter() - started
+    return report
+
+
+def _stored_id(services: Services, tenant: str, path: Path, file_id: str) -> str:
+    """The ID this very file is stored under already, when a job over one of its folders named it
+    (``ingest notes/`` stored ``notes/x.md``; ``ingest notes/x.md`` refreshes that source, not a
+    second ``x.md``); else ``file_id``. Matched by the absolute path the manifest recorded."""
+    where = os.path.abspath(path)
+    parts = Path(where).parts
+    for depth in range(2, min(len(parts), MAX_ID_DEPTH + 1)):
+        candidate = "/".join(parts[-depth:])
+        entry = services.catalog.get(tenant, FILE_KEY + candidate)
+        if entry is not None and entry.path == where:
+            return candidate
+    return file_id
+
+
+def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_id: str | None,
+                report: IngestReport | None, metadata: dict | None,
+                progress: Callable[[str, int, int], None] | None, named_by_path: bool) -> list[str]:
+    """``IngestionPipeline.ingest_file``: the file's manifest decides; its units go through ``pipeline``."""
+    services = pipeline.services
+    report = report if report is not None else IngestReport()
+    named_by_path = named_by_path or source_id is None
+    file_id = source_id or file_source_id(path)
+    owner = FILE_KEY + file_id
+    where = os.path.abspath(path)
+    try:
+        digest = file_hash(path)
+    except OSError as exc:
+        report.files_skipped.append((str(path), f"unreadable: {exc}"))
+        report.outcome(path, "skipped")
+        return []
+    previous = services.catalog.get(tenant, owner)
+    if named_by_path and previous is not None and _other_file(previous.path, where):
+        report.files_failed.append((str(path), f"source ID {file_id!r} is held by another file, "
+                                    f"{previous.path!r}: give --base (or source_id) so their IDs differ, "
+                                    f"or forget {file_id!r} first"))
+        report.outcome(path, "failed")
+        return []
+    if (previous is not None and previous.content_hash == digest
+            and still_owned(services.catalog, tenant, owner, previous)):
+        report.files_unchanged += 1
+        report.outcome(path, "unchanged")
+        return list(previous.item_ids)
+    progress = progress or (lambda *_: None)
+    try:
+        loaded = load_path(path, tenant=tenant, source_id=file_id)
+        skips = [x for x in loaded if isinstance(x, Skipped)]
+        if skips and len(skips) == len(loaded):
+            report.files_skipped.extend((s.path, s.reason) for s in skips)
+            report.outcome(path, "skipped")
+            return []
+        report.warnings.extend(f"{s.path}: skipped: {s.reason}" for s in skips)
+        units, refused = own_units(services.catalog, tenant, owner,
+                                   [u for u in loaded if not isinstance(u, Skipped)])
+        children: list[str] = []
+        for done, unit in enumerate(units):
+            progress("ingesting", done, len(units))
+            if isinstance(unit, Document):
+                if metadata:
+                    unit.metadata.update(metadata)
+                children += pipeline.ingest_documents([unit], report, owner=owner)
+            elif isinstance(unit, TextStream):
+                children += pipeline._ingest_stream(unit, report)
+            elif isinstance(unit, Transcript):
+                children += pipeline.ingest_turns(unit.turns, report)
+        progress("ingesting", len(units), len(units))
+    except StoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the job
+        log.exception("ingesting %s failed", path)
+        report.files_failed.append((str(path), f"{type(exc).__name__}: {exc}"))
+        report.outcome(path, "failed")
+        return []
+    # Derived sources (a session's summary) are the file's too.
+    services.catalog.claim(tenant, owner, children)
+    if previous is not None:
+        forget_sources(services, tenant, sorted(set(previous.item_ids) - set(children)), report)
+    # A file with refused records keeps a manifest (so forget finds what it did store) under a
+    # hash that never matches: the next run reads it again and reports the refusal again.
+    services.catalog.put_many([SourceEntry(tenant, owner, "file", "partial:" + digest if refused else digest,
+                                           path=where, item_ids=children)])
+    if refused:
+        report.files_failed.append((str(path), "; ".join(refused[:5]) + (
+            f" (+{len(refused) - 5} more)" if len(refused) > 5 else "")))
+        report.outcome(path, "partial")
+    else:
+        report.files_ingested += 1
+        report.outcome(path, "ingested")
+    return children
+
+
+def _other_file(recorded: str, where: str) -> bool:
+    """The manifest names another file that still exists (an absolute path recorded at ingestion;
+    older manifests hold a path relative to a working folder no one remembers: not compared)."""
+    return os.path.isabs(recorded) and recorded != where and os.path.isfile(recorded)
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        return None
+    return tqdm(total=total, unit="file", desc="ingest", disable=os.environ.get("AGENT_MEMORY_NO_PROGRESS") == "1")
