@@ -1,19 +1,14 @@
 """One conversation's working memory: append, a token-bounded view, scheduled compaction.
 
-Always in the view: every system/developer message (moved to the top, in order), the last
-user message (verbatim) and the newest unit (the pending step; a tool call still waiting
-for its result shows as a note), and, right after the system messages, one header message
-holding the key entities, the ``[Context Compressed]`` summaries and the ``[Dropped ...]``
-markers (what each drop removed; older ones folded into one line). The rest is the most
-recent units that fit; units without room are named by one note. The view is a pure read:
-compaction runs on append, against the configured window (``scheduler.py``), never against
-a caller's budget.
+The session holds the state (the unit log, summaries, key entities, settings) and keeps the store in
+step with it; how that state is shown to a model within a budget is ``view.py``, and when and how it is
+compacted is ``scheduler.py``, both mixed into ``Session``. Compaction runs on append, against the
+configured window, never against a caller's budget.
 """
 
 from __future__ import annotations
 
 import copy
-import heapq
 import logging
 import random
 import threading
@@ -22,12 +17,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from agent_memory.conversation import messages as msgs
-from agent_memory.conversation.compaction import ACTIVE, MARKER, CompactionConfig, Entry, Retention, Unit, UnitLog
+from agent_memory.conversation.compaction import MARKER, CompactionConfig, Entry, Retention, UnitLog
 from agent_memory.conversation.light import condense_message
-from agent_memory.conversation.scheduler import Scheduler, describe, earlier_note, loaded_status, span_name, tools_of
-from agent_memory.conversation.significance import RuleDetector, SignificanceDetector, is_entity_word
+from agent_memory.conversation.message_validation import message_time, validate
+from agent_memory.conversation.scheduler import Scheduler, loaded_status
+from agent_memory.conversation.significance import RuleDetector, SignificanceDetector
 from agent_memory.conversation.summarize import StructuralSummarizer, Summarizer
-from agent_memory.core.errors import BudgetError
+from agent_memory.conversation.view import ViewBuilder
 from agent_memory.stores.sqlite_sessions import SessionConflictError, SessionStore
 
 log = logging.getLogger(__name__)
@@ -35,9 +31,6 @@ log = logging.getLogger(__name__)
 # and a short random pause (two replicas appending in a tight loop would otherwise keep colliding).
 CONFLICT_RETRIES = 50
 CONFLICT_PAUSE_S = 0.01
-
-HEADER = "[Context Compressed]"
-ENTITY_HEADER = "[Key entities]"
 
 
 @dataclass
@@ -71,7 +64,7 @@ class Appended:
     created_at: float
 
 
-class Session(Scheduler):
+class Session(Scheduler, ViewBuilder):
     def __init__(self, store: SessionStore, session_id: str, agent_id: str | None, counter, *,
                  config: CompactionConfig | None = None, defaults: CompactionConfig | None = None,
                  summarizer: Summarizer | None = None,
@@ -152,10 +145,10 @@ class Session(Scheduler):
     # -- append ----------------------------------------------------------------------------
     def append(self, message: dict[str, Any], retention: Retention | str | None = None) -> int:
         """Store one message (committed before returning); returns its sequence number."""
-        message = copy.deepcopy(msgs.validate(message))  # the caller may reuse its dict; history must not move
+        message = copy.deepcopy(validate(message))  # the caller may reuse its dict; history must not move
         # When it was said (``timestamp``, validated above; absent: now) is stored as the row's time, not in
         # the body: providers refuse unknown message keys, and the view hands bodies to them.
-        stated = msgs.message_time(message)
+        stated = message_time(message)
         message.pop("timestamp", None)
         created_at = time.time() if stated is None else stated
         unclassified = retention is None
@@ -229,169 +222,6 @@ class Session(Scheduler):
         except Exception as exc:  # noqa: BLE001 - the message is stored; a hook must not fail the append
             self._state["hook_failures"] += 1
             log.warning("on_significant hook failed for session %s seq %d: %s", self.session_id, record.seq, exc)
-
-    # -- the view --------------------------------------------------------------------------
-    def view(self, budget: int) -> list[dict[str, Any]]:
-        """Messages for the next model call, within ``budget`` tokens (see :meth:`count_view`).
-
-        Always there: the system/developer messages, the last user message (verbatim) and the newest
-        unit (the pending step); then the most recent units that fit. A tool call still waiting for its
-        result shows as a ``[pending tool call: ...]`` note (a provider rejects a call without a result);
-        units left out for the budget are named by one ``[Not in this view: ...]`` note."""
-        if budget <= 0:
-            raise BudgetError(f"view budget must be positive, got {budget}")
-        with self._lock:  # a pure read: nothing here changes the session (compaction runs on append)
-            systems = self._log.systems
-            protected = self._protected_units()
-            shown = {u.uid: self._shown(u) for u in protected}
-            rest = budget - sum(e.tokens for e in systems) - sum(shown[u.uid][1] for u in protected)
-            if rest < 0:
-                raise BudgetError(
-                    f"system messages, the last user message and the newest step need {budget - rest} tokens,"
-                    f" more than the view budget {budget}")  # no session name: internally it carries the tenant
-            header, header_tokens = self._header(budget, rest)
-            rest -= header_tokens
-            chosen: list[Unit] = list(protected)
-            left_out: list[Unit] = []
-            for unit in reversed(self._log.active.values()):
-                if unit.uid in shown:
-                    continue
-                messages, tokens = shown[unit.uid] = self._shown(unit)
-                if not messages:
-                    continue  # a unit of system messages only: they are on top already
-                if left_out or tokens > rest:
-                    left_out.append(unit)  # older units stay out too: the body is a contiguous tail
-                    continue
-                chosen.append(unit)
-                rest -= tokens
-            note = self._left_out_note(left_out)
-            while note is not None and self.message_tokens(note) > rest:
-                # Room for the note: the oldest chosen unit (never a protected one) joins those left out.
-                movable = [u for u in chosen if not any(u is p for p in protected)]
-                if not movable:
-                    note = None
-                    break
-                oldest = min(movable, key=lambda u: u.entries[0].seq)
-                chosen.remove(oldest)
-                rest += shown[oldest.uid][1]
-                left_out.append(oldest)
-                note = self._left_out_note(left_out)
-            chosen.sort(key=lambda u: u.entries[0].seq)
-            body = [m for u in chosen for m in shown[u.uid][0]]
-            return [e.shown for e in systems] + header + ([note] if note else []) + body
-
-    def _shown(self, unit: Unit) -> tuple[list[dict[str, Any]], int]:
-        """The unit's non-system messages as shown, and their tokens; open tool calls become visible notes."""
-        entries = [e for e in unit.entries if not e.is_system]
-        if not unit.open_ids:
-            return [e.shown for e in entries], sum(e.tokens for e in entries)
-        messages = [msgs.without_open_calls(e.shown, unit.open_ids) for e in entries]
-        return messages, sum(self.message_tokens(m) for m in messages)
-
-    def _left_out_note(self, units: list[Unit]) -> dict[str, Any] | None:
-        """One line naming the active units this view has no room for (they stay in the session)."""
-        entries = sorted((e for u in units for e in u.entries if not e.is_system), key=lambda e: e.seq)
-        if not entries:
-            return None
-        counts = {"messages": len(entries), "tokens": sum(e.tokens for e in entries), "tools": tools_of(entries)}
-        return {"role": "system", "content": f"[Not in this view (budget), {span_name(entries[0].seq, entries[-1].seq)}:"
-                                             f" {describe(counts)}; still in the session, not compacted]"}
-
-    def _protected_units(self) -> list[Unit]:
-        """The last user message's unit (verbatim) and the newest unit (the pending step), oldest first."""
-        out: list[Unit] = []
-        pending = self._log.pending
-        if pending is not None and pending.unit is not None and pending.unit.status == ACTIVE:
-            out.append(pending.unit)
-        newest = next(reversed(self._log.active.values()), None) if self._log.active else None
-        if newest is not None and not any(newest is u for u in out) and not all(e.is_system for e in newest.entries):
-            out.append(newest)
-        return out
-
-    def _pending_unit(self) -> Unit | None:
-        """The newest unit: what the agent is doing now (kept whole in every view)."""
-        protected = self._protected_units()
-        return protected[-1] if protected else None
-
-    def _top_entities(self) -> list[str]:
-        if self._top_cache[0] != self._entity_version:  # cached: views far outnumber entity changes
-            # Filtered here too: sessions stored before the filter still hold "Fix" or "March".
-            names = ((k, v) for k, v in self._entities.items() if is_entity_word(k))
-            top = heapq.nlargest(self.config.max_entities, names, key=lambda kv: (kv[1][0], kv[1][1]))
-            self._top_cache = (self._entity_version, [name for name, _ in top])
-        return list(self._top_cache[1])
-
-    def _header(self, budget: int, room: int) -> tuple[list[dict[str, Any]], int]:
-        """The one header message (entities + summaries) that fits, and its tokens."""
-        # Keyed on the top entity *set* (rendered sorted), which changes far less often than counts do.
-        key = (budget, len(self._summaries), tuple(sorted(self._top_entities())), id(self.config))
-        cached = self._header_cache.get(key)
-        if cached is not None and cached[1] <= room:
-            return list(cached[0]), cached[1]
-        result = self._build_header(budget, room)
-        if room >= budget:  # only an unconstrained header is reusable
-            self._header_cache = {key: result}
-        return list(result[0]), result[1]
-
-    def _build_header(self, budget: int, room: int) -> tuple[list[dict[str, Any]], int]:
-        names = self._top_entities()
-        entity_cap = int(budget * self.config.entity_share)
-        entity_line = ""
-        while names:
-            entity_line = f"{ENTITY_HEADER} " + ", ".join(sorted(names, key=str.lower))
-            if self.counter.count(entity_line) <= entity_cap:
-                break
-            names.pop()
-            entity_line = ""
-        summary_cap = int(budget * self.config.summary_share)
-        shown: list[tuple[dict[str, Any], str]] = []  # (row, text), newest first
-        older = list(reversed(self._summaries))  # rows without room, newest first
-        used = 0
-        while older:
-            row = older[0]
-            tokens = row["tokens"] + 2
-            if used + tokens > summary_cap:
-                if not shown and summary_cap > 16 and row.get("method") != MARKER:  # even the newest is too long
-                    shown.append((older.pop(0), self._fit_lines(row["text"], summary_cap - 4)))
-                break
-            shown.append((older.pop(0), row["text"]))
-            used += tokens
-        while True:
-            earlier = earlier_note(older)
-            texts = [earlier] if earlier else []
-            texts += [text for _, text in reversed(shown)]
-            parts = ([HEADER] if texts else []) + ([entity_line] if entity_line else []) + texts
-            if not parts:
-                return [], 0
-            message = {"role": "system", "content": "\n\n".join(parts)}
-            tokens = self.message_tokens(message)
-            if tokens <= room:
-                return [message], tokens
-            if entity_line:  # the entities go first, then the oldest summaries (counted in the note)
-                entity_line = ""
-            elif shown:
-                older.append(shown.pop()[0])
-            else:
-                return [], 0
-
-    def _fit_lines(self, text: str, max_tokens: int) -> str:
-        """Whole lines (a digest's items) within ``max_tokens``; never a cut mid-sentence when a line fits."""
-        if self.counter.count(text) <= max_tokens:
-            return text
-        lines = text.split("\n")
-        while len(lines) > 1 and self.counter.count("\n".join(lines)) > max_tokens:
-            lines.pop()
-        text = "\n".join(lines)
-        return text if self.counter.count(text) <= max_tokens else self._truncate(text, max_tokens)
-
-    def _truncate(self, text: str, max_tokens: int) -> str:
-        if self.counter.count(text) <= max_tokens:
-            return text
-        if hasattr(self.counter, "truncate"):
-            return self.counter.truncate(text, max_tokens)
-        while text and self.counter.count(text) > max_tokens:
-            text = text[: int(len(text) * 0.8)]
-        return text
 
     # -- settings --------------------------------------------------------------------------
     def configure(self, **changes: Any) -> CompactionConfig:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.conversation import messages as msgs
-from agent_memory.conversation.messages import message_time, validate
+from agent_memory.conversation.message_validation import message_time, validate
 from agent_memory.conversation.significance import RuleDetector, entities, numbers
 
 OPENAI = [
@@ -59,9 +59,9 @@ def test_micro_compaction_markers_in_both_formats():
 
 def test_validate_rejects_bad_messages():
     with pytest.raises(ValueError, match="tool_call_id"):
-        msgs.validate({"role": "tool", "content": "x"})
+        validate({"role": "tool", "content": "x"})
     with pytest.raises(ValueError, match="dict"):
-        msgs.validate("hello")
+        validate("hello")
 
 
 def test_extractors_and_rules():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent_memory.conversation.messages import validate
+from agent_memory.conversation.message_validation import validate
 from agent_memory.ingest.shapes import MAX_JSON_DEPTH
 from agent_memory.ingest.sources import Document, Skipped, Transcript, load_json_text
 
@@ -100,7 +100,7 @@ def test_well_formed_messages_in_both_formats_pass(message):
 def test_point_ids_are_taken_canonical_or_dropped():
     """IDs in Qdrant's own form pass as they are; other spellings of a UUID are normalized; a
     string that is no UUID names no point (it cannot have been stored)."""
-    from agent_memory.stores.qdrant_common import valid_ids
+    from agent_memory.stores.qdrant_inputs import valid_ids
 
     canonical = "0b5c3f2e-6a1d-4c8e-9f00-123456789abc"
     assert valid_ids([canonical, canonical.upper(), "{" + canonical + "}", "not-a-uuid", "", 'x"; DROP']) == [

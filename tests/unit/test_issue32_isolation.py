@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from agent_memory.api.strict import json_problem
-from agent_memory.conversation.messages import MAX_DEPTH, validate
+from agent_memory.conversation.message_validation import MAX_DEPTH, validate
 from agent_memory.core.errors import InternalError, contained
 from agent_memory.stores.jobs import JobRegistry, JobSpec
 

@@ -1,0 +1,160 @@
+"""Checking a message at append, before it enters a session's history: the shapes the compactor
+reads (both wire formats), its ``timestamp``, and that it is plain storable text.
+
+Its own file because it is the gate, not the reading: ``messages.py`` reads messages already
+admitted and may assume these shapes; everything here refuses, naming the bad field.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime, timezone
+from typing import Any
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+def validate(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` if it has the shapes the compactor reads, else ValueError naming the field.
+
+    Checked at append so that a malformed message never enters the history (where every later
+    ``view`` and ``compact`` would trip over it): OpenAI ``tool_calls`` (id, function.name,
+    function.arguments) and the ``tool`` role's ``tool_call_id``; Anthropic content blocks
+    (``text``, ``tool_use`` with id/name/input, ``tool_result`` with tool_use_id/content)."""
+    if not isinstance(message, dict):
+        raise ValueError(f"a message must be a dict, got {type(message).__name__}: {_short(message)}")
+    check_plain(message, "message")
+    role = message.get("role")
+    if role not in ROLES:
+        raise ValueError(f"message role must be one of {ROLES}, got {_short(role)}")
+    if role == "user" and "content" not in message:
+        raise ValueError("message.content: a user message needs content (a string or a list of blocks)")
+    if role == "tool" and not _nonempty_str(message.get("tool_call_id")):
+        raise ValueError(f"message.tool_call_id: a tool message needs a non-empty string, "
+                         f"got {_short(message.get('tool_call_id'))}")
+    if message.get("name") is not None and not isinstance(message.get("name"), str):
+        raise ValueError(f"message.name must be a string, got {_short(message.get('name'))}")
+    _check_content(message.get("content"), "message.content")
+    message_time(message)  # a bad timestamp is refused here, before anything is stored
+    calls = message.get("tool_calls")
+    if calls is not None:
+        if not isinstance(calls, list):
+            raise ValueError(f"message.tool_calls must be a list of tool calls, got {_short(calls)}")
+        for n, call in enumerate(calls):
+            where = f"message.tool_calls[{n}]"
+            if not isinstance(call, dict):
+                raise ValueError(f"{where} must be an object, got {_short(call)}")
+            _require_str(call, "id", where)
+            function = call.get("function")
+            if not isinstance(function, dict):
+                raise ValueError(f"{where}.function must be an object with name and arguments, got {_short(function)}")
+            _require_str(function, "name", f"{where}.function")
+            if not isinstance(function.get("arguments", ""), (str, dict)):
+                raise ValueError(f"{where}.function.arguments must be a JSON string, "
+                                 f"got {_short(function.get('arguments'))}")
+    return message
+
+
+# 1970-01-01 .. 9999-12-31: beyond it a "timestamp" is milliseconds or garbage, not a time.
+_MAX_UNIX = 253_402_300_799
+
+
+def message_time(message: dict[str, Any]) -> float | None:
+    """The Unix time of ``message['timestamp']`` (ISO 8601, naive read as UTC, or Unix seconds,
+    a number or a numeric string); None when absent. ValueError naming the bad value otherwise.
+    It is the turn's time everywhere once archived: date headings, time windows, supersession, TTL."""
+    value = message.get("timestamp")
+    if value is None:
+        return None
+    if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+        value = float(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value) or not 0 <= value <= _MAX_UNIX:
+            raise ValueError(f"message.timestamp must be Unix seconds between 0 and {_MAX_UNIX} or ISO 8601, "
+                             f"got {_short(value)}")
+        return float(value)
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(f"message.timestamp must be ISO 8601 (e.g. 2023-05-08T13:56:00Z) or Unix seconds, "
+                             f"got {_short(value)}") from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        return when.timestamp()
+    raise ValueError(f"message.timestamp must be ISO 8601 or Unix seconds, got {_short(value)}")
+
+
+def _check_content(content: Any, where: str) -> None:
+    if content is None or isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise ValueError(f"{where} must be a string or a list of content blocks, got {_short(content)}")
+    for n, block in enumerate(content):
+        at = f"{where}[{n}]"
+        if isinstance(block, str):
+            continue
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise ValueError(f"{at} must be an object with a string 'type', got {_short(block)}")
+        kind = block["type"]
+        if kind == "text" and not isinstance(block.get("text"), str):
+            raise ValueError(f"{at}.text must be a string, got {_short(block.get('text'))}")
+        if kind == "tool_use":
+            _require_str(block, "id", at)
+            _require_str(block, "name", at)
+            if not isinstance(block.get("input"), dict):
+                raise ValueError(f"{at}.input must be an object, got {_short(block.get('input'))}")
+        if kind == "tool_result":
+            _require_str(block, "tool_use_id", at)
+            inner = block.get("content")
+            if isinstance(inner, list):
+                _check_content(inner, f"{at}.content")
+            elif inner is not None and not isinstance(inner, str):
+                raise ValueError(f"{at}.content must be a string or a list of blocks, got {_short(inner)}")
+
+
+MAX_DEPTH = 64  # far deeper than any real tool payload; deeper nesting would exhaust the stack later
+
+
+def check_plain(value: Any, where: str) -> None:
+    """ValueError unless ``value`` is nested at most MAX_DEPTH deep and every string in it (keys too) is
+    encodable text: a lone surrogate ("\\ud800") can be parsed from JSON but not stored as UTF-8, and a
+    deep nest would raise RecursionError in every later json.dumps/deepcopy. Iterative: no recursion."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            _check_text(item, where)
+        elif isinstance(item, (dict, list, tuple)):
+            if depth >= MAX_DEPTH:
+                raise ValueError(f"{where} is nested deeper than {MAX_DEPTH} levels")
+            if isinstance(item, dict):
+                for key, inner in item.items():
+                    if isinstance(key, str):
+                        _check_text(key, where)
+                    stack.append((inner, depth + 1))
+            else:
+                stack.extend((inner, depth + 1) for inner in item)
+
+
+def _check_text(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{where} holds a lone surrogate {text[exc.start:exc.end]!r} at character {exc.start}, "
+                         "which is not valid text") from None
+
+
+def _nonempty_str(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _require_str(obj: dict[str, Any], key: str, where: str) -> None:
+    if not _nonempty_str(obj.get(key)):
+        raise ValueError(f"{where}.{key} must be a non-empty string, got {_short(obj.get(key))}")
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
