@@ -253,7 +253,7 @@ def cmd_worker(args) -> int:
 
 
 def cmd_mcp(args) -> int:
-    from agent_memory.mcp_server import serve
+    from agent_memory.mcp_server.server import serve
 
     remote = _server(args)
     if remote is not None:

@@ -12,7 +12,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from agent_memory.api.deps import StateDep, TenantDep
-from agent_memory.api.schemas import (
+from agent_memory.api.schemas import error_responses
+from agent_memory.api.schemas_sessions import (
     CompactOut,
     MessageIn,
     MessageOut,
@@ -21,7 +22,6 @@ from agent_memory.api.schemas import (
     SessionDeletedOut,
     SessionsOut,
     ViewOut,
-    error_responses,
 )
 from agent_memory.core.errors import NotFoundError
 

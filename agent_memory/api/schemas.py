@@ -1,4 +1,5 @@
-"""Request and response bodies (with the examples the OpenAPI page shows)."""
+"""Request and response bodies (with the examples the OpenAPI page shows); the sessions' are in
+``schemas_sessions.py``."""
 
 from __future__ import annotations
 
@@ -80,97 +81,6 @@ class ForgetOut(BaseModel):
     sources: int
     items: int
     triples: int
-
-
-# ---- sessions -------------------------------------------------------------------------------------
-
-class MessageIn(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "message": {"role": "user", "content": "Order 40 units of the X-300."}, "retention": "strict"}]})
-
-    message: dict[str, Any] = Field(description=(
-        "An OpenAI or Anthropic style chat message (role, content ...). Optional: `name` (the speaker, else the "
-        "role) and `timestamp` (ISO 8601 or Unix seconds; default now), the turn's time in long-term memory: "
-        "date headings, time windows, supersession, TTL. A bad timestamp is a 400 naming it."))
-    retention: Literal["forgettable", "fuzzy", "strict"] | None = Field(
-        default=None, description="Retention class; unclassified messages count as 'fuzzy'.")
-
-
-class MessageOut(BaseModel):
-    session_id: str
-    agent_id: str | None = None
-    seq: int
-    stats: dict[str, Any]
-
-
-class ViewOut(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "session_id": "s1", "budget": 4000, "tokens": 123,
-        "messages": [{"role": "user", "content": "Order 40 units of the X-300."}]}]})
-
-    session_id: str
-    agent_id: str | None = None
-    budget: int
-    tokens: int
-    messages: list[dict[str, Any]]
-
-
-class CompactOut(BaseModel):
-    session_id: str
-    agent_id: str | None = None
-    tier: int
-    stats: dict[str, Any]
-
-
-class SessionInfo(BaseModel):
-    session_id: str
-    agents: list[str | None] = Field(description="The session's agents; null is the main agent.")
-    messages: int = Field(description="Messages appended (all agents), compacted ones included.")
-    created_at: float = Field(description="First append, Unix seconds.")
-    updated_at: float = Field(description="Last append, Unix seconds.")
-
-
-class SessionsOut(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"sessions": [
-        {"session_id": "s1", "agents": [None], "messages": 12, "created_at": 1764700000.0,
-         "updated_at": 1764703600.0}]}]})
-
-    sessions: list[SessionInfo]
-
-
-class SessionDeletedOut(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "session_id": "s1", "messages": 12, "sources": 7, "items": 14, "triples": 3}]})
-
-    session_id: str
-    messages: int = Field(description="Messages removed from working memory.")
-    sources: int = Field(default=0, description="Archived turns forgotten (with forget=true).")
-    items: int = Field(default=0, description="Long-term items removed with them.")
-    triples: int = Field(default=0, description="Graph triples removed with them.")
-
-
-class SessionConfigIn(BaseModel):
-    """A session's own compaction settings; fields left out keep their value."""
-
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "window_tokens": 16000, "light": 0.6, "structural": 0.75, "llm": 0.88}]})
-
-    window_tokens: int | None = Field(default=None, ge=64, le=10_000_000,
-                                      description="Compaction window in tokens; null: never compact on its own.")
-    light: float | None = Field(default=None, gt=0, le=1, description="Light level: old long text condensed.")
-    structural: float | None = Field(default=None, gt=0, le=1,
-                                     description="Structural level: forgettable dropped, fuzzy summarized.")
-    llm: float | None = Field(default=None, gt=0, le=1,
-                              description="LLM level: forgettable then fuzzy dropped, strict summarized.")
-    emergency: float | None = Field(default=None, gt=0, le=1, description="Strict material dropped too.")
-    target: float | None = Field(default=None, gt=0, le=1, description="Share of the window kept after a pass.")
-
-
-class SessionConfigOut(BaseModel):
-    session_id: str
-    agent_id: str | None = None
-    config: dict[str, Any]
-    utilization: float | None = Field(description="Share of the window in use; null without a window.")
 
 
 # ---- ask / prompt ---------------------------------------------------------------------------------

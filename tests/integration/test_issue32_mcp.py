@@ -118,7 +118,7 @@ def test_stdio_recall_honours_preset_overrides_and_question_date(tmp_path):
 @pytest.fixture
 def http_server(settings):
     from agent_memory.api.testing import serve_in_thread
-    from agent_memory.mcp_server import http_app
+    from agent_memory.mcp_server.server import http_app
     from agent_memory.memory import Memory
 
     settings = settings.model_copy(update={"api_keys": {"key-acme": "acme", "key-rival": "rival"},

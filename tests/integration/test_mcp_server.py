@@ -95,7 +95,7 @@ def test_remember_recall_search_view_forget_over_stdio(tmp_path):
 @pytest.fixture
 def http_server(settings):
     from agent_memory.api.testing import serve_in_thread
-    from agent_memory.mcp_server import http_app
+    from agent_memory.mcp_server.server import http_app
     from agent_memory.memory import Memory
 
     settings = settings.model_copy(update={"api_keys": {"key-acme": "acme", "key-rival": "rival"}})

@@ -143,7 +143,7 @@ def _mcp_http_over_the_server(url: str) -> None:
 
     from agent_memory.api.testing import serve_in_thread
     from agent_memory.core.config import load_settings
-    from agent_memory.mcp_server import http_app
+    from agent_memory.mcp_server.server import http_app
     from agent_memory.remote import RemoteMemory
 
     async def call(base: str, key: str | None, tool: str, args: dict):

@@ -10,7 +10,8 @@ from pydantic import ValidationError
 
 from agent_memory.answer import relevance
 from agent_memory.api.app import create_app
-from agent_memory.mcp_server import TOOLS, RememberIn, build_server, generated_source_id
+from agent_memory.mcp_server.server import build_server
+from agent_memory.mcp_server.tools import TOOLS, RememberIn, generated_source_id
 from agent_memory.memory import Memory
 
 
