@@ -1,6 +1,6 @@
 """agent-memory: long memory for LLM agents inside a bounded prompt.
 
-``from agent_memory import Memory`` is the Python API (``agent_memory/memory.py``), with the
+``from agent_memory import Memory`` is the Python API (``agent_memory/memory/``), with the
 types its calls return (``PromptResult``, ``Passage``, ``AskResult``, ``Added``, ``IngestReport``)
 and the errors they raise. ``Memory`` is a surface above ``retrieval`` and ``ingest``, so it and
 those types are imported on first access only: importing the core (``agent_memory.core.config``,

@@ -17,6 +17,9 @@ imports this module (nor the pipelines) upward.
 Tenants: every call runs for the tenant given to the constructor (default: the settings'
 tenant); a ``tenant=`` keyword on a call selects another one for that call only. One tenant
 never reads another's documents or sessions.
+
+The session calls (``session``, ``add_message`` ... ``delete_session``) are in ``sessions.py``, a
+base class of ``Memory``; the argument checks the calls share are in ``arguments.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -32,11 +34,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from agent_memory.answer import Answer, Answerer
-from agent_memory.conversation import Retention, Session
-from agent_memory.conversation.working_memory import WorkingMemory, session_key
+from agent_memory.conversation.working_memory import WorkingMemory
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.diskspace import check_free
-from agent_memory.core.errors import ConfigError, NotFoundError, StoreError, StoreUnavailableError
+from agent_memory.core.errors import ConfigError, StoreError, StoreUnavailableError
 from agent_memory.core.records import Document, TurnRecord
 from agent_memory.index.importance import raise_importance
 from agent_memory.ingest.archive import archiver
@@ -45,12 +46,13 @@ from agent_memory.ingest.ownership import match_sources, near_sources
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.upkeep import empty_tenant_note, tenants_with_data
+from agent_memory.memory.arguments import _expect, check_tenant, filter_args
+from agent_memory.memory.sessions import SessionMethods
 from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
 from agent_memory.services import Services, build_services
 
 log = logging.getLogger(__name__)
-FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
 Progress = Callable[[str, int, int], None]
 
 
@@ -75,39 +77,7 @@ class AskResult:
     details: Answer = field(repr=False)  # usage, timings, invented citations, the LLM's error
 
 
-def _expect(value: Any, kinds: type | tuple[type, ...], what: str, example: str) -> Any:
-    """``value`` if it is one of ``kinds``, else a TypeError naming what was expected and what came."""
-    if isinstance(value, kinds) and not isinstance(value, bool):
-        return value
-    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-    raise TypeError(f"{what} must be {example}, got {type(value).__name__} {shown}")
-
-
-def _message(message: Any) -> dict[str, Any]:
-    return dict(_expect(message, Mapping, "a message",
-                        "a mapping like {'role': 'user', 'content': 'text'} (OpenAI or Anthropic style)"))
-
-
-def check_tenant(tenant: str) -> str:
-    if not isinstance(tenant, str) or not tenant or "/" in tenant:
-        raise ConfigError(f"tenant names must be non-empty strings without '/', got {tenant!r}")
-    return tenant
-
-
-def filter_args(filters: Mapping[str, Any] | Any | None) -> dict[str, Any]:
-    """Keyword arguments of ``RetrievalPipeline.run`` from a mapping or a pydantic model of filters."""
-    if filters is None:
-        return {}
-    if hasattr(filters, "model_dump"):
-        filters = filters.model_dump()
-    _expect(filters, Mapping, "filters", f"a mapping with keys among {list(FILTER_KEYS)}")
-    unknown = sorted(set(filters) - set(FILTER_KEYS))
-    if unknown:
-        raise ValueError(f"unknown filter keys {unknown}; known: {list(FILTER_KEYS)}")
-    return {k: v for k, v in filters.items() if v is not None}
-
-
-class Memory:
+class Memory(SessionMethods):
     """Long memory inside a bounded prompt: documents, sessions, prompts, answers, forgetting.
 
     ``Memory()`` reads the settings from the environment (``AGENT_MEMORY_*``); ``data_dir``
@@ -282,84 +252,6 @@ class Memory:
     def similar_sources(self, source_id: str, *, tenant: str | None = None, limit: int = 3) -> list[str]:
         """Stored source IDs that look like ``source_id``: a hint when nothing matched it."""
         return near_sources(self.services, self._tenant(tenant), source_id, limit)
-
-    # ---- working memory ---------------------------------------------------------------------------
-    def session(self, session_id: str, *, agent_id: str | None = None, tenant: str | None = None) -> Session:
-        """The live working-memory session (created on first use)."""
-        return self.working_memory.session(self._tenant(tenant), session_id, agent_id)
-
-    def session_exists(self, session_id: str, *, tenant: str | None = None) -> bool:
-        return self.working_memory.exists(self._tenant(tenant), session_id)
-
-    def add_message(self, session_id: str, message: Mapping[str, Any], *,
-                    retention: Retention | str | None = None, agent_id: str | None = None,
-                    tenant: str | None = None) -> int:
-        """Append an OpenAI/Anthropic style message with a retention class (``forgettable``, ``fuzzy``,
-        ``strict``; unclassified counts as fuzzy). Returns its sequence number. ``name`` (the speaker) and
-        ``timestamp`` (ISO 8601 or Unix seconds; a bad one is a ValueError) are optional. Every user and
-        assistant turn (not forgettable ones) is archived to long-term memory before this returns, as
-        ``<session_id>/m<seq>`` (agent_memory/conversation/working_memory.py)."""
-        self.check_space("a session append")
-        message = _message(message)
-        return self.session(session_id, agent_id=agent_id, tenant=tenant).append(message, retention=retention)
-
-    def add_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
-                     retention: Retention | str | None = None, agent_id: str | None = None,
-                     tenant: str | None = None) -> list[int]:
-        self.check_space("a session append")
-        if isinstance(messages, (str, bytes, Mapping)):
-            _expect(messages, list, "messages", "a list of messages (for one message: add_message)")
-        checked = [_message(m) for m in messages]
-        session = self.session(session_id, agent_id=agent_id, tenant=tenant)
-        return [session.append(m, retention=retention) for m in checked]
-
-    def view(self, session_id: str, budget: int = 4000, *, tenant: str | None = None) -> list[dict[str, Any]]:
-        """The session's messages for the next model call, compacted to fit ``budget`` tokens."""
-        if not self.session_exists(session_id, tenant=tenant):
-            raise NotFoundError(f"no session {session_id!r} for tenant {self._tenant(tenant)!r}")
-        return self.session(session_id, tenant=tenant).view(budget)
-
-    def sessions(self, *, tenant: str | None = None) -> list[dict[str, Any]]:
-        """The tenant's working-memory sessions, by ID: ``session_id``, ``agents`` (sub-agents' IDs; the
-        main agent is ``None``), ``messages``, ``created_at`` / ``updated_at`` (Unix seconds)."""
-        prefix = session_key(self._tenant(tenant), "")
-        out: dict[str, dict[str, Any]] = {}
-        for row in self.working_memory.sessions.store.session_rows(prefix):
-            sid = row["session_id"][len(prefix):]
-            entry = out.setdefault(sid, {"session_id": sid, "agents": [], "messages": 0,
-                                         "created_at": row["created_at"], "updated_at": row["updated_at"]})
-            entry["agents"].append(row["agent_id"] or None)
-            entry["messages"] += row["messages"]
-            entry["created_at"] = min(entry["created_at"], row["created_at"])
-            entry["updated_at"] = max(entry["updated_at"], row["updated_at"])
-        return list(out.values())
-
-    def delete_session(self, session_id: str, *, forget_archived: bool = False,
-                       tenant: str | None = None) -> dict[str, Any]:
-        """Remove a session (every agent's messages, summaries, entities, settings). With
-        ``forget_archived`` its turns in long-term memory go too (sources ``<session_id>/m<seq>``, from
-        every store): a user can remove everything they said. NotFoundError when there is neither."""
-        name = self._tenant(tenant)
-        key = session_key(name, session_id)
-        rows = self.working_memory.sessions.store.session_rows(key)
-        last = max((r["last_seq"] for r in rows if r["session_id"] == key), default=-1)
-        self.working_memory.flush()  # a queued promotion must not land after the delete
-        removed: dict[str, Any] = {"session_id": session_id,
-                                   "messages": self.working_memory.sessions.delete(key),
-                                   "sources": 0, "items": 0, "triples": 0}
-        if forget_archived:
-            archived = re.compile(re.escape(session_id) + r"/m\d+")
-            ids = {f"{session_id}/m{seq}" for seq in range(last + 1)}
-            ids |= {e.source_id for e in self.services.catalog.recent_turns(name, session_id, 1_000_000)
-                    if archived.fullmatch(e.source_id)}
-            with self.write_lock:
-                found = self.services.catalog.get_many(name, sorted(ids))
-                for source_id in sorted(found):
-                    for k, v in self.ingestion.forget(name, source_id).items():
-                        removed[k] = removed.get(k, 0) + v
-        if not removed["messages"] and not removed["sources"]:
-            raise NotFoundError(f"no session {session_id!r} for tenant {name!r}")
-        return removed
 
     # ---- questions -------------------------------------------------------------------------------
     def prompt(self, question: str, *, budget: int = 1800, session_id: str | None = None,

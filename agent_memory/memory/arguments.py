@@ -1,0 +1,44 @@
+"""How ``Memory`` checks what a caller passes: a plain TypeError naming what was expected (not a
+failure deep in a pipeline), tenant names, and retrieval filters. Its own module because the
+document, question and session calls (``memory.py``, ``sessions.py``) share these checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from agent_memory.core.errors import ConfigError
+
+FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
+
+
+def _expect(value: Any, kinds: type | tuple[type, ...], what: str, example: str) -> Any:
+    """``value`` if it is one of ``kinds``, else a TypeError naming what was expected and what came."""
+    if isinstance(value, kinds) and not isinstance(value, bool):
+        return value
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    raise TypeError(f"{what} must be {example}, got {type(value).__name__} {shown}")
+
+
+def _message(message: Any) -> dict[str, Any]:
+    return dict(_expect(message, Mapping, "a message",
+                        "a mapping like {'role': 'user', 'content': 'text'} (OpenAI or Anthropic style)"))
+
+
+def check_tenant(tenant: str) -> str:
+    if not isinstance(tenant, str) or not tenant or "/" in tenant:
+        raise ConfigError(f"tenant names must be non-empty strings without '/', got {tenant!r}")
+    return tenant
+
+
+def filter_args(filters: Mapping[str, Any] | Any | None) -> dict[str, Any]:
+    """Keyword arguments of ``RetrievalPipeline.run`` from a mapping or a pydantic model of filters."""
+    if filters is None:
+        return {}
+    if hasattr(filters, "model_dump"):
+        filters = filters.model_dump()
+    _expect(filters, Mapping, "filters", f"a mapping with keys among {list(FILTER_KEYS)}")
+    unknown = sorted(set(filters) - set(FILTER_KEYS))
+    if unknown:
+        raise ValueError(f"unknown filter keys {unknown}; known: {list(FILTER_KEYS)}")
+    return {k: v for k, v in filters.items() if v is not None}

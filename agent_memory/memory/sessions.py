@@ -1,0 +1,97 @@
+"""``Memory``'s working-memory calls: a session, its messages, its compacted view, the list of
+sessions and their deletion. Its own module because sessions are a surface of their own (the
+conversation buffer, ``agent_memory/conversation``) beside documents and questions; ``Memory``
+inherits them, so they are ``Memory``'s methods as before.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Mapping
+
+from agent_memory.conversation import Retention, Session
+from agent_memory.conversation.working_memory import session_key
+from agent_memory.core.errors import NotFoundError
+from agent_memory.memory.arguments import _expect, _message
+
+
+class SessionMethods:
+    """The session calls of ``Memory`` (its base class). They use what ``Memory`` builds and holds:
+    ``working_memory``, ``ingestion``, ``services``, ``write_lock``, ``check_space`` and ``_tenant``."""
+
+    def session(self, session_id: str, *, agent_id: str | None = None, tenant: str | None = None) -> Session:
+        """The live working-memory session (created on first use)."""
+        return self.working_memory.session(self._tenant(tenant), session_id, agent_id)
+
+    def session_exists(self, session_id: str, *, tenant: str | None = None) -> bool:
+        return self.working_memory.exists(self._tenant(tenant), session_id)
+
+    def add_message(self, session_id: str, message: Mapping[str, Any], *,
+                    retention: Retention | str | None = None, agent_id: str | None = None,
+                    tenant: str | None = None) -> int:
+        """Append an OpenAI/Anthropic style message with a retention class (``forgettable``, ``fuzzy``,
+        ``strict``; unclassified counts as fuzzy). Returns its sequence number. ``name`` (the speaker) and
+        ``timestamp`` (ISO 8601 or Unix seconds; a bad one is a ValueError) are optional. Every user and
+        assistant turn (not forgettable ones) is archived to long-term memory before this returns, as
+        ``<session_id>/m<seq>`` (agent_memory/conversation/working_memory.py)."""
+        self.check_space("a session append")
+        message = _message(message)
+        return self.session(session_id, agent_id=agent_id, tenant=tenant).append(message, retention=retention)
+
+    def add_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
+                     retention: Retention | str | None = None, agent_id: str | None = None,
+                     tenant: str | None = None) -> list[int]:
+        self.check_space("a session append")
+        if isinstance(messages, (str, bytes, Mapping)):
+            _expect(messages, list, "messages", "a list of messages (for one message: add_message)")
+        checked = [_message(m) for m in messages]
+        session = self.session(session_id, agent_id=agent_id, tenant=tenant)
+        return [session.append(m, retention=retention) for m in checked]
+
+    def view(self, session_id: str, budget: int = 4000, *, tenant: str | None = None) -> list[dict[str, Any]]:
+        """The session's messages for the next model call, compacted to fit ``budget`` tokens."""
+        if not self.session_exists(session_id, tenant=tenant):
+            raise NotFoundError(f"no session {session_id!r} for tenant {self._tenant(tenant)!r}")
+        return self.session(session_id, tenant=tenant).view(budget)
+
+    def sessions(self, *, tenant: str | None = None) -> list[dict[str, Any]]:
+        """The tenant's working-memory sessions, by ID: ``session_id``, ``agents`` (sub-agents' IDs; the
+        main agent is ``None``), ``messages``, ``created_at`` / ``updated_at`` (Unix seconds)."""
+        prefix = session_key(self._tenant(tenant), "")
+        out: dict[str, dict[str, Any]] = {}
+        for row in self.working_memory.sessions.store.session_rows(prefix):
+            sid = row["session_id"][len(prefix):]
+            entry = out.setdefault(sid, {"session_id": sid, "agents": [], "messages": 0,
+                                         "created_at": row["created_at"], "updated_at": row["updated_at"]})
+            entry["agents"].append(row["agent_id"] or None)
+            entry["messages"] += row["messages"]
+            entry["created_at"] = min(entry["created_at"], row["created_at"])
+            entry["updated_at"] = max(entry["updated_at"], row["updated_at"])
+        return list(out.values())
+
+    def delete_session(self, session_id: str, *, forget_archived: bool = False,
+                       tenant: str | None = None) -> dict[str, Any]:
+        """Remove a session (every agent's messages, summaries, entities, settings). With
+        ``forget_archived`` its turns in long-term memory go too (sources ``<session_id>/m<seq>``, from
+        every store): a user can remove everything they said. NotFoundError when there is neither."""
+        name = self._tenant(tenant)
+        key = session_key(name, session_id)
+        rows = self.working_memory.sessions.store.session_rows(key)
+        last = max((r["last_seq"] for r in rows if r["session_id"] == key), default=-1)
+        self.working_memory.flush()  # a queued promotion must not land after the delete
+        removed: dict[str, Any] = {"session_id": session_id,
+                                   "messages": self.working_memory.sessions.delete(key),
+                                   "sources": 0, "items": 0, "triples": 0}
+        if forget_archived:
+            archived = re.compile(re.escape(session_id) + r"/m\d+")
+            ids = {f"{session_id}/m{seq}" for seq in range(last + 1)}
+            ids |= {e.source_id for e in self.services.catalog.recent_turns(name, session_id, 1_000_000)
+                    if archived.fullmatch(e.source_id)}
+            with self.write_lock:
+                found = self.services.catalog.get_many(name, sorted(ids))
+                for source_id in sorted(found):
+                    for k, v in self.ingestion.forget(name, source_id).items():
+                        removed[k] = removed.get(k, 0) + v
+        if not removed["messages"] and not removed["sources"]:
+            raise NotFoundError(f"no session {session_id!r} for tenant {name!r}")
+        return removed
