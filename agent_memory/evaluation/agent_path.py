@@ -158,7 +158,7 @@ def evaluate_agent_path(config: AgentPathConfig) -> dict[str, Any]:
     stem = f"{evalset.name}-agent-path" + (f"-limit{config.limit}" if config.limit else "")
     with build_services(settings_for(config.data_dir)) as services:
         ingest_counts = ingest(services, evalset, tenants, config.progress)  # the transcript path
-        # The agent path's parts as Memory builds them (agent_memory/memory.py), from the same services.
+        # The agent path's parts as Memory builds them (agent_memory/memory/memory.py), from the same services.
         memory = WorkingMemory(services, promote=archiver(services, threading.Lock()))
         memory.background = True  # as under serve: the archive off the request path
         pipeline = RetrievalPipeline.from_services(services, config.preset, recent_turns=memory.recent_turns,
