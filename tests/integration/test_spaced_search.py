@@ -10,7 +10,7 @@ from agent_memory.core.records import SearchFilter
 from agent_memory.core.sparse import SparseEncoder
 from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
 from agent_memory.stores.spaced import SpacedVectorStore
-from tests.integration.test_vector_store_contract import make_item, onehot
+from tests.vector_store_support import make_item, onehot
 
 DIM = 8
 
