@@ -12,7 +12,7 @@ from agent_memory.core.errors import ConfigError
 FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
 
 
-def _expect(value: Any, kinds: type | tuple[type, ...], what: str, example: str) -> Any:
+def expect_type(value: Any, kinds: type | tuple[type, ...], what: str, example: str) -> Any:
     """``value`` if it is one of ``kinds``, else a TypeError naming what was expected and what came."""
     if isinstance(value, kinds) and not isinstance(value, bool):
         return value
@@ -20,8 +20,9 @@ def _expect(value: Any, kinds: type | tuple[type, ...], what: str, example: str)
     raise TypeError(f"{what} must be {example}, got {type(value).__name__} {shown}")
 
 
-def _message(message: Any) -> dict[str, Any]:
-    return dict(_expect(message, Mapping, "a message",
+def message_mapping(message: Any) -> dict[str, Any]:
+    """A message as a plain dict, or a TypeError naming both wire formats."""
+    return dict(expect_type(message, Mapping, "a message",
                         "a mapping like {'role': 'user', 'content': 'text'} (OpenAI or Anthropic style)"))
 
 
@@ -37,7 +38,7 @@ def filter_args(filters: Mapping[str, Any] | Any | None) -> dict[str, Any]:
         return {}
     if hasattr(filters, "model_dump"):
         filters = filters.model_dump()
-    _expect(filters, Mapping, "filters", f"a mapping with keys among {list(FILTER_KEYS)}")
+    expect_type(filters, Mapping, "filters", f"a mapping with keys among {list(FILTER_KEYS)}")
     unknown = sorted(set(filters) - set(FILTER_KEYS))
     if unknown:
         raise ValueError(f"unknown filter keys {unknown}; known: {list(FILTER_KEYS)}")

@@ -46,7 +46,7 @@ from agent_memory.ingest.ownership import match_sources, near_sources
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.upkeep import empty_tenant_note, tenants_with_data
-from agent_memory.memory.arguments import _expect, check_tenant, filter_args
+from agent_memory.memory.arguments import check_tenant, expect_type, filter_args
 from agent_memory.memory.sessions import SessionMethods
 from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
@@ -177,10 +177,10 @@ class Memory(SessionMethods):
     def add(self, text: str, *, source_id: str, title: str = "", metadata: Mapping[str, Any] | None = None,
             tenant: str | None = None) -> Added:
         """Store one text under ``source_id``; adding the same ID again replaces that source."""
-        _expect(text, str, "text", "a str")
-        _expect(source_id, str, "source_id", "a str such as 'notes/greenhouse'")
+        expect_type(text, str, "text", "a str")
+        expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse'")
         if metadata is not None:
-            _expect(metadata, Mapping, "metadata", "a mapping of names to values")
+            expect_type(metadata, Mapping, "metadata", "a mapping of names to values")
         doc = Document(source_id=source_id, text=text, tenant=self._tenant(tenant), title=title,
                        metadata=dict(metadata or {}))
         return self.add_documents([doc])
@@ -201,7 +201,7 @@ class Memory(SessionMethods):
         an absolute path). Forgetting that ID forgets every source the file held; re-adding the
         same bytes does nothing. A skipped or failed file is in ``report``, not raised."""
         tenant = self._tenant(tenant)
-        _expect(path, (str, Path), "path", "a str or pathlib.Path of one file")
+        expect_type(path, (str, Path), "path", "a str or pathlib.Path of one file")
         named = source_id is None
         source_id = source_id or file_source_id(Path(path), base)
         return self._write(lambda report: self.ingestion.ingest_file(
@@ -226,8 +226,8 @@ class Memory(SessionMethods):
         self.check_space("ingestion")
         if isinstance(paths, (str, Path)):
             paths = [paths]
-        for path in _expect(paths, (list, tuple), "paths", "a list of files and folders"):
-            _expect(path, (str, Path), "each path", "a str or pathlib.Path")
+        for path in expect_type(paths, (list, tuple), "paths", "a list of files and folders"):
+            expect_type(path, (str, Path), "each path", "a str or pathlib.Path")
         with self.write_lock:
             return self.ingestion.ingest_paths(paths, tenant=self._tenant(tenant), recursive=recursive,
                                                glob=glob, progress=progress, base=base)
@@ -263,8 +263,8 @@ class Memory(SessionMethods):
         ``kinds``, ``created_after``, ``created_before`` (Unix time). ``preset`` and ``overrides`` change
         the retrieval settings for this call (agent_memory/retrieval/config.py); unknown names raise ConfigError.
         On a tenant that holds nothing, ``decisions`` says so and names the tenants that hold data."""
-        _expect(question, str, "question", "a str")
-        _expect(budget, int, "budget", "an int (tokens)")
+        expect_type(question, str, "question", "a str")
+        expect_type(budget, int, "budget", "an int (tokens)")
         tenant = self._tenant(tenant)
         result = self.pipeline_for(preset, overrides).run(question, tenant=tenant, session_id=session_id, budget=budget,
                                  debug=debug, question_date=question_date, **filter_args(filters))

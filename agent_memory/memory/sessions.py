@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping
 from agent_memory.conversation import Retention, Session
 from agent_memory.conversation.working_memory import session_key
 from agent_memory.core.errors import NotFoundError
-from agent_memory.memory.arguments import _expect, _message
+from agent_memory.memory.arguments import expect_type, message_mapping
 
 
 class SessionMethods:
@@ -35,7 +35,7 @@ class SessionMethods:
         assistant turn (not forgettable ones) is archived to long-term memory before this returns, as
         ``<session_id>/m<seq>`` (agent_memory/conversation/working_memory.py)."""
         self.check_space("a session append")
-        message = _message(message)
+        message = message_mapping(message)
         return self.session(session_id, agent_id=agent_id, tenant=tenant).append(message, retention=retention)
 
     def add_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
@@ -43,8 +43,8 @@ class SessionMethods:
                      tenant: str | None = None) -> list[int]:
         self.check_space("a session append")
         if isinstance(messages, (str, bytes, Mapping)):
-            _expect(messages, list, "messages", "a list of messages (for one message: add_message)")
-        checked = [_message(m) for m in messages]
+            expect_type(messages, list, "messages", "a list of messages (for one message: add_message)")
+        checked = [message_mapping(m) for m in messages]
         session = self.session(session_id, agent_id=agent_id, tenant=tenant)
         return [session.append(m, retention=retention) for m in checked]
 
