@@ -1,21 +1,19 @@
-"""benchmarks/make_dev_material.py: deterministic files that the eval harness reads, every question's
-evidence in its tenant's material (chains: 3-4 supporting pages; pools: documents and turns in one tenant)."""
+"""benchmarks/make_dev_material.py and its generators (benchmarks/dev_material/): deterministic files that the
+eval harness reads, every question's evidence in its tenant's material (chains: 3-4 supporting pages; pools:
+documents and turns in one tenant)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
+import random
 from collections import Counter
 from pathlib import Path
 
 from agent_memory.evaluation.datasets import load_dataset
-
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "make_dev_material.py"
-_spec = importlib.util.spec_from_file_location("make_dev_material", _PATH)
-dm = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("make_dev_material", dm)  # dataclasses look their module up
-_spec.loader.exec_module(dm)
+from benchmarks.dev_material.chains import make_chains
+from benchmarks.dev_material.pools import make_users
+from benchmarks.dev_material.sources import Sources
+from benchmarks.make_dev_material import generate
 
 _PEOPLE = ["Ann Smith", "Bob Jones", "Cara Diaz", "Dan Kerr", "Eve Lund", "Finn Moss"]
 _PLACES = ["Austin, Texas", "Dallas, Texas", "Reno, Nevada", "Elko, Nevada", "Salem, Oregon", "Bend, Oregon"]
@@ -42,13 +40,13 @@ def _sources(tmp_path: Path) -> Path:
 
 def test_generation_is_deterministic_and_every_question_has_its_evidence_stored(tmp_path):
     source = _sources(tmp_path / "src")
-    src = dm.Sources.read(source)
-    chains = dm.make_chains(src, dm.random.Random(3), people=40, companies=8, background=4, per_kind=5)
-    assert chains == dm.make_chains(src, dm.random.Random(3), people=40, companies=8, background=4, per_kind=5)
+    src = Sources.read(source)
+    chains = make_chains(src, random.Random(3), people=40, companies=8, background=4, per_kind=5)
+    assert chains == make_chains(src, random.Random(3), people=40, companies=8, background=4, per_kind=5)
     for rec in chains:
         supporting = [c for c in rec["contexts"] if c["is_supporting"]]
         assert len(supporting) == int(rec["type"][0])  # "3-hop" / "4-hop": that many pages on the path
-    written = dm.generate(source, tmp_path / "out", 3, ["chains", "zh", "en", "zh_events"])
+    written = generate(source, tmp_path / "out", 3, ["chains", "zh", "en", "zh_events"])
     for kind, path in written.items():
         es = load_dataset(path)
         assert es.questions, kind
@@ -64,10 +62,10 @@ def test_generation_is_deterministic_and_every_question_has_its_evidence_stored(
 
 def test_zh_users_is_one_tenant_per_user_holding_only_that_users_chat(tmp_path):
     source = _sources(tmp_path / "src")
-    src = dm.Sources.read(source)
-    records = dm.make_users(src, dm.random.Random(5), users=3, people=3, questions=6, chats=5, lectures=1)
-    assert records == dm.make_users(src, dm.random.Random(5), users=3, people=3, questions=6, chats=5, lectures=1)
-    written = dm.generate(source, tmp_path / "out", 5, ["zh_users", "zh_users_mixed", "zh_users_events"])
+    src = Sources.read(source)
+    records = make_users(src, random.Random(5), users=3, people=3, questions=6, chats=5, lectures=1)
+    assert records == make_users(src, random.Random(5), users=3, people=3, questions=6, chats=5, lectures=1)
+    written = generate(source, tmp_path / "out", 5, ["zh_users", "zh_users_mixed", "zh_users_events"])
     for path in written.values():
         es = load_dataset(path)
         tenants = es.tenants_for(es.questions)
