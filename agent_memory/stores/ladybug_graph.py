@@ -8,7 +8,10 @@ merge and each delete runs in an explicit transaction: a failure leaves no half 
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -46,12 +49,33 @@ class LadybugGraphStore(cypher.Runner):
         self._names: dict[tuple[str, str], list[dict[str, Any]]] | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = ladybug.Database(str(self.path))
+            self._db = self._open()
             self._conn = ladybug.Connection(self._db)
         except RuntimeError as exc:
             raise StoreUnavailableError(f"cannot open LadybugDB graph at {self.path}: {exc}") from exc
         for statement in cypher.LADYBUG.schema:
             self._execute(statement, {})
+
+    def _open(self) -> ladybug.Database:
+        """The database, its write-ahead log replayed. A process killed while it appended to the log
+        (an ingest job under SIGKILL, the OOM killer) leaves a torn last record, and a strict replay
+        then refuses the whole graph ("Checksum verification failed", "Reading past the end of the
+        file ....wal"). Only the transaction in flight can be torn: the log is appended in order,
+        and what a killed process had written is on disk. So the log is replayed up to the torn
+        record, after a copy of it is kept beside the graph and a warning names both. The catalog
+        records a source only after its graph writes, so the next ingest writes the lost
+        transaction's source again."""
+        try:
+            return ladybug.Database(str(self.path))
+        except RuntimeError as exc:
+            wal = self.path.with_name(self.path.name + ".wal")
+            if not wal.exists() or "wal" not in str(exc).lower():
+                raise
+            kept = wal.with_name(f"{wal.name}.torn-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+            shutil.copy2(wal, kept)
+            log.warning("LadybugDB graph at %s: its write-ahead log ends in a torn record (%s); replayed up to "
+                        "it, the log as found kept at %s", self.path, exc, kept)
+            return ladybug.Database(str(self.path), throw_on_wal_replay_failure=False)
 
     # -- plumbing -----------------------------------------------------------------
 

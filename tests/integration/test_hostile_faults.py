@@ -8,6 +8,7 @@ relations), and one more run does nothing.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import signal
@@ -25,6 +26,7 @@ from agent_memory.core.records import SearchFilter
 from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.services import build_services
+from agent_memory.stores.ladybug_graph import LadybugGraphStore
 
 ROOT = Path(__file__).resolve().parents[2]
 TOWNS = ["Velmora", "Ardent", "Keswick", "Lunden", "Marrow", "Oskar", "Pella", "Quill", "Rhyl", "Sorrel"]
@@ -178,3 +180,38 @@ def test_a_graph_store_that_stops_answering_mid_job_fails_it_and_a_rerun_resumes
         assert resumed.ok and resumed.files_unchanged == report.files_ingested
         assert resumed.files_ingested == 12 - report.files_ingested
     assert _snapshot(tmp_path / "faulty") == _snapshot(tmp_path / "clean")
+
+
+# A process that writes five graph transactions and is killed before it closes the graph: its
+# write-ahead log stays on disk, un-checkpointed, as after an ingest job killed mid-write.
+_WRITE_AND_DIE = """
+import os, sys
+from agent_memory.core.records import Triple
+from agent_memory.stores.ladybug_graph import LadybugGraphStore
+store = LadybugGraphStore(sys.argv[1])
+for i in range(5):
+    store.merge_triples([Triple(subject=f"Town{i}", relation="ships", object=f"Good{i}", source_id=f"s{i}")])
+os.kill(os.getpid(), 9)
+"""
+
+
+@pytest.mark.parametrize("torn", [0, 7])
+def test_a_graph_killed_mid_log_opens_with_what_was_committed(tmp_path, caplog, torn):
+    """A log cut inside its last record (``torn`` bytes short, as a kill inside the write leaves it)
+    used to refuse the whole graph on the next open, and with it every later ingest of the data dir.
+    Now it opens with the transactions before the torn one, keeps the log as found beside it and
+    says so; a log that was not torn replays whole, without a warning."""
+    path = tmp_path / "graph"
+    subprocess.run([sys.executable, "-c", _WRITE_AND_DIE, str(path)], cwd=ROOT, check=False)
+    wal = path.with_name("graph.wal")
+    assert wal.stat().st_size > torn
+    with wal.open("r+b") as log_file:
+        log_file.truncate(wal.stat().st_size - torn)
+    with caplog.at_level(logging.WARNING, logger="agent_memory.stores.ladybug_graph"):
+        with LadybugGraphStore(path) as store:
+            relations = store.stats()["relations"]
+    kept = list(tmp_path.glob("graph.wal.torn-*"))
+    if torn:
+        assert relations == 4 and len(kept) == 1 and "torn record" in caplog.text
+    else:
+        assert relations == 5 and not kept and "torn record" not in caplog.text
