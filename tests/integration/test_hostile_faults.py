@@ -195,23 +195,29 @@ os.kill(os.getpid(), 9)
 """
 
 
-@pytest.mark.parametrize("torn", [0, 7])
-def test_a_graph_killed_mid_log_opens_with_what_was_committed(tmp_path, caplog, torn):
-    """A log cut inside its last record (``torn`` bytes short, as a kill inside the write leaves it)
-    used to refuse the whole graph on the next open, and with it every later ingest of the data dir.
-    Now it opens with the transactions before the torn one, keeps the log as found beside it and
-    says so; a log that was not torn replays whole, without a warning."""
+@pytest.mark.parametrize("damage", ["none", "cut", "garbled"])
+def test_a_graph_killed_mid_log_opens_with_what_was_committed(tmp_path, caplog, damage):
+    """A log whose last record is torn, as a kill inside the write leaves it (cut 7 bytes short:
+    "Reading past the end of the file"; its last 20 bytes overwritten: "Checksum verification
+    failed"), used to refuse the whole graph on the next open, and with it every later ingest of the
+    data dir. Now it opens with the transactions before the torn one, keeps the log as found beside
+    it and says so; a log that was not torn replays whole, without a warning."""
     path = tmp_path / "graph"
     subprocess.run([sys.executable, "-c", _WRITE_AND_DIE, str(path)], cwd=ROOT, check=False)
     wal = path.with_name("graph.wal")
-    assert wal.stat().st_size > torn
+    size = wal.stat().st_size
+    assert size > 20
     with wal.open("r+b") as log_file:
-        log_file.truncate(wal.stat().st_size - torn)
+        if damage == "cut":
+            log_file.truncate(size - 7)
+        elif damage == "garbled":
+            log_file.seek(size - 20)
+            log_file.write(b"\xde\xad\xbe\xef" * 5)
     with caplog.at_level(logging.WARNING, logger="agent_memory.stores.ladybug_graph"):
         with LadybugGraphStore(path) as store:
             relations = store.stats()["relations"]
     kept = list(tmp_path.glob("graph.wal.torn-*"))
-    if torn:
-        assert relations == 4 and len(kept) == 1 and "torn record" in caplog.text
-    else:
+    if damage == "none":
         assert relations == 5 and not kept and "torn record" not in caplog.text
+    else:
+        assert relations == 4 and len(kept) == 1 and "torn record" in caplog.text
