@@ -17,11 +17,16 @@ _SEPARATORS = "/:#"
 def session_label(session: str, source_id: str) -> str:
     """The session's name as its heading shows it: what the turn's tag does not already say. A
     LoCoMo turn ``conv-26/D3:12`` of session ``conv-26:S3`` is headed ``S3`` (the tag names the
-    conversation; every heading token is a token less for passages); a session whose turns' tags
-    begin with its whole name, or share nothing with it, is named in full."""
+    conversation; every heading token is a token less for passages). A session whose turns' tags
+    begin with its whole name (an agent's appended messages: ``conv-26:S3/m12``) is headed by its
+    last part, ``S3``, as the same conversation ingested as a transcript is: the tags under it say
+    the rest, and a full name in every heading took the room of a passage (LoCoMo's agent path read
+    0.906 / 0.858 against the transcript's 0.910 / 0.862). A session without a separator, or sharing
+    nothing with its tags, is named in full."""
     shared = len(os.path.commonprefix([session, source_id]))
     if shared >= len(session):
-        return session
+        cut = max(session.rfind(sep) for sep in _SEPARATORS) + 1
+        return session[cut:] if 0 < cut < len(session) else session
     # Cut after the last separator of the shared part (the session's next character included).
     cut = max(session.rfind(sep, 0, shared + 1) for sep in _SEPARATORS) + 1
     return session[cut:] if cut > 0 and session[cut:] else session

@@ -88,6 +88,9 @@ def test_a_session_is_named_by_what_its_turns_tags_do_not_say():
 
     assert session_label("locomo-conv-26:S3", "locomo-conv-26/D3:12") == "S3"  # the tag names the conversation
     assert session_label("demo-session", "demo-session/3") == "demo-session"  # the tag holds it whole
+    # An agent's session: the tag holds its whole name, the heading its last part (as the transcript's).
+    assert session_label("conv-26:S3", "conv-26:S3/m12") == "S3"
+    assert session_label("alice/chat:", "alice/chat:/m1") == "alice/chat:"  # nothing after the last separator
     assert session_label("morning", "chat/1") == "morning"  # nothing shared
 
 
