@@ -72,7 +72,13 @@ class LadybugGraphStore(cypher.Runner):
             if not wal.exists() or "wal" not in str(exc).lower():
                 raise
             kept = wal.with_name(f"{wal.name}.torn-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
-            shutil.copy2(wal, kept)
+            try:
+                shutil.copy2(wal, kept)
+            except OSError as copy_failed:  # a full disk: say so rather than replay without the copy
+                raise StoreUnavailableError(
+                    f"LadybugDB graph at {self.path}: its write-ahead log ends in a torn record ({exc}), and no copy "
+                    f"of it could be kept at {kept} before replaying ({copy_failed}); free space and open again"
+                ) from copy_failed
             log.warning("LadybugDB graph at %s: its write-ahead log ends in a torn record (%s); replayed up to "
                         "it, the log as found kept at %s", self.path, exc, kept)
             return ladybug.Database(str(self.path), throw_on_wal_replay_failure=False)

@@ -221,3 +221,25 @@ def test_a_graph_killed_mid_log_opens_with_what_was_committed(tmp_path, caplog, 
         assert relations == 5 and not kept and "torn record" not in caplog.text
     else:
         assert relations == 4 and len(kept) == 1 and "torn record" in caplog.text
+
+
+def test_a_torn_graph_log_that_cannot_be_copied_is_refused_with_the_reason(tmp_path, monkeypatch):
+    """No copy of the torn log (a full disk), no replay that would drop its last record: the open
+    fails naming the log, the copy's place and the reason, and the log stays as it was."""
+    import errno
+    import shutil
+
+    path = tmp_path / "graph"
+    subprocess.run([sys.executable, "-c", _WRITE_AND_DIE, str(path)], cwd=ROOT, check=False)
+    wal = path.with_name("graph.wal")
+    with wal.open("r+b") as log_file:
+        log_file.truncate(wal.stat().st_size - 7)
+    torn = wal.read_bytes()
+
+    def no_space(*_args, **_kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(shutil, "copy2", no_space)
+    with pytest.raises(StoreUnavailableError, match="torn record.*No space left on device"):
+        LadybugGraphStore(path)
+    assert wal.read_bytes() == torn and not list(tmp_path.glob("graph.wal.torn-*"))
