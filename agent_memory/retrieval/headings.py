@@ -24,10 +24,8 @@ def session_label(session: str, source_id: str) -> str:
     0.906 / 0.858 against the transcript's 0.910 / 0.862). A session without a separator, or sharing
     nothing with its tags, is named in full."""
     shared = len(os.path.commonprefix([session, source_id]))
-    if shared >= len(session):
-        cut = max(session.rfind(sep) for sep in _SEPARATORS) + 1
-        return session[cut:] if 0 < cut < len(session) else session
-    # Cut after the last separator of the shared part (the session's next character included).
+    # Cut after the last separator of the shared part (the session's next character included); a tag
+    # that holds the whole name shares all of it, so the cut falls after the name's last separator.
     cut = max(session.rfind(sep, 0, shared + 1) for sep in _SEPARATORS) + 1
     return session[cut:] if cut > 0 and session[cut:] else session
 
