@@ -195,13 +195,10 @@ os.kill(os.getpid(), 9)
 """
 
 
-@pytest.mark.parametrize("damage", ["none", "cut", "garbled"])
-def test_a_graph_killed_mid_log_opens_with_what_was_committed(tmp_path, caplog, damage):
-    """A log whose last record is torn, as a kill inside the write leaves it (cut 7 bytes short:
-    "Reading past the end of the file"; its last 20 bytes overwritten: "Checksum verification
-    failed"), used to refuse the whole graph on the next open, and with it every later ingest of the
-    data dir. Now it opens with the transactions before the torn one, keeps the log as found beside
-    it and says so; a log that was not torn replays whole, without a warning."""
+def _killed_writers_log(tmp_path: Path, damage: str) -> tuple[Path, Path]:
+    """The graph and its log after _WRITE_AND_DIE, the log's last record then torn as ``damage`` says:
+    "cut" (7 bytes short: "Reading past the end of the file"), "garbled" (its last 20 bytes
+    overwritten: "Checksum verification failed") or "none"."""
     path = tmp_path / "graph"
     subprocess.run([sys.executable, "-c", _WRITE_AND_DIE, str(path)], cwd=ROOT, check=False)
     wal = path.with_name("graph.wal")
@@ -213,6 +210,16 @@ def test_a_graph_killed_mid_log_opens_with_what_was_committed(tmp_path, caplog, 
         elif damage == "garbled":
             log_file.seek(size - 20)
             log_file.write(b"\xde\xad\xbe\xef" * 5)
+    return path, wal
+
+
+@pytest.mark.parametrize("damage", ["none", "cut", "garbled"])
+def test_a_graph_killed_mid_log_opens_with_what_was_committed(tmp_path, caplog, damage):
+    """A log whose last record is torn, as a kill inside the write leaves it (cut or garbled, see
+    _killed_writers_log), used to refuse the whole graph on the next open, and with it every later ingest of the
+    data dir. Now it opens with the transactions before the torn one, keeps the log as found beside
+    it and says so; a log that was not torn replays whole, without a warning."""
+    path, _ = _killed_writers_log(tmp_path, damage)
     with caplog.at_level(logging.WARNING, logger="agent_memory.stores.ladybug_graph"):
         with LadybugGraphStore(path) as store:
             relations = store.stats()["relations"]
@@ -229,11 +236,7 @@ def test_a_torn_graph_log_that_cannot_be_copied_is_refused_with_the_reason(tmp_p
     import errno
     import shutil
 
-    path = tmp_path / "graph"
-    subprocess.run([sys.executable, "-c", _WRITE_AND_DIE, str(path)], cwd=ROOT, check=False)
-    wal = path.with_name("graph.wal")
-    with wal.open("r+b") as log_file:
-        log_file.truncate(wal.stat().st_size - 7)
+    path, wal = _killed_writers_log(tmp_path, "cut")
     torn = wal.read_bytes()
 
     def no_space(*_args, **_kwargs):
