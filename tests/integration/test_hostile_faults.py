@@ -122,6 +122,31 @@ def test_sigkill_three_times_then_a_rerun_equals_a_clean_run(tmp_path):
     assert _snapshot(crash_dir) == _snapshot(clean_dir)
 
 
+def test_a_killed_job_whose_graph_log_ends_in_a_partial_record_heals_through_the_cli(tmp_path):
+    """What the fresh-clone run met once, made certain: the job is killed while it appends to the graph's
+    log, so the log ends in a partial record ("Corrupted wal file", "Checksum verification failed").
+    The next `agent-memory ingest` used to fail every file on opening the graph; now it replays the log
+    up to the partial record, keeps the log as found, and the data dir reads as a clean run's."""
+    corpus = _corpus(tmp_path / "corpus")
+    clean_dir, crash_dir = tmp_path / "clean", tmp_path / "crashed"
+    with build_services(_settings(clean_dir)) as services:
+        IngestionPipeline(services).ingest_paths([corpus], recursive=True)
+    assert _kill_mid_job(corpus, crash_dir, after_rows=20)
+    wal = crash_dir / "graph.wal"
+    assert wal.stat().st_size > 0, "the killed job left no graph log to tear"
+    with wal.open("ab") as log_file:  # a record's first bytes, the rest never written
+        log_file.write(b"\x07\x00\x00\x00ABCDEFGHI")
+    env = {**os.environ, "AGENT_MEMORY_NO_PROGRESS": "1", "AGENT_MEMORY_TRIPLE_EXTRACTOR": "rules",
+           "AGENT_MEMORY_DATA_DIR": str(crash_dir)}
+    for key in ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_POSTGRES_URL"):
+        env.pop(key, None)
+    rerun = subprocess.run([sys.executable, "-m", "agent_memory.cli", "ingest", str(corpus), "-r"], cwd=ROOT,
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert "torn record" in rerun.stderr and len(list(crash_dir.glob("graph.wal.torn-*"))) == 1
+    assert _snapshot(crash_dir) == _snapshot(clean_dir)
+
+
 def test_a_second_job_on_the_same_data_dir_fails_fast_and_says_what_to_do(tmp_path, monkeypatch, capsys):
     from agent_memory.cli import main
 
