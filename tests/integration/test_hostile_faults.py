@@ -77,14 +77,19 @@ def _catalog_rows(data_dir: Path) -> int:
         return 0
 
 
-def _kill_mid_job(corpus: Path, data_dir: Path, after_rows: int) -> bool:
-    """Start the CLI job; SIGKILL it once the catalog holds ``after_rows`` rows. True if killed mid-job."""
+def _cli_env(data_dir: Path) -> dict[str, str]:
+    """The environment of a CLI ingest on ``data_dir`` with the embedded stores (no server)."""
     env = {**os.environ, "AGENT_MEMORY_NO_PROGRESS": "1", "AGENT_MEMORY_TRIPLE_EXTRACTOR": "rules",
            "AGENT_MEMORY_DATA_DIR": str(data_dir)}
     for key in ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_POSTGRES_URL"):
         env.pop(key, None)
+    return env
+
+
+def _kill_mid_job(corpus: Path, data_dir: Path, after_rows: int) -> bool:
+    """Start the CLI job; SIGKILL it once the catalog holds ``after_rows`` rows. True if killed mid-job."""
     proc = subprocess.Popen([sys.executable, "-m", "agent_memory.cli", "ingest", str(corpus), "-r"], cwd=ROOT,
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            env=_cli_env(data_dir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 300
         while proc.poll() is None and time.monotonic() < deadline:
@@ -136,12 +141,8 @@ def test_a_killed_job_whose_graph_log_ends_in_a_partial_record_heals_through_the
     assert wal.stat().st_size > 0, "the killed job left no graph log to tear"
     with wal.open("ab") as log_file:  # a record's first bytes, the rest never written
         log_file.write(b"\x07\x00\x00\x00ABCDEFGHI")
-    env = {**os.environ, "AGENT_MEMORY_NO_PROGRESS": "1", "AGENT_MEMORY_TRIPLE_EXTRACTOR": "rules",
-           "AGENT_MEMORY_DATA_DIR": str(crash_dir)}
-    for key in ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_POSTGRES_URL"):
-        env.pop(key, None)
     rerun = subprocess.run([sys.executable, "-m", "agent_memory.cli", "ingest", str(corpus), "-r"], cwd=ROOT,
-                           env=env, capture_output=True, text=True, timeout=300)
+                           env=_cli_env(crash_dir), capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert "torn record" in rerun.stderr and len(list(crash_dir.glob("graph.wal.torn-*"))) == 1
     assert _snapshot(crash_dir) == _snapshot(clean_dir)
