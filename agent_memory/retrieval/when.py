@@ -14,6 +14,8 @@ from datetime import datetime, timedelta
 
 from dateutil import parser
 
+from agent_memory.core.text import has_cjk
+
 _WEEKDAY_TAG = re.compile(r"\((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\)", re.IGNORECASE)
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "a couple": 2,
@@ -126,7 +128,7 @@ def question_window(question: str, asked_on: datetime | None, slack: DateSlack) 
     if (window := absolute_window(question, slack)) is not None:
         return window
     if asked_on is None:
-        return None
+        return chinese_window(question, None, slack)  # its dates that need no day asked
     day = asked_on.replace(hour=0, minute=0, second=0, microsecond=0)
     if m := _AGO.search(question):
         unit = _UNIT_DAYS[m.group(2).lower()]
@@ -140,4 +142,124 @@ def question_window(question: str, asked_on: datetime | None, slack: DateSlack) 
     if m := _DAY.search(question):
         back = _DAY_WORDS[m.group(1).lower()]
         return Window(day - timedelta(days=back), day - timedelta(days=back - 1), m.group(0))
+    return chinese_window(question, asked_on, slack)
+
+
+# ---- Chinese --------------------------------------------------------------------------------------
+# The same windows for a question written in Chinese: dates (2023年5月8日, 2023年5月, 2023年夏天), days
+# (昨天, 三天前), spans (最近两周, 上个月) and a year's parts (去年夏天, 今年国庆, 前年春节, 明年三月).
+# Festivals of the lunar calendar are given the range of days they can fall on in any year (the
+# Spring Festival always falls between 21 January and 20 February): a window is a ranking signal,
+# not a filter, and a few days too wide cost less than a table of lunar dates.
+
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+              "九": 9}
+_ZH_NUM = r"(\d{1,2}|[零〇一二两三四五六七八九十]{1,3})"
+_ZH_YEAR_WORDS = {"大前年": -3, "前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2}
+# (first month, first day), (last month, last day); a last month before the first runs into the next year.
+_ZH_PARTS = {
+    "春天": ((3, 1), (5, 31)), "春季": ((3, 1), (5, 31)), "夏天": ((6, 1), (8, 31)), "夏季": ((6, 1), (8, 31)),
+    "秋天": ((9, 1), (11, 30)), "秋季": ((9, 1), (11, 30)), "冬天": ((12, 1), (2, 28)), "冬季": ((12, 1), (2, 28)),
+    "暑假": ((7, 1), (8, 31)), "暑期": ((7, 1), (8, 31)), "寒假": ((1, 10), (2, 28)),
+    "元旦": ((1, 1), (1, 3)), "新年": ((1, 1), (2, 20)), "春节": ((1, 21), (2, 27)), "过年": ((1, 21), (2, 27)),
+    "元宵": ((2, 4), (3, 6)), "清明": ((4, 4), (4, 6)), "五一": ((5, 1), (5, 5)), "劳动节": ((5, 1), (5, 5)),
+    "端午": ((5, 28), (6, 25)), "七夕": ((7, 31), (8, 29)), "中秋": ((9, 7), (10, 7)),
+    "国庆": ((10, 1), (10, 7)), "十一": ((10, 1), (10, 7)), "圣诞": ((12, 24), (12, 26)),
+}
+_SEASONS = {"春天", "春季", "夏天", "夏季", "秋天", "秋季", "冬天", "冬季", "暑假", "暑期", "寒假"}
+_ZH_YEAR = r"((?:19|20)\d\d年|" + "|".join(_ZH_YEAR_WORDS) + ")"
+# A year, then a day, a month, or a part of the year (longest names first: 十一月 is a month, not 国庆).
+_ZH_YEAR_PART = re.compile(_ZH_YEAR + r"的?(?:" + _ZH_NUM + r"月(?:" + _ZH_NUM + r"[日号])?|("
+                           + "|".join(sorted(_ZH_PARTS, key=len, reverse=True)) + r"))?(?!代)")
+_ZH_MONTH_DAY = re.compile(r"(?<![\d年])" + _ZH_NUM + r"月" + _ZH_NUM + r"[日号]")
+_ZH_DAY = re.compile(r"(大前天|前天|昨天|昨日|今天|今日)")
+_ZH_DAYS_BACK = {"大前天": 3, "前天": 2, "昨天": 1, "昨日": 1, "今天": 0, "今日": 0}
+_ZH_UNIT_DAYS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "年": 365}
+_ZH_AGO = re.compile(r"(\d{1,2}|[一二两三四五六七八九十]{1,3}|几|半)个?(天|日|周|星期|礼拜|月|年)(?:以前|之前|前)")
+_ZH_SPAN = re.compile(r"(?:最近|过去|近)(\d{1,2}|[一二两三四五六七八九十]{1,3}|几)个?(天|周|星期|礼拜|月|年)")
+_ZH_CALENDAR = re.compile(r"(上个?月|这个?月|本月|上个?(?:星期|礼拜)|上周|这个?(?:星期|礼拜)|这周|本周)")
+
+
+def _zh_int(word: str) -> int:
+    """A number written in digits or in Chinese up to 99 (十二, 二十三)."""
+    if word.isdigit():
+        return int(word)
+    if word == "几":
+        return 3
+    if "十" in word:
+        tens, _, ones = word.partition("十")
+        return _ZH_DIGITS.get(tens, 1) * 10 + _ZH_DIGITS.get(ones, 0)
+    return _ZH_DIGITS.get(word, 0)
+
+
+def _days(first: datetime, last: datetime, after: int, phrase: str) -> Window:
+    """first to last day inclusive, and ``after`` days past it."""
+    return Window(first, last + timedelta(days=1 + after), phrase)
+
+
+def _zh_year_part(m: re.Match, asked_on: datetime | None, slack: DateSlack) -> Window | None:
+    year_word, month, day, part = m.group(1), m.group(2), m.group(3), m.group(4)
+    if year_word.endswith("年") and year_word[:-1].isdigit():
+        year = int(year_word[:-1])
+    elif asked_on is None:
+        return None
+    else:
+        year = asked_on.year + _ZH_YEAR_WORDS[year_word]
+    try:
+        if month and day:
+            return _day_window(year, _zh_int(month), _zh_int(day), m.group(0), slack.day)
+        if month:
+            first = datetime(year, _zh_int(month), 1)
+            stop = datetime(year + (first.month == 12), first.month % 12 + 1, 1)
+            return Window(first, stop + timedelta(days=slack.month), m.group(0))
+        if part:
+            (m1, d1), (m2, d2) = _ZH_PARTS[part]
+            last = datetime(year + (m2 < m1), m2, d2)
+            return _days(datetime(year, m1, d1), last, slack.month if part in _SEASONS else slack.day, m.group(0))
+    except ValueError:  # 13月, 2月30日
+        return None
+    return _days(datetime(year, 1, 1), datetime(year, 12, 31), slack.month, m.group(0))
+
+
+def _zh_calendar(phrase: str, day: datetime, slack: DateSlack) -> Window:
+    """上个月 / 这个月 / 上周 / 这周: calendar months and weeks (Monday first), this one up to the day asked."""
+    this_month, this_week = day.replace(day=1), day - timedelta(days=day.weekday())
+    if phrase.startswith("上") and phrase.endswith("月"):
+        last_month = (this_month - timedelta(days=1)).replace(day=1)
+        return Window(last_month, this_month + timedelta(days=slack.month), phrase)
+    if phrase.endswith("月"):
+        return Window(this_month, day + timedelta(days=1), phrase)
+    if phrase.startswith("上"):
+        return Window(this_week - timedelta(days=7), this_week + timedelta(days=slack.day), phrase)
+    return Window(this_week, day + timedelta(days=1), phrase)
+
+
+def chinese_window(question: str, asked_on: datetime | None, slack: DateSlack) -> Window | None:
+    """The window of a Chinese date or time phrase (see the block's comment); relative ones count from
+    ``asked_on`` and need it. A bare month and day (5月8日) is their last occurrence up to the day asked."""
+    if not has_cjk(question):
+        return None
+    if (m := _ZH_YEAR_PART.search(question)) and (window := _zh_year_part(m, asked_on, slack)) is not None:
+        return window
+    if asked_on is None:
+        return None
+    day = asked_on.replace(hour=0, minute=0, second=0, microsecond=0)
+    if m := _ZH_MONTH_DAY.search(question):
+        month, dom = _zh_int(m.group(1)), _zh_int(m.group(2))
+        year = day.year if (month, dom) <= (day.month, day.day) else day.year - 1
+        return _day_window(year, month, dom, m.group(0), slack.day)
+    if m := _ZH_DAY.search(question):
+        back = _ZH_DAYS_BACK[m.group(1)]
+        return Window(day - timedelta(days=back), day - timedelta(days=back - 1), m.group(0))
+    if m := _ZH_AGO.search(question):
+        unit = _ZH_UNIT_DAYS[m.group(2)]
+        back = unit // 2 if m.group(1) == "半" else _zh_int(m.group(1)) * unit
+        margin = min(max(1, round(back / 3)), unit)
+        centre = day - timedelta(days=back)
+        return Window(centre - timedelta(days=margin), centre + timedelta(days=margin + 1), m.group(0))
+    if m := _ZH_SPAN.search(question):
+        back = _zh_int(m.group(1)) * _ZH_UNIT_DAYS[m.group(2)]
+        return Window(day - timedelta(days=back), day + timedelta(days=1), m.group(0))
+    if m := _ZH_CALENDAR.search(question):
+        return _zh_calendar(m.group(1), day, slack)
     return None

@@ -61,3 +61,31 @@ def test_the_window_can_be_switched_off(services, pipeline):
         result = plain.run("What did I cook for my friend Sam on 22 March, 2023?", tenant="default",
                            budget=400, debug=True)
     assert not [d for d in result.decisions if d.stage == "time"]
+
+
+ZH_DISHES = {"s-0301": "蘑菇烩饭", "s-0322": "咖喱羊肉", "s-0409": "扁豆汤", "s-0410": "蔬菜千层面"}
+
+
+@pytest.fixture
+def chinese_pipeline(services):
+    turns = []
+    for session, stamp in DAYS.items():
+        turns.append(TurnRecord(session_id=session, turn_id="t0", speaker="user", timestamp=stamp,
+                                text=f"今晚给朋友小王做了{ZH_DISHES[session]}。"))
+        turns.append(TurnRecord(session_id=session, turn_id="t1", speaker="assistant", timestamp=stamp,
+                                text="听起来不错，小王一定很喜欢。"))
+    IngestionPipeline(services).ingest_turns(turns)
+    with RetrievalPipeline.from_services(services, "conversation") as pipe:
+        yield pipe
+
+
+@pytest.mark.parametrize("question, first, window", [
+    ("我上个月给朋友小王做了什么菜？", {"s-0301/t0", "s-0322/t0"}, "2023-03-01 to 2023-04-07"),
+    ("我前天给朋友小王做了什么菜？", {"s-0410/t0"}, "2023-04-10 to 2023-04-10"),
+])
+def test_a_chinese_time_phrase_ranks_the_turns_of_its_days_first(chinese_pipeline, question, first, window):
+    result = chinese_pipeline.run(question, tenant="default", budget=400, debug=True,
+                                  question_date="2023/04/12 (Wed) 09:00")
+    assert set(_cooking_turns(result)[:len(first)]) == first
+    [decision] = [d for d in result.decisions if d.stage == "time"]
+    assert window in decision.reason
