@@ -10,7 +10,8 @@ from typing import Sequence
 import snowballstemmer
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs, as a character-class body
+_CJK = re.compile(f"[{CJK_RANGES}]")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])[\"'”’)\]]*\s+|(?<=[。！？；])|\n\s*\n")
 
 

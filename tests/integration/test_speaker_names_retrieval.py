@@ -146,3 +146,25 @@ def test_the_directory_knows_what_this_process_wrote_at_once(services, pipeline)
         [TurnRecord(session_id="zh", turn_id="t0", speaker="马超", text="我最爱吃的是成都的火锅。", tenant="default")],
         IngestReport())
     assert services.vectors.speakers("default") == {english: {"Caroline", "Melanie"}, multilingual: {"马超"}}
+
+
+# Friends telling things about themselves in Chinese: only the speaker says whose fact a turn holds,
+# and the chat names the others (benchmarks/dev_material/group_chat.py is the same at scale).
+GROUP = [
+    ("王芳", "我最喜欢的运动是游泳。"),
+    ("李强", "我最喜欢的运动是登山。"),
+    ("张伟", "王芳，周末一起去打羽毛球吗？"),
+    ("王芳", "好呀！"),
+    ("张伟", "我最喜欢的运动是羽毛球。"),
+    ("李强", "王芳上次推荐的小笼包真不错。"),
+]
+
+
+@pytest.mark.parametrize("question, turn", [("王芳最喜欢的运动是什么？", "chat/t0"), ("李强平时爱做什么锻炼？", "chat/t1")])
+def test_a_chinese_question_names_its_speaker(services, question, turn):
+    ingest_dialogue(services, GROUP)
+    with RetrievalPipeline.from_services(services, "conversation") as pipe:
+        result = pipe.run(question, tenant="default", budget=300, debug=True)
+    [decision] = [d for d in result.decisions if d.stage == "encode"]
+    assert decision.action == "re-embedded" and question[2:] in decision.reason  # the name left out
+    assert result.fused[0]["source_id"] == turn

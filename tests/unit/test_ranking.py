@@ -218,6 +218,14 @@ def test_a_long_turn_must_earn_its_room_but_a_chunk_is_left_alone():
     ("What did the user say to the assistant?", ["user", "assistant"], "What did the user say to the assistant?"),
     ("What may I do in May?", ["May"], "What may I do in ?"),
     ("What did Al say?", ["Al"], "What did Al say?"),
+    # Chinese runs without spaces: a name is found wherever it is written, with its possessive 的;
+    # one character is too short to tell from a word, and a role is no name in Chinese either.
+    ("小林昨天吃了什么？", ["小林", "小王"], "昨天吃了什么？"),
+    ("小林的猫叫什么？", ["小林"], "猫叫什么？"),
+    ("小王和小林上周去了哪里？", ["小林", "小王"], "和上周去了哪里？"),
+    ("林子里有什么？", ["林"], "林子里有什么？"),
+    ("助手昨天推荐了什么？", ["助手"], "助手昨天推荐了什么？"),
+    ("Caroline昨天做了什么？", ["Caroline"], "昨天做了什么？"),
 ])
 def test_without_names_drops_speaker_names_as_written(question, names, expected):
     from agent_memory.retrieval.rerank.signals import without_names
@@ -232,6 +240,9 @@ def test_named_in_finds_names_not_spacing():
     assert named_in("which writer has the highest number of skill  Langston Hughes ", ["Caroline", "Jon"]) == set()
     assert named_in("When did Jon's  studio open?", ["Caroline", "Jon", "user"]) == {"Jon"}
     assert named_in("What did the user say?", ["user", "Al"]) == set()
+    assert named_in("小王和小林上周去了哪里？", ["小林", "小王", "小李"]) == {"小林", "小王"}
+    assert named_in("What did Caroline say to Carol?", ["Carol", "Caroline"]) == {"Carol", "Caroline"}
+    assert named_in("Where is Carolineville?", ["Caroline"]) == set()
 
 
 def test_context_texts_put_each_turn_after_the_one_before_it():

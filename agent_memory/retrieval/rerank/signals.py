@@ -15,7 +15,7 @@ import numpy as np
 
 from agent_memory.core.entities import without_disambiguation
 from agent_memory.core.roles import is_role, speaker_role
-from agent_memory.core.text import estimated_words, has_cjk, keyword_terms, terms_in
+from agent_memory.core.text import CJK_RANGES, estimated_words, has_cjk, keyword_terms, terms_in
 from agent_memory.retrieval.types import Candidate
 
 
@@ -160,14 +160,29 @@ def importance(candidates: Sequence[Candidate], half_life_days: float, now: floa
     return np.array(out)
 
 
+# A name's edges: no letter or digit of a spaced script touches it ("Al" is not named by "Also"). Chinese
+# runs without spaces ("小林昨天去了哪里？"), so a Chinese character beside a name is no part of it, and a
+# name written in Chinese is found wherever it is written.
+_NAME_START = rf"(?<![^\W{CJK_RANGES}])"
+_NAME_END = rf"(?![^\W{CJK_RANGES}])"
+
+
 def _names_pattern(names: Sequence[str]) -> re.Pattern | None:
-    """The names as written, with their possessive 's; roles and names of two letters or less never."""
+    """The names as written, with their possessive ('s, 的); roles never, nor names too short to tell
+    from a word: two letters or less, or one Chinese character."""
     # Roles, not names: "the user" in a question is a topic word, and LongMemEval's turns are all roles.
-    names = [n for n in names if len(n) > 2 and not is_role(n)]
+    names = [n for n in names if not is_role(n) and (len(n) > 2 if not has_cjk(n) else len(n) > 1)]
     if not names:
         return None
-    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-                      + r")(?:'s|’s)?\b")
+    alternatives = []
+    spaced = [n for n in names if not has_cjk(n)]
+    chinese = [n for n in names if has_cjk(n)]
+    if spaced:
+        alternatives.append(_NAME_START + "(?:" + "|".join(re.escape(n) for n in sorted(spaced, key=len, reverse=True))
+                            + r")(?:'s|’s)?" + _NAME_END)
+    if chinese:
+        alternatives.append("(?:" + "|".join(re.escape(n) for n in sorted(chinese, key=len, reverse=True)) + ")的?")
+    return re.compile("|".join(alternatives))
 
 
 def named_in(question: str, names: Sequence[str]) -> set[str]:
