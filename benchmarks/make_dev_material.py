@@ -25,6 +25,10 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   said in chat turns, chat about the same people and places around them, a few off-topic lectures, no
   documents; a few hundred messages and ~30 questions per user, half in the template's words.
 - ``zh_users_mixed.json``: the same with fewer people and 20 nameless events per user beside them.
+- ``zh_group.json`` (LoCoMo shape, one record per group): friends chatting in Chinese, each stating their own
+  sport, food, cat, hometown, workplace, birthday and last trip in the first person ("我最喜欢的运动是游泳。"),
+  among chatter that names the others; a question names the friend ("王芳最喜欢的运动是什么？"), half
+  paraphrased, so only the speaker of a turn tells whose fact it is (LoCoMo's setting, in Chinese).
 - ``zh_users_events.json``: the harder per-user variant (issue 34: the plain and mixed sets sit at the
   ceiling for dense too): 3 people and 60 nameless events per user, told apart only by group, time and
   activity, and 150 chat pairs about them; about 500 messages and 30 questions per user.
@@ -44,6 +48,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.dev_material.chains import make_chains  # noqa: E402
+from benchmarks.dev_material.group_chat import make_group_chats  # noqa: E402
 from benchmarks.dev_material.pools import make_pool, make_users  # noqa: E402
 from benchmarks.dev_material.sources import Sources  # noqa: E402
 
@@ -76,6 +81,10 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
         path = out / "zh_users.json"
         path.write_text(json.dumps(make_users(src, random.Random(seed)), ensure_ascii=False), encoding="utf-8")
         written["zh_users"] = path
+    if "zh_group" in kinds:
+        path = out / "zh_group.json"
+        path.write_text(json.dumps(make_group_chats(src, random.Random(seed)), ensure_ascii=False), encoding="utf-8")
+        written["zh_group"] = path
     for kind, (tenant, shape) in _USER_VARIANTS.items():
         if kind in kinds:
             path = out / f"{kind}.json"
@@ -131,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events")
+                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_group")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)

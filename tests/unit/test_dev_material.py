@@ -90,3 +90,26 @@ def test_zh_users_is_one_tenant_per_user_holding_only_that_users_chat(tmp_path):
     assert all(turns(rec) > turns(other) for rec, other in zip(records, plain))  # a busier memory than the plain set
     asked = Counter(qa["attribute"] for rec in records for qa in rec["qa"])
     assert asked["size"] + asked["lead"] > asked["birthday"] + asked["hometown"] + asked["work"]  # mostly events
+
+
+def test_zh_group_facts_are_told_by_their_speaker_in_the_first_person(tmp_path):
+    from benchmarks.dev_material.group_chat import make_group_chats
+
+    source = _sources(tmp_path / "src")
+    src = Sources.read(source)
+    records = make_group_chats(src, random.Random(7), groups=2, friends=3, chats=10, questions=8)
+    assert records == make_group_chats(src, random.Random(7), groups=2, friends=3, chats=10, questions=8)
+    path = generate(source, tmp_path / "out", 7, ["zh_group"])["zh_group"]
+    es = load_dataset(path)
+    tenants = es.tenants_for(es.questions)
+    assert len(tenants) == 6  # one store per group
+    for tenant in tenants:
+        turns = {t.source_id: t for t in es.material(tenant).turns}
+        speakers = {t.speaker for t in turns.values()}
+        for q in (q for q in es.questions if q.tenant == tenant):
+            [evidence] = q.evidence
+            said = turns[evidence.source_id]
+            assert said.speaker in q.text and said.speaker in speakers  # the question names who said it
+            assert said.text == evidence.text and said.speaker not in said.text  # ... and the turn does not
+    kinds = Counter(qa["kind"] for rec in json.loads(path.read_text("utf-8")) for qa in rec["qa"])
+    assert kinds["said-template"] == kinds["said-paraphrase"] > 0
