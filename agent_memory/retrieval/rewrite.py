@@ -3,7 +3,8 @@
 "Where does she work now?" embeds badly: "she" is whoever the conversation was about. With a
 session, the question is rewritten against the session's recent turns: pronouns resolved to
 the entity last talked about, "what about X?" read as the previous question about X, "the
-second one" as the second item of the assistant's last list. Offline rules; one LLM call
+second one" as the second item of the assistant's last list; the same in Chinese (她, 那小王呢？,
+第二个). Offline rules; one LLM call
 when an LLM is configured (the rules answer when it fails). The routes then search with the
 rewritten question, the original and the entities alone run the dense and keyword routes too,
 and each route's lists are fused by reciprocal rank; the debug dump shows every variant and
@@ -19,6 +20,7 @@ from typing import Callable
 
 from agent_memory.core.llm import CompletionClient
 from agent_memory.core.records import MemoryItem
+from agent_memory.core.text import has_cjk
 from agent_memory.retrieval.fusion import rrf
 from agent_memory.retrieval.types import Decision
 
@@ -121,6 +123,8 @@ def rule_rewrite(question: str, recent: list[MemoryItem]) -> tuple[str, list[str
     turns = [t for t in recent if t.text.strip() and t.text.strip() != question.strip()]
     if not turns:
         return question, []
+    if has_cjk(question):
+        return chinese_rule_rewrite(question, turns)
     if m := _ORDINAL.search(question):
         for turn in reversed(turns):
             if (turn.metadata.get("speaker") or "").lower() in ("assistant", "ai", "bot") or len(turns) == 1:
@@ -155,6 +159,95 @@ def rule_rewrite(question: str, recent: list[MemoryItem]) -> tuple[str, list[str
     keep = _PERSON | _PLURAL if named else frozenset()
     rewritten = _replace_pronouns(question, person or thing, thing or person, keep)
     used = [n for n in dict.fromkeys([person, thing]) if n and n in rewritten]
+    return (rewritten, used) if rewritten != question else (question, [])
+
+
+# ---- Chinese follow-ups --------------------------------------------------------------------------
+# The same three rules for a question written in Chinese, where no capital marks a name: names are the
+# proper nouns jieba tags (the Chinese triple extractor's phrases), a pronoun is a pronoun token (so 其他
+# and 吉他 are not 他), "那小王呢？" is the previous question about 小王, and "第二个" the second item of the
+# assistant's last list.
+_ZH_PERSON = frozenset({"他", "她", "他们", "她们"})
+_ZH_THING = frozenset({"它", "它们"})
+_ZH_PLACE = frozenset({"那里", "那儿", "那边"})
+_ZH_ABOUT = re.compile(r"^\s*(?:那么|那|还有)?\s*(\S{1,12}?)\s*呢\s*[？?]?\s*$")
+_ZH_ORDINAL = re.compile(r"第([一二三四五六七八九十\d]{1,3})个|最后一个")
+_ZH_DIGITS = "一二三四五六七八九"
+
+
+def chinese_names(text: str) -> list[tuple[str, str]]:
+    """(name, entity type) of the proper nouns in a Chinese text, in order of appearance."""
+    from agent_memory.index.triples.chinese import phrases, tokenize
+
+    found: dict[str, str] = {}
+    for phrase in phrases(tokenize(text)):
+        if phrase.proper:
+            found.setdefault(phrase.entity.name, phrase.entity.type)
+    return list(found.items())
+
+
+def _zh_ordinal(word: str) -> int:
+    if word.isdigit():
+        return int(word) - 1
+    if word.startswith("十"):
+        return 9 + (_ZH_DIGITS.index(word[1]) + 1 if len(word) > 1 else 0)
+    return _ZH_DIGITS.index(word[0]) if len(word) == 1 else -2
+
+
+def chinese_rule_rewrite(question: str, turns: list[MemoryItem]) -> tuple[str, list[str]]:
+    """``rule_rewrite`` for a question written in Chinese (``turns`` not empty)."""
+    from agent_memory.index.triples.chinese import tokenize
+
+    if m := _ZH_ORDINAL.search(question):
+        for turn in reversed(turns):
+            if (turn.metadata.get("speaker") or "").lower() in ("assistant", "ai", "bot", "助手") or len(turns) == 1:
+                items = _LIST_ITEM.findall(turn.text)
+                index = -1 if m.group(0) == "最后一个" else _zh_ordinal(m.group(1))
+                if items and (index == -1 or 0 <= index < len(items)):
+                    # The item's head ("中通快递" of "中通快递，便宜"), else the first name it holds.
+                    head = re.split(r"[，,：:。；;]", items[index].strip())[0].strip()
+                    named = [n for n, _ in chinese_names(items[index])]
+                    chosen = head if 0 < len(head) <= 20 or not named else named[0]
+                    return question[:m.start()] + chosen + question[m.end():], [chosen]
+    m = _ZH_ABOUT.match(question)
+    if m and all(t.flag.startswith("n") or t.flag == "eng" for t in tokenize(m.group(1))):
+        target = m.group(1)  # a noun or a name: "为什么呢？" asks something of its own
+        for turn in reversed(turns):
+            text = turn.text.rstrip()
+            if (turn.metadata.get("speaker") or "").lower() not in ("assistant", "助手") and text.endswith(("？", "?")):
+                earlier = [n for n, _ in chinese_names(text)]
+                if earlier:
+                    return text.replace(earlier[0], target, 1), [earlier[0]]
+                return f"{text} {target}", []
+    tokens = tokenize(question)
+    pronouns = [t for t in tokens if t.flag.startswith("r") and t.word in _ZH_PERSON | _ZH_THING | _ZH_PLACE]
+    if not pronouns:
+        return question, []
+    own = {n for n, _ in chinese_names(question)}
+    person = thing = place = None
+    for turn in reversed(turns):  # the newest turn that names something
+        found = [(n, kind) for n, kind in chinese_names(turn.text) if n not in own]
+        person = next((n for n, kind in found if kind == "PERSON"), None)
+        place = next((n for n, kind in found if kind == "GPE"), None)
+        thing = next((n for n, kind in found if n != person), None)
+        if found:
+            break
+    # As in English: a question that names a person keeps its personal pronouns.
+    named = any(kind == "PERSON" for _, kind in chinese_names(question))
+    out, used = [], []
+    for tok in tokens:
+        target = None
+        if tok in pronouns:
+            if tok.word in _ZH_PERSON and not named:
+                target = person or thing
+            elif tok.word in _ZH_THING:
+                target = thing or person
+            elif tok.word in _ZH_PLACE:
+                target = place or thing
+        out.append(target or tok.word)
+        if target and target not in used:
+            used.append(target)
+    rewritten = "".join(out)
     return (rewritten, used) if rewritten != question else (question, [])
 
 

@@ -55,3 +55,35 @@ def test_a_question_that_names_a_person_keeps_its_pronouns():
         assert rule_rewrite(question, chat) == (question, [])
     assert rule_rewrite("Where is it sold?", [turn("user", "I bought the Falkenrath X-300 yesterday.")])[0] == \
         "Where is Falkenrath X-300 sold?"  # a thing is still resolved
+
+
+# Chinese: no capital marks a name; jieba's proper nouns do, and a pronoun is a pronoun token.
+ZH_JOB = [turn("user", "跟我说说李娜的新工作。", 0), turn("assistant", "李娜六月加入了腾讯，在深圳当技术总监。", 1)]
+
+
+def test_chinese_pronouns_resolve_to_the_names_of_the_previous_turn():
+    assert rule_rewrite("她现在住在哪里？", ZH_JOB) == ("李娜现在住在哪里？", ["李娜"])
+    assert rule_rewrite("她的工资是多少？", ZH_JOB)[0] == "李娜的工资是多少？"
+    assert rule_rewrite("它的总部在哪里？", ZH_JOB)[0] == "腾讯的总部在哪里？"  # 它: not the person
+    assert rule_rewrite("她在那里住了多久？", ZH_JOB) == ("李娜在深圳住了多久？", ["李娜", "深圳"])
+
+
+def test_chinese_words_that_hold_a_pronoun_are_not_pronouns():
+    assert rule_rewrite("其他人怎么看？", ZH_JOB) == ("其他人怎么看？", [])
+    assert rule_rewrite("他弹吉他弹得怎么样？", ZH_JOB)[0] == "李娜弹吉他弹得怎么样？"  # 吉他 stays a guitar
+    assert rule_rewrite("王芳说她什么时候回来？", ZH_JOB) == ("王芳说她什么时候回来？", [])  # names its person
+    assert rule_rewrite("北京在哪里？", ZH_JOB) == ("北京在哪里？", [])
+
+
+def test_chinese_ellipsis_and_ordinals():
+    asked = [turn("user", "李娜住在哪里？", 0), turn("assistant", "在深圳。", 1)]
+    assert rule_rewrite("那小王呢？", asked)[0] == "小王住在哪里？"
+    assert rule_rewrite("为什么呢？", asked) == ("为什么呢？", [])  # asks something of its own
+    listed = [turn("user", "推荐几个快递公司。", 0),
+              turn("assistant", "可以考虑：\n1. 顺丰速运，很快\n2. 中通快递，便宜", 1)]
+    assert rule_rewrite("第二个多少钱？", listed)[0] == "中通快递多少钱？"
+    assert rule_rewrite("最后一个靠谱吗？", listed)[0] == "中通快递靠谱吗？"
+    variants = QueryRewriter(lambda tenant, session, n: ZH_JOB, turns=RetrievalConfig().rewrite_turns).variants(
+        "她现在住在哪里？", "t", "s")
+    assert [(v.name, v.text) for v in variants.items] == [
+        ("original", "她现在住在哪里？"), ("rewritten", "李娜现在住在哪里？"), ("entities", "李娜")]
