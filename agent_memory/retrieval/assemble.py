@@ -224,6 +224,8 @@ class Assembler:
                     result.assembly_drops.append(Decision("assemble", item.source_id, "dropped",
                                                    "its best sentence does not fit the remaining budget", cost, 0))
                     continue
+                if text != whole and count(item_line(item, text)) + 1 + header_cost >= cost:
+                    text = whole  # the cut saves no token of the line: no cut (placed whole where it fits)
                 if text != whole:
                     line = item_line(item, text)
                     compressed = True

@@ -49,7 +49,8 @@ def _glue(left: str, right: str) -> str:
 def compress(text: str, question: str, max_tokens: int, counter: TokenCounter,
              entities: list[str] | None = None, weights: CompressionWeights | None = None) -> str:
     """The best sentences within ``max_tokens``, the best one always among them; "" when the best one
-    does not fit. A text of one sentence (or none) comes back unchanged, whatever its length."""
+    does not fit. A text of one sentence (or none) comes back unchanged, whatever its length, and so
+    does a text the cut would not make shorter."""
     sentences = sentence_units(text)
     if not sentences:
         return ""
@@ -79,7 +80,10 @@ def compress(text: str, question: str, max_tokens: int, counter: TokenCounter,
         candidate = sorted(chosen + [index])
         if counter.count(_join(sentences, candidate)) <= max_tokens:
             chosen = candidate
-    return _join(sentences, chosen)
+    kept = _join(sentences, chosen)
+    # A cut that saves no token (the gap mark costs what a short sentence did, or nothing was left out
+    # and the spacing is the same): the text as it was, not a copy called compressed.
+    return text if counter.count(kept) >= counter.count(text) else kept
 
 
 def _join(sentences: list[str], indices: list[int]) -> str:

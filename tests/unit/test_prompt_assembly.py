@@ -92,6 +92,24 @@ def test_compress_keeps_the_best_english_sentence_whole_or_nothing():
     assert compress(short, "When is the pottery class?", 4, COUNTER) == short
 
 
+def test_a_cut_that_saves_no_token_is_no_cut():
+    """Found by the assembly property test: "…" costs what a dropped two-word sentence did, so the
+    "compressed" passage was no shorter than the text (and was reported as compressed)."""
+    from agent_memory.core.tokens import EstimatingCounter
+    from agent_memory.retrieval.assemble import Assembler
+
+    estimate = EstimatingCounter()
+    text = "the the. the the the the the the X-300 X-300 X-300. "
+    assert compress(text, "the", 44, estimate) == text  # the best sentence alone costs as much as both
+    every = "Luna is a cat. She is grey."
+    assert compress(every, "Is Luna a grey cat?", 100, COUNTER) == every  # nothing left out: as it was
+    doc = item("doc-a", kind="chunk", text=text)
+    result = Assembler(estimate, RetrievalConfig()).assemble("the", 171, facts=[], summaries=[], passages=[Candidate(item=doc)],
+                                                             recent=[], entities=[])
+    assert not [d for d in result.decisions if d.action == "compressed"]
+    assert not any(p.compressed for p in result.passages)
+
+
 # ---- assembly: chunks of one document -------------------------------------------------------------------
 
 
