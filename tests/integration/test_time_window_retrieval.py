@@ -15,16 +15,21 @@ DISHES = {"s-0301": "a mushroom risotto", "s-0322": "a lamb curry", "s-0409": "a
           "s-0410": "a vegetable lasagna"}
 
 
-@pytest.fixture
-def pipeline(services):
+def _cooked(services, said: str, dishes: dict[str, str], reply: str) -> RetrievalPipeline:
+    """A session a day: the user says what they cooked (``said`` with the day's dish), the assistant replies."""
     turns = []
     for session, stamp in DAYS.items():
         turns.append(TurnRecord(session_id=session, turn_id="t0", speaker="user", timestamp=stamp,
-                                text=f"I cooked {DISHES[session]} for my friend Sam tonight."))
-        turns.append(TurnRecord(session_id=session, turn_id="t1", speaker="assistant", timestamp=stamp,
-                                text="That sounds lovely, Sam must have enjoyed it."))
+                                text=said.format(dish=dishes[session])))
+        turns.append(TurnRecord(session_id=session, turn_id="t1", speaker="assistant", timestamp=stamp, text=reply))
     IngestionPipeline(services).ingest_turns(turns)
-    with RetrievalPipeline.from_services(services, "conversation") as pipe:
+    return RetrievalPipeline.from_services(services, "conversation")
+
+
+@pytest.fixture
+def pipeline(services):
+    with _cooked(services, "I cooked {dish} for my friend Sam tonight.", DISHES,
+                 "That sounds lovely, Sam must have enjoyed it.") as pipe:
         yield pipe
 
 
@@ -68,14 +73,7 @@ ZH_DISHES = {"s-0301": "蘑菇烩饭", "s-0322": "咖喱羊肉", "s-0409": "扁�
 
 @pytest.fixture
 def chinese_pipeline(services):
-    turns = []
-    for session, stamp in DAYS.items():
-        turns.append(TurnRecord(session_id=session, turn_id="t0", speaker="user", timestamp=stamp,
-                                text=f"今晚给朋友小王做了{ZH_DISHES[session]}。"))
-        turns.append(TurnRecord(session_id=session, turn_id="t1", speaker="assistant", timestamp=stamp,
-                                text="听起来不错，小王一定很喜欢。"))
-    IngestionPipeline(services).ingest_turns(turns)
-    with RetrievalPipeline.from_services(services, "conversation") as pipe:
+    with _cooked(services, "今晚给朋友小王做了{dish}。", ZH_DISHES, "听起来不错，小王一定很喜欢。") as pipe:
         yield pipe
 
 

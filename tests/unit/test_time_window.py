@@ -44,6 +44,10 @@ def test_months_ago_is_wider_than_days_ago():
     ("Which events did I join during the past month?", datetime(2022, 3, 13)),
     ("What did I buy last week?", datetime(2022, 4, 5)),
     ("What did I read this week?", datetime(2022, 4, 5)),
+    ("最近两周买了什么？", datetime(2022, 3, 29)),  # Chinese: tests/unit/test_time_window_chinese.py
+    ("过去三个月去过哪些城市？", datetime(2022, 1, 12)),
+    ("这个月看了哪些电影？", datetime(2022, 4, 1)),
+    ("这周和谁吃过饭？", datetime(2022, 4, 11)),
 ])
 def test_a_span_runs_to_the_day_asked(question, first_day):
     window = question_window(question, ASKED, SLACK)

@@ -1,4 +1,5 @@
-"""The time window of a question written in Chinese: dates, days, spans and a year's parts."""
+"""The time window of a question written in Chinese: dates, days and a year's parts (spans beside the
+English ones in tests/unit/test_time_window.py)."""
 
 from datetime import datetime
 
@@ -25,51 +26,31 @@ def test_a_day_or_a_point_in_the_past_counts_back_from_the_day_asked(question, p
     assert not window.holds(outside), window
 
 
-@pytest.mark.parametrize("question, first_day", [
-    ("最近两周买了什么？", datetime(2022, 3, 29)),
-    ("过去三个月去过哪些城市？", datetime(2022, 1, 12)),
-    ("这个月看了哪些电影？", datetime(2022, 4, 1)),
-    ("这周和谁吃过饭？", datetime(2022, 4, 11)),
-])
-def test_a_span_runs_to_the_day_asked(question, first_day):
-    window = question_window(question, ASKED, SLACK)
-    assert window.start == first_day
-    assert window.holds(datetime(2022, 4, 12, 23))
-    assert not window.holds(datetime(2022, 4, 13, 1))
-
-
-@pytest.mark.parametrize("question, inside, outside", [
+@pytest.mark.parametrize("asked, question, inside, outside", [
     # Last calendar month and week, and a few days past their end (memory is written after the event).
-    ("上个月的聚餐是谁张罗的？", datetime(2022, 3, 15), datetime(2022, 2, 28)),
-    ("上月那次演出在哪里？", datetime(2022, 3, 1), datetime(2022, 4, 12)),
-    ("上周去哪儿玩了？", datetime(2022, 4, 5), datetime(2022, 4, 2)),
-    ("去年夏天的摄影展在哪里？", datetime(2021, 7, 15), datetime(2021, 5, 20)),
-    ("去年暑期那次远足是谁张罗的？", datetime(2021, 8, 1), datetime(2022, 7, 1)),
-    ("去年冬天我们去哪里滑雪了？", datetime(2022, 1, 15), datetime(2021, 11, 15)),
-    ("今年国庆去了哪个城市？", datetime(2022, 10, 3), datetime(2022, 9, 28)),
-    ("部门里今年十一那次比赛是谁张罗的？", datetime(2022, 10, 5), datetime(2022, 11, 15)),
-    ("今年十一月有什么安排？", datetime(2022, 11, 15), datetime(2022, 10, 3)),
-    ("前年春节那次聚餐一共去了几个人？", datetime(2020, 1, 25), datetime(2021, 1, 25)),
-    ("今年五一去爬山了吗？", datetime(2022, 5, 2), datetime(2022, 4, 28)),
-    ("明年3月的年会在哪里办？", datetime(2023, 3, 10), datetime(2022, 3, 10)),
-    ("去年发生了什么大事？", datetime(2021, 6, 1), datetime(2022, 1, 10)),
-    ("5月8号我在做什么？", datetime(2021, 5, 8, 20), datetime(2022, 5, 8, 20)),
+    (ASKED, "上个月的聚餐是谁张罗的？", datetime(2022, 3, 15), datetime(2022, 2, 28)),
+    (ASKED, "上月那次演出在哪里？", datetime(2022, 3, 1), datetime(2022, 4, 12)),
+    (ASKED, "上周去哪儿玩了？", datetime(2022, 4, 5), datetime(2022, 4, 2)),
+    (ASKED, "去年夏天的摄影展在哪里？", datetime(2021, 7, 15), datetime(2021, 5, 20)),
+    (ASKED, "去年暑期那次远足是谁张罗的？", datetime(2021, 8, 1), datetime(2022, 7, 1)),
+    (ASKED, "去年冬天我们去哪里滑雪了？", datetime(2022, 1, 15), datetime(2021, 11, 15)),
+    (ASKED, "今年国庆去了哪个城市？", datetime(2022, 10, 3), datetime(2022, 9, 28)),
+    (ASKED, "部门里今年十一那次比赛是谁张罗的？", datetime(2022, 10, 5), datetime(2022, 11, 15)),
+    (ASKED, "今年十一月有什么安排？", datetime(2022, 11, 15), datetime(2022, 10, 3)),
+    (ASKED, "前年春节那次聚餐一共去了几个人？", datetime(2020, 1, 25), datetime(2021, 1, 25)),
+    (ASKED, "今年五一去爬山了吗？", datetime(2022, 5, 2), datetime(2022, 4, 28)),
+    (ASKED, "明年3月的年会在哪里办？", datetime(2023, 3, 10), datetime(2022, 3, 10)),
+    (ASKED, "去年发生了什么大事？", datetime(2021, 6, 1), datetime(2022, 1, 10)),
+    (ASKED, "5月8号我在做什么？", datetime(2021, 5, 8, 20), datetime(2022, 5, 8, 20)),
+    # A date needs no day asked.
+    (None, "2023年5月8日发生了什么？", datetime(2023, 5, 8, 19), datetime(2023, 5, 20)),
+    (None, "2023年5月去了哪里？", datetime(2023, 5, 30), datetime(2023, 4, 30)),
+    (None, "2021年夏天在哪里实习？", datetime(2021, 7, 1), datetime(2021, 9, 20)),
+    (None, "2019年读了哪些书？", datetime(2019, 12, 31), datetime(2018, 12, 31)),
 ])
-def test_a_year_and_its_parts_count_from_the_year_asked(question, inside, outside):
-    window = question_window(question, ASKED, SLACK)
+def test_a_year_and_its_parts_count_from_the_year_asked_and_a_date_from_itself(asked, question, inside, outside):
+    window = question_window(question, asked, SLACK)
     assert window is not None, question
-    assert window.holds(inside), window
-    assert not window.holds(outside), window
-
-
-@pytest.mark.parametrize("question, inside, outside", [
-    ("2023年5月8日发生了什么？", datetime(2023, 5, 8, 19), datetime(2023, 5, 20)),
-    ("2023年5月去了哪里？", datetime(2023, 5, 30), datetime(2023, 4, 30)),
-    ("2021年夏天在哪里实习？", datetime(2021, 7, 1), datetime(2021, 9, 20)),
-    ("2019年读了哪些书？", datetime(2019, 12, 31), datetime(2018, 12, 31)),
-])
-def test_a_date_needs_no_day_asked(question, inside, outside):
-    window = question_window(question, None, SLACK)
     assert window.holds(inside), window
     assert not window.holds(outside), window
 
