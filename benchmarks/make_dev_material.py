@@ -29,6 +29,10 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   sport, food, cat, hometown, workplace, birthday and last trip in the first person ("我最喜欢的运动是游泳。"),
   among chatter that names the others; a question names the friend ("王芳最喜欢的运动是什么？"), half
   paraphrased, so only the speaker of a turn tells whose fact it is (LoCoMo's setting, in Chinese).
+- ``zh_dated.json`` (LoCoMo shape, one record per user, questions dated as LongMemEval's are): a year of one
+  user's Chinese chat in which the same activities recur (eight activities, 40 outings, each told on its day
+  or the day after), so only the time a question names ("我上个月是和谁爬山的？", "我去年秋天是在哪个城市看电影的？")
+  tells one outing from another; asked the day after the last session, only where one outing fits.
 - ``zh_users_events.json``: the harder per-user variant (issue 34: the plain and mixed sets sit at the
   ceiling for dense too): 3 people and 60 nameless events per user, told apart only by group, time and
   activity, and 150 chat pairs about them; about 500 messages and 30 questions per user.
@@ -48,6 +52,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.dev_material.chains import make_chains  # noqa: E402
+from benchmarks.dev_material.dated import make_dated  # noqa: E402
 from benchmarks.dev_material.group_chat import make_group_chats  # noqa: E402
 from benchmarks.dev_material.pools import make_pool, make_users  # noqa: E402
 from benchmarks.dev_material.sources import Sources  # noqa: E402
@@ -85,6 +90,10 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
         path = out / "zh_group.json"
         path.write_text(json.dumps(make_group_chats(src, random.Random(seed)), ensure_ascii=False), encoding="utf-8")
         written["zh_group"] = path
+    if "zh_dated" in kinds:
+        path = out / "zh_dated.json"
+        path.write_text(json.dumps(make_dated(src, random.Random(seed)), ensure_ascii=False), encoding="utf-8")
+        written["zh_dated"] = path
     for kind, (tenant, shape) in _USER_VARIANTS.items():
         if kind in kinds:
             path = out / f"{kind}.json"
@@ -140,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_group")
+                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_group, zh_dated")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)

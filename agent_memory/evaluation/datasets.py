@@ -182,7 +182,8 @@ def _locomo(records: list[dict]) -> EvalSet:
                 continue
             questions.append(Question(qid=f"{sample}:q{index}", text=str(qa.get("question", "")), tenant=tenant,
                                       category=LOCOMO_CATEGORIES[category], evidence=evidence,
-                                      answers=[str(qa["answer"])] if "answer" in qa else []))
+                                      answers=[str(qa["answer"])] if "answer" in qa else [],
+                                      question_date=qa.get("question_date")))  # when a set dates its questions
     return EvalSet("locomo", "conversation", questions, builders)
 
 

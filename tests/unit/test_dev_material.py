@@ -113,3 +113,21 @@ def test_zh_group_facts_are_told_by_their_speaker_in_the_first_person(tmp_path):
             assert said.text == evidence.text and said.speaker not in said.text  # ... and the turn does not
     kinds = Counter(qa["kind"] for rec in json.loads(path.read_text("utf-8")) for qa in rec["qa"])
     assert kinds["said-template"] == kinds["said-paraphrase"] > 0
+
+
+def test_zh_dated_questions_carry_their_day_and_name_one_outing(tmp_path):
+    from benchmarks.dev_material.dated import make_dated
+
+    source = _sources(tmp_path / "src")
+    src = Sources.read(source)
+    records = make_dated(src, random.Random(7), users=2, sessions=40, outings=20, questions=6)
+    assert records == make_dated(src, random.Random(7), users=2, sessions=40, outings=20, questions=6)
+    path = generate(source, tmp_path / "out", 7, ["zh_dated"])["zh_dated"]
+    es = load_dataset(path)
+    assert es.questions
+    for q in es.questions:
+        assert q.question_date and q.question_date.startswith("2024/")  # the loader reads a set's dated questions
+        [evidence] = q.evidence
+        turns = {t.source_id: t for t in es.material(q.tenant).turns}
+        told = turns[evidence.source_id]
+        assert told.speaker == "小林" and q.answers[0] in told.text  # the outing's turn names the answer
