@@ -92,14 +92,18 @@ def test_zh_users_is_one_tenant_per_user_holding_only_that_users_chat(tmp_path):
     assert asked["size"] + asked["lead"] > asked["birthday"] + asked["hometown"] + asked["work"]  # mostly events
 
 
+def _deterministic_kind(tmp_path: Path, kind: str, make, **small) -> Path:
+    """``make`` (a small run) gives the same records twice from one seed; the kind's file as generated."""
+    source = _sources(tmp_path / "src")
+    src = Sources.read(source)
+    assert make(src, random.Random(7), **small) == make(src, random.Random(7), **small)
+    return generate(source, tmp_path / "out", 7, [kind])[kind]
+
+
 def test_zh_group_facts_are_told_by_their_speaker_in_the_first_person(tmp_path):
     from benchmarks.dev_material.group_chat import make_group_chats
 
-    source = _sources(tmp_path / "src")
-    src = Sources.read(source)
-    records = make_group_chats(src, random.Random(7), groups=2, friends=3, chats=10, questions=8)
-    assert records == make_group_chats(src, random.Random(7), groups=2, friends=3, chats=10, questions=8)
-    path = generate(source, tmp_path / "out", 7, ["zh_group"])["zh_group"]
+    path = _deterministic_kind(tmp_path, "zh_group", make_group_chats, groups=2, friends=3, chats=10, questions=8)
     es = load_dataset(path)
     tenants = es.tenants_for(es.questions)
     assert len(tenants) == 6  # one store per group
@@ -118,11 +122,7 @@ def test_zh_group_facts_are_told_by_their_speaker_in_the_first_person(tmp_path):
 def test_zh_dated_questions_carry_their_day_and_name_one_outing(tmp_path):
     from benchmarks.dev_material.dated import make_dated
 
-    source = _sources(tmp_path / "src")
-    src = Sources.read(source)
-    records = make_dated(src, random.Random(7), users=2, sessions=40, outings=20, questions=6)
-    assert records == make_dated(src, random.Random(7), users=2, sessions=40, outings=20, questions=6)
-    path = generate(source, tmp_path / "out", 7, ["zh_dated"])["zh_dated"]
+    path = _deterministic_kind(tmp_path, "zh_dated", make_dated, users=2, sessions=40, outings=20, questions=6)
     es = load_dataset(path)
     assert es.questions
     for q in es.questions:
