@@ -29,6 +29,7 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   sport, food, cat, hometown, workplace, birthday and last trip in the first person ("我最喜欢的运动是游泳。"),
   among chatter that names the others; a question names the friend ("王芳最喜欢的运动是什么？"), half
   paraphrased, so only the speaker of a turn tells whose fact it is (LoCoMo's setting, in Chinese).
+- ``en_group.json``: the same in English, four friends by first name ("My favourite sport is rowing.").
 - ``zh_dated.json`` (LoCoMo shape, one record per user, questions dated as LongMemEval's are): a year of one
   user's Chinese chat in which the same activities recur (eight activities, 40 outings, each told on its day
   or the day after), so only the time a question names ("我上个月是和谁爬山的？", "我去年秋天是在哪个城市看电影的？")
@@ -86,10 +87,12 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
         path = out / "zh_users.json"
         path.write_text(json.dumps(make_users(src, random.Random(seed)), ensure_ascii=False), encoding="utf-8")
         written["zh_users"] = path
-    if "zh_group" in kinds:
-        path = out / "zh_group.json"
-        path.write_text(json.dumps(make_group_chats(src, random.Random(seed)), ensure_ascii=False), encoding="utf-8")
-        written["zh_group"] = path
+    for lang in ("zh", "en"):
+        if f"{lang}_group" in kinds:
+            path = out / f"{lang}_group.json"
+            path.write_text(json.dumps(make_group_chats(src, random.Random(seed), lang=lang), ensure_ascii=False),
+                            encoding="utf-8")
+            written[f"{lang}_group"] = path
     if "zh_dated" in kinds:
         path = out / "zh_dated.json"
         path.write_text(json.dumps(make_dated(src, random.Random(seed)), ensure_ascii=False), encoding="utf-8")
@@ -149,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_group, zh_dated")
+                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_group, en_group, zh_dated")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)

@@ -9,6 +9,8 @@ import random
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from agent_memory.evaluation.datasets import load_dataset
 from benchmarks.dev_material.chains import make_chains
 from benchmarks.dev_material.pools import make_users
@@ -100,10 +102,12 @@ def _deterministic_kind(tmp_path: Path, kind: str, make, **small) -> Path:
     return generate(source, tmp_path / "out", 7, [kind])[kind]
 
 
-def test_zh_group_facts_are_told_by_their_speaker_in_the_first_person(tmp_path):
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_group_chat_facts_are_told_by_their_speaker_in_the_first_person(tmp_path, lang):
     from benchmarks.dev_material.group_chat import make_group_chats
 
-    path = _deterministic_kind(tmp_path, "zh_group", make_group_chats, groups=2, friends=3, chats=10, questions=8)
+    path = _deterministic_kind(tmp_path, f"{lang}_group", make_group_chats, lang=lang, groups=2, friends=3,
+                               chats=10, questions=8)
     es = load_dataset(path)
     tenants = es.tenants_for(es.questions)
     assert len(tenants) == 6  # one store per group
