@@ -41,6 +41,11 @@ _ISO = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
 # "in November 2022", "January 2024"; "in 2024"
 _MY = re.compile(rf"\b{_MONTH}\.?,?\s+{_YEAR}\b", re.IGNORECASE)
 _Y = re.compile(rf"\b(?:in|during|of|since|throughout)\s+{_YEAR}\b", re.IGNORECASE)
+# Seasons (meteorological, northern): "summer 2021", "the summer of 2021"; "last summer", "this winter".
+_SEASON = r"(spring|summer|autumn|fall|winter)"
+_SEASON_FIRST_MONTH = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_SEASON_YEAR = re.compile(rf"\b{_SEASON}\s+(?:of\s+)?{_YEAR}\b", re.IGNORECASE)
+_SEASON_NEAR = re.compile(rf"\b(last|this|past)\s+{_SEASON}\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,8 @@ def absolute_window(question: str, slack: DateSlack) -> Window | None:
         start = datetime(year, month, 1)
         after = datetime(year + (month == 12), month % 12 + 1, 1)
         return Window(start, after + timedelta(days=slack.month), m.group(0))
+    if m := _SEASON_YEAR.search(question):
+        return _season(int(m.group(2)), m.group(1), m.group(0), slack)
     if m := _Y.search(question):
         year = int(m.group(1))
         return Window(datetime(year, 1, 1), datetime(year + 1, 1, 1) + timedelta(days=slack.month), m.group(0))
@@ -142,7 +149,29 @@ def question_window(question: str, asked_on: datetime | None, slack: DateSlack) 
     if m := _DAY.search(question):
         back = _DAY_WORDS[m.group(1).lower()]
         return Window(day - timedelta(days=back), day - timedelta(days=back - 1), m.group(0))
+    if m := _SEASON_NEAR.search(question):
+        return _near_season(m.group(1).lower(), m.group(2), day, m.group(0), slack)
     return chinese_window(question, asked_on, slack)
+
+
+def _season(year: int, season: str, phrase: str, slack: DateSlack) -> Window:
+    """The three months of ``season`` in ``year`` (winter: December into the next year's February)."""
+    first = _SEASON_FIRST_MONTH[season.lower()]
+    start = datetime(year, first, 1)
+    end_month = first + 3
+    stop = datetime(year + (end_month > 12), (end_month - 1) % 12 + 1, 1)
+    return Window(start, stop + timedelta(days=slack.month), phrase)
+
+
+def _near_season(which: str, season: str, day: datetime, phrase: str, slack: DateSlack) -> Window:
+    """"this summer": the season of the year asked (a winter asked in January or February began the
+    December before); "last summer" / "past summer": the latest one over before the day asked."""
+    year = day.year - (season.lower() == "winter" and day.month <= 2)
+    if which == "this":
+        return _season(year, season, phrase, slack)
+    while _season(year, season, phrase, DateSlack(0, 0)).stop > day:
+        year -= 1
+    return _season(year, season, phrase, slack)
 
 
 # ---- Chinese --------------------------------------------------------------------------------------

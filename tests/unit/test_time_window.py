@@ -91,3 +91,26 @@ def test_questions_without_a_time_phrase_have_no_window(question):
 
 def test_an_impossible_date_is_ignored():
     assert absolute_window("What happened on 31 February, 2023?", SLACK) is None
+
+
+@pytest.mark.parametrize("question, asked, inside, outside", [
+    # A season names its three months (winter runs into the next year), and a week past them.
+    ("What state did Joanna visit in summer 2021?", None, datetime(2021, 7, 4), datetime(2021, 5, 20)),
+    ("What happened in the fall of 2020?", None, datetime(2020, 11, 30), datetime(2021, 1, 5)),
+    ("Where did we ski in the winter of 2021?", None, datetime(2022, 1, 20), datetime(2021, 11, 15)),
+    # "last": the latest one over before the day asked; "this": the one of the year asked.
+    ("What did I do last summer?", datetime(2026, 12, 4), datetime(2026, 7, 4), datetime(2025, 7, 4)),
+    ("What did I do last summer?", datetime(2026, 7, 4), datetime(2025, 7, 4), datetime(2026, 6, 15)),
+    ("What are my plans this summer?", datetime(2026, 3, 1), datetime(2026, 8, 1), datetime(2025, 8, 1)),
+    ("Where did we ski last winter?", datetime(2026, 1, 15), datetime(2025, 1, 10), datetime(2026, 1, 10)),
+    ("Where are we skiing this winter?", datetime(2026, 1, 15), datetime(2026, 1, 10), datetime(2025, 1, 10)),
+])
+def test_a_season_names_its_months(question, asked, inside, outside):
+    window = question_window(question, asked, SLACK)
+    assert window.holds(inside), window
+    assert not window.holds(outside), window
+
+
+def test_a_season_without_a_year_or_a_near_word_names_none():
+    assert question_window("When did Caroline go to a pride parade during the summer?", ASKED, SLACK) is None
+    assert question_window("What did I do last summer?", None, SLACK) is None  # relative: needs the day asked
