@@ -19,6 +19,20 @@ def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
+_CHINESE_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+                   "九": 9}
+
+
+def chinese_number(word: str) -> int:
+    """A number written in digits or in Chinese up to 99 (三, 十二, 二十三); 0 for anything else."""
+    if word.isdigit():
+        return int(word)
+    if "十" in word:
+        tens, _, ones = word.partition("十")
+        return _CHINESE_DIGITS.get(tens, 1) * 10 + _CHINESE_DIGITS.get(ones, 0)
+    return _CHINESE_DIGITS.get(word, 0)
+
+
 _ALL_CJK = re.compile(_CJK.pattern + "+")
 
 

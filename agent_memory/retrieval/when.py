@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from dateutil import parser
 
-from agent_memory.core.text import has_cjk
+from agent_memory.core.text import chinese_number, has_cjk
 
 _WEEKDAY_TAG = re.compile(r"\((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\)", re.IGNORECASE)
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -103,6 +103,34 @@ def _day_window(year: int, month: int, day: int, phrase: str, after: int) -> Win
     return Window(when - timedelta(days=1), when + timedelta(days=after + 1), phrase)
 
 
+def _month_window(year: int, month: int, phrase: str, slack: DateSlack) -> Window:
+    """A calendar month and ``slack.month`` days past it (ValueError for a month that is none)."""
+    start = datetime(year, month, 1)
+    return Window(start, datetime(year + (month == 12), month % 12 + 1, 1) + timedelta(days=slack.month), phrase)
+
+
+def _year_window(year: int, phrase: str, slack: DateSlack) -> Window:
+    return Window(datetime(year, 1, 1), datetime(year + 1, 1, 1) + timedelta(days=slack.month), phrase)
+
+
+def _ago_window(day: datetime, back: int, unit: int, phrase: str) -> Window:
+    """A point ``back`` days before ``day``, with a margin of a third of its distance (at least a day, at
+    most a ``unit``): "two months ago" is rarely exactly sixty days."""
+    margin = min(max(1, round(back / 3)), unit)
+    centre = day - timedelta(days=back)
+    return Window(centre - timedelta(days=margin), centre + timedelta(days=margin + 1), phrase)
+
+
+def _span_window(day: datetime, back: int, phrase: str) -> Window:
+    """``back`` days before ``day`` up to the end of ``day``."""
+    return Window(day - timedelta(days=back), day + timedelta(days=1), phrase)
+
+
+def _day_back(day: datetime, back: int, phrase: str) -> Window:
+    """The one day ``back`` days before ``day`` (0: that day)."""
+    return Window(day - timedelta(days=back), day - timedelta(days=back - 1), phrase)
+
+
 def absolute_window(question: str, slack: DateSlack) -> Window | None:
     """The days a date in the question names: a day, a month or a year (a little past its end)."""
     if m := _DMY.search(question):
@@ -112,15 +140,11 @@ def absolute_window(question: str, slack: DateSlack) -> Window | None:
     if m := _ISO.search(question):
         return _day_window(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(0), slack.day)
     if m := _MY.search(question):
-        year, month = int(m.group(2)), _month(m.group(1))
-        start = datetime(year, month, 1)
-        after = datetime(year + (month == 12), month % 12 + 1, 1)
-        return Window(start, after + timedelta(days=slack.month), m.group(0))
+        return _month_window(int(m.group(2)), _month(m.group(1)), m.group(0), slack)
     if m := _SEASON_YEAR.search(question):
         return _season(int(m.group(2)), m.group(1), m.group(0), slack)
     if m := _Y.search(question):
-        year = int(m.group(1))
-        return Window(datetime(year, 1, 1), datetime(year + 1, 1, 1) + timedelta(days=slack.month), m.group(0))
+        return _year_window(int(m.group(1)), m.group(0), slack)
     return None
 
 
@@ -139,28 +163,22 @@ def question_window(question: str, asked_on: datetime | None, slack: DateSlack) 
     day = asked_on.replace(hour=0, minute=0, second=0, microsecond=0)
     if m := _AGO.search(question):
         unit = _UNIT_DAYS[m.group(2).lower()]
-        back = _count(m.group(1)) * unit
-        margin = min(max(1, round(back / 3)), unit)
-        centre = day - timedelta(days=back)
-        return Window(centre - timedelta(days=margin), centre + timedelta(days=margin + 1), m.group(0))
+        return _ago_window(day, _count(m.group(1)) * unit, unit, m.group(0))
     if m := _SPAN.search(question):
-        back = _count(m.group(1)) * _UNIT_DAYS[m.group(2).lower()]
-        return Window(day - timedelta(days=back), day + timedelta(days=1), m.group(0))
+        return _span_window(day, _count(m.group(1)) * _UNIT_DAYS[m.group(2).lower()], m.group(0))
     if m := _DAY.search(question):
-        back = _DAY_WORDS[m.group(1).lower()]
-        return Window(day - timedelta(days=back), day - timedelta(days=back - 1), m.group(0))
+        return _day_back(day, _DAY_WORDS[m.group(1).lower()], m.group(0))
     if m := _SEASON_NEAR.search(question):
         return _near_season(m.group(1).lower(), m.group(2), day, m.group(0), slack)
     return chinese_window(question, asked_on, slack)
 
 
 def _season(year: int, season: str, phrase: str, slack: DateSlack) -> Window:
-    """The three months of ``season`` in ``year`` (winter: December into the next year's February)."""
-    first = _SEASON_FIRST_MONTH[season.lower()]
-    start = datetime(year, first, 1)
-    end_month = first + 3
-    stop = datetime(year + (end_month > 12), (end_month - 1) % 12 + 1, 1)
-    return Window(start, stop + timedelta(days=slack.month), phrase)
+    """The three months of ``season`` (English, or its Chinese name) in ``year`` (winter: December into
+    the next year's February)."""
+    first = _SEASON_FIRST_MONTH[_ZH_SEASONS.get(season, season).lower()]
+    last = _month_window(year + (first + 2 > 12), (first + 1) % 12 + 1, phrase, slack)
+    return Window(datetime(year, first, 1), last.stop, phrase)
 
 
 def _near_season(which: str, season: str, day: datetime, phrase: str, slack: DateSlack) -> Window:
@@ -181,25 +199,24 @@ def _near_season(which: str, season: str, day: datetime, phrase: str, slack: Dat
 # Spring Festival always falls between 21 January and 20 February): a window is a ranking signal,
 # not a filter, and a few days too wide cost less than a table of lunar dates.
 
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
-              "九": 9}
 _ZH_NUM = r"(\d{1,2}|[零〇一二两三四五六七八九十]{1,3})"
 _ZH_YEAR_WORDS = {"大前年": -3, "前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2}
-# (first month, first day), (last month, last day); a last month before the first runs into the next year.
+# The seasons are the English ones (_season); the other parts of a year are ranges of days:
+# (first month, first day), (last month, last day).
+_ZH_SEASONS = {"春天": "spring", "春季": "spring", "夏天": "summer", "夏季": "summer", "秋天": "autumn",
+               "秋季": "autumn", "冬天": "winter", "冬季": "winter"}
 _ZH_PARTS = {
-    "春天": ((3, 1), (5, 31)), "春季": ((3, 1), (5, 31)), "夏天": ((6, 1), (8, 31)), "夏季": ((6, 1), (8, 31)),
-    "秋天": ((9, 1), (11, 30)), "秋季": ((9, 1), (11, 30)), "冬天": ((12, 1), (2, 28)), "冬季": ((12, 1), (2, 28)),
     "暑假": ((7, 1), (8, 31)), "暑期": ((7, 1), (8, 31)), "寒假": ((1, 10), (2, 28)),
     "元旦": ((1, 1), (1, 3)), "新年": ((1, 1), (2, 20)), "春节": ((1, 21), (2, 27)), "过年": ((1, 21), (2, 27)),
     "元宵": ((2, 4), (3, 6)), "清明": ((4, 4), (4, 6)), "五一": ((5, 1), (5, 5)), "劳动节": ((5, 1), (5, 5)),
     "端午": ((5, 28), (6, 25)), "七夕": ((7, 31), (8, 29)), "中秋": ((9, 7), (10, 7)),
     "国庆": ((10, 1), (10, 7)), "十一": ((10, 1), (10, 7)), "圣诞": ((12, 24), (12, 26)),
 }
-_SEASONS = {"春天", "春季", "夏天", "夏季", "秋天", "秋季", "冬天", "冬季", "暑假", "暑期", "寒假"}
+_HOLIDAYS = {"暑假", "暑期", "寒假"}  # school holidays: a month's slack, as a season has
 _ZH_YEAR = r"((?:19|20)\d\d年|" + "|".join(_ZH_YEAR_WORDS) + ")"
 # A year, then a day, a month, or a part of the year (longest names first: 十一月 is a month, not 国庆).
 _ZH_YEAR_PART = re.compile(_ZH_YEAR + r"的?(?:" + _ZH_NUM + r"月(?:" + _ZH_NUM + r"[日号])?|("
-                           + "|".join(sorted(_ZH_PARTS, key=len, reverse=True)) + r"))?(?!代)")
+                           + "|".join(sorted([*_ZH_PARTS, *_ZH_SEASONS], key=len, reverse=True)) + r"))?(?!代)")
 _ZH_MONTH_DAY = re.compile(r"(?<![\d年])" + _ZH_NUM + r"月" + _ZH_NUM + r"[日号]")
 _ZH_DAY = re.compile(r"(大前天|前天|昨天|昨日|今天|今日)")
 _ZH_DAYS_BACK = {"大前天": 3, "前天": 2, "昨天": 1, "昨日": 1, "今天": 0, "今日": 0}
@@ -210,20 +227,8 @@ _ZH_CALENDAR = re.compile(r"(上个?月|这个?月|本月|上个?(?:星期|礼�
 
 
 def _zh_int(word: str) -> int:
-    """A number written in digits or in Chinese up to 99 (十二, 二十三)."""
-    if word.isdigit():
-        return int(word)
-    if word == "几":
-        return 3
-    if "十" in word:
-        tens, _, ones = word.partition("十")
-        return _ZH_DIGITS.get(tens, 1) * 10 + _ZH_DIGITS.get(ones, 0)
-    return _ZH_DIGITS.get(word, 0)
-
-
-def _days(first: datetime, last: datetime, after: int, phrase: str) -> Window:
-    """first to last day inclusive, and ``after`` days past it."""
-    return Window(first, last + timedelta(days=1 + after), phrase)
+    """A count in a time phrase: ``chinese_number``, and 几 ("a few") three."""
+    return 3 if word == "几" else chinese_number(word)
 
 
 def _zh_year_part(m: re.Match, asked_on: datetime | None, slack: DateSlack) -> Window | None:
@@ -238,24 +243,24 @@ def _zh_year_part(m: re.Match, asked_on: datetime | None, slack: DateSlack) -> W
         if month and day:
             return _day_window(year, _zh_int(month), _zh_int(day), m.group(0), slack.day)
         if month:
-            first = datetime(year, _zh_int(month), 1)
-            stop = datetime(year + (first.month == 12), first.month % 12 + 1, 1)
-            return Window(first, stop + timedelta(days=slack.month), m.group(0))
-        if part:
-            (m1, d1), (m2, d2) = _ZH_PARTS[part]
-            last = datetime(year + (m2 < m1), m2, d2)
-            return _days(datetime(year, m1, d1), last, slack.month if part in _SEASONS else slack.day, m.group(0))
-    except ValueError:  # 13月, 2月30日
+            return _month_window(year, _zh_int(month), m.group(0), slack)
+    except ValueError:  # 13月
         return None
-    return _days(datetime(year, 1, 1), datetime(year, 12, 31), slack.month, m.group(0))
+    if part in _ZH_SEASONS:
+        return _season(year, part, m.group(0), slack)
+    if part:
+        (m1, d1), (m2, d2) = _ZH_PARTS[part]
+        after = slack.month if part in _HOLIDAYS else slack.day
+        return Window(datetime(year, m1, d1), datetime(year, m2, d2) + timedelta(days=1 + after), m.group(0))
+    return _year_window(year, m.group(0), slack)
 
 
 def _zh_calendar(phrase: str, day: datetime, slack: DateSlack) -> Window:
     """上个月 / 这个月 / 上周 / 这周: calendar months and weeks (Monday first), this one up to the day asked."""
     this_month, this_week = day.replace(day=1), day - timedelta(days=day.weekday())
     if phrase.startswith("上") and phrase.endswith("月"):
-        last_month = (this_month - timedelta(days=1)).replace(day=1)
-        return Window(last_month, this_month + timedelta(days=slack.month), phrase)
+        last_month = this_month - timedelta(days=1)
+        return _month_window(last_month.year, last_month.month, phrase, slack)
     if phrase.endswith("月"):
         return Window(this_month, day + timedelta(days=1), phrase)
     if phrase.startswith("上"):
@@ -278,17 +283,13 @@ def chinese_window(question: str, asked_on: datetime | None, slack: DateSlack) -
         year = day.year if (month, dom) <= (day.month, day.day) else day.year - 1
         return _day_window(year, month, dom, m.group(0), slack.day)
     if m := _ZH_DAY.search(question):
-        back = _ZH_DAYS_BACK[m.group(1)]
-        return Window(day - timedelta(days=back), day - timedelta(days=back - 1), m.group(0))
+        return _day_back(day, _ZH_DAYS_BACK[m.group(1)], m.group(0))
     if m := _ZH_AGO.search(question):
         unit = _ZH_UNIT_DAYS[m.group(2)]
         back = unit // 2 if m.group(1) == "半" else _zh_int(m.group(1)) * unit
-        margin = min(max(1, round(back / 3)), unit)
-        centre = day - timedelta(days=back)
-        return Window(centre - timedelta(days=margin), centre + timedelta(days=margin + 1), m.group(0))
+        return _ago_window(day, back, unit, m.group(0))
     if m := _ZH_SPAN.search(question):
-        back = _zh_int(m.group(1)) * _ZH_UNIT_DAYS[m.group(2)]
-        return Window(day - timedelta(days=back), day + timedelta(days=1), m.group(0))
+        return _span_window(day, _zh_int(m.group(1)) * _ZH_UNIT_DAYS[m.group(2)], m.group(0))
     if m := _ZH_CALENDAR.search(question):
         return _zh_calendar(m.group(1), day, slack)
     return None
