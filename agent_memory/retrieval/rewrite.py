@@ -20,7 +20,8 @@ from typing import Callable
 
 from agent_memory.core.llm import CompletionClient
 from agent_memory.core.records import MemoryItem
-from agent_memory.core.text import has_cjk
+from agent_memory.core.roles import speaker_role
+from agent_memory.core.text import chinese_number, has_cjk
 from agent_memory.retrieval.fusion import rrf
 from agent_memory.retrieval.types import Decision
 
@@ -117,6 +118,32 @@ def _replace_pronouns(question: str, person: str | None, thing: str | None, keep
     return _PRONOUN.sub(swap, question)
 
 
+def _by_assistant(turn: MemoryItem) -> bool:
+    """An assistant's turn, under any of its labels ("assistant", "ai", "助手"; agent_memory/core/roles.py) or "bot"."""
+    speaker = turn.metadata.get("speaker")
+    return speaker_role(speaker) == "assistant" or str(speaker or "").strip().lower() == "bot"
+
+
+def _listed(turns: list[MemoryItem], index: int) -> str | None:
+    """Item ``index`` (-1: the last) of the newest list an assistant's turn holds (any turn's, when the
+    session holds one turn), or None."""
+    for turn in reversed(turns):
+        if _by_assistant(turn) or len(turns) == 1:
+            items = _LIST_ITEM.findall(turn.text)
+            if items and (index == -1 or 0 <= index < len(items)):
+                return items[index]
+    return None
+
+
+def _asked_before(turns: list[MemoryItem]) -> str | None:
+    """The newest question the user asked (a turn not the assistant's that ends with "?" or "？")."""
+    for turn in reversed(turns):
+        text = turn.text.rstrip()
+        if not _by_assistant(turn) and text.endswith(("?", "？")):
+            return text
+    return None
+
+
 def rule_rewrite(question: str, recent: list[MemoryItem]) -> tuple[str, list[str]]:
     """The standalone question and the entities it borrowed from the turns (newest last); the
     question itself and no entities when there is nothing to resolve."""
@@ -125,22 +152,15 @@ def rule_rewrite(question: str, recent: list[MemoryItem]) -> tuple[str, list[str
         return question, []
     if has_cjk(question):
         return chinese_rule_rewrite(question, turns)
-    if m := _ORDINAL.search(question):
-        for turn in reversed(turns):
-            if (turn.metadata.get("speaker") or "").lower() in ("assistant", "ai", "bot") or len(turns) == 1:
-                items = _LIST_ITEM.findall(turn.text)
-                index = _ORDINALS[m.group(1).lower()]
-                if items and (index == -1 or index < len(items)):
-                    chosen = names(items[index]) or [items[index].strip().rstrip(".:")[:80]]
-                    return question[:m.start()] + chosen[0] + question[m.end():], chosen[:1]
-    if m := _ABOUT.match(question):
+    if (m := _ORDINAL.search(question)) and (item := _listed(turns, _ORDINALS[m.group(1).lower()])):
+        chosen = names(item) or [item.strip().rstrip(".:")[:80]]
+        return question[:m.start()] + chosen[0] + question[m.end():], chosen[:1]
+    if (m := _ABOUT.match(question)) and (asked := _asked_before(turns)):
         target = m.group(1)
-        for turn in reversed(turns):
-            if (turn.metadata.get("speaker") or "").lower() != "assistant" and turn.text.rstrip().endswith("?"):
-                earlier = names(turn.text)
-                if earlier:
-                    return turn.text.replace(earlier[0], target, 1), [earlier[0]]
-                return f"{turn.text.rstrip()} {target}", []
+        earlier = names(asked)
+        if earlier:
+            return asked.replace(earlier[0], target, 1), [earlier[0]]
+        return f"{asked} {target}", []
     if not _PRONOUN.search(question):
         return question, []
     own = set(names(question))
@@ -172,26 +192,14 @@ _ZH_THING = frozenset({"它", "它们"})
 _ZH_PLACE = frozenset({"那里", "那儿", "那边"})
 _ZH_ABOUT = re.compile(r"^\s*(?:那么|那|还有)?\s*(\S{1,12}?)\s*呢\s*[？?]?\s*$")
 _ZH_ORDINAL = re.compile(r"第([一二三四五六七八九十\d]{1,3})个|最后一个")
-_ZH_DIGITS = "一二三四五六七八九"
 
 
 def chinese_names(text: str) -> list[tuple[str, str]]:
-    """(name, entity type) of the proper nouns in a Chinese text, in order of appearance."""
-    from agent_memory.index.triples.chinese import phrases, tokenize
+    """(name, entity type) of the proper nouns in a Chinese text, in order of appearance: the Chinese
+    triple extractor's entities, so the graph and the rewrite agree on what a name is."""
+    from agent_memory.index.triples.chinese import ChineseExtractor
 
-    found: dict[str, str] = {}
-    for phrase in phrases(tokenize(text)):
-        if phrase.proper:
-            found.setdefault(phrase.entity.name, phrase.entity.type)
-    return list(found.items())
-
-
-def _zh_ordinal(word: str) -> int:
-    if word.isdigit():
-        return int(word) - 1
-    if word.startswith("十"):
-        return 9 + (_ZH_DIGITS.index(word[1]) + 1 if len(word) > 1 else 0)
-    return _ZH_DIGITS.index(word[0]) if len(word) == 1 else -2
+    return [(e.name, e.type) for e in ChineseExtractor().entities(text)]
 
 
 def chinese_rule_rewrite(question: str, turns: list[MemoryItem]) -> tuple[str, list[str]]:
@@ -199,26 +207,22 @@ def chinese_rule_rewrite(question: str, turns: list[MemoryItem]) -> tuple[str, l
     from agent_memory.index.triples.chinese import tokenize
 
     if m := _ZH_ORDINAL.search(question):
-        for turn in reversed(turns):
-            if (turn.metadata.get("speaker") or "").lower() in ("assistant", "ai", "bot", "助手") or len(turns) == 1:
-                items = _LIST_ITEM.findall(turn.text)
-                index = -1 if m.group(0) == "最后一个" else _zh_ordinal(m.group(1))
-                if items and (index == -1 or 0 <= index < len(items)):
-                    # The item's head ("中通快递" of "中通快递，便宜"), else the first name it holds.
-                    head = re.split(r"[，,：:。；;]", items[index].strip())[0].strip()
-                    named = [n for n, _ in chinese_names(items[index])]
-                    chosen = head if 0 < len(head) <= 20 or not named else named[0]
-                    return question[:m.start()] + chosen + question[m.end():], [chosen]
+        last = m.group(0) == "最后一个"
+        index = -1 if last else chinese_number(m.group(1)) - 1  # 第N个 counts from one: 第0个 names no item
+        if (last or index >= 0) and (item := _listed(turns, index)):
+            # The item's head ("中通快递" of "中通快递，便宜"), else the first name it holds.
+            head = re.split(r"[，,：:。；;]", item.strip())[0].strip()
+            named = [n for n, _ in chinese_names(item)]
+            chosen = head if 0 < len(head) <= 20 or not named else named[0]
+            return question[:m.start()] + chosen + question[m.end():], [chosen]
     m = _ZH_ABOUT.match(question)
-    if m and all(t.flag.startswith("n") or t.flag == "eng" for t in tokenize(m.group(1))):
+    if (m and all(t.flag.startswith("n") or t.flag == "eng" for t in tokenize(m.group(1)))
+            and (asked := _asked_before(turns))):
         target = m.group(1)  # a noun or a name: "为什么呢？" asks something of its own
-        for turn in reversed(turns):
-            text = turn.text.rstrip()
-            if (turn.metadata.get("speaker") or "").lower() not in ("assistant", "助手") and text.endswith(("？", "?")):
-                earlier = [n for n, _ in chinese_names(text)]
-                if earlier:
-                    return text.replace(earlier[0], target, 1), [earlier[0]]
-                return f"{text} {target}", []
+        earlier = [n for n, _ in chinese_names(asked)]
+        if earlier:
+            return asked.replace(earlier[0], target, 1), [earlier[0]]
+        return f"{asked} {target}", []
     tokens = tokenize(question)
     pronouns = [t for t in tokens if t.flag.startswith("r") and t.word in _ZH_PERSON | _ZH_THING | _ZH_PLACE]
     if not pronouns:
