@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from benchmarks.dev_material.pools import _EN, _ZH, _stamp
+from benchmarks.dev_material.pools import _EN, _MONTHS, _ZH, _stamp
 from benchmarks.dev_material.sources import Sources, chinese_names, english_names
 
 # attribute → (what the friend says, the question in the statement's words, the question paraphrased)
@@ -44,8 +44,6 @@ _EN_CHAT = ["{q}, want to go to {city} this weekend?", "Sure, let's bring {q} al
             "I heard {q} is off to {city} for work.", "{q}, how is your {sport} going?", "Let's have {food} next time, {q} will love it.",
             "{q}'s birthday is coming up, what should we get?"]
 _EN_REPLIES = ["Sounds good!", "Haha", "Sure.", "Count me in.", "No problem.", "Really?", "Great!", "Saturday works."]
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December"]
 
 
 def make_group_chats(src: Sources, rng: random.Random, *, lang: str = "zh", groups: int = 6, friends: int = 4,
