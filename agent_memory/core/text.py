@@ -61,7 +61,23 @@ def cjk_ratio(text: str) -> float:
 # "上月" is answered by keyword with whatever holds a date. Tagged "t" (time) for the POS tagger.
 # Changing this list changes the stored keyword terms: bump SPARSE_FORMAT (agent_memory/core/sparse.py).
 TIME_WORDS = ("上月", "下月", "次月", "这个月", "那个月", "这周", "这个星期", "本年", "后年",
-              "上季度", "下季度", "这周末", "下周末", "上上周")
+              "上季度", "下季度", "这周末", "下周末", "上上周", "上礼拜", "上个礼拜", "这礼拜", "下礼拜", "这星期")
+
+# One keyword term per meaning for Chinese time words written two ways, as English words are stemmed:
+# "上月" and "上个月" are one month, "秋季" and "秋天" one season, so a question in one wording finds
+# a statement in the other by keyword too (jieba keeps each of these whole). 十一 (the October holiday)
+# is left alone: it is also the number eleven. Changing this table changes the stored keyword terms:
+# bump SPARSE_FORMAT (agent_memory/core/sparse.py).
+TIME_WORD_FORMS = {
+    "上月": "上个月", "下月": "下个月", "本月": "这个月",
+    "上星期": "上周", "上个星期": "上周", "上礼拜": "上周", "上个礼拜": "上周",
+    "本周": "这周", "这个星期": "这周", "这星期": "这周", "这礼拜": "这周",
+    "下星期": "下周", "下个星期": "下周", "下礼拜": "下周",
+    "本年": "今年",
+    "春季": "春天", "夏季": "夏天", "秋季": "秋天", "冬季": "冬天",
+    "暑期": "暑假", "过年": "春节", "劳动节": "五一", "国庆节": "国庆",
+    "中秋节": "中秋", "端午节": "端午", "元宵节": "元宵", "清明节": "清明", "圣诞节": "圣诞",
+}
 
 
 @functools.lru_cache(maxsize=1)
@@ -123,13 +139,21 @@ def _stemmer():
     return snowballstemmer.stemmer("english")
 
 
+# Every spelling of a term that TIME_WORD_FORMS gives one form (the form itself first).
+_SPELLINGS: dict[str, tuple[str, ...]] = {
+    form: (form, *sorted(w for w, f in TIME_WORD_FORMS.items() if f == form)) for form in set(TIME_WORD_FORMS.values())}
+
+
 @functools.lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
-    return _stemmer().stemWord(word) if word.isascii() and word.isalpha() else word
+    if word.isascii():
+        return _stemmer().stemWord(word) if word.isalpha() else word
+    return TIME_WORD_FORMS.get(word, word)
 
 
 def keyword_terms(text: str) -> list[str]:
-    """Content words with English words stemmed ("researching" → "research"): keyword matching units."""
+    """Content words with English words stemmed ("researching" → "research") and Chinese time words in one
+    form (TIME_WORD_FORMS: "上月" → "上个月"): keyword matching units."""
     return [_stem(w) for w in content_words(text)]
 
 
@@ -181,7 +205,8 @@ def terms_in(texts: Sequence[str], terms: frozenset[str], known: Sequence[str | 
     pieces of it, so a run holds a term only if the term is a piece of the run, and only a run with
     Latin letters yields a stemmed word. At 100k items most candidates come back cold, and
     segmenting every one cost the reranker up to 190 ms on a question."""
-    pieces = [t for t in terms if not (t.isascii() and t.isalpha())]
+    # A Chinese term is looked for as each of its spellings: "上个月" is also the term of a run holding "上月".
+    pieces = [_SPELLINGS.get(t, (t,)) for t in terms if not (t.isascii() and t.isalpha())]
     out = []
     for row, text in enumerate(texts):
         stored = known[row] if known is not None else None
@@ -193,9 +218,9 @@ def terms_in(texts: Sequence[str], terms: frozenset[str], known: Sequence[str | 
         found = terms & plain
         for run in latin:
             found |= terms & _cjk_run_terms(run)
-        present = [p for p in pieces if p in other] if other else None
+        present = [ways for ways in pieces if any(w in other for w in ways)] if other else None
         for run in other.split("\x00") if present else ():
-            if any(p in run for p in present):
+            if any(w in run for ways in present for w in ways):
                 found |= terms & _cjk_run_terms(run)
         out.append(found)
     return out

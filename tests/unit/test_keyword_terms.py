@@ -18,6 +18,7 @@ TEXTS = [
     "",
     "的 了 是 the of and",
     "社区上月的音乐会在9月28日，这个月还有一场。",
+    "去年秋季的运动会上个星期才发奖，过年前还有一场。",
 ]
 QUESTIONS = [
     "2008年NBA总决赛为什么被称为梦幻对决？",
@@ -26,6 +27,7 @@ QUESTIONS = [
     "Which 3D打印 technology ran in 2019?",
     "nba 总决赛 café",
     "小区上月那次演出是谁张罗的？",
+    "上个月和去年秋天，还有春节那次，谁来了？",
 ]
 
 
@@ -68,12 +70,39 @@ def test_a_known_keyword_set_is_used_instead_of_reading_the_text():
 
 def test_relative_time_words_are_one_term_not_a_bare_month():
     # jieba's dictionary cuts 上月 into 上 (a stopword) + 月, and 月 is in every date ("9月28日")
-    assert "上月" in keyword_terms("小区上月那次演出是谁张罗的？")
+    assert "上个月" in keyword_terms("小区上月那次演出是谁张罗的？")
     assert "月" not in keyword_terms("上月 下月 次月 这个月")
     assert keyword_set("社区上月的音乐会") & keyword_set("摄影展的时间是12月16日") == frozenset()
+
+
+@pytest.mark.parametrize(("asked", "said"), [
+    ("小区上月那次演出是谁张罗的？", "社区上个月的音乐会的负责人是马子。"),
+    ("去年秋季那次出游在哪？", "合唱团去年秋天的出游在洛阳。"),
+    ("前年过年那次聚会谁张罗的？", "家里亲戚前年春节的聚会是小李办的。"),
+    ("上礼拜的会开了吗", "上周的会改期了"),
+    ("今年劳动节去哪了", "今年五一去了杭州"),
+])
+def test_a_time_word_written_two_ways_is_one_term(asked, said):
+    """A question in one wording finds a statement in the other by keyword, as stemming does for English."""
+    shared = keyword_set(asked) & keyword_set(said)
+    assert shared - {"去年", "前年", "今年"}, (asked, said)
+    assert terms_in([said], keyword_set(asked)) == [shared]
+
+
+def test_eleven_stays_a_number():
+    # 十一 is the October holiday in 今年十一, and the number eleven elsewhere: it keeps its own term
+    assert "十一" in keyword_terms("今年十一去哪了") and "国庆" not in keyword_terms("他考了第十一名，十一岁")
 
 
 def test_the_pos_tagger_reads_the_same_time_words():
     from agent_memory.index.triples.chinese import _posseg
 
     assert ("上月", "t") in [(w.word, w.flag) for w in _posseg().cut("上月我们去爬山")]
+
+
+def test_every_spelling_of_a_time_word_is_one_jieba_word():
+    """The table maps whole words: a spelling jieba cut in two (这星期 → 这 + 星期) would never be mapped."""
+    from agent_memory.core.text import TIME_WORD_FORMS, cjk_words
+
+    for word in {*TIME_WORD_FORMS, *TIME_WORD_FORMS.values()}:
+        assert word in cjk_words(f"我们{word}去了"), word
