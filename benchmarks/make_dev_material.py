@@ -34,6 +34,8 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   user's Chinese chat in which the same activities recur (eight activities, 40 outings, each told on its day
   or the day after), so only the time a question names ("我上个月是和谁爬山的？", "我去年秋天是在哪个城市看电影的？")
   tells one outing from another; asked the day after the last session, only where one outing fits.
+- ``zh_dated_late.json``: the same, each outing told days or weeks after it happened by its own time
+  ("上个月和…", "上周和…", "三天前和…"), so the day a turn was said need not be in the months a question names.
 - ``zh_users_events.json``: the harder per-user variant (issue 34: the plain and mixed sets sit at the
   ceiling for dense too): 3 people and 60 nameless events per user, told apart only by group, time and
   activity, and 150 chat pairs about them; about 500 messages and 30 questions per user.
@@ -97,6 +99,11 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
         path = out / "zh_dated.json"
         path.write_text(json.dumps(make_dated(src, random.Random(seed)), ensure_ascii=False), encoding="utf-8")
         written["zh_dated"] = path
+    if "zh_dated_late" in kinds:
+        path = out / "zh_dated_late.json"
+        path.write_text(json.dumps(make_dated(src, random.Random(seed), late=True), ensure_ascii=False),
+                        encoding="utf-8")
+        written["zh_dated_late"] = path
     for kind, (tenant, shape) in _USER_VARIANTS.items():
         if kind in kinds:
             path = out / f"{kind}.json"
@@ -152,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_group, en_group, zh_dated")
+                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_group, en_group, zh_dated, zh_dated_late")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)

@@ -16,6 +16,10 @@ from benchmarks.dev_material.sources import Sources, chinese_names
 
 _ACTIVITIES = ["爬山", "看电影", "吃火锅", "打羽毛球", "逛书店", "看展览", "听音乐会", "露营"]
 _SAID = ["今天和{p}去{city}{act}了，挺开心的。", "昨天和{p}在{city}{act}，玩得不错。", "刚和{p}在{city}{act}回来。"]
+# ``late=True`` (``zh_dated_late``): outings told days or weeks after they happened, by the time they happened
+# ("上个月…"), so the day a turn was said and the day it tells of may fall in different months.
+_SAID_LATE = {"上周和{p}去{city}{act}了，一直忘了说。": "week", "上个月和{p}在{city}{act}，挺开心的。": "month",
+              "三天前和{p}在{city}{act}。": 3, "前天和{p}去{city}{act}了。": 2}
 _CHAT = ["最近工作有点忙。", "明天要早起。", "周末想在家休息。", "今天天气不错。", "晚上吃什么好呢？", "这周有点累。"]
 _REPLIES = ["听起来不错！", "好的，记下了。", "注意休息。", "那挺好的。"]
 _ASK = {"who": "和谁", "where": "在哪个城市"}
@@ -52,10 +56,22 @@ def _near(when: datetime, months: set[tuple[int, int]], margin: int) -> bool:
     return any((d.year, d.month) in months for d in (when - timedelta(days=margin), when, when + timedelta(days=margin)))
 
 
+def _happened(said: datetime, back: str | int, rng: random.Random) -> datetime:
+    """The day an outing told late happened: a day of the calendar week or month before ``said``, or N days back."""
+    if back == "week":
+        monday = said - timedelta(days=said.weekday() + 7)
+        return monday + timedelta(days=rng.randint(0, 6))
+    if back == "month":
+        last = said.replace(day=1) - timedelta(days=1)
+        return last.replace(day=rng.randint(1, last.day))
+    return said - timedelta(days=int(back))
+
+
 def make_dated(src: Sources, rng: random.Random, *, users: int = 6, sessions: int = 70, outings: int = 40,
-               questions: int = 24) -> list[dict]:
+               questions: int = 24, late: bool = False) -> list[dict]:
     """``users`` LoCoMo-shape records: one user's chat over about a year (``sessions`` dated sessions), with
-    ``outings`` told as they happen among chatter, and questions asked the day after the last session."""
+    ``outings`` told as they happen among chatter (``late``: days or weeks after, by their own time), and
+    questions asked the day after the last session."""
     zh = chinese_names(src.articles())
     people = sorted({n for n in zh.people if len(n) in (2, 3)})
     records = []
@@ -67,8 +83,12 @@ def make_dated(src: Sources, rng: random.Random, *, users: int = 6, sessions: in
         slots = rng.sample(range(sessions), outings)
         told: list[dict] = []  # an outing: session, activity, companion, city, the day it happened
         for slot in slots:
-            said = rng.choice(_SAID)
-            happened = dates[slot] - timedelta(days=1) if said.startswith("昨天") else dates[slot]
+            if late:
+                said = rng.choice(sorted(_SAID_LATE))
+                happened = _happened(dates[slot], _SAID_LATE[said], rng)
+            else:
+                said = rng.choice(_SAID)
+                happened = dates[slot] - timedelta(days=1) if said.startswith("昨天") else dates[slot]
             told.append({"session": slot, "act": rng.choice(_ACTIVITIES), "p": rng.choice(people),
                          "city": rng.choice(zh.cities), "said": said, "when": happened})
         conversation: dict = {"speaker_a": "小林", "speaker_b": "助手"}
@@ -109,5 +129,6 @@ def make_dated(src: Sources, rng: random.Random, *, users: int = 6, sessions: in
                        "question_date": asked.strftime("%Y/%m/%d (%a) %H:%M")})
             if len(qa) >= questions:
                 break
-        records.append({"sample_id": f"zh-dated{user}", "conversation": conversation, "qa": qa})
+        records.append({"sample_id": f"zh-dated{'-late' if late else ''}{user}", "conversation": conversation,
+                        "qa": qa})
     return records

@@ -135,3 +135,26 @@ def test_zh_dated_questions_carry_their_day_and_name_one_outing(tmp_path):
         turns = {t.source_id: t for t in es.material(q.tenant).turns}
         told = turns[evidence.source_id]
         assert told.speaker == "小林" and q.answers[0] in told.text  # the outing's turn names the answer
+
+
+def test_zh_dated_late_outings_are_told_by_their_own_time(tmp_path):
+    """Each outing is told days or weeks after it happened, by the time it happened; the question's phrase
+    names the months the outing happened in (the window a turn's own words give, counted from when it was said)."""
+    from datetime import timedelta
+
+    from agent_memory.retrieval.when import DateSlack, parse_stamp, question_window, told_window
+    from benchmarks.dev_material.dated import make_dated
+
+    path = _deterministic_kind(tmp_path, "zh_dated_late", make_dated, users=2, sessions=40, outings=20,
+                               questions=6, late=True)
+    es = load_dataset(path)
+    assert es.questions
+    for q in es.questions:
+        [evidence] = q.evidence
+        told = {t.source_id: t for t in es.material(q.tenant).turns}[evidence.source_id]
+        assert told.text.startswith(("上周", "上个月", "三天前", "前天")) and q.answers[0] in told.text
+        said = parse_stamp(told.timestamp)
+        happened = told_window(told.text, said)
+        asked = question_window(q.text, parse_stamp(q.question_date), DateSlack(0, 0))
+        assert happened is not None and asked is not None and happened.start < asked.stop
+        assert happened.stop <= said.replace(hour=0, minute=0) + timedelta(days=1)  # told after it happened
