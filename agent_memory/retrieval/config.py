@@ -233,6 +233,9 @@ class RetrievalConfig(StrictModel):
     # -- reranker: every kind --------------------------------------------------------------------
     time_signal: float = Field(default=6.0, ge=0,
                                description="rerank bonus for items dated inside the window the question names")
+    time_told: bool = Field(default=True, description=(
+        "a turn that names its own time (\"yesterday\", 上个月) is dated by it, counted from when the turn was"
+        " said, when the question's window is compared; false: by when it was said"))
     time_after_day: int = Field(default=2, ge=0, description=(
         "the window of a day the question names runs this many days past it: memory is written after the event"
         " (agent_memory/retrieval/when.py; also the window of the facts placed first)"))

@@ -43,7 +43,7 @@ from agent_memory.retrieval.similarity import QuestionSimilarity, candidate_vect
 from agent_memory.retrieval.speakers import Unnamed, named_by_space, unnamed, unnamed_from
 from agent_memory.retrieval.types import Candidate, Decision, PromptResult
 from agent_memory.retrieval.validity import order_facts
-from agent_memory.retrieval.when import DateSlack, parse_stamp, question_window
+from agent_memory.retrieval.when import DateSlack, parse_stamp, question_window, told_window
 from agent_memory.services import Services
 
 log = logging.getLogger(__name__)
@@ -347,11 +347,20 @@ class RetrievalPipeline:
         window = question_window(question, asked_on, self._date_slack())
         if window is None:
             return
-        decisions.append(Decision("time", window.phrase, "window",
-                                  f"items dated {window.start:%Y-%m-%d} to {window.last_day:%Y-%m-%d} rank higher"))
+        told = " (a turn that names its own time is dated by it)" if self.config.time_told else ""
+        decisions.append(Decision("time", window.phrase, "window", f"items dated {window.start:%Y-%m-%d} to "
+                                  f"{window.last_day:%Y-%m-%d} rank higher{told}"))
         for cand in candidates:
             when = parse_stamp(cand.item.metadata.get("timestamp") or "")
-            if when is not None and window.holds(when):
+            if when is None:
+                continue
+            # A turn that names its own time ("yesterday", 上个月) tells when it happened, counted from
+            # when it was said: that window, not the day it was said, is compared with the question's.
+            told = told_window(cand.item.text, when) if self.config.time_told else None
+            if told is not None:
+                if told.start < window.stop and window.start < told.stop:
+                    cand.route_scores["time"] = 1.0
+            elif window.holds(when):
                 cand.route_scores["time"] = 1.0
 
     def _catalog_recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:

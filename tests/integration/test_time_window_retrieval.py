@@ -87,3 +87,31 @@ def test_a_chinese_time_phrase_ranks_the_turns_of_its_days_first(chinese_pipelin
     assert set(_cooking_turns(result)[:len(first)]) == first
     [decision] = [d for d in result.decisions if d.stage == "time"]
     assert window in decision.reason
+
+
+# Told late: a turn that names its own time is dated by it, counted from the day it was said.
+TOLD = {"s-0301": "今晚给朋友小王做了蘑菇烩饭。",      # 1 March: March
+        "s-0322": "上个月给朋友小王做了咖喱羊肉。",    # said 22 March: February
+        "s-0409": "今晚给朋友小王做了扁豆汤。",        # 9 April: outside March
+        "s-0410": "上周给朋友小王做了蔬菜千层面。"}    # said 10 April: the week of 3 April
+
+
+@pytest.fixture
+def told_late(services):
+    turns = [TurnRecord(session_id=session, turn_id="t0", speaker="user", timestamp=stamp, text=TOLD[session])
+             for session, stamp in DAYS.items()]
+    IngestionPipeline(services).ingest_turns(turns)
+    return services
+
+
+@pytest.mark.parametrize("told, first", [
+    (True, {"s-0301/t0", "s-0410/t0"}),   # what happened in March (and the week of 3 April, its margin)
+    (False, {"s-0301/t0", "s-0322/t0"}),  # what was said in March
+])
+def test_a_turn_is_dated_by_the_time_it_tells_of(told_late, told, first):
+    from agent_memory.retrieval.config import load_preset
+
+    with RetrievalPipeline(told_late, load_preset("conversation", time_told=told)) as pipe:
+        result = pipe.run("我上个月给朋友小王做了什么菜？", tenant="default", budget=400, debug=True,
+                          question_date="2023/04/12 (Wed) 09:00")
+    assert set(_cooking_turns(result)[:2]) == first

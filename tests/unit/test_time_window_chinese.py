@@ -70,3 +70,18 @@ def test_a_relative_phrase_needs_the_day_asked(question):
 ])
 def test_phrases_that_name_no_window(question):
     assert chinese_window(question, ASKED, SLACK) is None
+
+
+def test_a_turn_tells_the_window_its_own_words_name():
+    """told_window is question_window counted from the day a turn was said, without slack, passing over texts
+    that name no time."""
+    from agent_memory.retrieval.when import told_window
+
+    exact = DateSlack(0, 0)
+    said = datetime(2023, 4, 10, 19, 0)
+    for text in ["上个月给朋友小王做了咖喱羊肉。", "上周和小王去爬山了", "I went hiking yesterday.", "三天前去了杭州",
+                 "Sunday was fun", "今晚做了汤", "We met on 3 May, 2023.", "nothing dated here", "", "十一月"]:
+        assert told_window(text, said) == question_window(text, said, exact), text
+    assert told_window("nothing dated here", said) is None
+    march = told_window("上个月给朋友小王做了咖喱羊肉。", said)
+    assert (march.start, march.stop) == (datetime(2023, 3, 1), datetime(2023, 4, 1))
