@@ -188,7 +188,7 @@ def _may_name_time(text: str) -> bool:
 _EXACT = DateSlack(0, 0)
 
 
-@functools.lru_cache(maxsize=50_000)
+@functools.lru_cache(maxsize=8192)  # keyed by the text: a bound on memory too (a turn piece is at most a chunk)
 def told_window(text: str, said: datetime) -> Window | None:
     """The window of the time a turn says it tells of ("yesterday", 上个月和…), counted from when it was
     ``said``; None when it names none. No slack: the slack of a question's window is for memory written after
