@@ -347,9 +347,9 @@ class RetrievalPipeline:
         window = question_window(question, asked_on, self._date_slack())
         if window is None:
             return
-        told = " (a turn that names its own time is dated by it)" if self.config.time_told else ""
+        note = " (a turn that names its own time is dated by it)" if self.config.time_told else ""
         decisions.append(Decision("time", window.phrase, "window", f"items dated {window.start:%Y-%m-%d} to "
-                                  f"{window.last_day:%Y-%m-%d} rank higher{told}"))
+                                  f"{window.last_day:%Y-%m-%d} rank higher{note}"))
         for cand in candidates:
             when = parse_stamp(cand.item.metadata.get("timestamp") or "")
             if when is None:

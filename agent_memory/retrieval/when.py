@@ -177,7 +177,9 @@ def question_window(question: str, asked_on: datetime | None, slack: DateSlack) 
 # and is passed over with substring tests, five times cheaper than one search of a pattern of them all.
 _TIME_PIECES = ("day", "week", "month", "year", "ago", "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
                 "sep", "oct", "nov", "dec", "spring", "summer", "autumn", "fall", "winter", "19", "20")
-_ZH_TIME_CHARS = re.compile("[年月日号天周星期礼拜昨今前春夏秋冬节假元宵清明端午七夕中秋国庆十一五一圣]")
+# A Chinese phrase holds one of these: a year word or 年 before a part of the year (去年夏天, 今年国庆), 月 in a
+# month or 上个月, 天 / 日 in a day (昨天, 三天前), 周 / 星期 / 礼拜 in a week.
+_ZH_TIME_CHARS = re.compile("[年月日天周星期礼拜]")
 
 
 def _may_name_time(text: str) -> bool:
