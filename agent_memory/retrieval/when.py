@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from dateutil import parser
 
-from agent_memory.core.text import chinese_number, has_cjk
+from agent_memory.core.text import TIME_WORD_FORMS, chinese_number, has_cjk
 
 _WEEKDAY_TAG = re.compile(r"\((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\)", re.IGNORECASE)
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -57,6 +57,9 @@ class DateSlack:
     month: int
 
 
+_EXACT = DateSlack(0, 0)  # a window of exactly the days named
+
+
 @dataclass(frozen=True)
 class Window:
     """The times [start, stop) and the phrase that set them (shown in the debug dump)."""
@@ -67,6 +70,9 @@ class Window:
 
     def holds(self, when: datetime) -> bool:
         return self.start <= when < self.stop
+
+    def overlaps(self, other: "Window") -> bool:
+        return self.start < other.stop and other.start < self.stop
 
     @property
     def last_day(self) -> datetime:
@@ -187,9 +193,6 @@ def _may_name_time(text: str) -> bool:
     return any(piece in lowered for piece in _TIME_PIECES) or (not text.isascii() and bool(_ZH_TIME_CHARS.search(text)))
 
 
-_EXACT = DateSlack(0, 0)
-
-
 @functools.lru_cache(maxsize=8192)  # keyed by the text: a bound on memory too (a turn piece is at most a chunk)
 def told_window(text: str, said: datetime) -> Window | None:
     """The window of the time a turn says it tells of ("yesterday", 上个月和…), counted from when it was
@@ -215,7 +218,7 @@ def _near_season(which: str, season: str, day: datetime, phrase: str, slack: Dat
     year = day.year - (season.lower() == "winter" and day.month <= 2)
     if which == "this":
         return _season(year, season, phrase, slack)
-    while _season(year, season, phrase, DateSlack(0, 0)).stop > day:
+    while _season(year, season, phrase, _EXACT).stop > day:
         year -= 1
     return _season(year, season, phrase, slack)
 
@@ -231,16 +234,20 @@ _ZH_NUM = r"(\d{1,2}|[零〇一二两三四五六七八九十]{1,3})"
 _ZH_YEAR_WORDS = {"大前年": -3, "前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2}
 # The seasons are the English ones (_season); the other parts of a year are ranges of days:
 # (first month, first day), (last month, last day).
-_ZH_SEASONS = {"春天": "spring", "春季": "spring", "夏天": "summer", "夏季": "summer", "秋天": "autumn",
-               "秋季": "autumn", "冬天": "winter", "冬季": "winter"}
+_ZH_SEASONS = {"春天": "spring", "夏天": "summer", "秋天": "autumn", "冬天": "winter"}
 _ZH_PARTS = {
-    "暑假": ((7, 1), (8, 31)), "暑期": ((7, 1), (8, 31)), "寒假": ((1, 10), (2, 28)),
-    "元旦": ((1, 1), (1, 3)), "新年": ((1, 1), (2, 20)), "春节": ((1, 21), (2, 27)), "过年": ((1, 21), (2, 27)),
-    "元宵": ((2, 4), (3, 6)), "清明": ((4, 4), (4, 6)), "五一": ((5, 1), (5, 5)), "劳动节": ((5, 1), (5, 5)),
+    "暑假": ((7, 1), (8, 31)), "寒假": ((1, 10), (2, 28)),
+    "元旦": ((1, 1), (1, 3)), "新年": ((1, 1), (2, 20)), "春节": ((1, 21), (2, 27)),
+    "元宵": ((2, 4), (3, 6)), "清明": ((4, 4), (4, 6)), "五一": ((5, 1), (5, 5)),
     "端午": ((5, 28), (6, 25)), "七夕": ((7, 31), (8, 29)), "中秋": ((9, 7), (10, 7)),
     "国庆": ((10, 1), (10, 7)), "十一": ((10, 1), (10, 7)), "圣诞": ((12, 24), (12, 26)),
 }
-_HOLIDAYS = {"暑假", "暑期", "寒假"}  # school holidays: a month's slack, as a season has
+# The other spellings of these (春季, 暑期, 过年, 劳动节) are the keyword terms' table, which gives each one
+# form: one list of what is written two ways. A form followed by 节 (中秋节) is read by the form itself.
+for _table in (_ZH_SEASONS, _ZH_PARTS):
+    _table.update({word: _table[form] for word, form in TIME_WORD_FORMS.items()
+                   if form in _table and not word.startswith(form)})
+_HOLIDAYS = {"暑假", "寒假"}  # school holidays (any spelling): a month's slack, as a season has
 _ZH_YEAR = r"((?:19|20)\d\d年|" + "|".join(_ZH_YEAR_WORDS) + ")"
 # A year, then a day, a month, or a part of the year (longest names first: 十一月 is a month, not 国庆).
 _ZH_YEAR_PART = re.compile(_ZH_YEAR + r"的?(?:" + _ZH_NUM + r"月(?:" + _ZH_NUM + r"[日号])?|("
@@ -278,7 +285,7 @@ def _zh_year_part(m: re.Match, asked_on: datetime | None, slack: DateSlack) -> W
         return _season(year, part, m.group(0), slack)
     if part:
         (m1, d1), (m2, d2) = _ZH_PARTS[part]
-        after = slack.month if part in _HOLIDAYS else slack.day
+        after = slack.month if TIME_WORD_FORMS.get(part, part) in _HOLIDAYS else slack.day
         return Window(datetime(year, m1, d1), datetime(year, m2, d2) + timedelta(days=1 + after), m.group(0))
     return _year_window(year, m.group(0), slack)
 
