@@ -227,7 +227,8 @@ def chinese_rule_rewrite(question: str, turns: list[MemoryItem]) -> tuple[str, l
     pronouns = [t for t in tokens if t.flag.startswith("r") and t.word in _ZH_PERSON | _ZH_THING | _ZH_PLACE]
     if not pronouns:
         return question, []
-    own = {n for n, _ in chinese_names(question)}
+    in_question = chinese_names(question)
+    own = {n for n, _ in in_question}
     person = thing = place = None
     for turn in reversed(turns):  # the newest turn that names something
         found = [(n, kind) for n, kind in chinese_names(turn.text) if n not in own]
@@ -237,7 +238,7 @@ def chinese_rule_rewrite(question: str, turns: list[MemoryItem]) -> tuple[str, l
         if found:
             break
     # As in English: a question that names a person keeps its personal pronouns.
-    named = any(kind == "PERSON" for _, kind in chinese_names(question))
+    named = any(kind == "PERSON" for _, kind in in_question)
     out, used = [], []
     for tok in tokens:
         target = None
