@@ -233,9 +233,11 @@ class RetrievalConfig(StrictModel):
     # -- reranker: every kind --------------------------------------------------------------------
     time_signal: float = Field(default=6.0, ge=0,
                                description="rerank bonus for items dated inside the window the question names")
-    time_told: bool = Field(default=True, description=(
+    time_told: bool = Field(default=False, description=(
         "a turn that names its own time (\"yesterday\", 上个月) is dated by it, counted from when the turn was"
-        " said, when the question's window is compared; false: by when it was said"))
+        " said, and scores when that time lies within the question's window; false: dated by when it was said."
+        " Off: on memory whose time words are labels rather than dates (zh_events, zh_users_events) it costs"
+        " 3-7 points at 300 tokens (docs/journal/2026-12-04-time-word-forms.md)"))
     time_after_day: int = Field(default=2, ge=0, description=(
         "the window of a day the question names runs this many days past it: memory is written after the event"
         " (agent_memory/retrieval/when.py; also the window of the facts placed first)"))

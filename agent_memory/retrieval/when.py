@@ -71,8 +71,8 @@ class Window:
     def holds(self, when: datetime) -> bool:
         return self.start <= when < self.stop
 
-    def overlaps(self, other: "Window") -> bool:
-        return self.start < other.stop and other.start < self.stop
+    def within(self, other: "Window") -> bool:
+        return other.start <= self.start and self.stop <= other.stop
 
     @property
     def last_day(self) -> datetime:
