@@ -94,6 +94,26 @@ def test_zh_users_is_one_tenant_per_user_holding_only_that_users_chat(tmp_path):
     assert asked["size"] + asked["lead"] > asked["birthday"] + asked["hometown"] + asked["work"]  # mostly events
 
 
+def test_the_unseen_kind_asks_by_time_words_the_events_kind_never_uses(tmp_path):
+    from benchmarks.dev_material.pools import _ZH_EVENTS, UNSEEN_TIMES
+
+    seen = {word for pair in _ZH_EVENTS["times"] for word in pair}
+    unseen = {word for pair in UNSEEN_TIMES for word in pair}
+    assert not seen & unseen
+    source = _sources(tmp_path / "src")
+    written = generate(source, tmp_path / "out", 5, ["zh_users_events", "zh_users_events_unseen"])
+    records = json.loads(written["zh_users_events_unseen"].read_text("utf-8"))
+    assert all(rec["sample_id"].startswith("zh-events-unseen") for rec in records)
+    asked = [qa["question"] for rec in records for qa in rec["qa"]]
+    assert sum(any(word in q for word in unseen) for q in asked) > len(asked) / 2  # mostly events, by their times
+    assert not any(word in q for q in asked for word in seen)
+    told = " ".join(t["text"] for rec in records for k, v in rec["conversation"].items()
+                    if k.startswith("session_") and isinstance(v, list) for t in v)
+    assert any(first in told for first, _ in UNSEEN_TIMES)
+    # a pair's second spelling is only asked, never told (unless it is part of the first: 去年圣诞 / 去年圣诞节)
+    assert not [second for first, second in UNSEEN_TIMES if second not in first and second in told]
+
+
 def _deterministic_kind(tmp_path: Path, kind: str, make, **small) -> Path:
     """``make`` (a small run) gives the same records twice from one seed; the kind's file as generated."""
     source = _sources(tmp_path / "src")
