@@ -61,7 +61,8 @@ def cjk_ratio(text: str) -> float:
 # "上月" is answered by keyword with whatever holds a date. Tagged "t" (time) for the POS tagger.
 # Changing this list changes the stored keyword terms: bump SPARSE_FORMAT (agent_memory/core/sparse.py).
 TIME_WORDS = ("上月", "下月", "次月", "这个月", "那个月", "这周", "这个星期", "本年", "后年",
-              "上季度", "下季度", "这周末", "下周末", "上上周", "上礼拜", "上个礼拜", "这礼拜", "下礼拜", "这星期")
+              "上季度", "下季度", "这周末", "下周末", "上上周", "上礼拜", "上个礼拜", "这礼拜", "下礼拜", "这星期",
+              "上个周末", "这个周末", "下个周末", "本周末")
 
 # One keyword term per meaning for Chinese time words written two ways, as English words are stemmed:
 # "上月" and "上个月" are one month, "秋季" and "秋天" one season, so a question in one wording finds
@@ -73,6 +74,8 @@ TIME_WORD_FORMS = {
     "上星期": "上周", "上个星期": "上周", "上礼拜": "上周", "上个礼拜": "上周",
     "本周": "这周", "这个星期": "这周", "这星期": "这周", "这礼拜": "这周",
     "下星期": "下周", "下个星期": "下周", "下礼拜": "下周",
+    "上个周末": "上周末", "这个周末": "这周末", "本周末": "这周末", "下个周末": "下周末",
+    "上个季度": "上季度", "下个季度": "下季度",
     "本年": "今年",
     "春季": "春天", "夏季": "夏天", "秋季": "秋天", "冬季": "冬天",
     "暑期": "暑假", "过年": "春节", "劳动节": "五一", "国庆节": "国庆",

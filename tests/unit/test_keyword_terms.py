@@ -81,6 +81,9 @@ def test_relative_time_words_are_one_term_not_a_bare_month():
     ("前年过年那次聚会谁张罗的？", "家里亲戚前年春节的聚会是小李办的。"),
     ("上礼拜的会开了吗", "上周的会改期了"),
     ("今年劳动节去哪了", "今年五一去了杭州"),
+    ("小区上个周末那次吃饭是谁张罗的？", "社区上周末的聚餐的负责人是孟广美。"),
+    ("本周末有空吗", "这周末去爬山"),
+    ("上个季度的销售额是多少", "上季度销售额涨了一成"),
 ])
 def test_a_time_word_written_two_ways_is_one_term(asked, said):
     """A question in one wording finds a statement in the other by keyword, as stemming does for English."""
