@@ -226,23 +226,35 @@ def training_data(recording: dict, now: float, negatives: int, rng, hard: bool =
             "varies": np.concatenate(blocks).std(axis=0) > 0}
 
 
+def rerank_recorded(reranker: DefaultReranker, row) -> list:
+    """A recorded question's candidates ranked by ``reranker`` with the recorded similarities (each
+    candidate's ``final`` score set, as the served reranker sets it)."""
+    cands, sims = list(row["candidates"]), row["sims"]
+    index = {id(c): i for i, c in enumerate(cands)}
+    return reranker.rerank(row["question"].text, cands,
+                           lambda cs, s: np.asarray(sims[s])[[index[id(c)] for c in cs]])
+
+
+def pack_whole(row, ranked, budget: int) -> str:
+    """The replay's prompt: whole candidates in ``ranked`` order, each that still fits ``budget`` at its
+    recorded cost, as cited lines (no compression, no section shares)."""
+    cost = {id(c): k for c, k in zip(row["candidates"], row["costs"])}
+    lines, used = [], 0
+    for cand in ranked:
+        if used + cost[id(cand)] > budget:
+            continue
+        lines.append(f"{tag(cand.item.source_id)} {cand.item.text}")
+        used += cost[id(cand)]
+    return "\n".join(lines)
+
+
 def replay(recording: dict, overrides: dict) -> tuple[float, float]:
     """Soft and strict evidence recall of the recorded questions re-ranked with ``overrides``."""
     reranker = DefaultReranker(load_preset("default", overrides))
     soft, strict = [], []
     for row in recording["rows"]:
-        cands, sims = list(row["candidates"]), row["sims"]
-        index = {id(c): i for i, c in enumerate(cands)}
-        cost = {id(c): k for c, k in zip(cands, row["costs"])}
-        ranked = reranker.rerank(row["question"].text, cands,
-                                 lambda cs, s, sims=sims, index=index: np.asarray(sims[s])[[index[id(c)] for c in cs]])
-        lines, used = [], 0
-        for cand in ranked:
-            if used + cost[id(cand)] > recording["budget"]:
-                continue
-            lines.append(f"{tag(cand.item.source_id)} {cand.item.text}")
-            used += cost[id(cand)]
-        score = score_question(recording["dataset"], row["question"], "\n".join(lines))
+        ranked = rerank_recorded(reranker, row)
+        score = score_question(recording["dataset"], row["question"], pack_whole(row, ranked, recording["budget"]))
         soft.append(score.soft)
         strict.append(float(score.strict))
     return statistics.mean(soft), statistics.mean(strict)

@@ -32,7 +32,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_memory.core.citations import tag  # noqa: E402
+from fit_weights import pack_whole, rerank_recorded  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+
 from agent_memory.core.config import DEFAULT_EMBEDDING_MODEL  # noqa: E402
 from agent_memory.core.embedding import make_embedder  # noqa: E402
 from agent_memory.core.text import content_words  # noqa: E402
@@ -54,12 +55,10 @@ def word_vectors(rows) -> dict[str, np.ndarray]:
     return dict(zip(words, vectors))
 
 
-def served_order(row) -> tuple[list, np.ndarray]:
-    """The candidates and the served reranker's score of each (recorded similarities)."""
-    cands, sims = list(row["candidates"]), row["sims"]
-    index = {id(c): i for i, c in enumerate(cands)}
-    DefaultReranker(load_preset("default")).rerank(
-        row["question"].text, cands, lambda cs, s: np.asarray(sims[s])[[index[id(c)] for c in cs]])
+def served_order(reranker: DefaultReranker, row) -> tuple[list, np.ndarray]:
+    """The candidates in recorded order and the served reranker's score of each (recorded similarities)."""
+    rerank_recorded(reranker, row)
+    cands = list(row["candidates"])
     return cands, np.array([c.final for c in cands])
 
 
@@ -78,13 +77,8 @@ def soft_matrix(row, cands, vectors) -> np.ndarray:
 
 
 def packed(recording, row, cands, score) -> str:
-    lines, used = [], 0
-    for i in np.argsort(-score, kind="stable"):
-        if used + row["costs"][i] > recording["budget"]:
-            continue
-        lines.append(f"{tag(cands[i].item.source_id)} {cands[i].item.text}")
-        used += row["costs"][i]
-    return "\n".join(lines)
+    """``fit_weights``'s replay prompt with the candidates in order of ``score``."""
+    return pack_whole(row, [cands[i] for i in np.argsort(-score, kind="stable")], recording["budget"])
 
 
 def main() -> None:
@@ -98,7 +92,8 @@ def main() -> None:
         recording = pickle.load(handle)
     rows = recording["rows"]
     vectors = word_vectors(rows)
-    prepared = [(row, *served_order(row)) for row in rows]
+    reranker = DefaultReranker(load_preset("default"))
+    prepared = [(row, *served_order(reranker, row)) for row in rows]
     prepared = [(row, cands, base, soft_matrix(row, cands, vectors)) for row, cands, base in prepared]
     print("| weight | reduction | floor | soft | strict | strict per category |\n| --- | --- | --- | --- | --- | --- |")
     for weight in args.weights:
