@@ -42,6 +42,8 @@ Kinds (each file in a format ``agent-memory eval`` reads):
 - ``zh_users_events_unseen.json``: the same with other time words (``pools.UNSEEN_TIMES``), spelled in
   pairs none of the other kinds use, so that what was tuned on the events' time paraphrases is checked on
   time words it was not tuned on.
+- ``zh_users_events_weekdays.json``: the same with weekdays spelled two ways (``pools.WEEKDAY_TIMES``: 上周五 /
+  上个星期五), the keyword terms' weekday rule end to end (written with the rule: not a held-out check).
 
     python benchmarks/make_dev_material.py --out reports/devmat
     agent-memory --data-dir /tmp/dm/chains eval reports/devmat/chains.jsonl --budget 500,1000 --out reports/devmat
@@ -60,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.dev_material.chains import make_chains  # noqa: E402
 from benchmarks.dev_material.dated import make_dated  # noqa: E402
 from benchmarks.dev_material.group_chat import make_group_chats  # noqa: E402
-from benchmarks.dev_material.pools import UNSEEN_TIMES, make_pool, make_users  # noqa: E402
+from benchmarks.dev_material.pools import UNSEEN_TIMES, WEEKDAY_TIMES, make_pool, make_users  # noqa: E402
 from benchmarks.dev_material.sources import Sources  # noqa: E402
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
@@ -123,6 +125,8 @@ _USER_VARIANTS = {
     "zh_users_mixed": ("zh-mixed", {"people": 5, "events": 20}),
     "zh_users_events": ("zh-events-user", {"people": 3, "events": 60, "chats": 150}),
     "zh_users_events_unseen": ("zh-events-unseen", {"people": 3, "events": 60, "chats": 150, "times": UNSEEN_TIMES}),
+    "zh_users_events_weekdays": ("zh-events-weekdays", {"people": 3, "events": 60, "chats": 150,
+                                                        "times": WEEKDAY_TIMES}),
 }
 
 
@@ -163,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_users_events_unseen, zh_group, en_group, zh_dated, zh_dated_late")
+                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_users_events_unseen, zh_users_events_weekdays, zh_group, en_group, zh_dated, zh_dated_late")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)

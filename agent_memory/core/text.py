@@ -83,6 +83,51 @@ TIME_WORD_FORMS = {
 }
 
 
+# A weekday is one keyword term however it is written: 上个星期五, 上礼拜五 and 上周五 are 上周五, 星期天 and
+# 礼拜日 are 周日, 这个周六 and 本周六 are 这周六. jieba cuts these unevenly (上周五 whole, 上个周五 as 上 / 个 /
+# 周五, 上个礼拜天 as 上个礼拜 / 天去), so the phrase is read by this pattern before jieba sees the rest of
+# the run. Where a character of the phrase makes a common word with its neighbour outside it (jieba's
+# dictionary count at least WEEKDAY_WORD_COUNT), the word wins: in 上周一起 the 一 is 一起 ("together last
+# week"), in 早上周五 the 上 is 早上 (the bare 周五 is still read).
+# Changing this rule changes the stored keyword terms: bump SPARSE_FORMAT (agent_memory/core/sparse.py).
+_WEEKDAY = re.compile("(?:(?P<prefix>上上|上|下|这|本)个?)?(?P<unit>周|星期|礼拜)(?P<day>[一二三四五六日天])")
+_WEEKDAY_PREFIX = {"上上": "上上", "上": "上", "下": "下", "这": "这", "本": "这"}
+WEEKDAY_WORD_COUNT = 1000
+
+
+def _weekday_form(prefix: str | None, day: str) -> str:
+    return f"{_WEEKDAY_PREFIX.get(prefix or '', '')}周{'日' if day == '天' else day}"
+
+
+def _weekday_spellings() -> dict[str, tuple[str, ...]]:
+    """Every spelling _WEEKDAY reads as each weekday term (the term itself first)."""
+    out: dict[str, list[str]] = {}
+    for prefix in ("", *_WEEKDAY_PREFIX):
+        for counter in ("", "个") if prefix else ("",):
+            for unit in ("周", "星期", "礼拜"):
+                for day in "一二三四五六日天":
+                    form = _weekday_form(prefix, day)
+                    out.setdefault(form, [form]).append(prefix + counter + unit + day)
+    return {form: tuple(dict.fromkeys(ways)) for form, ways in out.items()}
+
+
+def _common_word(pair: str) -> bool:
+    return len(pair) == 2 and load_jieba().dt.FREQ.get(pair, 0) >= WEEKDAY_WORD_COUNT
+
+
+def _weekdays(run: str) -> list[tuple[int, int, str]]:
+    """(start, end, term) of each weekday phrase of a Chinese run that reads as one (see _WEEKDAY)."""
+    found = []
+    for match in _WEEKDAY.finditer(run):
+        if _common_word(run[match.end() - 1:match.end() + 1]):
+            continue  # 上周一起: the day is a word's first character
+        start, prefix = match.start(), match.group("prefix")
+        if prefix and _common_word(run[start - 1:start + 1] if start else ""):
+            start, prefix = match.start("unit"), None  # 早上周五: the prefix ends a word
+        found.append((start, match.end(), _weekday_form(prefix, match.group("day"))))
+    return found
+
+
 @functools.lru_cache(maxsize=1)
 def load_jieba():
     """jieba, initialized once with TIME_WORDS: every segmenter (keyword terms, POS tags) uses it."""
@@ -100,8 +145,23 @@ def cjk_words(run: str) -> list[str]:
     return [t for t in load_jieba().lcut(run) if t.strip()]
 
 
+def keyword_cjk_words(run: str) -> list[str]:
+    """cjk_words, with each weekday phrase (_WEEKDAY) one word in its one form: keyword terms read runs so."""
+    out: list[str] = []
+    start = 0
+    for begin, end, term in _weekdays(run):
+        out += cjk_words(run[start:begin])
+        out.append(term)
+        start = end
+    return out + cjk_words(run[start:]) if start else cjk_words(run)
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens: ``\\w+`` for alphabetic scripts, jieba for Chinese runs."""
+    return _tokens(text, cjk_words)
+
+
+def _tokens(text: str, segment) -> list[str]:
     lowered = text.lower()
     if not _CJK.search(lowered):  # the common case, in one C call
         return _WORD.findall(lowered)
@@ -109,7 +169,7 @@ def words(text: str) -> list[str]:
     for match in _WORD.finditer(lowered):
         token = match.group(0)
         if _CJK.search(token):
-            out.extend(cjk_words(token))
+            out.extend(segment(token))
         else:
             out.append(token)
     return out
@@ -142,9 +202,10 @@ def _stemmer():
     return snowballstemmer.stemmer("english")
 
 
-# Every spelling of a term that TIME_WORD_FORMS gives one form (the form itself first).
+# Every spelling of a term that TIME_WORD_FORMS or the weekday rule gives one form (the form itself first).
 _SPELLINGS: dict[str, tuple[str, ...]] = {
     form: (form, *sorted(w for w, f in TIME_WORD_FORMS.items() if f == form)) for form in set(TIME_WORD_FORMS.values())}
+_SPELLINGS.update(_weekday_spellings())
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -156,8 +217,8 @@ def _stem(word: str) -> str:
 
 def keyword_terms(text: str) -> list[str]:
     """Content words with English words stemmed ("researching" → "research") and Chinese time words in one
-    form (TIME_WORD_FORMS: "上月" → "上个月"): keyword matching units."""
-    return [_stem(w) for w in content_words(text)]
+    form (TIME_WORD_FORMS: "上月" → "上个月"; weekdays: "上个星期五" → "上周五"): keyword matching units."""
+    return [_stem(w) for w in _tokens(text, keyword_cjk_words) if w not in STOPWORDS]
 
 
 @functools.lru_cache(maxsize=20000)
@@ -171,7 +232,7 @@ _ASCII_LETTER = re.compile(r"[a-z]")
 
 @functools.lru_cache(maxsize=100_000)
 def _cjk_run_terms(run: str) -> frozenset[str]:
-    return frozenset(_stem(w) for w in cjk_words(run) if w not in STOPWORDS)
+    return frozenset(_stem(w) for w in keyword_cjk_words(run) if w not in STOPWORDS)
 
 
 @functools.lru_cache(maxsize=20000)

@@ -97,6 +97,12 @@ _ZH_EVENTS = {
 UNSEEN_TIMES = [("上个星期", "上礼拜"), ("这个月", "本月"), ("下个月", "下月"), ("去年中秋", "去年中秋节"),
                 ("今年端午", "今年端午节"), ("今年清明", "今年清明节"), ("去年圣诞节", "去年圣诞"),
                 ("前年暑假", "前年暑期"), ("前年国庆节", "前年十一"), ("去年年底", "去年年末"), ("上周末", "上个周末")]
+# Weekdays, for the keyword terms' weekday rule (agent_memory/core/text.py _WEEKDAY: 上个星期五 is 上周五):
+# each pair names one day two ways, neither spelling used by another kind. Written with the rule, so a set
+# made from these shows what the rule does end to end, not that it holds on spellings nobody looked at.
+WEEKDAY_TIMES = [("上周五", "上个星期五"), ("上周一", "上礼拜一"), ("上个周三", "上星期三"), ("这周六", "这个星期六"),
+                 ("本周日", "这周天"), ("下周二", "下个礼拜二"), ("下周四", "下星期四"), ("上周日", "上个礼拜天"),
+                 ("这周五", "本周五"), ("下个周六", "下礼拜六")]
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December"]
 

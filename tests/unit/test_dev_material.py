@@ -114,6 +114,22 @@ def test_the_unseen_kind_asks_by_time_words_the_events_kind_never_uses(tmp_path)
     assert not [second for first, second in UNSEEN_TIMES if second not in first and second in told]
 
 
+def test_the_weekday_kind_names_each_day_two_ways_that_are_one_keyword_term(tmp_path):
+    from agent_memory.core.text import keyword_terms
+    from benchmarks.dev_material.pools import _ZH_EVENTS, UNSEEN_TIMES, WEEKDAY_TIMES
+
+    others = {word for pair in (*_ZH_EVENTS["times"], *UNSEEN_TIMES) for word in pair}
+    for first, second in WEEKDAY_TIMES:
+        assert first != second and not {first, second} & others
+        assert keyword_terms(first) == keyword_terms(second) and len(keyword_terms(first)) == 1, (first, second)
+    source = _sources(tmp_path / "src")
+    written = generate(source, tmp_path / "out", 5, ["zh_users_events_weekdays"])
+    records = json.loads(written["zh_users_events_weekdays"].read_text("utf-8"))
+    assert all(rec["sample_id"].startswith("zh-events-weekdays") for rec in records)
+    asked = [qa["question"] for rec in records for qa in rec["qa"]]
+    assert sum(any(second in q for _, second in WEEKDAY_TIMES) for q in asked) > len(asked) / 4
+
+
 def _deterministic_kind(tmp_path: Path, kind: str, make, **small) -> Path:
     """``make`` (a small run) gives the same records twice from one seed; the kind's file as generated."""
     source = _sources(tmp_path / "src")

@@ -19,6 +19,7 @@ TEXTS = [
     "的 了 是 the of and",
     "社区上月的音乐会在9月28日，这个月还有一场。",
     "去年秋季的运动会上个星期才发奖，过年前还有一场。",
+    "上个星期五的聚餐在周日补办，这周一直下雨，上周一起去的人不多。",
 ]
 QUESTIONS = [
     "2008年NBA总决赛为什么被称为梦幻对决？",
@@ -28,6 +29,7 @@ QUESTIONS = [
     "nba 总决赛 café",
     "小区上月那次演出是谁张罗的？",
     "上个月和去年秋天，还有春节那次，谁来了？",
+    "上礼拜五那次聚餐和星期天的补办，谁一起去了？",
 ]
 
 
@@ -109,3 +111,41 @@ def test_every_spelling_of_a_time_word_is_one_jieba_word():
 
     for word in {*TIME_WORD_FORMS, *TIME_WORD_FORMS.values()}:
         assert word in cjk_words(f"我们{word}去了"), word
+
+
+@pytest.mark.parametrize(("asked", "said"), [
+    ("上周五那次吃饭是谁张罗的？", "上个星期五的聚餐是小李办的。"),
+    ("上个周五去哪了", "上礼拜五去了杭州"),
+    ("这个周六有空吗", "本周六去爬山"),
+    ("下星期一开什么会", "下个周一开年终会"),
+    ("上个礼拜天去公园了吗", "上周日去了公园"),
+    ("星期天几点起床", "礼拜日八点起床"),
+])
+def test_a_weekday_written_any_way_is_one_term(asked, said):
+    """jieba cuts weekdays unevenly (上周五 whole, 上个周五 as 上 / 个 / 周五): the weekday rule reads them first."""
+    shared = keyword_set(asked) & keyword_set(said)
+    assert len([t for t in shared if "周" in t]) == 1, (asked, said, shared)
+    assert "个" not in keyword_set(asked) | keyword_set(said)
+    assert terms_in([said], keyword_set(asked)) == [shared]
+
+
+@pytest.mark.parametrize(("text", "terms"), [
+    ("这周一直很忙", {"这周", "一直"}),        # 一直 (all along), not Monday
+    ("上周一起去吃饭", {"上周", "一起"}),      # 一起 (together)
+    ("这周天气很好", {"这周", "天气"}),
+    ("这周日常工作很多", {"这周", "日常"}),
+    ("早上周五去", {"早上", "周五"}),          # 早上 (morning) keeps its 上; the weekday is bare
+    ("一个周六的早上", {"一个", "周六"}),
+])
+def test_a_day_character_that_starts_a_common_word_is_that_word(text, terms):
+    got = keyword_set(text)
+    assert terms <= got, (text, got)
+    assert terms_in([text], frozenset(terms)) == [frozenset(terms)]
+
+
+def test_the_weekday_rule_leaves_the_metric_words_alone():
+    """Only keyword terms read weekdays as one: the evaluation's word coverage still counts jieba's words."""
+    from agent_memory.core.text import words
+
+    assert words("上个星期五去吃饭") == ["上", "个", "星期五", "去", "吃饭"]
+    assert keyword_terms("上个星期五去吃饭") == ["上周五", "去", "吃饭"]
