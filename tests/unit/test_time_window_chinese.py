@@ -31,6 +31,9 @@ def test_a_day_or_a_point_in_the_past_counts_back_from_the_day_asked(question, p
     (ASKED, "上个月的聚餐是谁张罗的？", datetime(2022, 3, 15), datetime(2022, 2, 28)),
     (ASKED, "上月那次演出在哪里？", datetime(2022, 3, 1), datetime(2022, 4, 12)),
     (ASKED, "上周去哪儿玩了？", datetime(2022, 4, 5), datetime(2022, 4, 2)),
+    (ASKED, "上个周末去哪儿玩了？", datetime(2022, 4, 9), datetime(2022, 4, 2)),   # as 上周末
+    (ASKED, "上个周五那次聚餐在哪？", datetime(2022, 4, 8), datetime(2022, 4, 2)),  # as 上周五
+    (ASKED, "这个周六有空吗？", datetime(2022, 4, 11), datetime(2022, 4, 10)),      # as 这周六
     (ASKED, "去年夏天的摄影展在哪里？", datetime(2021, 7, 15), datetime(2021, 5, 20)),
     (ASKED, "去年暑期那次远足是谁张罗的？", datetime(2021, 8, 1), datetime(2022, 7, 1)),
     (ASKED, "去年冬天我们去哪里滑雪了？", datetime(2022, 1, 15), datetime(2021, 11, 15)),
@@ -97,7 +100,7 @@ def test_told_window_reads_every_phrase_question_window_reads():
     phrases = [*when._DAY_WORDS, "two weeks ago", "past three months", "this week", "in 2019", "2023-10-13",
                "13 October 2023", "October 13, 2023", "in November 2022", "summer 2021", "last summer",
                *when._ZH_DAYS_BACK, "三天前", "两个月前", "半年前", "最近两周", "过去三个月", "上个月", "这个月",
-               "本月", "上周", "上个星期", "上礼拜", "这周", "本周", "5月8日", "2023年5月8日", "2023年5月", "2023年"]
+               "本月", "上周", "上个周", "上个星期", "上礼拜", "这周", "这个周", "本周", "5月8日", "2023年5月8日", "2023年5月", "2023年"]
     phrases += [f"{year}{part}" for year in when._ZH_YEAR_WORDS for part in [*when._ZH_PARTS, *when._ZH_SEASONS, "3月"]]
     for phrase in phrases:
         text = f"We met {phrase}, remember?" if phrase.isascii() else f"我们{phrase}见过"
