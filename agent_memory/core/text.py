@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 import snowballstemmer
 
@@ -161,7 +161,8 @@ def words(text: str) -> list[str]:
     return _tokens(text, cjk_words)
 
 
-def _tokens(text: str, segment) -> list[str]:
+def _tokens(text: str, segment: Callable[[str], list[str]]) -> list[str]:
+    """``words``' tokens, each Chinese run cut by ``segment``."""
     lowered = text.lower()
     if not _CJK.search(lowered):  # the common case, in one C call
         return _WORD.findall(lowered)
