@@ -65,7 +65,11 @@ class Cluster:
     def api(self, name: str) -> httpx.Client:
         port = free_port()
         self.start(name, "serve", "--host", "127.0.0.1", "--port", str(port))
-        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"X-API-Key": KEY}, timeout=60)
+        # A new connection per request: the test alternates replicas, so one may sit idle past uvicorn's 5 s
+        # keep-alive and close a pooled connection as the next request goes out on it (reset by peer on a
+        # loaded machine), which a load balancer in front of the replicas would absorb.
+        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"X-API-Key": KEY}, timeout=60,
+                              limits=httpx.Limits(max_keepalive_connections=0))
         deadline = time.monotonic() + 180
         while True:
             assert self.procs[name].poll() is None, self.log(name)
