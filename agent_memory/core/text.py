@@ -90,8 +90,12 @@ TIME_WORD_FORMS = {
 # dictionary count at least WEEKDAY_WORD_COUNT), the word wins: in 上周一起 the 一 is 一起 ("together last
 # week"), in 早上周五 the 上 is 早上 (the bare 周五 is still read).
 # Changing this rule changes the stored keyword terms: bump SPARSE_FORMAT (agent_memory/core/sparse.py).
-_WEEKDAY = re.compile("(?:(?P<prefix>上上|上|下|这|本)个?)?(?P<unit>周|星期|礼拜)(?P<day>[一二三四五六日天])")
-_WEEKDAY_PREFIX = {"上上": "上上", "上": "上", "下": "下", "这": "这", "本": "这"}
+_WEEKDAY_PREFIX = {"上上": "上上", "上": "上", "下": "下", "这": "这", "本": "这"}  # as written → in the term
+_WEEKDAY_UNITS = ("周", "星期", "礼拜")
+_WEEKDAY_DAYS = "一二三四五六日天"
+# One pattern and one spellings table (_weekday_spellings) from the same three tables; 上上 before 上.
+_WEEKDAY = re.compile(f"(?:(?P<prefix>{'|'.join(sorted(_WEEKDAY_PREFIX, key=len, reverse=True))})个?)?"
+                      f"(?P<unit>{'|'.join(_WEEKDAY_UNITS)})(?P<day>[{_WEEKDAY_DAYS}])")
 WEEKDAY_WORD_COUNT = 1000
 
 
@@ -104,8 +108,8 @@ def _weekday_spellings() -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
     for prefix in ("", *_WEEKDAY_PREFIX):
         for counter in ("", "个") if prefix else ("",):
-            for unit in ("周", "星期", "礼拜"):
-                for day in "一二三四五六日天":
+            for unit in _WEEKDAY_UNITS:
+                for day in _WEEKDAY_DAYS:
                     form = _weekday_form(prefix, day)
                     out.setdefault(form, [form]).append(prefix + counter + unit + day)
     return {form: tuple(dict.fromkeys(ways)) for form, ways in out.items()}
@@ -267,7 +271,8 @@ def terms_in(texts: Sequence[str], terms: frozenset[str], known: Sequence[str | 
     caller has it, as ``joined_terms`` stores it with the item, else None (each of the question's
     few terms is looked up in that string: no set is built per passage). A text without one is read here,
     without segmenting the Chinese runs that cannot hold one of ``terms``: jieba's words of a run are
-    pieces of it, so a run holds a term only if the term is a piece of the run, and only a run with
+    pieces of it, so a run holds a term only if one of the term's spellings (_SPELLINGS: 上周五 is also
+    上个星期五) is a piece of the run, and only a run with
     Latin letters yields a stemmed word. At 100k items most candidates come back cold, and
     segmenting every one cost the reranker up to 190 ms on a question."""
     # A Chinese term is looked for as each of its spellings: "上个月" is also the term of a run holding "上月".
