@@ -7,6 +7,9 @@ and writes who it is there (pid, command, and for ``serve`` its address and URL)
 releases the lock when that process exits, even on SIGKILL, so a dead owner never blocks anyone:
 the file's text is only believed while its lock is held.
 
+A ``Memory`` built from settings (the Python API) owns its data dir the same way, unless this process
+already holds it (the CLI and ``serve`` own it, then build their ``Memory``).
+
 The CLI asks ``current_holder`` before it opens anything: a live ``serve`` means "go through its
 HTTP API" (``agent_memory/remote.py``); any other live owner means "cannot proceed", with the
 holder and the fix in the message, instead of a store's own "WouldBlock" after the model loaded.
@@ -30,6 +33,12 @@ LOCK_NAME = "owner.lock"
 # starting in that instant tries again this many times before it believes the data dir is taken.
 _CLAIM_TRIES = 20
 _CLAIM_PAUSE_S = 0.05
+# The command name a ``Memory`` built from settings owns its data dir under (agent_memory/memory/memory.py).
+PYTHON_COMMAND = "python"
+# The data dirs this process holds, by resolved path, with the command holding each. An flock
+# conflicts with another open file even in the same process, so a ``Memory`` built inside a
+# command's ``own`` block (the CLI's, serve's) shares that hold instead of taking its own.
+_held: dict[Path, str] = {}
 
 
 class DataDirBusyError(ConfigError):
@@ -101,11 +110,22 @@ def current_holder(data_dir: str | Path) -> Holder | None:
         return None
 
 
-def busy_message(data_dir: str | Path, holder: Holder, doing: str) -> str:
+def held_here(data_dir: str | Path) -> str | None:
+    """The command under which this process holds ``data_dir``, or None when it does not."""
+    return _held.get(Path(data_dir).resolve())
+
+
+def busy_message(data_dir: str | Path, holder: Holder, doing: str, command: str = "") -> str:
     if holder.url and doing == "serve":
         return (f"cannot serve: the data dir {data_dir} is already served by {holder.describe()}; use that "
                 f"server (commands on this data dir go through it), stop it first, or serve another --data-dir")
     # Commands that can go through a server never get here while one runs (the CLI routes them first).
+    if command == PYTHON_COMMAND:
+        fix = ("a Memory opens the stores themselves: go through the server's HTTP API (docs/api.md), or stop "
+               "the server first, or open another data dir" if holder.url else
+               "wait for it to finish or stop it, or open another data dir; to use one data dir from several "
+               "processes at once, run `agent-memory serve` on it and go through its HTTP API")
+        return f"cannot {doing}: the data dir {data_dir} is owned by {holder.describe()}; {fix}"
     fix = ("this command needs the stores themselves: stop the server first, or use another --data-dir"
            if holder.url else
            "wait for it to finish or stop it; to use one data dir from several commands at once, run "
@@ -129,7 +149,7 @@ def own(data_dir: str | Path, command: str, *, address: str | None = None, url: 
             except BlockingIOError:
                 if attempt == _CLAIM_TRIES - 1:
                     holder = _read(handle)
-                    raise DataDirBusyError(busy_message(data_dir, holder, doing or f"run {command}"),
+                    raise DataDirBusyError(busy_message(data_dir, holder, doing or f"run {command}", command),
                                            holder) from None
                 time.sleep(_CLAIM_PAUSE_S)  # perhaps only a reader's instant look (current_holder)
         me = Holder(pid=os.getpid(), command=command, started=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -138,7 +158,11 @@ def own(data_dir: str | Path, command: str, *, address: str | None = None, url: 
         handle.truncate()
         handle.write(json.dumps(asdict(me)))
         handle.flush()
-        yield me
+        _held[data_dir.resolve()] = command
+        try:
+            yield me
+        finally:
+            _held.pop(data_dir.resolve(), None)
     finally:
         handle.close()  # closing the descriptor releases the lock
 

@@ -29,6 +29,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -38,6 +39,7 @@ from agent_memory.conversation.working_memory import WorkingMemory
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.diskspace import check_free
 from agent_memory.core.errors import ConfigError, StoreError, StoreUnavailableError
+from agent_memory.core.owner import PYTHON_COMMAND, DataDirBusyError, held_here, own
 from agent_memory.core.records import Document, TurnRecord
 from agent_memory.index.importance import raise_importance
 from agent_memory.ingest.archive import archiver
@@ -95,11 +97,17 @@ class Memory(SessionMethods):
         if services is not None and (settings is not None or data_dir is not None):
             raise ConfigError("pass either services, or settings/data_dir to build them from, not both")
         self._owns_services = services is None
+        self._hold = ExitStack()  # the data dir's owner lock, when this object took it
         if services is None:
             settings = settings or load_settings()
             if data_dir is not None:
                 settings = settings.model_copy(update={"data_dir": Path(data_dir)})
-            services = build_services(settings)
+            self._own_data_dir(settings.data_dir)
+            try:
+                services = build_services(settings)
+            except BaseException:
+                self._hold.close()
+                raise
         self.services = services
         self.settings = services.settings
         self.tenant = check_tenant(tenant or self.settings.tenant)
@@ -112,6 +120,17 @@ class Memory(SessionMethods):
         # Importance raises read then write: serialized, but apart from the write lock, which a whole
         # ingestion job holds (an answer must not wait for it).
         self._importance_lock = threading.Lock()
+
+    def _own_data_dir(self, data_dir: Path) -> None:
+        """Hold ``data_dir`` as the CLI and ``serve`` do (agent_memory/core/owner.py): two processes, or two
+        ``Memory`` objects in one, on one data dir break each other's session sequence numbers and the
+        embedded stores' file locks. Inside a command that holds it already, share that hold."""
+        here = held_here(data_dir)
+        if here == PYTHON_COMMAND:
+            raise DataDirBusyError(f"cannot open a Memory on {data_dir}: another Memory in this process has it "
+                                   f"open; share that object (it is thread-safe) or close it first")
+        if here is None:
+            self._hold.enter_context(own(data_dir, PYTHON_COMMAND, doing="open it with Memory()"))
 
     # ---- the parts, built on first use ------------------------------------------------------------
     @functools.cached_property
@@ -342,8 +361,11 @@ class Memory(SessionMethods):
             pipeline.close()
         if sessions is not None:
             sessions.close()
-        if self._owns_services:
-            self.services.close()
+        try:
+            if self._owns_services:
+                self.services.close()
+        finally:
+            self._hold.close()
 
     def __enter__(self) -> Memory:
         return self
