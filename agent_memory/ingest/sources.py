@@ -60,7 +60,7 @@ class TextStream:
     def segments(self) -> Iterator[tuple[int, str]]:
         offset = 0
         carry = ""
-        with (io.StringIO(self.text) if self.text is not None else self.path.open("r", encoding="utf-8")) as handle:
+        with (io.StringIO(self.text) if self.text is not None else self.path.open("r", encoding="utf-8-sig")) as handle:
             while True:
                 block = handle.read(SEGMENT_CHARS)
                 if not block:
@@ -147,7 +147,7 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
         if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
             return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")]
         try:
-            with path.open("r", encoding="utf-8") as handle:
+            with path.open("r", encoding="utf-8-sig") as handle:
                 for _ in iter(lambda: handle.read(1 << 20), ""):
                     pass
         except UnicodeDecodeError as exc:
@@ -155,7 +155,7 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
         return [TextStream(source_id=sid, path=path, tenant=tenant, content_hash=file_hash(path),
                            metadata={"path": str(path)})]
     try:
-        raw = path.read_bytes().decode("utf-8")
+        raw = path.read_bytes().decode("utf-8-sig")  # a byte-order mark is not text
     except UnicodeDecodeError as exc:
         return [Skipped(str(path), f"invalid UTF-8 at byte {exc.start}")]
     if ext in HTML_EXTENSIONS:

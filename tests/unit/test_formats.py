@@ -74,6 +74,18 @@ def test_front_matter_becomes_title_and_metadata_and_leaves_the_text(tmp_path):
     assert len(doc.text) == len(FRONT) and doc.text.index("# Plan") == FRONT.index("# Plan")
 
 
+def test_a_byte_order_mark_is_not_text(tmp_path):
+    """Editors on Windows save UTF-8 with a BOM: front matter, JSON and plain text read as without one."""
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "plan.md").write_bytes(bom + FRONT.encode())
+    (tmp_path / "note.txt").write_bytes(bom + b"Tina leads ops.\n")
+    (tmp_path / "facts.json").write_bytes(bom + b'[{"text": "The P-7 pump moves 40 litres a minute."}]')
+    doc = _one(load_path(tmp_path / "plan.md", tenant="t", source_id="plan.md"))
+    assert doc.title == "Orion launch plan" and doc.metadata["status"] == "draft" and "---" not in doc.text
+    assert _one(load_path(tmp_path / "note.txt", tenant="t", source_id="note.txt")).text == "Tina leads ops.\n"
+    assert "40 litres" in _one(load_path(tmp_path / "facts.json", tenant="t", source_id="facts.json")).text
+
+
 def test_front_matter_that_is_not_yaml_or_not_a_mapping_stays_text():
     assert split_front_matter("---\n: : [unclosed\n---\nbody").text.startswith("---")
     assert split_front_matter("---\n- a list\n---\nbody").metadata == {}
