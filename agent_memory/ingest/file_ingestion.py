@@ -23,7 +23,7 @@ from agent_memory.ingest.discovery import file_source_id, named_files
 from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, still_owned
 from agent_memory.ingest.report import IngestReport
-from agent_memory.ingest.sources import Skipped, TextStream, Transcript, file_hash, load_path
+from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, load_path
 from agent_memory.stores.catalog import SourceEntry
 
 if TYPE_CHECKING:
@@ -129,7 +129,18 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
         loaded = load_path(path, tenant=tenant, source_id=file_id)
         skips = [x for x in loaded if isinstance(x, Skipped)]
         if skips and len(skips) == len(loaded):
-            report.files_skipped.extend((s.path, s.reason) for s in skips)
+            if previous is not None and all(s.reason == EMPTY_FILE for s in skips):
+                # Emptied: that is the file's new content, so its old text goes (kept, it would go on
+                # answering from text the file no longer holds).
+                forget_sources(services, tenant, sorted(previous.item_ids), report)
+                services.catalog.delete(tenant, owner)
+                report.warnings.append(f"{path}: empty now: the version stored before was removed")
+                report.files_ingested += 1  # its new version, holding nothing, is what is stored
+                report.outcome(path, "emptied")
+                return []
+            # Unreadable or unusable now (binary, invalid UTF-8, no text): what was stored stays, and says so.
+            kept = "; the version stored before is kept (forget it to remove it)" if previous is not None else ""
+            report.files_skipped.extend((s.path, s.reason + kept) for s in skips)
             report.outcome(path, "skipped")
             return []
         report.warnings.extend(f"{s.path}: skipped: {s.reason}" for s in skips)

@@ -38,6 +38,7 @@ TEXT_FIELDS = ("text", "content", "body", "paragraph_text", "context", "document
 # Files above this size are streamed segment by segment (only plain text can be).
 STREAM_THRESHOLD_BYTES = 8 * 1024 * 1024
 SEGMENT_CHARS = 1_000_000
+EMPTY_FILE = "empty file"  # a skip reason that is also content: the file now holds nothing
 
 
 @dataclass
@@ -138,7 +139,7 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
     except OSError as exc:
         return [Skipped(str(path), f"unreadable: {exc}")]
     if size == 0 or not head.strip():
-        return [Skipped(str(path), "empty file")]
+        return [Skipped(str(path), EMPTY_FILE)]
     if ext in BINARY_DOCUMENT_EXTENSIONS:
         return _binary_document(path, ext, size, tenant, sid)
     if _looks_binary(head):

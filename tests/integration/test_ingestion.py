@@ -9,6 +9,7 @@ import pytest
 
 from agent_memory.core.records import Document, SearchFilter, TurnRecord
 from agent_memory.ingest import sources
+from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.pipeline import IngestionPipeline
 from tests.helpers import SAMPLES
 
@@ -83,6 +84,27 @@ def test_changed_document_replaces_its_chunks_and_triples(pipeline, services, tm
     assert not [t for t in services.graph.neighbourhood("default", ["Acme Corporation"], hops=1)
                 if t.source_id == sid]
     assert services.graph.neighbourhood("default", ["Borealis Labs"], hops=1)
+
+
+def test_an_emptied_file_takes_its_old_text_away_and_an_unreadable_one_keeps_it(pipeline, services, tmp_path):
+    from agent_memory.ingest.pipeline import file_source_id
+
+    emptied, garbled = tmp_path / "b.md", tmp_path / "c.md"
+    emptied.write_text("Dave works at Initech.")
+    garbled.write_text("Erin works at Globex.")
+    pipeline.ingest_paths([emptied, garbled])
+    emptied.write_text("")
+    garbled.write_bytes(b"Erin works at \xff\xfe Globex.")  # invalid UTF-8: a bad save, not new content
+    report = pipeline.ingest_paths([emptied, garbled])
+    assert report.ok and report.files_ingested == 1 and report.items_deleted >= 1
+    assert not _items(services, file_source_id(emptied))
+    assert services.catalog.get("default", FILE_KEY + file_source_id(emptied)) is None
+    assert any("empty now" in w for w in report.warnings)
+    [(path, reason)] = report.files_skipped
+    assert path == str(garbled) and "invalid UTF-8" in reason and "stored before is kept" in reason
+    assert any("Globex" in item.text for item in _items(services, file_source_id(garbled)))
+    again = pipeline.ingest_paths([emptied])  # nothing stored for it now: a plain skip
+    assert again.files_skipped == [(str(emptied), "empty file")]
 
 
 def test_records_removed_from_a_changed_file_are_forgotten(pipeline, services, tmp_path):
