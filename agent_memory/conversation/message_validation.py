@@ -13,13 +13,21 @@ from datetime import datetime, timezone
 from typing import Any
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
+# The top-level keys each role may carry: what OpenAI and Anthropic accept (``refusal`` is what
+# LangChain's ``convert_to_openai_messages`` sends for a refused assistant turn), plus ``timestamp``,
+# which ``Session.append`` moves out of the body before storing it.
+_COMMON = frozenset({"role", "content", "name", "timestamp"})
+KEYS = {"system": _COMMON, "developer": _COMMON, "user": _COMMON,
+        "assistant": _COMMON | {"tool_calls", "refusal"}, "tool": _COMMON | {"tool_call_id"}}
 
 
 def validate(message: dict[str, Any]) -> dict[str, Any]:
     """``message`` if it has the shapes the compactor reads, else ValueError naming the field.
 
     Checked at append so that a malformed message never enters the history (where every later
-    ``view`` and ``compact`` would trip over it): OpenAI ``tool_calls`` (id, function.name,
+    ``view`` and ``compact`` would trip over it, and a provider would refuse the view): only the keys
+    ``KEYS`` allows its role; content (a string or a list of blocks) on every role but ``assistant``,
+    which needs content or ``tool_calls``; OpenAI ``tool_calls`` (id, function.name,
     function.arguments) and the ``tool`` role's ``tool_call_id``; Anthropic content blocks
     (``text``, ``tool_use`` with id/name/input, ``tool_result`` with tool_use_id/content)."""
     if not isinstance(message, dict):
@@ -28,13 +36,23 @@ def validate(message: dict[str, Any]) -> dict[str, Any]:
     role = message.get("role")
     if role not in ROLES:
         raise ValueError(f"message role must be one of {ROLES}, got {_short(role)}")
-    if role == "user" and "content" not in message:
-        raise ValueError("message.content: a user message needs content (a string or a list of blocks)")
+    unknown = sorted(set(message) - KEYS[role], key=str)
+    if unknown:  # the view hands bodies to a provider as stored, and providers refuse unknown keys
+        raise ValueError(f"message has key(s) {_short(unknown)} that {role} messages cannot carry; "
+                         f"known: {sorted(KEYS[role])}")
+    if role == "assistant":
+        if message.get("content") is None and not message.get("tool_calls"):
+            raise ValueError(f"message.content: an assistant message needs content or tool_calls, "
+                             f"got content {_short(message.get('content'))} and no tool calls")
+    elif message.get("content") is None:
+        raise ValueError(f"message.content: a {role} message needs content (a string or a list of blocks), "
+                         f"got {_short(message.get('content'))}")
     if role == "tool" and not _nonempty_str(message.get("tool_call_id")):
         raise ValueError(f"message.tool_call_id: a tool message needs a non-empty string, "
                          f"got {_short(message.get('tool_call_id'))}")
-    if message.get("name") is not None and not isinstance(message.get("name"), str):
-        raise ValueError(f"message.name must be a string, got {_short(message.get('name'))}")
+    for key in ("name", "refusal"):
+        if message.get(key) is not None and not isinstance(message.get(key), str):
+            raise ValueError(f"message.{key} must be a string, got {_short(message.get(key))}")
     _check_content(message.get("content"), "message.content")
     message_time(message)  # a bad timestamp is refused here, before anything is stored
     calls = message.get("tool_calls")

@@ -13,6 +13,7 @@ import logging
 import random
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
@@ -64,6 +65,18 @@ class Appended:
     created_at: float
 
 
+def check_session_id(session_id: str) -> str:
+    """``session_id`` unless it, or the caller's part of it, is blank: the working memory names a session
+    ``<tenant>/<session id>`` (working_memory.session_key) and archives its turns as ``<session id>/m<seq>``,
+    so a blank ID would give sources like ``/m0`` that no caller can name."""
+    if not isinstance(session_id, str):
+        raise TypeError(f"session ID must be a string, got {type(session_id).__name__} {session_id!r}")
+    _, sep, name = session_id.partition("/")
+    if not (name if sep else session_id).strip():
+        raise ValueError(f"session ID must be a non-blank string, got {(name if sep else session_id)!r}")
+    return session_id
+
+
 class Session(Scheduler, ViewBuilder):
     def __init__(self, store: SessionStore, session_id: str, agent_id: str | None, counter, *,
                  config: CompactionConfig | None = None, defaults: CompactionConfig | None = None,
@@ -71,7 +84,7 @@ class Session(Scheduler, ViewBuilder):
                  detector: SignificanceDetector | None = None,
                  on_significant: Callable[[SignificantTurn], Any] | None = None,
                  on_appended: Callable[[Appended], Any] | None = None) -> None:
-        self.session_id, self.agent_id = session_id, agent_id
+        self.session_id, self.agent_id = check_session_id(session_id), agent_id
         self.key = (session_id, agent_id or "")
         self.store, self.counter = store, counter
         # Settings made for this session (``configure``) are stored with it and win over the defaults.
@@ -94,10 +107,14 @@ class Session(Scheduler, ViewBuilder):
         self._log = UnitLog(self.message_tokens, self.config.keep_tool_results)
         self._by_retention = {r.value: 0 for r in Retention}
         self._unclassified = self._significant = 0
+        # Results each call id still awaits: rebuilt from every stored message (compacted ones are kept
+        # in the store too), so a second result for a call is refused after a restart as well.
+        self._awaited: Counter[str] = Counter()
         for row in self.store.load_messages(self.key):
             entry = Entry(row["seq"], row["message"], Retention.parse(row["retention"]), row["tokens"],
                           row["message"], row["significant"])
             self._log.add(entry, status=loaded_status(row["status"]))
+            self._note_calls(row["message"])
             if row["status"] == "condensed":  # recomputed: the light level is deterministic
                 shown = condense_message(entry.shown, self.config.light_keep_share)
                 if shown is not None:
@@ -157,14 +174,11 @@ class Session(Scheduler, ViewBuilder):
         judgement = self.detector.judge(role, text) if role in ("user", "assistant") and text.strip() else None
         tokens = self.message_tokens(message)
         with self._lock:
-            orphans = [rid for rid in msgs.result_ids(message) if rid not in self._log.by_call]
-            if orphans:  # docs/api.md: a result must answer a call this session issued
-                raise ValueError(f"message answers tool call id(s) {orphans[:5]} that no earlier message of "
-                                 "this session issued (an orphan tool result)")
             # Key entities come from user turns and significant assistant turns: assistants capitalize
             # list headings and filler, which would crowd out what the user actually talks about.
             found = judgement.entities if judgement and (role == "user" or judgement.significant) else []
             for attempt in range(CONFLICT_RETRIES + 1):
+                self._check_results(message)  # again after a reload: another replica may have answered
                 seq = self._next_seq
                 try:
                     self.store.append(self.key, seq, message, retention=klass.value, unclassified=unclassified,
@@ -177,6 +191,7 @@ class Session(Scheduler, ViewBuilder):
                     time.sleep(random.uniform(0, CONFLICT_PAUSE_S))
                     self._reload()  # another replica appended since: its messages, then this one after them
             self._next_seq += 1
+            self._note_calls(message)
             entry = Entry(seq, message, klass, tokens, message,
                           bool(judgement and judgement.significant))
             self._log.add(entry)
@@ -203,6 +218,27 @@ class Session(Scheduler, ViewBuilder):
                 self._state["hook_failures"] += 1
                 log.warning("archive hook failed for session %s seq %d: %s", self.session_id, seq, exc)
         return seq
+
+    def _check_results(self, message: dict[str, Any]) -> None:
+        """ValueError unless each tool result in ``message`` answers a call this session issued and
+        that awaits a result: a provider refuses a view with an orphan or a second result for a call."""
+        answers = Counter(msgs.result_ids(message))
+        orphans = [rid for rid in answers if rid not in self._log.by_call]
+        if orphans:  # docs/api.md: a result must answer a call this session issued
+            raise ValueError(f"message answers tool call id(s) {orphans[:5]} that no earlier message of "
+                             "this session issued (an orphan tool result)")
+        repeated = [rid for rid, n in answers.items() if n > self._awaited[rid]]
+        if repeated:
+            raise ValueError(f"message answers tool call id(s) {repeated[:5]} that already have their result "
+                             "in this session, or answers one twice (a repeated tool result)")
+
+    def _note_calls(self, message: dict[str, Any]) -> None:
+        # A call id may be issued again later (some models number their calls per turn): each issue
+        # awaits one result. Never below zero: a repeat stored before this check must not make a later
+        # issue of that id look answered already.
+        for rid in msgs.result_ids(message):
+            self._awaited[rid] = max(0, self._awaited[rid] - 1)
+        self._awaited.update(msgs.call_ids(message))
 
     def _previous_turn(self, seq: int) -> dict[str, Any] | None:
         with self._lock:
