@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 import traceback
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ from agent_memory.core.config import load_settings
 from agent_memory.core.errors import AgentMemoryError, ConfigError
 from agent_memory.core.metafilter import conditions
 from agent_memory.core.owner import current_holder, own
+from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.evaluation.arguments import add_eval_arguments
 from agent_memory.evaluation.cli import run_eval
 from agent_memory.ingest.lock import ingest_lock
@@ -89,12 +91,18 @@ def cmd_forget(args) -> int:
         similar = [] if matched else memory.similar_sources(args.source_id)
     print(json.dumps({"source_id": args.source_id, "matched": matched, **removed}, ensure_ascii=False))
     if not matched:
-        hint = f"; similar stored IDs: {', '.join(similar)}" if similar else ""
-        print(f"nothing stored under {args.source_id!r} for tenant {memory.tenant!r}: source IDs are paths "
-              f"relative to the base given at ingestion (default: the folder holding each path given, so "
-              f"'ingest notes/' stores 'notes/x.md'); a file's absolute or ./ path also works{hint}",
-              file=sys.stderr)
+        _nothing_under(args.source_id, memory.tenant, similar)
     return 0 if matched and any(removed.values()) else 1
+
+
+def _nothing_under(given: str, tenant: str, similar: list[str], *, paths: bool = True) -> None:
+    """On stderr, one line: nothing is stored under ``given``, how source IDs are named, and the
+    stored IDs that look like it. ``paths``: a file's path would have been matched too."""
+    also = "; a file's absolute or ./ path also works" if paths else ""
+    hint = f"; similar stored IDs: {', '.join(similar)}" if similar else ""
+    print(f"nothing stored under {given!r} for tenant {tenant!r}: source IDs are paths "
+          f"relative to the base given at ingestion (default: the folder holding each path given, so "
+          f"'ingest notes/' stores 'notes/x.md'){also}{hint}", file=sys.stderr)
 
 
 def cmd_gc(args) -> int:
@@ -159,15 +167,23 @@ def cmd_list(args) -> int:
 
 
 def cmd_inspect(args) -> int:
+    """One source as stored, named as ``forget`` takes it: an ID, its ./ path or the file's absolute path."""
     remote = _server(args)
     if remote is not None:
         with remote:
-            remote.check_tenant(args.tenant)
-            found = remote.inspect(args.source_id)
+            tenant = remote.check_tenant(args.tenant)
+            found = remote.inspect(args.source_id)  # the server reads the ID as given (no file paths)
+        similar: list[str] = []
     else:
         with _memory(args) as memory:
-            found = inspect(memory.services, args.tenant or memory.services.settings.tenant, args.source_id)
+            tenant = memory.tenant
+            # The given ID last: a source known only by its items has no catalog entry to match.
+            named = [*memory.matching_sources(args.source_id), args.source_id]
+            found = next(filter(None, (inspect(memory.services, tenant, sid) for sid in named)), None)
+            similar = [] if found else memory.similar_sources(args.source_id)
     print(json.dumps(found, indent=2, ensure_ascii=False))
+    if not found:
+        _nothing_under(args.source_id, tenant, similar, paths=remote is None)
     return 0 if found else 1
 
 
@@ -265,6 +281,44 @@ def cmd_mcp(args) -> int:
                      tenant=args.tenant)
 
 
+# Argument types: a value the HTTP API answers 422 for is refused here too, naming it, so a command
+# behaves the same with and without a server (argparse prints "argument --x: <message>", rc 2).
+
+def _whole(minimum: int, maximum: int | None = None):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            allowed = f"{minimum} or more" if maximum is None else f"from {minimum} to {maximum}"
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
+        return value
+
+    return parse
+
+
+def _days(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of days, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of days, 0 or more, got {text!r}")
+    return value
+
+
+def _question(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"the question is empty ({text!r}): give the question to assemble "
+                                         "a prompt for")
+    return text
+
+
+# A prompt's token budget, capped as the API caps it.
+_budget = _whole(1, MAX_PROMPT_BUDGET)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
     parser.add_argument("--data-dir", help="override AGENT_MEMORY_DATA_DIR")
@@ -302,34 +356,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_gc)
     p = sub.add_parser("stats", help="items per kind, sources, expiring soon, entities and triples, per tenant")
     p.add_argument("--tenant")
-    p.add_argument("--soon-days", type=float, default=1.0, help="what 'expiring soon' means (default: a day)")
+    p.add_argument("--soon-days", type=_days, default=1.0, help="what 'expiring soon' means (default: a day)")
     p.set_defaults(func=cmd_stats)
     p = sub.add_parser("list", help="sources, by source ID, filtered and paged")
     p.add_argument("--tenant")
     p.add_argument("--prefix", default="", help="only source IDs starting with this")
     p.add_argument("--kind", choices=["chunk", "summary", "turn"])
-    p.add_argument("--offset", type=int, default=0)
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--offset", type=_whole(0), default=0)
+    p.add_argument("--limit", type=_whole(1), default=50)
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("inspect", help="everything stored for one source: catalog entry, items, metadata")
-    p.add_argument("source_id")
+    p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
     p.add_argument("--tenant")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("prompt", help="debug dump: routes, fusion, compaction and the final prompt")
-    p.add_argument("question")
+    p.add_argument("question", type=_question)
     p.add_argument("--session")
     p.add_argument("--where", help='JSON filter on items\' metadata, e.g. \'{"version": {"gte": 2}, "team": "ops"}\' '
                    'or a date range \'{"published": {"gte": "2024-03-01", "lte": "2024-06-30"}}\'')
     p.add_argument("--tenant")
-    p.add_argument("--budget", type=int, default=1800)
+    p.add_argument("--budget", type=_budget, default=1800, help=f"token budget, 1 to {MAX_PROMPT_BUDGET}")
     p.add_argument("--preset", default="default")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_prompt)
 
     p = sub.add_parser("demo", help="ingest the bundled sample corpus and print a prompt (the main job)")
-    p.add_argument("--question", default="Which vector store does agent-memory embed, and why?")
-    p.add_argument("--budget", type=int, default=800)
+    p.add_argument("--question", type=_question, default="Which vector store does agent-memory embed, and why?")
+    p.add_argument("--budget", type=_budget, default=800)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("eval", help="evidence recall inside a bounded prompt on a benchmark file")

@@ -100,12 +100,36 @@ class RemoteMemory:
         return self.json("GET", "/v1/whoami")["tenant"]
 
     def check_tenant(self, wanted: str | None) -> str:
-        """The server's tenant for this key; a ``--tenant`` that differs cannot be served through it."""
+        """The server's tenant for this key; a ``--tenant`` that differs cannot be served through it
+        (the API takes a request's tenant from its key alone, never from the request)."""
         tenant = self.tenant()
         if wanted and wanted != tenant:
-            raise ConfigError(f"--tenant {wanted!r}: the server at {self.url} answers for tenant {tenant!r} "
-                              f"(the tenant of the API key in {KEY_ENV}); use a key bound to {wanted!r}")
+            raise ConfigError(self._other_tenant(wanted, tenant))
         return tenant
+
+    def _other_tenant(self, wanted: str, tenant: str) -> str:
+        """Why ``--tenant wanted`` cannot go through this server, and the fix."""
+        where = f"--tenant {wanted!r}: the server at {self.url}"
+        if self.api_key and self._needs_key():
+            return (f"{where} answers for tenant {tenant!r}, the tenant of the API key in {KEY_ENV}; "
+                    f"set {KEY_ENV} to a key bound to {wanted!r}")
+        # No API keys there: every request works in the server's own tenant, and no key can change that.
+        if self.owner:
+            fix = ("stop the server that owns the data dir and run the command again (without a server it "
+                   f"opens the data dir itself), or run it with --tenant {tenant!r}")
+        else:
+            fix = (f"run the command with --tenant {tenant!r}, or against a server started with "
+                   f"AGENT_MEMORY_TENANT={wanted}, or with API keys (AGENT_MEMORY_API_KEYS) and a key bound to {wanted!r}")
+        return f"{where} has no API keys and serves only its own tenant {tenant!r}; {fix}"
+
+    def _needs_key(self) -> bool:
+        """Whether the server refuses a request without a key: one with no API keys ignores any key sent."""
+        request = self.client.build_request("GET", "/v1/whoami")
+        request.headers.pop("X-API-Key", None)
+        try:
+            return self.client.send(request).status_code == 401
+        except httpx.TransportError:
+            return True  # no answer: keep the key's explanation
 
     def close(self) -> None:
         self.client.close()

@@ -17,6 +17,7 @@ from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
 from agent_memory.api.schemas import DocumentIn, ForgetOut, IngestOut, JobAccepted, JobOut, error_responses
 from agent_memory.core.errors import NotFoundError
+from agent_memory.ingest.discovery import check_source_id
 from agent_memory.stores.jobs import JobSpec
 
 router = APIRouter(tags=["documents"])
@@ -54,6 +55,7 @@ async def post_document(request: Request, state: StateDep, tenant: TenantDep):
         doc = DocumentIn.model_validate_json(body)
     except ValidationError as exc:
         raise ApiError(422, "invalid_request", _validation_message(exc)) from None
+    chosen_source_id(doc.source_id)
     size = len(doc.text.encode("utf-8"))
     if size > state.job_threshold_bytes:
         spec = JobSpec(tenant=tenant, kind="text", source_id=doc.source_id, size=size,
@@ -69,7 +71,7 @@ async def _upload(request: Request, state, tenant: str):
     if upload is None or isinstance(upload, str):
         raise ApiError(422, "invalid_request", "multipart body needs a 'file' part")
     filename = client_path(upload.filename)  # folders kept: "docs/a.md" and "notes/a.md" are two sources
-    source_id = str(form.get("source_id") or filename)
+    source_id = chosen_source_id(str(form.get("source_id") or "")) or filename
     metadata = _metadata(form.get("metadata"))
     folder = Path(tempfile.mkdtemp(prefix="agent-memory-upload-"))
     path = folder / PurePath(filename).name
@@ -109,6 +111,14 @@ def client_path(name: str | None) -> str:
     """The client's relative path of an upload, '/'-separated, without a root, '.', '..' or empty parts."""
     parts = [p for p in (name or "").replace("\\", "/").split("/") if p.strip() not in ("", ".", "..")]
     return "/".join(parts) or "upload.txt"
+
+
+def chosen_source_id(source_id: str) -> str:
+    """A source ID the client gave (``ingest/discovery.check_source_id``), a 422 naming it when refused."""
+    try:
+        return check_source_id(source_id) if source_id else source_id
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from None
 
 
 def _accepted(job) -> JSONResponse:

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_memory.core.tokens import MAX_PROMPT_BUDGET
+
 
 class ErrorDetail(BaseModel):
     code: str = Field(examples=["not_found"])
@@ -105,7 +107,7 @@ class AskIn(BaseModel):
 
     question: str = Field(min_length=1, max_length=20_000)
     session_id: str | None = Field(default=None, description="Adds that session's recent turns to the prompt.")
-    budget: int = Field(default=1800, ge=1, le=200_000, description="Token budget of the assembled prompt.")
+    budget: int = Field(default=1800, ge=1, le=MAX_PROMPT_BUDGET, description="Token budget of the assembled prompt.")
     filters: Filters = Field(default_factory=Filters)
     max_answer_tokens: int = Field(default=512, ge=1, le=8192)
     question_date: str | None = Field(

@@ -13,6 +13,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from agent_memory.core.errors import ConfigError
 
+# The largest prompt budget, in tokens, any surface accepts (the API's request models, the CLI's flags):
+# one number, so a command refuses locally exactly what it would be refused through a server.
+MAX_PROMPT_BUDGET = 200_000
+
 
 @runtime_checkable
 class TokenCounter(Protocol):

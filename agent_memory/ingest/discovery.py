@@ -99,3 +99,16 @@ def file_source_id(path: Path, base: str | Path | None = None) -> str:
     if not relative.parts:
         raise IngestError(f"{str(path)!r} is the base itself: a file's ID is its path under the base")
     return relative.as_posix()
+
+
+def check_source_id(source_id: str) -> str:
+    """A source ID a caller chose (``Memory.add``, the API's ``source_id``), refused with a ValueError unless
+    it has the form every ID made from a path has: '/'-separated, without a root, '.', '..' or empty parts
+    (so a chosen ID never reads as a path outside its folder, nor as a second spelling of another ID)."""
+    parts = source_id.split("/")
+    if not source_id.strip() or any(part in ("", ".", "..") for part in parts):
+        cleaned = "/".join(p for p in parts if p not in ("", ".", ".."))
+        example = f", e.g. {cleaned!r}" if cleaned.strip() else ""
+        raise ValueError(f"source_id {source_id!r} must be a relative '/'-separated path without a root, '.', "
+                         f"'..' or empty parts{example}")
+    return source_id

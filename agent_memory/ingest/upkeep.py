@@ -13,6 +13,7 @@ selector when they load (``agent_memory/core/config.py``).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Mapping
 
@@ -103,6 +104,8 @@ def _tenants(services, tenant: str | None) -> list[str]:
 def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: float | None = None) -> dict:
     """Per tenant: items per kind, sources, items expiring within ``soon_days``, entities, triples and
     the share of triples a newer fact superseded."""
+    if not math.isfinite(soon_days) or soon_days < 0:
+        raise ValueError(f"soon_days must be a finite number of days, 0 or more, got {soon_days!r}")
     now = time.time() if now is None else now
     out = {}
     for name in _tenants(services, tenant):
@@ -125,6 +128,9 @@ def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: f
 def list_sources(services, tenant: str, *, prefix: str = "", kind: str | None = None, offset: int = 0,
                  limit: int = 50) -> list[dict]:
     """Sources with their kinds, item count and oldest item time, by source ID; filtered and paged."""
+    # A negative bound would slice from the end (offset -2: the last two), not page.
+    if offset < 0 or limit < 0:
+        raise ValueError(f"offset and limit must be 0 or more, got offset={offset!r}, limit={limit!r}")
     found: dict[str, dict] = {}
     for item in services.vectors.scroll(SearchFilter(tenant=tenant, kinds=[kind] if kind else None)):
         if not item.source_id.startswith(prefix):

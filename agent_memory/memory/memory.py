@@ -43,7 +43,7 @@ from agent_memory.core.owner import PYTHON_COMMAND, DataDirBusyError, held_here,
 from agent_memory.core.records import Document, TurnRecord
 from agent_memory.index.importance import raise_importance
 from agent_memory.ingest.archive import archiver
-from agent_memory.ingest.discovery import file_source_id
+from agent_memory.ingest.discovery import check_source_id, file_source_id
 from agent_memory.ingest.ownership import match_sources, near_sources
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.ingest.report import IngestReport
@@ -197,7 +197,7 @@ class Memory(SessionMethods):
             tenant: str | None = None) -> Added:
         """Store one text under ``source_id``; adding the same ID again replaces that source."""
         expect_type(text, str, "text", "a str")
-        expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse'")
+        check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse'"))
         if metadata is not None:
             expect_type(metadata, Mapping, "metadata", "a mapping of names to values")
         doc = Document(source_id=source_id, text=text, tenant=self._tenant(tenant), title=title,
@@ -222,6 +222,8 @@ class Memory(SessionMethods):
         tenant = self._tenant(tenant)
         expect_type(path, (str, Path), "path", "a str or pathlib.Path of one file")
         named = source_id is None
+        if not named:
+            check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse.md'"))
         source_id = source_id or file_source_id(Path(path), base)
         return self._write(lambda report: self.ingestion.ingest_file(
             Path(path), tenant=tenant, source_id=source_id, report=report, metadata=dict(metadata or {}),

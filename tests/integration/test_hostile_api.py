@@ -149,3 +149,15 @@ def test_a_deeply_nested_json_body_is_a_client_error(client, path):
     answered = client.post(path, content=body, headers={"content-type": "application/json"})
     assert answered.status_code in (400, 422), answered.text
     assert answered.json()["error"]["code"] in ("bad_request", "invalid_request")
+
+
+@pytest.mark.parametrize("source_id", ["../x.txt", "/x.txt", "a/./b.txt", "a//b.txt", "notes/", "..", " "])
+def test_a_source_id_with_a_root_or_dot_parts_is_refused_naming_it(client, source_id):
+    # The default ID (the file's name) is normalized; an ID the client chose is refused, not rewritten.
+    upload = client.post("/v1/documents", files={"file": ("x.txt", b"The Velmora lighthouse is red.")},
+                         data={"source_id": source_id})
+    assert repr(source_id) in _error(upload, 422, "invalid_request")
+    posted = client.post("/v1/documents", json={"source_id": source_id, "text": "The Velmora lighthouse is red."})
+    assert repr(source_id) in _error(posted, 422, "invalid_request")
+    listed = client.get("/v1/sources").json()["sources"]
+    assert not [r["source_id"] for r in listed if r["source_id"].endswith(".txt")]  # nothing was stored

@@ -112,6 +112,9 @@ def test_wrong_argument_types_say_what_is_expected(memory):
         memory.add(b"raw bytes", source_id="notes/x")
     with pytest.raises(TypeError, match="source_id must be a str"):
         memory.add("text", source_id=7)
+    for bad in ("../etc/passwd", "/abs.md", "notes/./x.md", "notes//x.md", ""):
+        with pytest.raises(ValueError, match=f"source_id {bad!r} must be a relative"):
+            memory.add("text", source_id=bad)
     with pytest.raises(TypeError, match="question must be a str, got NoneType"):
         memory.prompt(None)
     with pytest.raises(TypeError, match="filters must be a mapping"):

@@ -79,6 +79,19 @@ def test_forget_with_no_match_hints_at_the_stored_ids(root, capsys, monkeypatch)
     assert listed(capsys) == ["notes/team.md"]  # nothing removed by a guess
 
 
+
+def test_inspect_takes_what_forget_takes_and_hints_when_nothing_matches(root, capsys, monkeypatch):
+    monkeypatch.chdir(root / "corpus")
+    assert run(capsys, ["ingest", "notes"])[0] == 0
+    for given in ("notes/team.md", "./notes/team.md", str(root / "corpus" / "notes" / "team.md")):
+        code, out, _ = run(capsys, ["inspect", given])
+        assert code == 0 and json.loads(out)["source_id"] == "notes/team.md", given
+    code, out, err = run(capsys, ["inspect", "corpus/notes/team.md"])  # the path from elsewhere, not the ID
+    assert code == 1 and json.loads(out) is None
+    [line] = err.splitlines()
+    assert "nothing stored under 'corpus/notes/team.md' for tenant 'default'" in line
+    assert line.endswith("similar stored IDs: notes/team.md")
+
 def test_two_files_under_one_id_are_refused_with_the_owner_named(root, capsys, monkeypatch):
     for name in ("a", "b"):
         (root / name / "docs").mkdir(parents=True)

@@ -1,0 +1,70 @@
+"""`--tenant` through a running server: the API takes a request's tenant from its key alone, so a
+server without API keys serves its own tenant only. The CLI says so (no key can help there) and names
+the fix; with keys, it names the key to set."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import pytest
+
+from agent_memory.api import create_app
+from agent_memory.api.testing import serve_in_thread
+from agent_memory.cli import main
+from agent_memory.core.config import load_settings
+from agent_memory.core.errors import ConfigError
+from agent_memory.remote import KEY_ENV, RemoteMemory
+from tests.helpers import embedded_cli_env
+
+
+@contextmanager
+def server(data_dir, **settings):
+    # No warm-up: these calls never embed anything, so the model is not loaded.
+    app = create_app(load_settings(data_dir=data_dir, **settings), warm=False)
+    with serve_in_thread(app) as url:
+        yield url
+
+
+def run(capsys, argv) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture()
+def cli_env(tmp_path, monkeypatch):
+    embedded_cli_env(monkeypatch, tmp_path / "cli-data")
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("key", [None, "k-stray"])  # a key sent to a server without keys is ignored
+def test_a_server_without_keys_says_it_serves_its_own_tenant_only(tmp_path, capsys, cli_env, key):
+    if key:
+        cli_env.setenv(KEY_ENV, key)
+    with server(tmp_path / "served") as url:
+        code, out, err = run(capsys, ["--server", url, "list", "--tenant", "acme"])
+        assert code == 2 and out == ""
+        assert (f"--tenant 'acme': the server at {url} has no API keys and serves only its own tenant 'default'"
+                in err), err
+        assert "--tenant 'default'" in err and "AGENT_MEMORY_TENANT=acme" in err and "API key in" not in err
+        # Its own tenant goes through.
+        code, out, _ = run(capsys, ["--server", url, "list", "--tenant", "default"])
+        assert code == 0 and out.strip() == "[]"
+        # Found as the data dir's owner, the fix is to stop that server.
+        with RemoteMemory(url, owner="pid 1 (agent-memory serve)") as remote, pytest.raises(ConfigError) as refused:
+            remote.check_tenant("acme")
+        assert "stop the server that owns the data dir" in str(refused.value)
+        assert "API key in" not in str(refused.value)
+
+
+def test_a_server_with_keys_names_the_key_to_set(tmp_path, capsys, cli_env):
+    cli_env.setenv(KEY_ENV, "k-globex")
+    with server(tmp_path / "served", api_keys={"k-globex": "globex", "k-acme": "acme"}) as url:
+        code, _, err = run(capsys, ["--server", url, "stats", "--tenant", "acme"])
+        assert code == 2
+        assert f"answers for tenant 'globex', the tenant of the API key in {KEY_ENV}" in err, err
+        assert "a key bound to 'acme'" in err
+        cli_env.setenv(KEY_ENV, "k-acme")
+        assert run(capsys, ["--server", url, "list", "--tenant", "acme"])[0] == 0
