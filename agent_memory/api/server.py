@@ -8,7 +8,7 @@ from pathlib import Path
 import uvicorn
 
 from agent_memory.api.app import create_app
-from agent_memory.api.state import is_loopback
+from agent_memory.api.state import check_tenant_names, is_loopback
 from agent_memory.core.config import load_settings
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.owner import client_url, own
@@ -29,6 +29,7 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
         # Off loopback every request needs a key; with none configured nothing could ever be served.
         raise ConfigError(f"listening on {settings.api_host!r} needs API keys: set AGENT_MEMORY_API_KEYS, "
                           'e.g. \'{"<secret>": "<tenant>"}\'')
+    check_tenant_names(settings)
     # The data dir is this server's from before anything opens its stores until the process ends: a
     # second server on it stops here, naming this one; the CLI and `mcp` find it and use its API.
     host, port = settings.api_host, settings.api_port

@@ -43,6 +43,15 @@ def tenant_for_key(api_keys: dict[str, str], key: str) -> str | None:
     return tenant
 
 
+
+def check_tenant_names(settings) -> None:
+    """The served tenant and every API key's tenant are names a tenant can have (``serve`` checks before
+    it starts, so a bad key is one line, not a traceback out of the server's start-up)."""
+    for tenant in [settings.tenant, *dict(settings.api_keys).values()]:
+        if not tenant or "/" in tenant:
+            raise ConfigError(f"tenant names must be non-empty and without '/', got {tenant!r}"
+                              f"{' (in AGENT_MEMORY_API_KEYS)' if tenant != settings.tenant else ''}")
+
 class ApiState:
     def __init__(self, settings: Settings, services, *, job_threshold_bytes: int | None = None,
                  max_upload_bytes: int = MAX_UPLOAD_BYTES) -> None:
@@ -56,9 +65,7 @@ class ApiState:
         # Keys are needed whenever some are configured, and always off loopback: an open port
         # without them would let anyone read every tenant's memory.
         self.auth_required = bool(self.api_keys) or not is_loopback(settings.api_host)
-        for tenant in [settings.tenant, *self.api_keys.values()]:
-            if not tenant or "/" in tenant:
-                raise ConfigError(f"tenant names must be non-empty and without '/', got {tenant!r}")
+        check_tenant_names(settings)
         self.jobs, self.locks = ingestion.job_queue(self)  # durable on PostgreSQL, else in process
         # The Python API does the work; this state adds auth, jobs and readiness around it.
         self.memory = Memory(services=services, tenant=settings.tenant, name_other_tenants=not self.auth_required)

@@ -55,3 +55,11 @@ def test_list_sources_refuses_negative_paging(paging):
 def test_stats_refuses_a_soon_days_that_is_no_finite_count(days):
     with pytest.raises(ValueError, match="soon_days must be a finite number of days"):
         stats(None, "default", soon_days=days)
+
+
+def test_serve_with_a_bad_tenant_in_its_api_keys_says_so_in_one_line_before_starting(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("AGENT_MEMORY_API_KEYS", '{"k1": "a/b"}')
+    assert main(["--data-dir", str(tmp_path), "serve", "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "'a/b' (in AGENT_MEMORY_API_KEYS)" in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "owner.lock").exists()  # refused before it owned the data dir
