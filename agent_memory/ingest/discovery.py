@@ -15,9 +15,13 @@ from agent_memory.ingest.report import IngestReport
 def named_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None, report: IngestReport,
                 base: str | Path | None = None) -> list[tuple[Path, str]]:
     """Each file a job over ``paths`` reads, with its source ID: its path relative to ``base``
-    (default: the folder holding the path given, ``default_base``)."""
-    return [(path, file_source_id(path, base if base is not None else default_base(raw)))
-            for raw in paths for path in discover_files([raw], recursive=recursive, glob=glob, report=report)]
+    (default: the folder holding the path given, ``default_base``). A file reached twice (a folder
+    given twice, or a folder and a file in it) is read once, under the first path that reached it."""
+    found: dict[Path, tuple[Path, str]] = {}
+    for raw in paths:
+        for path in discover_files([raw], recursive=recursive, glob=glob, report=report):
+            found.setdefault(path.resolve(), (path, file_source_id(path, base if base is not None else default_base(raw))))
+    return list(found.values())
 
 
 def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None,

@@ -107,6 +107,15 @@ def test_an_emptied_file_takes_its_old_text_away_and_an_unreadable_one_keeps_it(
     assert again.files_skipped == [(str(emptied), "empty file")]
 
 
+def test_a_file_reached_twice_in_one_job_is_read_once(pipeline, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("Tina leads ops.")
+    (folder / "b.md").write_text("Dave runs the night shift.")
+    report = pipeline.ingest_paths([folder, folder, folder / "a.md"])
+    assert report.files_seen == 2 and report.files_ingested == 2 and not report.files_failed
+
+
 def test_records_removed_from_a_changed_file_are_forgotten(pipeline, services, tmp_path):
     path = tmp_path / "records.jsonl"
     rows = [{"id": "r1", "text": "Alpha record about apples."}, {"id": "r2", "text": "Beta record about pears."}]
