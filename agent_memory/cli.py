@@ -78,10 +78,13 @@ def cmd_forget(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            remote.check_tenant(args.tenant)
+            tenant = remote.check_tenant(args.tenant)
             removed = remote.forget(args.source_id)
-        print(json.dumps({"source_id": args.source_id, **removed}))
-        return 0 if removed["sources"] or removed["items"] or removed["triples"] else 1
+        print(json.dumps({"source_id": args.source_id, **removed}, ensure_ascii=False))
+        if not any(removed.values()):
+            _nothing_under(args.source_id, tenant, [])
+            return 1
+        return 0
     with _memory(args) as memory:
         matched = memory.matching_sources(args.source_id)
         removed = {"sources": 0, "items": 0, "triples": 0}
@@ -95,10 +98,10 @@ def cmd_forget(args) -> int:
     return 0 if matched and any(removed.values()) else 1
 
 
-def _nothing_under(given: str, tenant: str, similar: list[str], *, paths: bool = True) -> None:
+def _nothing_under(given: str, tenant: str, similar: list[str]) -> None:
     """On stderr, one line: nothing is stored under ``given``, how source IDs are named, and the
-    stored IDs that look like it. ``paths``: a file's path would have been matched too."""
-    also = "; a file's absolute or ./ path also works" if paths else ""
+    stored IDs that look like it."""
+    also = "; a file's absolute or ./ path also works"
     hint = f"; similar stored IDs: {', '.join(similar)}" if similar else ""
     print(f"nothing stored under {given!r} for tenant {tenant!r}: source IDs are paths "
           f"relative to the base given at ingestion (default: the folder holding each path given, so "
@@ -172,7 +175,7 @@ def cmd_inspect(args) -> int:
     if remote is not None:
         with remote:
             tenant = remote.check_tenant(args.tenant)
-            found = remote.inspect(args.source_id)  # the server reads the ID as given (no file paths)
+            found = remote.inspect(args.source_id)  # the server resolves a path as forget does
         similar: list[str] = []
     else:
         with _memory(args) as memory:
@@ -183,7 +186,7 @@ def cmd_inspect(args) -> int:
             similar = [] if found else memory.similar_sources(args.source_id)
     print(json.dumps(found, indent=2, ensure_ascii=False))
     if not found:
-        _nothing_under(args.source_id, tenant, similar, paths=remote is None)
+        _nothing_under(args.source_id, tenant, similar)
     return 0 if found else 1
 
 

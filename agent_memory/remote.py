@@ -195,6 +195,8 @@ class RemoteMemory:
         """One file under ``source_id``; a big one waits for its job, reporting the job's progress."""
         with Path(path).open("rb") as handle:
             form = {"source_id": source_id, **({"metadata": metadata} if metadata else {})}
+            if self.owner:  # the server owns our data dir, on this machine: forget and inspect take this path
+                form["client_path"] = os.path.abspath(path)
             response = self.request("POST", "/v1/documents", ok=(200, 202),
                                     files={"file": (Path(path).name, handle)}, data=form)
         data = response.json()

@@ -30,13 +30,15 @@ def ingest_text(state, tenant: str, doc_in, progress: Progress | None = None) ->
 
 
 def ingest_upload(state, tenant: str, path: Path, filename: str, source_id: str, metadata: dict[str, Any],
-                  progress: Progress | None = None) -> dict[str, Any]:
+                  progress: Progress | None = None, *, origin: str | None = None) -> dict[str, Any]:
     """The file ingestion job for an upload, under the caller's ``source_id`` instead of a path:
-    forgetting the upload forgets every source it held; re-uploading the same bytes is a no-op."""
+    forgetting the upload forgets every source it held; re-uploading the same bytes is a no-op.
+    ``origin``: the file's absolute path on the client, recorded as where the source came from."""
     with state.locks.hold(tenant, source_id):
         added = state.memory.add_file(path, source_id=source_id, metadata={**metadata, "path": filename},
                                       progress=progress, tenant=tenant)
-        _record_client_path(state, tenant, source_id, added.source_ids, path, filename)  # under the source's lock
+        # Under the source's lock:
+        _record_client_path(state, tenant, source_id, added.source_ids, path, origin or filename)
     report = added.report
     if report.files_skipped:
         reason = _public(report.files_skipped[0][1], path, filename)
@@ -59,8 +61,8 @@ def _public(value, path: Path, filename: str):
 
 
 def _record_client_path(state, tenant: str, source_id: str, source_ids: list[str], path: Path, filename: str) -> None:
-    """The catalog keeps where a source came from: for an upload, the client's name, not the temporary
-    file the server read it from."""
+    """The catalog keeps where a source came from: for an upload, the client's name (or the file's absolute
+    path on the client, when it sent one), not the temporary file the server read it from."""
     catalog = state.services.catalog
     entries = catalog.get_many(tenant, [FILE_KEY + source_id, *source_ids])
     moved = [replace(e, path=_public(e.path, path, filename)) for e in entries.values() if str(path.parent) in e.path]
@@ -94,12 +96,12 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
     filename = params.get("filename") or "upload.txt"
     if spec.path is not None:
         return ingest_upload(state, spec.tenant, spec.path, filename, spec.source_id, params.get("metadata") or {},
-                             progress)
+                             progress, origin=params.get("origin"))
     folder = Path(tempfile.mkdtemp(prefix="agent-memory-job-"))
     try:
         path = folder / PurePath(filename).name
         path.write_bytes(spec.body or b"")
         return ingest_upload(state, spec.tenant, path, filename, spec.source_id, params.get("metadata") or {},
-                             progress)
+                             progress, origin=params.get("origin"))
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -73,6 +73,7 @@ async def _upload(request: Request, state, tenant: str):
     filename = client_path(upload.filename)  # folders kept: "docs/a.md" and "notes/a.md" are two sources
     source_id = chosen_source_id(str(form.get("source_id") or "")) or filename
     metadata = _metadata(form.get("metadata"))
+    origin = _origin(form.get("client_path"))
     folder = Path(tempfile.mkdtemp(prefix="agent-memory-upload-"))
     path = folder / PurePath(filename).name
     size = 0
@@ -91,14 +92,15 @@ async def _upload(request: Request, state, tenant: str):
         await upload.close()
 
     def work(progress=None):
-        return ingestion.ingest_upload(state, tenant, path, filename, source_id, metadata, progress)
+        return ingestion.ingest_upload(state, tenant, path, filename, source_id, metadata, progress, origin=origin)
 
     def cleanup():
         shutil.rmtree(folder, ignore_errors=True)
 
     if size > state.job_threshold_bytes:
         spec = JobSpec(tenant=tenant, kind="upload", source_id=source_id, size=size,
-                       params={"filename": filename, "metadata": metadata}, path=path, cleanup=cleanup)
+                       params={"filename": filename, "metadata": metadata, "origin": origin}, path=path,
+                       cleanup=cleanup)
         job = await run_in_threadpool(state.jobs.submit, spec)
         return _accepted(job)
     try:
@@ -111,6 +113,17 @@ def client_path(name: str | None) -> str:
     """The client's relative path of an upload, '/'-separated, without a root, '.', '..' or empty parts."""
     parts = [p for p in (name or "").replace("\\", "/").split("/") if p.strip() not in ("", ".", "..")]
     return "/".join(parts) or "upload.txt"
+
+
+def _origin(value) -> str | None:
+    """An upload's ``client_path``: the file's absolute path on the client (the CLI sends it to the server
+    that owns its data dir, on its own machine), kept as the source's path so ``forget`` and ``inspect``
+    take that path as they do after a local ingestion. Only text: it is matched, never opened."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not value.startswith("/") or len(value) > 4096 or "\x00" in value:
+        raise ApiError(422, "invalid_request", f"client_path must be an absolute path, got {str(value)[:200]!r}")
+    return value
 
 
 def chosen_source_id(source_id: str) -> str:

@@ -66,7 +66,9 @@ def get_sources(state: StateDep, tenant: TenantDep, response: Response,
 def get_source(source_id: str, state: StateDep, tenant: TenantDep) -> dict[str, Any]:
     """One source as stored: its catalog entry (kind, content hash, title, owning items) and its items
     with their metadata (text cut at 300 characters). 404 for a source the tenant does not hold."""
-    found = inspect(state.services, tenant, source_id)
+    # Named as forget takes it: an ID, its ./ spelling, or the ingested (or uploaded) file's absolute path.
+    named = [*state.memory.matching_sources(source_id, tenant=tenant), source_id]
+    found = next(filter(None, (inspect(state.services, tenant, sid) for sid in named)), None)
     if found is None:
         raise NotFoundError(f"no source {source_id!r} for this tenant")
     return found

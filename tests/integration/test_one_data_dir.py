@@ -94,10 +94,14 @@ def test_cli_and_mcp_go_through_the_server_that_owns_the_data_dir(tmp_path):
         _mcp_scenario(data)
         _mcp_http_over_the_server(url)
 
-        forgotten = cli(data, "forget", "notes/bakery.txt")
+        # An uploaded file is named by its own path, as after a local ingestion (the CLI sent where it was).
+        inspected = cli(data, "inspect", str(notes / "greenhouse.md"))
+        assert inspected.returncode == 0 and "notes/greenhouse.md" in inspected.stdout, inspected.stderr
+        forgotten = cli(data, "forget", str(notes / "bakery.txt"))
         assert forgotten.returncode == 0 and json.loads(forgotten.stdout)["sources"] >= 1, forgotten.stderr
         assert cli(data, "inspect", "notes/bakery.txt").returncode == 1
-        assert cli(data, "forget", "notes/bakery.txt").returncode == 1
+        again_forgotten = cli(data, "forget", "notes/bakery.txt")
+        assert again_forgotten.returncode == 1 and "nothing stored under 'notes/bakery.txt'" in again_forgotten.stderr
         gc = cli(data, "gc")
         assert gc.returncode == 0 and json.loads(gc.stdout)["expired"]["sources"] == 0, gc.stderr
     # The server is gone: the data dir is free, and the CLI opens the stores itself again.
