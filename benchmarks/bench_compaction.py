@@ -67,7 +67,7 @@ def main() -> None:
         session = manager.session("bench", config=CompactionConfig(window_tokens=args.window))
         session.append({"role": "system", "content": "You are an operations assistant."})
         started, i = time.perf_counter(), 0
-        while len(session.messages()) < args.messages:
+        while session.next_seq < args.messages:  # a fresh session: seq counts the messages
             for message, klass in turn(rng, i):
                 session.append(message, retention=klass)
             i += 1

@@ -39,6 +39,9 @@ class SessionManager:
         self.on_significant = on_significant
         # Every stored message (working_memory.py archives them); set after construction like on_significant.
         self.on_appended: Callable[[Appended], Any] | None = None
+        # The first sequence number of a session that holds no message: past the turns long-term memory
+        # archived under its ID before it was deleted (working_memory.py sets it; see Session._load).
+        self.first_seq: Callable[[str, str], int] | None = None
         self._sessions: dict[tuple[str, str], Session] = {}
         self._lock = threading.Lock()
 
@@ -53,7 +56,7 @@ class SessionManager:
             if found is None:
                 found = Session(self.store, session_id, agent_id, self.counter, config=config, defaults=self.config,
                                 summarizer=self.summarizer, detector=self.detector,
-                                on_significant=self._hook, on_appended=self._appended)
+                                on_significant=self._hook, on_appended=self._appended, first_seq=self._first_seq)
                 self._sessions[key] = found
             elif config is not None:
                 found.config = found._given_config = config
@@ -65,6 +68,9 @@ class SessionManager:
         # Read at call time, so the ingestion pipeline can plug in after sessions exist.
         if self.on_significant is not None:
             self.on_significant(record)
+
+    def _first_seq(self, session_id: str, agent_id: str) -> int:
+        return self.first_seq(session_id, agent_id) if self.first_seq is not None else 0
 
     def _appended(self, record: Appended) -> None:
         if self.on_appended is not None:

@@ -83,7 +83,8 @@ class Session(Scheduler, ViewBuilder):
                  summarizer: Summarizer | None = None,
                  detector: SignificanceDetector | None = None,
                  on_significant: Callable[[SignificantTurn], Any] | None = None,
-                 on_appended: Callable[[Appended], Any] | None = None) -> None:
+                 on_appended: Callable[[Appended], Any] | None = None,
+                 first_seq: Callable[[str, str], int] | None = None) -> None:
         self.session_id, self.agent_id = check_session_id(session_id), agent_id
         self.key = (session_id, agent_id or "")
         self.store, self.counter = store, counter
@@ -96,6 +97,7 @@ class Session(Scheduler, ViewBuilder):
         self.detector = detector or RuleDetector()
         self.on_significant = on_significant
         self.on_appended = on_appended
+        self._first_seq = first_seq
         self._lock = threading.RLock()
         self._load()
 
@@ -123,7 +125,10 @@ class Session(Scheduler, ViewBuilder):
             self._by_retention[entry.retention.value] += 1
             self._unclassified += row["unclassified"]
             self._significant += row["significant"]
-        self._next_seq = self._log.entries[-1].seq + 1 if self._log.entries else 0
+        # An empty session may reuse the ID of a deleted one whose turns long-term memory kept (as
+        # ``<session id>/m<seq>``): numbering goes on after them, so a new turn never replaces an old one.
+        self._next_seq = (self._log.entries[-1].seq + 1 if self._log.entries else
+                          self._first_seq(*self.key) if self._first_seq is not None else 0)
         self._summaries = self.store.summaries(self.key)
         self._entities = {name: [count, last] for name, count, last in self.store.entities(self.key)}
         self._entity_version = 0
@@ -277,9 +282,17 @@ class Session(Scheduler, ViewBuilder):
 
     # -- accessors -------------------------------------------------------------------------
     def messages(self) -> list[dict[str, Any]]:
-        """The full history as appended, compaction notwithstanding."""
+        """The full history as appended, compaction notwithstanding (copies: a caller editing one, say to
+        add a cache marker, must not edit the history)."""
         with self._lock:
-            return [e.message for e in self._log.entries]
+            return [copy.deepcopy(e.message) for e in self._log.entries]
+
+    @property
+    def next_seq(self) -> int:
+        """The sequence number the next message gets (consecutive; an empty session's first is
+        ``first_seq``'s, 0 unless the ID was used before)."""
+        with self._lock:
+            return self._next_seq
 
     def recent_turns(self, n: int) -> list[dict[str, Any]]:
         with self._lock:

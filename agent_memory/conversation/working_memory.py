@@ -92,6 +92,7 @@ class WorkingMemory:
         self._appended_at: dict[tuple[str, str, int], float] = {}
         self.archive_lags: deque[float] = deque(maxlen=100_000)  # seconds from append to searchable
         self._catch_up: threading.Thread | None = None
+        self.sessions.first_seq = self._first_seq
         if promote is not None:
             self.sessions.on_appended = self._appended
             # Sessions left behind by a crash or restart: archived off the caller's path, before
@@ -104,6 +105,16 @@ class WorkingMemory:
 
     def exists(self, tenant: str, session_id: str, agent_id: str | None = None) -> bool:
         return bool(self.sessions.store.recent((session_key(tenant, session_id), agent_id or ""), 1))
+
+    def _first_seq(self, session: str, agent_id: str) -> int:
+        """Where an empty session's numbering starts: after the last turn long-term memory holds under its
+        ID (a session deleted without forgetting its archive, its ID used again), else 0. A sub-agent's
+        steps are never archived, so its numbering starts at 0."""
+        if agent_id:
+            return 0
+        tenant, session_id = split_key(session, self.services.settings.tenant)
+        latest = self.services.catalog.recent_turns(tenant, session_id, 1)
+        return latest[-1].seq + 1 if latest and latest[-1].seq is not None else 0
 
     # -- the archive -----------------------------------------------------------------------
     def _appended(self, record: Appended) -> None:
@@ -258,8 +269,8 @@ class WorkingMemory:
         Each carries its speaker and time (``timestamp``): the prompt heads them with their date."""
         if self.exists(tenant, session_id):
             key = session_key(tenant, session_id)
-            total = len(self.session(tenant, session_id).messages())
-            first = max(0, total - n)
+            # Sequence numbers are consecutive but need not start at 0 (Session._load): the last n.
+            first = self.session(tenant, session_id).next_seq - n
             items = []
             for row in self.sessions.store.messages_after((key, ""), first - 1):
                 message, seq = row["message"], row["seq"]

@@ -122,6 +122,24 @@ def test_a_message_timestamp_is_the_turns_time_and_a_bad_one_is_refused(tmp_path
         assert "[S:trip/m0]" not in late.prompt
 
 
+def test_a_session_id_used_again_after_a_delete_that_kept_the_archive_never_replaces_an_old_turn(tmp_path):
+    settings = load_settings(data_dir=tmp_path, triple_extractor="rules", llm_model=None)
+    with Memory(settings=settings, tenant="acme") as memory:
+        memory.add_message("r", {"role": "user", "content": "My locker code is 4471."})
+        memory.add_message("r", {"role": "assistant", "content": "Noted: locker 4471."})
+        memory.delete_session("r")  # the session goes; what long-term memory archived stays
+        memory.add_message("r", {"role": "user", "content": "What is the weather in Oslo?"})
+        turns = turns_of(memory.services, "acme")
+        assert "4471" in turns["r/m0"][0].text and "4471" in turns["r/m1"][0].text
+        assert "Oslo" in turns["r/m2"][0].text
+        assert memory.session("r").next_seq == 3
+        # The live session's recent turns are its own, numbered on.
+        recent = memory.working_memory.recent_turns("acme", "r", 5)
+        assert [t.source_id for t in recent] == ["r/m2"]
+        result = memory.prompt("What is my locker code?", budget=600)
+        assert "[S:r/m0]" in result.prompt or "[S:r/m1]" in result.prompt
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     settings = load_settings(data_dir=tmp_path_factory.mktemp("api-archive"), triple_extractor="rules",
