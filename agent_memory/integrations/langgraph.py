@@ -6,6 +6,13 @@
   replaces it), ``search`` with a query is recall (``Memory.search``, scores included), ``get`` and
   ``delete`` (``Memory.forget``) act on that source, ``list_namespaces`` lists what ``put`` wrote.
   Filters are equality on the value's top-level scalar fields. TTLs are not supported.
+  Labels and keys are refused (ValueError) when empty, ``.``/``..`` or holding ``/`` (a key could
+  otherwise name another namespace's item: ``(users,) "u1/prefs"`` is ``(users, u1) "prefs"``);
+  labels also follow LangGraph's rules (no ``.``, no NUL). The store only reads, replaces or deletes
+  its own items (sources whose metadata ``put`` wrote: ``lg_key``, ``lg_depth``, ``lg_value`` and
+  the ``lg_ns_*`` labels, matching the namespace and key asked for): ``put`` on a source ID held by
+  anything else (a document, an archived turn, a file, another namespace's item) raises
+  ``ValueError``; ``delete`` of it does nothing.
 - ``SessionMessages``: one graph node, ``sync``, that appends to the thread's working-memory
   session every message the graph produced since the last sync and replaces the state's messages
   with the session's compacted view; with ``sync`` before each model call the model sees working
@@ -36,9 +43,10 @@ from langgraph.store.base import (
 
 from agent_memory.core.errors import NotFoundError
 from agent_memory.core.records import SearchFilter
+from agent_memory.ingest.ownership import FILE_KEY, forget_sources
 from agent_memory.memory import Memory
 
-_LABEL = re.compile(r"^[^/]+$")
+_MARKER = ("lg_key", "lg_depth", "lg_value")  # the metadata every item ``put`` writes carries
 VIEW_ID = "am-view-"  # ids of the view's messages in a graph's state: ``sync`` never appends them again
 
 
@@ -56,9 +64,14 @@ class AgentMemoryStore(BaseStore):
 
     # -- mapping ---------------------------------------------------------------------------------
     def _split(self, namespace: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+        if isinstance(namespace, str) or not isinstance(namespace, (tuple, list)):
+            raise ValueError(f"a namespace is a tuple of strings, got {namespace!r}")
+        namespace = tuple(namespace)
         for label in namespace:
-            if not isinstance(label, str) or not _LABEL.match(label):
-                raise ValueError(f"namespace labels are non-empty strings without '/', got {label!r} in {namespace!r}")
+            _check_part(label, "namespace label", f" in {namespace!r}")
+            if "." in label or "\x00" in label:  # LangGraph's own rule (BaseStore's methods check it too)
+                raise ValueError(f"invalid namespace label {label!r} in {namespace!r}: namespace labels cannot "
+                                 f"contain periods ('.') or NUL bytes")
         if self.tenant is not None:
             return self.tenant, tuple(namespace)
         if not namespace:
@@ -70,8 +83,7 @@ class AgentMemoryStore(BaseStore):
 
     @staticmethod
     def _source_id(rest: tuple[str, ...], key: str) -> str:
-        if not key or not isinstance(key, str):
-            raise ValueError(f"a key must be a non-empty string, got {key!r}")
+        _check_part(key, "key", "")
         return "/".join((*rest, key))
 
     @staticmethod
@@ -95,10 +107,31 @@ class AgentMemoryStore(BaseStore):
                 break
         return items
 
-    def _item(self, tenant: str, source_id: str) -> Any | None:
+    def _item(self, tenant: str, source_id: str, rest: tuple[str, ...] | None = None,
+              key: str | None = None) -> Any | None:
+        """The store's item under ``source_id`` (with ``rest``/``key``: only if it is that namespace's key)."""
         for item in self.memory.services.vectors.scroll(SearchFilter(tenant=tenant, source_ids=[source_id])):
-            if "lg_key" in item.metadata:
+            if _is_own(item.metadata) and (key is None or _names(item.metadata) == (rest, key)):
                 return item
+        return None
+
+    def _held_by_other(self, tenant: str, source_id: str, rest: tuple[str, ...], key: str) -> str | None:
+        """Why ``put`` may not write ``source_id`` for ``rest``/``key`` (None: it is that item's, or unused)."""
+        other = "a source this store did not write (a document or an archived turn)"
+        items = list(self.memory.services.vectors.scroll(SearchFilter(tenant=tenant, source_ids=[source_id])))
+        for item in items:
+            if not _is_own(item.metadata):
+                return other
+            if _names(item.metadata) != (rest, key):
+                other_rest, other_key = _names(item.metadata)
+                return f"the store's item {other_key!r} in namespace {self._namespace(tenant, other_rest)!r}"
+        if items:
+            return None  # the item itself: replaced in place
+        catalog = self.memory.services.catalog
+        if catalog.get(tenant, FILE_KEY + source_id) is not None:
+            return "an ingested file (the ID names the file)"
+        if catalog.get(tenant, source_id) is not None:
+            return other
         return None
 
     def _as_item(self, tenant: str, found: Any, score: float | None = None, searched: bool = False) -> Item:
@@ -118,7 +151,7 @@ class AgentMemoryStore(BaseStore):
     def _one(self, op: Any) -> Result:
         if isinstance(op, GetOp):
             tenant, rest = self._split(op.namespace)
-            found = self._item(tenant, self._source_id(rest, op.key))
+            found = self._item(tenant, self._source_id(rest, op.key), rest, op.key)
             return None if found is None else self._as_item(tenant, found)
         if isinstance(op, PutOp):
             return self._put(op)
@@ -132,11 +165,16 @@ class AgentMemoryStore(BaseStore):
         tenant, rest = self._split(op.namespace)
         source_id = self._source_id(rest, op.key)
         if op.value is None:
-            self.memory.forget(source_id, tenant=tenant)
+            self._delete(tenant, source_id, rest, op.key)
             return None
         if not isinstance(op.value, dict):
             raise ValueError(f"a store value is a dict, got {type(op.value).__name__}: {op.value!r}")
-        before = self._item(tenant, source_id)
+        held = self._held_by_other(tenant, source_id, rest, op.key)
+        if held is not None:
+            raise ValueError(f"cannot put {op.key!r} in namespace {tuple(op.namespace)!r}: its source ID "
+                             f"{source_id!r} (tenant {tenant!r}) is held by {held}; the store never replaces "
+                             f"what it did not write, choose another namespace or key")
+        before = self._item(tenant, source_id, rest, op.key)
         now = datetime.now(timezone.utc).timestamp()
         metadata: dict[str, Any] = {
             "lg_key": op.key, "lg_depth": len(rest), "lg_value": json.dumps(op.value, ensure_ascii=False),
@@ -147,6 +185,16 @@ class AgentMemoryStore(BaseStore):
         }
         self.memory.add(self._text(op.value, op.index), source_id=source_id, metadata=metadata, tenant=tenant)
         return None
+
+    def _delete(self, tenant: str, source_id: str, rest: tuple[str, ...], key: str) -> None:
+        """Forget the store's own item and nothing else: a source ID held by anything else is left alone."""
+        if self._item(tenant, source_id, rest, key) is None:
+            return
+        if self.memory.services.catalog.get(tenant, FILE_KEY + source_id) is None:
+            self.memory.forget(source_id, tenant=tenant)  # the ID is stored as is: forget takes exactly it
+            return
+        with self.memory.write_lock:  # the ID also names a file: ``forget`` would take the file's sources
+            forget_sources(self.memory.services, tenant, [source_id], None)
 
     @staticmethod
     def _text(value: dict[str, Any], index: Any) -> str:
@@ -175,7 +223,7 @@ class AgentMemoryStore(BaseStore):
                 if found is not None:
                     out.append(self._as_item(tenant, found, float(passage.score), searched=True))
             return out[op.offset:op.offset + op.limit]
-        by_source = {i.source_id: i for i in self._items(tenant, spec) if "lg_key" in i.metadata}
+        by_source = {i.source_id: i for i in self._items(tenant, spec) if _is_own(i.metadata)}
         ranked = sorted(by_source.values(), key=lambda i: -float(i.metadata.get("lg_updated") or 0))
         return [self._as_item(tenant, i, None, searched=True) for i in ranked[op.offset:op.offset + op.limit]]
 
@@ -184,6 +232,8 @@ class AgentMemoryStore(BaseStore):
         found: set[tuple[str, ...]] = set()
         for tenant in tenants:
             for item in self._items(tenant, {"lg_depth": {"gte": 0}}):
+                if not _is_own(item.metadata):
+                    continue
                 md = item.metadata
                 rest = tuple(md[f"lg_ns_{i}"] for i in range(int(md["lg_depth"])))
                 found.add(self._namespace(tenant, rest))
@@ -192,6 +242,26 @@ class AgentMemoryStore(BaseStore):
             if all(_matches(namespace, c.match_type, tuple(c.path)) for c in op.match_conditions or ()):
                 out.append(namespace[: op.max_depth] if op.max_depth is not None else namespace)
         return list(dict.fromkeys(out))[op.offset:op.offset + op.limit]
+
+
+def _check_part(part: Any, what: str, where: str) -> None:
+    """A namespace label or key becomes one '/'-separated part of a source ID: it must stay one part."""
+    if not isinstance(part, str) or not part:
+        raise ValueError(f"a {what} must be a non-empty string, got {part!r}{where}")
+    if "/" in part or part in (".", ".."):
+        raise ValueError(f"invalid {what} {part!r}{where}: a {what} cannot contain '/' or be '.' or '..' (it is "
+                         f"one part of the item's source ID, and '/' would make it name another namespace's "
+                         f"item)")
+
+
+def _is_own(metadata: dict[str, Any]) -> bool:
+    return all(field in metadata for field in _MARKER)
+
+
+def _names(metadata: dict[str, Any]) -> tuple[tuple[str, ...], str]:
+    """The namespace labels (after the tenant) and key an item of the store was put under."""
+    rest = tuple(metadata.get(f"lg_ns_{i}") for i in range(int(metadata["lg_depth"])))
+    return rest, metadata["lg_key"]
 
 
 def _matches(namespace: tuple[str, ...], kind: str, path: tuple[str, ...]) -> bool:
