@@ -31,8 +31,11 @@ AgentId = Annotated[str | None, Query(min_length=1, max_length=256, examples=["r
                                       description="A sub-agent of the session; omitted: the main agent.")]
 
 
-def _existing(state, tenant: str, session_id: str, agent_id: str | None):
-    if not state.working_memory.exists(tenant, session_id, agent_id):
+def _existing(state, tenant: str, session_id: str, agent_id: str | None, *, configured: bool = False):
+    """The session, or a 404 when it holds no message (``configured``: nor settings of its own, so that a
+    config set before the first message reads back)."""
+    if not (state.working_memory.exists(tenant, session_id, agent_id)
+            or (configured and state.memory.session_configured(session_id, agent_id=agent_id, tenant=tenant))):
         who = f" (agent {agent_id!r})" if agent_id else ""
         raise NotFoundError(f"no session {session_id!r}{who} for this tenant")
     return state.working_memory.session(tenant, session_id, agent_id)
@@ -74,7 +77,7 @@ def compact(session_id: SessionId, state: StateDep, tenant: TenantDep, agent_id:
 @router.get("/v1/sessions/{session_id}/config", response_model=SessionConfigOut,
             responses=error_responses(401, 404), summary="The session's compaction window and level thresholds")
 def get_config(session_id: SessionId, state: StateDep, tenant: TenantDep, agent_id: AgentId = None) -> dict:
-    session = _existing(state, tenant, session_id, agent_id)
+    session = _existing(state, tenant, session_id, agent_id, configured=True)
     return {"session_id": session_id, "agent_id": agent_id, "config": session.config.as_dict(),
             "utilization": session.utilization()}
 

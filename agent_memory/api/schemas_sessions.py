@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 
 class MessageIn(BaseModel):
@@ -77,21 +77,40 @@ class SessionDeletedOut(BaseModel):
     triples: int = Field(default=0, description="Graph triples removed with them.")
 
 
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
 class SessionConfigIn(BaseModel):
     """A session's own compaction settings; fields left out keep their value."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
         "window_tokens": 16000, "light": 0.6, "structural": 0.75, "llm": 0.88}]})
 
+    # Only the window may be null (never compact on its own); a threshold is a share of the window, so a
+    # null one is refused here, naming it (a 422), not passed on to fail as a comparison with None (a 500).
+    # Their defaults are never used (fields left out are left out of ``model_dump(exclude_unset=True)``),
+    # so the schema shows none: a client reads "a number, optional", not "null by default".
     window_tokens: int | None = Field(default=None, ge=64, le=10_000_000,
                                       description="Compaction window in tokens; null: never compact on its own.")
-    light: float | None = Field(default=None, gt=0, le=1, description="Light level: old long text condensed.")
-    structural: float | None = Field(default=None, gt=0, le=1,
-                                     description="Structural level: forgettable dropped, fuzzy summarized.")
-    llm: float | None = Field(default=None, gt=0, le=1,
-                              description="LLM level: forgettable then fuzzy dropped, strict summarized.")
-    emergency: float | None = Field(default=None, gt=0, le=1, description="Strict material dropped too.")
-    target: float | None = Field(default=None, gt=0, le=1, description="Share of the window kept after a pass.")
+    light: float = Field(default=None, gt=0, le=1, json_schema_extra=_no_default,
+                         description="Light level: old long text condensed.")
+    structural: float = Field(default=None, gt=0, le=1, json_schema_extra=_no_default,
+                              description="Structural level: forgettable dropped, fuzzy summarized.")
+    llm: float = Field(default=None, gt=0, le=1, json_schema_extra=_no_default,
+                       description="LLM level: forgettable then fuzzy dropped, strict summarized.")
+    emergency: float = Field(default=None, gt=0, le=1, json_schema_extra=_no_default,
+                             description="Strict material dropped too.")
+    target: float = Field(default=None, gt=0, le=1, json_schema_extra=_no_default,
+                          description="Share of the window kept after a pass.")
+
+    @field_validator("light", "structural", "llm", "emergency", "target", mode="before")
+    @classmethod
+    def _not_null(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None:
+            raise ValueError(f"{info.field_name} cannot be null (a share of the window in (0, 1]); "
+                             "leave it out to keep its value")
+        return value
 
 
 class SessionConfigOut(BaseModel):

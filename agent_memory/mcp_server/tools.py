@@ -20,6 +20,7 @@ from agent_memory.answer import RELEVANCE_DOC, relevance
 from agent_memory.api.routes_ask import search_hits
 from agent_memory.api.schemas import AskIn, DocumentIn, ForgetOut, SearchIn, SearchOut
 from agent_memory.api.schemas_sessions import MessageIn, SessionDeletedOut, SessionsOut, ViewOut
+from agent_memory.conversation.message_validation import validate
 from agent_memory.core.errors import NotFoundError
 from agent_memory.memory import Memory
 from agent_memory.remote import RemoteMemory
@@ -115,6 +116,8 @@ class LocalBackend:
 
     def remember(self, caller: str, args: RememberIn) -> dict[str, Any]:
         out: dict[str, Any] = {"source_ids": [], "seqs": [], "session_id": args.session_id}
+        if args.messages:  # the whole batch first: a refused message (named by index) stores nothing
+            self.memory.check_messages(args.session_id, [m.message for m in args.messages], tenant=caller)
         for doc in args.all_documents():
             out["source_ids"] += self.memory.add(doc.text, source_id=doc.source_id, title=doc.title,
                                                  metadata=doc.metadata, tenant=caller).source_ids
@@ -158,6 +161,13 @@ class RemoteBackend:
 
     def remember(self, caller: str | None, args: RememberIn) -> dict[str, Any]:
         out: dict[str, Any] = {"source_ids": [], "seqs": [], "session_id": args.session_id}
+        # Each message's shape is checked here before any request; the server appends one message per
+        # request, so that a tool result answers a call is checked there, message by message.
+        for n, message in enumerate(args.messages):
+            try:
+                validate(dict(message.message))
+            except ValueError as exc:
+                raise ValueError(f"messages[{n}]: {exc}") from None
         for doc in args.all_documents():
             out["source_ids"] += self.remote.add(doc.text, source_id=doc.source_id, title=doc.title,
                                                  metadata=doc.metadata, key=caller)

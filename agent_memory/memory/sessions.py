@@ -7,9 +7,12 @@ inherits them, so they are ``Memory``'s methods as before.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any, Iterable, Mapping
 
 from agent_memory.conversation import Retention, Session
+from agent_memory.conversation import messages as msgs
+from agent_memory.conversation.message_validation import validate
 from agent_memory.conversation.working_memory import session_key
 from agent_memory.core.errors import NotFoundError
 from agent_memory.memory.arguments import expect_type, message_mapping
@@ -26,6 +29,14 @@ class SessionMethods:
     def session_exists(self, session_id: str, *, tenant: str | None = None) -> bool:
         return self.working_memory.exists(self._tenant(tenant), session_id)
 
+    def session_configured(self, session_id: str, *, agent_id: str | None = None,
+                           tenant: str | None = None) -> bool:
+        """Whether the session (this agent of it) has settings of its own, stored by ``Session.configure``
+        (``PUT /v1/sessions/{id}/config``), messages or not: setting the window before the first message
+        is the natural order, and what was set must be readable back."""
+        key = (session_key(self._tenant(tenant), session_id), agent_id or "")
+        return "config" in self.working_memory.sessions.store.load_state(key)
+
     def add_message(self, session_id: str, message: Mapping[str, Any], *,
                     retention: Retention | str | None = None, agent_id: str | None = None,
                     tenant: str | None = None) -> int:
@@ -41,12 +52,38 @@ class SessionMethods:
     def add_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
                      retention: Retention | str | None = None, agent_id: str | None = None,
                      tenant: str | None = None) -> list[int]:
+        """Append several messages (one retention class for all); returns their sequence numbers. The
+        batch is checked whole first (:meth:`check_messages`): a refused one stores nothing."""
         self.check_space("a session append")
-        if isinstance(messages, (str, bytes, Mapping)):
-            expect_type(messages, list, "messages", "a list of messages (for one message: add_message)")
-        checked = [message_mapping(m) for m in messages]
+        checked = self.check_messages(session_id, messages, retention=retention, agent_id=agent_id, tenant=tenant)
         session = self.session(session_id, agent_id=agent_id, tenant=tenant)
         return [session.append(m, retention=retention) for m in checked]
+
+    def check_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
+                       retention: Retention | str | None = None, agent_id: str | None = None,
+                       tenant: str | None = None) -> list[dict[str, Any]]:
+        """The messages as plain dicts if ``Session.append`` would take every one of them, in order, after
+        what the session holds now; else the error append would raise (TypeError for a non-mapping,
+        ValueError otherwise), prefixed with the refused message's index (``messages[1]: ...``). Nothing
+        is stored: callers check a batch whole before appending any of it. Checked: the retention class,
+        each message's shape (``message_validation.validate``), and that each tool result answers a call
+        the session, or an earlier message of the batch, issued and that still awaits its result (the
+        pairing ``Session.append`` checks, replayed over the session's history). A concurrent append to
+        the same session between this check and the appends is not covered."""
+        if isinstance(messages, (str, bytes, Mapping)):
+            expect_type(messages, list, "messages", "a list of messages (for one message: add_message)")
+        if retention is not None:
+            Retention.parse(retention)
+        batch: list[dict[str, Any]] = []
+        for n, message in enumerate(messages):
+            try:
+                batch.append(validate(message_mapping(message)))
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"messages[{n}]: {exc}") from None
+        if any(msgs.result_ids(m) for m in batch):  # only then is the session's history worth reading
+            history = self.session(session_id, agent_id=agent_id, tenant=tenant).messages()
+            _check_pairing(history, batch)
+        return batch
 
     def view(self, session_id: str, budget: int = 4000, *, tenant: str | None = None) -> list[dict[str, Any]]:
         """The session's messages for the next model call, compacted to fit ``budget`` tokens."""
@@ -95,3 +132,32 @@ class SessionMethods:
         if not removed["messages"] and not removed["sources"]:
             raise NotFoundError(f"no session {session_id!r} for tenant {name!r}")
         return removed
+
+
+def _check_pairing(history: list[dict[str, Any]], batch: list[dict[str, Any]]) -> None:
+    """ValueError naming the first message of ``batch`` whose tool results answer no call issued before it
+    (in ``history`` or earlier in the batch), or a call whose result came already: the checks of
+    ``Session._check_results``, with its bookkeeping (``_note_calls``) replayed over the history."""
+    issued: set[str] = set()
+    awaited: Counter[str] = Counter()
+
+    def note(message: dict[str, Any]) -> None:
+        for rid in msgs.result_ids(message):
+            awaited[rid] = max(0, awaited[rid] - 1)
+        calls = msgs.call_ids(message)
+        issued.update(calls)
+        awaited.update(calls)
+
+    for message in history:
+        note(message)
+    for n, message in enumerate(batch):
+        answers = Counter(msgs.result_ids(message))
+        orphans = [rid for rid in answers if rid not in issued]
+        if orphans:
+            raise ValueError(f"messages[{n}]: message answers tool call id(s) {orphans[:5]} that no earlier "
+                             "message of this session or batch issued (an orphan tool result)")
+        repeated = [rid for rid, count in answers.items() if count > awaited[rid]]
+        if repeated:
+            raise ValueError(f"messages[{n}]: message answers tool call id(s) {repeated[:5]} that already have "
+                             "their result in this session or batch, or answers one twice (a repeated tool result)")
+        note(message)
