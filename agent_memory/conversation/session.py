@@ -271,6 +271,10 @@ class Session(Scheduler, ViewBuilder):
             unknown = set(changes) - set(CompactionConfig.__dataclass_fields__)
             if unknown:
                 raise ValueError(f"unknown compaction settings {sorted(unknown)}")
+            # None means "never compact on its own" for the window alone; elsewhere it is no number.
+            nulls = sorted(k for k, v in changes.items() if v is None and k != "window_tokens")
+            if nulls:
+                raise ValueError(f"compaction settings {nulls} cannot be None; leave them out to keep their values")
             config = replace(self.config, **changes)  # validates: a bad value raises, nothing is stored
             self._state["config"] = {**(self._state.get("config") or {}), **changes}
             self.store.save_state(self.key, self._state)

@@ -104,6 +104,9 @@ def test_levels_follow_the_configured_thresholds(tmp_path):
         again.configure(light=0.99)
     with pytest.raises(ValueError, match="unknown"):
         again.configure(colour="red")
+    with pytest.raises(ValueError, match=r"\['light'\] cannot be None"):
+        again.configure(light=None)
+    assert again.configure(window_tokens=None).window_tokens is None  # the window alone may be None
     again.store.close()
 
 
