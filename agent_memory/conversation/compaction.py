@@ -68,7 +68,7 @@ class CompactionConfig:
     min_entities_kept: float = 0.4
     min_key_terms_kept: float = 0.6
     min_identifiers_kept: float = 0.5  # hex codes, paths, versions, error codes (see significance.identifiers)
-    keep_tool_results: int = 3  # micro-compaction keeps this many most recent tool results whole
+    keep_tool_results: int = 3  # micro-compaction keeps this many newest tool results whole (and the newest step)
     summary_max_tokens: int = 400
     summary_share: float = 0.30  # at most this share of the budget goes to summaries in the view
     entity_share: float = 0.05  # ... and this share to the entity memory
@@ -156,6 +156,7 @@ class UnitLog:
         self.names: dict[str, str] = {}
         self.results: list[tuple[Entry, str]] = []  # every tool result, oldest first
         self.truncated = 0  # how many of ``results`` micro-compaction has handled
+        self.waiting: list[tuple[Entry, str]] = []  # handled, but in a protected unit: truncated later
         self.pending: Entry | None = None  # the last user turn
         self.active_tokens = 0  # tokens of active units, system ones included
         self.systems: list[Entry] = []  # never compacted, so kept apart for a cheap view
@@ -210,22 +211,46 @@ class UnitLog:
             del self.active[other.uid]
         return head
 
+    def protected(self) -> list[Unit]:
+        """The last user message's unit (kept verbatim) and the newest step (the newest unit holding more
+        than system messages), oldest first: no level and no micro-compaction touches them, and every view
+        shows them (a tool result bigger than the view is cut in the view's copy only: view.py)."""
+        out: list[Unit] = []
+        pending = self.pending
+        if pending is not None and pending.unit is not None and pending.unit.status == ACTIVE:
+            out.append(pending.unit)
+        # A system message appended after a step must not unprotect that step: skip system-only units.
+        newest = next((u for u in reversed(self.active.values()) if not all(e.is_system for e in u.entries)),
+                      None)
+        if newest is not None and not any(newest is u for u in out):
+            out.append(newest)
+        return out
+
     def _micro(self) -> None:
-        """Truncate results that fell out of the ``keep`` most recent (each handled once: idempotent);
-        strict results are never truncated."""
+        """Truncate results that fell out of the ``keep`` most recent (each handled once: idempotent).
+        Strict results are never truncated, nor is a result its marker would not shorten; a result in a
+        protected unit waits until that unit is protected no longer (the model is acting on it now)."""
         old = len(self.results) - self.keep
-        while self.truncated < old:
-            entry, rid = self.results[self.truncated]
-            self.truncated += 1
-            if entry.retention is Retention.STRICT:
-                continue  # strict means verbatim: a stack trace stays whole until a level acts on its unit
-            shown = msgs.truncate_results(entry.shown, {rid}, self.names)
-            if shown is entry.shown:
-                continue
-            tokens = self.count(shown)
-            if entry.unit is not None and entry.unit.status == ACTIVE:
-                self.active_tokens += tokens - entry.tokens
-            entry.shown, entry.tokens = shown, tokens
+        if self.truncated >= old and not self.waiting:
+            return
+        protected = self.protected()
+        due = self.waiting + self.results[self.truncated:max(old, self.truncated)]
+        self.truncated = max(old, self.truncated)
+        self.waiting = []
+        for entry, rid in due:
+            if any(entry.unit is u for u in protected):
+                self.waiting.append((entry, rid))
+            elif entry.retention is not Retention.STRICT:  # strict is verbatim until a level acts on its unit
+                self._truncate(entry, rid)
+
+    def _truncate(self, entry: Entry, rid: str) -> None:
+        shown = msgs.truncate_results(entry.shown, {rid}, self.names)  # unchanged when no longer than its marker
+        if shown is entry.shown:
+            return
+        tokens = self.count(shown)
+        if entry.unit is not None and entry.unit.status == ACTIVE:
+            self.active_tokens += tokens - entry.tokens
+        entry.shown, entry.tokens = shown, tokens
 
     def reshow(self, entry: Entry, shown: dict[str, Any]) -> None:
         """Show ``entry`` as ``shown`` from now on (the light level), keeping the token total right."""

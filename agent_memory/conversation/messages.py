@@ -179,13 +179,15 @@ def is_truncated(text: str) -> bool:
 
 
 def truncate_results(message: dict[str, Any], ids: set[str], names: dict[str, str]) -> dict[str, Any]:
-    """A copy with the tool results answering ``ids`` replaced by a marker (idempotent)."""
+    """A copy with the tool results answering ``ids`` replaced by a marker (idempotent); a result no
+    longer than its marker stays (``port: 8000`` says more than ``[truncated: ..., 10 chars]``)."""
     if message.get("role") == "tool":
         text = text_of(message)
         if str(message.get("tool_call_id")) not in ids or is_truncated(text):
             return message
         tool = message.get("name") or names.get(str(message.get("tool_call_id")), "tool")
-        return {**message, "content": _marker(tool, text)}
+        marker = _marker(tool, text)
+        return {**message, "content": marker} if len(marker) < len(text) else message
     blocks = message.get("content")
     if not isinstance(blocks, list):
         return message
@@ -194,8 +196,9 @@ def truncate_results(message: dict[str, Any], ids: set[str], names: dict[str, st
     for block in blocks:
         if isinstance(block, dict) and block.get("type") == "tool_result" and str(block.get("tool_use_id")) in ids:
             text = content_text(block.get("content"))
-            if not is_truncated(text):
-                block = {**block, "content": _marker(names.get(str(block.get("tool_use_id")), "tool"), text)}
+            marker = _marker(names.get(str(block.get("tool_use_id")), "tool"), text)
+            if not is_truncated(text) and len(marker) < len(text):
+                block = {**block, "content": marker}
                 changed = True
         new_blocks.append(block)
     return {**message, "content": new_blocks} if changed else message

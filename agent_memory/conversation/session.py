@@ -300,7 +300,7 @@ class Session(Scheduler, ViewBuilder):
 
     def recent_turns(self, n: int) -> list[dict[str, Any]]:
         with self._lock:
-            return [e.message for e in self._log.entries[-n:]] if n > 0 else []
+            return [copy.deepcopy(e.message) for e in self._log.entries[-n:]] if n > 0 else []
 
     def summaries(self) -> list[dict[str, Any]]:
         """Compaction summaries, oldest first (drop markers apart: :meth:`markers`)."""

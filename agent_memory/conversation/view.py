@@ -15,11 +15,12 @@ Its own file because rendering within a budget is separate from keeping the sess
 
 from __future__ import annotations
 
+import copy
 import heapq
 from typing import Any
 
 from agent_memory.conversation import messages as msgs
-from agent_memory.conversation.compaction import ACTIVE, MARKER, Unit
+from agent_memory.conversation.compaction import MARKER, Unit
 from agent_memory.conversation.scheduler import describe, earlier_note, span_name, tools_of
 from agent_memory.conversation.significance import is_entity_word
 from agent_memory.core.errors import BudgetError
@@ -38,18 +39,19 @@ class ViewBuilder:
         Always there: the system/developer messages, the last user message (verbatim) and the newest
         unit (the pending step); then the most recent units that fit. A tool call still waiting for its
         result shows as a ``[pending tool call: ...]`` note (a provider rejects a call without a result);
-        units left out for the budget are named by one ``[Not in this view: ...]`` note."""
+        units left out for the budget are named by one ``[Not in this view: ...]`` note. When the messages
+        always there exceed the budget on their own, their tool results show their heads and ``[... N of M characters cut to fit the
+        view budget]`` (this view only: the session keeps them whole). The messages are copies."""
         if budget <= 0:
             raise BudgetError(f"view budget must be positive, got {budget}")
         with self._lock:  # a pure read: nothing here changes the session (compaction runs on append)
             systems = self._log.systems
             protected = self._protected_units()
             shown = {u.uid: self._shown(u) for u in protected}
-            rest = budget - sum(e.tokens for e in systems) - sum(shown[u.uid][1] for u in protected)
-            if rest < 0:
-                raise BudgetError(
-                    f"system messages, the last user message and the newest step need {budget - rest} tokens,"
-                    f" more than the view budget {budget}")  # no session name: internally it carries the tenant
+            room = budget - sum(e.tokens for e in systems)
+            rest = room - sum(shown[u.uid][1] for u in protected)
+            if rest < 0:  # an agent loop must not stall on one huge tool result: cut it, in this view only
+                rest = self._fit_protected(protected, shown, room, budget)
             header, header_tokens = self._header(budget, rest)
             rest -= header_tokens
             chosen: list[Unit] = list(protected)
@@ -79,7 +81,8 @@ class ViewBuilder:
                 note = self._left_out_note(left_out)
             chosen.sort(key=lambda u: u.entries[0].seq)
             body = [m for u in chosen for m in shown[u.uid][0]]
-            return [e.shown for e in systems] + header + ([note] if note else []) + body
+            # Copies: a caller editing its view must not edit the session (nor the cached header).
+            return [copied(m) for m in [e.shown for e in systems] + header + ([note] if note else []) + body]
 
     def _shown(self, unit: Unit) -> tuple[list[dict[str, Any]], int]:
         """The unit's non-system messages as shown, and their tokens; open tool calls become visible notes."""
@@ -99,15 +102,45 @@ class ViewBuilder:
                                              f" {describe(counts)}; still in the session, not compacted]"}
 
     def _protected_units(self) -> list[Unit]:
-        """The last user message's unit (verbatim) and the newest unit (the pending step), oldest first."""
-        out: list[Unit] = []
-        pending = self._log.pending
-        if pending is not None and pending.unit is not None and pending.unit.status == ACTIVE:
-            out.append(pending.unit)
-        newest = next(reversed(self._log.active.values()), None) if self._log.active else None
-        if newest is not None and not any(newest is u for u in out) and not all(e.is_system for e in newest.entries):
-            out.append(newest)
-        return out
+        """The last user message's unit (verbatim) and the newest step, oldest first (``UnitLog.protected``)."""
+        return self._log.protected()
+
+    def _fit_protected(self, protected: list[Unit], shown: dict[int, tuple[list[dict[str, Any]], int]],
+                       room: int, budget: int) -> int:
+        """Cut the protected units' tool results to one common length, the longest that lets the units fit
+        ``room`` (in ``shown``, the view's copies; parallel results share the cut); returns the tokens left.
+        The user turn, assistant text and every call/result pair stay: a result is shortened, never removed.
+        Room is kept for the note naming the units left out when it can be. BudgetError when even results
+        cut to their marker do not fit (e.g. a system prompt over the budget)."""
+        others = [u for u in self._log.active.values() if not any(u is p for p in protected)]
+        note = self._left_out_note(others)
+        targets = [room - self.message_tokens(note), room] if note else [room]
+        originals = {u.uid: shown[u.uid][0] for u in protected}
+        longest = max((len(t) for ms in originals.values() for m in ms for t in result_texts(m)), default=0)
+
+        def cut(cap: int) -> dict[int, tuple[list[dict[str, Any]], int]]:
+            out = {}
+            for uid, messages in originals.items():
+                messages = [cut_results(m, cap) for m in messages]
+                out[uid] = messages, sum(self.message_tokens(m) for m in messages)
+            return out
+
+        for target in targets:
+            if sum(tokens for _, tokens in cut(0).values()) > target:
+                continue
+            low, high = 0, longest  # the longest head (characters per result) that fits: a binary search
+            while low < high:
+                mid = (low + high + 1) // 2
+                if sum(tokens for _, tokens in cut(mid).values()) <= target:
+                    low = mid
+                else:
+                    high = mid - 1
+            shown.update(cut(low))
+            return room - sum(shown[u.uid][1] for u in protected)
+        need = budget - room + sum(tokens for _, tokens in cut(0).values())
+        raise BudgetError(  # no session name: internally it carries the tenant
+            f"system messages, the last user message and the newest step need {need} tokens (tool results"
+            f" cut to their marker), more than the view budget {budget}")
 
     def _pending_unit(self) -> Unit | None:
         """The newest unit: what the agent is doing now (kept whole in every view)."""
@@ -193,3 +226,57 @@ class ViewBuilder:
         while text and self.counter.count(text) > max_tokens:
             text = text[: int(len(text) * 0.8)]
         return text
+
+
+def copied(value: Any) -> Any:
+    """A deep copy of a message: JSON-shaped, so dicts and lists are rebuilt and strings and numbers shared
+    (immutable); anything else goes through ``copy.deepcopy``. Half the time of deepcopy on a view."""
+    if isinstance(value, dict):
+        return {k: copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copied(v) for v in value]
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return copy.deepcopy(value)
+
+
+def result_texts(message: dict[str, Any]) -> list[str]:
+    """The text of each tool result in ``message`` (a ``tool`` message, or ``tool_result`` blocks)."""
+    if message.get("role") == "tool":
+        return [msgs.text_of(message)]
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [msgs.content_text(b.get("content")) for b in content
+            if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def cut_results(message: dict[str, Any], cap: int) -> dict[str, Any]:
+    """A copy of ``message`` whose tool results longer than ``cap`` characters keep their head and say how
+    much went (``message`` itself when none is that long)."""
+    if message.get("role") == "tool":
+        text = msgs.text_of(message)
+        return {**message, "content": cut_text(text, cap)} if len(text) > cap else message
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    blocks, changed = [], False
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            text = msgs.content_text(block.get("content"))
+            if len(text) > cap:  # the content becomes text: a cut image or document block is named, not kept
+                block, changed = {**block, "content": cut_text(text, cap)}, True
+        blocks.append(block)
+    return {**message, "content": blocks} if changed else message
+
+
+def cut_text(text: str, cap: int) -> str:
+    """The head of ``text`` (at most ``cap`` characters, whole lines when that keeps half of it) and a
+    marker: ``[... 36000 of 37500 characters cut to fit the view budget]``."""
+    head = text[:cap]
+    line_end = head.rfind("\n")
+    if line_end >= cap // 2:
+        head = head[:line_end]
+    head = head.rstrip()
+    marker = f"[... {len(text) - len(head)} of {len(text)} characters cut to fit the view budget]"
+    return f"{head}\n{marker}" if head else marker

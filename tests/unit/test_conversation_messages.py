@@ -48,9 +48,12 @@ def test_serialize_counts_tool_calls():
 
 def test_micro_compaction_markers_in_both_formats():
     history = OPENAI + ANTHROPIC + [{"role": "user", "content": "thanks"}]
+    # Results longer than their markers (a shorter one stays: test_view_tool_steps.py).
+    history[2] = {**history[2], "content": "Oslo: 4 C, wind 12 km/h, " * 2}
+    history[4] = {**history[4], "content": [{**history[4]["content"][0], "content": "ACME 131.5 USD. " * 3}]}
     out = msgs.micro_compact(history, keep=0)
-    assert out[2]["content"] == "[truncated: weather result, 23 chars]"
-    assert out[4]["content"][0]["content"] == "[truncated: stock result, 14 chars]"
+    assert out[2]["content"] == "[truncated: weather result, 50 chars]"
+    assert out[4]["content"][0]["content"] == "[truncated: stock result, 48 chars]"
     assert out[4]["content"][0]["tool_use_id"] == "tu1"
     assert out[0] == history[0] and out[-1] == history[-1]
     assert msgs.micro_compact(out, keep=0) == out

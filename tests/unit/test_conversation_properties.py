@@ -102,10 +102,12 @@ def check_view(session, appended, budget, strict=()):
         assert system in view
     if users:
         assert users[-1] in view
-    # The newest message is always visible: as appended (or micro-compacted), or as a pending-call note.
+    # The newest message is always visible: as appended (or micro-compacted), or as a pending-call note, or
+    # with its tool results cut to fit the budget.
     newest = session._log.entries[-1]
     assert newest.is_system or newest.shown in view or any(
-        "[pending tool call:" in msgs.readable([m]) for m in view)
+        "[pending tool call:" in msgs.readable([m]) or "characters cut to fit the view budget]" in str(m)
+        for m in view)
     # The view's tool results are the micro-compacted ones; text messages are never altered.
     for message in view:
         if message["role"] in ("user", "assistant", "system") and isinstance(message.get("content"), str):
@@ -113,9 +115,11 @@ def check_view(session, appended, budget, strict=()):
                     or "[pending tool call:" in message["content"])
     assert session.messages() == appended  # the history itself is never rewritten
     # Incremental micro-compaction on append matches the pure function over the whole history,
-    # strict messages spared.
-    assert [e.shown for e in session._log.entries] == micro_compact(appended, session.config.keep_tool_results,
-                                                                    spare=strict)
+    # strict messages and the protected units (the newest step, the last user turn's) spared.
+    entries = session._log.entries
+    protected = {i for i, e in enumerate(entries) if any(e.unit is u for u in session._protected_units())}
+    assert [e.shown for e in entries] == micro_compact(appended, session.config.keep_tool_results,
+                                                       spare=set(strict) | protected)
 
 
 @settings(max_examples=80, deadline=None)
@@ -128,6 +132,7 @@ def test_micro_compaction_idempotent_and_text_untouched(ops, keep):
     assert micro_compact(once, keep) == once
     assert len(once) == len(history)
     results = [rid for m in history for rid in msgs.result_ids(m)]
+    names = {k: v for m in history for k, v in msgs.call_names(m).items()}
     recent = set(results[max(0, len(results) - keep):]) if keep else set()
     for before, after in zip(history, once):
         assert msgs.call_ids(before) == msgs.call_ids(after)
@@ -136,7 +141,11 @@ def test_micro_compaction_idempotent_and_text_untouched(ops, keep):
             assert before == after  # user/assistant/system text untouched
         elif before["role"] == "tool":
             truncated = msgs.is_truncated(after["content"])
-            assert truncated == (before["tool_call_id"] not in recent)
+            old = before["tool_call_id"] not in recent
+            if truncated:  # a marker only ever shortens
+                assert old and len(after["content"]) < len(before["content"])
+            else:  # kept whole: recent, or a result no longer than its marker
+                assert not old or msgs.truncate_results(before, {before["tool_call_id"]}, names) is before
             if truncated:
                 assert f"{len(before['content'])} chars" in after["content"]
     assert history == [m for m, _ in expand(ops, itertools.count())]  # input not mutated
