@@ -62,3 +62,24 @@ def titled_pages_services(data_dir: Path, pages: dict[str, str]):
         assert IngestionPipeline(svc).ingest_documents(docs, report) == list(pages)
         assert not report.store_error
         yield svc
+
+
+# One tool call and its result, as the session checks append them.
+TOOL_CALL = {"role": "assistant", "content": None,
+             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+TOOL_RESULT = {"role": "tool", "tool_call_id": "c1", "content": "r"}
+
+
+@contextmanager
+def sessions_api(data_dir: Path):
+    """An HTTP client of an in-process API over embedded stores in ``data_dir``, for the session routes
+    (they need no model, so nothing waits for /readyz)."""
+    import httpx
+
+    from agent_memory.api import create_app
+    from agent_memory.api.testing import serve_in_thread
+    from agent_memory.core.config import load_settings
+
+    settings = load_settings(data_dir=data_dir, triple_extractor="rules", llm_model=None)
+    with serve_in_thread(create_app(settings)) as url, httpx.Client(base_url=url, timeout=120) as http:
+        yield http

@@ -5,30 +5,18 @@ and the error names the refused message by its index."""
 
 from __future__ import annotations
 
-import os
-
 import anyio
-import httpx
 import pytest
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
+from tests.helpers import TOOL_CALL, TOOL_RESULT, sessions_api
 
-from agent_memory.api import create_app  # noqa: E402
-from agent_memory.api.testing import serve_in_thread  # noqa: E402
-from agent_memory.core.config import load_settings  # noqa: E402
-
-CALL = {"role": "assistant", "content": None,
-        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
-RESULT = {"role": "tool", "tool_call_id": "c1", "content": "r"}
+CALL, RESULT = TOOL_CALL, TOOL_RESULT  # tests/helpers.py: one tool call and its result
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    settings = load_settings(data_dir=tmp_path_factory.mktemp("api-edges"), triple_extractor="rules",
-                             llm_model=None)
-    with serve_in_thread(create_app(settings)) as url, httpx.Client(base_url=url, timeout=120) as http:
-        yield http  # sessions need no model: no wait for /readyz
+    with sessions_api(tmp_path_factory.mktemp("api-edges")) as http:
+        yield http
 
 
 @pytest.mark.parametrize("field", ["light", "structural", "llm", "emergency", "target"])
