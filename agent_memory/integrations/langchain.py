@@ -1,7 +1,8 @@
 """LangChain adapters over ``agent_memory.Memory``.
 
 - ``AgentMemoryRetriever``: ranked passages as ``Document``s; ``metadata`` carries the
-  ``source_id`` (cite it as ``[S:<source_id>]``), the ``score``, the ``kind`` and the item IDs.
+  ``source_id`` (cite it as ``[S:<source_id>]``), the ``score`` (a relevance in (0, 1), as MCP and
+  HTTP give it), the ``kind`` and the item IDs.
 - ``AgentMemoryPromptRetriever``: the budget-aware variant: one ``Document`` holding the
   assembled prompt (never more than ``budget`` tokens), its sources in ``metadata``.
 - ``AgentMemoryChatHistory``: a ``BaseChatMessageHistory`` over a working-memory session:
@@ -20,6 +21,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages, convert_to
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
+from agent_memory.answer import relevance
 from agent_memory.core.errors import NotFoundError
 from agent_memory.memory import Memory
 
@@ -40,10 +42,14 @@ class AgentMemoryRetriever(_MemoryRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 k: int | None = None, **kwargs: Any) -> list[Document]:
-        hits = self.memory.search(query, limit=k or self.k, session_id=self.session_id, filters=self.filters,
+        limit = self.k if k is None else k
+        if limit < 1:  # 0 had silently meant the default
+            raise ValueError(f"k must be at least 1, got {limit}")
+        hits = self.memory.search(query, limit=limit, session_id=self.session_id, filters=self.filters,
                                   tenant=self.tenant)
+        # The score as MCP and HTTP give it: a relevance in (0, 1), in the reranker's order.
         return [Document(page_content=p.text, id=p.item_ids[0] if p.item_ids else None,
-                         metadata={"source_id": p.source_id, "score": float(p.score), "kind": p.kind,
+                         metadata={"source_id": p.source_id, "score": relevance(p.score), "kind": p.kind,
                                    "item_ids": list(p.item_ids)}) for p in hits]
 
 

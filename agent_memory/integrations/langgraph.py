@@ -41,6 +41,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
+from agent_memory.answer import relevance
 from agent_memory.core.errors import NotFoundError
 from agent_memory.core.records import SearchFilter
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources
@@ -221,7 +222,7 @@ class AgentMemoryStore(BaseStore):
                 seen.add(passage.source_id)
                 found = self._item(tenant, passage.source_id)
                 if found is not None:
-                    out.append(self._as_item(tenant, found, float(passage.score), searched=True))
+                    out.append(self._as_item(tenant, found, relevance(passage.score), searched=True))  # (0, 1)
             return out[op.offset:op.offset + op.limit]
         by_source = {i.source_id: i for i in self._items(tenant, spec) if _is_own(i.metadata)}
         ranked = sorted(by_source.values(), key=lambda i: -float(i.metadata.get("lg_updated") or 0))

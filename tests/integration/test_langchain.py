@@ -53,7 +53,9 @@ def test_documents_carry_source_ids_and_scores(memory):
     docs = AgentMemoryRetriever(memory=memory, k=3).invoke("When is the basil watered?")
     assert docs[0].metadata["source_id"] == "garden/basil" and "Basil" in docs[0].page_content
     scores = [d.metadata["score"] for d in docs]
-    assert scores == sorted(scores, reverse=True)
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)  # as MCP and HTTP
+    with pytest.raises(ValueError, match="k must be at least 1, got 0"):
+        AgentMemoryRetriever(memory=memory, k=3).invoke("When is the basil watered?", k=0)
     only = AgentMemoryRetriever(memory=memory, k=5, filters={"source_ids": ["office/printer"]}).invoke("watered")
     assert {d.metadata["source_id"] for d in only} == {"office/printer"}
 

@@ -37,7 +37,7 @@ def test_the_store_puts_gets_searches_lists_and_deletes(memory):
 
     hits = store.search(("acme", "users"), query="Which seat does Anna like on the train?", limit=3)
     assert hits and hits[0].key == "prefs" and hits[0].namespace == ("acme", "users", "u1")
-    assert all(h.score is not None for h in hits) and all("rival" not in h.value.get("text", "") for h in hits)
+    assert all(h.score is not None and 0 <= h.score <= 1 for h in hits) and all("rival" not in h.value.get("text", "") for h in hits)
     # The same text is a memory source: recall cites it.
     assert "[S:users/u1/prefs]" in memory.prompt("Anna seat train", budget=300, tenant="acme").prompt
 
