@@ -77,6 +77,42 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
+class ToolPairing:
+    """The tool calls a history issued and the results each still awaits: a provider refuses a view with
+    an orphan result or a second result for one call."""
+
+    def __init__(self) -> None:
+        self.issued: set[str] = set()
+        self.awaited: Counter[str] = Counter()
+
+    def copy(self) -> ToolPairing:
+        twin = ToolPairing()
+        twin.issued, twin.awaited = set(self.issued), Counter(self.awaited)
+        return twin
+
+    def check(self, message: dict[str, Any], where: str = "this session") -> None:
+        """ValueError unless each tool result in ``message`` answers a call issued and awaiting a result."""
+        answers = Counter(msgs.result_ids(message))
+        orphans = [rid for rid in answers if rid not in self.issued]
+        if orphans:  # docs/api.md: a result must answer a call this session issued
+            raise ValueError(f"message answers tool call id(s) {orphans[:5]} that no earlier message of "
+                             f"{where} issued (an orphan tool result)")
+        repeated = [rid for rid, n in answers.items() if n > self.awaited[rid]]
+        if repeated:
+            raise ValueError(f"message answers tool call id(s) {repeated[:5]} that already have their result "
+                             f"in {where}, or answers one twice (a repeated tool result)")
+
+    def note(self, message: dict[str, Any]) -> None:
+        # A call id may be issued again later (some models number their calls per turn): each issue
+        # awaits one result. Never below zero: a repeat stored before this check must not make a later
+        # issue of that id look answered already.
+        for rid in msgs.result_ids(message):
+            self.awaited[rid] = max(0, self.awaited[rid] - 1)
+        calls = msgs.call_ids(message)
+        self.issued.update(calls)
+        self.awaited.update(calls)
+
+
 class Session(Scheduler, ViewBuilder):
     def __init__(self, store: SessionStore, session_id: str, agent_id: str | None, counter, *,
                  config: CompactionConfig | None = None, defaults: CompactionConfig | None = None,
@@ -111,7 +147,7 @@ class Session(Scheduler, ViewBuilder):
         self._unclassified = self._significant = 0
         # Results each call id still awaits: rebuilt from every stored message (compacted ones are kept
         # in the store too), so a second result for a call is refused after a restart as well.
-        self._awaited: Counter[str] = Counter()
+        self._pairing = ToolPairing()
         for row in self.store.load_messages(self.key):
             entry = Entry(row["seq"], row["message"], Retention.parse(row["retention"]), row["tokens"],
                           row["message"], row["significant"])
@@ -225,25 +261,22 @@ class Session(Scheduler, ViewBuilder):
         return seq
 
     def _check_results(self, message: dict[str, Any]) -> None:
-        """ValueError unless each tool result in ``message`` answers a call this session issued and
-        that awaits a result: a provider refuses a view with an orphan or a second result for a call."""
-        answers = Counter(msgs.result_ids(message))
-        orphans = [rid for rid in answers if rid not in self._log.by_call]
-        if orphans:  # docs/api.md: a result must answer a call this session issued
-            raise ValueError(f"message answers tool call id(s) {orphans[:5]} that no earlier message of "
-                             "this session issued (an orphan tool result)")
-        repeated = [rid for rid, n in answers.items() if n > self._awaited[rid]]
-        if repeated:
-            raise ValueError(f"message answers tool call id(s) {repeated[:5]} that already have their result "
-                             "in this session, or answers one twice (a repeated tool result)")
+        self._pairing.check(message)
 
     def _note_calls(self, message: dict[str, Any]) -> None:
-        # A call id may be issued again later (some models number their calls per turn): each issue
-        # awaits one result. Never below zero: a repeat stored before this check must not make a later
-        # issue of that id look answered already.
-        for rid in msgs.result_ids(message):
-            self._awaited[rid] = max(0, self._awaited[rid] - 1)
-        self._awaited.update(msgs.call_ids(message))
+        self._pairing.note(message)
+
+    def check_batch(self, messages: list[dict[str, Any]]) -> None:
+        """ValueError naming the first of ``messages`` (by index) whose tool results ``append`` would refuse
+        after what the session holds and the batch's earlier messages; nothing is stored."""
+        with self._lock:
+            pairing = self._pairing.copy()
+        for n, message in enumerate(messages):
+            try:
+                pairing.check(message, where="this session or batch")
+            except ValueError as exc:
+                raise ValueError(f"messages[{n}]: {exc}") from None
+            pairing.note(message)
 
     def _previous_turn(self, seq: int) -> dict[str, Any] | None:
         with self._lock:

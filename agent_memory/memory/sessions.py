@@ -7,7 +7,6 @@ inherits them, so they are ``Memory``'s methods as before.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any, Iterable, Mapping
 
 from agent_memory.conversation import Retention, Session
@@ -68,7 +67,7 @@ class SessionMethods:
         is stored: callers check a batch whole before appending any of it. Checked: the retention class,
         each message's shape (``message_validation.validate``), and that each tool result answers a call
         the session, or an earlier message of the batch, issued and that still awaits its result (the
-        pairing ``Session.append`` checks, replayed over the session's history). A concurrent append to
+        pairing ``Session.append`` checks, by ``Session.check_batch``). A concurrent append to
         the same session between this check and the appends is not covered."""
         if isinstance(messages, (str, bytes, Mapping)):
             expect_type(messages, list, "messages", "a list of messages (for one message: add_message)")
@@ -80,9 +79,8 @@ class SessionMethods:
                 batch.append(validate(message_mapping(message)))
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"messages[{n}]: {exc}") from None
-        if any(msgs.result_ids(m) for m in batch):  # only then is the session's history worth reading
-            history = self.session(session_id, agent_id=agent_id, tenant=tenant).messages()
-            _check_pairing(history, batch)
+        if any(msgs.result_ids(m) for m in batch):  # only then is the session worth opening
+            self.session(session_id, agent_id=agent_id, tenant=tenant).check_batch(batch)
         return batch
 
     def view(self, session_id: str, budget: int = 4000, *, tenant: str | None = None) -> list[dict[str, Any]]:
@@ -133,31 +131,3 @@ class SessionMethods:
             raise NotFoundError(f"no session {session_id!r} for tenant {name!r}")
         return removed
 
-
-def _check_pairing(history: list[dict[str, Any]], batch: list[dict[str, Any]]) -> None:
-    """ValueError naming the first message of ``batch`` whose tool results answer no call issued before it
-    (in ``history`` or earlier in the batch), or a call whose result came already: the checks of
-    ``Session._check_results``, with its bookkeeping (``_note_calls``) replayed over the history."""
-    issued: set[str] = set()
-    awaited: Counter[str] = Counter()
-
-    def note(message: dict[str, Any]) -> None:
-        for rid in msgs.result_ids(message):
-            awaited[rid] = max(0, awaited[rid] - 1)
-        calls = msgs.call_ids(message)
-        issued.update(calls)
-        awaited.update(calls)
-
-    for message in history:
-        note(message)
-    for n, message in enumerate(batch):
-        answers = Counter(msgs.result_ids(message))
-        orphans = [rid for rid in answers if rid not in issued]
-        if orphans:
-            raise ValueError(f"messages[{n}]: message answers tool call id(s) {orphans[:5]} that no earlier "
-                             "message of this session or batch issued (an orphan tool result)")
-        repeated = [rid for rid, count in answers.items() if count > awaited[rid]]
-        if repeated:
-            raise ValueError(f"messages[{n}]: message answers tool call id(s) {repeated[:5]} that already have "
-                             "their result in this session or batch, or answers one twice (a repeated tool result)")
-        note(message)
