@@ -158,11 +158,12 @@ def own(data_dir: str | Path, command: str, *, address: str | None = None, url: 
         handle.truncate()
         handle.write(json.dumps(asdict(me)))
         handle.flush()
-        _held[data_dir.resolve()] = command
+        held = data_dir.resolve()
+        _held[held] = command
         try:
             yield me
         finally:
-            _held.pop(data_dir.resolve(), None)
+            _held.pop(held, None)
     finally:
         handle.close()  # closing the descriptor releases the lock
 
