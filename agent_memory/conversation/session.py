@@ -24,7 +24,7 @@ from agent_memory.conversation.message_validation import message_time, validate
 from agent_memory.conversation.scheduler import Scheduler, loaded_status
 from agent_memory.conversation.significance import RuleDetector, SignificanceDetector
 from agent_memory.conversation.summarize import StructuralSummarizer, Summarizer
-from agent_memory.conversation.view import ViewBuilder
+from agent_memory.conversation.view import ViewBuilder, copied
 from agent_memory.stores.sqlite_sessions import SessionConflictError, SessionStore
 
 log = logging.getLogger(__name__)
@@ -322,7 +322,7 @@ class Session(Scheduler, ViewBuilder):
         """The full history as appended, compaction notwithstanding (copies: a caller editing one, say to
         add a cache marker, must not edit the history)."""
         with self._lock:
-            return [copy.deepcopy(e.message) for e in self._log.entries]
+            return [copied(e.message) for e in self._log.entries]
 
     @property
     def next_seq(self) -> int:
@@ -333,7 +333,7 @@ class Session(Scheduler, ViewBuilder):
 
     def recent_turns(self, n: int) -> list[dict[str, Any]]:
         with self._lock:
-            return [copy.deepcopy(e.message) for e in self._log.entries[-n:]] if n > 0 else []
+            return [copied(e.message) for e in self._log.entries[-n:]] if n > 0 else []
 
     def summaries(self) -> list[dict[str, Any]]:
         """Compaction summaries, oldest first (drop markers apart: :meth:`markers`)."""
