@@ -23,6 +23,7 @@ from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.reindex import reindex
 from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
 from agent_memory.memory import Memory
+from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_QUESTION_CHARS, MAX_SOON_DAYS
 from agent_memory.remote import RemoteMemory
 from agent_memory.retrieval.debug import render_dump
 
@@ -306,8 +307,8 @@ def _days(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of days, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of days, 0 or more, got {text!r}")
+    if not math.isfinite(value) or not 0 <= value <= MAX_SOON_DAYS:
+        raise argparse.ArgumentTypeError(f"must be a finite number of days from 0 to {MAX_SOON_DAYS}, got {text!r}")
     return value
 
 
@@ -315,11 +316,31 @@ def _question(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError(f"the question is empty ({text!r}): give the question to assemble "
                                          "a prompt for")
+    if len(text) > MAX_QUESTION_CHARS:  # its length, not the text: it is long
+        raise argparse.ArgumentTypeError(f"the question must be at most {MAX_QUESTION_CHARS} characters, "
+                                         f"got {len(text)}")
     return text
 
 
 # A prompt's token budget, capped as the API caps it.
 _budget = _whole(1, MAX_PROMPT_BUDGET)
+
+
+class _AnyOrder(argparse.ArgumentParser):
+    """A subcommand's parser that takes options and positionals in any order (``ingest a -r b``):
+    plain argparse stops filling ``paths`` at the first option and calls ``b`` unrecognized."""
+
+    _inner = False  # parse_known_intermixed_args calls parse_known_args itself, twice
+
+    def parse_known_args(self, args=None, namespace=None):
+        # After "--" everything is positional (`prompt -- "-x?"`), which the intermixed parse loses.
+        if self._inner or "--" in (args or ()):
+            return super().parse_known_args(args, namespace)
+        self._inner = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inner = False
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -329,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="work through this running `agent-memory serve` (its API key from AGENT_MEMORY_API_KEY); "
                              "default: the server that owns the data dir, if one runs")
     parser.add_argument("-v", "--verbose", action="store_true")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_AnyOrder)
 
     p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, PDF, DOCX, source code, JSON/JSONL, "
                        "transcripts)")
@@ -366,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix", default="", help="only source IDs starting with this")
     p.add_argument("--kind", choices=["chunk", "summary", "turn"])
     p.add_argument("--offset", type=_whole(0), default=0)
-    p.add_argument("--limit", type=_whole(1), default=50)
+    p.add_argument("--limit", type=_whole(1, MAX_LIST_LIMIT), default=50)
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("inspect", help="everything stored for one source: catalog entry, items, metadata")
     p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")

@@ -14,6 +14,7 @@ from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.schemas import GcOut, SourceOut, SourcesOut, StatsOut, WhoamiOut, error_responses
 from agent_memory.core.errors import NotFoundError
 from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
+from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_SOON_DAYS
 
 router = APIRouter(tags=["upkeep"])
 # A response header, so that typed bodies keep their shape: the caller's tenant holds nothing (other
@@ -38,7 +39,7 @@ def whoami(tenant: TenantDep) -> dict[str, Any]:
 @router.get("/v1/stats", response_model=StatsOut, responses=error_responses(401),
             summary="Items per kind, sources, expiring soon, graph size")
 def get_stats(state: StateDep, tenant: TenantDep, response: Response,
-              soon_days: Annotated[float, Query(ge=0, le=3650, description="What 'expiring soon' means, in days.")]
+              soon_days: Annotated[float, Query(ge=0, le=MAX_SOON_DAYS, description="What 'expiring soon' means, in days.")]
               = 1.0) -> dict[str, Any]:
     """Counts for the caller's tenant: items per kind, sources, items whose time to live ends within
     ``soon_days``, entities and triples in the graph, and the share of triples a newer fact superseded."""
@@ -52,7 +53,7 @@ def get_sources(state: StateDep, tenant: TenantDep, response: Response,
                 prefix: Annotated[str, Query(max_length=512)] = "",
                 kind: Literal["chunk", "summary", "turn"] | None = None,
                 offset: Annotated[int, Query(ge=0)] = 0,
-                limit: Annotated[int, Query(ge=1, le=1000)] = 50) -> dict[str, Any]:
+                limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50) -> dict[str, Any]:
     """The tenant's sources in source-ID order, each with its kinds, item count and oldest item time;
     ``prefix`` keeps IDs starting with it, ``kind`` those holding items of that kind."""
     rows = list_sources(state.services, tenant, prefix=prefix, kind=kind, offset=offset, limit=limit)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
+from agent_memory.memory.arguments import MAX_QUESTION_CHARS
 
 
 class ErrorDetail(BaseModel):
@@ -105,7 +106,7 @@ class AskIn(BaseModel):
         "question": "Which vector store does agent-memory embed, and why?", "budget": 1200,
         "session_id": None, "filters": {"kinds": ["chunk", "turn"]}}]})
 
-    question: str = Field(min_length=1, max_length=20_000)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     session_id: str | None = Field(default=None, description="Adds that session's recent turns to the prompt.")
     budget: int = Field(default=1800, ge=1, le=MAX_PROMPT_BUDGET, description="Token budget of the assembled prompt.")
     filters: Filters = Field(default_factory=Filters)
@@ -256,7 +257,7 @@ class GcOut(BaseModel):
 
 class SearchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1, max_length=20_000, description="What to look for.")
+    query: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="What to look for.")
     limit: int = Field(default=10, ge=1, le=100, description="At most this many passages.")
     session_id: str | None = Field(default=None, min_length=1, max_length=256, pattern=r"^[^/]+$",
                                    description="Also search that session's recent turns.")

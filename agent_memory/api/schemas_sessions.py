@@ -54,8 +54,9 @@ class SessionInfo(BaseModel):
     session_id: str
     agents: list[str | None] = Field(description="The session's agents; null is the main agent.")
     messages: int = Field(description="Messages appended (all agents), compacted ones included.")
-    created_at: float = Field(description="First append, Unix seconds.")
-    updated_at: float = Field(description="Last append, Unix seconds.")
+    # None: a session that holds only settings (PUT .../config before its first message) has no append time.
+    created_at: float | None = Field(description="First append, Unix seconds; null before the first message.")
+    updated_at: float | None = Field(description="Last append, Unix seconds; null before the first message.")
 
 
 class SessionsOut(BaseModel):

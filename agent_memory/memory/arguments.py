@@ -11,6 +11,13 @@ from agent_memory.core.errors import ConfigError
 
 FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
 
+# Caps the HTTP API answers 422 past (api/schemas.py, api/routes_upkeep.py). They live here, below the
+# API and the CLI, so that both surfaces and ``Memory`` refuse the same values: a call that works
+# locally also works through a server.
+MAX_QUESTION_CHARS = 20_000  # a question, or a search query
+MAX_SOON_DAYS = 3650  # ``stats``: what "expiring soon" means, in days
+MAX_LIST_LIMIT = 1000  # ``list``: sources per page
+
 
 def expect_type(value: Any, kinds: type | tuple[type, ...], what: str, example: str) -> Any:
     """``value`` if it is one of ``kinds``, else a TypeError naming what was expected and what came."""
@@ -24,6 +31,15 @@ def message_mapping(message: Any) -> dict[str, Any]:
     """A message as a plain dict, or a TypeError naming both wire formats."""
     return dict(expect_type(message, Mapping, "a message",
                         "a mapping like {'role': 'user', 'content': 'text'} (OpenAI or Anthropic style)"))
+
+
+def check_question(question: Any, what: str = "question") -> str:
+    """``question`` if the HTTP API would take it (1 to MAX_QUESTION_CHARS characters), else a
+    TypeError or a ValueError naming its length."""
+    expect_type(question, str, what, "a str")
+    if not question or len(question) > MAX_QUESTION_CHARS:
+        raise ValueError(f"{what} must be 1 to {MAX_QUESTION_CHARS} characters, got {len(question)}")
+    return question
 
 
 def check_tenant(tenant: str) -> str:

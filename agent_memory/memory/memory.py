@@ -48,7 +48,7 @@ from agent_memory.ingest.ownership import match_sources, near_sources
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.upkeep import empty_tenant_note, tenants_with_data
-from agent_memory.memory.arguments import check_tenant, expect_type, filter_args
+from agent_memory.memory.arguments import check_question, check_tenant, expect_type, filter_args
 from agent_memory.memory.sessions import SessionMethods
 from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
@@ -284,7 +284,7 @@ class Memory(SessionMethods):
         ``kinds``, ``created_after``, ``created_before`` (Unix time). ``preset`` and ``overrides`` change
         the retrieval settings for this call (agent_memory/retrieval/config.py); unknown names raise ConfigError.
         On a tenant that holds nothing, ``decisions`` says so and names the tenants that hold data."""
-        expect_type(question, str, "question", "a str")
+        check_question(question)  # the API's cap: the same call works locally and through a server
         expect_type(budget, int, "budget", "an int (tokens)")
         tenant = self._tenant(tenant)
         result = self.pipeline_for(preset, overrides).run(question, tenant=tenant, session_id=session_id, budget=budget,
@@ -302,6 +302,7 @@ class Memory(SessionMethods):
     def search(self, query: str, *, limit: int = 10, session_id: str | None = None,
                filters: Mapping[str, Any] | Any | None = None, tenant: str | None = None) -> list[Passage]:
         """Ranked passages with their scores (best first), as the prompt would place them."""
+        check_question(query, "query")
         result = self.prompt(query, budget=self.pipeline.config.search_budget, session_id=session_id, filters=filters, tenant=tenant)
         ranked = [p for p in result.passages if p.section != "recent"]
         return sorted(ranked, key=lambda p: p.score, reverse=True)[:limit]

@@ -6,10 +6,14 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from agent_memory.api.schemas import AskIn
-from agent_memory.cli import main
+from agent_memory.api.app import create_app
+from agent_memory.api.schemas import AskIn, SearchIn
+from agent_memory.cli import build_parser, main
+from agent_memory.core.config import load_settings
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.ingest.upkeep import list_sources, stats
+from agent_memory.memory import Memory
+from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_QUESTION_CHARS, MAX_SOON_DAYS
 
 
 def refused(capsys, argv: list[str]) -> str:
@@ -21,14 +25,19 @@ def refused(capsys, argv: list[str]) -> str:
 
 @pytest.mark.parametrize("argv, message", [
     (["list", "--offset", "-2"], "argument --offset: must be 0 or more, got -2"),
-    (["list", "--limit", "-1"], "argument --limit: must be 1 or more, got -1"),
-    (["list", "--limit", "0"], "argument --limit: must be 1 or more, got 0"),
+    (["list", "--limit", "-1"], f"argument --limit: must be from 1 to {MAX_LIST_LIMIT}, got -1"),
+    (["list", "--limit", "0"], f"argument --limit: must be from 1 to {MAX_LIST_LIMIT}, got 0"),
+    (["list", "--limit", str(MAX_LIST_LIMIT + 1)], f"got {MAX_LIST_LIMIT + 1}"),
     (["list", "--offset", "two"], "argument --offset: expected a whole number, got 'two'"),
-    (["stats", "--soon-days", "nan"], "argument --soon-days: must be a finite number of days, 0 or more, got 'nan'"),
+    (["stats", "--soon-days", "nan"], f"argument --soon-days: must be a finite number of days from 0 to "
+                                      f"{MAX_SOON_DAYS}, got 'nan'"),
+    (["stats", "--soon-days", str(MAX_SOON_DAYS + 1)], f"got '{MAX_SOON_DAYS + 1}'"),
     (["stats", "--soon-days", "inf"], "got 'inf'"),
     (["stats", "--soon-days", "-1"], "got '-1'"),
     (["prompt", "", "--json"], "argument question: the question is empty ('')"),
     (["prompt", "   "], "the question is empty"),
+    (["prompt", "q" * (MAX_QUESTION_CHARS + 1)], f"argument question: the question must be at most "
+                                                 f"{MAX_QUESTION_CHARS} characters, got {MAX_QUESTION_CHARS + 1}"),
     (["prompt", "Who?", "--budget", "99999999"], f"argument --budget: must be from 1 to {MAX_PROMPT_BUDGET}, "
                                                  "got 99999999"),
     (["prompt", "Who?", "--budget", "0"], "got 0"),
@@ -42,6 +51,50 @@ def test_the_cli_budget_cap_is_the_apis():
     assert AskIn(question="Who?", budget=MAX_PROMPT_BUDGET).budget == MAX_PROMPT_BUDGET
     with pytest.raises(ValidationError):
         AskIn(question="Who?", budget=MAX_PROMPT_BUDGET + 1)
+
+
+def test_the_cli_accepts_the_apis_largest_values():
+    parse = build_parser().parse_args
+    assert parse(["list", "--limit", str(MAX_LIST_LIMIT)]).limit == MAX_LIST_LIMIT
+    assert parse(["stats", "--soon-days", str(MAX_SOON_DAYS)]).soon_days == MAX_SOON_DAYS
+    assert parse(["prompt", "q" * MAX_QUESTION_CHARS]).question == "q" * MAX_QUESTION_CHARS
+
+
+def test_the_apis_caps_are_the_shared_constants(tmp_path):
+    # One constant each: the HTTP API answers 422 exactly past what the CLI and Memory refuse.
+    for model, field in [(AskIn, "question"), (SearchIn, "query")]:
+        model(**{field: "q" * MAX_QUESTION_CHARS})
+        with pytest.raises(ValidationError, match=f"at most {MAX_QUESTION_CHARS} characters"):
+            model(**{field: "q" * (MAX_QUESTION_CHARS + 1)})
+    paths = create_app(load_settings(data_dir=tmp_path)).openapi()["paths"]
+    params = {p["name"]: p["schema"] for route in ("/v1/stats", "/v1/sources") for p in paths[route]["get"]["parameters"]}
+    assert params["soon_days"]["maximum"] == MAX_SOON_DAYS and params["limit"]["maximum"] == MAX_LIST_LIMIT
+
+
+@pytest.mark.parametrize("length", [0, MAX_QUESTION_CHARS + 1])
+def test_memory_refuses_a_question_the_api_refuses_naming_its_length(tmp_path, length):
+    memory = Memory(data_dir=tmp_path)  # refused before any store or model is opened
+    try:
+        for call in (memory.prompt, memory.ask):
+            with pytest.raises(ValueError, match=f"question must be 1 to {MAX_QUESTION_CHARS} characters, got {length}"):
+                call("q" * length)
+        with pytest.raises(ValueError, match=f"query must be 1 to {MAX_QUESTION_CHARS} characters, got {length}"):
+            memory.search("q" * length)
+    finally:
+        memory.close()
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["ingest", "a.md", "-r", "b"], {"paths": ["a.md", "b"], "recursive": True}),
+    (["ingest", "a.md", "--glob", "*.md", "b", "--json"], {"paths": ["a.md", "b"], "glob": "*.md", "json": True}),
+    (["prompt", "--budget", "50", "Who?", "--json"], {"question": "Who?", "budget": 50, "json": True}),
+    (["forget", "--tenant", "t", "notes/x.md"], {"source_id": "notes/x.md", "tenant": "t"}),
+    (["inspect", "notes/x.md", "--tenant", "t"], {"source_id": "notes/x.md", "tenant": "t"}),
+    (["prompt", "--json", "--", "-dash question?"], {"question": "-dash question?", "json": True}),
+])
+def test_options_and_positionals_go_in_any_order(argv, expected):
+    args = vars(build_parser().parse_args(["--data-dir", "d", *argv]))
+    assert {key: args[key] for key in expected} == expected
 
 
 @pytest.mark.parametrize("paging", [{"offset": -2}, {"limit": -1}])
