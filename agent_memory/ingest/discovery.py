@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
+import stat
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -35,7 +36,7 @@ def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | 
         elif path.is_file():
             if glob is None or fnmatch.fnmatch(path.name, glob):
                 yield path
-        elif path.is_symlink():
+        elif path.is_symlink() or path.exists():  # a bad link, or there but no file (a pipe, a device)
             report.files_skipped.append((str(path), _link_problem(path)))
             report.outcome(path, "skipped")
         else:
@@ -60,25 +61,34 @@ def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport,
         if child.name.startswith("."):
             continue
         if child.is_dir():
-            if recursive:
+            if recursive and child.is_symlink() and real.is_relative_to(child.resolve()):
+                # A link to a folder above it (``up -> ..``): walking it would leave the folder given
+                # for its parents (a home directory, a disk) before reaching itself again.
+                report.files_skipped.append((str(child), f"symlink loop: links to {str(child.resolve())!r}, "
+                                             "a folder that holds it"))
+                report.outcome(child, "skipped")
+            elif recursive:
                 yield from _walk(child, recursive, glob, report, seen)
         elif glob is not None and not fnmatch.fnmatch(child.name, glob):
             continue
         elif child.is_file():
             yield child
-        elif child.is_symlink():
+        else:  # a bad link, a pipe, a socket, a device: never read, never silently dropped
             report.files_skipped.append((str(child), _link_problem(child)))
             report.outcome(child, "skipped")
 
 
 def _link_problem(path: Path) -> str:
+    """Why a path that is neither a folder nor a regular file is not read."""
     try:
-        os.stat(path)
+        mode = os.stat(path).st_mode
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "symlink loop"
         return f"broken symlink: {exc.strerror}"
-    return "not a regular file"
+    kind = ("a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special")
+    return f"not a regular file ({kind}): reading it could block or never end"
 
 
 def default_base(given: str | Path) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,13 @@ MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
+# A PDF's header may follow some junk, within its first kilobyte (the PDF spec's allowance, which pypdf keeps).
+PDF_MAGIC = b"%PDF-"
+PDF_HEADER_WINDOW = 1024
+# The part every DOCX (a zip archive) holds; other Office files are zips too, without it.
+DOCX_PART = "word/document.xml"
+
+
 class FormatError(Exception):
     """The file cannot be read in its format (the reason becomes the file's skip)."""
 
@@ -52,6 +60,28 @@ class Read:
 def _missing_extra(kind: str, module: str) -> FormatError:
     return FormatError(f"{kind} files need the optional parsers: pip install '{DOCUMENTS_EXTRA}' "
                        f"(module {module!r} is not installed)")
+
+
+def sniff_document(path: Path, head: bytes) -> str | None:
+    """``".pdf"`` or ``".docx"`` when the file's bytes say it is one, whatever its name; else None.
+    Magic numbers, not the extension: a PDF saved as ``.txt`` would otherwise be stored as its
+    PDF syntax, and a DOCX named ``.pdf`` refused with a parser error that hides what it is. Here a
+    PDF must start with its header (a note that quotes ``%PDF-`` further in is text)."""
+    if head.startswith(PDF_MAGIC):
+        return ".pdf"
+    if head.startswith(b"PK\x03\x04"):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                return ".docx" if DOCX_PART in archive.namelist() else None
+        except (OSError, zipfile.BadZipFile):
+            return None
+    return None
+
+
+def not_a(kind: str, head: bytes) -> FormatError:
+    """The skip of a file named as a PDF or DOCX whose bytes are neither (they are shown)."""
+    what = {".pdf": f"no {PDF_MAGIC.decode()} header", ".docx": f"not a zip archive holding {DOCX_PART}"}[kind]
+    return FormatError(f"not a {kind[1:].upper()} file ({what}): it starts with {head[:16]!r}")
 
 
 def read_pdf(path: Path) -> Read:

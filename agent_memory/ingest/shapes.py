@@ -90,20 +90,39 @@ class TextRecord(_Open):
 
 def parse_json(raw: str, *, jsonl: bool) -> Any:
     """Parsed JSON (a list of values for JSONL), or IngestError naming what is wrong and where."""
-    values = []
-    lines = [(n, line) for n, line in enumerate(raw.splitlines(), 1) if line.strip()] if jsonl else [(1, raw)]
-    for number, text in lines:
+    if jsonl:
+        values, broken = parse_json_lines(raw)
+        if broken:
+            raise IngestError(next(iter(broken.values())))
+        return values
+    return _parse_one(raw, 1, jsonl=False)
+
+
+def parse_json_lines(raw: str) -> tuple[list[Any], dict[int, str]]:
+    """JSONL, each line alone: the values of its non-blank lines in order, and, by their index in
+    that list, the reason of each line that does not parse (its value is None there). A line cut
+    short by a crash or a copy spoils only itself, and later lines keep their positions."""
+    values: list[Any] = []
+    broken: dict[int, str] = {}
+    for number, text in ((n, line) for n, line in enumerate(raw.splitlines(), 1) if line.strip()):
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            line = number if jsonl else exc.lineno
-            raise IngestError(f"malformed JSON: {exc.msg} at line {line}") from None
-        except RecursionError:
-            raise IngestError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels at line {number}") from None
-        if depth(value) > MAX_JSON_DEPTH:
-            raise IngestError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels at line {number}")
-        values.append(value)
-    return values if jsonl else values[0]
+            values.append(_parse_one(text, number, jsonl=True))
+        except IngestError as exc:
+            broken[len(values)] = str(exc)
+            values.append(None)
+    return values, broken
+
+
+def _parse_one(text: str, number: int, *, jsonl: bool) -> Any:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IngestError(f"malformed JSON: {exc.msg} at line {number if jsonl else exc.lineno}") from None
+    except RecursionError:
+        raise IngestError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels at line {number}") from None
+    if depth(value) > MAX_JSON_DEPTH:
+        raise IngestError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels at line {number}")
+    return value
 
 
 def depth(value: Any) -> int:

@@ -6,8 +6,10 @@ the job report shows. Large text files are read in segments so memory stays boun
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import io
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -20,13 +22,25 @@ from agent_memory.ingest.formats import (
     DOCUMENTS_EXTRA,
     MARKDOWN_EXTENSIONS,
     MAX_DOCUMENT_BYTES,
+    PDF_HEADER_WINDOW,
+    PDF_MAGIC,
     FormatError,
     html_to_text,
+    not_a,
     read_docx,
     read_pdf,
+    sniff_document,
     split_front_matter,
 )
-from agent_memory.ingest.shapes import HotpotContext, SquadArticle, TextRecord, check, parse_json, record_id
+from agent_memory.ingest.shapes import (
+    HotpotContext,
+    SquadArticle,
+    TextRecord,
+    check,
+    parse_json,
+    parse_json_lines,
+    record_id,
+)
 from agent_memory.ingest.transcripts import Transcript, parse_transcript
 
 TEXT_EXTENSIONS = {".txt", ".text", ".md", ".markdown", ".rst", ".log", ".csv"}
@@ -39,6 +53,11 @@ TEXT_FIELDS = ("text", "content", "body", "paragraph_text", "context", "document
 STREAM_THRESHOLD_BYTES = 8 * 1024 * 1024
 SEGMENT_CHARS = 1_000_000
 EMPTY_FILE = "empty file"  # a skip reason that is also content: the file now holds nothing
+# Text is UTF-8 unless a byte-order mark says otherwise (Windows tools save UTF-16 with one);
+# UTF-32's marks first: UTF-32-LE's begins with UTF-16-LE's. The codecs named drop the mark.
+BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+READ_BLOCK = 1 << 20
 
 
 @dataclass
@@ -57,20 +76,20 @@ class TextStream:
     content_hash: str
     metadata: dict = field(default_factory=dict)
     text: str | None = None  # a large posted document: segments come from it instead of the file
+    encoding: str = "utf-8-sig"  # of the file (``text_encoding``)
 
     def segments(self) -> Iterator[tuple[int, str]]:
         offset = 0
         carry = ""
-        with (io.StringIO(self.text) if self.text is not None else self.path.open("r", encoding="utf-8-sig")) as handle:
+        # newline="": offsets are into the file's text as decoded, CRLF kept (as a file read whole).
+        with (io.StringIO(self.text) if self.text is not None
+              else self.path.open("r", encoding=self.encoding, newline="")) as handle:
             while True:
                 block = handle.read(SEGMENT_CHARS)
                 if not block:
                     break
                 text = carry + block
-                # Cut at the last paragraph or line break so chunks don't straddle segments.
-                cut = max(text.rfind("\n\n"), text.rfind("\n"))
-                if cut < len(text) // 2:
-                    cut = len(text)
+                cut = segment_cut(text)
                 yield offset, text[:cut]
                 offset += cut
                 carry = text[cut:]
@@ -79,6 +98,55 @@ class TextStream:
 
 
 Loaded = Document | TextStream | Transcript | Skipped
+
+
+def segment_cut(text: str) -> int:
+    """Where a segment ends: at its last line break, else (one long line) its last space, so no
+    word is cut in two (segments are split apart); in the second half, so segments stay large."""
+    half = len(text) // 2
+    for cut in (text.rfind("\n"), max(text.rfind(" "), text.rfind("\t"))):
+        if cut >= half:
+            return cut
+    return len(text)
+
+
+def text_encoding(head: bytes) -> str:
+    """The codec of a text file from its first bytes: UTF-16/32 by their byte-order mark, else UTF-8."""
+    return next((codec for bom, codec in BYTE_ORDER_MARKS if head.startswith(bom)), "utf-8-sig")
+
+
+def _decoding_error(exc: UnicodeDecodeError, encoding: str, start: int = 0) -> str:
+    """The skip of text that does not decode: where (a byte offset in the file), the bytes, what is read."""
+    name = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
+    return (f"invalid {name} at byte {start + exc.start} ({exc.object[exc.start:exc.start + 4]!r}): text is read as "
+            "UTF-8, or UTF-16/UTF-32 with a byte-order mark; save the file as UTF-8")
+
+
+def _check_decodes(path: Path, encoding: str) -> str | None:
+    """A large file decoded block by block without keeping it: the skip reason, or None."""
+    # Plain UTF-8 reads a UTF-8 mark as a character, so its offsets count every byte of the file.
+    decoder = codecs.getincrementaldecoder("utf-8" if encoding == "utf-8-sig" else encoding)()
+    start = 0  # of the block in the file
+    with path.open("rb") as handle:
+        for block in itertools.chain(iter(lambda: handle.read(READ_BLOCK), b""), [b""]):  # b"": the end
+            try:
+                decoder.decode(block, final=not block)
+            except UnicodeDecodeError as exc:
+                # The decoder read the bytes it held back from the block before, then this block.
+                return _decoding_error(exc, encoding, start - (len(exc.object) - len(block)))
+            start += len(block)
+    return None
+
+
+def _blank(path: Path, head: bytes, size: int) -> bool:
+    """Nothing but whitespace: read past ``head`` only when it is all blank (a file padded with
+    blank lines is not empty, and an empty one removes what was stored before)."""
+    if head.strip():
+        return False
+    if size <= len(head):
+        return True
+    with path.open("rb") as handle:
+        return not any(block.strip() for block in iter(lambda: handle.read(READ_BLOCK), b""))
 
 
 def _looks_binary(sample: bytes) -> bool:
@@ -102,11 +170,14 @@ def unsupported(ext: str) -> str:
             f"(.pdf and .docx with the optional extra {DOCUMENTS_EXTRA})")
 
 
-def _binary_document(path: Path, ext: str, size: int, tenant: str, sid: str) -> list[Loaded]:
+def _binary_document(path: Path, kind: str, head: bytes, size: int, tenant: str, sid: str) -> list[Loaded]:
+    """``path`` read as ``kind`` (.pdf or .docx): its bytes said so, or its name did."""
     if size > MAX_DOCUMENT_BYTES:
-        return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")]
+        return [Skipped(str(path), f"{kind} file of {size} bytes is too large to parse whole")]
+    if (PDF_MAGIC not in head[:PDF_HEADER_WINDOW]) if kind == ".pdf" else not head.startswith(b"PK\x03\x04"):
+        return [Skipped(str(path), str(not_a(kind, head)))]  # named so, but its bytes are not one
     try:
-        read = read_pdf(path) if ext == ".pdf" else read_docx(path)
+        read = read_pdf(path) if kind == ".pdf" else read_docx(path)
     except FormatError as exc:
         return [Skipped(str(path), str(exc))]
     return [Document(source_id=sid, text=read.text, tenant=tenant, path=str(path), title=read.title,
@@ -138,27 +209,30 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
             head = handle.read(8192)
     except OSError as exc:
         return [Skipped(str(path), f"unreadable: {exc}")]
-    if size == 0 or not head.strip():
+    if size == 0 or _blank(path, head, size):
         return [Skipped(str(path), EMPTY_FILE)]
-    if ext in BINARY_DOCUMENT_EXTENSIONS:
-        return _binary_document(path, ext, size, tenant, sid)
-    if _looks_binary(head):
+    kind = sniff_document(path, head) or (ext if ext in BINARY_DOCUMENT_EXTENSIONS else None)
+    if kind is not None:  # by its bytes: a PDF is read as one whatever its name
+        return _binary_document(path, kind, head, size, tenant, sid)
+    encoding = text_encoding(head)
+    # A UTF-16/32 file is mostly NUL bytes: its binariness is judged on its characters.
+    sample = head if encoding == "utf-8-sig" else head.decode(encoding, errors="replace").encode()
+    if _looks_binary(sample):
         return [Skipped(str(path), "binary content")]
     if size > STREAM_THRESHOLD_BYTES:
         if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
             return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")]
-        try:
-            with path.open("r", encoding="utf-8-sig") as handle:
-                for _ in iter(lambda: handle.read(1 << 20), ""):
-                    pass
-        except UnicodeDecodeError as exc:
-            return [Skipped(str(path), f"invalid UTF-8 at byte {exc.start}")]
+        problem = _check_decodes(path, encoding)
+        if problem:
+            return [Skipped(str(path), problem)]
         return [TextStream(source_id=sid, path=path, tenant=tenant, content_hash=file_hash(path),
-                           metadata={"path": str(path)})]
+                           metadata={"path": str(path)}, encoding=encoding)]
     try:
-        raw = path.read_bytes().decode("utf-8-sig")  # a byte-order mark is not text
+        raw = path.read_bytes().decode(encoding)  # a byte-order mark is not text
     except UnicodeDecodeError as exc:
-        return [Skipped(str(path), f"invalid UTF-8 at byte {exc.start}")]
+        return [Skipped(str(path), _decoding_error(exc, encoding))]
+    if not raw.strip():  # blank in UTF-16/32 (its bytes are not)
+        return [Skipped(str(path), EMPTY_FILE)]
     if ext in HTML_EXTENSIONS:
         page = html_to_text(raw)
         return [Document(source_id=sid, text=page.text, tenant=tenant, path=str(path), title=page.title)] if (
@@ -174,8 +248,14 @@ def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jso
     Depth and shape are checked first (``shapes.py``): a bad file is one ``Skipped`` naming the
     field; in a list of records, a bad record is a ``Skipped`` of its own and the rest go on."""
     where = path or source_id
+    broken: dict[int, str] = {}
     try:
-        data = parse_json(raw, jsonl=jsonl)
+        data, broken = parse_json_lines(raw) if jsonl else (parse_json(raw, jsonl=False), {})
+        good = [value for n, value in enumerate(data) if n not in broken] if jsonl else data
+        if broken and (not good or parse_transcript(good, tenant=tenant, source_id=source_id) is not None):
+            # Nothing parses (pretty-printed JSON named .jsonl), or a transcript: its turns are
+            # numbered by position, so one lost line would renumber the rest: the file waits whole.
+            raise IngestError(next(iter(broken.values())))
         transcript = parse_transcript(data, tenant=tenant, source_id=source_id)
     except IngestError as exc:
         return [Skipped(where, str(exc))]
@@ -185,6 +265,9 @@ def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jso
     out: list[Loaded] = []
     names = ParagraphIds()  # one file: its paragraphs of one title are told apart
     for index, record in enumerate(records):
+        if index in broken:  # a JSONL line that does not parse: skipped alone, the others keep their #index
+            out.append(Skipped(f"{where}#{index}", broken[index]))
+            continue
         try:
             out.extend(_records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path,
                                              names=names))
