@@ -4,6 +4,9 @@ and the tier configuration.
 A *unit* is what compaction and the view keep or remove as a whole: a plain message, or
 an assistant message with tool calls together with every message answering them. That
 is how no view ever holds a tool result without its call, or a call without its result.
+A unit holds no other message: one appended between a call and its late result is a unit
+of its own, and the view, ordering units by their first message, shows the result right
+after its call.
 """
 
 from __future__ import annotations
@@ -187,21 +190,16 @@ class UnitLog:
         self._micro()
 
     def _owner(self, rids: list[str]) -> Unit | None:
-        """The unit holding these results' calls; units after it merge in, keeping units contiguous."""
-        owners = [self.by_call[r] for r in rids if r in self.by_call]
-        owners = [u for u in owners if u.status == ACTIVE]
+        """The unit holding these results' calls, and only it: messages appended between a call and a
+        late result stay units of their own (compaction keeps or drops them apart), and the view shows
+        the result right after its call's step, units being ordered by their first message (a chat API
+        refuses a call followed by anything but its results). A message answering calls of several units
+        (``tool_result`` blocks for two assistant messages) joins those units into one, nothing between."""
+        owners = {u.uid: u for u in (self.by_call.get(r) for r in rids) if u is not None and u.status == ACTIVE}
         if not owners:
             return None  # an orphan result (bad input): it stays a unit of its own
-        wanted = {u.uid for u in owners}
-        tail: list[Unit] = []
-        for uid in reversed(self.active):
-            tail.append(self.active[uid])
-            wanted.discard(uid)
-            if not wanted:
-                break
-        tail.reverse()
-        head = tail[0]
-        for other in tail[1:]:
+        head, *others = sorted(owners.values(), key=lambda u: u.entries[0].seq)
+        for other in others:
             for e in other.entries:
                 e.unit = head
             head.entries.extend(other.entries)
@@ -209,22 +207,31 @@ class UnitLog:
             for cid in other.open_ids:
                 self.by_call[cid] = head
             del self.active[other.uid]
+        if others:
+            head.entries.sort(key=lambda e: e.seq)
         return head
 
     def protected(self) -> list[Unit]:
-        """The last user message's unit (kept verbatim) and the newest step (the newest unit holding more
-        than system messages), oldest first: no level and no micro-compaction touches them, and every view
+        """The last user message's unit (kept verbatim) and the newest step (the unit of the newest message
+        that is not a system one), oldest first: no level and no micro-compaction touches them, and every view
         shows them (a tool result bigger than the view is cut in the view's copy only: view.py)."""
         out: list[Unit] = []
         pending = self.pending
         if pending is not None and pending.unit is not None and pending.unit.status == ACTIVE:
             out.append(pending.unit)
-        # A system message appended after a step must not unprotect that step: skip system-only units.
-        newest = next((u for u in reversed(self.active.values()) if not all(e.is_system for e in u.entries)),
-                      None)
+        newest = self._newest_step()
         if newest is not None and not any(newest is u for u in out):
             out.append(newest)
-        return out
+        return sorted(out, key=lambda u: u.entries[0].seq)
+
+    def _newest_step(self) -> Unit | None:
+        """The unit of the newest message that is not a system one: a late tool result makes its call's
+        step the newest (the agent acts on that result now), though older units follow it in the view."""
+        # A system message appended after a step must not unprotect that step: skip system messages.
+        entry = next((e for e in reversed(self.entries) if not e.is_system), None)
+        if entry is not None and entry.unit is not None and entry.unit.status == ACTIVE:
+            return entry.unit
+        return next((u for u in reversed(self.active.values()) if not all(e.is_system for e in u.entries)), None)
 
     def _micro(self) -> None:
         """Truncate results that fell out of the ``keep`` most recent (each handled once: idempotent).

@@ -1,5 +1,6 @@
 """Checking a message at append, before it enters a session's history: the shapes the compactor
-reads (both wire formats), its ``timestamp``, and that it is plain storable text.
+reads (both wire formats), its ``timestamp``, that it is plain storable text, and that its tool
+results answer calls still awaiting them (``ToolPairing``).
 
 Its own file because it is the gate, not the reading: ``messages.py`` reads messages already
 admitted and may assume these shapes; everything here refuses, naming the bad field.
@@ -9,8 +10,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from datetime import datetime, timezone
 from typing import Any
+
+from agent_memory.conversation import messages as msgs
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 # The top-level keys each role may carry: what OpenAI and Anthropic accept (``refusal`` is what
@@ -176,3 +180,62 @@ def _require_str(obj: dict[str, Any], key: str, where: str) -> None:
 def _short(value: Any, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+class ToolPairing:
+    """The tool calls a history issued and the results each still awaits: a provider refuses a view with
+    an orphan result or a second result for one call."""
+
+    def __init__(self) -> None:
+        self.issued: set[str] = set()
+        self.awaited: Counter[str] = Counter()
+
+    def copy(self) -> ToolPairing:
+        twin = ToolPairing()
+        twin.issued, twin.awaited = set(self.issued), Counter(self.awaited)
+        return twin
+
+    def check(self, message: dict[str, Any], where: str = "this session") -> None:
+        """ValueError unless each tool result in ``message`` answers a call issued and awaiting a result."""
+        answers = Counter(msgs.result_ids(message))
+        orphans = [rid for rid in answers if rid not in self.issued]
+        if orphans:  # docs/api.md: a result must answer a call this session issued
+            raise ValueError(f"message answers tool call id(s) {orphans[:5]} that no earlier message of "
+                             f"{where} issued (an orphan tool result)")
+        repeated = [rid for rid, n in answers.items() if n > self.awaited[rid]]
+        if repeated:
+            raise ValueError(f"message answers tool call id(s) {repeated[:5]} that already have their result "
+                             f"in {where}, or answers one twice (a repeated tool result)")
+
+    def note(self, message: dict[str, Any]) -> None:
+        # A call id may be issued again later (some models number their calls per turn): each issue
+        # awaits one result. Never below zero: a repeat stored before this check must not make a later
+        # issue of that id look answered already.
+        for rid in msgs.result_ids(message):
+            self.awaited[rid] = max(0, self.awaited[rid] - 1)
+        calls = msgs.call_ids(message)
+        self.issued.update(calls)
+        self.awaited.update(calls)
+
+
+def check_batch_pairing(pairing: ToolPairing, messages: list[dict[str, Any]]) -> None:
+    """ValueError naming (by index) the first of ``messages`` whose tool results ``pairing``, then the
+    batch's earlier messages, leave unawaited; ``pairing`` takes the batch's calls and results."""
+    for n, message in enumerate(messages):
+        try:
+            pairing.check(message, where="this session or batch")
+        except ValueError as exc:
+            raise ValueError(f"messages[{n}]: {exc}") from None
+        pairing.note(message)
+
+
+def check_session_id(session_id: str) -> str:
+    """``session_id`` unless it, or the caller's part of it, is blank: the working memory names a session
+    ``<tenant>/<session id>`` (working_memory.session_key) and archives its turns as ``<session id>/m<seq>``,
+    so a blank ID would give sources like ``/m0`` that no caller can name."""
+    if not isinstance(session_id, str):
+        raise TypeError(f"session ID must be a string, got {type(session_id).__name__} {session_id!r}")
+    _, sep, name = session_id.partition("/")
+    if not (name if sep else session_id).strip():
+        raise ValueError(f"session ID must be a non-blank string, got {(name if sep else session_id)!r}")
+    return session_id

@@ -13,19 +13,26 @@ import logging
 import random
 import threading
 import time
-from collections import Counter
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Sequence
 
 from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.compaction import MARKER, CompactionConfig, Entry, Retention, UnitLog
 from agent_memory.conversation.light import condense_message
-from agent_memory.conversation.message_validation import message_time, validate
+from agent_memory.conversation.message_validation import (
+    ToolPairing,
+    check_batch_pairing,
+    check_session_id,
+    message_time,
+    validate,
+)
+from agent_memory.conversation.records import Appended, SignificantTurn
 from agent_memory.conversation.scheduler import Scheduler, loaded_status
 from agent_memory.conversation.significance import RuleDetector, SignificanceDetector
 from agent_memory.conversation.summarize import StructuralSummarizer, Summarizer
 from agent_memory.conversation.view import ViewBuilder, copied
-from agent_memory.stores.sqlite_sessions import SessionConflictError, SessionStore
+from agent_memory.core.errors import StoreError
+from agent_memory.stores.sqlite_sessions import NewMessage, SessionConflictError, SessionStore
 
 log = logging.getLogger(__name__)
 # Appends refused because another process took the sequence number first, retried after a reload
@@ -34,83 +41,21 @@ CONFLICT_RETRIES = 50
 CONFLICT_PAUSE_S = 0.01
 
 
-@dataclass
-class SignificantTurn:
-    """What the promotion hook receives for a significant turn."""
+@dataclass(frozen=True)
+class _Pending:
+    """A message ready to store (``Session._prepare``)."""
 
-    session_id: str
-    agent_id: str | None
-    seq: int
-    role: str
-    text: str
-    retention: str
-    reasons: list[str]
-    entities: list[str]
     message: dict[str, Any]
-    created_at: float = field(default_factory=time.time)
-    # The user/assistant turn before it in the session (role, text, seq): its context when promoted.
-    previous: dict[str, Any] | None = None
-
-
-@dataclass
-class Appended:
-    """What the archive hook receives for every stored message (working_memory.py archives from the
-    store, past its watermark: this only says where to look, and what the detector judged)."""
-
-    session_id: str
-    agent_id: str | None
-    seq: int
-    significant: bool
-    reasons: list[str]
+    klass: Retention
+    unclassified: bool
     created_at: float
+    tokens: int
+    judgement: Any
+    entities: tuple[str, ...]
 
-
-def check_session_id(session_id: str) -> str:
-    """``session_id`` unless it, or the caller's part of it, is blank: the working memory names a session
-    ``<tenant>/<session id>`` (working_memory.session_key) and archives its turns as ``<session id>/m<seq>``,
-    so a blank ID would give sources like ``/m0`` that no caller can name."""
-    if not isinstance(session_id, str):
-        raise TypeError(f"session ID must be a string, got {type(session_id).__name__} {session_id!r}")
-    _, sep, name = session_id.partition("/")
-    if not (name if sep else session_id).strip():
-        raise ValueError(f"session ID must be a non-blank string, got {(name if sep else session_id)!r}")
-    return session_id
-
-
-class ToolPairing:
-    """The tool calls a history issued and the results each still awaits: a provider refuses a view with
-    an orphan result or a second result for one call."""
-
-    def __init__(self) -> None:
-        self.issued: set[str] = set()
-        self.awaited: Counter[str] = Counter()
-
-    def copy(self) -> ToolPairing:
-        twin = ToolPairing()
-        twin.issued, twin.awaited = set(self.issued), Counter(self.awaited)
-        return twin
-
-    def check(self, message: dict[str, Any], where: str = "this session") -> None:
-        """ValueError unless each tool result in ``message`` answers a call issued and awaiting a result."""
-        answers = Counter(msgs.result_ids(message))
-        orphans = [rid for rid in answers if rid not in self.issued]
-        if orphans:  # docs/api.md: a result must answer a call this session issued
-            raise ValueError(f"message answers tool call id(s) {orphans[:5]} that no earlier message of "
-                             f"{where} issued (an orphan tool result)")
-        repeated = [rid for rid, n in answers.items() if n > self.awaited[rid]]
-        if repeated:
-            raise ValueError(f"message answers tool call id(s) {repeated[:5]} that already have their result "
-                             f"in {where}, or answers one twice (a repeated tool result)")
-
-    def note(self, message: dict[str, Any]) -> None:
-        # A call id may be issued again later (some models number their calls per turn): each issue
-        # awaits one result. Never below zero: a repeat stored before this check must not make a later
-        # issue of that id look answered already.
-        for rid in msgs.result_ids(message):
-            self.awaited[rid] = max(0, self.awaited[rid] - 1)
-        calls = msgs.call_ids(message)
-        self.issued.update(calls)
-        self.awaited.update(calls)
+    @property
+    def significant(self) -> bool:
+        return bool(self.judgement and self.judgement.significant)
 
 
 class Session(Scheduler, ViewBuilder):
@@ -148,11 +93,16 @@ class Session(Scheduler, ViewBuilder):
         # Results each call id still awaits: rebuilt from every stored message (compacted ones are kept
         # in the store too), so a second result for a call is refused after a restart as well.
         self._pairing = ToolPairing()
+        recounted: list[tuple[int, int]] = []
         for row in self.store.load_messages(self.key):
-            entry = Entry(row["seq"], row["message"], Retention.parse(row["retention"]), row["tokens"],
+            tokens = row["tokens"]
+            if row.get("tokenizer") != self._tokenizer:  # counted under another tokenizer (or unrecorded)
+                tokens = self.message_tokens(row["message"])
+                recounted.append((row["seq"], tokens))
+            entry = Entry(row["seq"], row["message"], Retention.parse(row["retention"]), tokens,
                           row["message"], row["significant"])
             self._log.add(entry, status=loaded_status(row["status"]))
-            self._note_calls(row["message"])
+            self._pairing.note(row["message"])
             if row["status"] == "condensed":  # recomputed: the light level is deterministic
                 shown = condense_message(entry.shown, self.config.light_keep_share)
                 if shown is not None:
@@ -165,7 +115,9 @@ class Session(Scheduler, ViewBuilder):
         # ``<session id>/m<seq>``): numbering goes on after them, so a new turn never replaces an old one.
         self._next_seq = (self._log.entries[-1].seq + 1 if self._log.entries else
                           self._first_seq(*self.key) if self._first_seq is not None else 0)
-        self._summaries = self.store.summaries(self.key)
+        self._keep_counts(recounted)
+        # Summaries are few and short: always counted again, so they are in this tokenizer's units too.
+        self._summaries = [{**row, "tokens": self.counter.count(row["text"])} for row in self.store.summaries(self.key)]
         self._entities = {name: [count, last] for name, count, last in self.store.entities(self.key)}
         self._entity_version = 0
         self._top_cache: tuple[int, list[str]] = (-1, [])
@@ -173,6 +125,22 @@ class Session(Scheduler, ViewBuilder):
         self._state = {"compactions": 0, "tiers": {}, "summary_fallbacks": 0, "validations": [], "forced": 0,
                        "hook_failures": 0, "condensed": 0, "redone": 0, "kept_longer": {},
                        **self.store.load_state(self.key)}
+
+    @property
+    def _tokenizer(self) -> str:
+        """The name stored with each token count: a count made under another counter is made again."""
+        return str(getattr(self.counter, "name", None) or type(self.counter).__name__)
+
+    def _keep_counts(self, recounted: list[tuple[int, int]]) -> None:
+        """Store the counts made again at load, so the next load reuses them; on a store error they are
+        only made again next time (a read must not fail for it)."""
+        if not recounted:
+            return
+        try:
+            self.store.recount(self.key, recounted, self._tokenizer)
+        except StoreError as exc:
+            log.warning("session %s: %d token counts made again under %s not stored: %s", self.session_id,
+                        len(recounted), self._tokenizer, exc)
 
     def refresh(self) -> bool:
         """Reload from a shared store when another process wrote to this session since this one last
@@ -203,80 +171,108 @@ class Session(Scheduler, ViewBuilder):
     # -- append ----------------------------------------------------------------------------
     def append(self, message: dict[str, Any], retention: Retention | str | None = None) -> int:
         """Store one message (committed before returning); returns its sequence number."""
+        return self._store([self._prepare(message, retention)], batch=False)[0]
+
+    def append_batch(self, messages: Sequence[dict[str, Any]],
+                     retention: Retention | str | None | Sequence[Retention | str | None] = None) -> list[int]:
+        """Store ``messages`` in order as one batch, all or nothing: one store transaction, under the
+        session's lock, so no other append lands between them and a failure stores none of them. A
+        message ``append`` would refuse (its shape, retention, or a tool result no call of the session or
+        of the batch before it awaits) refuses the batch, named by index (``messages[1]: ...``).
+        ``retention``: one class for all, or a list of one per message. Returns the sequence numbers."""
+        classes = list(retention) if isinstance(retention, (list, tuple)) else [retention] * len(messages)
+        if len(classes) != len(messages):
+            raise ValueError(f"retention lists {len(classes)} classes for {len(messages)} messages")
+        prepared = []
+        for n, (message, klass) in enumerate(zip(messages, classes)):
+            try:
+                prepared.append(self._prepare(message, klass))
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"messages[{n}]: {exc}") from None
+        return self._store(prepared, batch=True) if prepared else []
+
+    def _prepare(self, message: dict[str, Any], retention: Retention | str | None) -> _Pending:
+        """What storing ``message`` needs, made before the lock: its checked copy, class, time, tokens, judgement."""
         message = copy.deepcopy(validate(message))  # the caller may reuse its dict; history must not move
         # When it was said (``timestamp``, validated above; absent: now) is stored as the row's time, not in
         # the body: providers refuse unknown message keys, and the view hands bodies to them.
         stated = message_time(message)
         message.pop("timestamp", None)
-        created_at = time.time() if stated is None else stated
-        unclassified = retention is None
-        klass = self.config.default_retention if unclassified else Retention.parse(retention)
+        klass = self.config.default_retention if retention is None else Retention.parse(retention)
         role, text = message["role"], msgs.text_of(message)
         judgement = self.detector.judge(role, text) if role in ("user", "assistant") and text.strip() else None
-        tokens = self.message_tokens(message)
-        with self._lock:
-            # Key entities come from user turns and significant assistant turns: assistants capitalize
-            # list headings and filler, which would crowd out what the user actually talks about.
-            found = judgement.entities if judgement and (role == "user" or judgement.significant) else []
+        # Key entities come from user turns and significant assistant turns: assistants capitalize
+        # list headings and filler, which would crowd out what the user actually talks about.
+        found = judgement.entities if judgement and (role == "user" or judgement.significant) else []
+        return _Pending(message, klass, retention is None, time.time() if stated is None else stated,
+                        self.message_tokens(message), judgement, tuple(found))
+
+    def _store(self, items: list[_Pending], *, batch: bool) -> list[int]:
+        """Store ``items`` in one transaction at the next seqs, then take them into the session's state."""
+        with self._lock:  # held across the batch: another append to this session waits for all of it
             for attempt in range(CONFLICT_RETRIES + 1):
-                self._check_results(message)  # again after a reload: another replica may have answered
-                seq = self._next_seq
+                # Checked again after a reload: another replica may have answered a call meanwhile.
+                if batch:
+                    check_batch_pairing(self._pairing.copy(), [item.message for item in items])
+                else:
+                    self._pairing.check(items[0].message)
+                first = self._next_seq
+                rows = [NewMessage(first + n, item.message, item.klass.value, item.unclassified, item.tokens,
+                                   item.significant, item.entities, item.created_at, self._tokenizer)
+                        for n, item in enumerate(items)]
                 try:
-                    self.store.append(self.key, seq, message, retention=klass.value, unclassified=unclassified,
-                                      tokens=tokens, significant=bool(judgement and judgement.significant),
-                                      entities=found, created_at=created_at)
+                    self.store.append_many(self.key, rows)
                     break
                 except SessionConflictError:
                     if attempt == CONFLICT_RETRIES:
                         raise
                     time.sleep(random.uniform(0, CONFLICT_PAUSE_S))
-                    self._reload()  # another replica appended since: its messages, then this one after them
-            self._next_seq += 1
-            self._note_calls(message)
-            entry = Entry(seq, message, klass, tokens, message,
-                          bool(judgement and judgement.significant))
-            self._log.add(entry)
-            self._by_retention[klass.value] += 1
-            self._unclassified += unclassified
-            for name in found:
-                slot = self._entities.setdefault(name, [0, seq])
-                slot[0] += 1
-                slot[1] = seq
-            self._entity_version += bool(found)
+                    self._reload()  # another replica appended since: its messages, then these after them
+            for row, item in zip(rows, items):  # stored: now the session's state, which cannot fail midway
+                self._admit(row.seq, item)
             if self.config.window_tokens:
                 self._maybe_compact(self.config.window_tokens)
-        if judgement and judgement.significant:
+        for n, (row, item) in enumerate(zip(rows, items)):
+            self._announce(row.seq, item, more=n < len(items) - 1)
+        return [row.seq for row in rows]
+
+    def _admit(self, seq: int, item: _Pending) -> None:
+        self._next_seq = seq + 1
+        self._pairing.note(item.message)
+        self._log.add(Entry(seq, item.message, item.klass, item.tokens, item.message, item.significant))
+        self._by_retention[item.klass.value] += 1
+        self._unclassified += item.unclassified
+        for name in item.entities:
+            slot = self._entities.setdefault(name, [0, seq])
+            slot[0] += 1
+            slot[1] = seq
+        self._entity_version += bool(item.entities)
+
+    def _announce(self, seq: int, item: _Pending, *, more: bool) -> None:
+        """The hooks, outside the lock: the promotion of a significant turn, then the archive (``more``:
+        messages of the same batch follow, so the archive pass waits for the last of them)."""
+        judgement = item.judgement
+        if item.significant:
             self._significant += 1
-            self._promote(SignificantTurn(self.session_id, self.agent_id, seq, role, text, klass.value,
-                                     judgement.reasons, judgement.entities, message, created_at=created_at,
-                                     previous=self._previous_turn(seq)))
+            self._promote(SignificantTurn(self.session_id, self.agent_id, seq, item.message["role"],
+                                          msgs.text_of(item.message), item.klass.value, judgement.reasons,
+                                          judgement.entities, item.message, created_at=item.created_at,
+                                          previous=self._previous_turn(seq)))
         if self.on_appended is not None:
-            significant = bool(judgement and judgement.significant)
             try:  # the archive: every message, significance only a signal (working_memory.py)
-                self.on_appended(Appended(self.session_id, self.agent_id, seq, significant,
-                                          list(judgement.reasons) if significant else [], created_at))
+                self.on_appended(Appended(self.session_id, self.agent_id, seq, item.significant,
+                                          list(judgement.reasons) if item.significant else [], item.created_at,
+                                          more=more))
             except Exception as exc:  # noqa: BLE001 - stored already; the archive catches up on its next pass
                 self._state["hook_failures"] += 1
                 log.warning("archive hook failed for session %s seq %d: %s", self.session_id, seq, exc)
-        return seq
-
-    def _check_results(self, message: dict[str, Any]) -> None:
-        self._pairing.check(message)
-
-    def _note_calls(self, message: dict[str, Any]) -> None:
-        self._pairing.note(message)
 
     def check_batch(self, messages: list[dict[str, Any]]) -> None:
         """ValueError naming the first of ``messages`` (by index) whose tool results ``append`` would refuse
         after what the session holds and the batch's earlier messages; nothing is stored."""
         with self._lock:
             pairing = self._pairing.copy()
-        for n, message in enumerate(messages):
-            try:
-                pairing.check(message, where="this session or batch")
-            except ValueError as exc:
-                raise ValueError(f"messages[{n}]: {exc}") from None
-            pairing.note(message)
+        check_batch_pairing(pairing, messages)
 
     def _previous_turn(self, seq: int) -> dict[str, Any] | None:
         with self._lock:

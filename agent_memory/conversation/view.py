@@ -5,7 +5,8 @@ user message (verbatim) and the newest unit (the pending step; a tool call still
 for its result shows as a note), and, right after the system messages, one header message
 holding the key entities, the ``[Context Compressed]`` summaries and the ``[Dropped ...]``
 markers (what each drop removed; older ones folded into one line). The rest is the most
-recent units that fit; units without room are named by one note. The view is a pure read:
+recent units that fit, in the order of their first messages (so a tool result that came after
+other messages shows right after its call); units without room are named by one note. The view is a pure read:
 compaction runs on append, against the configured window (``scheduler.py``), never against
 a caller's budget.
 

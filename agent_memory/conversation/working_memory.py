@@ -122,6 +122,8 @@ class WorkingMemory:
         if record.reasons:
             self._reasons[(*key, record.seq)] = record.reasons
         self._appended_at[(*key, record.seq)] = time.monotonic()
+        if record.more:
+            return  # a batch: the pass after its last message archives it whole, every reason known by then
         if not self.background:
             self.archive(*key)
             return

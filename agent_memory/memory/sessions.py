@@ -52,11 +52,12 @@ class SessionMethods:
                      retention: Retention | str | None = None, agent_id: str | None = None,
                      tenant: str | None = None) -> list[int]:
         """Append several messages (one retention class for all); returns their sequence numbers. The
-        batch is checked whole first (:meth:`check_messages`): a refused one stores nothing."""
+        batch is all or nothing: checked whole first (:meth:`check_messages`: a refused one stores
+        nothing), then stored in one transaction under the session's lock (``Session.append_batch``), so
+        a concurrent append never lands inside it and a storage failure stores none of it."""
         self.check_space("a session append")
         checked = self.check_messages(session_id, messages, retention=retention, agent_id=agent_id, tenant=tenant)
-        session = self.session(session_id, agent_id=agent_id, tenant=tenant)
-        return [session.append(m, retention=retention) for m in checked]
+        return self.session(session_id, agent_id=agent_id, tenant=tenant).append_batch(checked, retention=retention)
 
     def check_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
                        retention: Retention | str | None = None, agent_id: str | None = None,
@@ -68,7 +69,8 @@ class SessionMethods:
         each message's shape (``message_validation.validate``), and that each tool result answers a call
         the session, or an earlier message of the batch, issued and that still awaits its result (the
         pairing ``Session.append`` checks, by ``Session.check_batch``). A concurrent append to
-        the same session between this check and the appends is not covered."""
+        the same session after this check is covered by :meth:`add_messages`, which checks again under
+        the session's lock."""
         if isinstance(messages, (str, bytes, Mapping)):
             expect_type(messages, list, "messages", "a list of messages (for one message: add_message)")
         if retention is not None:

@@ -1,6 +1,7 @@
 """Working-memory sessions on PostgreSQL: the contract of ``sqlite_sessions.py``'s SQLite
-store, shared by every API replica. One transaction per append or compaction, as in SQLite, so
-a crashed process loses no acknowledged message. Tables: ``migrations/002_sessions.sql``.
+store, shared by every API replica. One transaction per append, batch of messages or compaction,
+as in SQLite, so a crashed process loses no acknowledged message and a batch is stored whole or not
+at all. Tables: ``migrations/002_sessions.sql``.
 
 Any replica answers any request for a session (no sticky routing): each write to a session
 holds that session's transaction-scoped advisory lock, so writes from several replicas are
@@ -16,7 +17,7 @@ import time
 from typing import Any, Iterable
 
 from agent_memory.stores.postgres import PostgresDB
-from agent_memory.stores.sqlite_sessions import Key, SessionConflictError, message_row
+from agent_memory.stores.sqlite_sessions import Key, NewMessage, SessionConflictError, message_row
 
 
 class PostgresSessionStore:
@@ -64,21 +65,38 @@ class PostgresSessionStore:
 
     # -- writes ------------------------------------------------------------------------------
     def append(self, key: Key, seq: int, message: dict[str, Any], *, retention: str, unclassified: bool,
-               tokens: int, significant: bool, entities: Iterable[str], created_at: float | None = None) -> None:
-        statements = [(
-            "INSERT INTO session_messages (session_id, agent_id, seq, role, retention, unclassified, body, tokens,"
-            " significant, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-            (*key, seq, message["role"], retention, bool(unclassified), json.dumps(message, ensure_ascii=False),
-             tokens, bool(significant), time.time() if created_at is None else float(created_at)),
-        )]
-        for name in entities:
+               tokens: int, significant: bool, entities: Iterable[str], created_at: float | None = None,
+               tokenizer: str | None = None) -> None:
+        self.append_many(key, [NewMessage(seq, message, retention, unclassified, tokens, significant,
+                                          tuple(entities), created_at, tokenizer)])
+
+    def append_many(self, key: Key, rows: list[NewMessage]) -> None:
+        """Every row in one transaction under the session's lock: all stored or none, and no other append
+        lands between them (the first seq already taken: ``SessionConflictError``)."""
+        statements: list[tuple[str, tuple]] = []
+        for row in rows:
             statements.append((
-                "INSERT INTO session_entities (session_id, agent_id, name, count, last_seq) VALUES (%s,%s,%s,1,%s)"
-                " ON CONFLICT (session_id, agent_id, name) DO UPDATE SET count = session_entities.count + 1,"
-                " last_seq = excluded.last_seq",
-                (*key, name, seq),
+                "INSERT INTO session_messages (session_id, agent_id, seq, role, retention, unclassified, body,"
+                " tokens, significant, created_at, tokenizer) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                (*key, row.seq, row.message["role"], row.retention, bool(row.unclassified),
+                 json.dumps(row.message, ensure_ascii=False), row.tokens, bool(row.significant),
+                 time.time() if row.created_at is None else float(row.created_at), row.tokenizer),
             ))
-        self._session_tx(key, statements, next_seq=seq)
+            for name in row.entities:
+                statements.append((
+                    "INSERT INTO session_entities (session_id, agent_id, name, count, last_seq)"
+                    " VALUES (%s,%s,%s,1,%s) ON CONFLICT (session_id, agent_id, name) DO UPDATE SET"
+                    " count = session_entities.count + 1, last_seq = excluded.last_seq",
+                    (*key, name, row.seq),
+                ))
+        if rows:
+            self._session_tx(key, statements, next_seq=rows[0].seq)
+
+    def recount(self, key: Key, counts: list[tuple[int, int]], tokenizer: str) -> None:
+        """Store token counts made again under ``tokenizer`` (seq, tokens), so the next load reuses them."""
+        self._session_tx(key, [("UPDATE session_messages SET tokens=%s, tokenizer=%s WHERE session_id=%s"
+                                " AND agent_id=%s AND seq=%s", (tokens, tokenizer, *key, seq))
+                               for seq, tokens in counts])
 
     def compact(self, key: Key, seqs: list[int], status: str, summary: dict[str, Any] | None,
                 state: dict[str, Any]) -> None:
@@ -103,7 +121,8 @@ class PostgresSessionStore:
     # -- reads -------------------------------------------------------------------------------
     def load_messages(self, key: Key) -> list[dict[str, Any]]:
         rows = self._rows(
-            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM session_messages"
+            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at, tokenizer"
+            " FROM session_messages"
             " WHERE session_id=%s AND agent_id=%s ORDER BY seq", key)
         return [message_row(r) for r in rows]
 
@@ -164,7 +183,8 @@ class PostgresSessionStore:
 
     def messages_after(self, key: Key, seq: int) -> list[dict[str, Any]]:
         rows = self._rows(
-            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM session_messages"
+            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at, tokenizer"
+            " FROM session_messages"
             " WHERE session_id=%s AND agent_id=%s AND seq > %s ORDER BY seq", (*key, seq))
         return [message_row(r) for r in rows]
 

@@ -1,4 +1,5 @@
-"""SQLite persistence for sessions: one commit per append (WAL), so a crash loses no message.
+"""SQLite persistence for sessions: one commit per append (WAL), so a crash loses no message; a
+batch of messages is one commit too, all stored or none.
 
 The raw messages are never rewritten: compaction only flips a status column and adds
 summary rows, so the full history stays readable (``messages()``) after any tier.
@@ -11,6 +12,7 @@ import json
 import sqlite3
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Protocol, runtime_checkable
 
@@ -21,7 +23,7 @@ CREATE TABLE IF NOT EXISTS messages (
     session_id TEXT NOT NULL, agent_id TEXT NOT NULL, seq INTEGER NOT NULL,
     role TEXT NOT NULL, retention TEXT NOT NULL, unclassified INTEGER NOT NULL DEFAULT 0,
     body TEXT NOT NULL, tokens INTEGER NOT NULL, status TEXT NOT NULL DEFAULT 'active',
-    significant INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL,
+    significant INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, tokenizer TEXT,
     PRIMARY KEY (session_id, agent_id, seq)
 );
 CREATE TABLE IF NOT EXISTS summaries (
@@ -50,6 +52,23 @@ Key = tuple[str, str]
 TABLES = ("messages", "summaries", "entities", "session_state", "archive_marks")
 
 
+@dataclass(frozen=True)
+class NewMessage:
+    """One message to store: what ``append`` takes, as a row of a batch for ``append_many``."""
+
+    seq: int
+    message: dict[str, Any]
+    retention: str
+    unclassified: bool
+    tokens: int
+    significant: bool
+    entities: tuple[str, ...] = ()
+    created_at: float | None = None
+    # The token counter ``tokens`` was counted with (``TokenCounter.name``): a session opened under
+    # another one counts the message again (conversation/session.py). None: not recorded (older rows).
+    tokenizer: str | None = None
+
+
 class SessionConflictError(StoreError):
     """Another process appended to the session since this one last read it (a shared store): the
     caller reloads the session and takes the next sequence number."""
@@ -62,7 +81,14 @@ class SessionStorage(Protocol):
     ``tests/integration/test_session_store_contract.py``. Raw messages are never rewritten."""
 
     def append(self, key: Key, seq: int, message: dict[str, Any], *, retention: str, unclassified: bool,
-               tokens: int, significant: bool, entities: Iterable[str], created_at: float | None = None) -> None: ...
+               tokens: int, significant: bool, entities: Iterable[str], created_at: float | None = None,
+               tokenizer: str | None = None) -> None: ...
+
+    # Several messages at consecutive seqs in one transaction: all stored, or none (a batch is atomic).
+    def append_many(self, key: Key, rows: list[NewMessage]) -> None: ...
+
+    # Token counts made again under another counter (seq, tokens), recorded as ``tokenizer``'s.
+    def recount(self, key: Key, counts: list[tuple[int, int]], tokenizer: str) -> None: ...
 
     # The archive watermark: every message up to ``archived_through`` is in long-term memory (or was
     # judged not to go there). The session log is the archive's queue: whatever lies past the
@@ -113,8 +139,20 @@ class SessionStore:
             # FULL: each append is fsynced, surviving power loss too; NORMAL survives process crashes only.
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             self._db.executescript(SCHEMA)
+            self._add_tokenizer_column()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open session store {path.name}: {exc}") from exc
+
+    def _add_tokenizer_column(self) -> None:
+        """A file from before token counts named their counter gets the column (its rows: NULL, unknown)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(messages)")}
+        if "tokenizer" in columns:
+            return
+        try:
+            self._db.execute("ALTER TABLE messages ADD COLUMN tokenizer TEXT")
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" not in str(exc):  # another connection added it first: fine
+                raise
 
     def close(self) -> None:
         with self._lock:
@@ -149,20 +187,36 @@ class SessionStore:
 
     # -- writes ------------------------------------------------------------------------------
     def append(self, key: Key, seq: int, message: dict[str, Any], *, retention: str, unclassified: bool,
-               tokens: int, significant: bool, entities: Iterable[str], created_at: float | None = None) -> None:
-        statements = [(
-            "INSERT INTO messages (session_id, agent_id, seq, role, retention, unclassified, body, tokens,"
-            " significant, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (*key, seq, message["role"], retention, int(unclassified), json.dumps(message, ensure_ascii=False),
-             tokens, int(significant), time.time() if created_at is None else float(created_at)),
-        )]
-        for name in entities:
+               tokens: int, significant: bool, entities: Iterable[str], created_at: float | None = None,
+               tokenizer: str | None = None) -> None:
+        self.append_many(key, [NewMessage(seq, message, retention, unclassified, tokens, significant,
+                                          tuple(entities), created_at, tokenizer)])
+
+    def append_many(self, key: Key, rows: list[NewMessage]) -> None:
+        """Every row in one transaction: a failure at any of them stores none (the caller's batch is atomic)."""
+        statements: list[tuple[str, tuple]] = []
+        for row in rows:
             statements.append((
-                "INSERT INTO entities (session_id, agent_id, name, count, last_seq) VALUES (?,?,?,1,?)"
-                " ON CONFLICT(session_id, agent_id, name) DO UPDATE SET count = count + 1, last_seq = excluded.last_seq",
-                (*key, name, seq),
+                "INSERT INTO messages (session_id, agent_id, seq, role, retention, unclassified, body, tokens,"
+                " significant, created_at, tokenizer) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (*key, row.seq, row.message["role"], row.retention, int(row.unclassified),
+                 json.dumps(row.message, ensure_ascii=False), row.tokens, int(row.significant),
+                 time.time() if row.created_at is None else float(row.created_at), row.tokenizer),
             ))
-        self._tx(statements)
+            for name in row.entities:
+                statements.append((
+                    "INSERT INTO entities (session_id, agent_id, name, count, last_seq) VALUES (?,?,?,1,?)"
+                    " ON CONFLICT(session_id, agent_id, name) DO UPDATE SET count = count + 1,"
+                    " last_seq = excluded.last_seq",
+                    (*key, name, row.seq),
+                ))
+        if statements:
+            self._tx(statements)
+
+    def recount(self, key: Key, counts: list[tuple[int, int]], tokenizer: str) -> None:
+        """Store token counts made again under ``tokenizer`` (seq, tokens), so the next load reuses them."""
+        self._tx([("UPDATE messages SET tokens=?, tokenizer=? WHERE session_id=? AND agent_id=? AND seq=?",
+                   (tokens, tokenizer, *key, seq)) for seq, tokens in counts])
 
     def compact(self, key: Key, seqs: list[int], status: str, summary: dict[str, Any] | None,
                 state: dict[str, Any]) -> None:
@@ -193,7 +247,7 @@ class SessionStore:
     # -- reads -------------------------------------------------------------------------------
     def load_messages(self, key: Key) -> list[dict[str, Any]]:
         rows = self._rows(
-            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM messages"
+            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at, tokenizer FROM messages"
             " WHERE session_id=? AND agent_id=? ORDER BY seq", key)
         return [message_row(r) for r in rows]
 
@@ -251,7 +305,7 @@ class SessionStore:
 
     def messages_after(self, key: Key, seq: int) -> list[dict[str, Any]]:
         rows = self._rows(
-            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at FROM messages"
+            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at, tokenizer FROM messages"
             " WHERE session_id=? AND agent_id=? AND seq > ? ORDER BY seq", (*key, seq))
         return [message_row(r) for r in rows]
 
@@ -267,6 +321,6 @@ class SessionStore:
 
 def message_row(r: tuple) -> dict[str, Any]:
     """A message row as both session backends select it (seq, retention, unclassified, body, tokens,
-    status, significant, created_at) -> the dict ``load_messages`` and ``messages_after`` return."""
+    status, significant, created_at, tokenizer) -> the dict ``load_messages`` and ``messages_after`` return."""
     return dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
-                status=r[5], significant=bool(r[6]), created_at=float(r[7]))
+                status=r[5], significant=bool(r[6]), created_at=float(r[7]), tokenizer=r[8])

@@ -40,7 +40,7 @@ def opener(request, tmp_path):
 
 def append(store, seq: int, content: str, key=KEY, entities=()) -> None:
     store.append(key, seq, {"role": "user", "content": content}, retention="normal", unclassified=seq % 2 == 1,
-                 tokens=len(content), significant=seq == 0, entities=entities)
+                 tokens=len(content), significant=seq == 0, entities=entities, tokenizer="cl100k_base")
 
 
 def test_messages_round_trip_in_order_and_stay_per_key(opener):
@@ -54,7 +54,7 @@ def test_messages_round_trip_in_order_and_stay_per_key(opener):
     assert rows[1] == {"seq": 1, "retention": "normal", "unclassified": True, "status": "active",
                        "message": {"role": "user", "content": "message 1 — ünïcode 你好"},
                        "tokens": len("message 1 — ünïcode 你好"), "significant": False,
-                       "created_at": rows[1]["created_at"]}
+                       "created_at": rows[1]["created_at"], "tokenizer": "cl100k_base"}
     assert rows[0]["significant"] and not rows[0]["unclassified"]
     assert [m["content"] for m in store.recent(KEY, 2)] == ["message 3 — ünïcode 你好", "message 4 — ünïcode 你好"]
     assert store.sessions() == [("acme/chat", ""), ("acme/chat", "planner")]

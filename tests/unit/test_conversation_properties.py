@@ -26,6 +26,8 @@ op = st.one_of(
     st.tuples(st.just("assistant"), words, retention),
     st.tuples(st.just("openai_tools"), st.lists(words, min_size=1, max_size=3), retention),
     st.tuples(st.just("anthropic_tools"), st.lists(words, min_size=1, max_size=3), retention),
+    # A call whose results come after a user message (a late tool result).
+    st.tuples(st.just("late_tools"), st.lists(words, min_size=1, max_size=3), retention),
 )
 
 
@@ -35,11 +37,13 @@ def expand(ops, ids):
     for kind, payload, klass in ops:
         if kind in ("system", "user", "assistant"):
             out.append(({"role": kind, "content": payload}, klass))
-        elif kind == "openai_tools":
+        elif kind in ("openai_tools", "late_tools"):
             calls = [{"id": f"call_{next(ids)}", "type": "function",
                       "function": {"name": f"tool{i}", "arguments": json.dumps({"q": p[:20]})}}
                      for i, p in enumerate(payload)]
             out.append(({"role": "assistant", "content": None, "tool_calls": calls}, klass))
+            if kind == "late_tools":
+                out.append(({"role": "user", "content": f"meanwhile: {payload[0]}"}, klass))
             for call, result in zip(calls, payload):
                 out.append(({"role": "tool", "tool_call_id": call["id"], "content": result * 3}, klass))
         else:
@@ -56,6 +60,15 @@ def check_pairs(view):
     calls = {cid for m in view for cid in msgs.call_ids(m)}
     results = {rid for m in view for rid in msgs.result_ids(m)}
     assert calls == results, f"orphans: calls {calls - results}, results {results - calls}"
+    # As chat APIs require: a step's results follow it before any other message, late ones too.
+    n = 0
+    while n < len(view):
+        issued, answered = set(msgs.call_ids(view[n])), set()
+        n += 1
+        while issued and n < len(view) and msgs.result_ids(view[n]) and answered != issued:
+            answered |= set(msgs.result_ids(view[n]))
+            n += 1
+        assert answered == issued, f"calls {issued - answered} not answered right after their step"
 
 
 @pytest.fixture(scope="module")

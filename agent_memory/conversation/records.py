@@ -1,0 +1,43 @@
+"""What a session hands its hooks: a significant turn to promote, and every stored message to archive.
+
+Their own module so that the hooks' receivers (``working_memory.py``, ``manager.py``) need not
+reach into the session's internals; ``session.py`` re-exports both.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class SignificantTurn:
+    """What the promotion hook receives for a significant turn."""
+
+    session_id: str
+    agent_id: str | None
+    seq: int
+    role: str
+    text: str
+    retention: str
+    reasons: list[str]
+    entities: list[str]
+    message: dict[str, Any]
+    created_at: float = field(default_factory=time.time)
+    # The user/assistant turn before it in the session (role, text, seq): its context when promoted.
+    previous: dict[str, Any] | None = None
+
+
+@dataclass
+class Appended:
+    """What the archive hook receives for every stored message (working_memory.py archives from the
+    store, past its watermark: this only says where to look, and what the detector judged)."""
+
+    session_id: str
+    agent_id: str | None
+    seq: int
+    significant: bool
+    reasons: list[str]
+    created_at: float
+    more: bool = False  # more messages of the same batch follow (their records come next)

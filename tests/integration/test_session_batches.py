@@ -1,0 +1,216 @@
+"""A batch of messages is all or nothing, on SQLite and PostgreSQL: one transaction (a failure midway
+stores none of it and leaves the session usable) under the session's lock (no other append lands
+inside it), through ``Session.append_batch`` and ``Memory.add_messages``."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+
+import pytest
+from postgres_support import NEEDS_POSTGRES, BackendOpener, FreshSchema, postgres_param
+
+from agent_memory.conversation import SessionManager
+from agent_memory.core.errors import StoreError
+from agent_memory.core.tokens import TiktokenCounter
+from agent_memory.stores.sqlite_sessions import SessionStore
+
+COUNTER = TiktokenCounter("cl100k_base")
+
+
+class Opener(BackendOpener):
+    def open_sqlite(self, tmp_path):
+        return SessionStore(tmp_path / "sessions.sqlite3", synchronous="OFF")
+
+    def open_postgres(self, db):
+        from agent_memory.stores.postgres_sessions import PostgresSessionStore
+
+        return PostgresSessionStore(db)
+
+    def manager(self) -> SessionManager:
+        return SessionManager(self.tmp_path / "unused.sqlite3", COUNTER, store=self())
+
+
+@pytest.fixture(params=["sqlite", postgres_param()])
+def opener(request, tmp_path):
+    op = Opener(request.param, tmp_path)
+    yield op
+    op.cleanup()
+
+
+class FailingConnection:
+    """A connection whose ``fail_at``-th message insert raises ``error`` (as a full disk would), once;
+    everything else goes to the real connection."""
+
+    def __init__(self, conn, counter: list[int], fail_at: int, error: Exception) -> None:
+        self._conn, self._counter, self._fail_at, self._error = conn, counter, fail_at, error
+
+    def execute(self, sql, params=()):
+        if sql.startswith(("INSERT INTO messages", "INSERT INTO session_messages")):
+            self._counter[0] += 1
+            if self._counter[0] == self._fail_at:
+                raise self._error
+        return self._conn.execute(sql, params)
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+def fail_an_insert(store, fail_at: int) -> None:
+    """Make the store's ``fail_at``-th message insert from now on fail, inside its transaction."""
+    counter = [0]
+    if isinstance(store, SessionStore):
+        store._db = FailingConnection(store._db, counter, fail_at, sqlite3.OperationalError("database or disk is full"))
+        return
+    import psycopg
+
+    real = store.db.connection
+
+    @contextmanager
+    def connection():
+        with real() as conn:
+            yield FailingConnection(conn, counter, fail_at, psycopg.errors.DiskFull("could not extend file"))
+
+    store.db.connection = connection
+
+
+def user(text: str) -> dict:
+    return {"role": "user", "content": text}
+
+
+def test_a_batch_failing_midway_stores_none_of_it_and_the_session_goes_on(opener):
+    manager = opener.manager()
+    session = manager.session("s")
+    session.append(user("Before the batch: the depot is in Lyon."))
+    entities = manager.store.entities(session.key)
+    fail_an_insert(manager.store, 2)
+    batch = [user("Order 40 X-300 units for Anna."), user("Ship them to Berlin."), user("Invoice to ACME.")]
+    with pytest.raises(StoreError, match="full|extend"):
+        session.append_batch(batch)
+    assert [r["seq"] for r in manager.store.load_messages(session.key)] == [0]
+    assert manager.store.entities(session.key) == entities  # the first message's entity rows went too
+    assert session.messages() == [user("Before the batch: the depot is in Lyon.")] and session.next_seq == 1
+    assert session.append_batch(batch) == [1, 2, 3]  # usable: the same batch goes in whole
+    reopened = opener.manager().session("s")
+    assert [m["content"] for m in reopened.messages()] == [
+        "Before the batch: the depot is in Lyon.", *[m["content"] for m in batch]]
+
+
+def assert_batches_whole(stored: list[str], batches: int, size: int, writers: str) -> None:
+    """Every batch ``<writer><batch>-<i>`` stored once, whole, at consecutive positions, in order."""
+    for writer in writers:
+        for b in range(batches):
+            expected = [f"{writer}{b}-{i}" for i in range(size)]
+            first = stored.index(expected[0])
+            assert stored[first:first + size] == expected, f"batch {writer}{b} interleaved"
+            assert all(stored.count(text) == 1 for text in expected)
+
+
+def write_concurrently(targets) -> None:
+    """Run each (function, args) on its own thread; re-raise the first failure."""
+    errors: list[BaseException] = []
+
+    def run(fn, *args):
+        try:
+            fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(fn, *args)) for fn, *args in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_concurrent_batches_never_interleave(opener):
+    manager = opener.manager()
+    batches, size = 6, 8
+
+    def writer(name: str) -> None:
+        for b in range(batches):
+            manager.session("busy").append_batch([user(f"{name}{b}-{i}") for i in range(size)])
+
+    def single() -> None:  # appends of one message meanwhile: never inside a batch either
+        for i in range(batches * size):
+            manager.session("busy").append(user(f"single {i}"))
+
+    write_concurrently([(writer, "a"), (writer, "b"), (single,)])
+    stored = [m["content"] for m in manager.session("busy").messages()]
+    assert len(stored) == 3 * batches * size
+    assert_batches_whole(stored, batches, size, "ab")
+    assert [r["seq"] for r in manager.store.load_messages(("busy", ""))] == list(range(3 * batches * size))
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=NEEDS_POSTGRES)])
+def test_batches_through_two_replicas_never_interleave(tmp_path, _):
+    from agent_memory.stores.postgres_sessions import PostgresSessionStore
+
+    schema = FreshSchema()
+    replicas = [SessionManager(tmp_path / "unused", COUNTER, store=PostgresSessionStore(schema.open()))
+                for _ in range(2)]
+    try:
+        batches, size = 5, 6
+
+        def writer(manager: SessionManager, name: str) -> None:
+            for b in range(batches):
+                manager.session("shared").append_batch([user(f"{name}{b}-{i}") for i in range(size)])
+
+        write_concurrently([(writer, replicas[0], "a"), (writer, replicas[1], "b")])
+        stored = [m["content"] for m in replicas[0].session("shared").messages()]
+        assert len(stored) == 2 * batches * size
+        assert_batches_whole(stored, batches, size, "ab")
+    finally:
+        for manager in replicas:
+            manager.close()
+        schema.cleanup()
+
+
+@pytest.fixture
+def memory(settings):
+    from agent_memory import Memory
+
+    with Memory(settings=settings, tenant="acme") as mem:
+        yield mem
+
+
+def test_add_messages_is_all_or_nothing_and_serialized(memory):
+    # Forgettable: nothing to archive, so no embedding slows the writers down.
+    memory.add_messages("chat", [user("We ship from the Lyon depot.")], retention="forgettable")
+    store = memory.working_memory.sessions.store
+    fail_an_insert(store, 2)
+    with pytest.raises(StoreError, match="full"):
+        memory.add_messages("chat", [user("one"), user("two"), user("three")], retention="forgettable")
+    assert [m["content"] for m in memory.session("chat").messages()] == ["We ship from the Lyon depot."]
+    batches, size = 5, 6
+
+    def writer(name: str) -> None:
+        for b in range(batches):
+            memory.add_messages("chat", [user(f"{name}{b}-{i}") for i in range(size)], retention="forgettable")
+
+    write_concurrently([(writer, "a"), (writer, "b")])
+    stored = [m["content"] for m in memory.session("chat").messages()]
+    assert stored[0] == "We ship from the Lyon depot." and len(stored) == 1 + 2 * batches * size
+    assert_batches_whole(stored, batches, size, "ab")
+
+
+def test_a_batch_is_archived_in_one_pass_with_every_turns_reasons(services):
+    from agent_memory.conversation.working_memory import WorkingMemory
+
+    passes: list[list] = []
+    memory = WorkingMemory(services, promote=lambda records: passes.append(list(records)))
+    try:
+        memory.session("acme", "chat").append_batch([
+            user("I prefer the X-300 sensor; we decided to order 40 units."),
+            {"role": "assistant", "content": "Noted."},
+            user("We decided on Falkenrath Logistics for the shipping, deadline 2024-05-01."),
+        ], retention="strict")
+        assert [[r.turn_id for r in records] for records in passes] == [["m0", "m1", "m2"]]
+        reasons = {r.turn_id: r.metadata["reasons"] for r in passes[0]}
+        # The detector's own reasons for each significant turn, not the bare flag a late pass would read.
+        assert reasons["m0"] and reasons["m2"] and "significant" not in reasons["m0"] + reasons["m2"]
+        assert reasons["m1"] == []
+    finally:
+        memory.close()

@@ -1,0 +1,98 @@
+"""Switching ``AGENT_MEMORY_TOKENIZER`` on a used data dir: a session's stored token counts name the
+counter that made them, and a session opened under another counter counts those messages (and its
+summaries) again, so its window, levels and view are measured in the new units. SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from postgres_support import BackendOpener, postgres_param
+
+from agent_memory.conversation import CompactionConfig, SessionManager
+from agent_memory.core.tokens import EstimatingCounter, TiktokenCounter
+from agent_memory.stores.sqlite_sessions import SessionStore
+
+ESTIMATE, EXACT = EstimatingCounter(), TiktokenCounter("cl100k_base")
+TURNS = ["We ship from the Lyon depot; order 40 X-300 units for ACME.",
+         "Noted: 40 X-300 units from Lyon, invoice INV-2291 to ACME GmbH.",
+         "Also book the freight with DHL, reference DHL-77-0042, before Friday."]
+
+
+class Opener(BackendOpener):
+    def open_sqlite(self, tmp_path):
+        return SessionStore(tmp_path / "sessions.sqlite3", synchronous="OFF")
+
+    def open_postgres(self, db):
+        from agent_memory.stores.postgres_sessions import PostgresSessionStore
+
+        return PostgresSessionStore(db)
+
+    def manager(self, counter) -> SessionManager:
+        """A fresh store object on the same data each call: a process started under ``counter``."""
+        return SessionManager(self.tmp_path / "unused.sqlite3", counter, store=self(),
+                              config=CompactionConfig(window_tokens=None))
+
+
+@pytest.fixture(params=["sqlite", postgres_param()])
+def opener(request, tmp_path):
+    op = Opener(request.param, tmp_path)
+    yield op
+    op.cleanup()
+
+
+def fill(session) -> None:
+    for n, text in enumerate(TURNS):
+        session.append({"role": ("user", "assistant")[n % 2], "content": text})
+
+
+def test_counts_made_under_another_tokenizer_are_made_again(opener):
+    fill(opener.manager(ESTIMATE).session("s"))
+    reference = opener.manager(EXACT).session("fresh")  # the same messages, counted under cl100k only
+    fill(reference)
+    switched = opener.manager(EXACT).session("s")  # the data dir, now served under cl100k
+    assert switched.stats()["active_tokens"] == reference.stats()["active_tokens"]
+    assert switched.stats()["active_tokens"] < sum(ESTIMATE.count(t) for t in TURNS)  # not the estimate's units
+    rows = switched.store.load_messages(switched.key)
+    assert {r["tokenizer"] for r in rows} == {"cl100k_base"}  # stored: the next start reuses them
+    assert [r["tokens"] for r in rows] == [r["tokens"] for r in reference.store.load_messages(reference.key)]
+    # ... and back: counted again under the estimate, as a session only ever counted by it.
+    assert opener.manager(ESTIMATE).session("s").stats()["active_tokens"] == \
+        opener.manager(ESTIMATE).session("fresh").stats()["active_tokens"]
+
+
+def test_summaries_are_counted_under_the_serving_tokenizer(opener):
+    session = opener.manager(ESTIMATE).session("s")
+    fill(session)
+    session.append({"role": "user", "content": "What is the DHL reference?"})
+    session.compact(force=True)
+    (summary,) = session.summaries()
+    assert summary["tokens"] == ESTIMATE.count(summary["text"])
+    (switched,) = opener.manager(EXACT).session("s").summaries()
+    assert switched["text"] == summary["text"] and switched["tokens"] == EXACT.count(summary["text"])
+
+
+def test_a_file_from_before_counts_named_their_tokenizer_is_counted_again(tmp_path):
+    path = tmp_path / "sessions.sqlite3"
+    db = sqlite3.connect(path)  # the messages table as it was: no tokenizer column
+    db.executescript("""
+        CREATE TABLE messages (
+            session_id TEXT NOT NULL, agent_id TEXT NOT NULL, seq INTEGER NOT NULL,
+            role TEXT NOT NULL, retention TEXT NOT NULL, unclassified INTEGER NOT NULL DEFAULT 0,
+            body TEXT NOT NULL, tokens INTEGER NOT NULL, status TEXT NOT NULL DEFAULT 'active',
+            significant INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL,
+            PRIMARY KEY (session_id, agent_id, seq));""")
+    message = {"role": "user", "content": TURNS[0]}
+    db.execute("INSERT INTO messages (session_id, agent_id, seq, role, retention, body, tokens, created_at)"
+               " VALUES ('s', '', 0, 'user', 'fuzzy', ?, 999, 0)", (json.dumps(message),))
+    db.commit()
+    db.close()
+    manager = SessionManager(path, EXACT, synchronous="OFF", config=CompactionConfig(window_tokens=None))
+    try:
+        session = manager.session("s")
+        assert session.stats()["active_tokens"] == session.message_tokens(message) != 999
+        assert manager.store.load_messages(session.key)[0]["tokenizer"] == "cl100k_base"
+        assert session.messages() == [message]
+    finally:
+        manager.close()
