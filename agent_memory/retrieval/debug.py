@@ -5,30 +5,38 @@ from __future__ import annotations
 from agent_memory.retrieval.types import PromptResult
 
 
+def _one_line(value: object) -> str:
+    """A stored value (source ID, entity, target) as part of one dump line: one holding a newline or
+    another control character is quoted, so a crafted file name cannot fake a row of the dump."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)
+
+
 def render_dump(result: PromptResult, max_rows: int = 10) -> str:
-    lines = [f"Question: {result.question}", f"Budget: {result.budget} tokens ({result.tokenizer}); "
+    lines = [f"Question: {_one_line(result.question)}", f"Budget: {result.budget} tokens ({result.tokenizer}); "
              f"prompt: {result.total_tokens} tokens", ""]
     lines.append("== Routes ==")
     for route, rows in result.routes.items():
         lines.append(f"-- {route}: {len(rows)} candidates")
         for row in rows[:max_rows]:
             if "score" in row:
-                lines.append(f"  #{row['rank']:<3} {row['score']:>9.4f}  [{row['kind']}] {row['source_id']}"
+                lines.append(f"  #{row['rank']:<3} {row['score']:>9.4f}  [{row['kind']}] {_one_line(row['source_id'])}"
                              f"  {row['text'][:80]!r}")
             else:
-                lines.append(f"  {row['subject']} — {row['relation']} → {row['object']}  [{row['source_id']}]")
+                lines.append(f"  {_one_line(row['subject'])} — {_one_line(row['relation'])} → "
+                             f"{_one_line(row['object'])}  [{_one_line(row['source_id'])}]")
     lines.append("")
     lines.append("== Fused and reranked ==")
     for pos, row in enumerate(result.fused[:max_rows * 2], start=1):
         note = f"  ({row['note']})" if row.get("note") else ""
         lines.append(f"  {pos:>3}. fused {row['fused']:.4f} rerank {row['rerank']:.4f}"
                      f" importance {row.get('importance', 0.5):.2f} routes {row['routes']}"
-                     f"  {row['source_id']}{note}")
+                     f"  {_one_line(row['source_id'])}{note}")
     lines.append("")
     lines.append("== Decisions (kept, cut, compressed, why) ==")
     for d in result.decisions + result.assembly_drops:
         tokens = f" tokens {d.tokens_before}→{d.tokens_after}" if d.tokens_before else ""
-        lines.append(f"  [{d.stage}] {d.action} {d.target}: {d.reason}{tokens}")
+        lines.append(f"  [{d.stage}] {d.action} {_one_line(d.target)}: {_one_line(d.reason)}{tokens}")
     lines.append("")
     lines.append("== Token accounting ==")
     for name, tokens in result.sections.items():
