@@ -116,14 +116,15 @@ class LocalBackend:
 
     def remember(self, caller: str, args: RememberIn) -> dict[str, Any]:
         out: dict[str, Any] = {"source_ids": [], "seqs": [], "session_id": args.session_id}
-        if args.messages:  # the whole batch first: a refused message (named by index) stores nothing
-            self.memory.check_messages(args.session_id, [m.message for m in args.messages], tenant=caller)
+        messages = [m.message for m in args.messages]
+        classes = [m.retention for m in args.messages]
+        if messages:  # the whole batch first: a refused message (named by index) stores nothing
+            self.memory.check_messages(args.session_id, messages, retention=classes, tenant=caller)
         for doc in args.all_documents():
             out["source_ids"] += self.memory.add(doc.text, source_id=doc.source_id, title=doc.title,
                                                  metadata=doc.metadata, tenant=caller).source_ids
-        for message in args.messages:
-            out["seqs"].append(self.memory.add_message(args.session_id, message.message, retention=message.retention,
-                                                       tenant=caller))
+        if messages:  # one transaction: all of them or none, no other append between them
+            out["seqs"] = self.memory.add_messages(args.session_id, messages, retention=classes, tenant=caller)
         return out
 
     def recall(self, caller: str, args: BaseModel) -> dict[str, Any]:

@@ -16,6 +16,9 @@ from agent_memory.conversation.working_memory import session_key
 from agent_memory.core.errors import NotFoundError
 from agent_memory.memory.arguments import expect_type, message_mapping
 
+# A batch's retention: one class for every message, or a list of one per message (None: the default).
+Classes = Retention | str | None | list[Retention | str | None] | tuple[Retention | str | None, ...]
+
 
 class SessionMethods:
     """The session calls of ``Memory`` (its base class). They use what ``Memory`` builds and holds:
@@ -49,9 +52,10 @@ class SessionMethods:
         return self.session(session_id, agent_id=agent_id, tenant=tenant).append(message, retention=retention)
 
     def add_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
-                     retention: Retention | str | None = None, agent_id: str | None = None,
+                     retention: Classes = None, agent_id: str | None = None,
                      tenant: str | None = None) -> list[int]:
-        """Append several messages (one retention class for all); returns their sequence numbers. The
+        """Append several messages (one retention class for all, or a list of one per message); returns
+        their sequence numbers. The
         batch is all or nothing: checked whole first (:meth:`check_messages`: a refused one stores
         nothing), then stored in one transaction under the session's lock (``Session.append_batch``), so
         a concurrent append never lands inside it and a storage failure stores none of it."""
@@ -60,7 +64,7 @@ class SessionMethods:
         return self.session(session_id, agent_id=agent_id, tenant=tenant).append_batch(checked, retention=retention)
 
     def check_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]], *,
-                       retention: Retention | str | None = None, agent_id: str | None = None,
+                       retention: Classes = None, agent_id: str | None = None,
                        tenant: str | None = None) -> list[dict[str, Any]]:
         """The messages as plain dicts if ``Session.append`` would take every one of them, in order, after
         what the session holds now; else the error append would raise (TypeError for a non-mapping,
@@ -73,14 +77,19 @@ class SessionMethods:
         the session's lock."""
         if isinstance(messages, (str, bytes, Mapping)):
             expect_type(messages, list, "messages", "a list of messages (for one message: add_message)")
-        if retention is not None:
+        per_message = isinstance(retention, (list, tuple))
+        if not per_message and retention is not None:
             Retention.parse(retention)
         batch: list[dict[str, Any]] = []
         for n, message in enumerate(messages):
             try:
                 batch.append(validate(message_mapping(message)))
+                if per_message and n < len(retention) and retention[n] is not None:
+                    Retention.parse(retention[n])
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"messages[{n}]: {exc}") from None
+        if per_message and len(retention) != len(batch):
+            raise ValueError(f"retention lists {len(retention)} classes for {len(batch)} messages")
         if any(msgs.result_ids(m) for m in batch):  # only then is the session worth opening
             self.session(session_id, agent_id=agent_id, tenant=tenant).check_batch(batch)
         return batch
@@ -93,7 +102,8 @@ class SessionMethods:
 
     def sessions(self, *, tenant: str | None = None) -> list[dict[str, Any]]:
         """The tenant's working-memory sessions, by ID: ``session_id``, ``agents`` (sub-agents' IDs; the
-        main agent is ``None``), ``messages``, ``created_at`` / ``updated_at`` (Unix seconds)."""
+        main agent is ``None``), ``messages``, ``created_at`` / ``updated_at`` (Unix seconds; None for a
+        session configured before its first message)."""
         prefix = session_key(self._tenant(tenant), "")
         out: dict[str, dict[str, Any]] = {}
         for row in self.working_memory.sessions.store.session_rows(prefix):
@@ -102,8 +112,11 @@ class SessionMethods:
                                          "created_at": row["created_at"], "updated_at": row["updated_at"]})
             entry["agents"].append(row["agent_id"] or None)
             entry["messages"] += row["messages"]
-            entry["created_at"] = min(entry["created_at"], row["created_at"])
-            entry["updated_at"] = max(entry["updated_at"], row["updated_at"])
+            # A sub-agent with settings only has no times yet (None): the others' times stand.
+            entry["created_at"] = min((t for t in (entry["created_at"], row["created_at"]) if t is not None),
+                                      default=None)
+            entry["updated_at"] = max((t for t in (entry["updated_at"], row["updated_at"]) if t is not None),
+                                      default=None)
         return list(out.values())
 
     def delete_session(self, session_id: str, *, forget_archived: bool = False,
@@ -129,7 +142,7 @@ class SessionMethods:
                 for source_id in sorted(found):
                     for k, v in self.ingestion.forget(name, source_id).items():
                         removed[k] = removed.get(k, 0) + v
-        if not removed["messages"] and not removed["sources"]:
+        if not any(r["session_id"] == key for r in rows) and not removed["sources"]:  # settings only count
             raise NotFoundError(f"no session {session_id!r} for tenant {name!r}")
         return removed
 

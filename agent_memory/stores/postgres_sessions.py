@@ -155,9 +155,13 @@ class PostgresSessionStore:
     def session_rows(self, prefix: str = "") -> list[dict[str, Any]]:
         """As the SQLite store's: per (session, agent) under ``prefix``, counts and times."""
         rows = self._rows(
-            "SELECT session_id, agent_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(seq) FROM session_messages"
-            " WHERE left(session_id, %s) = %s GROUP BY session_id, agent_id"
-            " ORDER BY session_id COLLATE \"C\", agent_id COLLATE \"C\"", (len(prefix), prefix))
+            "SELECT * FROM (SELECT session_id, agent_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(seq)"
+            " FROM session_messages WHERE left(session_id, %s) = %s GROUP BY session_id, agent_id"
+            # A session configured before its first message (settings only: 0 messages, no times).
+            " UNION ALL SELECT session_id, agent_id, 0, NULL, NULL, -1 FROM session_state s"
+            " WHERE left(session_id, %s) = %s AND NOT EXISTS (SELECT 1 FROM session_messages m"
+            " WHERE m.session_id = s.session_id AND m.agent_id = s.agent_id)) listed"
+            " ORDER BY session_id COLLATE \"C\", agent_id COLLATE \"C\"", (len(prefix), prefix, len(prefix), prefix))
         return [dict(session_id=r[0], agent_id=r[1], messages=r[2], created_at=r[3], updated_at=r[4], last_seq=r[5])
                 for r in rows]
 

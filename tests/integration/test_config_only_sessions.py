@@ -1,10 +1,6 @@
 """A session whose config was set before its first message exists: the config reads back, so the
 session is listed (with zero messages) and can be deleted, through the HTTP API, ``Memory`` and the MCP
 tools alike; the delete removes its config, after which reading it answers 404.
-
-Expected to fail until the session store lists (session, agent) pairs that hold settings but no
-message, and ``Memory.sessions`` / ``Memory.delete_session`` (memory/sessions.py) count them: see
-CONFIG_ONLY below. ``strict``: once that lands these pass, and the marker must go.
 """
 
 from __future__ import annotations
@@ -14,10 +10,6 @@ import pytest
 
 from tests.helpers import sessions_api
 
-CONFIG_ONLY = pytest.mark.xfail(
-    strict=True, reason="the session stores list only sessions holding messages (stores/*_sessions.py "
-                        "session_rows), and Memory.delete_session answers NotFound for 0 messages")
-
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
@@ -25,7 +17,6 @@ def client(tmp_path_factory):
         yield http
 
 
-@CONFIG_ONLY
 def test_a_config_only_session_is_listed_and_deleted_over_http(client):
     assert client.put("/v1/sessions/cfg1/config", json={"window_tokens": 300}).status_code == 200
     assert client.get("/v1/sessions/cfg1/config").status_code == 200
@@ -40,7 +31,6 @@ def test_a_config_only_session_is_listed_and_deleted_over_http(client):
     assert client.delete("/v1/sessions/cfg1").status_code == 404
 
 
-@CONFIG_ONLY
 def test_a_sub_agents_config_alone_lists_the_session_under_that_agent(client):
     put = client.put("/v1/sessions/cfg2/config", params={"agent_id": "helper"}, json={"llm": 0.9})
     assert put.status_code == 200, put.text
@@ -58,7 +48,6 @@ def memory(settings):
         yield mem
 
 
-@CONFIG_ONLY
 def test_a_config_only_session_is_listed_and_deleted_by_memory(memory):
     memory.session("cfg").configure(window_tokens=300)
     assert memory.session_configured("cfg")
@@ -67,7 +56,6 @@ def test_a_config_only_session_is_listed_and_deleted_by_memory(memory):
     assert not memory.session_configured("cfg") and memory.sessions() == []
 
 
-@CONFIG_ONLY
 def test_a_config_only_session_is_listed_and_deleted_over_mcp(memory):
     from mcp.client import Client
 

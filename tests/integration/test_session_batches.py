@@ -214,3 +214,18 @@ def test_a_batch_is_archived_in_one_pass_with_every_turns_reasons(services):
         assert reasons["m1"] == []
     finally:
         memory.close()
+
+
+def test_add_messages_takes_one_retention_class_per_message(memory):
+    from agent_memory.conversation.working_memory import session_key
+
+    with pytest.raises(ValueError, match=r"messages\[1\]: .*'sometimes'"):
+        memory.add_messages("mixed", [user("a"), user("b")], retention=["forgettable", "sometimes"])
+    with pytest.raises(ValueError, match="2 classes for 3 messages"):
+        memory.add_messages("mixed", [user("a"), user("b"), user("c")], retention=["forgettable", "strict"])
+    assert not memory.session_exists("mixed")  # a refused batch stores nothing
+    memory.add_messages("mixed", [user("small talk"), user("the door code is 4471")],
+                        retention=["forgettable", "strict"])
+    rows = memory.working_memory.sessions.store.load_messages((session_key("acme", "mixed"), ""))
+    assert [(r["message"]["content"], r["retention"]) for r in rows] == [
+        ("small talk", "forgettable"), ("the door code is 4471", "strict")]

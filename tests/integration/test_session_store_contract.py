@@ -182,6 +182,19 @@ def test_sessions_are_listed_by_prefix_and_deleted_with_every_row(opener):
     assert [r["message"]["content"] for r in store.load_messages(KEY)] == ["a new start at seq 0"]
 
 
+def test_a_session_with_settings_and_no_message_is_listed_with_no_times(opener):
+    store = opener()
+    store.save_state(("acme/fresh", ""), {"config": {"window_tokens": 300}})
+    append(store, 0, "a")
+    store.save_state(KEY, {"config": {"window_tokens": 500}})  # settings beside messages: listed once
+    rows = store.session_rows("acme/")
+    assert [(r["session_id"], r["agent_id"], r["messages"], r["last_seq"]) for r in rows] == [
+        ("acme/chat", "", 1, 0), ("acme/fresh", "", 0, -1)]
+    assert rows[1]["created_at"] is None and rows[1]["updated_at"] is None
+    assert store.delete("acme/fresh") == 0
+    assert [r["session_id"] for r in store.session_rows("acme/")] == ["acme/chat"]
+
+
 def test_a_deleted_session_starts_empty_through_the_manager(opener):
     manager = opener.manager()
     session = manager.session("acme/chat")
