@@ -301,8 +301,11 @@ class Memory(SessionMethods):
 
     def search(self, query: str, *, limit: int = 10, session_id: str | None = None,
                filters: Mapping[str, Any] | Any | None = None, tenant: str | None = None) -> list[Passage]:
-        """Ranked passages with their scores (best first), as the prompt would place them."""
+        """Ranked passages with their scores (best first), as the prompt would place them: at most
+        ``limit`` (1 or more; what the search budget holds bounds it from above)."""
         check_question(query, "query")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:  # -1 would slice off the last
+            raise ValueError(f"limit must be a whole number of passages, 1 or more, got {limit!r}")
         result = self.prompt(query, budget=self.pipeline.config.search_budget, session_id=session_id, filters=filters, tenant=tenant)
         ranked = [p for p in result.passages if p.section != "recent"]
         return sorted(ranked, key=lambda p: p.score, reverse=True)[:limit]

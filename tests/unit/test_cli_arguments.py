@@ -84,6 +84,16 @@ def test_memory_refuses_a_question_the_api_refuses_naming_its_length(tmp_path, l
         memory.close()
 
 
+@pytest.mark.parametrize("limit", [0, -1, 2.5, True])
+def test_memory_search_refuses_a_limit_below_one_naming_it(tmp_path, limit):
+    memory = Memory(data_dir=tmp_path)  # refused before any store or model is opened
+    try:
+        with pytest.raises(ValueError, match=f"limit must be .*got {limit!r}"):
+            memory.search("Who?", limit=limit)
+    finally:
+        memory.close()
+
+
 @pytest.mark.parametrize("argv, expected", [
     (["ingest", "a.md", "-r", "b"], {"paths": ["a.md", "b"], "recursive": True}),
     (["ingest", "a.md", "--glob", "*.md", "b", "--json"], {"paths": ["a.md", "b"], "glob": "*.md", "json": True}),
