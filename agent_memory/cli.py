@@ -20,6 +20,7 @@ from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.evaluation.arguments import add_eval_arguments
 from agent_memory.evaluation.cli import run_eval
 from agent_memory.ingest.lock import ingest_lock
+from agent_memory.ingest.missing import server_note
 from agent_memory.ingest.reindex import reindex
 from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
 from agent_memory.memory import Memory
@@ -66,11 +67,12 @@ def cmd_ingest(args) -> int:
             remote.check_tenant(args.tenant)
             report = remote.ingest_paths(args.paths, recursive=args.recursive, glob=args.glob,
                                          progress=not args.json, base=args.base)
+        report.warnings += server_note(args.paths, args.keep_missing)
     else:
         with _memory(args) as memory:
             report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json,
-                                      base=args.base)
-    print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
+                                      base=args.base, keep_missing=args.keep_missing)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else report.render(verbose=args.verbose))
     return 0 if report.ok else 1
 
 
@@ -361,6 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--base", help="source IDs are paths relative to this folder (default: the folder holding "
                    "each path given, so 'notes/' stores 'notes/x.md' from any working folder)")
+    p.add_argument("--keep-missing", action="store_true", help="keep stored files of the folders given that are "
+                   "gone from disk (default: a folder job forgets them, so memory mirrors the folder)")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("forget", help="remove one source (or a whole file) everywhere")

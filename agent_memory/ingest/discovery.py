@@ -32,7 +32,7 @@ def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | 
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            yield from _walk(path, recursive, glob, report, set())
+            yield from _walk(path, recursive, glob, report, set(), given=True)
         elif path.is_file():
             if glob is None or fnmatch.fnmatch(path.name, glob):
                 yield path
@@ -44,7 +44,8 @@ def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | 
             report.paths_missing.append(str(path))
 
 
-def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport, seen: set[Path]) -> Iterable[Path]:
+def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport, seen: set[Path],
+          given: bool = False) -> Iterable[Path]:
     real = folder.resolve()
     if real in seen:
         report.files_skipped.append((str(folder), "symlink loop: this folder was already walked"))
@@ -54,8 +55,12 @@ def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport,
     try:
         children = sorted(folder.iterdir())
     except OSError as exc:
-        report.files_skipped.append((str(folder), f"unreadable folder: {exc}"))
-        report.outcome(folder, "skipped")
+        if given:  # a folder the caller named: an error of the job, and nothing under it is taken for gone
+            report.files_failed.append((str(folder), f"unreadable folder: {exc}"))
+            report.outcome(folder, "failed")
+        else:
+            report.files_skipped.append((str(folder), f"unreadable folder: {exc}"))
+            report.outcome(folder, "skipped")
         return
     for child in children:
         if child.name.startswith("."):

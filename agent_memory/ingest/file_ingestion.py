@@ -21,6 +21,7 @@ from agent_memory.core.errors import StoreError
 from agent_memory.core.records import Document
 from agent_memory.ingest.discovery import file_source_id, named_files
 from agent_memory.ingest.lock import ingest_lock
+from agent_memory.ingest.missing import remove_gone
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, still_owned
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, load_path
@@ -36,22 +37,36 @@ MAX_ID_DEPTH = 12
 
 
 def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, tenant: str | None,
-                 recursive: bool, glob: str | None, progress: bool, base: str | Path | None) -> IngestReport:
-    """``IngestionPipeline.ingest_paths``: one job per data dir, over the files the paths name."""
+                 recursive: bool, glob: str | None, progress: bool, base: str | Path | None,
+                 keep_missing: bool = False) -> IngestReport:
+    """``IngestionPipeline.ingest_paths``: one job per data dir, over the files the paths name; unless
+    ``keep_missing``, the files of the folders given that are gone from disk are forgotten (ingest/missing.py)."""
     tenant = tenant or pipeline.services.settings.tenant
     if base is not None:
         for raw in paths:
             if os.path.abspath(raw) != os.path.abspath(base):
                 file_source_id(Path(raw), base)  # raises, naming the path outside the base
     with ingest_lock(pipeline.services.settings.data_dir):  # one job per data dir: the second fails fast
-        return _ingest_paths(pipeline, paths, tenant, recursive, glob, progress, base)
+        return _ingest_paths(pipeline, paths, tenant, recursive, glob, progress, base, keep_missing)
 
 
 def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bool, glob: str | None,
-                  progress: bool, base: str | Path | None = None) -> IngestReport:
+                  progress: bool, base: str | Path | None = None, keep_missing: bool = False) -> IngestReport:
     report = IngestReport()
     started = time.perf_counter()
     files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base)
+    if not keep_missing:
+        # Before the files are read: a renamed file of records then claims its IDs afresh instead of
+        # being refused because the gone file still owns them.
+        try:
+            remove_gone(pipeline, paths, tenant=tenant, recursive=recursive, glob=glob, report=report)
+        except StoreError as exc:  # as below: the job stops, nothing has been read; the next run starts over
+            report.store_error = str(exc)
+            for path, _ in files:
+                report.outcome(path, "not attempted")
+            report.seconds = time.perf_counter() - started
+            log.error("store failed, stopping the job: %s", exc)
+            return report
     if base is None:  # a file given alone that its folder's job stored already keeps that ID
         given = {os.path.abspath(raw) for raw in paths if os.path.isfile(raw)}
         files = [(path, _stored_id(pipeline.services, tenant, path, file_id) if os.path.abspath(path) in given

@@ -19,6 +19,8 @@ class IngestReport:
     sources_written: int = 0
     sources_unchanged: int = 0
     sources_removed: int = 0
+    # File IDs a folder job forgot because their files are gone from disk (ingest/missing.py).
+    gone_from_disk: list[str] = field(default_factory=list)
     chunks: int = 0
     summaries: int = 0
     turns: int = 0
@@ -55,7 +57,8 @@ class IngestReport:
         data["ok"] = self.ok
         return data
 
-    def render(self) -> str:
+    def render(self, verbose: bool = False) -> str:
+        """The report as lines; ``verbose`` also lists the IDs removed because their files are gone."""
         lines = [
             "Ingestion report",
             f"  files seen       {self.files_seen}",
@@ -65,6 +68,7 @@ class IngestReport:
             f"  files failed     {len(self.files_failed)}",
             f"  sources written  {self.sources_written} (unchanged {self.sources_unchanged},"
             f" removed {self.sources_removed})",
+            f"  removed, gone from disk: {len(self.gone_from_disk)}",
             f"  chunks           {self.chunks}",
             f"  summaries        {self.summaries}",
             f"  turns            {self.turns}",
@@ -77,6 +81,8 @@ class IngestReport:
             lines.append(f"  skipped: {_shown(path)}: {reason}")
         for path, reason in self.files_failed:
             lines.append(f"  FAILED: {_shown(path)}: {reason}")
+        if verbose:
+            lines += [f"  gone from disk: {_shown(file_id)}" for file_id in self.gone_from_disk]
         for path in self.paths_missing:
             lines.append(f"  MISSING: {_shown(path)}")
         for warning in self.warnings[:20]:

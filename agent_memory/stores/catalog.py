@@ -88,6 +88,8 @@ class SourceCatalog(Protocol):
 
     def owned_by(self, tenant: str, owner: str) -> list[str]: ...
 
+    def under_path(self, tenant: str, kind: str, prefix: str) -> list[SourceEntry]: ...
+
     def titled(self, tenant: str, names: list[str]) -> dict[str, list[str]]: ...
 
     def session_neighbours(self, tenant: str, session_id: str, seq: int, before: int,
@@ -212,6 +214,15 @@ class SQLiteCatalog:
             rows = self._conn.execute("SELECT source_id FROM owners WHERE tenant=? AND owner=? ORDER BY source_id",
                                       (tenant, owner)).fetchall()
         return [r[0] for r in rows]
+
+    def under_path(self, tenant: str, kind: str, prefix: str) -> list[SourceEntry]:
+        """Entries of ``kind`` whose recorded path starts with ``prefix`` (a folder job's files, to find
+        those gone from disk), by source ID. Compared by substr, not LIKE: a path may hold '%' or '_'."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT * FROM sources WHERE tenant=? AND kind=? AND substr(path, 1, ?)=? ORDER BY source_id",
+                (tenant, kind, len(prefix), prefix)).fetchall()
+        return [_entry(r) for r in rows]
 
     def titled(self, tenant: str, names: list[str]) -> dict[str, list[str]]:
         """Sources whose title names one of ``names`` (compared by :func:`title_key`): the

@@ -78,6 +78,12 @@ class PostgresCatalog:
         return [r[0] for r in self._rows("SELECT source_id FROM catalog_owners WHERE tenant=%s AND owner=%s"
                                          " ORDER BY source_id", (tenant, owner))]
 
+    def under_path(self, tenant: str, kind: str, prefix: str) -> list[SourceEntry]:
+        """Entries of ``kind`` whose path starts with ``prefix`` (see ``SQLiteCatalog.under_path``)."""
+        rows = self._rows(f"SELECT {_COLUMNS} FROM catalog_sources WHERE tenant=%s AND kind=%s AND left(path, %s::int)=%s"
+                          " ORDER BY source_id COLLATE \"C\"", (tenant, kind, len(prefix), prefix))
+        return [_entry(r) for r in rows]
+
     def titled(self, tenant: str, names: list[str]) -> dict[str, list[str]]:
         """Sources whose title names one of ``names`` (see ``SQLiteCatalog.titled``)."""
         keys: dict[str, list[str]] = {}

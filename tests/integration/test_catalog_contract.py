@@ -136,3 +136,16 @@ def test_owners_are_claimed_per_tenant_and_forgotten_with_the_source(catalog):
     assert catalog.owners("t", ["b"]) == {"b": "file:/y.jsonl"}
     assert catalog.delete("t", "a")
     assert catalog.owners("t", ["a", "b"]) == {"b": "file:/y.jsonl"} and catalog.owners("u", ["a"]) == {"a": "api"}
+
+
+def test_under_path_finds_entries_of_a_kind_by_path_prefix(catalog):
+    catalog.put_many([entry("file:n/a.md", kind="file", path="/r/n/a.md"),
+                      entry("file:n/s/b.md", kind="file", path="/r/n/s/b.md"),
+                      entry("file:n2/c.md", kind="file", path="/r/n2/c.md"),  # a sibling sharing the letters
+                      entry("file:n/%_.md", kind="file", path="/r/n/%_.md"),  # LIKE's wildcards, literal here
+                      entry("n/a.md", kind="document", path="/r/n/a.md"),
+                      entry("file:n/a.md", tenant="u", kind="file", path="/r/n/a.md")])
+    assert [e.source_id for e in catalog.under_path("t", "file", "/r/n/")] == \
+        ["file:n/%_.md", "file:n/a.md", "file:n/s/b.md"]
+    assert [e.source_id for e in catalog.under_path("t", "file", "/r/n/%")] == ["file:n/%_.md"]
+    assert catalog.under_path("t", "file", "/elsewhere/") == []

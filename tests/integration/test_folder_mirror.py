@@ -1,0 +1,163 @@
+"""A folder job leaves memory mirroring the folder: the stored files it would have read that are gone
+from disk (renamed, moved, deleted) are forgotten from every store, and only those (ingest/missing.py);
+``--keep-missing`` keeps them. Through the CLI on the real embedded stores."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agent_memory.cli import main
+from agent_memory.core.records import SearchFilter
+from agent_memory.ingest.ownership import FILE_KEY
+from agent_memory.memory import Memory
+from tests.helpers import embedded_cli_env
+
+TEAM = "# Team\n\nOrla Vance leads the Kestrel platform team in Lyon.\n"
+
+
+@pytest.fixture()
+def root(tmp_path, monkeypatch):
+    embedded_cli_env(monkeypatch, tmp_path / "data")
+    notes = tmp_path / "notes"
+    (notes / "sub").mkdir(parents=True)
+    (notes / "team.md").write_text(TEAM)
+    (notes / "budget.md").write_text("# Budget\n\nThe Heron project budget is 40,000 euros for 2026.\n")
+    (notes / "todo.txt").write_text("Renew the Pelican domain before March.\n")
+    (notes / "sub" / "deep.md").write_text("# Deep\n\nThe Osprey archive lives on the Tromso server.\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def ingest(capsys, *argv) -> tuple[int, dict]:
+    capsys.readouterr()
+    code = main(["ingest", *argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def listed(capsys) -> list[str]:
+    capsys.readouterr()
+    main(["list"])
+    return [r["source_id"] for r in json.loads(capsys.readouterr().out)]
+
+
+ALL = ["notes/budget.md", "notes/sub/deep.md", "notes/team.md", "notes/todo.txt"]
+
+
+def test_a_renamed_file_answers_only_under_its_new_id(root, capsys):
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes" / "team.md").rename(root / "notes" / "crew.md")
+    code, report = ingest(capsys, "notes", "-r")
+    assert code == 0 and report["gone_from_disk"] == ["notes/team.md"] and report["files_ingested"] == 1
+    assert [str(root / "notes" / "team.md"), "removed: gone from disk"] in report["files"]
+    assert listed(capsys) == ["notes/budget.md", "notes/crew.md", "notes/sub/deep.md", "notes/todo.txt"]
+    with Memory() as memory:  # gone from every store, as `forget` does it
+        assert not list(memory.services.vectors.scroll(SearchFilter(tenant="default", source_ids=["notes/team.md"])))
+        assert memory.services.graph.delete_by_source("default", "notes/team.md") == 0
+        assert memory.services.catalog.get("default", FILE_KEY + "notes/team.md") is None
+        result = memory.prompt("Who leads the Kestrel platform team?", budget=400)
+        cited = {p.source_id for p in result.passages}
+        assert "notes/crew.md" in cited and "notes/team.md" not in cited and "notes/team.md" not in result.prompt
+
+
+def test_a_deleted_file_is_removed_unless_kept(root, capsys):
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes" / "budget.md").unlink()
+    code, report = ingest(capsys, "notes", "-r", "--keep-missing")
+    assert code == 0 and report["gone_from_disk"] == [] and listed(capsys) == ALL
+    capsys.readouterr()
+    assert main(["-v", "ingest", "notes", "-r"]) == 0
+    out = capsys.readouterr().out
+    assert "removed, gone from disk: 1" in out and "gone from disk: notes/budget.md" in out
+    assert listed(capsys) == ALL[1:]
+
+
+def test_only_what_this_walk_reaches_is_removed(root, capsys):
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes" / "todo.txt").unlink()
+    (root / "notes" / "sub" / "deep.md").unlink()
+    # Outside the glob, and below the folder without -r: not this walk's files.
+    code, report = ingest(capsys, "notes", "--glob", "*.md")
+    assert code == 0 and report["gone_from_disk"] == [] and listed(capsys) == ALL
+    # Files given one by one never remove anything.
+    code, report = ingest(capsys, "notes/team.md", "notes/budget.md")
+    assert code == 0 and report["gone_from_disk"] == [] and listed(capsys) == ALL
+    code, report = ingest(capsys, "notes", "--glob", "*.txt")  # the walk reaches todo.txt now
+    assert report["gone_from_disk"] == ["notes/todo.txt"]
+    code, report = ingest(capsys, "notes", "-r")
+    assert report["gone_from_disk"] == ["notes/sub/deep.md"] and listed(capsys) == ["notes/budget.md", "notes/team.md"]
+
+
+def test_text_sources_and_a_sibling_folder_are_untouched(root, capsys):
+    (root / "notes2").mkdir()
+    (root / "notes2" / "other.md").write_text("# Other\n\nThe Crane depot opens at six.\n")
+    assert ingest(capsys, "notes", "notes2", "-r")[0] == 0
+    with Memory() as memory:  # no file behind it, though its ID reads as a path under the folder
+        memory.add("Typed note: the Finch meeting moved to Friday.", source_id="notes/typed.md")
+    (root / "notes2" / "other.md").unlink()  # gone, but under notes2/, not notes/
+    (root / "notes" / "todo.txt").unlink()
+    code, report = ingest(capsys, "notes", "-r")
+    assert code == 0 and report["gone_from_disk"] == ["notes/todo.txt"]
+    assert listed(capsys) == ["notes/budget.md", "notes/sub/deep.md", "notes/team.md", "notes/typed.md",
+                              "notes2/other.md"]
+
+
+def test_a_renamed_file_of_records_keeps_its_records(root, capsys):
+    rows = [{"id": "r1", "text": "Alpha record about apples."}, {"id": "r2", "text": "Beta record about pears."}]
+    (root / "notes" / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    assert ingest(capsys, "notes")[0] == 0
+    (root / "notes" / "rows.jsonl").rename(root / "notes" / "records.jsonl")
+    code, report = ingest(capsys, "notes")  # the gone file goes first, so its IDs are free to claim
+    assert code == 0 and report["gone_from_disk"] == ["notes/rows.jsonl"] and not report["files_failed"]
+    assert {"r1", "r2"} <= set(listed(capsys))
+
+
+def test_a_missing_folder_removes_nothing_and_fails(root, capsys):
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes").rename(root / "moved-away")
+    code, report = ingest(capsys, "notes", "-r")
+    assert code == 1 and report["paths_missing"] == ["notes"] and report["gone_from_disk"] == []
+    assert listed(capsys) == ALL
+
+
+def test_an_unreadable_folder_removes_nothing_and_fails(root, capsys, monkeypatch):
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes" / "todo.txt").unlink()  # gone, yet a folder that cannot be listed vouches for nothing
+    folder = root / "notes"
+    with monkeypatch.context() as patch:
+        if os.geteuid() == 0:  # root lists a folder whatever its mode: refuse it as the kernel would a user
+            def refused(real):
+                def call(path, *args):
+                    if os.path.abspath(path) == str(folder):
+                        raise PermissionError(13, "Permission denied", str(path))
+                    return real(path, *args)
+                return call
+            patch.setattr(Path, "iterdir", refused(Path.iterdir))
+            patch.setattr(os, "listdir", refused(os.listdir))
+        folder.chmod(0)
+        try:
+            code, report = ingest(capsys, "notes", "-r")
+        finally:
+            folder.chmod(0o755)
+    assert code == 1 and report["gone_from_disk"] == [] and "unreadable folder" in report["files_failed"][0][1]
+    assert listed(capsys) == ALL
+
+
+def test_a_folder_above_the_base_is_an_error_exit(root, capsys):
+    capsys.readouterr()
+    assert main(["ingest", "--base", "notes/sub", "notes"]) == 2
+    err = capsys.readouterr().err
+    assert "not under the base" in err and "'notes'" in err
+
+
+def test_memory_add_paths_mirrors_the_folder_unless_told_to_keep(root):
+    with Memory() as memory:
+        memory.add_paths(["notes"], recursive=True)
+        (root / "notes" / "todo.txt").unlink()
+        kept = memory.add_paths(["notes"], recursive=True, keep_missing=True)
+        assert kept.gone_from_disk == [] and memory.matching_sources("notes/todo.txt") == ["notes/todo.txt"]
+        mirrored = memory.add_paths(["notes"], recursive=True)
+        assert mirrored.gone_from_disk == ["notes/todo.txt"] and memory.matching_sources("notes/todo.txt") == []
