@@ -1,0 +1,36 @@
+"""The ``agent-memory`` command: ingestion jobs, forgetting, the prompt debug dump, eval, the API.
+
+``parser.py`` reads the command line, ``commands.py`` runs the subcommand; ``main`` turns any failure
+into one line (the traceback with ``-v``). The server commands (serve, worker, mcp) import their stacks
+(FastAPI, uvicorn, the MCP SDK) when they run, so that the other commands and ``--help`` do not load them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+
+from agent_memory.cli.parser import build_parser
+from agent_memory.core.errors import AgentMemoryError
+
+__all__ = ["build_parser", "main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one clear line for any failure; the traceback with -v
+        if args.verbose:
+            traceback.print_exc()
+        if isinstance(exc, AgentMemoryError):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        # Not raised on purpose (a corrupted or read-only file the store met first, a bug): still one line.
+        print(f"error: {type(exc).__name__}: {exc} (run with -v for the traceback)", file=sys.stderr)
+        return 1

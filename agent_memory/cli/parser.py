@@ -1,0 +1,178 @@
+"""The ``agent-memory`` command line: its subcommands, their options, and the argument types that
+refuse locally what the HTTP API refuses (the same limits)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from agent_memory.cli.commands import (
+    cmd_demo,
+    cmd_eval,
+    cmd_forget,
+    cmd_gc,
+    cmd_ingest,
+    cmd_inspect,
+    cmd_list,
+    cmd_mcp,
+    cmd_prompt,
+    cmd_reindex,
+    cmd_serve,
+    cmd_stats,
+    cmd_worker,
+)
+from agent_memory.core.tokens import MAX_PROMPT_BUDGET
+from agent_memory.evaluation.arguments import add_eval_arguments
+from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_QUESTION_CHARS, MAX_SOON_DAYS
+
+DESCRIPTION = "The agent-memory command: ingestion jobs, forgetting, the prompt debug dump, eval, the API."
+
+
+def _whole(minimum: int, maximum: int | None = None):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            allowed = f"{minimum} or more" if maximum is None else f"from {minimum} to {maximum}"
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
+        return value
+
+    return parse
+
+
+def _days(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of days, got {text!r}") from None
+    if not math.isfinite(value) or not 0 <= value <= MAX_SOON_DAYS:
+        raise argparse.ArgumentTypeError(f"must be a finite number of days from 0 to {MAX_SOON_DAYS}, got {text!r}")
+    return value
+
+
+def _question(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"the question is empty ({text!r}): give the question to assemble "
+                                         "a prompt for")
+    if len(text) > MAX_QUESTION_CHARS:  # its length, not the text: it is long
+        raise argparse.ArgumentTypeError(f"the question must be at most {MAX_QUESTION_CHARS} characters, "
+                                         f"got {len(text)}")
+    return text
+
+
+# A prompt's token budget, capped as the API caps it.
+_budget = _whole(1, MAX_PROMPT_BUDGET)
+
+
+class _AnyOrder(argparse.ArgumentParser):
+    """A subcommand's parser that takes options and positionals in any order (``ingest a -r b``):
+    plain argparse stops filling ``paths`` at the first option and calls ``b`` unrecognized."""
+
+    _inner = False  # parse_known_intermixed_args calls parse_known_args itself, twice
+
+    def parse_known_args(self, args=None, namespace=None):
+        # After "--" everything is positional (`prompt -- "-x?"`), which the intermixed parse loses.
+        if self._inner or "--" in (args or ()):
+            return super().parse_known_args(args, namespace)
+        self._inner = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inner = False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-memory", description=DESCRIPTION)
+    parser.add_argument("--data-dir", help="override AGENT_MEMORY_DATA_DIR")
+    parser.add_argument("--server", metavar="URL",
+                        help="work through this running `agent-memory serve` (its API key from AGENT_MEMORY_API_KEY); "
+                             "default: the server that owns the data dir, if one runs")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_AnyOrder)
+
+    p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, PDF, DOCX, source code, JSON/JSONL, "
+                       "transcripts)")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--tenant")
+    p.add_argument("--recursive", "-r", action="store_true")
+    p.add_argument("--glob", help="only files whose name matches, e.g. '*.md'")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--base", help="source IDs are paths relative to this folder (default: the folder holding "
+                   "each path given, so 'notes/' stores 'notes/x.md' from any working folder)")
+    p.add_argument("--keep-missing", action="store_true", help="keep stored files of the folders given that are "
+                   "gone from disk (default: a folder job forgets them, so memory mirrors the folder)")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("forget", help="remove one source (or a whole file) everywhere")
+    p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
+    p.add_argument("--tenant")
+    p.set_defaults(func=cmd_forget)
+
+    p = sub.add_parser("reindex", help="re-encode the stored text with the embedding settings and keyword "
+                                       "tokenization in force (after changing models or upgrading)")
+    p.add_argument("--all", action="store_true", dest="everything",
+                   help="re-embed every item even when the recorded layout matches (after changing the "
+                        "sentence-vector settings, for example)")
+    p.set_defaults(func=cmd_reindex)
+
+    p = sub.add_parser("gc", help="remove expired items (ttl_days) from every store at once")
+    p.add_argument("--tenant")
+    p.set_defaults(func=cmd_gc)
+    p = sub.add_parser("stats", help="items per kind, sources, expiring soon, entities and triples, per tenant")
+    p.add_argument("--tenant")
+    p.add_argument("--soon-days", type=_days, default=1.0, help="what 'expiring soon' means (default: a day)")
+    p.set_defaults(func=cmd_stats)
+    p = sub.add_parser("list", help="sources, by source ID, filtered and paged")
+    p.add_argument("--tenant")
+    p.add_argument("--prefix", default="", help="only source IDs starting with this")
+    p.add_argument("--kind", choices=["chunk", "summary", "turn"])
+    p.add_argument("--offset", type=_whole(0), default=0)
+    p.add_argument("--limit", type=_whole(1, MAX_LIST_LIMIT), default=50)
+    p.set_defaults(func=cmd_list)
+    p = sub.add_parser("inspect", help="everything stored for one source: catalog entry, items, metadata")
+    p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
+    p.add_argument("--tenant")
+    p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser("prompt", help="debug dump: routes, fusion, compaction and the final prompt")
+    p.add_argument("question", type=_question)
+    p.add_argument("--session")
+    p.add_argument("--where", help='JSON filter on items\' metadata, e.g. \'{"version": {"gte": 2}, "team": "ops"}\' '
+                   'or a date range \'{"published": {"gte": "2024-03-01", "lte": "2024-06-30"}}\'')
+    p.add_argument("--tenant")
+    p.add_argument("--budget", type=_budget, default=1800, help=f"token budget, 1 to {MAX_PROMPT_BUDGET}")
+    p.add_argument("--preset", default="default")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_prompt)
+
+    p = sub.add_parser("demo", help="ingest the bundled sample corpus and print a prompt (the main job)")
+    p.add_argument("--question", type=_question, default="Which vector store does agent-memory embed, and why?")
+    p.add_argument("--budget", type=_budget, default=800)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("eval", help="evidence recall inside a bounded prompt on a benchmark file")
+    add_eval_arguments(p, data_dir=False)  # the global --data-dir serves it
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("serve", help="run the HTTP API")
+    p.add_argument("--host", default=None)
+    p.add_argument("--port", type=int, default=None)
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("worker", help="run durable ingestion jobs from PostgreSQL (AGENT_MEMORY_POSTGRES_URL)")
+    p.add_argument("--once", action="store_true", help="exit when the queue is empty")
+    p.add_argument("--id", help="this worker's name in the jobs table (default host-pid-random)")
+    p.add_argument("--lease-s", type=float, default=60.0,
+                   help="a job whose heartbeat is older than this is taken again (its worker died)")
+    p.add_argument("--poll-s", type=float, default=1.0, help="wait between looks at an empty queue")
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("mcp", help="serve the memory over MCP (stdio; --http for streamable HTTP on /mcp)")
+    p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio (API keys as in serve)")
+    p.add_argument("--host", default=None)
+    p.add_argument("--port", type=int, default=None, help="HTTP port (default 8765)")
+    p.add_argument("--tenant", help="the tenant of a stdio session (HTTP: the API key's)")
+    p.set_defaults(func=cmd_mcp)
+    return parser
