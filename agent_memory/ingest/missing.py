@@ -20,22 +20,22 @@ from __future__ import annotations
 import fnmatch
 import os
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Sequence
+from typing import Callable, Sequence
 
 from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
 
-if TYPE_CHECKING:
-    from agent_memory.ingest.pipeline import IngestionPipeline
+# ``IngestionPipeline.forget``: a file and every source it held, out of every store.
+Forget = Callable[[str, str, IngestReport], object]
 
 
-def remove_gone(pipeline: IngestionPipeline, paths: Sequence[str | os.PathLike], *, tenant: str, recursive: bool,
+def remove_gone(catalog, forget: Forget, paths: Sequence[str | os.PathLike], *, tenant: str, recursive: bool,
                 glob: str | None, report: IngestReport) -> None:
-    """Forget every file of :func:`gone_files` from every store, each listed in the report."""
-    for entry in gone_files(pipeline.services.catalog, tenant, paths, recursive=recursive, glob=glob):
+    """Forget (``forget(tenant, file_id, report)``) every file of :func:`gone_files`, each listed in the report."""
+    for entry in gone_files(catalog, tenant, paths, recursive=recursive, glob=glob):
         file_id = entry.source_id[len(FILE_KEY):]
-        pipeline.forget(tenant, file_id, report)
+        forget(tenant, file_id, report)
         report.gone_from_disk.append(file_id)
         report.outcome(entry.path, "removed: gone from disk")
 
