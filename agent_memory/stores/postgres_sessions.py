@@ -75,13 +75,8 @@ class PostgresSessionStore:
         lands between them (the first seq already taken: ``SessionConflictError``)."""
         statements: list[tuple[str, tuple]] = []
         for row in rows:
-            statements.append((
-                "INSERT INTO session_messages (session_id, agent_id, seq, role, retention, unclassified, body,"
-                " tokens, significant, created_at, tokenizer) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                (*key, row.seq, row.message["role"], row.retention, bool(row.unclassified),
-                 json.dumps(row.message, ensure_ascii=False), row.tokens, bool(row.significant),
-                 time.time() if row.created_at is None else float(row.created_at), row.tokenizer),
-            ))
+            statements.append((f"INSERT INTO session_messages ({NewMessage.COLUMNS})"
+                               " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)", row.values(key)))
             for name in row.entities:
                 statements.append((
                     "INSERT INTO session_entities (session_id, agent_id, name, count, last_seq)"

@@ -68,6 +68,16 @@ class NewMessage:
     # another one counts the message again (conversation/session.py). None: not recorded (older rows).
     tokenizer: str | None = None
 
+    # The message row's columns, in this order, in both drivers (sqlite3 stores a bool as 0 or 1).
+    COLUMNS = ("session_id, agent_id, seq, role, retention, unclassified, body, tokens, significant, created_at,"
+               " tokenizer")
+
+    def values(self, key: Key) -> tuple:
+        """The row's values for ``COLUMNS`` (no time given: now)."""
+        return (*key, self.seq, self.message["role"], self.retention, bool(self.unclassified),
+                json.dumps(self.message, ensure_ascii=False), self.tokens, bool(self.significant),
+                time.time() if self.created_at is None else float(self.created_at), self.tokenizer)
+
 
 class SessionConflictError(StoreError):
     """Another process appended to the session since this one last read it (a shared store): the
@@ -196,13 +206,8 @@ class SessionStore:
         """Every row in one transaction: a failure at any of them stores none (the caller's batch is atomic)."""
         statements: list[tuple[str, tuple]] = []
         for row in rows:
-            statements.append((
-                "INSERT INTO messages (session_id, agent_id, seq, role, retention, unclassified, body, tokens,"
-                " significant, created_at, tokenizer) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (*key, row.seq, row.message["role"], row.retention, int(row.unclassified),
-                 json.dumps(row.message, ensure_ascii=False), row.tokens, int(row.significant),
-                 time.time() if row.created_at is None else float(row.created_at), row.tokenizer),
-            ))
+            statements.append((f"INSERT INTO messages ({NewMessage.COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                               row.values(key)))
             for name in row.entities:
                 statements.append((
                     "INSERT INTO entities (session_id, agent_id, name, count, last_seq) VALUES (?,?,?,1,?)"
