@@ -25,6 +25,7 @@ from agent_memory.core.tokens import TokenCounter, make_counter
 from agent_memory.stores.catalog import SourceCatalog, SQLiteCatalog
 from agent_memory.stores.embedding_cache import EmbeddingCache
 from agent_memory.stores.graph_factory import open_graph_store
+from agent_memory.stores.job_spool import SpooledJobs
 from agent_memory.stores.jobs import DurableJobQueue, Job, JobQueue, JobRegistry, JobSpec, SourceLocks
 from agent_memory.stores.spaced import SpacedVectorStore
 from agent_memory.stores.vector_factory import open_vector_store
@@ -99,9 +100,10 @@ class Services:
     def job_queue(self, run: Callable[[JobSpec, Job], dict[str, Any]],
                   describe_error: Callable[[Exception, str], dict[str, str]]) -> JobQueue:
         """Where background ingestion jobs go: PostgreSQL, run by ``agent-memory worker`` processes, when
-        configured; else one thread of this process running ``run(spec, job)``. Called once, by the API."""
+        configured; else one thread of this process running ``run(spec, job)``, each job kept under the data
+        dir until it ends, so that a stop loses none (``stores/job_spool.py``). Called once, by the API."""
         if self.job_store is None:
-            return JobRegistry(run, describe_error=describe_error)
+            return SpooledJobs(JobRegistry(run, describe_error=describe_error), self.data_dir / "pending-jobs")
         return DurableJobQueue(self.job_store)
 
     @functools.cached_property

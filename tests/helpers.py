@@ -83,3 +83,12 @@ def sessions_api(data_dir: Path):
     settings = load_settings(data_dir=data_dir, triple_extractor="rules", llm_model=None)
     with serve_in_thread(create_app(settings)) as url, httpx.Client(base_url=url, timeout=120) as http:
         yield http
+
+
+def api_error(response, status: int, code: str | None = None) -> str:
+    """The message of an HTTP API error answer, after checking its status and (given) its ``error.code``."""
+    assert response.status_code == status, response.text
+    body = response.json()["error"]
+    if code is not None:
+        assert body["code"] == code, body
+    return body["message"]

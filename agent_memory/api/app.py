@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 
 from agent_memory.api import routes_ask, routes_documents, routes_health, routes_sessions, routes_upkeep
 from agent_memory.api.errors import install_error_handlers
+from agent_memory.api.http_edges import HeadAsGet, Utf8Path
 from agent_memory.api.limits import MAX_BODY_BYTES, BodyLimit
 from agent_memory.api.openapi_docs import describe_operations
 from agent_memory.api.routes_health import STATIC
@@ -59,6 +60,7 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
             threading.Thread(target=state.warm_up, name="warm-up", daemon=True).start()
         else:
             state.warm_done.set()
+            state.resume_jobs()
         try:
             yield
         finally:
@@ -68,6 +70,8 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
     install_error_handlers(app)
     app.add_middleware(StrictJson)  # 400 for NaN/Infinity/lone surrogates/deep nesting in a JSON body
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # 413 on every endpoint (documents: their own)
+    app.add_middleware(HeadAsGet)  # HEAD /healthz and every GET route, as load balancers send it
+    app.add_middleware(Utf8Path)  # 400 for %ff in a path: never two IDs decoded to one '\ufffd'
     app.add_middleware(Contain)  # a panic in native code fails its own request only
     app.include_router(describe_operations(routes_health.router))
     app.include_router(describe_operations(routes_documents.router))

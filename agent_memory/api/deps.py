@@ -21,7 +21,7 @@ def get_state(request: Request) -> ApiState:
 StateDep = Annotated[ApiState, Depends(get_state)]
 
 
-def get_tenant(state: StateDep,
+def get_tenant(state: StateDep, request: Request,
                api_key: Annotated[str | None, Security(_api_key_header)] = None,
                bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None) -> str:
     """The tenant bound to the caller's key; the default tenant when the server needs no key."""
@@ -29,7 +29,10 @@ def get_tenant(state: StateDep,
     if not state.auth_required:
         return state.settings.tenant
     if not key:
-        raise ApiError(401, "unauthorized", "an API key is required (X-API-Key or Authorization: Bearer)",
+        # Another scheme (Basic, Token ...) is not a missing key: say which one came instead.
+        scheme = request.headers.get("authorization", "").split(" ", 1)[0]
+        sent = f"; got an Authorization header of scheme {scheme[:40]!r}" if scheme else ""
+        raise ApiError(401, "unauthorized", f"an API key is required (X-API-Key or Authorization: Bearer){sent}",
                        {"WWW-Authenticate": "Bearer"})
     tenant = tenant_for_key(state.api_keys, key)
     if tenant is None:

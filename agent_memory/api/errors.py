@@ -7,11 +7,13 @@ code knows about; only a genuine bug reaches the catch-all handler (logged, then
 from __future__ import annotations
 
 import logging
+from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from agent_memory.core.errors import (
     AgentMemoryError,
@@ -84,7 +86,10 @@ def install_error_handlers(app: FastAPI) -> None:
         return _json(400, "bad_request", str(exc))
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        unparsed = _unparsed_body(request, exc)
+        if unparsed is not None:
+            return _json(415, "unsupported_media_type", unparsed)
         parts = []
         for err in exc.errors()[:5]:
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
@@ -92,16 +97,55 @@ def install_error_handlers(app: FastAPI) -> None:
         return _json(422, "invalid_request", "; ".join(parts) or "invalid request")
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 401: "unauthorized",
                 413: "too_large"}.get(
             exc.status_code, "http_error")
-        return _json(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
+        headers = getattr(exc, "headers", None)
+        message = str(exc.detail)
+        if exc.status_code == 404 and message == "Not Found":  # the router's: no route matched
+            bad_session = _session_id_with_slash(request)
+            if bad_session is not None:
+                return _json(422, "invalid_request", f"a session ID cannot contain '/', got {bad_session!r}")
+            message = f"nothing at {request.method} {request.url.path!r} (the routes are in /openapi.json)"
+        elif exc.status_code == 405:
+            allowed = (headers or {}).get("Allow", "")
+            message = f"{request.method} is not allowed on {request.url.path!r} (allowed: {allowed or 'none'})"
+        return _json(exc.status_code, code, message, headers)
+
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(request: Request, _: ClientDisconnect) -> JSONResponse:
+        # The client went away mid-body: nobody reads this answer, and it is no bug of ours (no traceback).
+        log.info("client disconnected during %s %s", request.method, request.url.path)
+        return _json(400, "client_disconnected", "the client closed the connection before its body arrived")
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return _json(500, "internal", without_paths(request, f"{type(exc).__name__}: {exc}"))
+
+
+def _unparsed_body(request: Request, exc: RequestValidationError) -> str | None:
+    """Why a JSON body was not read, when it came with another content type (or none): FastAPI then
+    hands the raw bytes to validation, whose "valid dictionary" complaint hides the real mistake."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "application/json" or kind.endswith("+json"):
+        return None
+    if not any(tuple(err.get("loc", ())) == ("body",) and isinstance(err.get("input"), (bytes, str))
+               for err in exc.errors()):
+        return None
+    got = f"{kind!r}" if kind else "no content-type header"
+    return f"send the body as application/json, got {got}"
+
+
+def _session_id_with_slash(request: Request) -> str | None:
+    """The session ID of a session route whose ID held a percent-encoded '/' (so no route matched)."""
+    raw = request.scope.get("raw_path") or b""
+    prefix = b"/v1/sessions/"
+    if not raw.startswith(prefix) or b"%2f" not in raw.lower():
+        return None
+    segment = raw[len(prefix):].split(b"?")[0].split(b"/")[0]
+    return unquote(segment.decode("ascii", "replace"))
 
 
 def without_paths(request: Request, message: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
+from pydantic import AfterValidator
 
 from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.schemas import error_responses
@@ -23,10 +24,15 @@ from agent_memory.api.schemas_sessions import (
     SessionsOut,
     ViewOut,
 )
+from agent_memory.conversation.message_validation import check_session_id
 from agent_memory.core.errors import NotFoundError
 
 router = APIRouter(tags=["sessions"])
-SessionId = Annotated[str, Path(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["s1"])]
+
+
+# The checks every surface makes (blank, control characters: conversation/message_validation.py), as a 422.
+SessionId = Annotated[str, Path(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["s1"]),
+                      AfterValidator(check_session_id)]
 AgentId = Annotated[str | None, Query(min_length=1, max_length=256, examples=["researcher"],
                                       description="A sub-agent of the session; omitted: the main agent.")]
 

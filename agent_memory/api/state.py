@@ -116,6 +116,11 @@ class ApiState:
             log.warning("warm-up failed: %s", self.warm_error)
         finally:
             self.warm_done.set()
+            self.resume_jobs()
+
+    def resume_jobs(self) -> None:
+        """Queue again the jobs the last stop interrupted (once the stores are open: after warm-up)."""
+        self.jobs.resume()
 
     def readiness(self) -> dict[str, Any]:
         checks: dict[str, str] = {}

@@ -30,6 +30,9 @@ def json_problem(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> str | None:
     try:
         value = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        if str(exc).startswith("depth limit exceeded"):
+            # orjson stops at 1024 levels, far past ours: deep nesting, not malformed JSON (docs/api.md: 400).
+            return f"JSON nested deeper than {max_depth} levels"
         if _lenient_parse(body):
             return f"invalid JSON (NaN, Infinity and lone surrogates are not JSON): {exc}"
         return f"{MALFORMED}: {exc}"

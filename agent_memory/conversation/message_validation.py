@@ -236,6 +236,12 @@ def check_session_id(session_id: str) -> str:
     if not isinstance(session_id, str):
         raise TypeError(f"session ID must be a string, got {type(session_id).__name__} {session_id!r}")
     _, sep, name = session_id.partition("/")
-    if not (name if sep else session_id).strip():
-        raise ValueError(f"session ID must be a non-blank string, got {(name if sep else session_id)!r}")
+    name = name if sep else session_id
+    if not name.strip():
+        raise ValueError(f"session ID must be a non-blank string, got {name!r}")
+    # A control character (NUL, which PostgreSQL's text refuses; a newline in a source ID) has no place in
+    # a key of every session store and the prefix of the archived turns' source IDs.
+    bad = next((c for c in name if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise ValueError(f"a session ID cannot contain control characters ({bad!r}), got {name!r}")
     return session_id

@@ -82,6 +82,9 @@ class JobQueue(Protocol):
 
     def get(self, job_id: str, tenant: str) -> Job: ...
 
+    def resume(self) -> None:
+        """Queue again what the last stop interrupted, once the stores are open."""
+
     def close(self) -> None: ...
 
 
@@ -140,6 +143,9 @@ class JobRegistry:
         for job_id in finished[: max(0, len(finished) - KEEP_FINISHED)]:
             del self._jobs[job_id]
 
+    def resume(self) -> None:
+        """Nothing outlives this process here (``job_spool.SpooledJobs`` keeps jobs on disk around it)."""
+
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
@@ -167,6 +173,9 @@ class DurableJobQueue:
         if row is None:
             raise not_found(job_id)
         return job_from_row(row)
+
+    def resume(self) -> None:
+        """Nothing to do: the jobs are rows, and a lost worker's job goes back to the queue when its lease ends."""
 
     def close(self) -> None:
         """The pool belongs to the services, which close it."""

@@ -20,6 +20,7 @@ from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, wait_ready  # noqa: E402
 from agent_memory.core.config import load_settings  # noqa: E402
 from agent_memory.core.errors import StoreUnavailableError  # noqa: E402
+from tests.helpers import api_error
 
 MAX_BODY = 64 * 1024
 HARBOUR = "The harbour of Velmora opened in 1892 and handles four million tonnes of grain a year."
@@ -43,13 +44,6 @@ def client(server):
     return server[0]
 
 
-def _error(response, status: int, code: str) -> str:
-    assert response.status_code == status, response.text
-    body = response.json()["error"]
-    assert body["code"] == code, body
-    return body["message"]
-
-
 @pytest.mark.parametrize("name, content, reason", [
     ("wrong.json", json.dumps({"data": [1, 2, "x"]}).encode(), "data.0"),
     ("deep.json", b"[" * 100_000 + b"]" * 100_000, "nested deeper"),
@@ -59,18 +53,18 @@ def _error(response, status: int, code: str) -> str:
     ("latin1.txt", "caf\xe9".encode("latin-1"), "invalid UTF-8"),
 ])
 def test_bad_uploads_answer_400_with_the_reason(client, name, content, reason):
-    message = _error(client.post("/v1/documents", files={"file": (name, content)}), 400, "unsupported_file")
+    message = api_error(client.post("/v1/documents", files={"file": (name, content)}), 400, "unsupported_file")
     assert reason in message
 
 
 def test_every_endpoint_has_a_body_limit(client):
     big = "x" * (MAX_BODY + 1)
-    _error(client.post("/v1/sessions/s-big/messages", json={"message": {"role": "user", "content": big}}),
+    api_error(client.post("/v1/sessions/s-big/messages", json={"message": {"role": "user", "content": big}}),
            413, "too_large")
-    _error(client.post("/v1/ask", json={"question": big}), 413, "too_large")
+    api_error(client.post("/v1/ask", json={"question": big}), 413, "too_large")
     # Without a Content-Length (chunked), the body is counted as it arrives.
     chunks = (json.dumps({"question": big}).encode()[i:i + 8192] for i in range(0, MAX_BODY + 100, 8192))
-    _error(client.post("/v1/ask", content=chunks, headers={"content-type": "application/json"}), 413, "too_large")
+    api_error(client.post("/v1/ask", content=chunks, headers={"content-type": "application/json"}), 413, "too_large")
     assert client.get("/v1/sessions/s-big/view").status_code == 404  # nothing was stored
 
 
@@ -82,7 +76,7 @@ def test_every_endpoint_has_a_body_limit(client):
 def test_malformed_tool_calls_are_refused_and_the_session_stays_usable(client, message, field):
     ok = client.post("/v1/sessions/s-tools/messages", json={"message": {"role": "user", "content": "hello"}})
     assert ok.status_code == 200, ok.text
-    text = _error(client.post("/v1/sessions/s-tools/messages", json={"message": message}), 400, "bad_request")
+    text = api_error(client.post("/v1/sessions/s-tools/messages", json={"message": message}), 400, "bad_request")
     assert field in text
     assert client.get("/v1/sessions/s-tools/view").status_code == 200
     assert client.post("/v1/sessions/s-tools/compact").status_code == 200
@@ -90,7 +84,7 @@ def test_malformed_tool_calls_are_refused_and_the_session_stays_usable(client, m
 
 def test_a_posted_document_cannot_replace_an_uploaded_files_source(client):
     posted = client.post("/v1/documents", json={"source_id": "harbour.md", "text": "The harbour closed in 1950."})
-    assert "belongs to" in _error(posted, 400, "bad_request")
+    assert "belongs to" in api_error(posted, 400, "bad_request")
     answer = client.post("/v1/ask", json={"question": "When did the harbour of Velmora open?", "budget": 600})
     assert answer.status_code == 200 and "1892" in answer.json()["prompt"]
     assert "1950" not in answer.json()["prompt"]
@@ -108,7 +102,7 @@ def test_the_api_answers_503_while_a_store_is_down_and_recovers(server):
         setattr(store, name, down)
     try:
         question = {"question": "When did the harbour of Velmora open?", "budget": 600}
-        assert "unreachable" in _error(http.post("/v1/ask", json=question), 503, "store_unavailable")
+        assert "unreachable" in api_error(http.post("/v1/ask", json=question), 503, "store_unavailable")
         assert http.get("/readyz").status_code == 503
     finally:
         for name in names:
@@ -156,8 +150,8 @@ def test_a_source_id_with_a_root_or_dot_parts_is_refused_naming_it(client, sourc
     # The default ID (the file's name) is normalized; an ID the client chose is refused, not rewritten.
     upload = client.post("/v1/documents", files={"file": ("x.txt", b"The Velmora lighthouse is red.")},
                          data={"source_id": source_id})
-    assert repr(source_id) in _error(upload, 422, "invalid_request")
+    assert repr(source_id) in api_error(upload, 422, "invalid_request")
     posted = client.post("/v1/documents", json={"source_id": source_id, "text": "The Velmora lighthouse is red."})
-    assert repr(source_id) in _error(posted, 422, "invalid_request")
+    assert repr(source_id) in api_error(posted, 422, "invalid_request")
     listed = client.get("/v1/sources").json()["sources"]
     assert not [r["source_id"] for r in listed if r["source_id"].endswith(".txt")]  # nothing was stored

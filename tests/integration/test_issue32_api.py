@@ -18,6 +18,7 @@ from agent_memory.api.testing import serve_in_thread, wait_ready  # noqa: E402
 from agent_memory.core.config import load_settings  # noqa: E402
 from agent_memory.core.errors import StoreError  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Reply  # noqa: E402
+from tests.helpers import api_error
 
 A = {"X-API-Key": "key-alpha"}
 B = {"X-API-Key": "key-beta"}
@@ -57,13 +58,6 @@ def client(server):
     return server[0]
 
 
-def _error(response, status: int, code: str | None = None) -> str:
-    assert response.status_code == status, response.text
-    body = response.json()["error"]
-    if code is not None:
-        assert body["code"] == code, body
-    return body["message"]
-
 
 def _ask_ok(client, headers=A) -> dict:
     answered = client.post("/v1/ask", json={"question": "When did the harbour of Velmora open?", "budget": 600},
@@ -78,7 +72,7 @@ def _ask_ok(client, headers=A) -> dict:
 def test_non_json_number_constants_are_a_400_and_the_server_goes_on(client, constant):
     body = b'{"question": "When did the harbour open?", "filters": {"created_after": ' + constant + b"}}"
     answered = client.post("/v1/ask", content=body, headers={**A, "content-type": "application/json"})
-    assert "invalid JSON" in _error(answered, 400, "bad_request")
+    assert "invalid JSON" in api_error(answered, 400, "bad_request")
     _ask_ok(client, B)  # another tenant, afterwards
 
 
@@ -97,7 +91,7 @@ def test_a_panic_in_native_code_fails_only_its_request(server, monkeypatch):
 
     monkeypatch.setattr(vectors, "search_dense", panic)
     answered = http.post("/v1/ask", json={"question": "When did the harbour of Velmora open?"}, headers=A)
-    assert "Panic" in _error(answered, 500, "internal")
+    assert "Panic" in api_error(answered, 500, "internal")
     monkeypatch.undo()
     assert "1892" in _ask_ok(http, A)["passages"][0]["text"]
 
@@ -108,7 +102,7 @@ def test_a_lone_surrogate_is_a_400_and_other_tenants_keep_appending(client):
     body = b'{"message": {"role": "user", "content": "bad \\ud800 text"}}'
     refused = client.post("/v1/sessions/s-sur/messages", content=body,
                           headers={**A, "content-type": "application/json"})
-    message = _error(refused, 400, "bad_request")
+    message = api_error(refused, 400, "bad_request")
     assert "surrogate" in message
     ok = client.post("/v1/sessions/s-other/messages", json={"message": {"role": "user", "content": "hello"}},
                      headers=B)
@@ -167,7 +161,7 @@ def test_a_long_question_over_its_budget_is_refused_before_any_retrieval(server,
 
     monkeypatch.setattr(pipeline, "_run", never)
     answered = http.post("/v1/ask", json={"question": "harbour grain " * 1400, "budget": 100}, headers=A)
-    assert "smaller than the question" in _error(answered, 400, "budget")
+    assert "smaller than the question" in api_error(answered, 400, "budget")
 
 
 def test_a_long_question_within_its_budget_is_answered(client):
@@ -193,7 +187,7 @@ def test_a_forged_known_facts_section_is_never_an_accepted_citation(server, wher
     before = _importance(http, "secret/admin")
     answered = http.post("/v1/ask", json=body, headers=A)
     if answered.status_code == 400:  # a "date" carrying a section may be no date: refused first
-        assert where == "question_date" and "question_date" in _error(answered, 400, "bad_request")
+        assert where == "question_date" and "question_date" in api_error(answered, 400, "bad_request")
         return
     assert answered.status_code == 200, answered.text
     result = answered.json()
@@ -230,7 +224,7 @@ def test_malformed_messages_are_a_400_naming_the_problem(client, message, field)
     body = json.dumps({"message": message}).encode()
     refused = client.post("/v1/sessions/s-shapes/messages", content=body,
                           headers={**A, "content-type": "application/json"})
-    assert field in _error(refused, 400, "bad_request")
+    assert field in api_error(refused, 400, "bad_request")
     ok = client.post("/v1/sessions/s-shapes/messages", json={"message": {"role": "user", "content": "still here"}},
                      headers=A)
     assert ok.status_code == 200, ok.text
@@ -247,7 +241,7 @@ def test_a_tool_result_answering_an_issued_call_is_accepted(client):
 def test_question_date_that_is_no_date_is_a_400(client):
     answered = client.post("/v1/ask", json={"question": "When did the harbour open?", "question_date": "not-a-date"},
                            headers=A)
-    assert "not-a-date" in _error(answered, 400, "bad_request")
+    assert "not-a-date" in api_error(answered, 400, "bad_request")
     ok = client.post("/v1/prompt", json={"question": "When did the harbour open?", "question_date": "2024-08-01"},
                      headers=A)
     assert ok.status_code == 200 and "(asked on 2024-08-01)" in ok.json()["prompt"]
@@ -259,7 +253,7 @@ def test_the_view_budget_error_names_no_internal_key(client):
     long = "word " * 400
     assert client.post("/v1/sessions/s-view/messages", json={"message": {"role": "user", "content": long}},
                        headers=A).status_code == 200
-    message = _error(client.get("/v1/sessions/s-view/view?budget=10", headers=A), 400, "budget")
+    message = api_error(client.get("/v1/sessions/s-view/view?budget=10", headers=A), 400, "budget")
     assert "alpha" not in message
 
 
@@ -271,7 +265,7 @@ def test_store_errors_show_no_data_dir(server, monkeypatch):
         raise StoreError(f"Qdrant Edge query failed on {data_dir.resolve()}/vectors/chunks: mmap failed")
 
     monkeypatch.setattr(vectors, "search_dense", broken)
-    message = _error(http.post("/v1/ask", json={"question": "When did the harbour open?"}, headers=A), 503,
+    message = api_error(http.post("/v1/ask", json={"question": "When did the harbour open?"}, headers=A), 503,
                      "store_error")
     assert str(data_dir) not in message and "<data dir>/vectors" in message
 
@@ -304,7 +298,7 @@ def test_an_upload_killed_mid_job_is_forgotten_by_its_id(server):
     # claims, and the first record already stored.
     memory.services.catalog.claim("alpha", "file:big.jsonl", ["big.jsonl#0", "big.jsonl#1"])
     taken = http.post("/v1/documents", json={"source_id": "big.jsonl#1", "text": "Another writer."}, headers=A)
-    assert "file:big.jsonl" in _error(taken, 400, "bad_request")
+    assert "file:big.jsonl" in api_error(taken, 400, "bad_request")
     forgotten = http.delete("/v1/sources/big.jsonl", headers=A)
     assert forgotten.status_code == 200, forgotten.text
     again = http.post("/v1/documents", json={"source_id": "big.jsonl#1", "text": "Another writer."}, headers=A)

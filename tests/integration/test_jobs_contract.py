@@ -12,7 +12,8 @@ import pytest
 from postgres_support import FreshSchema, postgres_param
 
 from agent_memory.core.errors import NotFoundError
-from agent_memory.stores.jobs import DurableJobQueue, JobQueue, JobRegistry, JobSpec
+from agent_memory.stores.job_spool import SpooledJobs
+from agent_memory.stores.jobs import DurableJobQueue, JobQueue, JobSpec
 
 
 class Backend:
@@ -44,7 +45,7 @@ class Backend:
             self.locks = self.services.source_locks
             # As the API builds it (api/ingestion.py): the services' queue, run_job, the API's error codes.
             self.queue = self.services.job_queue(lambda spec, job: run_job(self, spec, job.progress), error_of)
-            assert isinstance(self.queue, JobRegistry)
+            assert isinstance(self.queue, SpooledJobs)  # in process, each job kept on disk until it ends
 
     def drain(self, job_id: str, tenant: str, timeout: float = 120):
         if self.schema:

@@ -48,8 +48,10 @@ def test_a_second_tool_result_is_a_400_and_the_view_has_one(client):
     assert [m for m in view if m["role"] == "tool"] == [RESULT]
 
 
-def test_a_blank_session_id_is_a_400(client):
-    assert "got ' '" in refused(post(client, "%20", {"role": "user", "content": "hi"}))
+def test_a_blank_session_id_is_a_422(client):
+    # A bad path parameter, as one holding "/" or a control character (api/routes_sessions.py SessionId).
+    answered = post(client, "%20", {"role": "user", "content": "hi"})
+    assert answered.status_code == 422 and "got ' '" in answered.json()["error"]["message"], answered.text
     names = [s["session_id"] for s in client.get("/v1/sessions").json()["sessions"]]
     assert " " not in names
 

@@ -115,6 +115,12 @@ def test_a_blank_session_id_is_refused(manager, session_id, shown):
         manager.session(session_id)
 
 
+@pytest.mark.parametrize("session_id", ["a\x00b", "tenant/line\nbreak", "tenant/del\x7f"])
+def test_a_session_id_with_a_control_character_is_refused_naming_it(manager, session_id):
+    with pytest.raises(ValueError, match="a session ID cannot contain control characters"):
+        manager.session(session_id)
+
+
 def test_ordinary_session_ids_still_work(manager):
     for session_id in ("s1", "tenant/s1", "tenant/a/b", " padded "):
         assert manager.session(session_id).append({"role": "user", "content": "hi"}) == 0

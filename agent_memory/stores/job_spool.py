@@ -1,0 +1,133 @@
+"""In-process ingestion jobs that outlive the process: what a stop interrupted runs again at the next start.
+
+The embedded job queue (``stores/jobs.JobRegistry``) lives in memory: a SIGTERM (or a crash) while a big
+upload was queued or running lost it silently: the client had its 202, the upload's temporary file
+was left in /tmp, and after the restart its job ID answered 404 with nothing stored. Here each job's
+description and body are written under ``<data dir>/pending-jobs/<entry>/`` before it is queued and
+removed once it ends; at the next start every entry left there is queued again (the ingestion is
+idempotent: a job that had finished runs as a no-op) and its old job ID answers for the new job. A job
+interrupted ``MAX_ATTEMPTS`` times (one that kills the process, say) is not run again: its ID answers
+``failed`` with the code ``interrupted``, as PostgreSQL's queue gives up after three lost workers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from agent_memory.stores.jobs import Job, JobQueue, JobSpec
+
+log = logging.getLogger(__name__)
+META = "job.json"
+MAX_ATTEMPTS = 3
+
+
+class SpooledJobs:
+    """A :class:`JobQueue` over an in-process one, whose jobs are kept on disk until they end."""
+
+    def __init__(self, queue: JobQueue, folder: Path) -> None:
+        self.queue, self.folder = queue, folder
+        self._aliases: dict[str, str] = {}  # an interrupted job's ID -> the ID of its run after the restart
+        self._given_up: dict[str, Job] = {}
+        self._closing = False
+        self._lock = threading.Lock()
+
+    def submit(self, spec: JobSpec, *, attempts: int = 0, entry: Path | None = None) -> Job:
+        if entry is None:
+            entry = self.folder / uuid.uuid4().hex
+            try:
+                (entry / "files").mkdir(parents=True)
+                spec = self._spool(spec, entry)
+                _write_meta(entry, {"tenant": spec.tenant, "kind": spec.kind, "source_id": spec.source_id,
+                                    "size": spec.size, "params": spec.params, "attempts": attempts,
+                                    "filename": spec.path.name if spec.path else None})
+            except OSError as exc:  # a full or read-only disk: the job still runs, as before, but only once
+                log.warning("job for source %r not kept on disk (%s): a stop would lose it", spec.source_id, exc)
+                shutil.rmtree(entry, ignore_errors=True)
+                return self.queue.submit(spec)
+        spec.cleanup = lambda: self._done(entry)
+        job = self.queue.submit(spec)
+        with self._lock:
+            if entry.exists():  # not finished yet: keep the ID the client was given, through every restart
+                _write_meta(entry, {"job_id": job.id, **_read_meta(entry)})
+        return job
+
+    @staticmethod
+    def _spool(spec: JobSpec, entry: Path) -> JobSpec:
+        """``spec`` with its body on disk in ``entry``: an upload's file moved there (same name: its suffix
+        says its format), a text's bytes written."""
+        if spec.path is not None:
+            kept = entry / "files" / spec.path.name
+            shutil.move(str(spec.path), kept)
+            if spec.cleanup is not None:
+                spec.cleanup()  # the request's temporary folder, now empty
+            return JobSpec(spec.tenant, spec.kind, spec.source_id, spec.size, spec.params, path=kept)
+        (entry / "body").write_bytes(spec.body or b"")
+        return JobSpec(spec.tenant, spec.kind, spec.source_id, spec.size, spec.params, body=spec.body)
+
+    def _done(self, entry: Path) -> None:
+        with self._lock:
+            if not self._closing:  # a job ended by the stop itself (its stores closed) runs again
+                shutil.rmtree(entry, ignore_errors=True)
+
+    def resume(self) -> None:
+        """Queue again what the last process left unfinished (called once the stores are open)."""
+        for entry in sorted(self.folder.glob("*/"), key=lambda p: p.stat().st_mtime):
+            try:
+                meta = _read_meta(entry)
+                self._resume(entry, meta)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning("dropping an unreadable pending job %s: %s", entry.name, exc)
+                shutil.rmtree(entry, ignore_errors=True)
+
+    def _resume(self, entry: Path, meta: dict) -> None:
+        old_id, attempts = meta.get("job_id"), int(meta.get("attempts", 0)) + 1
+        what = f"job {old_id} (tenant {meta['tenant']!r}, source {meta['source_id']!r})"
+        if attempts >= MAX_ATTEMPTS:
+            log.error("%s was interrupted %d times; not run again: upload it again", what, attempts)
+            if old_id:
+                self._given_up[old_id] = Job(
+                    id=old_id, tenant=meta["tenant"], bytes=meta["size"], status="failed", stage="done",
+                    created_at=entry.stat().st_mtime, finished_at=time.time(),
+                    error={"code": "interrupted", "message": f"the server stopped {attempts} times while this job "
+                                                             f"ran; upload {meta['source_id']!r} again"})
+            shutil.rmtree(entry, ignore_errors=True)
+            return
+        filename = meta.get("filename")
+        spec = JobSpec(meta["tenant"], meta["kind"], meta["source_id"], meta["size"], meta["params"],
+                       path=entry / "files" / filename if filename else None,
+                       body=None if filename else (entry / "body").read_bytes())
+        _write_meta(entry, {**meta, "attempts": attempts})
+        job = self.submit(spec, attempts=attempts, entry=entry)
+        if old_id:
+            self._aliases[old_id] = job.id
+        log.warning("%s was interrupted by the last stop: queued again as job %s", what, job.id)
+
+    def get(self, job_id: str, tenant: str) -> Job:
+        given_up = self._given_up.get(job_id)
+        if given_up is not None and given_up.tenant == tenant:
+            return given_up
+        return self.queue.get(self._aliases.get(job_id, job_id), tenant)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closing = True
+        left = [p.name for p in self.folder.glob("*/")] if self.folder.exists() else []
+        if left:
+            log.warning("stopping with %d ingestion job(s) unfinished: they run again at the next start", len(left))
+        self.queue.close()
+
+
+def _read_meta(entry: Path) -> dict:
+    return json.loads((entry / META).read_text(encoding="utf-8"))
+
+
+def _write_meta(entry: Path, meta: dict) -> None:
+    part = entry / (META + ".part")
+    part.write_text(json.dumps(meta), encoding="utf-8")
+    part.replace(entry / META)  # whole or not at all: a crash never leaves half a description

@@ -1,0 +1,116 @@
+"""In-process ingestion jobs kept on disk (agent_memory/stores/job_spool.py): a stop while a job is queued or
+running loses nothing; the next start runs it again and its old ID answers for it."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from agent_memory.core.errors import NotFoundError
+from agent_memory.stores.job_spool import MAX_ATTEMPTS, SpooledJobs
+from agent_memory.stores.jobs import JobRegistry, JobSpec
+
+
+def _wait(jobs: SpooledJobs, job_id: str, tenant: str = "acme"):
+    deadline = time.monotonic() + 30
+    while (job := jobs.get(job_id, tenant)).status not in ("done", "failed"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.01)
+    return job
+
+
+def _emptied(folder) -> bool:
+    """Whether the spool empties: a job's files go in its last step, just after its status is set."""
+    deadline = time.monotonic() + 30
+    while any(folder.iterdir()):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _reading(seen: list):
+    def run(spec, job):
+        data = spec.path.read_bytes() if spec.path else spec.body
+        seen.append((spec.path.name if spec.path else None, data))
+        return {"source_ids": [spec.source_id]}
+    return run
+
+
+def _upload(tmp_path, name="notes.md", data=b"# Pump\nreplaced on 2 March"):
+    folder = tmp_path / "request"
+    folder.mkdir()
+    (folder / name).write_bytes(data)
+    cleaned = []
+    spec = JobSpec("acme", "upload", name, len(data), {"filename": name}, path=folder / name,
+                   cleanup=lambda: cleaned.append(folder))
+    return spec, folder, cleaned
+
+
+def test_a_finished_job_leaves_nothing_on_disk_and_the_request_folder_is_released(tmp_path):
+    seen: list = []
+    jobs = SpooledJobs(JobRegistry(_reading(seen)), tmp_path / "pending")
+    spec, folder, cleaned = _upload(tmp_path)
+    job = jobs.submit(spec)
+    assert cleaned == [folder]  # the upload was moved into the spool: no temporary file left behind
+    assert _wait(jobs, job.id).status == "done"
+    assert seen == [("notes.md", b"# Pump\nreplaced on 2 March")]
+    assert _emptied(tmp_path / "pending")
+    jobs.close()
+
+
+def test_a_job_a_stop_interrupted_runs_again_at_the_next_start_under_its_old_id(tmp_path):
+    started, release = threading.Event(), threading.Event()
+
+    def stuck(spec, job):
+        started.set()
+        release.wait(30)
+        raise RuntimeError("store closed")  # what a job meets when the stop closes the stores under it
+
+    first = SpooledJobs(JobRegistry(stuck), tmp_path / "pending")
+    running = first.submit(_upload(tmp_path)[0])
+    queued = first.submit(JobSpec("acme", "text", "memo", 4, {"title": "t"}, body=b"memo"))
+    assert started.wait(30)
+    first.close()
+    release.set()
+    assert _wait(first, running.id).status == "failed"
+
+    seen: list = []
+    second = SpooledJobs(JobRegistry(_reading(seen)), tmp_path / "pending")
+    second.resume()
+    for old in (running, queued):
+        assert _wait(second, old.id).status == "done"
+    assert sorted(seen, key=str) == sorted([("notes.md", b"# Pump\nreplaced on 2 March"), (None, b"memo")], key=str)
+    assert _emptied(tmp_path / "pending")
+    with pytest.raises(NotFoundError):
+        second.get(running.id, "globex")  # another tenant still cannot see it
+    second.close()
+
+
+def test_a_job_interrupted_again_and_again_is_reported_not_run(tmp_path):
+    stuck = threading.Event()
+    jobs = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}), tmp_path / "pending")
+    job = jobs.submit(JobSpec("acme", "text", "memo", 4, {}, body=b"memo"))
+    for _ in range(MAX_ATTEMPTS - 1):  # every start is stopped again before the job ends (it kills the process)
+        jobs.close()
+        jobs = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}), tmp_path / "pending")
+        jobs.resume()
+    jobs.close()
+    last = SpooledJobs(JobRegistry(lambda spec, job: pytest.fail("run again")), tmp_path / "pending")
+    last.resume()
+    stuck.set()
+    answer = last.get(job.id, "acme")
+    assert answer.status == "failed" and answer.error["code"] == "interrupted"
+    assert "'memo'" in answer.error["message"]
+    assert list((tmp_path / "pending").iterdir()) == []
+
+
+def test_an_unreadable_entry_is_dropped_not_fatal(tmp_path):
+    (tmp_path / "pending" / "broken").mkdir(parents=True)
+    (tmp_path / "pending" / "broken" / "job.json").write_text("{not json")
+    jobs = SpooledJobs(JobRegistry(lambda spec, job: {}), tmp_path / "pending")
+    jobs.resume()
+    assert list((tmp_path / "pending").iterdir()) == []
+    jobs.close()
