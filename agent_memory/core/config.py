@@ -6,11 +6,13 @@ process starts, and pass the result down.
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.updates import FUNCTIONAL_RELATIONS
@@ -191,7 +193,8 @@ class Settings(BaseSettings):
     # API.
     api_host: str = "127.0.0.1"
     api_port: int = 8080
-    api_keys: dict[str, str] = Field(default_factory=dict, description="API key -> tenant.")
+    api_keys: dict[str, str] = Field(default_factory=dict, description="API key -> tenant",
+                                     examples=[{"key-acme": "acme", "key-globex": "globex"}])
     api_job_threshold_bytes: int = Field(
         default=1_000_000, ge=0,
         description="Documents and uploads larger than this are ingested by a background job (202 + job URL).")
@@ -236,3 +239,17 @@ def load_settings(**overrides) -> Settings:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg'].removeprefix('Value error, ')}"
                              for e in exc.errors())
         raise ConfigError(f"invalid settings: {problems}") from None
+    except SettingsError as exc:  # a structured setting (a dict, a list) whose variable is not JSON
+        raise ConfigError(_not_json(exc)) from None
+
+
+def _not_json(exc: SettingsError) -> str:
+    """The variable whose value could not be read, and the JSON its setting takes (pydantic-settings
+    names only the field and the source)."""
+    found = re.search(r'field "(\w+)"', str(exc))
+    field = Settings.model_fields.get(found.group(1)) if found else None
+    if field is None:
+        return f"invalid settings: {exc}"
+    example = f", e.g. {json.dumps(field.examples[0])}" if field.examples else ""
+    return (f"invalid settings: AGENT_MEMORY_{found.group(1).upper()} must be JSON ({field.description}){example}; "
+            "check the environment and .env")

@@ -126,3 +126,11 @@ def test_serve_with_a_bad_tenant_in_its_api_keys_says_so_in_one_line_before_star
     err = capsys.readouterr().err
     assert "'a/b' (in AGENT_MEMORY_API_KEYS)" in err and "Traceback" not in err and len(err.splitlines()) == 1
     assert not (tmp_path / "owner.lock").exists()  # refused before it owned the data dir
+
+
+def test_api_keys_that_are_not_json_name_the_variable_and_the_shape(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("AGENT_MEMORY_API_KEYS", "key1=acme")
+    assert main(["--data-dir", str(tmp_path), "stats"]) == 2
+    err = capsys.readouterr().err
+    assert "AGENT_MEMORY_API_KEYS must be JSON (API key -> tenant), e.g. {\"key-acme\": \"acme\"" in err
+    assert "Traceback" not in err and len(err.splitlines()) == 1
