@@ -57,7 +57,7 @@ async def post_document(request: Request, state: StateDep, tenant: TenantDep):
         raise ApiError(422, "invalid_request", _validation_message(exc)) from None
     chosen_source_id(doc.source_id)
     size = len(doc.text.encode("utf-8"))
-    if size > state.job_threshold_bytes:
+    if _as_job(state, size):
         spec = JobSpec(tenant=tenant, kind="text", source_id=doc.source_id, size=size,
                        params={"title": doc.title, "metadata": doc.metadata}, body=doc.text.encode("utf-8"))
         job = await run_in_threadpool(state.jobs.submit, spec)
@@ -97,7 +97,7 @@ async def _upload(request: Request, state, tenant: str):
     def cleanup():
         shutil.rmtree(folder, ignore_errors=True)
 
-    if size > state.job_threshold_bytes:
+    if _as_job(state, size):
         spec = JobSpec(tenant=tenant, kind="upload", source_id=source_id, size=size,
                        params={"filename": filename, "metadata": metadata, "origin": origin}, path=path,
                        cleanup=cleanup)
@@ -107,6 +107,12 @@ async def _upload(request: Request, state, tenant: str):
         return await run_in_threadpool(work)
     finally:
         cleanup()
+
+
+def _as_job(state, size: int) -> bool:
+    """A large body goes to a background job (202); so does a small one while a job holds the write lock:
+    waiting for it inline would hold the request (and a server thread) for as long as that job runs."""
+    return size > state.job_threshold_bytes or state.ingest_lock.locked()
 
 
 def client_path(name: str | None) -> str:

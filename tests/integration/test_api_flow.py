@@ -34,6 +34,7 @@ def server(tmp_path_factory):
     with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=120) as client:
         wait_ready(client)
         reports = upload_samples(client, ACME)
+        client.app = app  # for a test that holds the write lock as a running job does
         yield client, reports
 
 
@@ -178,6 +179,20 @@ def test_large_upload_runs_as_background_job(server):
     # Another tenant cannot see the job at all.
     assert_error(client.get(job_url, headers=GLOBEX), 404, "not_found")
     assert_error(client.get("/v1/jobs/feedbeef", headers=ACME), 404, "not_found")
+
+
+def test_a_small_body_sent_while_a_job_writes_is_queued_not_held(server):
+    client, _ = server
+    lock = client.app.state.api.ingest_lock
+    with lock:  # as a long job holds it: the request answers at once instead of waiting for it
+        accepted = client.post("/v1/documents", headers=ACME,
+                               json={"source_id": "notes/ferry.md", "text": "The ferry leaves pier 4 at dawn."})
+        assert accepted.status_code == 202, accepted.text
+    deadline = time.monotonic() + 120
+    while (job := client.get(accepted.json()["url"], headers=ACME).json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.2)
+    assert job["status"] == "done" and job["result"]["source_ids"] == ["notes/ferry.md"], job
 
 
 # ---- auth and tenant isolation --------------------------------------------------------------------
