@@ -29,14 +29,21 @@ from typing import Any
 
 from dateutil import parser
 
+from agent_memory.core.entities import normalize_name
 from agent_memory.core.errors import LLMError
 
 log = logging.getLogger(__name__)
 
+# The Chinese verbs are the relations the rule-based Chinese extractor writes (agent_memory/index/triples/
+# chinese.py names a triple by its verb as jieba cuts it: 小王住在北京 → 住, 小王搬到上海了 → 搬到), so that
+# 我搬到上海了 replaces 我住在北京 as "moved to" replaces "lives in".
 FUNCTIONAL_RELATIONS: dict[str, list[str]] = {
     "residence": ["live in", "live at", "move to", "relocate to", "reside in", "settle in", "base in",
-                  "move into", "home in"],
-    "employer": ["work at", "work for", "join", "employ by", "hire by", "employer"],
+                  "move into", "home in",
+                  "住", "住在", "居住", "居住在", "搬到", "搬去", "搬往", "搬进", "迁到", "迁居", "迁往", "定居",
+                  "定居在"],
+    "employer": ["work at", "work for", "join", "employ by", "hire by", "employer",
+                 "加入", "就职", "就职于", "任职", "任职于", "入职", "受雇于"],
     "preference": ["prefer", "favorite", "favourite"],
     "owner": ["own"],
     "status": ["status", "status of", "be status"],
@@ -77,11 +84,23 @@ def relation_group(relation: str, functional: Mapping[str, Sequence[str]]) -> st
     return _index(key).get(_norm(relation))
 
 
+def _subject(row: Mapping[str, Any]) -> str:
+    """Whom a fact is about: the subject's name, not its entity key. The key holds the entity type, and the
+    tagger may type one name differently sentence by sentence ("Maria lives in Berlin": NORP, "Maria moved
+    to Paris": ORG); a subject's facts are fetched by name (``subject_facts``), so they are chained by it."""
+    return normalize_name(row.get("subject") or "") or row["subject_key"]
+
+
+def _object(row: Mapping[str, Any]) -> str:
+    """The fact's object by name, for the same reason: Paris typed twice is one city, not a move."""
+    return normalize_name(row.get("object") or "") or row["object_key"]
+
+
 def validity_changes(rows: list[dict[str, Any]], functional: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
     """From a subject's relations (graph rows with key, subject_key, relation, object_key, valid_from,
     valid_to, superseded_by), the rows whose interval must change.
 
-    Per (subject, functional group), facts in time order: each one is valid until the first
+    Per (subject name, functional group), facts in time order: each one is valid until the first
     later fact with another object (a repeated statement of the same object does not end it);
     the newest is current. Undated facts take no part. Idempotent and order-independent:
     ingesting the June fact before the January one gives the same intervals.
@@ -90,13 +109,13 @@ def validity_changes(rows: list[dict[str, Any]], functional: Mapping[str, Sequen
     for row in rows:
         group = relation_group(row.get("relation") or "", functional)
         if group is not None and row.get("valid_from"):
-            chains[(row["subject_key"], group)].append(row)
+            chains[(_subject(row), group)].append(row)
     changes = []
     for chain in chains.values():
         chain.sort(key=lambda r: (r["valid_from"], r["key"]))
         for i, row in enumerate(chain):
             later = next((r for r in chain[i + 1:] if r["valid_from"] > row["valid_from"]
-                          and r["object_key"] != row["object_key"]), None)
+                          and _object(r) != _object(row)), None)
             valid_to, by = (later["valid_from"], later["key"]) if later else ("", "")
             if (row.get("valid_to") or "") != valid_to or (row.get("superseded_by") or "") != by:
                 changes.append({"subject_key": row["subject_key"], "key": row["key"], "valid_to": valid_to,
@@ -104,15 +123,35 @@ def validity_changes(rows: list[dict[str, Any]], functional: Mapping[str, Sequen
     return changes
 
 
+_WEEKDAY_TAG = re.compile(r"\((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\)", re.IGNORECASE)
+# Two defaults a year apart: what a text does not say comes from the default, so a text whose year
+# moves with it named no year.
+_DEFAULTS = (datetime(2000, 1, 1), datetime(2001, 1, 1))
+
+
+def parse_dated(stamp: str) -> datetime | None:
+    """A stamp as written in a transcript, a document's metadata or a question's date ("1:56 pm on 8 May,
+    2023", "2023/05/08 (Mon) 13:56", ISO) as a datetime (its offset kept); None when it names no year.
+
+    The parse is fuzzy, since transcripts wrap their dates in words, and a fuzzy parse fills what the text
+    lacks from its default, today unless told: "version 3" was the 3rd of this month, "Tuesday" this week's.
+    A date must name its year; a month or day it omits is the first, never today's."""
+    if not isinstance(stamp, str) or not stamp.strip():
+        return None
+    text = _WEEKDAY_TAG.sub(" ", stamp).replace(" on ", " ")
+    try:
+        first, second = (parser.parse(text, fuzzy=True, default=default) for default in _DEFAULTS)
+    except (ValueError, OverflowError):
+        return None
+    return first if first.year == second.year else None
+
+
 def iso_stamp(stamp: str) -> str:
     """A stamp as written in a transcript or a document's metadata ("1:56 pm on 8 May, 2023",
-    "2023/05/08 (Mon) 13:56", ISO) as an ISO datetime, so stamps compare as strings; '' if none."""
-    if not stamp or not str(stamp).strip():
-        return ""
-    text = re.sub(r"\((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\)", " ", str(stamp)).replace(" on ", " ")
-    try:
-        when = parser.parse(text, fuzzy=True)
-    except (ValueError, OverflowError):
+    "2023/05/08 (Mon) 13:56", ISO) as an ISO datetime in UTC, so stamps compare as strings; '' if none
+    (``parse_dated``: a text that names no year is none)."""
+    when = parse_dated(str(stamp)) if stamp else None
+    if when is None:
         return ""
     if when.tzinfo is not None:
         when = when.astimezone(timezone.utc).replace(tzinfo=None)
@@ -166,13 +205,13 @@ def contradiction_pairs(rows: list[dict[str, Any]], new_sources: set[str], funct
     by_subject: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         if row.get("valid_from") and relation_group(row.get("relation") or "", functional) is None:
-            by_subject[row["subject_key"]].append(row)
+            by_subject[_subject(row)].append(row)
     candidates = []
     for facts in by_subject.values():
         for new in (r for r in facts if r.get("source_id") in new_sources):
             for old in facts:
                 if (not old.get("valid_to") and old["valid_from"] < new["valid_from"]
-                        and old["object_key"] != new["object_key"]):
+                        and _object(old) != _object(new)):
                     same = _norm(old["relation"]) == _norm(new["relation"])
                     candidates.append(((new["valid_from"], same, old["valid_from"]), old, new))
     candidates.sort(key=lambda c: (c[0], c[1]["key"], c[2]["key"]), reverse=True)

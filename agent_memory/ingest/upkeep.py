@@ -16,7 +16,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping
+from typing import Any
 
+from agent_memory.core.metafilter import parse_when
 from agent_memory.core.records import MemoryItem, SearchFilter
 
 DAY = 86_400.0
@@ -42,12 +44,32 @@ def expires_at(item: MemoryItem, rules: Mapping[str, float]) -> float | None:
     return item.created_at + min(days) * DAY if days else None
 
 
+def stamped_expiry(value: Any) -> float:
+    """An item's ``expires_at`` metadata as Unix seconds: a number (or a string of one), or an ISO date or
+    datetime (no offset: UTC; a date alone: its first instant); ``inf`` (never) when absent or unreadable.
+
+    Ingestion stamps a number, but a document's own metadata may carry any value: one ``"2025-01-01"`` or
+    ``"soon"`` must not stop ``gc`` and ``stats`` for the whole data dir."""
+    if value is None or isinstance(value, bool) or value == "":  # True is an int: not 1970-01-01T00:00:01
+        return math.inf
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else math.inf
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            when = parse_when(value)
+            return when.timestamp() if when is not None else math.inf
+        return number if math.isfinite(number) else math.inf
+    return math.inf
+
+
 def effective_expiry(item: MemoryItem, rules: Mapping[str, float]) -> float:
     """When the item expires under the rules in force (their shortest match), else its stamp;
     ``inf``: never."""
     when = expires_at(item, rules) if rules else None
     if when is None:
-        when = float(item.metadata.get("expires_at") or "inf")
+        when = stamped_expiry(item.metadata.get("expires_at"))
     return when
 
 

@@ -13,22 +13,37 @@ import re
 from datetime import datetime
 
 from agent_memory.core.records import Triple
+from agent_memory.core.text import chinese_number, has_cjk
 from agent_memory.retrieval.types import Decision
 from agent_memory.retrieval.when import _MONTH, DateSlack, Window, _month, parse_stamp, question_window
 
-# "in March", "during May", "since June" without a year: the last such month up to the day asked.
+# "in March", "during May", "since June" without a year: the last such month up to the day asked (facts
+# only: the passages' time signal reads a month with its year, agent_memory/retrieval/when.py).
 _MONTH_ONLY = re.compile(rf"\b(?:in|during|since|by|until|of|back in)\s+{_MONTH}\b(?!\.?,?\s+(?:19|20)\d\d)",
                          re.IGNORECASE)
 
 
+# 三月 / 3月 / 十二月 alone (no year before it, no day after it, not 两个月 or 几月): the same, in Chinese.
+_ZH_MONTH_ONLY = re.compile(r"(?<![\d年〇零一二两三四五六七八九十个几])(十[一二]?|[一二三四五六七八九]|1[0-2]|[1-9])月"
+                            r"(?![\d〇零一二三四五六七八九十]+[日号])")
+
+
+def _month_named(question: str) -> tuple[int, str] | None:
+    if match := _MONTH_ONLY.search(question):
+        return _month(match.group(1)), match.group(0)
+    if has_cjk(question) and (match := _ZH_MONTH_ONLY.search(question)):
+        return chinese_number(match.group(1)), match.group(0)
+    return None
+
+
 def month_window(question: str, asked_on: datetime | None) -> Window | None:
-    match = _MONTH_ONLY.search(question)
-    if match is None or asked_on is None:
+    named = _month_named(question)
+    if named is None or asked_on is None:
         return None
-    month = _month(match.group(1))
+    month, phrase = named
     year = asked_on.year if month <= asked_on.month else asked_on.year - 1
     stop = datetime(year + (month == 12), month % 12 + 1, 1)
-    return Window(datetime(year, month, 1), stop, match.group(0))
+    return Window(datetime(year, month, 1), stop, phrase)
 
 
 def fact_window(question: str, question_date: str | None, slack: DateSlack) -> Window | None:

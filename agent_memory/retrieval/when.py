@@ -12,11 +12,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from dateutil import parser
-
 from agent_memory.core.text import TIME_WORD_FORMS, chinese_number, has_cjk
+from agent_memory.core.updates import parse_dated
 
-_WEEKDAY_TAG = re.compile(r"\((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w*\)", re.IGNORECASE)
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "a couple": 2,
             "a couple of": 2, "couple of": 2, "few": 3, "a few": 3, "several": 4}
@@ -81,13 +79,10 @@ class Window:
 
 @functools.lru_cache(maxsize=8192)
 def parse_stamp(stamp: str) -> datetime | None:
-    """"2023/02/12 (Sun) 14:44", "1:56 pm on 8 May, 2023", ISO dates: the datetime, or None."""
-    if not stamp or not stamp.strip():
-        return None
-    try:
-        return parser.parse(_WEEKDAY_TAG.sub(" ", stamp).replace(" on ", " "), fuzzy=True).replace(tzinfo=None)
-    except (ValueError, OverflowError):
-        return None
+    """"2023/02/12 (Sun) 14:44", "1:56 pm on 8 May, 2023", ISO dates: the datetime (as written, its offset
+    dropped), or None, also for a text that names no year ("Tuesday", "version 3": see ``parse_dated``)."""
+    when = parse_dated(stamp)
+    return when.replace(tzinfo=None) if when is not None else None
 
 
 def _count(word: str | None) -> int:

@@ -1,0 +1,70 @@
+"""Memory over time through the Python API: expiry stamps a document brings, a fact that changes
+(in English and Chinese, across a restart), and question dates that name no day."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from agent_memory import Memory
+from agent_memory.core.config import load_settings
+from agent_memory.core.errors import AgentMemoryError
+from agent_memory.core.records import SearchFilter
+from agent_memory.ingest.upkeep import expire, stats
+
+
+def _memory(tmp_path, **settings) -> Memory:
+    return Memory(settings=load_settings(data_dir=tmp_path / "data", triple_extractor="rules", qdrant_url=None,
+                                         neo4j_uri=None, postgres_url=None, **settings))
+
+
+def test_a_documents_own_expiry_of_any_form_never_stops_gc_or_stats(tmp_path):
+    """A document's metadata may carry ``expires_at`` as an ISO date, Unix seconds or a word; one ISO date
+    used to make ``stats`` and ``gc`` fail for the whole data dir (float('2020-01-01'))."""
+    with _memory(tmp_path, ttl_days={}) as memory:
+        memory.add("The Glorpax coupon WIN20 is valid.", source_id="notes/coupon", metadata={"expires_at": "2020-01-01"})
+        memory.add("The Glorpax numeric note.", source_id="notes/num", metadata={"expires_at": time.time() - 60})
+        memory.add("The Glorpax future note.", source_id="notes/later", metadata={"expires_at": "2999-01-01T00:00:00Z"})
+        memory.add("The Glorpax vague note.", source_id="notes/vague", metadata={"expires_at": "soon"})
+        memory.add("The Glorpax office is on floor 9.", source_id="notes/office")
+        assert stats(memory.services, "default", soon_days=1)["default"]["expiring_soon"] == 2
+        removed = expire(memory.services, memory.ingestion.forget)
+        assert removed["sources"] == 2 and removed["items"] == 2
+        left = {i.source_id for i in memory.services.vectors.scroll(SearchFilter(tenant="default"))}
+        assert left == {"notes/later", "notes/vague", "notes/office"}
+        assert memory.services.catalog.get("default", "notes/coupon") is None
+        assert expire(memory.services, memory.ingestion.forget) == {"sources": 0, "items": 0, "triples": 0}
+
+
+def _facts(memory: Memory, subject: str) -> dict[str, str]:
+    """object -> valid_to of the subject's facts ('' while current)."""
+    return {r["object"]: r["valid_to"] for r in memory.services.graph.subject_facts("default", [subject])}
+
+
+def test_a_move_supersedes_the_older_home_in_english_and_chinese_across_a_restart(tmp_path):
+    """'Maria lives in Berlin' then 'Maria moved to Paris': the tagger typed Maria NORP in one and ORG in
+    the other, two entity keys, so nothing was superseded. 小王住在北京 then 小王搬到上海了: 住 and 搬到 were
+    no functional relation."""
+    with _memory(tmp_path) as memory:
+        memory.add_message("s1", {"role": "user", "name": "Maria", "content": "Maria lives in Berlin.",
+                                  "timestamp": "2024-03-10T10:00:00Z"})
+        memory.add_message("s2", {"role": "user", "name": "Maria", "content": "Maria moved to Paris.",
+                                  "timestamp": "2024-06-15T10:00:00Z"})
+        memory.add_message("z1", {"role": "user", "content": "小王住在北京。", "timestamp": "2024-03-10T10:00:00Z"})
+        memory.add_message("z2", {"role": "user", "content": "小王搬到上海了。", "timestamp": "2024-06-15T10:00:00Z"})
+    with _memory(tmp_path) as memory:
+        assert _facts(memory, "Maria") == {"Berlin": "2024-06-15T10:00:00", "Paris": ""}
+        assert _facts(memory, "小王") == {"北京": "2024-06-15T10:00:00", "上海": ""}
+        march = memory.prompt("小王三月住在哪里？", budget=3000, question_date="2024-08-01", debug=True)
+        assert any(d.stage == "facts" and d.target == "三月" for d in march.decisions), march.decisions
+        assert "北京 (2024-03-10 to 2024-06-15, superseded)" in march.prompt
+
+
+@pytest.mark.parametrize("when", ["version 3", "Tuesday", "14:30"])
+def test_a_question_date_that_names_no_year_is_refused(tmp_path, when):
+    """A fuzzy parse filled the missing parts from today: 'version 3' was asked on the 3rd of this month."""
+    with _memory(tmp_path) as memory:
+        memory.add("The Velmora badge code is 4471.", source_id="notes/badge")
+        with pytest.raises(AgentMemoryError, match=repr(when)):
+            memory.prompt("What is the badge code?", budget=300, question_date=when)
