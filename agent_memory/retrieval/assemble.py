@@ -10,6 +10,7 @@ lowest-ranked content until it fits, so the budget holds for any tokenizer.
 from __future__ import annotations
 
 from agent_memory.core.citations import inline, tag_ids
+from agent_memory.core.entities import normalize_name
 from agent_memory.core.errors import BudgetError
 from agent_memory.core.records import MemoryItem, Triple
 from agent_memory.core.tokens import TokenCounter
@@ -138,10 +139,13 @@ class Assembler:
                 break
             room -= cost
             placed.add(cand.item.source_id)
-        changed = {(f.subject.lower(), f.relation.lower()) for f in facts if f.superseded}
+        # The fact that replaced a superseded one began when that one ended (core/updates.validity_changes),
+        # whatever its relation ("moved to" replaces "lives in"): it is the current answer, kept beside it.
+        replaced_at = {(normalize_name(f.subject), f.valid_to) for f in facts if f.superseded}
         kept = []
         for fact in facts:
-            dated_change = fact.superseded or (fact.subject.lower(), fact.relation.lower()) in changed
+            dated_change = fact.superseded or (
+                bool(fact.valid_from) and (normalize_name(fact.subject), fact.valid_from) in replaced_at)
             weak = fact.confidence < self.config.facts_min_confidence
             generic = self.config.facts_named_only and GENERIC in (fact.subject_type, fact.object_type)
             if dated_change or not (weak or generic or fact.source_id in placed):

@@ -18,6 +18,7 @@ from agent_memory.core.errors import AgentMemoryError, StoreError
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.text import keyword_set
 from agent_memory.index.triples import entities_in_question
+from agent_memory.ingest.upkeep import effective_expiry
 from agent_memory.retrieval.assemble import Assembler
 from agent_memory.retrieval.config import RetrievalConfig, load_preset
 from agent_memory.retrieval.dedup import deduplicate
@@ -117,6 +118,9 @@ class RetrievalPipeline:
         for name, bound in (("created_after", created_after), ("created_before", created_before)):
             if bound is not None and not math.isfinite(bound):
                 raise AgentMemoryError(f"filter {name} must be a finite number, got {bound!r}")
+        if question_date is not None and not isinstance(question_date, str):
+            raise TypeError(f"question_date must be a date as text, e.g. '2024-08-01', got "
+                            f"{type(question_date).__name__} {question_date!r}")
         if question_date is not None and parse_stamp(question_date) is None:
             raise AgentMemoryError(f"question_date {question_date[:64]!r} is not a date (e.g. '2024-08-01')")
         self.assembler.check_fits(question, budget, question_date)
@@ -194,6 +198,7 @@ class RetrievalPipeline:
             lap("hop")
 
         reranked = add_neighbours(self.services, self.config, self.counter, reranked, flt, decisions)
+        reranked = self._unexpired(reranked, lambda c: c.item, decisions)
         # Only the best can reach the prompt: a budget of B tokens holds fewer than B / 10
         # passages, so de-duplication and assembly read no further (the rest stay in the dump).
         offered = reranked[: max(self.config.prompt_candidates, budget // 10)]
@@ -208,11 +213,13 @@ class RetrievalPipeline:
                            question_terms=(keyword_set(question) if self.config.near_duplicate_question_terms
                                            else frozenset()),
                            longer_span_replaces=self.config.longer_span_replaces)
-        recent = gate_recent([h.item for h in outputs.get("recent", RouteOutput()).hits], kept, question, budget,
+        recent = gate_recent(self._unexpired([h.item for h in outputs.get("recent", RouteOutput()).hits],
+                                             lambda item: item, decisions), kept, question, budget,
                              self.config.recent_view, decisions,
                              seen={c.item.source_id for c in fused + reranked})
         summaries = _give_way(deduplicate(
-            [Candidate(item=h.item, fused=h.score, final=h.score) for h in outputs.get("summaries", RouteOutput()).hits],
+            [Candidate(item=h.item, fused=h.score, final=h.score)
+             for h in self._unexpired(outputs.get("summaries", RouteOutput()).hits, lambda h: h.item, decisions)],
             None, self.config.near_duplicate, decisions), kept + [Candidate(item=i) for i in recent], decisions)
         lap("dedup")
 
@@ -247,6 +254,16 @@ class RetrievalPipeline:
         return result
 
     # ---- stages -------------------------------------------------------------------------------------
+
+    def _unexpired(self, entries: list, item_of: Callable, decisions: list[Decision]) -> list:
+        """``entries`` without the expired ones: an item past its time to live (the rules in force, or its
+        own stamp, read as ``gc`` reads them) is never recalled, whether ``gc`` has run or not."""
+        now, rules = time.time(), self.services.settings.ttl_days
+        kept = [e for e in entries if effective_expiry(item_of(e), rules) > now]
+        if len(kept) < len(entries):
+            decisions.append(Decision("expiry", f"{len(entries) - len(kept)} items", "cut",
+                                      "past their time to live (gc removes them from the stores)"))
+        return kept
 
     def _encode(self, question: str, spaces: list[str], unnamed: Unnamed | None,
                 decisions: list[Decision]) -> QueryVectors:

@@ -37,6 +37,18 @@ def test_a_documents_own_expiry_of_any_form_never_stops_gc_or_stats(tmp_path):
         assert expire(memory.services, memory.ingestion.forget) == {"sources": 0, "items": 0, "triples": 0}
 
 
+def test_an_expired_item_is_never_recalled_even_before_gc(tmp_path):
+    with _memory(tmp_path, ttl_days={"source:drafts/": 0}) as memory:  # drafts live no time at all
+        memory.add("The Glorpax coupon WIN20 gives 20% off.", source_id="notes/coupon",
+                   metadata={"expires_at": time.time() - 60})
+        memory.add("The Glorpax coupon FALL10 gives 10% off.", source_id="notes/fall")
+        memory.add("The Glorpax coupon DRAFT5 gives 5% off.", source_id="drafts/five")
+        result = memory.prompt("Which Glorpax coupons are there?", budget=800, debug=True)
+        assert "notes/fall" in result.used_source_ids
+        assert not {"notes/coupon", "drafts/five"} & set(result.used_source_ids), result.used_source_ids
+        assert any(d.stage == "expiry" for d in result.decisions)
+
+
 def _facts(memory: Memory, subject: str) -> dict[str, str]:
     """object -> valid_to of the subject's facts ('' while current)."""
     return {r["object"]: r["valid_to"] for r in memory.services.graph.subject_facts("default", [subject])}
@@ -56,6 +68,12 @@ def test_a_move_supersedes_the_older_home_in_english_and_chinese_across_a_restar
     with _memory(tmp_path) as memory:
         assert _facts(memory, "Maria") == {"Berlin": "2024-06-15T10:00:00", "Paris": ""}
         assert _facts(memory, "小王") == {"北京": "2024-06-15T10:00:00", "上海": ""}
+        where = memory.prompt("Where does Maria live?", budget=3000, debug=True)
+        shown = [t for t in where.routes.get("graph_facts", []) if t["subject"] == "Maria"]
+        facts = where.prompt.split("## Retrieved passages")[0]
+        assert {t["object"] for t in shown} >= {"Berlin", "Paris"}, shown
+        # The current home is stated beside the superseded one, though "moved to" is another relation.
+        assert "Paris" in facts and "Berlin" in facts, where.prompt
         march = memory.prompt("小王三月住在哪里？", budget=3000, question_date="2024-08-01", debug=True)
         assert any(d.stage == "facts" and d.target == "三月" for d in march.decisions), march.decisions
         assert "北京 (2024-03-10 to 2024-06-15, superseded)" in march.prompt
@@ -68,3 +86,9 @@ def test_a_question_date_that_names_no_year_is_refused(tmp_path, when):
         memory.add("The Velmora badge code is 4471.", source_id="notes/badge")
         with pytest.raises(AgentMemoryError, match=repr(when)):
             memory.prompt("What is the badge code?", budget=300, question_date=when)
+
+
+def test_a_question_date_that_is_no_text_is_a_type_error_naming_it(tmp_path):
+    with _memory(tmp_path) as memory:
+        with pytest.raises(TypeError, match="question_date must be a date as text.*got int 1722470400"):
+            memory.prompt("Where does Maria live?", question_date=1722470400)
