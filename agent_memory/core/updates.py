@@ -104,6 +104,10 @@ def validity_changes(rows: list[dict[str, Any]], functional: Mapping[str, Sequen
     later fact with another object (a repeated statement of the same object does not end it);
     the newest is current. Undated facts take no part. Idempotent and order-independent:
     ingesting the June fact before the January one gives the same intervals.
+
+    Any other fact marked replaced by a fact that is no longer there (its source forgotten or
+    re-written; an LLM's judgement, ``judge_contradictions``) is current again: a mark never
+    outlives the fact that made it.
     """
     chains: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
@@ -111,6 +115,11 @@ def validity_changes(rows: list[dict[str, Any]], functional: Mapping[str, Sequen
         if group is not None and row.get("valid_from"):
             chains[(_subject(row), group)].append(row)
     changes = []
+    chained = {row["key"] for chain in chains.values() for row in chain}
+    present = {row["key"] for row in rows}
+    for row in rows:
+        if row["key"] not in chained and (row.get("superseded_by") or "") and row["superseded_by"] not in present:
+            changes.append({"subject_key": row["subject_key"], "key": row["key"], "valid_to": "", "superseded_by": ""})
     for chain in chains.values():
         chain.sort(key=lambda r: (r["valid_from"], r["key"]))
         for i, row in enumerate(chain):

@@ -59,3 +59,21 @@ def merge_triples(services, triples: list, report: IngestReport) -> None:
     settings = services.settings
     supersede(services.graph, triples, settings.functional_relations, llm=services.llm,
               max_pairs=settings.contradiction_max_pairs, warn=report.warnings.append)
+
+
+def delete_source_facts(services, tenant: str, source_ids) -> tuple[int, set[str]]:
+    """Delete the sources' relations; returns how many and the subjects they were about, whose
+    intervals ``rederive`` must compute again once the graph holds what it will hold."""
+    removed, subjects = 0, set()
+    for sid in source_ids:
+        subjects.update(services.graph.source_subjects(tenant, sid))
+        removed += services.graph.delete_by_source(tenant, sid)
+    return removed, subjects
+
+
+def rederive(services, tenant: str, subjects) -> int:
+    """The subjects' intervals from the facts still stored: a fact that a forgotten or rewritten one had
+    superseded is current again (agent_memory/core/updates.py ``validity_changes``)."""
+    if not subjects:
+        return 0
+    return services.graph.update_validity(tenant, sorted(subjects), services.settings.functional_relations)

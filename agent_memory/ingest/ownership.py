@@ -13,6 +13,7 @@ import posixpath
 from typing import Iterable
 
 from agent_memory.core.records import SearchFilter
+from agent_memory.ingest.graph_writes import delete_source_facts, rederive
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import Transcript
 from agent_memory.stores.catalog import SourceEntry
@@ -107,10 +108,14 @@ def forget(services, tenant: str, source_id: str, report: IngestReport | None = 
 
 def forget_sources(services, tenant: str, source_ids: Iterable[str], report: IngestReport | None) -> dict[str, int]:
     removed = {"sources": 0, "items": 0, "triples": 0}
+    subjects: set[str] = set()
     for sid in source_ids:
         removed["items"] += services.vectors.delete_by_source(tenant, sid)
-        removed["triples"] += services.graph.delete_by_source(tenant, sid)
+        triples, about = delete_source_facts(services, tenant, [sid])
+        removed["triples"] += triples
+        subjects |= about
         removed["sources"] += int(services.catalog.delete(tenant, sid))
+    rederive(services, tenant, subjects)
     if report is not None:
         report.sources_removed += removed["sources"]
         report.items_deleted += removed["items"]

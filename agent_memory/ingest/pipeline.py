@@ -25,7 +25,7 @@ from agent_memory.ingest import file_ingestion
 from agent_memory.ingest import sources as readers
 from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
-from agent_memory.ingest.graph_writes import extract_triples, merge_triples
+from agent_memory.ingest.graph_writes import delete_source_facts, extract_triples, merge_triples, rederive
 from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
 from agent_memory.ingest.ownership import DIRECT_OWNER, forget
 from agent_memory.ingest.report import IngestReport
@@ -271,6 +271,7 @@ class IngestionPipeline:
                               may_move=[i.id for u, previous in units if previous is not None for i in u.items])
             triples, triples_per_source, warnings = extraction.result() if extraction is not None else ([], {}, [])
         report.warnings.extend(warnings)
+        rewritten: dict[str, set[str]] = defaultdict(set)  # tenant -> subjects of replaced facts
         for unit, previous in units:
             if previous is not None:
                 stale = sorted(set(previous.item_ids) - {i.id for i in unit.items})
@@ -278,8 +279,10 @@ class IngestionPipeline:
                     self.services.vectors.delete_ids(stale)
                     report.items_deleted += len(stale)
                 if previous.n_triples:
-                    self.services.graph.delete_by_source(unit.tenant, unit.source_id)
+                    rewritten[unit.tenant] |= delete_source_facts(self.services, unit.tenant, [unit.source_id])[1]
         merge_triples(self.services, triples, report)
+        for tenant, subjects in rewritten.items():
+            rederive(self.services, tenant, subjects)
         self.services.catalog.put_many([
             SourceEntry(u.tenant, u.source_id, u.kind, u.content_hash, path=u.path, title=u.title,
                         session_id=u.session_id, seq=u.seq, timestamp=u.timestamp,

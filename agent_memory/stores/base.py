@@ -99,6 +99,10 @@ class GraphStore(Protocol):
 
     def delete_by_source(self, tenant: str, source_id: str) -> int: ...
 
+    def source_subjects(self, tenant: str, source_id: str) -> list[str]:
+        """The names of the subjects of the source's relations."""
+        ...
+
     def update_validity(self, tenant: str, subjects: Sequence[str], functional: Mapping[str, Sequence[str]]) -> int:
         """Mark the named subjects' functional facts replaced by newer ones superseded (agent_memory/core/updates.py)."""
         ...

@@ -95,6 +95,7 @@ class Queries:
     merge_entities: str
     merge_relations: str
     source_endpoints: str
+    source_subjects: str
     delete_source_relations: str
     strip_source: str
     delete_orphans: str
@@ -140,6 +141,10 @@ def build_queries(d: Dialect) -> Queries:
         source_endpoints=(
             "MATCH (a:Entity)-[x:REL]->(b:Entity) WHERE x.tenant = $tenant AND x.source_id = $source_id"
             " RETURN a.key AS a, b.key AS b"
+        ),
+        source_subjects=(
+            "MATCH (a:Entity)-[x:REL]->(b:Entity) WHERE x.tenant = $tenant AND x.source_id = $source_id"
+            " RETURN DISTINCT a.name AS name"
         ),
         delete_source_relations=(
             "MATCH (a:Entity)-[x:REL]->(b:Entity) WHERE x.tenant = $tenant AND x.source_id = $source_id"
@@ -284,6 +289,11 @@ class Runner:
     def seed_keys(self, tenant: str, normalized_names: Sequence[str]) -> list[str]:
         """Keys of the entities with these normalized names (a driver may answer from an index)."""
         return [r["key"] for r in self.read(self._q.seed_keys, {"tenant": tenant, "names": list(normalized_names)})]
+
+    def source_subjects(self, tenant: str, source_id: str) -> list[str]:
+        """The names of the subjects of the source's relations (whose validity a forget may change)."""
+        rows = self.read(self._q.source_subjects, {"tenant": tenant, "source_id": source_id})
+        return sorted({r["name"] for r in rows if r["name"]})
 
     def find_entities(self, tenant: str, names: Sequence[str]) -> list[EntityRecord]:
         norms = sorted({n for n in (normalize_name(x) for x in names) if n})

@@ -144,6 +144,13 @@ def test_subject_facts_and_mark_superseded(graph):
     assert facts["Volvo"].valid_to == "2024-06-01T00:00:00" and facts["Volvo"].superseded_by == rows["Tesla"]["key"]
     assert not facts["Tesla"].superseded and graph.stats()["relations"] == 3
     assert graph.store.mark_superseded(graph.tenant, []) == 0
+    # A judged mark outlives nothing: once the fact that made it is gone, re-deriving clears it.
+    assert graph.store.source_subjects(graph.tenant, "doc-2") == ["Bob", "Maria"]
+    assert graph.store.source_subjects(graph.tenant, "no-such-doc") == []
+    graph.store.delete_by_source(graph.tenant, "doc-2")
+    assert graph.store.update_validity(graph.tenant, ["Maria"], {}) == 1
+    facts = {t.object: t for t in graph.store.neighbourhood(graph.tenant, ["Maria"])}
+    assert facts["Volvo"].valid_to == "" and not facts["Volvo"].superseded
 
 
 def test_remerge_is_idempotent(graph):

@@ -79,6 +79,23 @@ def test_a_move_supersedes_the_older_home_in_english_and_chinese_across_a_restar
         assert "北京 (2024-03-10 to 2024-06-15, superseded)" in march.prompt
 
 
+def test_forgetting_or_rewriting_the_newer_fact_makes_the_older_one_current_again(tmp_path):
+    """The move's source forgotten, the old home stayed marked "superseded" by a fact no longer stored;
+    the same when the move's source was rewritten to say something else."""
+    with _memory(tmp_path) as memory:
+        memory.add("Maria lives in Berlin.", source_id="notes/berlin", metadata={"date": "2024-03-10"})
+        memory.add("Maria moved to Paris.", source_id="notes/paris", metadata={"date": "2024-06-15"})
+        assert _facts(memory, "Maria") == {"Berlin": "2024-06-15T00:00:00", "Paris": ""}
+        memory.forget("notes/paris")
+        assert _facts(memory, "Maria") == {"Berlin": ""}
+        assert "superseded" not in memory.prompt("Where does Maria live?", budget=3000).prompt
+        memory.add("Maria moved to Madrid.", source_id="notes/move", metadata={"date": "2024-07-01"})
+        assert _facts(memory, "Maria") == {"Berlin": "2024-07-01T00:00:00", "Madrid": ""}
+        memory.add("Maria likes green tea.", source_id="notes/move", metadata={"date": "2024-07-01"})
+        assert _facts(memory, "Maria")["Berlin"] == ""
+        assert memory.services.graph.superseded_count("default") == 0
+
+
 @pytest.mark.parametrize("when", ["version 3", "Tuesday", "14:30"])
 def test_a_question_date_that_names_no_year_is_refused(tmp_path, when):
     """A fuzzy parse filled the missing parts from today: 'version 3' was asked on the 3rd of this month."""
