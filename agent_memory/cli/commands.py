@@ -205,11 +205,12 @@ def cmd_prompt(args) -> int:
         with remote:
             remote.check_tenant(args.tenant)
             result = remote.prompt({"question": args.question, "session_id": args.session, "budget": args.budget,
-                                    "preset": args.preset, "filters": filters or {}})
+                                    "preset": args.preset, "filters": filters or {},
+                                    "question_date": args.question_date})
     else:
         with _memory(args, preset=args.preset) as memory:
             result = memory.prompt(args.question, session_id=args.session, budget=args.budget, debug=True,
-                                   filters=filters)
+                                   filters=filters, question_date=args.question_date)
             if not result.passages:
                 _note_if_empty(memory, args.tenant)
     if args.json:

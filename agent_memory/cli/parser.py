@@ -144,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tenant")
     p.add_argument("--budget", type=_budget, default=1800, help=f"token budget, 1 to {MAX_PROMPT_BUDGET}")
     p.add_argument("--preset", default="default")
+    p.add_argument("--question-date", help="when the question is asked, a date that names its year "
+                   "(2024-08-01, '2023/05/30 (Tue) 14:06'): 'last month' and 上个月 count back from it")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_prompt)
 

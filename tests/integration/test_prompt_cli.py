@@ -84,3 +84,11 @@ def test_prompt_with_a_budget_below_the_question_fails_cleanly(data_dir, capsys)
 def test_prompt_unknown_preset_fails_cleanly(data_dir, capsys):
     code = main(["prompt", QUESTION, "--preset", "nope"])
     assert code == 2 and "unknown retrieval preset 'nope'" in capsys.readouterr().err
+
+
+def test_prompt_takes_the_day_the_question_is_asked(data_dir, capsys):
+    """`last month` needs a day to count back from: the CLI dump can now be asked as the API is."""
+    code, out = run(capsys, ["prompt", QUESTION, "--question-date", "2024-08-01", "--budget", "400", "--json"])
+    assert code == 0 and json.loads(out)["prompt"].endswith(QUESTION + "\n(asked on 2024-08-01)")
+    code = main(["prompt", QUESTION, "--question-date", "Tuesday"])
+    assert code == 2 and "'Tuesday'" in capsys.readouterr().err
