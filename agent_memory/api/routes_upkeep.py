@@ -49,6 +49,8 @@ def get_stats(state: StateDep, tenant: TenantDep, response: Response,
 
 @router.get("/v1/sources", response_model=SourcesOut, responses=error_responses(401, 422),
             summary="Sources by ID, filtered and paged")
+# With a trailing slash too: "/v1/sources/" would otherwise ask for the source whose ID is "" (a 404).
+@router.get("/v1/sources/", response_model=SourcesOut, include_in_schema=False)
 def get_sources(state: StateDep, tenant: TenantDep, response: Response,
                 prefix: Annotated[str, Query(max_length=512)] = "",
                 kind: Literal["chunk", "summary", "turn"] | None = None,

@@ -67,6 +67,7 @@ def test_upkeep_views_through_the_api(client):
     assert stats["superseded_triples"] == 2 and 0 < stats["superseded_share"] < 1  # Berlin and Lisbon
     page = client.get("/v1/sources", params={"prefix": "moves/", "limit": 2}).json()
     assert [r["source_id"] for r in page["sources"]] == ["moves/2023-11", "moves/2024-02"]
+    assert client.get("/v1/sources/", params={"prefix": "moves/", "limit": 2}).json() == page  # trailing slash
     found = client.get("/v1/sources/moves/2024-06").json()
     assert found["catalog"]["triples"] >= 1 and found["items"][0]["metadata"]["importance"] == 0.5
     assert found["items"][0]["metadata"]["date"] == "2024-06-20"
