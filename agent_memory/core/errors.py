@@ -51,6 +51,11 @@ class NotFoundError(AgentMemoryError):
     """A named session, source or job does not exist."""
 
 
+class JobInterrupted(AgentMemoryError):
+    """The process is stopping: a background job ends at its next unit boundary instead of writing on
+    while the stores close (its spooled copy runs again at the next start)."""
+
+
 class InternalError(AgentMemoryError):
     """A native library failed inside one request with a non-``Exception`` error (e.g. a Rust panic
     surfacing through pyo3): that request fails, the process and other requests go on."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from tqdm import tqdm
 
-from agent_memory.core.errors import StoreError
+from agent_memory.core.errors import JobInterrupted, StoreError
 from agent_memory.core.records import Document
 from agent_memory.ingest.discovery import file_source_id, named_files
 from agent_memory.ingest.lock import ingest_lock
@@ -174,7 +174,7 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
             elif isinstance(unit, Transcript):
                 children += pipeline.ingest_turns(unit.turns, report)
         progress("ingesting", len(units), len(units))
-    except StoreError:
+    except (StoreError, JobInterrupted):
         raise
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the job
         log.exception("ingesting %s failed", path)

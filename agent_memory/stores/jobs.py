@@ -19,16 +19,20 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Protocol, runtime_checkable
 
-from agent_memory.core.errors import NotFoundError, contained
+from agent_memory.core.errors import JobInterrupted, NotFoundError, contained
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED = 500  # finished jobs remembered for polling; the oldest are forgotten first
+# How long a stop waits for the running job to reach its next unit (a file, a document) and end there,
+# before the stores close under it: past this the stop goes on and the job's spooled copy runs again.
+# Under the 10 s a container manager gives a stop before it kills (docker stop's default).
+STOP_WAIT_S = 8.0
 
 
 @dataclass
@@ -61,8 +65,13 @@ class Job:
     finished_at: float | None = None
     result: dict[str, Any] | None = None
     error: dict[str, str] | None = None
+    stop: threading.Event | None = field(default=None, repr=False, compare=False)  # set: the process stops
 
     def progress(self, stage: str, done: int | None = None, total: int | None = None) -> None:
+        """Record how far the job is; also where a stopping process ends it (between units, never inside one)."""
+        if self.stop is not None and self.stop.is_set():
+            raise JobInterrupted(f"job {self.id} was stopped at {stage} {self.units_done}/{self.units_total}: "
+                                 "the server is stopping")
         self.stage = stage
         if total is not None:
             self.units_total = total
@@ -104,26 +113,39 @@ class JobRegistry:
     is what a failed job reports."""
 
     def __init__(self, run: Callable[[JobSpec, Job], dict[str, Any]], workers: int = 1, *,
-                 describe_error: Callable[[Exception, str], dict[str, str]] = internal_error) -> None:
+                 describe_error: Callable[[Exception, str], dict[str, str]] = internal_error,
+                 stop_wait_s: float = STOP_WAIT_S) -> None:
         self._run_job = run
         self._describe_error = describe_error
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest-job")
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._stop_wait_s = stop_wait_s
+        self._running: set[Future] = set()
 
     def submit(self, spec: JobSpec) -> Job:
-        job = Job(id=uuid.uuid4().hex[:16], tenant=spec.tenant, bytes=spec.size, created_at=time.time())
+        job = Job(id=uuid.uuid4().hex[:16], tenant=spec.tenant, bytes=spec.size, created_at=time.time(),
+                  stop=self._stop)
         with self._lock:
             self._jobs[job.id] = job
             self._trim()
-        self._pool.submit(self._run, job, spec)
+            future = self._pool.submit(self._run, job, spec)
+            self._running.add(future)
+        future.add_done_callback(self._ended)
         return job
+
+    def _ended(self, future: Future) -> None:
+        with self._lock:
+            self._running.discard(future)
 
     def _run(self, job: Job, spec: JobSpec) -> None:
         job.status, job.stage, job.started_at = "running", "starting", time.time()
         try:
             job.result = contained(self._run_job, spec, job)  # a native panic fails the job, not the pool
             job.status, job.stage = "done", "done"
+        except JobInterrupted as exc:
+            job.status, job.error = "failed", {"code": "interrupted", "message": str(exc)}
         except Exception as exc:  # noqa: BLE001 - the job reports its failure; the server goes on
             job.status, job.error = "failed", self._describe_error(exc, job.id)
         finally:
@@ -147,7 +169,16 @@ class JobRegistry:
         """Nothing outlives this process here (``job_spool.SpooledJobs`` keeps jobs on disk around it)."""
 
     def close(self) -> None:
+        """Queued jobs are dropped; the running one ends at its next unit, waited for at most ``stop_wait_s``,
+        so that the stores it writes are not closed under it (``SpooledJobs`` runs both again)."""
+        self._stop.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            running = list(self._running)
+        if running:
+            _, late = wait(running, timeout=self._stop_wait_s)
+            if late:
+                log.warning("stopping while an ingestion job still runs (waited %.0f s)", self._stop_wait_s)
 
 
 class DurableJobQueue:

@@ -24,7 +24,8 @@ def test_an_interrupted_upload_job_runs_at_the_next_start_under_the_id_the_clien
     data_dir = tmp_path / "data"
     # The stopped server: its job was queued (its run never got the stores) when the stop came.
     stuck = threading.Event()
-    stopped = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}), data_dir / "pending-jobs")
+    stopped = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}, stop_wait_s=0),
+                          data_dir / "pending-jobs")
     upload = tmp_path / "request" / "pump.md"
     upload.parent.mkdir()
     upload.write_bytes(NOTE)
