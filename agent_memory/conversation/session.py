@@ -128,8 +128,11 @@ class Session(Scheduler, ViewBuilder):
 
     @property
     def _tokenizer(self) -> str:
-        """The name stored with each token count: a count made under another counter is made again."""
-        return str(getattr(self.counter, "name", None) or type(self.counter).__name__)
+        """What a stored token count was made under (the store's ``tokenizer`` column): the counter's name and
+        the tokens added around each message, e.g. ``cl100k_base+4``. A count made under another counter or
+        another ``message_overhead`` is made again."""
+        name = str(getattr(self.counter, "name", None) or type(self.counter).__name__)
+        return f"{name}+{self.config.message_overhead}"
 
     def _keep_counts(self, recounted: list[tuple[int, int]]) -> None:
         """Store the counts made again at load, so the next load reuses them; on a store error they are
@@ -157,10 +160,11 @@ class Session(Scheduler, ViewBuilder):
     def _reload(self) -> None:
         """Everything again from the store, the session's own settings included (another replica's
         ``configure`` is stored in the session state)."""
-        self._load()
-        if self._given_config is None:
-            self.config = replace(self._defaults, **(self._state.get("config") or {}))
+        if self._given_config is None:  # first: the counts below are made under the stored settings
+            overrides = self.store.load_state(self.key).get("config") or {}
+            self.config = replace(self._defaults, **overrides)
             self._header_cache = {}
+        self._load()
 
     def message_tokens(self, message: dict[str, Any]) -> int:
         return self.counter.count(msgs.serialize(message)) + self.config.message_overhead
@@ -307,8 +311,11 @@ class Session(Scheduler, ViewBuilder):
             config = replace(self.config, **changes)  # validates: a bad value raises, nothing is stored
             self._state["config"] = {**(self._state.get("config") or {}), **changes}
             self.store.save_state(self.key, self._state)
+            recount = config.message_overhead != self.config.message_overhead
             self.config = config
             self._header_cache = {}
+            if recount:  # every count holds the old overhead: loaded again, each is made again and stored
+                self._load()
             if config.window_tokens:
                 self._maybe_compact(config.window_tokens)
             return config

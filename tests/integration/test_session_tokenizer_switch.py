@@ -55,11 +55,24 @@ def test_counts_made_under_another_tokenizer_are_made_again(opener):
     assert switched.stats()["active_tokens"] == reference.stats()["active_tokens"]
     assert switched.stats()["active_tokens"] < sum(ESTIMATE.count(t) for t in TURNS)  # not the estimate's units
     rows = switched.store.load_messages(switched.key)
-    assert {r["tokenizer"] for r in rows} == {"cl100k_base"}  # stored: the next start reuses them
+    assert {r["tokenizer"] for r in rows} == {"cl100k_base+4"}  # stored: the next start reuses them
     assert [r["tokens"] for r in rows] == [r["tokens"] for r in reference.store.load_messages(reference.key)]
     # ... and back: counted again under the estimate, as a session only ever counted by it.
     assert opener.manager(ESTIMATE).session("s").stats()["active_tokens"] == \
         opener.manager(ESTIMATE).session("fresh").stats()["active_tokens"]
+
+
+def test_a_changed_message_overhead_counts_every_message_again(opener):
+    """The overhead a provider adds around each message is part of every stored count: changed, the window
+    was measured with the old one until the counts happened to be made again."""
+    session = opener.manager(EXACT).session("s")
+    fill(session)
+    before = session.stats()["active_tokens"]
+    session.configure(message_overhead=10)
+    assert session.stats()["active_tokens"] == before + 6 * len(TURNS)
+    assert {r["tokenizer"] for r in session.store.load_messages(session.key)} == {"cl100k_base+10"}
+    reopened = opener.manager(EXACT).session("s")  # the setting is the session's: a restart keeps it
+    assert reopened.config.message_overhead == 10 and reopened.stats()["active_tokens"] == before + 6 * len(TURNS)
 
 
 def test_summaries_are_counted_under_the_serving_tokenizer(opener):
@@ -92,7 +105,7 @@ def test_a_file_from_before_counts_named_their_tokenizer_is_counted_again(tmp_pa
     try:
         session = manager.session("s")
         assert session.stats()["active_tokens"] == session.message_tokens(message) != 999
-        assert manager.store.load_messages(session.key)[0]["tokenizer"] == "cl100k_base"
+        assert manager.store.load_messages(session.key)[0]["tokenizer"] == "cl100k_base+4"
         assert session.messages() == [message]
     finally:
         manager.close()
