@@ -73,17 +73,11 @@ class PostgresSessionStore:
     def append_many(self, key: Key, rows: list[NewMessage]) -> None:
         """Every row in one transaction under the session's lock: all stored or none, and no other append
         lands between them (the first seq already taken: ``SessionConflictError``)."""
-        statements: list[tuple[str, tuple]] = []
-        for row in rows:
-            statements.append((f"INSERT INTO session_messages ({NewMessage.COLUMNS})"
-                               " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)", row.values(key)))
-            for name in row.entities:
-                statements.append((
-                    "INSERT INTO session_entities (session_id, agent_id, name, count, last_seq)"
-                    " VALUES (%s,%s,%s,1,%s) ON CONFLICT (session_id, agent_id, name) DO UPDATE SET"
-                    " count = session_entities.count + 1, last_seq = excluded.last_seq",
-                    (*key, name, row.seq),
-                ))
+        statements = NewMessage.statements(
+            key, rows, f"INSERT INTO session_messages ({NewMessage.COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            "INSERT INTO session_entities (session_id, agent_id, name, count, last_seq) VALUES (%s,%s,%s,1,%s)"
+            " ON CONFLICT (session_id, agent_id, name) DO UPDATE SET count = session_entities.count + 1,"
+            " last_seq = excluded.last_seq")
         if rows:
             self._session_tx(key, statements, next_seq=rows[0].seq)
 

@@ -78,6 +78,16 @@ class NewMessage:
                 json.dumps(self.message, ensure_ascii=False), self.tokens, bool(self.significant),
                 time.time() if self.created_at is None else float(self.created_at), self.tokenizer)
 
+    @staticmethod
+    def statements(key: Key, rows: list["NewMessage"], insert: str, count_entity: str) -> list[tuple[str, tuple]]:
+        """What storing ``rows`` takes, in a driver's SQL: per message its ``insert`` (values for ``COLUMNS``),
+        then ``count_entity`` (session_id, agent_id, name, last_seq) for each entity it names."""
+        statements: list[tuple[str, tuple]] = []
+        for row in rows:
+            statements.append((insert, row.values(key)))
+            statements += [(count_entity, (*key, name, row.seq)) for name in row.entities]
+        return statements
+
 
 class SessionConflictError(StoreError):
     """Another process appended to the session since this one last read it (a shared store): the
@@ -204,17 +214,10 @@ class SessionStore:
 
     def append_many(self, key: Key, rows: list[NewMessage]) -> None:
         """Every row in one transaction: a failure at any of them stores none (the caller's batch is atomic)."""
-        statements: list[tuple[str, tuple]] = []
-        for row in rows:
-            statements.append((f"INSERT INTO messages ({NewMessage.COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                               row.values(key)))
-            for name in row.entities:
-                statements.append((
-                    "INSERT INTO entities (session_id, agent_id, name, count, last_seq) VALUES (?,?,?,1,?)"
-                    " ON CONFLICT(session_id, agent_id, name) DO UPDATE SET count = count + 1,"
-                    " last_seq = excluded.last_seq",
-                    (*key, name, row.seq),
-                ))
+        statements = NewMessage.statements(
+            key, rows, f"INSERT INTO messages ({NewMessage.COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO entities (session_id, agent_id, name, count, last_seq) VALUES (?,?,?,1,?)"
+            " ON CONFLICT(session_id, agent_id, name) DO UPDATE SET count = count + 1, last_seq = excluded.last_seq")
         if statements:
             self._tx(statements)
 
