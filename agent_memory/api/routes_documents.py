@@ -57,7 +57,7 @@ async def post_document(request: Request, state: StateDep, tenant: TenantDep):
         raise ApiError(422, "invalid_request", _validation_message(exc)) from None
     chosen_source_id(doc.source_id)
     size = len(doc.text.encode("utf-8"))
-    if _as_job(state, size):
+    if await run_in_threadpool(_as_job, state, size):
         spec = JobSpec(tenant=tenant, kind="text", source_id=doc.source_id, size=size,
                        params={"title": doc.title, "metadata": doc.metadata}, body=doc.text.encode("utf-8"))
         job = await run_in_threadpool(state.jobs.submit, spec)
@@ -97,7 +97,7 @@ async def _upload(request: Request, state, tenant: str):
     def cleanup():
         shutil.rmtree(folder, ignore_errors=True)
 
-    if _as_job(state, size):
+    if await run_in_threadpool(_as_job, state, size):
         spec = JobSpec(tenant=tenant, kind="upload", source_id=source_id, size=size,
                        params={"filename": filename, "metadata": metadata, "origin": origin}, path=path,
                        cleanup=cleanup)
@@ -109,10 +109,22 @@ async def _upload(request: Request, state, tenant: str):
         cleanup()
 
 
+# How long a small body waits for the write lock before it is queued instead: a forget, a gc pass or a
+# session's turns being archived hold it for moments (the body is then written inline, 200); a job holds it
+# for as long as it runs.
+LOCK_GRACE_S = 10.0
+
+
 def _as_job(state, size: int) -> bool:
-    """A large body goes to a background job (202); so does a small one while a job holds the write lock:
-    waiting for it inline would hold the request (and a server thread) for as long as that job runs."""
-    return size > state.job_threshold_bytes or state.ingest_lock.locked()
+    """A large body goes to a background job (202); so does a small one while the write lock stays held past
+    ``LOCK_GRACE_S``: waiting for it inline would hold the request (and a server thread) for as long as the
+    job holding it runs. Blocking: run it in the thread pool."""
+    if size > state.job_threshold_bytes:
+        return True
+    if not state.ingest_lock.acquire(timeout=LOCK_GRACE_S):
+        return True
+    state.ingest_lock.release()  # free now; the write takes it again (a writer in between is waited for)
+    return False
 
 
 def client_path(name: str | None) -> str:
