@@ -164,6 +164,13 @@ class Settings(BaseSettings):
     functional_relations: dict[str, list[str]] = Field(
         default_factory=lambda: {k: list(v) for k, v in FUNCTIONAL_RELATIONS.items()},
         description="Group -> relation names; a newer fact of a group supersedes the subject's older one.")
+    speaker_fact_groups: list[str] = Field(
+        default_factory=lambda: ["residence"],
+        description="Groups of functional_relations whose facts a turn in the first person gives its speaker, when "
+                    "the speaker is a name (not a role): Maria's 'I moved to Paris' is (Maria, moved to, Paris) "
+                    "(agent_memory/index/triples/speaker.py); [] = off. Not 'employer' by default: its 'join' is "
+                    "what chat says of groups and programs ('I joined a mentorship program' then 'I joined an "
+                    "activist group' is no change of job).")
     contradiction_max_pairs: int = Field(
         default=16, ge=0,
         description="With an LLM configured: at most this many (older, newer) fact pairs of relations the rules do "
@@ -210,6 +217,16 @@ class Settings(BaseSettings):
             if days < 0:
                 raise ValueError(f"ttl_days[{selector!r}] = {days}: days cannot be negative")
         return rules
+
+    @field_validator("speaker_fact_groups")
+    @classmethod
+    def _known_groups(cls, groups: list[str], info) -> list[str]:
+        known = info.data.get("functional_relations") or {}
+        unknown = [g for g in groups if g not in known]
+        if unknown:
+            raise ValueError(f"speaker_fact_groups names {unknown}, which functional_relations does not hold "
+                             f"(its groups: {sorted(known)})")
+        return groups
 
     @field_validator("chunk_overlap_tokens")
     @classmethod

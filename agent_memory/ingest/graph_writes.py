@@ -8,33 +8,48 @@ is best effort: a text the extractor cannot read loses its own triples, never th
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Mapping, Sequence
 
-from agent_memory.core.updates import said_at, supersede
+from agent_memory.core.entities import normalize_name
+from agent_memory.core.updates import relation_group, said_at, supersede
+from agent_memory.index.triples.speaker import first_person_named, speaker_name
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.report import IngestReport
 
 
-def extract_triples(extractor, units: list[SourceItems]) -> tuple[list, dict[str, int], list[str]]:
-    """Triples of the units' chunks and turns, dated; per-source counts; warnings. No store is touched."""
+def extract_triples(extractor, units: list[SourceItems], *,
+                    speaker_relations: Mapping[str, Sequence[str]] | None = None) -> tuple[list, dict[str, int], list[str]]:
+    """Triples of the units' chunks and turns, dated; per-source counts; warnings. No store is touched.
+
+    ``speaker_relations`` (``Settings.speaker_fact_groups``' functional relations; None: off): a named
+    speaker's first person is that speaker (index/triples/speaker.py), and a fact that names the speaker
+    only through it is kept when its relation is one of these (lives in, moved to ...). Chat in the first
+    person is mostly not about facts ("I love that, Nate!" reads as Joanna loves Nate): only the facts a
+    newer statement replaces are worth reading from it."""
     counts: dict[str, int] = {u.source_id: 0 for u in units}
     by_tenant: dict[str, list] = defaultdict(list)
     for unit in units:
         by_tenant[unit.tenant] += [item for item in unit.items if item.kind != "summary"]
     triples, warnings = [], []
     for tenant, items in by_tenant.items():
+        read = [_extraction_text(item, speaker_relations is not None) for item in items]
         try:
-            found = _extract_items(extractor, items, tenant)
+            found = _extract_texts(extractor, items, [text for text, _ in read], tenant)
         except Exception:  # noqa: BLE001 - extraction is best effort; the chunks are stored
             # One text the extractor cannot read must not cost the batch its triples: item by
             # item, only the items that fail lose theirs (each text is read on its own anyway).
             found = []
-            for item in items:
+            for item, (text, _) in zip(items, read):
                 try:
-                    found += _extract_items(extractor, [item], tenant)
+                    found += _extract_texts(extractor, [item], [text], tenant)
                 except Exception as exc:  # noqa: BLE001
                     warnings.append(f"triple extraction failed for {item.source_id} (item {item.id}): {exc}")
                     found.append([])
-        for item, item_triples in zip(items, found):
+        for item, (_, speaker), item_triples in zip(items, read, found):
+            if speaker is not None:
+                item_triples = [t for t in item_triples
+                                if not _named_by_first_person(t, speaker)
+                                or relation_group(t.relation, speaker_relations) is not None]
             counts[item.source_id] += len(item_triples)
             when = said_at(item.metadata, item.created_at)  # the turn's or document's date
             for triple in item_triples:
@@ -43,9 +58,24 @@ def extract_triples(extractor, units: list[SourceItems]) -> tuple[list, dict[str
     return triples, counts, warnings
 
 
-def _extract_items(extractor, items: list, tenant: str) -> list:
-    return extractor.extract_many([i.text for i in items], tenant=tenant,
-                                  source_ids=[i.source_id for i in items], item_ids=[i.id for i in items])
+def _extract_texts(extractor, items: list, texts: list[str], tenant: str) -> list:
+    return extractor.extract_many(texts, tenant=tenant, source_ids=[i.source_id for i in items],
+                                  item_ids=[i.id for i in items])
+
+
+def _extraction_text(item, speakers: bool) -> tuple[str, str | None]:
+    """What the extractor reads, and the speaker it named: a named speaker's turn with its first person
+    named (index/triples/speaker.py); anything else as stored, naming nobody new."""
+    name = speaker_name(item.metadata) if speakers and item.kind == "turn" else None
+    if name is None:
+        return item.text, None
+    named = first_person_named(item.text, name)
+    return named, (name if named != item.text and name not in item.text else None)
+
+
+def _named_by_first_person(triple, speaker: str) -> bool:
+    key = normalize_name(speaker)
+    return normalize_name(triple.subject) == key or normalize_name(triple.object) == key
 
 
 def merge_triples(services, triples: list, report: IngestReport) -> None:

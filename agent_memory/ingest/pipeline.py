@@ -265,7 +265,9 @@ class IngestionPipeline:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="triples") as pool:
             extraction = None
             if self._extracting(graph_units):
-                extraction = pool.submit(extract_triples, self.extractor, graph_units)
+                settings = self.services.settings
+                extraction = pool.submit(extract_triples, self.extractor, graph_units, speaker_relations={
+                    g: settings.functional_relations[g] for g in settings.speaker_fact_groups} or None)
             # Only a re-written source's items may sit in another space (see SpacedVectorStore.upsert).
             self._store_items([u for u, _ in units], report,
                               may_move=[i.id for u, previous in units if previous is not None for i in u.items])

@@ -79,6 +79,27 @@ def test_a_move_supersedes_the_older_home_in_english_and_chinese_across_a_restar
         assert "北京 (2024-03-10 to 2024-06-15, superseded)" in march.prompt
 
 
+def test_a_named_speakers_own_move_in_the_first_person_supersedes_their_old_home(tmp_path):
+    """'I moved to Paris' said by Maria: its subject was "I", no entity, so an agent's user telling of
+    their own life gave no fact at all. A role ("user") names nobody: its first person stays unread."""
+    with _memory(tmp_path) as memory:
+        memory.add_message("s1", {"role": "user", "name": "Maria", "content": "I live in Berlin.",
+                                  "timestamp": "2024-03-10T10:00:00Z"})
+        memory.add_message("s1", {"role": "user", "name": "Maria", "content": "I moved to Paris.",
+                                  "timestamp": "2024-06-15T10:00:00Z"})
+        memory.add_message("z1", {"role": "user", "name": "王芳", "content": "我住在北京。",
+                                  "timestamp": "2024-03-10T10:00:00Z"})
+        memory.add_message("z1", {"role": "user", "name": "王芳", "content": "我搬到上海了。",
+                                  "timestamp": "2024-06-15T10:00:00Z"})
+        memory.add_message("u1", {"role": "user", "content": "I live in Lisbon."})
+    with _memory(tmp_path) as memory:
+        assert _facts(memory, "Maria") == {"Berlin": "2024-06-15T10:00:00", "Paris": ""}
+        assert _facts(memory, "王芳") == {"北京": "2024-06-15T10:00:00", "上海": ""}
+        assert _facts(memory, "user") == {} and _facts(memory, "I") == {}
+        stored = [i.text for i in memory.services.vectors.scroll(SearchFilter(tenant="default"))]
+        assert "I moved to Paris." in stored and not any("Maria moved" in t for t in stored)  # extraction only
+
+
 def test_forgetting_or_rewriting_the_newer_fact_makes_the_older_one_current_again(tmp_path):
     """The move's source forgotten, the old home stayed marked "superseded" by a fact no longer stored;
     the same when the move's source was rewritten to say something else."""
