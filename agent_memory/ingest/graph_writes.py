@@ -91,14 +91,11 @@ def merge_triples(services, triples: list, report: IngestReport) -> None:
               max_pairs=settings.contradiction_max_pairs, warn=report.warnings.append)
 
 
-def delete_source_facts(services, tenant: str, source_ids) -> tuple[int, set[str]]:
-    """Delete the sources' relations; returns how many and the subjects they were about, whose
+def delete_source_facts(services, tenant: str, source_id: str) -> tuple[int, list[str]]:
+    """Delete the source's relations; returns how many and the subjects they were about, whose
     intervals ``rederive`` must compute again once the graph holds what it will hold."""
-    removed, subjects = 0, set()
-    for sid in source_ids:
-        subjects.update(services.graph.source_subjects(tenant, sid))
-        removed += services.graph.delete_by_source(tenant, sid)
-    return removed, subjects
+    subjects = services.graph.source_subjects(tenant, source_id)
+    return services.graph.delete_by_source(tenant, source_id), subjects
 
 
 def rederive(services, tenant: str, subjects) -> int:

@@ -111,9 +111,9 @@ def forget_sources(services, tenant: str, source_ids: Iterable[str], report: Ing
     subjects: set[str] = set()
     for sid in source_ids:
         removed["items"] += services.vectors.delete_by_source(tenant, sid)
-        triples, about = delete_source_facts(services, tenant, [sid])
+        triples, about = delete_source_facts(services, tenant, sid)
         removed["triples"] += triples
-        subjects |= about
+        subjects.update(about)
         removed["sources"] += int(services.catalog.delete(tenant, sid))
     rederive(services, tenant, subjects)
     if report is not None:

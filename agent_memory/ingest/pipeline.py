@@ -281,7 +281,7 @@ class IngestionPipeline:
                     self.services.vectors.delete_ids(stale)
                     report.items_deleted += len(stale)
                 if previous.n_triples:
-                    rewritten[unit.tenant] |= delete_source_facts(self.services, unit.tenant, [unit.source_id])[1]
+                    rewritten[unit.tenant].update(delete_source_facts(self.services, unit.tenant, unit.source_id)[1])
         merge_triples(self.services, triples, report)
         for tenant, subjects in rewritten.items():
             rederive(self.services, tenant, subjects)
