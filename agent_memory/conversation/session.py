@@ -69,10 +69,10 @@ class Session(Scheduler, ViewBuilder):
         self.session_id, self.agent_id = check_session_id(session_id), agent_id
         self.key = (session_id, agent_id or "")
         self.store, self.counter = store, counter
-        # Settings made for this session (``configure``) are stored with it and win over the defaults.
-        overrides = store.load_state(self.key).get("config") or {}
+        # Settings made for this session (``configure``) are stored with it and win over the defaults
+        # (read by ``_load``, with the rest of the session's state).
         self._given_config, self._defaults = config, defaults or CompactionConfig()
-        self.config = config or replace(self._defaults, **overrides)
+        self.config = config or self._defaults
         self.summarizer = summarizer
         self.fallback = StructuralSummarizer()
         self.detector = detector or RuleDetector()
@@ -84,9 +84,14 @@ class Session(Scheduler, ViewBuilder):
 
     # -- loading ---------------------------------------------------------------------------
     def _load(self) -> None:
+        """Everything from the store, the session's own settings included (another replica's ``configure``
+        is stored in the session state): at start, and again when another writer changed the session."""
         # A store shared by several processes: what it looked like before this load (read first, so a
         # write landing during the load only makes the next ``refresh`` load again).
         self._synced = self.store.fingerprint(self.key) if getattr(self.store, "shared", False) else None
+        stored = self.store.load_state(self.key)
+        if self._given_config is None:  # first: the counts below are made under the session's own settings
+            self.config = replace(self._defaults, **(stored.get("config") or {}))
         self._log = UnitLog(self.message_tokens, self.config.keep_tool_results)
         self._by_retention = {r.value: 0 for r in Retention}
         self._unclassified = self._significant = 0
@@ -123,8 +128,7 @@ class Session(Scheduler, ViewBuilder):
         self._top_cache: tuple[int, list[str]] = (-1, [])
         self._header_cache: dict[tuple, tuple[list[dict[str, Any]], int]] = {}
         self._state = {"compactions": 0, "tiers": {}, "summary_fallbacks": 0, "validations": [], "forced": 0,
-                       "hook_failures": 0, "condensed": 0, "redone": 0, "kept_longer": {},
-                       **self.store.load_state(self.key)}
+                       "hook_failures": 0, "condensed": 0, "redone": 0, "kept_longer": {}, **stored}
 
     @property
     def _tokenizer(self) -> str:
@@ -154,17 +158,8 @@ class Session(Scheduler, ViewBuilder):
             now = self.store.fingerprint(self.key)
             if now in (self._synced, self.store.own_fingerprint(self.key)):
                 return False
-            self._reload()
+            self._load()
             return True
-
-    def _reload(self) -> None:
-        """Everything again from the store, the session's own settings included (another replica's
-        ``configure`` is stored in the session state)."""
-        if self._given_config is None:  # first: the counts below are made under the stored settings
-            overrides = self.store.load_state(self.key).get("config") or {}
-            self.config = replace(self._defaults, **overrides)
-            self._header_cache = {}
-        self._load()
 
     def message_tokens(self, message: dict[str, Any]) -> int:
         return self.counter.count(msgs.serialize(message)) + self.config.message_overhead
@@ -231,7 +226,7 @@ class Session(Scheduler, ViewBuilder):
                     if attempt == CONFLICT_RETRIES:
                         raise
                     time.sleep(random.uniform(0, CONFLICT_PAUSE_S))
-                    self._reload()  # another replica appended since: its messages, then these after them
+                    self._load()  # another replica appended since: its messages, then these after them
             for row, item in zip(rows, items):  # stored: now the session's state, which cannot fail midway
                 self._admit(row.seq, item)
             if self.config.window_tokens:
