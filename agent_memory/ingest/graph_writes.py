@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.updates import relation_group, said_at, supersede
-from agent_memory.index.triples.speaker import first_person_named, speaker_name
+from agent_memory.index.triples.speaker import fact_subject, first_person_named
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.report import IngestReport
 
@@ -22,7 +22,7 @@ def extract_triples(extractor, units: list[SourceItems], *,
     """Triples of the units' chunks and turns, dated; per-source counts; warnings. No store is touched.
 
     ``speaker_relations`` (``Settings.speaker_fact_groups``' functional relations; None: off): a named
-    speaker's first person is that speaker (index/triples/speaker.py), and a fact that names the speaker
+    speaker's (or the user's) first person is that speaker (index/triples/speaker.py), and a fact that names the speaker
     only through it is kept when its relation is one of these (lives in, moved to ...). Chat in the first
     person is mostly not about facts ("I love that, Nate!" reads as Joanna loves Nate): only the facts a
     newer statement replaces are worth reading from it."""
@@ -64,9 +64,9 @@ def _extract_texts(extractor, items: list, texts: list[str], tenant: str) -> lis
 
 
 def _extraction_text(item, speakers: bool) -> tuple[str, str | None]:
-    """What the extractor reads, and the speaker it named: a named speaker's turn with its first person
-    named (index/triples/speaker.py); anything else as stored, naming nobody new."""
-    name = speaker_name(item.metadata) if speakers and item.kind == "turn" else None
+    """What the extractor reads, and the speaker it named: a turn of a named speaker or of the user with
+    its first person named (index/triples/speaker.py); anything else as stored, naming nobody new."""
+    name = fact_subject(item.metadata, item.text) if speakers and item.kind == "turn" else None
     if name is None:
         return item.text, None
     named = first_person_named(item.text, name)

@@ -14,10 +14,12 @@ from typing import Callable
 
 from agent_memory.conversation.working_memory import catalog_recent_turns
 from agent_memory.core.embedding_spaces import QueryVectors
+from agent_memory.core.entities import normalize_name
 from agent_memory.core.errors import AgentMemoryError, StoreError
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.text import keyword_set
 from agent_memory.index.triples import entities_in_question
+from agent_memory.index.triples.speaker import first_person_subjects
 from agent_memory.ingest.upkeep import effective_expiry
 from agent_memory.retrieval.assemble import Assembler
 from agent_memory.retrieval.config import RetrievalConfig, load_preset
@@ -347,8 +349,13 @@ class RetrievalPipeline:
     def _question_entities(self, question: str, tenant: str) -> list[str]:
         try:
             graph = self.services.graph
-            return entities_in_question(question, lambda grams: [e.name for e in graph.find_entities(tenant, grams)],
-                                        parse=False)
+            found = entities_in_question(question, lambda grams: [e.name for e in graph.find_entities(tenant, grams)],
+                                         parse=False)
+            # The asker's own first person is the tenant's user (index/triples/speaker.py), after the names.
+            subjects = first_person_subjects(question)
+            known = {normalize_name(name) for name in found}
+            return found + [e.name for e in (graph.find_entities(tenant, subjects) if subjects else [])
+                            if normalize_name(e.name) not in known]
         except Exception as exc:  # noqa: BLE001 - the graph route is optional; others still answer
             log.warning("question entity extraction failed: %s", exc)
             return []

@@ -81,7 +81,7 @@ def test_a_move_supersedes_the_older_home_in_english_and_chinese_across_a_restar
 
 def test_a_named_speakers_own_move_in_the_first_person_supersedes_their_old_home(tmp_path):
     """'I moved to Paris' said by Maria: its subject was "I", no entity, so an agent's user telling of
-    their own life gave no fact at all. A role ("user") names nobody: its first person stays unread."""
+    their own life gave no fact at all. The assistant names nobody: its first person stays unread."""
     with _memory(tmp_path) as memory:
         memory.add_message("s1", {"role": "user", "name": "Maria", "content": "I live in Berlin.",
                                   "timestamp": "2024-03-10T10:00:00Z"})
@@ -91,13 +91,32 @@ def test_a_named_speakers_own_move_in_the_first_person_supersedes_their_old_home
                                   "timestamp": "2024-03-10T10:00:00Z"})
         memory.add_message("z1", {"role": "user", "name": "王芳", "content": "我搬到上海了。",
                                   "timestamp": "2024-06-15T10:00:00Z"})
-        memory.add_message("u1", {"role": "user", "content": "I live in Lisbon."})
+        memory.add_message("a1", {"role": "assistant", "content": "I live in the cloud."})
     with _memory(tmp_path) as memory:
         assert _facts(memory, "Maria") == {"Berlin": "2024-06-15T10:00:00", "Paris": ""}
         assert _facts(memory, "王芳") == {"北京": "2024-06-15T10:00:00", "上海": ""}
-        assert _facts(memory, "user") == {} and _facts(memory, "I") == {}
+        assert _facts(memory, "assistant") == {} and _facts(memory, "I") == {}
         stored = [i.text for i in memory.services.vectors.scroll(SearchFilter(tenant="default"))]
         assert "I moved to Paris." in stored and not any("Maria moved" in t for t in stored)  # extraction only
+
+
+def test_the_users_own_move_supersedes_their_old_home_and_a_first_person_question_finds_it(tmp_path):
+    """A plain user message (no name) is the tenant's user: "I live in Berlin" then "I moved to Paris" is
+    the user's move, in English and in Chinese, and "where do I live now?" is a question about them."""
+    with _memory(tmp_path) as memory:
+        memory.add_message("u1", {"role": "user", "content": "I live in Berlin.", "timestamp": "2024-03-10T10:00:00Z"})
+        memory.add_message("u2", {"role": "user", "content": "I moved to Paris.", "timestamp": "2024-06-15T10:00:00Z"})
+        memory.add_message("z1", {"role": "user", "content": "我住在北京。", "timestamp": "2024-03-10T10:00:00Z"})
+        memory.add_message("z2", {"role": "user", "content": "我搬到上海了。", "timestamp": "2024-06-15T10:00:00Z"})
+    with _memory(tmp_path) as memory:
+        assert _facts(memory, "User") == {"Berlin": "2024-06-15T10:00:00", "Paris": ""}
+        assert _facts(memory, "用户") == {"北京": "2024-06-15T10:00:00", "上海": ""}
+        for question, current, older in (("Where do I live now?", "Paris", "Berlin"), ("我现在住在哪里？", "上海", "北京")):
+            facts = memory.prompt(question, budget=3000, debug=True).routes.get("graph_facts", [])
+            assert {t["object"]: t["valid_to"] for t in facts if t["object"] in (current, older)} == {
+                current: "", older: "2024-06-15T10:00:00"}, question
+        # A question in the third person names nobody new: the user's facts are not its seeds.
+        assert not memory.prompt("Where does the band play?", budget=3000, debug=True).routes.get("graph_facts")
 
 
 def test_forgetting_or_rewriting_the_newer_fact_makes_the_older_one_current_again(tmp_path):

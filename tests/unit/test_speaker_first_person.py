@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.index.triples.speaker import first_person_named, speaker_name
+from agent_memory.index.triples.speaker import fact_subject, first_person_named, first_person_subjects, speaker_name
 
 
 @pytest.mark.parametrize("text, named", [
@@ -32,6 +32,31 @@ def test_a_name_with_a_backslash_is_text_not_a_group_reference():
 ])
 def test_only_a_speaker_that_is_a_name_is_used(speaker, name):
     assert speaker_name({"speaker": speaker}) == name
+
+
+@pytest.mark.parametrize("speaker, text, subject", [
+    ("Maria", "I moved.", "Maria"), ("user", "I moved to Paris.", "User"), ("Human", "I moved.", "User"),
+    ("user", "我搬到上海了。", "用户"), ("用户", "我搬家了。", "用户"), ("assistant", "I moved.", None),
+    ("tool", "I moved.", None), ("system", "I moved.", None), ("", "I moved.", None),
+])
+def test_the_user_role_is_the_tenants_user_and_other_roles_name_nobody(speaker, text, subject):
+    assert fact_subject({"speaker": speaker}, text) == subject
+
+
+@pytest.mark.parametrize("question, asks_of_user", [
+    ("Where do I live now?", True), ("What's my cat called?", True), ("Did I'm ... tell me?", True),
+    ("我现在住在哪里？", True), ("Where does Maria live?", False), ("What is an iPhone?", False),
+    ("我们上次去哪了？", False), ("Who wrote Mine Kampf-like books?", False),
+])
+def test_a_question_in_the_first_person_asks_of_the_user(question, asks_of_user):
+    assert bool(first_person_subjects(question)) == asks_of_user
+
+
+def test_a_verb_jieba_cut_from_its_directional_complement_is_one_relation_again():
+    from agent_memory.index.triples.chinese import ChineseExtractor
+
+    found = ChineseExtractor().extract("用户搬到上海了。", tenant="t", source_id="s", item_id="i")
+    assert ("用户", "搬到", "上海") in {(t.subject, t.relation, t.object) for t in found}
 
 
 def test_a_speaker_fact_group_the_functional_relations_lack_is_refused_at_start(tmp_path):

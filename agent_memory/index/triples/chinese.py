@@ -73,6 +73,23 @@ def tokenize(sentence: str) -> list[_Tok]:
         pos = m.end()
     if pos < len(sentence):
         out.extend(_Tok(w, f) for w, f in pseg.lcut(sentence[pos:]))
+    return _verb_complements_joined(out)
+
+
+# Directional complements: jieba cuts 王芳搬到上海 as 搬到 but 用户搬到上海 as 搬 / 到 (its HMM reads the
+# noun before the verb differently), and the relation would be 到, which no functional relation lists.
+_DIRECTIONAL = frozenset({"到", "去", "往", "进", "回"})
+
+
+def _verb_complements_joined(toks: list[_Tok]) -> list[_Tok]:
+    """A one-character verb and the directional complement jieba cut from it, one verb again (搬 + 到 → 搬到)."""
+    out: list[_Tok] = []
+    for tok in toks:
+        if (out and tok.word in _DIRECTIONAL and tok.flag == "v" and out[-1].flag == "v"
+                and len(out[-1].word) == 1 and out[-1].word not in _DIRECTIONAL):
+            out[-1] = _Tok(out[-1].word + tok.word, "v")
+        else:
+            out.append(tok)
     return out
 
 

@@ -5,13 +5,21 @@ which no extractor keeps as an entity, so a conversation's statements about its 
 triples at all. Before extraction (never in the stored text), a turn whose speaker is a name (not a role:
 ``core/roles.py``) has its first-person words replaced by that name: I, me, myself → Maria, my / mine →
 Maria's, I'm → Maria is; 我 → 王芳 (not 我们, "we"). What the turn says of others is left as it is.
+
+The ``user`` role (user, human, 用户) is the tenant's user: one person, whose memory a tenant is. Their
+"I live in Lisbon" is a fact about ``User`` (``用户`` in a Chinese text), and a question's own first
+person ("where do I live now?", 我住哪) names them too (:func:`first_person_subjects`), so what an agent's
+user tells of their life is kept, dated and superseded as a named speaker's is. The assistant's, the
+system's and a tool's first person stay unread: they speak of no one whose facts a memory keeps. A tenant
+that holds several people's messages names them (a message's ``name``), and each is then their own subject.
 """
 
 from __future__ import annotations
 
 import re
 
-from agent_memory.core.roles import is_role
+from agent_memory.core.roles import is_role, speaker_role
+from agent_memory.core.text import has_cjk
 
 # Longest first: "I'm" must be read before "I". Curly and straight apostrophes both.
 _APOSTROPHE = "['\u2019]"
@@ -27,6 +35,10 @@ _ENGLISH = [
 # 我 but not 我们 / 我俩 / 我家 ("we", "the two of us", "our home" read as a place of its own).
 _CHINESE = re.compile(r"我(?![们俩家])")
 _NAME = re.compile(r"[^\W\d_][\w .'\-\u00b7]{0,63}", re.UNICODE)
+# The tenant's user, as a fact's subject: in English and in Chinese text (each extractor reads its own).
+USER_SUBJECTS = ("User", "用户")
+# "Me" and "Mine" capitalized are most often a title's words; "My" opens many a question.
+_QUESTION_FIRST_PERSON = re.compile(rf"\b(?:I|I{_APOSTROPHE}(?:m|ve|ll|d)|me|mine|[Mm]y|[Mm]yself)\b|我(?![们俩])")
 
 
 def speaker_name(metadata: dict) -> str | None:
@@ -35,6 +47,19 @@ def speaker_name(metadata: dict) -> str | None:
     if not speaker or is_role(speaker) or not _NAME.fullmatch(speaker):
         return None
     return speaker
+
+
+def fact_subject(metadata: dict, text: str) -> str | None:
+    """Whom a turn's first person names: its speaker's name, or ``User`` / ``用户`` (by the text's
+    script) for the user role; None for any other role or an odd label."""
+    if speaker_role(metadata.get("speaker")) == "user":
+        return USER_SUBJECTS[1] if has_cjk(text) else USER_SUBJECTS[0]
+    return speaker_name(metadata)
+
+
+def first_person_subjects(question: str) -> list[str]:
+    """The user's subjects when the question speaks in the first person (its asker is the user)."""
+    return list(USER_SUBJECTS) if _QUESTION_FIRST_PERSON.search(question) else []
 
 
 def first_person_named(text: str, name: str) -> str:
