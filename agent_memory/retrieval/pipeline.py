@@ -352,7 +352,7 @@ class RetrievalPipeline:
             found = entities_in_question(question, lambda grams: [e.name for e in graph.find_entities(tenant, grams)],
                                          parse=False)
             # The asker's own first person is the tenant's user (index/triples/speaker.py), after the names.
-            subjects = first_person_subjects(question)
+            subjects = first_person_subjects(question) if self.config.graph_first_person_user else []
             known = {normalize_name(name) for name in found}
             return found + [e.name for e in (graph.find_entities(tenant, subjects) if subjects else [])
                             if normalize_name(e.name) not in known]
