@@ -115,8 +115,11 @@ def test_the_users_own_move_supersedes_their_old_home_and_a_first_person_questio
             facts = memory.prompt(question, budget=3000, debug=True).routes.get("graph_facts", [])
             assert {t["object"]: t["valid_to"] for t in facts if t["object"] in (current, older)} == {
                 current: "", older: "2024-06-15T10:00:00"}, question
-        # A question in the third person names nobody new: the user's facts are not its seeds.
+        # A question in the third person names nobody new: the user's facts are not its seeds; nor are they
+        # where the setting is off.
         assert not memory.prompt("Where does the band play?", budget=3000, debug=True).routes.get("graph_facts")
+        assert not memory.prompt("Where do I live now?", budget=3000, debug=True,
+                                 overrides={"graph_first_person_user": False}).routes.get("graph_facts")
 
 
 def test_forgetting_or_rewriting_the_newer_fact_makes_the_older_one_current_again(tmp_path):
