@@ -4,8 +4,10 @@ through its HTTP API instead of the stores it owns (``agent_memory/core/owner.py
 Files are uploaded one by one under the source ID a local ingestion would give them
 (``agent_memory.ingest.discovery.file_source_id``), big ones through the server's background jobs, whose
 status gives the progress; the per-file reports add up to the same ``IngestReport`` a local job
-prints. The API key comes from ``AGENT_MEMORY_API_KEY`` (a server beyond loopback, or one with
-``AGENT_MEMORY_API_KEYS``, needs one); the server answers for that key's tenant.
+prints. Through the server that owns the data dir, a folder job also forgets the files gone from disk
+that a local job would (``agent_memory/ingest/missing.py``). The API key comes from
+``AGENT_MEMORY_API_KEY`` (a server beyond loopback, or one with ``AGENT_MEMORY_API_KEYS``, needs one);
+the server answers for that key's tenant.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import httpx
 
 from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, StoreUnavailableError
 from agent_memory.ingest.discovery import named_files
+from agent_memory.ingest.missing import remove_gone_through, unrecorded_note
 from agent_memory.ingest.report import IngestReport
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
 
@@ -142,12 +145,21 @@ class RemoteMemory:
 
     # ---- documents ----------------------------------------------------------------------------------
     def ingest_paths(self, paths: Sequence[str | Path], *, recursive: bool = False, glob: str | None = None,
-                     progress: bool = False, base: str | Path | None = None) -> IngestReport:
+                     progress: bool = False, base: str | Path | None = None,
+                     keep_missing: bool = False) -> IngestReport:
         """The ingestion job over files and folders, each file uploaded to the server under the source ID
-        a local job gives it (its path relative to ``base``, default the folder holding each path given)."""
+        a local job gives it (its path relative to ``base``, default the folder holding each path given).
+        Unless ``keep_missing``, the stored files of the folders given that are gone from disk are forgotten
+        first, as a local job does; that needs the server owning the data dir (``owner``), the one the
+        uploads tell their path to (through another, a warning says they were not looked for)."""
         report = IngestReport()
         started = time.perf_counter()
         files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base)
+        if not keep_missing and not self._mirror(report, paths, recursive, glob):
+            for path, _ in files:
+                report.outcome(path, "not attempted")
+            report.seconds = time.perf_counter() - started
+            return report
         try:
             for n, (path, source_id) in enumerate(files, start=1):
                 report.files_seen += 1
@@ -163,6 +175,19 @@ class RemoteMemory:
         finally:
             report.seconds = time.perf_counter() - started
         return report
+
+    def _mirror(self, report: IngestReport, paths: Sequence[str | Path], recursive: bool, glob: str | None) -> bool:
+        """Forget the files gone from the folders given (before any upload: a renamed file of records then
+        claims its IDs afresh); False when the server stopped answering (the job stops, as on a store error)."""
+        if not self.owner:
+            report.warnings += unrecorded_note(paths, self.url)
+            return True
+        try:
+            remove_gone_through(self.files_under, self.forget, paths, recursive=recursive, glob=glob, report=report)
+        except StoreUnavailableError as exc:
+            report.store_error = str(exc)
+            return False
+        return True
 
     def _upload_into(self, report: IngestReport, path: Path, progress: Progress | None, source_id: str) -> None:
         try:
@@ -240,6 +265,20 @@ class RemoteMemory:
                      limit: int = 50) -> list[dict]:
         params = {"prefix": prefix, "offset": offset, "limit": limit, **({"kind": kind} if kind else {})}
         return self.json("GET", "/v1/sources", params=params)["sources"]
+
+    def files_under(self, folder: str, page: int = 1000) -> list[tuple[str, str]]:
+        """(file ID, recorded path) of every file the server recorded under ``folder`` (``GET /v1/files``)."""
+        out: list[tuple[str, str]] = []
+        while True:
+            response = self.request("GET", "/v1/files", params={"under": folder, "offset": len(out), "limit": page})
+            try:
+                rows = [(str(row["file_id"]), str(row["path"])) for row in response.json()["files"]]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise RemoteError(response.status_code, "bad_answer",
+                                  f"GET /v1/files?under={folder!r} answered {response.text[:200]!r} ({exc!r})") from None
+            out += rows
+            if len(rows) < page:
+                return out
 
     def inspect(self, source_id: str) -> dict | None:
         try:

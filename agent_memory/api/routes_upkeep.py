@@ -1,7 +1,9 @@
-"""Upkeep over HTTP: counts, the source list, one source's stored state, the expiry pass.
+"""Upkeep over HTTP: counts, the source list, one source's stored state, the expiry pass, and the files
+recorded under a folder.
 
 The same views as ``agent-memory stats | list | inspect | gc`` (agent_memory/ingest/upkeep.py), always
-within the caller's tenant.
+within the caller's tenant; ``GET /v1/files`` is what a folder job through the server asks to find the
+files gone from disk (agent_memory/ingest/missing.py).
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Response
 
 from agent_memory.api.deps import StateDep, TenantDep
-from agent_memory.api.schemas import GcOut, SourceOut, SourcesOut, StatsOut, WhoamiOut, error_responses
+from agent_memory.api.errors import ApiError
+from agent_memory.api.schemas import FilesOut, GcOut, SourceOut, SourcesOut, StatsOut, WhoamiOut, error_responses
 from agent_memory.core.errors import NotFoundError
+from agent_memory.ingest.missing import files_under
 from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
 from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_SOON_DAYS
 
@@ -62,6 +66,23 @@ def get_sources(state: StateDep, tenant: TenantDep, response: Response,
     if not rows:
         _note_if_empty(state, tenant, response)
     return {"offset": offset, "limit": limit, "sources": rows}
+
+
+@router.get("/v1/files", response_model=FilesOut, responses=error_responses(401, 422),
+            summary="Ingested files whose recorded path lies under a folder")
+def get_files(state: StateDep, tenant: TenantDep,
+              under: Annotated[str, Query(max_length=4096, description="An absolute folder path.")],
+              offset: Annotated[int, Query(ge=0)] = 0,
+              limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = MAX_LIST_LIMIT) -> dict[str, Any]:
+    """The tenant's ingested files whose manifest records a path under the folder ``under`` (a local
+    ingestion's absolute path, or an upload's ``client_path``), by file ID, paged. The CLI asks it for a
+    folder job through the server that owns its data dir: it checks each path on its own disk and forgets
+    the files gone from it (DELETE /v1/sources/{file_id}), so memory mirrors the folder as after a local job."""
+    try:
+        rows = files_under(state.services.catalog, tenant, under)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", f"under: {exc}") from None
+    return {"under": under, "offset": offset, "limit": limit, "files": rows[offset:offset + limit]}
 
 
 @router.get("/v1/sources/{source_id:path}", response_model=SourceOut, responses=error_responses(401, 404),

@@ -212,6 +212,23 @@ class SourcesOut(BaseModel):
     sources: list[SourceRow]
 
 
+class FileRow(BaseModel):
+    file_id: str = Field(description="The file's ID: what DELETE /v1/sources/{source_id} takes to forget it.")
+    path: str = Field(description="Where it was read: the absolute path recorded at ingestion (an upload's "
+                                  "client_path).")
+
+
+class FilesOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "under": "/home/ana/notes", "offset": 0, "limit": 1000,
+        "files": [{"file_id": "notes/team.md", "path": "/home/ana/notes/team.md"}]}]})
+
+    under: str
+    offset: int
+    limit: int
+    files: list[FileRow]
+
+
 class CatalogEntryOut(BaseModel):
     model_config = ConfigDict(extra="allow")
     kind: str

@@ -9,38 +9,47 @@ import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator
 
 import uvicorn
 
+from agent_memory.core.owner import own
+
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 @contextmanager
-def serve_in_thread(app, host: str = "127.0.0.1", startup_timeout: float = 60.0) -> Iterator[str]:
-    """Yields the base URL once uvicorn accepts connections; shuts the server down on exit."""
+def serve_in_thread(app, host: str = "127.0.0.1", startup_timeout: float = 60.0,
+                    owns: Path | None = None) -> Iterator[str]:
+    """Yields the base URL once uvicorn accepts connections; shuts the server down on exit. ``owns``: a
+    data dir held as ``agent-memory serve`` holds it (owner.lock names this URL), so that the CLI run in
+    this process finds the server there and works through it (the app's ``Memory`` shares the hold)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))  # bound before uvicorn starts: no race for a "free" port
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + startup_timeout
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("uvicorn exited during startup (see the log above)")
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"uvicorn did not start within {startup_timeout}s")
-        time.sleep(0.05)
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
+    url = f"http://{host}:{port}"
+    with ExitStack() as stack:
+        stack.callback(sock.close)
+        if owns is not None:  # before the lifespan builds the app's Memory, which then shares this hold
+            stack.enter_context(own(owns, "serve", address=f"{host}:{port}", url=url))
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="uvicorn", daemon=True)
+        thread.start()
+        deadline = time.monotonic() + startup_timeout
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError("uvicorn exited during startup (see the log above)")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"uvicorn did not start within {startup_timeout}s")
+            time.sleep(0.05)
+        try:
+            yield url
+        finally:
+            server.should_exit = True
+            thread.join(timeout=30)
 
 
 @contextmanager

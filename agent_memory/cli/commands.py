@@ -14,7 +14,6 @@ from agent_memory.core.metafilter import conditions
 from agent_memory.core.owner import current_holder, own
 from agent_memory.evaluation.cli import run_eval
 from agent_memory.ingest.lock import ingest_lock
-from agent_memory.ingest.missing import server_note
 from agent_memory.ingest.reindex import reindex
 from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
 from agent_memory.memory import Memory
@@ -59,8 +58,7 @@ def cmd_ingest(args) -> int:
         with remote:
             remote.check_tenant(args.tenant)
             report = remote.ingest_paths(args.paths, recursive=args.recursive, glob=args.glob,
-                                         progress=not args.json, base=args.base)
-        report.warnings += server_note(args.paths, args.keep_missing)
+                                         progress=not args.json, base=args.base, keep_missing=args.keep_missing)
     else:
         with _memory(args) as memory:
             report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json,

@@ -13,6 +13,11 @@ cannot vouch for (no permission, a link loop). An upload with ``client_path`` co
 sends it only to the server owning its data dir, on its own machine, so the path is the very file a
 local job would have read (``forget`` and ``inspect`` already take it so). ``--keep-missing`` keeps
 them all (a partial copy of a folder).
+
+Through that server (``RemoteMemory.ingest_paths``) the same files go, decided the same way: the server
+lists the file manifests recorded under each folder (``files_under``, ``GET /v1/files``), the client,
+whose disk the paths name, keeps those this walk reaches and that are gone (``remove_gone_through``), and
+forgets each by its file ID (``DELETE /v1/sources/{id}``), as a local job does.
 """
 
 from __future__ import annotations
@@ -22,12 +27,17 @@ import os
 from pathlib import PurePath
 from typing import Callable, Sequence
 
+from agent_memory.core.errors import AgentMemoryError, StoreUnavailableError
 from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
 
 # ``IngestionPipeline.forget``: a file and every source it held, out of every store.
 Forget = Callable[[str, str, IngestReport], object]
+# Through a server: the (file ID, recorded path) pairs under a folder's prefix, and forgetting one file ID.
+ListFiles = Callable[[str], Sequence[tuple[str, str]]]
+ForgetId = Callable[[str], dict[str, int]]
+MAX_FOLDER_CHARS = 4096
 
 
 def remove_gone(catalog, forget: Forget, paths: Sequence[str | os.PathLike], *, tenant: str, recursive: bool,
@@ -44,37 +54,101 @@ def gone_files(catalog, tenant: str, paths: Sequence[str | os.PathLike], *, recu
                glob: str | None) -> list[SourceEntry]:
     """The manifests of files that a walk of the folders among ``paths`` would have reached, gone from disk."""
     found: dict[str, SourceEntry] = {}
-    for raw in paths:
-        if not os.path.isdir(raw):
-            continue  # a file given alone, or a missing path (the walk reported it): nothing to mirror
-        try:
-            os.listdir(raw)
-        except OSError:
-            continue  # unreadable (the walk reported it): its files' absence here proves nothing
-        folder = os.path.abspath(raw)
-        prefix = folder if folder.endswith(os.sep) else folder + os.sep
+    for prefix in mirrored_folders(paths):
         for entry in catalog.under_path(tenant, "file", prefix):
-            if (entry.source_id.startswith(FILE_KEY) and _walked(entry.path, prefix, recursive, glob)
-                    and _gone(entry.path)):
+            if entry.source_id.startswith(FILE_KEY) and gone_from(entry.path, prefix, recursive, glob):
                 found.setdefault(entry.source_id, entry)
     return list(found.values())
 
 
-def server_note(paths: Sequence[str | os.PathLike], keep_missing: bool) -> list[str]:
-    """The warning of a folder job run through a server (``RemoteMemory`` uploads files one by one,
-    so nothing there knows which stored files a folder no longer holds)."""
-    folders = [str(p) for p in paths if os.path.isdir(p)]
-    if keep_missing or not folders:
+def mirrored_folders(paths: Sequence[str | os.PathLike]) -> list[str]:
+    """The folders among ``paths`` a job mirrors, each as the prefix its files' recorded paths start with
+    (absolute, ending in a separator). Left out: a file given alone, a missing path and a folder that cannot
+    be listed (the walk reported them; the absence of their files here proves nothing)."""
+    prefixes: list[str] = []
+    for raw in paths:
+        if not os.path.isdir(raw):
+            continue
+        try:
+            os.listdir(raw)
+        except OSError:
+            continue
+        folder = os.path.abspath(raw)
+        prefix = folder if folder.endswith(os.sep) else folder + os.sep
+        if prefix not in prefixes:
+            prefixes.append(prefix)
+    return prefixes
+
+
+def gone_from(path: str, prefix: str, recursive: bool, glob: str | None) -> bool:
+    """``path`` is one a walk of the folder ``prefix`` names would reach (:func:`_walked`), and it is gone."""
+    return _walked(path, prefix, recursive, glob) and _gone(path)
+
+
+def files_under(catalog, tenant: str, folder: str) -> list[dict[str, str]]:
+    """The files whose manifest records a path under ``folder`` (an absolute path on the machine that
+    ingested them: a local job's, or an upload's ``client_path``), by file ID: ``{"file_id", "path"}``.
+    What ``GET /v1/files`` answers; the client decides which are gone. A folder that is not an absolute
+    '/'-path raises ValueError naming it."""
+    if (not isinstance(folder, str) or not folder.startswith("/") or "\x00" in folder
+            or len(folder) > MAX_FOLDER_CHARS):
+        raise ValueError(f"the folder must be an absolute path, got {str(folder)[:200]!r}")
+    prefix = folder.rstrip("/") + "/"  # "/a/notes" and "/a/notes/" list the same; never "/a/notes2/"
+    return [{"file_id": e.source_id[len(FILE_KEY):], "path": e.path}
+            for e in catalog.under_path(tenant, "file", prefix) if e.source_id.startswith(FILE_KEY)]
+
+
+def remove_gone_through(list_files: ListFiles, forget: ForgetId, paths: Sequence[str | os.PathLike], *,
+                        recursive: bool, glob: str | None, report: IngestReport) -> None:
+    """:func:`remove_gone` through a server: ``list_files(prefix)`` gives the (file ID, path) pairs it
+    recorded under each folder, ``forget(file_id)`` the counts removed. A folder whose listing fails is a
+    warning (nothing under it is forgotten), a file that cannot be forgotten a failure of the job; a server
+    that stops answering (StoreUnavailableError) stops the job, as a store does a local one."""
+    done: set[str] = set()
+    for prefix in mirrored_folders(paths):
+        try:
+            recorded = list_files(prefix)
+        except StoreUnavailableError:
+            raise
+        except AgentMemoryError as exc:
+            report.warnings.append(f"{prefix}: files gone from disk were not looked for: the server could not "
+                                   f"list the files it recorded under that folder: {exc}")
+            continue
+        for file_id, path in recorded:
+            if file_id in done or not gone_from(path, prefix, recursive, glob):
+                continue
+            done.add(file_id)
+            try:
+                removed = forget(file_id)
+            except StoreUnavailableError:
+                raise
+            except AgentMemoryError as exc:
+                report.files_failed.append((path, f"gone from disk, but forgetting {file_id!r} failed: {exc}"))
+                report.outcome(path, "failed")
+                continue
+            report.sources_removed += int(removed.get("sources", 0))
+            report.items_deleted += int(removed.get("items", 0))
+            report.gone_from_disk.append(file_id)
+            report.outcome(path, "removed: gone from disk")
+
+
+def unrecorded_note(paths: Sequence[str | os.PathLike], url: str) -> list[str]:
+    """The warning of a folder job through a server named by ``--server`` rather than found as the owner
+    of the data dir: its uploads carry no ``client_path`` (the server may be on another machine), so
+    nothing there says which stored files this folder held."""
+    folders = mirrored_folders(paths)
+    if not folders:
         return []
-    return [f"{folders[0]}: files gone from disk were not looked for through the server; stop it and run "
-            "the job again to remove them, or forget them by ID"]
+    return [f"{folders[0]}: files gone from disk were not looked for: the server at {url} was named with "
+            "--server, so the uploads record no path on this machine; forget gone files by ID, or run the job "
+            "without --server while that server owns the data dir (its files are then mirrored)"]
 
 
 def _walked(path: str, prefix: str, recursive: bool, glob: str | None) -> bool:
     """``path`` is one the walk (``discovery._walk``) of the folder ``prefix`` names would reach:
     under it once normalized (a client_path is any absolute text), a direct child unless recursive, no
     hidden part (the walk skips them), its name matching ``glob``."""
-    if os.path.normpath(path) != path or not path.startswith(prefix):
+    if not isinstance(path, str) or os.path.normpath(path) != path or not path.startswith(prefix):
         return False
     parts = PurePath(path[len(prefix):]).parts
     if not parts or (not recursive and len(parts) > 1) or any(p.startswith(".") for p in parts):

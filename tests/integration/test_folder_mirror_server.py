@@ -1,0 +1,215 @@
+"""A folder job through the server that owns the data dir mirrors the folder as a local one does
+(test_folder_mirror.py): the stored files its walk would reach that are gone from the client's disk are
+forgotten from every store, and only those; ``--keep-missing`` keeps them. The CLI asks the server which
+files it recorded under the folder (``GET /v1/files``), checks them on its own disk and forgets the gone
+ones by ID (ingest/missing.py). A failure to list or forget is in the report, never a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agent_memory.api import create_app
+from agent_memory.api.testing import serve_in_thread
+from agent_memory.cli import main
+from agent_memory.core.config import load_settings
+from agent_memory.core.errors import StoreUnavailableError
+from agent_memory.remote import KEY_ENV, RemoteError, RemoteMemory
+from tests.helpers import embedded_cli_env
+
+TEAM = "# Team\n\nOrla Vance leads the Kestrel platform team in Lyon.\n"
+ALL = ["notes/budget.md", "notes/sub/deep.md", "notes/team.md", "notes/todo.txt"]
+
+
+@pytest.fixture()
+def served(tmp_path, monkeypatch):
+    """The notes folder, and a server in this process owning the CLI's data dir (as `serve` would)."""
+    data = tmp_path / "data"
+    embedded_cli_env(monkeypatch, data)
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    notes = tmp_path / "notes"
+    (notes / "sub").mkdir(parents=True)
+    (notes / "team.md").write_text(TEAM)
+    (notes / "budget.md").write_text("# Budget\n\nThe Heron project budget is 40,000 euros for 2026.\n")
+    (notes / "todo.txt").write_text("Renew the Pelican domain before March.\n")
+    (notes / "sub" / "deep.md").write_text("# Deep\n\nThe Osprey archive lives on the Tromso server.\n")
+    monkeypatch.chdir(tmp_path)
+    with serve_in_thread(create_app(load_settings(data_dir=data), warm=False), owns=data) as url:
+        yield tmp_path, url
+
+
+def ingest(capsys, *argv) -> tuple[int, dict, str]:
+    capsys.readouterr()
+    code = main(["ingest", *argv, "--json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out), captured.err
+
+
+def listed(capsys, *server: str) -> list[str]:
+    capsys.readouterr()
+    assert main([*server, "list"]) == 0
+    return [r["source_id"] for r in json.loads(capsys.readouterr().out)]
+
+
+def test_a_renamed_file_is_forgotten_through_the_server(served, capsys):
+    root, _ = served
+    code, report, err = ingest(capsys, "notes", "-r")
+    assert code == 0 and report["files_ingested"] == 4 and "working through its HTTP API" in err, err
+    (root / "notes" / "team.md").rename(root / "notes" / "crew.md")
+    code, report, _ = ingest(capsys, "notes", "-r")
+    assert code == 0 and report["gone_from_disk"] == ["notes/team.md"], report
+    assert report["files_ingested"] == 1 and report["files_unchanged"] == 3 and report["sources_removed"] >= 1
+    assert [str(root / "notes" / "team.md"), "removed: gone from disk"] in report["files"]
+    assert not [w for w in report["warnings"] if "gone from disk" in w]
+    assert listed(capsys) == ["notes/budget.md", "notes/crew.md", "notes/sub/deep.md", "notes/todo.txt"]
+    capsys.readouterr()
+    assert main(["inspect", str(root / "notes" / "team.md")]) == 1  # no manifest records that path now
+    capsys.readouterr()
+    assert main(["prompt", "--json", "Who leads the Kestrel platform team?", "--budget", "400"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    cited = {p["source_id"] for p in result["passages"]}
+    assert "notes/crew.md" in cited and "notes/team.md" not in cited and "notes/team.md" not in result["prompt"]
+
+
+def test_a_deleted_file_is_kept_with_keep_missing_through_the_server(served, capsys):
+    root, _ = served
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes" / "budget.md").unlink()
+    code, report, _ = ingest(capsys, "notes", "-r", "--keep-missing")
+    assert code == 0 and report["gone_from_disk"] == [] and not report["warnings"] and listed(capsys) == ALL
+    capsys.readouterr()
+    assert main(["-v", "ingest", "notes", "-r"]) == 0
+    out = capsys.readouterr().out
+    assert "removed, gone from disk: 1" in out and "gone from disk: notes/budget.md" in out
+    assert listed(capsys) == ALL[1:]
+
+
+def test_only_what_this_walk_reaches_is_removed_through_the_server(served, capsys):
+    root, url = served
+    (root / "notes2").mkdir()
+    (root / "notes2" / "other.md").write_text("# Other\n\nThe Crane depot opens at six.\n")
+    assert ingest(capsys, "notes", "notes2", "-r")[0] == 0
+    with RemoteMemory(url) as remote:  # no file behind it, though its ID reads as a path under the folder
+        remote.add("Typed note: the Finch meeting moved to Friday.", source_id="notes/typed.md")
+    everything = sorted([*ALL, "notes/typed.md", "notes2/other.md"])
+    (root / "notes2" / "other.md").unlink()  # gone, but under notes2/, not notes/
+    (root / "notes" / "todo.txt").unlink()
+    (root / "notes" / "sub" / "deep.md").unlink()
+    # Outside the glob, and below the folder without -r: not this walk's files.
+    code, report, _ = ingest(capsys, "notes", "--glob", "*.md")
+    assert code == 0 and report["gone_from_disk"] == [] and listed(capsys) == everything
+    # Files given one by one never remove anything (the base keeps their folder job's IDs: through a
+    # server a file given alone is named from the folder holding it, not matched to its stored ID).
+    code, report, _ = ingest(capsys, "notes/team.md", "notes/budget.md", "--base", ".")
+    assert code == 0 and report["gone_from_disk"] == [] and listed(capsys) == everything
+    code, report, _ = ingest(capsys, "notes", "--glob", "*.txt")  # the walk reaches todo.txt now
+    assert report["gone_from_disk"] == ["notes/todo.txt"]
+    code, report, _ = ingest(capsys, "notes", "-r")
+    assert report["gone_from_disk"] == ["notes/sub/deep.md"]
+    assert listed(capsys) == ["notes/budget.md", "notes/team.md", "notes/typed.md", "notes2/other.md"]
+
+
+def test_a_missing_folder_forgets_nothing_through_the_server(served, capsys):
+    root, _ = served
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes").rename(root / "moved-away")
+    code, report, _ = ingest(capsys, "notes", "-r")
+    assert code == 1 and report["paths_missing"] == ["notes"] and report["gone_from_disk"] == []
+    assert listed(capsys) == ALL
+
+
+def test_an_unreadable_folder_forgets_nothing_through_the_server(served, capsys, monkeypatch):
+    root, _ = served
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes" / "todo.txt").unlink()  # gone, yet a folder that cannot be listed vouches for nothing
+    folder = root / "notes"
+    with monkeypatch.context() as patch:
+        if os.geteuid() == 0:  # root lists a folder whatever its mode: refuse it as the kernel would a user
+            def refused(real):
+                def call(path, *args):
+                    if os.path.abspath(path) == str(folder):
+                        raise PermissionError(13, "Permission denied", str(path))
+                    return real(path, *args)
+                return call
+            patch.setattr(Path, "iterdir", refused(Path.iterdir))
+            patch.setattr(os, "listdir", refused(os.listdir))
+        folder.chmod(0)
+        try:
+            code, report, _ = ingest(capsys, "notes", "-r")
+        finally:
+            folder.chmod(0o755)
+    assert code == 1 and report["gone_from_disk"] == [] and "unreadable folder" in report["files_failed"][0][1]
+    assert listed(capsys) == ALL
+
+
+def test_a_server_named_with_dash_dash_server_says_gone_files_were_not_looked_for(served, capsys):
+    root, url = served
+    # --server: no client_path is sent (the server may be on another machine), so no path is recorded.
+    capsys.readouterr()
+    assert main(["--server", url, "ingest", "--json", "notes", "-r"]) == 0
+    (root / "notes" / "todo.txt").unlink()
+    capsys.readouterr()
+    assert main(["--server", url, "ingest", "--json", "notes", "-r"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["gone_from_disk"] == [] and "notes/todo.txt" in listed(capsys, "--server", url)
+    (note,) = [w for w in report["warnings"] if "gone from disk" in w]
+    assert "not looked for" in note and "--server" in note and url in note
+    capsys.readouterr()
+    assert main(["--server", url, "ingest", "--json", "notes", "-r", "--keep-missing"]) == 0
+    assert not json.loads(capsys.readouterr().out)["warnings"]
+
+
+def test_failures_to_list_or_forget_are_in_the_report(served, capsys, monkeypatch):
+    root, _ = served
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes" / "todo.txt").unlink()
+    gone = str(root / "notes" / "todo.txt")
+
+    def refused(*_args, **_kwargs):
+        raise RemoteError(503, "store_unavailable", "the catalog did not answer")
+
+    with monkeypatch.context() as patch:  # the listing fails: a warning, nothing forgotten, the job goes on
+        patch.setattr(RemoteMemory, "files_under", refused)
+        code, report, _ = ingest(capsys, "notes", "-r")
+    assert code == 0 and report["gone_from_disk"] == [] and report["files_unchanged"] == 3
+    (warning,) = report["warnings"]
+    assert str(root / "notes") in warning and "the catalog did not answer" in warning
+    assert listed(capsys) == ALL
+
+    with monkeypatch.context() as patch:  # the forget fails: a failure of the job naming the file
+        patch.setattr(RemoteMemory, "forget", refused)
+        code, report, _ = ingest(capsys, "notes", "-r")
+    assert code == 1 and report["gone_from_disk"] == [] and [gone, "failed"] in report["files"]
+    assert report["files_failed"][0][0] == gone and "'notes/todo.txt'" in report["files_failed"][0][1]
+    assert listed(capsys) == ALL
+
+    def unreachable(*_args, **_kwargs):
+        raise StoreUnavailableError("the server did not answer: connection refused")
+
+    with monkeypatch.context() as patch:  # the server stops answering: the job stops before any upload
+        patch.setattr(RemoteMemory, "files_under", unreachable)
+        code, report, _ = ingest(capsys, "notes", "-r")
+    assert code == 1 and "connection refused" in report["store_error"] and report["gone_from_disk"] == []
+    assert {outcome for _, outcome in report["files"]} == {"not attempted"}
+    assert listed(capsys) == ALL
+
+
+def test_files_under_a_folder_over_http(served, capsys):
+    root, url = served
+    (root / "notes2").mkdir()
+    (root / "notes2" / "other.md").write_text("# Other\n\nThe Crane depot opens at six.\n")
+    assert ingest(capsys, "notes", "notes2", "-r")[0] == 0
+    with httpx.Client(base_url=url, timeout=60) as client:
+        answer = client.get("/v1/files", params={"under": str(root / "notes")})
+        assert answer.status_code == 200, answer.text
+        files = answer.json()["files"]
+        assert sorted(f["file_id"] for f in files) == ALL  # notes2/ shares the prefix "notes" but is not under it
+        assert {f["path"] for f in files} == {str(root / sid) for sid in ALL}
+        paged = client.get("/v1/files", params={"under": str(root / "notes") + "/", "offset": 1, "limit": 2})
+        assert [f["file_id"] for f in paged.json()["files"]] == [f["file_id"] for f in files][1:3]
+        refused = client.get("/v1/files", params={"under": "notes"})
+        assert refused.status_code == 422 and "'notes'" in refused.json()["error"]["message"]
