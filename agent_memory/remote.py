@@ -155,6 +155,8 @@ class RemoteMemory:
         report = IngestReport()
         started = time.perf_counter()
         files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base)
+        if base is None and self.owner:
+            files = self._stored_ids(files, paths, report)
         if not keep_missing and not self._mirror(report, paths, recursive, glob):
             for path, _ in files:
                 report.outcome(path, "not attempted")
@@ -175,6 +177,21 @@ class RemoteMemory:
         finally:
             report.seconds = time.perf_counter() - started
         return report
+
+    def _stored_ids(self, files: list[tuple[Path, str]], paths: Sequence[str | Path],
+                    report: IngestReport) -> list[tuple[Path, str]]:
+        """A file given alone that a job over one of its folders stored already keeps that ID, as in a local
+        job (``ingest notes/`` stored ``notes/x.md``; ``ingest notes/x.md`` refreshes it, not a second
+        ``x.md``): matched by the path the server recorded for it. A listing that fails keeps the named ID."""
+        given = {os.path.abspath(raw) for raw in paths if os.path.isfile(raw)}
+        stored: dict[str, str] = {}
+        for folder in sorted({os.path.dirname(where) for where in given}):
+            try:
+                stored.update((path, file_id) for file_id, path in self.files_under(folder) if path in given)
+            except AgentMemoryError as exc:  # a server gone quiet is met again, and reported, by the job's next step
+                report.warnings.append(f"{folder}: the IDs its files are stored under could not be read ({exc}); "
+                                       "a file given alone is named by its path from that folder")
+        return [(path, stored.get(os.path.abspath(path), source_id)) for path, source_id in files]
 
     def _mirror(self, report: IngestReport, paths: Sequence[str | Path], recursive: bool, glob: str | None) -> bool:
         """Forget the files gone from the folders given (before any upload: a renamed file of records then

@@ -102,9 +102,8 @@ def test_only_what_this_walk_reaches_is_removed_through_the_server(served, capsy
     # Outside the glob, and below the folder without -r: not this walk's files.
     code, report, _ = ingest(capsys, "notes", "--glob", "*.md")
     assert code == 0 and report["gone_from_disk"] == [] and listed(capsys) == everything
-    # Files given one by one never remove anything (the base keeps their folder job's IDs: through a
-    # server a file given alone is named from the folder holding it, not matched to its stored ID).
-    code, report, _ = ingest(capsys, "notes/team.md", "notes/budget.md", "--base", ".")
+    # Files given one by one never remove anything, and keep the IDs their folder job gave them.
+    code, report, _ = ingest(capsys, "notes/team.md", "notes/budget.md")
     assert code == 0 and report["gone_from_disk"] == [] and listed(capsys) == everything
     code, report, _ = ingest(capsys, "notes", "--glob", "*.txt")  # the walk reaches todo.txt now
     assert report["gone_from_disk"] == ["notes/todo.txt"]
@@ -213,3 +212,19 @@ def test_files_under_a_folder_over_http(served, capsys):
         assert [f["file_id"] for f in paged.json()["files"]] == [f["file_id"] for f in files][1:3]
         refused = client.get("/v1/files", params={"under": "notes"})
         assert refused.status_code == 422 and "'notes'" in refused.json()["error"]["message"]
+
+
+def test_a_file_given_alone_keeps_the_id_its_folder_job_gave_it_through_the_server(served, capsys):
+    """As a local job does (file_ingestion._stored_id): ``ingest notes/ -r`` stored ``notes/team.md``, and
+    ``ingest notes/team.md`` through the server refreshes that source, not a second ``team.md``."""
+    root, _ = served
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes" / "team.md").write_text(TEAM.replace("Lyon", "Nantes"))
+    code, report, _ = ingest(capsys, "notes/team.md")
+    assert code == 0 and report["files_ingested"] == 1
+    assert listed(capsys) == ALL
+    code, report, _ = ingest(capsys, str(root / "notes" / "sub" / "deep.md"))  # absolute, one folder deeper
+    assert code == 0 and listed(capsys) == ALL
+    (root / "loose.md").write_text("# Loose\n\nThe Wren shed is blue.\n")
+    assert ingest(capsys, "loose.md")[0] == 0  # never stored: named from the folder holding it
+    assert listed(capsys) == sorted([*ALL, "loose.md"])
