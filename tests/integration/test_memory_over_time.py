@@ -122,6 +122,14 @@ def test_the_users_own_move_supersedes_their_old_home_and_a_first_person_questio
                                  overrides={"graph_first_person_user": False}).routes.get("graph_facts")
 
 
+def test_a_named_speakers_present_tense_home_is_a_fact(tmp_path):
+    """Bob's "I live in Madrid", read as "Bob live in Madrid", gave no home (related_to, or nothing)."""
+    with _memory(tmp_path) as memory:
+        memory.add_message("b1", {"role": "user", "name": "Bob", "content": "I live in Madrid and I work at Acme.",
+                                  "timestamp": "2024-03-10T10:00:00Z"})
+        assert _facts(memory, "Bob") == {"Madrid": ""}
+
+
 def test_forgetting_or_rewriting_the_newer_fact_makes_the_older_one_current_again(tmp_path):
     """The move's source forgotten, the old home stayed marked "superseded" by a fact no longer stored;
     the same when the move's source was rewritten to say something else."""

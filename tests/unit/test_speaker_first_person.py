@@ -66,3 +66,14 @@ def test_a_speaker_fact_group_the_functional_relations_lack_is_refused_at_start(
     assert load_settings(data_dir=tmp_path, speaker_fact_groups=["residence", "employer"]).speaker_fact_groups
     with pytest.raises(ConfigError, match="'hobby'"):
         load_settings(data_dir=tmp_path, speaker_fact_groups=["hobby"])
+
+
+@pytest.mark.parametrize("text, named", [
+    # "Bob live in Madrid" is no sentence the tagger parses: Bob's home was read as related_to, or nothing.
+    ("I live in Madrid.", "Bob lives in Madrid."),
+    ("I still live in Rome and I work at Acme.", "Bob still lives in Rome and Bob works at Acme."),
+    ("I have a cat; I do, I go, I don't.", "Bob has a cat; Bob does, Bob goes, Bob doesn't."),
+    ("I moved, I left, I can stay.", "Bob moved, Bob left, Bob can stay."),  # past tense and modals stay
+])
+def test_a_present_verb_after_the_first_person_agrees_with_the_name(text, named):
+    assert first_person_named(text, "Bob") == named

@@ -32,6 +32,15 @@ _ENGLISH = [
     (re.compile(r"\b(?:[Mm]yself|me)\b"), "{name}"),
     (re.compile(r"\b(?:[Mm]y|[Mm]ine)\b"), "{name}'s"),
 ]
+# "I live" named is "Maria live", which the tagger does not parse as a sentence ("Bob live in Madrid" gave
+# related_to): the present verbs that state the facts a speaker's first person keeps (updates.py
+# FUNCTIONAL_RELATIONS) and the auxiliaries agree with the name, after any of a few adverbs. Only these: a
+# past tense ("I left", "I put") must stay as it is, and "lefts" would be a word no tagger knows.
+_THIRD_PERSON = {"have": "has", "do": "does", "go": "goes", "don't": "doesn't", "don\u2019t": "doesn\u2019t"}
+_PRESENT_VERBS = ("live", "reside", "stay", "move", "relocate", "settle", "work", "prefer", "own", "rent",
+                  *_THIRD_PERSON)
+_ADVERBS = "still|also|now|currently|really|just|actually|already|only|usually|mostly|even|never|always|often"
+_I_VERB = re.compile(rf"\bI((?:\s+(?:{_ADVERBS}))*\s+)({'|'.join(re.escape(v) for v in _PRESENT_VERBS)})(?![\w'\u2019])")
 # 我 but not 我们 / 我俩 / 我家 ("we", "the two of us", "our home" read as a place of its own).
 _CHINESE = re.compile(r"我(?![们俩家])")
 _NAME = re.compile(r"[^\W\d_][\w .'\-\u00b7]{0,63}", re.UNICODE)
@@ -64,6 +73,7 @@ def first_person_subjects(question: str) -> list[str]:
 
 def first_person_named(text: str, name: str) -> str:
     """``text`` with its speaker's first-person words replaced by ``name`` (see the module's note)."""
+    text = _I_VERB.sub(lambda m: f"{name}{m[1]}{_THIRD_PERSON.get(m[2], m[2] + 's')}", text)
     for pattern, replacement in _ENGLISH:
         text = pattern.sub(replacement.format(name=name).replace("\\", "\\\\"), text)
     return _CHINESE.sub(name.replace("\\", "\\\\"), text)
