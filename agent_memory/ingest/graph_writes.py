@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.updates import relation_group, said_at, supersede
-from agent_memory.index.triples.speaker import fact_subject, first_person_named
+from agent_memory.index.triples.speaker import fact_subjects, first_person_named
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.report import IngestReport
 
@@ -45,10 +45,10 @@ def extract_triples(extractor, units: list[SourceItems], *,
                 except Exception as exc:  # noqa: BLE001
                     warnings.append(f"triple extraction failed for {item.source_id} (item {item.id}): {exc}")
                     found.append([])
-        for item, (_, speaker), item_triples in zip(items, read, found):
-            if speaker is not None:
+        for item, (_, speakers), item_triples in zip(items, read, found):
+            if speakers:
                 item_triples = [t for t in item_triples
-                                if not _named_by_first_person(t, speaker)
+                                if not _named_by_first_person(t, speakers)
                                 or relation_group(t.relation, speaker_relations) is not None]
             counts[item.source_id] += len(item_triples)
             when = said_at(item.metadata, item.created_at)  # the turn's or document's date
@@ -63,19 +63,22 @@ def _extract_texts(extractor, items: list, texts: list[str], tenant: str) -> lis
                                   item_ids=[i.id for i in items])
 
 
-def _extraction_text(item, speakers: bool) -> tuple[str, str | None]:
-    """What the extractor reads, and the speaker it named: a turn of a named speaker or of the user with
-    its first person named (index/triples/speaker.py); anything else as stored, naming nobody new."""
-    name = fact_subject(item.metadata, item.text) if speakers and item.kind == "turn" else None
-    if name is None:
-        return item.text, None
-    named = first_person_named(item.text, name)
-    return named, (name if named != item.text and name not in item.text else None)
+def _extraction_text(item, speakers: bool) -> tuple[str, tuple[str, ...]]:
+    """What the extractor reads, and the names it gave the speaker: a turn of a named speaker or of the user
+    with its first person named (index/triples/speaker.py); anything else as stored, naming nobody new. A
+    name the turn holds already is not one its first person alone gave."""
+    names = fact_subjects(item.metadata) if speakers and item.kind == "turn" else None
+    if names is None:
+        return item.text, ()
+    named = first_person_named(item.text, *names)
+    if named == item.text:
+        return item.text, ()
+    return named, tuple(name for name in dict.fromkeys(names) if name not in item.text)
 
 
-def _named_by_first_person(triple, speaker: str) -> bool:
-    key = normalize_name(speaker)
-    return normalize_name(triple.subject) == key or normalize_name(triple.object) == key
+def _named_by_first_person(triple, speakers: tuple[str, ...]) -> bool:
+    keys = {normalize_name(speaker) for speaker in speakers}
+    return normalize_name(triple.subject) in keys or normalize_name(triple.object) in keys
 
 
 def merge_triples(services, triples: list, report: IngestReport) -> None:

@@ -130,6 +130,18 @@ def test_a_named_speakers_present_tense_home_is_a_fact(tmp_path):
         assert _facts(memory, "Bob") == {"Madrid": ""}
 
 
+def test_the_users_move_told_in_a_mixed_language_message_supersedes_their_old_home(tmp_path):
+    """"I moved to Paris. 我很开心。" was named "用户 moved to Paris" as a whole (it holds Chinese): the English
+    extractor read no fact in it, and Berlin stayed the user's home."""
+    with _memory(tmp_path) as memory:
+        memory.add_message("u1", {"role": "user", "content": "I live in Berlin.", "timestamp": "2024-03-10T10:00:00Z"})
+        memory.add_message("u2", {"role": "user", "content": "I moved to Paris. 我很开心。",
+                                  "timestamp": "2024-06-15T10:00:00Z"})
+        memory.add_message("z1", {"role": "user", "content": "我住在北京。I love it.", "timestamp": "2024-03-10T10:00:00Z"})
+        assert _facts(memory, "User") == {"Berlin": "2024-06-15T10:00:00", "Paris": ""}
+        assert _facts(memory, "用户") == {"北京": ""}
+
+
 def test_forgetting_or_rewriting_the_newer_fact_makes_the_older_one_current_again(tmp_path):
     """The move's source forgotten, the old home stayed marked "superseded" by a fact no longer stored;
     the same when the move's source was rewritten to say something else."""

@@ -77,3 +77,10 @@ def test_a_speaker_fact_group_the_functional_relations_lack_is_refused_at_start(
 ])
 def test_a_present_verb_after_the_first_person_agrees_with_the_name(text, named):
     assert first_person_named(text, "Bob") == named
+
+
+def test_the_user_is_named_by_each_sentences_script():
+    """A mixed message's English first person is User and its Chinese one 用户: each extractor reads its own
+    run, and "用户 moved to Paris" gave the English extractor no fact at all."""
+    assert first_person_named("I moved to Paris. 我很开心。", "User", "用户") == "User moved to Paris. 用户很开心。"
+    assert first_person_named("I moved. 我很开心。", "王芳") == "王芳 moved. 王芳很开心。"  # a name is one name

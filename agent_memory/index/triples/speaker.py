@@ -7,7 +7,7 @@ triples at all. Before extraction (never in the stored text), a turn whose speak
 Maria's, I'm → Maria is; 我 → 王芳 (not 我们, "we"). What the turn says of others is left as it is.
 
 The ``user`` role (user, human, 用户) is the tenant's user: one person, whose memory a tenant is. Their
-"I live in Lisbon" is a fact about ``User`` (``用户`` in a Chinese text), and a question's own first
+"I live in Lisbon" is a fact about ``User`` (``用户`` in a Chinese sentence), and a question's own first
 person ("where do I live now?", 我住哪) names them too (:func:`first_person_subjects`), so what an agent's
 user tells of their life is kept, dated and superseded as a named speaker's is. The assistant's, the
 system's and a tool's first person stay unread: they speak of no one whose facts a memory keeps. A tenant
@@ -58,12 +58,20 @@ def speaker_name(metadata: dict) -> str | None:
     return speaker
 
 
-def fact_subject(metadata: dict, text: str) -> str | None:
-    """Whom a turn's first person names: its speaker's name, or ``User`` / ``用户`` (by the text's
-    script) for the user role; None for any other role or an odd label."""
+def fact_subjects(metadata: dict) -> tuple[str, str] | None:
+    """Whom a turn's first person names, in its English and its Chinese sentences: its speaker's name in
+    both, or ``User`` / ``用户`` for the user role (each extractor reads its own sentences, so a mixed
+    message's "I moved to Paris" is the user's as its 我 is); None for any other role or an odd label."""
     if speaker_role(metadata.get("speaker")) == "user":
-        return USER_SUBJECTS[1] if has_cjk(text) else USER_SUBJECTS[0]
-    return speaker_name(metadata)
+        return USER_SUBJECTS
+    name = speaker_name(metadata)
+    return None if name is None else (name, name)
+
+
+def fact_subject(metadata: dict, text: str) -> str | None:
+    """:func:`fact_subjects`' name for a text of one script: the Chinese one when it holds Chinese."""
+    names = fact_subjects(metadata)
+    return None if names is None else names[1] if has_cjk(text) else names[0]
 
 
 def first_person_subjects(question: str) -> list[str]:
@@ -71,9 +79,10 @@ def first_person_subjects(question: str) -> list[str]:
     return list(USER_SUBJECTS) if _QUESTION_FIRST_PERSON.search(question) else []
 
 
-def first_person_named(text: str, name: str) -> str:
-    """``text`` with its speaker's first-person words replaced by ``name`` (see the module's note)."""
+def first_person_named(text: str, name: str, chinese_name: str | None = None) -> str:
+    """``text`` with its speaker's first-person words replaced by ``name`` (see the module's note); its 我 by
+    ``chinese_name`` when given (the user: ``User`` in English sentences, ``用户`` in Chinese ones)."""
     text = _I_VERB.sub(lambda m: f"{name}{m[1]}{_THIRD_PERSON.get(m[2], m[2] + 's')}", text)
     for pattern, replacement in _ENGLISH:
         text = pattern.sub(replacement.format(name=name).replace("\\", "\\\\"), text)
-    return _CHINESE.sub(name.replace("\\", "\\\\"), text)
+    return _CHINESE.sub((chinese_name or name).replace("\\", "\\\\"), text)
