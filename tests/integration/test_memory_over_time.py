@@ -142,6 +142,16 @@ def test_the_users_move_told_in_a_mixed_language_message_supersedes_their_old_ho
         assert _facts(memory, "用户") == {"北京": ""}
 
 
+def test_a_quoted_first_person_is_not_the_users_home(tmp_path):
+    """"My friend said: I live in Rome" made Rome the user's home, superseding Paris."""
+    with _memory(tmp_path) as memory:
+        memory.add_message("u1", {"role": "user", "content": "I moved to Paris.", "timestamp": "2024-03-10T10:00:00Z"})
+        memory.add_message("u2", {"role": "user", "content": "My friend said: I live in Rome.",
+                                  "timestamp": "2024-06-15T10:00:00Z"})
+        memory.add_message("z1", {"role": "user", "content": "我朋友说：“我住在罗马。”", "timestamp": "2024-06-15T10:00:00Z"})
+        assert _facts(memory, "User") == {"Paris": ""} and _facts(memory, "用户") == {}
+
+
 def test_forgetting_or_rewriting_the_newer_fact_makes_the_older_one_current_again(tmp_path):
     """The move's source forgotten, the old home stayed marked "superseded" by a fact no longer stored;
     the same when the move's source was rewritten to say something else."""

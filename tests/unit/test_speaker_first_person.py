@@ -84,3 +84,13 @@ def test_the_user_is_named_by_each_sentences_script():
     run, and "用户 moved to Paris" gave the English extractor no fact at all."""
     assert first_person_named("I moved to Paris. 我很开心。", "User", "用户") == "User moved to Paris. 用户很开心。"
     assert first_person_named("I moved. 我很开心。", "王芳") == "王芳 moved. 王芳很开心。"  # a name is one name
+
+
+@pytest.mark.parametrize("text, named", [
+    # Someone else's words, quoted, are theirs: the user's friend lives in Rome, not the user.
+    ("My friend said: I live in Rome.", "User's friend said: I live in Rome."),
+    ('I told her "I live in Rome" and I moved.', 'User told her "I live in Rome" and User moved.'),
+    ("我朋友说：“我住在罗马。”我搬家了。", "用户朋友说：“我住在罗马。”用户搬家了。"),
+])
+def test_quoted_words_keep_their_own_first_person(text, named):
+    assert first_person_named(text, "User", "用户") == named

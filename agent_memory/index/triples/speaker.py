@@ -41,6 +41,11 @@ _PRESENT_VERBS = ("live", "reside", "stay", "move", "relocate", "settle", "work"
                   *_THIRD_PERSON)
 _ADVERBS = "still|also|now|currently|really|just|actually|already|only|usually|mostly|even|never|always|often"
 _I_VERB = re.compile(rf"\bI((?:\s+(?:{_ADVERBS}))*\s+)({'|'.join(re.escape(v) for v in _PRESENT_VERBS)})(?![\w'\u2019])")
+# Someone else's words, quoted or reported after a colon ("My friend said: I live in Rome", 他说：“我住在罗马。”),
+# keep their own first person: it is not the speaker's. Single quotes are apostrophes too often to count.
+_QUOTED = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d|\u300c[^\u300d\n]*\u300d|\u300e[^\u300f\n]*\u300f'
+                     r"|(?:\b(?:say|says|said|tell \w+|tells \w+|told \w+|write|writes|wrote|ask|asks|asked)|[说道])"
+                     r"\s*[:\uff1a][^\n.!?\u3002\uff01\uff1f]*[.!?\u3002\uff01\uff1f]?")
 # 我 but not 我们 / 我俩 / 我家 ("we", "the two of us", "our home" read as a place of its own).
 _CHINESE = re.compile(r"我(?![们俩家])")
 _NAME = re.compile(r"[^\W\d_][\w .'\-\u00b7]{0,63}", re.UNICODE)
@@ -81,8 +86,17 @@ def first_person_subjects(question: str) -> list[str]:
 
 def first_person_named(text: str, name: str, chinese_name: str | None = None) -> str:
     """``text`` with its speaker's first-person words replaced by ``name`` (see the module's note); its 我 by
-    ``chinese_name`` when given (the user: ``User`` in English sentences, ``用户`` in Chinese ones)."""
+    ``chinese_name`` when given (the user: ``User`` in English sentences, ``用户`` in Chinese ones). Quoted
+    words are left as they are: their first person is whoever is quoted."""
+    parts, start = [], 0
+    for quoted in _QUOTED.finditer(text):
+        parts += [_named(text[start:quoted.start()], name, chinese_name or name), quoted.group()]
+        start = quoted.end()
+    return "".join([*parts, _named(text[start:], name, chinese_name or name)])
+
+
+def _named(text: str, name: str, chinese_name: str) -> str:
     text = _I_VERB.sub(lambda m: f"{name}{m[1]}{_THIRD_PERSON.get(m[2], m[2] + 's')}", text)
     for pattern, replacement in _ENGLISH:
         text = pattern.sub(replacement.format(name=name).replace("\\", "\\\\"), text)
-    return _CHINESE.sub((chinese_name or name).replace("\\", "\\\\"), text)
+    return _CHINESE.sub(chinese_name.replace("\\", "\\\\"), text)
