@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
 from pathlib import PurePath
 from typing import Callable, Sequence
 
@@ -93,7 +94,8 @@ def files_under(catalog, tenant: str, folder: str) -> list[dict[str, str]]:
     if (not isinstance(folder, str) or not folder.startswith("/") or "\x00" in folder
             or len(folder) > MAX_FOLDER_CHARS):
         raise ValueError(f"the folder must be an absolute path, got {str(folder)[:200]!r}")
-    prefix = folder.rstrip("/") + "/"  # "/a/notes" and "/a/notes/" list the same; never "/a/notes2/"
+    # "/a/notes", "/a/notes/" and "/a/x/../notes" list the same (jobs record normalized paths); never "/a/notes2/"
+    prefix = posixpath.normpath("/" + folder.lstrip("/")).rstrip("/") + "/"
     return [{"file_id": e.source_id[len(FILE_KEY):], "path": e.path}
             for e in catalog.under_path(tenant, "file", prefix) if e.source_id.startswith(FILE_KEY)]
 

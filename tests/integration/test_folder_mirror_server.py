@@ -212,6 +212,10 @@ def test_files_under_a_folder_over_http(served, capsys):
         assert [f["file_id"] for f in paged.json()["files"]] == [f["file_id"] for f in files][1:3]
         refused = client.get("/v1/files", params={"under": "notes"})
         assert refused.status_code == 422 and "'notes'" in refused.json()["error"]["message"]
+        # A folder named with "..", "." or doubled slashes is the same folder (it listed nothing).
+        for spelled in (f"{root}/notes2/../notes", f"{root}/./notes", f"{root}//notes/"):
+            again = client.get("/v1/files", params={"under": spelled})
+            assert again.status_code == 200 and again.json()["files"] == files, spelled
 
 
 def test_a_file_given_alone_keeps_the_id_its_folder_job_gave_it_through_the_server(served, capsys):
