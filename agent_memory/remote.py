@@ -12,6 +12,7 @@ the server answers for that key's tenant.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -24,7 +25,7 @@ import httpx
 
 from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, StoreUnavailableError
 from agent_memory.ingest.discovery import named_files
-from agent_memory.ingest.missing import remove_gone_through, unrecorded_note
+from agent_memory.ingest.missing import keep_stored_ids, remove_gone_through, unrecorded_note
 from agent_memory.ingest.report import IngestReport
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
 
@@ -155,13 +156,15 @@ class RemoteMemory:
         report = IngestReport()
         started = time.perf_counter()
         files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base)
-        if base is None and self.owner:
-            files = self._stored_ids(files, paths, report)
-        if not keep_missing and not self._mirror(report, paths, recursive, glob):
+        # One listing of a folder serves both steps (a failed one is asked again, and warned of, by each).
+        listing = functools.lru_cache(maxsize=None)(self.files_under)
+        if not keep_missing and not self._mirror(report, paths, recursive, glob, listing):
             for path, _ in files:
                 report.outcome(path, "not attempted")
             report.seconds = time.perf_counter() - started
             return report
+        if base is None and self.owner:  # a file stored already keeps its ID, as in a local job
+            files = keep_stored_ids(files, paths, listing, report)
         try:
             for n, (path, source_id) in enumerate(files, start=1):
                 report.files_seen += 1
@@ -178,29 +181,15 @@ class RemoteMemory:
             report.seconds = time.perf_counter() - started
         return report
 
-    def _stored_ids(self, files: list[tuple[Path, str]], paths: Sequence[str | Path],
-                    report: IngestReport) -> list[tuple[Path, str]]:
-        """A file given alone that a job over one of its folders stored already keeps that ID, as in a local
-        job (``ingest notes/`` stored ``notes/x.md``; ``ingest notes/x.md`` refreshes it, not a second
-        ``x.md``): matched by the path the server recorded for it. A listing that fails keeps the named ID."""
-        given = {os.path.abspath(raw) for raw in paths if os.path.isfile(raw)}
-        stored: dict[str, str] = {}
-        for folder in sorted({os.path.dirname(where) for where in given}):
-            try:
-                stored.update((path, file_id) for file_id, path in self.files_under(folder) if path in given)
-            except AgentMemoryError as exc:  # a server gone quiet is met again, and reported, by the job's next step
-                report.warnings.append(f"{folder}: the IDs its files are stored under could not be read ({exc}); "
-                                       "a file given alone is named by its path from that folder")
-        return [(path, stored.get(os.path.abspath(path), source_id)) for path, source_id in files]
-
-    def _mirror(self, report: IngestReport, paths: Sequence[str | Path], recursive: bool, glob: str | None) -> bool:
+    def _mirror(self, report: IngestReport, paths: Sequence[str | Path], recursive: bool, glob: str | None,
+                listing: Callable[[str], list[tuple[str, str]]]) -> bool:
         """Forget the files gone from the folders given (before any upload: a renamed file of records then
         claims its IDs afresh); False when the server stopped answering (the job stops, as on a store error)."""
         if not self.owner:
             report.warnings += unrecorded_note(paths, self.url)
             return True
         try:
-            remove_gone_through(self.files_under, self.forget, paths, recursive=recursive, glob=glob, report=report)
+            remove_gone_through(listing, self.forget, paths, recursive=recursive, glob=glob, report=report)
         except StoreUnavailableError as exc:
             report.store_error = str(exc)
             return False

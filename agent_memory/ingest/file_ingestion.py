@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from tqdm import tqdm
 
-from agent_memory.core.errors import JobInterrupted, StoreError
+from agent_memory.core.errors import IngestError, JobInterrupted, StoreError
 from agent_memory.core.records import Document
 from agent_memory.ingest.discovery import file_source_id, named_files
 from agent_memory.ingest.lock import ingest_lock
-from agent_memory.ingest.missing import remove_gone
+from agent_memory.ingest.missing import files_under, keep_stored_ids, remove_gone
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, still_owned
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, load_path
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from agent_memory.services import Services
 
 log = logging.getLogger(__name__)
-# How many folders up a file given alone looks for a folder job's ID of it (_stored_id).
-MAX_ID_DEPTH = 12
 
 
 def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, tenant: str | None,
@@ -68,10 +66,8 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
             report.seconds = time.perf_counter() - started
             log.error("store failed, stopping the job: %s", exc)
             return report
-    if base is None:  # a file given alone that its folder's job stored already keeps that ID
-        given = {os.path.abspath(raw) for raw in paths if os.path.isfile(raw)}
-        files = [(path, _stored_id(pipeline.services, tenant, path, file_id) if os.path.abspath(path) in given
-                  else file_id) for path, file_id in files]
+    if base is None:  # a file stored already keeps its ID, whichever folder this job starts from
+        files = keep_stored_ids(files, paths, lambda prefix: _recorded(pipeline.services, tenant, prefix), report)
     bar = _progress(len(files), progress)
     try:
         for path, file_id in files:
@@ -98,18 +94,12 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
     return report
 
 
-def _stored_id(services: Services, tenant: str, path: Path, file_id: str) -> str:
-    """The ID this very file is stored under already, when a job over one of its folders named it
-    (``ingest notes/`` stored ``notes/x.md``; ``ingest notes/x.md`` refreshes that source, not a
-    second ``x.md``); else ``file_id``. Matched by the absolute path the manifest recorded."""
-    where = os.path.abspath(path)
-    parts = Path(where).parts
-    for depth in range(2, min(len(parts), MAX_ID_DEPTH + 1)):
-        candidate = "/".join(parts[-depth:])
-        entry = services.catalog.get(tenant, FILE_KEY + candidate)
-        if entry is not None and entry.path == where:
-            return candidate
-    return file_id
+def _recorded(services: Services, tenant: str, prefix: str) -> list[tuple[str, str]]:
+    """(file ID, recorded path) of the files stored under the folder ``prefix``."""
+    try:
+        return [(row["file_id"], row["path"]) for row in files_under(services.catalog, tenant, prefix)]
+    except ValueError as exc:  # a path no manifest can record (too long): none of its files is stored
+        raise IngestError(str(exc)) from None
 
 
 def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_id: str | None,

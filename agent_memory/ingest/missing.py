@@ -100,6 +100,56 @@ def files_under(catalog, tenant: str, folder: str) -> list[dict[str, str]]:
             for e in catalog.under_path(tenant, "file", prefix) if e.source_id.startswith(FILE_KEY)]
 
 
+def keep_stored_ids(files: list[tuple[PurePath, str]], paths: Sequence[str | os.PathLike], list_files: ListFiles,
+                    report: IngestReport) -> list[tuple[PurePath, str]]:
+    """``files`` (path, the ID its job names it by), named as the store already names their folder's files,
+    so that an ID does not depend on the folder a job starts from. ``ingest notes/ -r`` stored
+    ``notes/sub/x.md``; then ``ingest notes/sub/x.md`` or ``ingest notes/sub/ -r`` refresh that source
+    instead of storing a second ``x.md`` or ``sub/x.md``, and a new ``notes/sub/y.md`` is ``notes/sub/y.md``.
+
+    A file stored already keeps its ID (matched by the absolute path recorded for it; where several IDs
+    record one path, stored twice before this rule, the longest: the widest job's). A file not stored yet is
+    named from the base its folder's stored files were named from (the folder given, or the one holding a
+    file given alone), when that base holds the folder and most of them agree on it; else as the job named
+    it. ``--base`` names IDs afresh and skips this. A listing that fails is a warning; its files keep the
+    IDs the job named."""
+    folders: list[str] = []
+    for raw in paths:
+        folder = os.path.abspath(raw) if os.path.isdir(raw) else os.path.dirname(os.path.abspath(raw))
+        prefix = folder if folder.endswith(os.sep) else folder + os.sep
+        if os.path.exists(raw) and prefix not in folders:
+            folders.append(prefix)
+    stored: dict[str, str] = {}
+    bases: dict[str, str] = {}  # folder prefix -> the base its stored files were named from
+    for prefix in folders:
+        try:
+            recorded = list_files(prefix)
+        except AgentMemoryError as exc:  # a store or server gone quiet is met again, and reported, by the job
+            report.warnings.append(f"{prefix.rstrip(os.sep) or os.sep}: the IDs its files are stored under could "
+                                   f"not be read ({exc}); its files are named by their path from the folder given")
+            continue
+        votes: dict[str, int] = {}
+        for file_id, path in recorded:
+            if len(file_id) > len(stored.get(path, "")):
+                stored[path] = file_id
+            base = path[:-len(file_id)] if path.endswith(os.sep + file_id) else ""
+            if base and prefix.startswith(base):  # a base that holds the folder, as a job's does
+                votes[base] = votes.get(base, 0) + 1
+        if votes:
+            best = max(votes, key=lambda b: (votes[b], -len(b)))
+            if votes[best] * 2 > sum(votes.values()):
+                bases[prefix] = best
+    named: list[tuple[PurePath, str]] = []
+    for path, source_id in files:
+        where = os.path.abspath(path)
+        if where in stored:
+            named.append((path, stored[where]))
+            continue
+        base = next((bases[p] for p in folders if p in bases and where.startswith(p)), None)
+        named.append((path, where[len(base):].replace(os.sep, "/") if base else source_id))
+    return named
+
+
 def remove_gone_through(list_files: ListFiles, forget: ForgetId, paths: Sequence[str | os.PathLike], *,
                         recursive: bool, glob: str | None, report: IngestReport) -> None:
     """:func:`remove_gone` through a server: ``list_files(prefix)`` gives the (file ID, path) pairs it

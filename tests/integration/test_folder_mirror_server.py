@@ -175,8 +175,9 @@ def test_failures_to_list_or_forget_are_in_the_report(served, capsys, monkeypatc
         patch.setattr(RemoteMemory, "files_under", refused)
         code, report, _ = ingest(capsys, "notes", "-r")
     assert code == 0 and report["gone_from_disk"] == [] and report["files_unchanged"] == 3
-    (warning,) = report["warnings"]
-    assert str(root / "notes") in warning and "the catalog did not answer" in warning
+    # Each step that needed the listing says so: gone files not looked for, IDs not read.
+    assert len(report["warnings"]) == 2
+    assert all(str(root / "notes") in w and "the catalog did not answer" in w for w in report["warnings"])
     assert listed(capsys) == ALL
 
     with monkeypatch.context() as patch:  # the forget fails: a failure of the job naming the file
@@ -232,3 +233,14 @@ def test_a_file_given_alone_keeps_the_id_its_folder_job_gave_it_through_the_serv
     (root / "loose.md").write_text("# Loose\n\nThe Wren shed is blue.\n")
     assert ingest(capsys, "loose.md")[0] == 0  # never stored: named from the folder holding it
     assert listed(capsys) == sorted([*ALL, "loose.md"])
+
+
+def test_a_subfolder_job_names_its_files_as_the_store_already_names_them_through_the_server(served, capsys):
+    """As locally (test_source_ids.py): ``ingest notes/sub -r`` refreshes ``notes/sub/deep.md`` and names a
+    new file there ``notes/sub/new.md``, not ``sub/…``."""
+    root, _ = served
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes" / "sub" / "new.md").write_text("# New\n\nThe Finch meeting moved to Friday.\n")
+    code, report, _ = ingest(capsys, "notes/sub", "-r")
+    assert code == 0 and report["files_unchanged"] == 1 and report["files_ingested"] == 1
+    assert listed(capsys) == sorted([*ALL, "notes/sub/new.md"])

@@ -58,6 +58,29 @@ def test_the_same_folder_gets_the_same_ids_from_any_working_folder(root, capsys,
     assert code == 2 and "not under the base" in err and "elsewhere" in err
 
 
+def test_a_subfolder_job_names_its_files_as_the_store_already_names_them(root, capsys, monkeypatch):
+    """An ID does not depend on the folder a job starts from: after ``ingest notes -r`` stored
+    ``notes/sub/deep.md``, ``ingest notes/sub -r`` refreshes it (it stored a second ``sub/deep.md``), and
+    a new file there is named from the same base. ``--base`` still names IDs afresh."""
+    sub = root / "corpus" / "notes" / "sub"
+    sub.mkdir()
+    (sub / "deep.md").write_text("# Deep\n\nThe Osprey archive lives on the Tromso server.\n")
+    monkeypatch.chdir(root / "corpus")
+    assert run(capsys, ["ingest", "notes", "-r", "--json"])[0] == 0
+    assert listed(capsys) == ["notes/sub/deep.md", "notes/team.md"]
+    (sub / "deep.md").write_text("# Deep\n\nThe Osprey archive moved to the Bergen server.\n")
+    (sub / "new.md").write_text("# New\n\nThe Heron budget is 40,000 euros.\n")
+    monkeypatch.chdir(sub)
+    code, out, _ = run(capsys, ["ingest", ".", "-r", "--json"])
+    assert code == 0 and json.loads(out)["files_ingested"] == 2
+    assert listed(capsys) == ["notes/sub/deep.md", "notes/sub/new.md", "notes/team.md"]
+    code, out, _ = run(capsys, ["ingest", "new.md", "--json"])  # a file given alone, from its own folder
+    assert code == 0 and json.loads(out)["files_unchanged"] == 1
+    code, out, _ = run(capsys, ["ingest", ".", "--base", ".", "--json"])
+    assert code == 0 and listed(capsys) == ["deep.md", "new.md", "notes/sub/deep.md", "notes/sub/new.md",
+                                            "notes/team.md"]
+
+
 @pytest.mark.parametrize("spelling", ["./", "absolute", "id"])
 def test_forget_takes_what_ingest_took_and_says_what_it_matched(root, capsys, monkeypatch, spelling):
     monkeypatch.chdir(root / "corpus")
