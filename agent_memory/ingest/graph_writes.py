@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.updates import relation_group, said_at, supersede
-from agent_memory.index.triples.speaker import fact_subjects, first_person_named
+from agent_memory.index.triples.speaker import fact_subjects, first_person_named, one_user
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.report import IngestReport
 
@@ -47,7 +47,7 @@ def extract_triples(extractor, units: list[SourceItems], *,
                     found.append([])
         for item, (_, speakers), item_triples in zip(items, read, found):
             if speakers:
-                item_triples = [t for t in item_triples
+                item_triples = [one_user(t, speakers) for t in item_triples
                                 if not _named_by_first_person(t, speakers)
                                 or relation_group(t.relation, speaker_relations) is not None]
             counts[item.source_id] += len(item_triples)

@@ -79,6 +79,18 @@ def fact_subject(metadata: dict, text: str) -> str | None:
     return None if names is None else names[1] if has_cjk(text) else names[0]
 
 
+def one_user(triple, named: tuple[str, ...]):
+    """``triple`` with the user's Chinese name (``用户``, which the Chinese extractor needs to read a
+    sentence) stored as ``User``: one subject whichever language they spoke, so "I live in Berlin" and a
+    later 我搬到上海了 are one person's homes, the later superseding the earlier. ``named``: the names the
+    turn's first person was given (a 用户 the turn wrote itself is not among them, and stays)."""
+    if USER_SUBJECTS[1] in named:
+        for side in ("subject", "object"):
+            if getattr(triple, side) == USER_SUBJECTS[1]:
+                setattr(triple, side, USER_SUBJECTS[0])
+    return triple
+
+
 def first_person_subjects(question: str) -> list[str]:
     """The user's subjects when the question speaks in the first person (its asker is the user)."""
     return list(USER_SUBJECTS) if _QUESTION_FIRST_PERSON.search(question) else []
