@@ -167,7 +167,7 @@ class Settings(BaseSettings):
     speaker_fact_groups: list[str] = Field(
         default_factory=lambda: ["residence"],
         description="Groups of functional_relations whose facts a turn in the first person gives its speaker, when "
-                    "the speaker is a name or the user role (the tenant's user: User, 用户 in Chinese text): "
+                    "the speaker is a name or the user role (the tenant's user: User, in either language): "
                     "Maria's 'I moved to Paris' is (Maria, moved to, Paris), a user message's (User, moved to, "
                     "Paris); the assistant names nobody (agent_memory/index/triples/speaker.py); [] = off. Not 'employer' by default: its 'join' is "
                     "what chat says of groups and programs ('I joined a mentorship program' then 'I joined an "
