@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -92,3 +93,24 @@ def api_error(response, status: int, code: str | None = None) -> str:
     if code is not None:
         assert body["code"] == code, body
     return body["message"]
+
+
+@contextmanager
+def unreadable_folder(mp: pytest.MonkeyPatch, folder: Path):
+    """``folder`` cannot be listed while the block runs (mode 0; for root, which lists a folder whatever
+    its mode, listing it is refused as the kernel would refuse a user)."""
+    with mp.context() as patch:
+        if os.geteuid() == 0:
+            def refused(real):
+                def call(path, *args):
+                    if os.path.abspath(path) == str(folder):
+                        raise PermissionError(13, "Permission denied", str(path))
+                    return real(path, *args)
+                return call
+            patch.setattr(Path, "iterdir", refused(Path.iterdir))
+            patch.setattr(os, "listdir", refused(os.listdir))
+        folder.chmod(0)
+        try:
+            yield folder
+        finally:
+            folder.chmod(0o755)

@@ -7,8 +7,6 @@ ones by ID (ingest/missing.py). A failure to list or forget is in the report, ne
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import httpx
 import pytest
@@ -19,7 +17,7 @@ from agent_memory.cli import main
 from agent_memory.core.config import load_settings
 from agent_memory.core.errors import StoreUnavailableError
 from agent_memory.remote import KEY_ENV, RemoteError, RemoteMemory
-from tests.helpers import embedded_cli_env
+from tests.helpers import embedded_cli_env, unreadable_folder
 
 TEAM = "# Team\n\nOrla Vance leads the Kestrel platform team in Lyon.\n"
 ALL = ["notes/budget.md", "notes/sub/deep.md", "notes/team.md", "notes/todo.txt"]
@@ -126,21 +124,8 @@ def test_an_unreadable_folder_forgets_nothing_through_the_server(served, capsys,
     assert ingest(capsys, "notes", "-r")[0] == 0
     (root / "notes" / "todo.txt").unlink()  # gone, yet a folder that cannot be listed vouches for nothing
     folder = root / "notes"
-    with monkeypatch.context() as patch:
-        if os.geteuid() == 0:  # root lists a folder whatever its mode: refuse it as the kernel would a user
-            def refused(real):
-                def call(path, *args):
-                    if os.path.abspath(path) == str(folder):
-                        raise PermissionError(13, "Permission denied", str(path))
-                    return real(path, *args)
-                return call
-            patch.setattr(Path, "iterdir", refused(Path.iterdir))
-            patch.setattr(os, "listdir", refused(os.listdir))
-        folder.chmod(0)
-        try:
-            code, report, _ = ingest(capsys, "notes", "-r")
-        finally:
-            folder.chmod(0o755)
+    with unreadable_folder(monkeypatch, folder):
+        code, report, _ = ingest(capsys, "notes", "-r")
     assert code == 1 and report["gone_from_disk"] == [] and "unreadable folder" in report["files_failed"][0][1]
     assert listed(capsys) == ALL
 
