@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.updates import relation_group, said_at, supersede
+from agent_memory.index.triples.base import GENERIC  # the type of a noun phrase that names no entity
 from agent_memory.index.triples.speaker import fact_subjects, first_person_named, one_user
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.report import IngestReport
@@ -49,7 +50,8 @@ def extract_triples(extractor, units: list[SourceItems], *,
             if speakers:
                 item_triples = [one_user(t, speakers) for t in item_triples
                                 if not _named_by_first_person(t, speakers)
-                                or relation_group(t.relation, speaker_relations) is not None]
+                                or (relation_group(t.relation, speaker_relations) is not None
+                                    and _names_the_other_side(t, speakers))]
             counts[item.source_id] += len(item_triples)
             when = said_at(item.metadata, item.created_at)  # the turn's or document's date
             for triple in item_triples:
@@ -79,6 +81,15 @@ def _extraction_text(item, speakers: bool) -> tuple[str, tuple[str, ...]]:
 def _named_by_first_person(triple, speakers: tuple[str, ...]) -> bool:
     keys = {normalize_name(speaker) for speaker in speakers}
     return normalize_name(triple.subject) in keys or normalize_name(triple.object) in keys
+
+
+def _names_the_other_side(triple, speakers: tuple[str, ...]) -> bool:
+    """The fact's side that is not the speaker is a name (a place, a company), not a common noun: chat's
+    "I live in the city" or "I moved into a small apartment" says no new home, and would otherwise
+    supersede the Munich the speaker named before."""
+    keys = {normalize_name(speaker) for speaker in speakers}
+    other = triple.object_type if normalize_name(triple.subject) in keys else triple.subject_type
+    return other != GENERIC
 
 
 def merge_triples(services, triples: list, report: IngestReport) -> None:
