@@ -49,9 +49,7 @@ def extract_triples(extractor, units: list[SourceItems], *,
         for item, (_, speakers), item_triples in zip(items, read, found):
             if speakers:
                 item_triples = [one_user(t, speakers) for t in item_triples
-                                if not _named_by_first_person(t, speakers)
-                                or (relation_group(t.relation, speaker_relations) is not None
-                                    and _names_the_other_side(t, speakers))]
+                                if _kept_speaker_fact(t, speakers, speaker_relations)]
             counts[item.source_id] += len(item_triples)
             when = said_at(item.metadata, item.created_at)  # the turn's or document's date
             for triple in item_triples:
@@ -78,18 +76,19 @@ def _extraction_text(item, speakers: bool) -> tuple[str, tuple[str, ...]]:
     return named, tuple(name for name in dict.fromkeys(names) if name not in item.text)
 
 
-def _named_by_first_person(triple, speakers: tuple[str, ...]) -> bool:
+def _kept_speaker_fact(triple, speakers: tuple[str, ...], relations: Mapping[str, Sequence[str]]) -> bool:
+    """A fact that names the speaker only through their first person is kept when its relation is one of
+    ``relations`` and its other side is a name (a place, a company), not a common noun: chat's "I live in
+    the city" or "I moved into a small apartment" says no new home, and would otherwise supersede the
+    Munich the speaker named before. A fact that does not name the speaker is kept as any other."""
     keys = {normalize_name(speaker) for speaker in speakers}
-    return normalize_name(triple.subject) in keys or normalize_name(triple.object) in keys
-
-
-def _names_the_other_side(triple, speakers: tuple[str, ...]) -> bool:
-    """The fact's side that is not the speaker is a name (a place, a company), not a common noun: chat's
-    "I live in the city" or "I moved into a small apartment" says no new home, and would otherwise
-    supersede the Munich the speaker named before."""
-    keys = {normalize_name(speaker) for speaker in speakers}
-    other = triple.object_type if normalize_name(triple.subject) in keys else triple.subject_type
-    return other != GENERIC
+    if normalize_name(triple.subject) in keys:
+        other = triple.object_type
+    elif normalize_name(triple.object) in keys:
+        other = triple.subject_type
+    else:
+        return True
+    return relation_group(triple.relation, relations) is not None and other != GENERIC
 
 
 def merge_triples(services, triples: list, report: IngestReport) -> None:

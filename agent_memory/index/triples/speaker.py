@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 
 from agent_memory.core.roles import is_role, speaker_role
-from agent_memory.core.text import has_cjk
 
 # Longest first: "I'm" must be read before "I". Curly and straight apostrophes both.
 _APOSTROPHE = "['\u2019]"
@@ -71,12 +70,6 @@ def fact_subjects(metadata: dict) -> tuple[str, str] | None:
         return USER_SUBJECTS
     name = speaker_name(metadata)
     return None if name is None else (name, name)
-
-
-def fact_subject(metadata: dict, text: str) -> str | None:
-    """:func:`fact_subjects`' name for a text of one script: the Chinese one when it holds Chinese."""
-    names = fact_subjects(metadata)
-    return None if names is None else names[1] if has_cjk(text) else names[0]
 
 
 def one_user(triple, named: tuple[str, ...]):
