@@ -74,11 +74,16 @@ def mirrored_folders(paths: Sequence[str | os.PathLike]) -> list[str]:
             os.listdir(raw)
         except OSError:
             continue
-        folder = os.path.abspath(raw)
-        prefix = folder if folder.endswith(os.sep) else folder + os.sep
+        prefix = folder_prefix(raw)
         if prefix not in prefixes:
             prefixes.append(prefix)
     return prefixes
+
+
+def folder_prefix(folder: str | os.PathLike) -> str:
+    """What the recorded paths of a folder's files start with: its absolute path, ending in a separator."""
+    absolute = os.path.abspath(folder)
+    return absolute if absolute.endswith(os.sep) else absolute + os.sep
 
 
 def gone_from(path: str, prefix: str, recursive: bool, glob: str | None) -> bool:
@@ -115,8 +120,7 @@ def keep_stored_ids(files: list[tuple[PurePath, str]], paths: Sequence[str | os.
     IDs the job named."""
     folders: list[str] = []
     for raw in paths:
-        folder = os.path.abspath(raw) if os.path.isdir(raw) else os.path.dirname(os.path.abspath(raw))
-        prefix = folder if folder.endswith(os.sep) else folder + os.sep
+        prefix = folder_prefix(raw if os.path.isdir(raw) else os.path.dirname(os.path.abspath(raw)))
         if os.path.exists(raw) and prefix not in folders:
             folders.append(prefix)
     stored: dict[str, str] = {}
