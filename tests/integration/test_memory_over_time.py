@@ -157,24 +157,18 @@ def test_the_user_is_one_person_in_either_language(tmp_path):
         assert _facts(memory, "用户") == {"深圳": ""}
 
 
-def test_a_home_that_names_no_place_is_no_move(tmp_path):
-    """"I live in the city" (a common noun) after "I moved to Munich" superseded Munich (seen on LongMemEval)."""
+@pytest.mark.parametrize("home, english, chinese", [
+    # "I live in the city" (a common noun) after "I moved to Munich" superseded Munich (seen on LongMemEval).
+    ("Munich", "I live in the city and I moved into a small apartment.", "我住在城里。"),
+    # "My friend said: I live in Rome" made Rome the user's home, superseding Paris.
+    ("Paris", "My friend said: I live in Rome.", "我朋友说：“我住在罗马。”"),
+])
+def test_what_names_no_new_home_of_the_users_keeps_their_home(tmp_path, home, english, chinese):
     with _memory(tmp_path) as memory:
-        memory.add_message("u1", {"role": "user", "content": "I moved to Munich.", "timestamp": "2024-03-10T10:00:00Z"})
-        memory.add_message("u2", {"role": "user", "content": "I live in the city and I moved into a small apartment.",
-                                  "timestamp": "2024-06-15T10:00:00Z"})
-        memory.add_message("z1", {"role": "user", "content": "我住在城里。", "timestamp": "2024-06-15T10:00:00Z"})
-        assert _facts(memory, "User") == {"Munich": ""}
-
-
-def test_a_quoted_first_person_is_not_the_users_home(tmp_path):
-    """"My friend said: I live in Rome" made Rome the user's home, superseding Paris."""
-    with _memory(tmp_path) as memory:
-        memory.add_message("u1", {"role": "user", "content": "I moved to Paris.", "timestamp": "2024-03-10T10:00:00Z"})
-        memory.add_message("u2", {"role": "user", "content": "My friend said: I live in Rome.",
-                                  "timestamp": "2024-06-15T10:00:00Z"})
-        memory.add_message("z1", {"role": "user", "content": "我朋友说：“我住在罗马。”", "timestamp": "2024-06-15T10:00:00Z"})
-        assert _facts(memory, "User") == {"Paris": ""}
+        memory.add_message("u1", {"role": "user", "content": f"I moved to {home}.", "timestamp": "2024-03-10T10:00:00Z"})
+        memory.add_message("u2", {"role": "user", "content": english, "timestamp": "2024-06-15T10:00:00Z"})
+        memory.add_message("z1", {"role": "user", "content": chinese, "timestamp": "2024-06-15T10:00:00Z"})
+        assert _facts(memory, "User") == {home: ""}
 
 
 def test_forgetting_or_rewriting_the_newer_fact_makes_the_older_one_current_again(tmp_path):
