@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import posixpath
 import shutil
 import tempfile
 from pathlib import Path, PurePath
@@ -141,7 +142,9 @@ def _origin(value) -> str | None:
         return None
     if not isinstance(value, str) or not value.startswith("/") or len(value) > 4096 or "\x00" in value:
         raise ApiError(422, "invalid_request", f"client_path must be an absolute path, got {str(value)[:200]!r}")
-    return value
+    # Stored as the CLI sends it (os.path.abspath): "/home/u/./a.md", "//home/u/a.md" and "/home/u/x/../a.md"
+    # are that file, and forget, inspect and a folder's mirror find it by that one spelling.
+    return "/" + posixpath.normpath(value).lstrip("/")
 
 
 def chosen_source_id(source_id: str) -> str:

@@ -204,6 +204,22 @@ def test_files_under_a_folder_over_http(served, capsys):
             assert again.status_code == 200 and again.json()["files"] == files, spelled
 
 
+def test_an_uploads_client_path_is_recorded_in_one_spelling(served):
+    """A direct API client may spell the file's path with ".", ".." or doubled slashes: it is recorded as the
+    CLI sends it (normalized), so the folder's listing, and a mirror of it, find the file."""
+    root, url = served
+    folder = str(root / "notes")
+    with httpx.Client(base_url=url, timeout=60) as client:
+        sent = client.post("/v1/documents", files={"file": ("team.md", TEAM.encode())},
+                           data={"client_path": f"/{folder}/./sub/..//team.md"})
+        assert sent.status_code == 200, sent.text
+        listed = client.get("/v1/files", params={"under": folder}).json()["files"]
+        assert [f["path"] for f in listed] == [f"{folder}/team.md"]
+        relative = client.post("/v1/documents", files={"file": ("team.md", TEAM.encode())},
+                               data={"client_path": "notes/team.md"})
+        assert relative.status_code == 422 and "'notes/team.md'" in relative.json()["error"]["message"]
+
+
 def test_a_file_given_alone_keeps_the_id_its_folder_job_gave_it_through_the_server(served, capsys):
     """As a local job does (file_ingestion._stored_id): ``ingest notes/ -r`` stored ``notes/team.md``, and
     ``ingest notes/team.md`` through the server refreshes that source, not a second ``team.md``."""
