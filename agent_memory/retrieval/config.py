@@ -148,8 +148,8 @@ class RetrievalConfig(StrictModel):
     graph_hops: int = Field(default=1, ge=1, le=2, description="how far the graph route walks from the question's entities")
     graph_seeds: int = Field(default=3, ge=1, description="question entities the graph walk starts from, longest first")
     graph_first_person_user: bool = Field(default=True, description=(
-        "a question in the first person also starts the graph walk from the tenant's user (User, 用户), after "
-        "the entities it names (agent_memory/index/triples/speaker.py)"))
+        "a question about the tenant's user (in the first person, or naming 'the user' / 用户) also starts the "
+        "graph walk from the user (User, 用户), after the entities it names (agent_memory/index/triples/speaker.py)"))
     graph_page_score: float = Field(default=1.0, ge=0, description=(
         "the graph route's score of a page of an entity the question names (agent_memory/retrieval/routes.py)"))
     graph_neighbour_page_score: float = Field(default=0.5, ge=0, description=(

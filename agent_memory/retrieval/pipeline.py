@@ -19,7 +19,7 @@ from agent_memory.core.errors import AgentMemoryError, StoreError
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.text import keyword_set
 from agent_memory.index.triples import entities_in_question
-from agent_memory.index.triples.speaker import first_person_subjects
+from agent_memory.index.triples.speaker import user_subjects_asked
 from agent_memory.ingest.upkeep import effective_expiry
 from agent_memory.retrieval.assemble import Assembler
 from agent_memory.retrieval.config import RetrievalConfig, load_preset
@@ -352,7 +352,7 @@ class RetrievalPipeline:
             found = entities_in_question(question, lambda grams: [e.name for e in graph.find_entities(tenant, grams)],
                                          parse=False)
             # The asker's own first person is the tenant's user (index/triples/speaker.py), after the names.
-            subjects = first_person_subjects(question) if self.config.graph_first_person_user else []
+            subjects = user_subjects_asked(question) if self.config.graph_first_person_user else []
             known = {normalize_name(name) for name in found}
             return found + [e.name for e in (graph.find_entities(tenant, subjects) if subjects else [])
                             if normalize_name(e.name) not in known]

@@ -114,7 +114,9 @@ def test_the_users_own_move_supersedes_their_old_home_and_a_first_person_questio
         assert _facts(memory, "User") == {"Berlin": "2024-06-15T10:00:00", "Paris": ""}
         assert _facts(memory, "User", "zh") == {"北京": "2024-06-15T10:00:00", "上海": ""}  # one name in both
         for question, current, older, tenant in (("Where do I live now?", "Paris", "Berlin", "default"),
-                                                 ("我现在住在哪里？", "上海", "北京", "zh")):
+                                                 ("Where does the user live now?", "Paris", "Berlin", "default"),
+                                                 ("我现在住在哪里？", "上海", "北京", "zh"),
+                                                 ("用户现在住在哪里？", "上海", "北京", "zh")):
             facts = memory.prompt(question, budget=3000, debug=True, tenant=tenant).routes.get("graph_facts", [])
             assert {t["object"]: t["valid_to"] for t in facts if t["object"] in (current, older)} == {
                 current: "", older: "2024-06-15T10:00:00"}, question

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.index.triples.speaker import fact_subjects, first_person_named, first_person_subjects, speaker_name
+from agent_memory.index.triples.speaker import fact_subjects, first_person_named, speaker_name, user_subjects_asked
 
 
 @pytest.mark.parametrize("text, named", [
@@ -51,9 +51,13 @@ def test_the_user_role_is_the_tenants_user_and_other_roles_name_nobody(speaker, 
     ("Where do I live now?", True), ("What's my cat called?", True), ("Did I'm ... tell me?", True),
     ("我现在住在哪里？", True), ("Where does Maria live?", False), ("What is an iPhone?", False),
     ("我们上次去哪了？", False), ("Who wrote Mine Kampf-like books?", False),
+    # An agent asks about the person it serves in the third person; a thing of users is not the user.
+    ("Where does the user live now?", True), ("What is the user's cat called?", True), ("用户住在哪？", True),
+    ("用户现在住哪里", True), ("How does the user interface load?", False), ("What do the users want?", False),
+    ("用户名是什么？", False), ("用户数有多少？", False), ("Where does the username go?", False),
 ])
-def test_a_question_in_the_first_person_asks_of_the_user(question, asks_of_user):
-    assert bool(first_person_subjects(question)) == asks_of_user
+def test_a_question_in_the_first_person_or_about_the_user_asks_of_the_user(question, asks_of_user):
+    assert bool(user_subjects_asked(question)) == asks_of_user
 
 
 def test_a_verb_jieba_cut_from_its_directional_complement_is_one_relation_again():

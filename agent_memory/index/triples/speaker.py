@@ -8,10 +8,11 @@ Maria's, I'm → Maria is; 我 → 王芳 (not 我们, "we"). What the turn says
 
 The ``user`` role (user, human, 用户) is the tenant's user: one person, whose memory a tenant is. Their
 "I live in Lisbon" is a fact about ``User`` (``用户`` in a Chinese sentence), and a question's own first
-person ("where do I live now?", 我住哪) names them too (:func:`first_person_subjects`), so what an agent's
-user tells of their life is kept, dated and superseded as a named speaker's is. The assistant's, the
-system's and a tool's first person stay unread: they speak of no one whose facts a memory keeps. A tenant
-that holds several people's messages names them (a message's ``name``), and each is then their own subject.
+person ("where do I live now?", 我住哪) names them too, as does "the user" or 用户 in an agent's question
+(:func:`user_subjects_asked`), so what an agent's user tells of their life is kept, dated and superseded as
+a named speaker's is. The assistant's, the system's and a tool's first person stay unread: they speak of no
+one whose facts a memory keeps. A tenant that holds several people's messages names them (a message's
+``name``), and each is then their own subject.
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ _NAME = re.compile(r"[^\W\d_][\w .'\-\u00b7]{0,63}", re.UNICODE)
 USER_SUBJECTS = ("User", "用户")
 # "Me" and "Mine" capitalized are most often a title's words; "My" opens many a question.
 _QUESTION_FIRST_PERSON = re.compile(rf"\b(?:I|I{_APOSTROPHE}(?:m|ve|ll|d)|me|mine|[Mm]y|[Mm]yself)\b|我(?![们俩])")
+# An agent's own question about its user names them in the third person ("Where does the user live?",
+# 用户住在哪); the compounds that name a thing of users (the user interface, 用户名, 用户数) do not.
+_QUESTION_THE_USER = re.compile(
+    r"\b[Tt]he user\b(?!s\b|\s+(?:interface|experience|manual|guide|base|account|id|name|input|data|agent|stor(?:y|ies))\b)"
+    r"|用户(?![界名数体量群们协手端])")
 
 
 def speaker_name(metadata: dict) -> str | None:
@@ -84,9 +90,11 @@ def one_user(triple, named: tuple[str, ...]):
     return triple
 
 
-def first_person_subjects(question: str) -> list[str]:
-    """The user's subjects when the question speaks in the first person (its asker is the user)."""
-    return list(USER_SUBJECTS) if _QUESTION_FIRST_PERSON.search(question) else []
+def user_subjects_asked(question: str) -> list[str]:
+    """The user's subjects when the question asks about the user: in the first person (its asker is the user)
+    or as "the user" / 用户 (an agent asking about the person it serves)."""
+    asked = _QUESTION_FIRST_PERSON.search(question) or _QUESTION_THE_USER.search(question)
+    return list(USER_SUBJECTS) if asked else []
 
 
 def first_person_named(text: str, name: str, chinese_name: str | None = None) -> str:
