@@ -24,8 +24,11 @@ _UNIT = r"(day|week|month|year)s?"
 # "two months ago", "a couple of days ago"
 _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.IGNORECASE)
 # "in the past three months", "over the last two weeks", "during the past month"
-# "this week" is a span of one unit too.
 _SPAN = re.compile(rf"\b(?:past|last|previous|this)\s+(?:{_COUNT}\s+)?{_UNIT}\b", re.IGNORECASE)
+# A bare "last week", "this month", "last year" is a calendar unit, as 上周, 这个月 and 去年 are: "I went camping
+# last week", said on a Tuesday, tells of the week before, not of the seven days up to that Tuesday. After
+# "the" ("in the last week", "over the last month") it is a span (_SPAN), as is "past week".
+_CALENDAR = re.compile(r"(?<!the )\b(last|this)\s+(week|month|year)\b", re.IGNORECASE)
 _DAY_WORDS = {"yesterday": 1, "today": 0, "day before yesterday": 2}
 _DAY = re.compile(r"\b(the day before yesterday|yesterday|today)\b", re.IGNORECASE)
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -154,8 +157,8 @@ def question_window(question: str, asked_on: datetime | None, slack: DateSlack) 
 
     A date names its own days (see ``absolute_window``). A point in the past ("N units ago")
     gets a margin of a third of its distance (at least a day, at most a unit): "two months ago"
-    is rarely exactly sixty days. A span ("past three months", "this week") runs from its start
-    to the end of the day asked.
+    is rarely exactly sixty days. "Last week" and "this month" are calendar units (``calendar_unit``); a
+    span ("past three months", "in the last week") runs from its start to the end of the day asked.
     """
     if (window := absolute_window(question, slack)) is not None:
         return window
@@ -165,6 +168,8 @@ def question_window(question: str, asked_on: datetime | None, slack: DateSlack) 
     if m := _AGO.search(question):
         unit = _UNIT_DAYS[m.group(2).lower()]
         return _ago_window(day, _count(m.group(1)) * unit, unit, m.group(0))
+    if m := _CALENDAR.search(question):
+        return calendar_unit(m.group(1).lower() == "last", m.group(2).lower(), day, m.group(0), slack)
     if m := _SPAN.search(question):
         return _span_window(day, _count(m.group(1)) * _UNIT_DAYS[m.group(2).lower()], m.group(0))
     if m := _DAY.search(question):
@@ -205,6 +210,21 @@ def _season(year: int, season: str, phrase: str, slack: DateSlack) -> Window:
     first = _SEASON_FIRST_MONTH[_ZH_SEASONS.get(season, season).lower()]
     last = _month_window(year + (first + 2 > 12), (first + 1) % 12 + 1, phrase, slack)
     return Window(datetime(year, first, 1), last.stop, phrase)
+
+
+def calendar_unit(last: bool, unit: str, day: datetime, phrase: str, slack: DateSlack) -> Window:
+    """The calendar week (Monday first), month or year before the one of ``day`` (``last``), with the slack
+    of memory written after it; or this one, from its start up to the end of ``day``."""
+    start = {"week": day - timedelta(days=day.weekday()), "month": day.replace(day=1),
+             "year": day.replace(month=1, day=1)}[unit]
+    if not last:
+        return Window(start, day + timedelta(days=1), phrase)
+    if unit == "week":
+        return Window(start - timedelta(days=7), start + timedelta(days=slack.day), phrase)
+    before = start - timedelta(days=1)
+    if unit == "month":
+        return _month_window(before.year, before.month, phrase, slack)
+    return _year_window(before.year, phrase, slack)
 
 
 def _near_season(which: str, season: str, day: datetime, phrase: str, slack: DateSlack) -> Window:
@@ -287,16 +307,8 @@ def _zh_year_part(m: re.Match, asked_on: datetime | None, slack: DateSlack) -> W
 
 
 def _zh_calendar(phrase: str, day: datetime, slack: DateSlack) -> Window:
-    """上个月 / 这个月 / 上周 / 这周: calendar months and weeks (Monday first), this one up to the day asked."""
-    this_month, this_week = day.replace(day=1), day - timedelta(days=day.weekday())
-    if phrase.startswith("上") and phrase.endswith("月"):
-        last_month = this_month - timedelta(days=1)
-        return _month_window(last_month.year, last_month.month, phrase, slack)
-    if phrase.endswith("月"):
-        return Window(this_month, day + timedelta(days=1), phrase)
-    if phrase.startswith("上"):
-        return Window(this_week - timedelta(days=7), this_week + timedelta(days=slack.day), phrase)
-    return Window(this_week, day + timedelta(days=1), phrase)
+    """上个月 / 这个月 / 上周 / 这周: calendar months and weeks, as "last month" and "this week" are."""
+    return calendar_unit(phrase.startswith("上"), "month" if phrase.endswith("月") else "week", day, phrase, slack)
 
 
 def chinese_window(question: str, asked_on: datetime | None, slack: DateSlack) -> Window | None:

@@ -42,8 +42,10 @@ def test_months_ago_is_wider_than_days_ago():
 @pytest.mark.parametrize("question, first_day", [
     ("What trips did I take in the past three months?", datetime(2022, 1, 12)),
     ("Which events did I join during the past month?", datetime(2022, 3, 13)),
-    ("What did I buy last week?", datetime(2022, 4, 5)),
-    ("What did I read this week?", datetime(2022, 4, 5)),
+    ("What did I buy in the last week?", datetime(2022, 4, 5)),
+    ("What did I cook over the past week?", datetime(2022, 4, 5)),
+    ("What did I read this week?", datetime(2022, 4, 11)),  # asked on a Tuesday: the week began on Monday
+    ("Which films did I see this month?", datetime(2022, 4, 1)),
     ("最近两周买了什么？", datetime(2022, 3, 29)),  # Chinese: tests/unit/test_time_window_chinese.py
     ("过去三个月去过哪些城市？", datetime(2022, 1, 12)),
     ("这个月看了哪些电影？", datetime(2022, 4, 1)),
@@ -54,6 +56,29 @@ def test_a_span_runs_to_the_day_asked(question, first_day):
     assert window.start == first_day
     assert window.holds(datetime(2022, 4, 12, 23))
     assert not window.holds(datetime(2022, 4, 13, 1))
+
+
+@pytest.mark.parametrize("english, chinese", [
+    ("What did I buy last week?", "上周买了什么？"), ("What did I read this week?", "这周读了什么？"),
+    ("Where did I go last month?", "上个月去了哪里？"), ("What did I see this month?", "这个月看了什么？"),
+])
+def test_last_week_and_this_month_are_calendar_units_in_either_language(english, chinese):
+    """"I went camping last week", said on a Tuesday, tells of the week before (Monday to Sunday), as 上周
+    does; not of the seven days up to that Tuesday."""
+    window = question_window(english, ASKED, SLACK)
+    assert (window.start, window.stop) == (question_window(chinese, ASKED, SLACK).start,
+                                           question_window(chinese, ASKED, SLACK).stop)
+
+
+def test_last_week_month_and_year_are_the_ones_before_the_day_asked():
+    week = question_window("What did I buy last week?", ASKED, SLACK)  # asked on Tuesday 12 April 2022
+    assert week.start == datetime(2022, 4, 4) and week.holds(datetime(2022, 4, 10, 20))
+    assert not week.holds(datetime(2022, 4, 3, 20))
+    month = question_window("Where did I go last month?", ASKED, SLACK)
+    assert month.start == datetime(2022, 3, 1) and month.holds(datetime(2022, 3, 31, 12))
+    year = question_window("What did John do to help his community last year?", ASKED, SLACK)
+    assert year.start == datetime(2021, 1, 1) and year.holds(datetime(2021, 12, 31))
+    assert not year.holds(datetime(2022, 3, 1))
 
 
 def test_yesterday_is_one_day():
