@@ -36,6 +36,11 @@ class SpooledJobs:
         self._given_up: dict[str, Job] = {}
         self._closing = False
         self._lock = threading.Lock()
+        # What the last process left: only these are resumed. The server resumes after its warm-up, and a
+        # job submitted during the warm-up is spooled too: taken for an interrupted one, it was queued a
+        # second time, and once the first run had removed its files the second failed, so the client
+        # polling the job's ID read "failed" for an upload that was stored.
+        self._left = [p for p in folder.glob("*/")] if folder.is_dir() else []
 
     def submit(self, spec: JobSpec, *, attempts: int = 0, entry: Path | None = None) -> Job:
         if entry is None:
@@ -77,7 +82,8 @@ class SpooledJobs:
 
     def resume(self) -> None:
         """Queue again what the last process left unfinished (called once the stores are open)."""
-        for entry in sorted(self.folder.glob("*/"), key=lambda p: p.stat().st_mtime):
+        left, self._left = self._left, []
+        for entry in sorted((p for p in left if p.is_dir()), key=lambda p: p.stat().st_mtime):
             try:
                 meta = _read_meta(entry)
                 self._resume(entry, meta)

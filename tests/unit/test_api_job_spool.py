@@ -114,3 +114,24 @@ def test_an_unreadable_entry_is_dropped_not_fatal(tmp_path):
     jobs.resume()
     assert list((tmp_path / "pending").iterdir()) == []
     jobs.close()
+
+
+def test_a_job_submitted_before_the_resume_is_not_taken_for_an_interrupted_one(tmp_path):
+    """The server resumes after its warm-up: an upload accepted during the warm-up was spooled, then queued a
+    second time as "interrupted"; the first run removed its files, the second failed, and the client's job
+    ID answered "failed" for an upload that was stored."""
+    seen: list = []
+    gate = threading.Event()
+
+    def run(spec, job):
+        gate.wait(30)
+        return _reading(seen)(spec, job)
+
+    jobs = SpooledJobs(JobRegistry(run), tmp_path / "pending")
+    job = jobs.submit(_upload(tmp_path)[0])
+    jobs.resume()  # the warm-up ends while the job waits
+    gate.set()
+    assert _wait(jobs, job.id).status == "done"
+    assert seen == [("notes.md", b"# Pump\nreplaced on 2 March")]  # run once
+    assert _emptied(tmp_path / "pending")
+    jobs.close()
