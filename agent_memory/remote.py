@@ -235,9 +235,10 @@ class RemoteMemory:
             data = self.wait_job(data["job_id"], progress)
         return data
 
-    def wait_job(self, job_id: str, progress: Progress | None = None, poll_s: float = 0.5) -> dict[str, Any]:
+    def wait_job(self, job_id: str, progress: Progress | None = None, poll_s: float = 0.5, *,
+                 key: str | None = None) -> dict[str, Any]:
         while True:
-            job = self.json("GET", f"/v1/jobs/{job_id}")
+            job = self.json("GET", f"/v1/jobs/{job_id}", key=key)
             if progress:
                 progress(job.get("stage") or job["status"], job.get("units_done", 0), job.get("units_total", 0))
             if job["status"] == "done":
@@ -257,9 +258,18 @@ class RemoteMemory:
         return list(data.get("source_ids") or [])
 
     def forget(self, source_id: str, *, key: str | None = None) -> dict[str, int]:
+        """Counts removed (all zero when nothing matched). While a job holds the server's write lock the
+        forget is queued behind it (202): waited for here, as an upload's job is."""
         try:
-            data = self.json("DELETE", f"/v1/sources/{_quoted(source_id)}", key=key)
+            response = self.request("DELETE", f"/v1/sources/{_quoted(source_id)}", ok=(200, 202), key=key)
+            data = response.json()
+            if response.status_code == 202:
+                data = self.wait_job(data["job_id"], key=key)
         except NotFoundError:
+            return {"sources": 0, "items": 0, "triples": 0}
+        except RemoteError as exc:
+            if exc.code != "not_found":  # the queued forget found nothing: as the inline answer's 404
+                raise
             return {"sources": 0, "items": 0, "triples": 0}
         return {k: int(data.get(k, 0)) for k in ("sources", "items", "triples")}
 
@@ -293,7 +303,9 @@ class RemoteMemory:
             return None
 
     def gc(self) -> dict[str, Any]:
-        return self.json("POST", "/v1/gc")
+        response = self.request("POST", "/v1/gc", ok=(200, 202))
+        data = response.json()
+        return self.wait_job(data["job_id"]) if response.status_code == 202 else data
 
     # ---- questions and sessions -----------------------------------------------------------------------
     def prompt(self, body: dict[str, Any], *, key: str | None = None) -> PromptResult:

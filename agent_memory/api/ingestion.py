@@ -1,6 +1,7 @@
-"""Ingestion behind POST /v1/documents: a JSON text document, or an uploaded file of any format
-the ingestion job reads (text, Markdown, HTML, JSON/JSONL records, transcripts). The work is the
-Python API's (``state.memory``); this adds progress and the HTTP errors."""
+"""The writes behind the API: POST /v1/documents (a JSON text document, or an uploaded file of any format
+the ingestion job reads: text, Markdown, HTML, JSON/JSONL records, transcripts), DELETE /v1/sources and
+POST /v1/gc, inline or as background jobs. The work is the Python API's (``state.memory``); this adds
+progress and the HTTP errors."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any, Callable
 
+from fastapi.responses import JSONResponse
+
 from agent_memory.api.errors import ApiError, error_of
 from agent_memory.api.schemas import DocumentIn
+from agent_memory.core.errors import NotFoundError
 from agent_memory.ingest.ownership import FILE_KEY
+from agent_memory.ingest.upkeep import expire
 from agent_memory.stores.jobs import JobQueue, JobSpec, SourceLocks
 
 Progress = Callable[[str, int, int], None]
@@ -70,9 +75,47 @@ def _record_client_path(state, tenant: str, source_id: str, source_ids: list[str
         catalog.put_many(moved)
 
 
+# How long a write waits for the write lock before it is queued instead: a forget, a gc pass or a session's
+# turns being archived hold it for moments (the write is then done inline, 200); a job holds it for as long as
+# it runs.
+LOCK_GRACE_S = 10.0
+
+
+def write_lock_busy(state) -> bool:
+    """Whether the write lock stays held past ``LOCK_GRACE_S``: a job holds it for as long as it runs, and a
+    write waiting for it inline would hold the request (and a server thread) as long; it is queued behind
+    that job instead (202: :func:`accepted`). Blocking."""
+    if not state.ingest_lock.acquire(timeout=LOCK_GRACE_S):
+        return True
+    state.ingest_lock.release()  # free now; the write takes it again (a writer in between is waited for)
+    return False
+
+
+def accepted(job) -> JSONResponse:
+    """202 with the job's ID and URL (also in ``Location``), polled at ``GET /v1/jobs/{id}``."""
+    url = f"/v1/jobs/{job.id}"
+    return JSONResponse({"job_id": job.id, "status": job.status, "url": url}, status_code=202,
+                        headers={"Location": url})
+
+
 def forget(state, tenant: str, source_id: str) -> dict[str, int]:
     with state.locks.hold(tenant, source_id):
         return state.memory.forget(source_id, tenant=tenant)
+
+
+def forget_source(state, tenant: str, source_id: str) -> dict[str, Any]:
+    """``DELETE /v1/sources/{id}``'s answer, inline or as a job's result; NotFoundError when nothing matched."""
+    removed = forget(state, tenant, source_id)
+    if not any(removed.values()):
+        raise NotFoundError(f"no source {source_id!r} for this tenant")
+    return {"source_id": source_id, **removed}
+
+
+def expire_tenant(state, tenant: str) -> dict[str, Any]:
+    """``POST /v1/gc``'s answer, inline or as a job's result: the tenant's sources past their time to live
+    forgotten in every store."""
+    with state.memory.write_lock:
+        return {"expired": expire(state.services, state.memory.ingestion.forget, tenants=[tenant])}
 
 
 # ---- background jobs: run here (embedded) or by `agent-memory worker` (PostgreSQL) ---------------
@@ -91,6 +134,10 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
         doc = DocumentIn.model_construct(text=(spec.body or b"").decode("utf-8"), source_id=spec.source_id,
                                          title=params.get("title", ""), metadata=params.get("metadata") or {})
         return ingest_text(state, spec.tenant, doc, progress)
+    if spec.kind == "forget":
+        return forget_source(state, spec.tenant, spec.source_id)
+    if spec.kind == "gc":
+        return expire_tenant(state, spec.tenant)
     if spec.kind != "upload":
         raise ApiError(400, "invalid_job", f"unknown job kind {spec.kind!r}")
     filename = params.get("filename") or "upload.txt"

@@ -1,4 +1,5 @@
-"""Documents in (JSON text or a multipart upload), background jobs, forgetting a source."""
+"""Documents in (JSON text or a multipart upload), background jobs, forgetting a source (queued behind a
+running job)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,13 @@ from pathlib import Path, PurePath
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from agent_memory.api import ingestion
 from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
+from agent_memory.api.ingestion import accepted, write_lock_busy
 from agent_memory.api.schemas import DocumentIn, ForgetOut, IngestOut, JobAccepted, JobOut, error_responses
-from agent_memory.core.errors import NotFoundError
 from agent_memory.ingest.discovery import check_source_id
 from agent_memory.stores.jobs import JobSpec
 
@@ -62,7 +62,7 @@ async def post_document(request: Request, state: StateDep, tenant: TenantDep):
         spec = JobSpec(tenant=tenant, kind="text", source_id=doc.source_id, size=size,
                        params={"title": doc.title, "metadata": doc.metadata}, body=doc.text.encode("utf-8"))
         job = await run_in_threadpool(state.jobs.submit, spec)
-        return _accepted(job)
+        return accepted(job)
     return await run_in_threadpool(ingestion.ingest_text, state, tenant, doc)
 
 
@@ -103,29 +103,17 @@ async def _upload(request: Request, state, tenant: str):
                        params={"filename": filename, "metadata": metadata, "origin": origin}, path=path,
                        cleanup=cleanup)
         job = await run_in_threadpool(state.jobs.submit, spec)
-        return _accepted(job)
+        return accepted(job)
     try:
         return await run_in_threadpool(work)
     finally:
         cleanup()
 
 
-# How long a small body waits for the write lock before it is queued instead: a forget, a gc pass or a
-# session's turns being archived hold it for moments (the body is then written inline, 200); a job holds it
-# for as long as it runs.
-LOCK_GRACE_S = 10.0
-
-
 def _as_job(state, size: int) -> bool:
     """A large body goes to a background job (202); so does a small one while the write lock stays held past
-    ``LOCK_GRACE_S``: waiting for it inline would hold the request (and a server thread) for as long as the
-    job holding it runs. Blocking: run it in the thread pool."""
-    if size > state.job_threshold_bytes:
-        return True
-    if not state.ingest_lock.acquire(timeout=LOCK_GRACE_S):
-        return True
-    state.ingest_lock.release()  # free now; the write takes it again (a writer in between is waited for)
-    return False
+    ``LOCK_GRACE_S`` (``ingestion.write_lock_busy``). Blocking: run it in the thread pool."""
+    return size > state.job_threshold_bytes or write_lock_busy(state)
 
 
 def client_path(name: str | None) -> str:
@@ -153,12 +141,6 @@ def chosen_source_id(source_id: str) -> str:
         return check_source_id(source_id) if source_id else source_id
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from None
-
-
-def _accepted(job) -> JSONResponse:
-    url = f"/v1/jobs/{job.id}"
-    return JSONResponse({"job_id": job.id, "status": job.status, "url": url}, status_code=202,
-                        headers={"Location": url})
 
 
 async def _read_capped(request: Request, limit: int) -> bytes:
@@ -199,10 +181,12 @@ def get_job(job_id: str, state: StateDep, tenant: TenantDep) -> dict:
     return state.jobs.get(job_id, tenant).to_dict()
 
 
-@router.delete("/v1/sources/{source_id:path}", response_model=ForgetOut, responses=error_responses(401, 404, 503),
+@router.delete("/v1/sources/{source_id:path}", response_model=ForgetOut,
+               responses={202: {"model": JobAccepted, "description": "A running job holds the write lock: the "
+                                "forget is queued behind it; the job's result is this answer"},
+                          **error_responses(401, 404, 503)},
                summary="Forget a source (or an uploaded file and all it held) in every store")
-def delete_source(source_id: str, state: StateDep, tenant: TenantDep) -> dict:
-    removed = ingestion.forget(state, tenant, source_id)
-    if not any(removed.values()):
-        raise NotFoundError(f"no source {source_id!r} for this tenant")
-    return {"source_id": source_id, **removed}
+def delete_source(source_id: str, state: StateDep, tenant: TenantDep):
+    if write_lock_busy(state):
+        return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="forget", source_id=source_id, size=0)))
+    return ingestion.forget_source(state, tenant, source_id)

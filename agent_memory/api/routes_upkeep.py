@@ -14,11 +14,22 @@ from fastapi import APIRouter, Query, Response
 
 from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
-from agent_memory.api.schemas import FilesOut, GcOut, SourceOut, SourcesOut, StatsOut, WhoamiOut, error_responses
+from agent_memory.api.ingestion import accepted, expire_tenant, write_lock_busy
+from agent_memory.api.schemas import (
+    FilesOut,
+    GcOut,
+    JobAccepted,
+    SourceOut,
+    SourcesOut,
+    StatsOut,
+    WhoamiOut,
+    error_responses,
+)
 from agent_memory.core.errors import NotFoundError
 from agent_memory.ingest.missing import files_under
-from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
+from agent_memory.ingest.upkeep import empty_tenant_note, inspect, list_sources, stats
 from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_SOON_DAYS
+from agent_memory.stores.jobs import JobSpec
 
 router = APIRouter(tags=["upkeep"])
 # A response header, so that typed bodies keep their shape: the caller's tenant holds nothing (other
@@ -98,11 +109,14 @@ def get_source(source_id: str, state: StateDep, tenant: TenantDep) -> dict[str, 
     return found
 
 
-@router.post("/v1/gc", response_model=GcOut, responses=error_responses(401, 503),
+@router.post("/v1/gc", response_model=GcOut,
+             responses={202: {"model": JobAccepted, "description": "A running job holds the write lock: the pass "
+                              "is queued behind it; the job's result is this answer"},
+                        **error_responses(401, 503)},
              summary="Remove expired items from every store at once")
-def post_gc(state: StateDep, tenant: TenantDep) -> dict[str, Any]:
+def post_gc(state: StateDep, tenant: TenantDep):
     """The expiry pass for the caller's tenant: every source holding an item past its time to live
     (AGENT_MEMORY_TTL_DAYS) is forgotten in every store; returns what was removed."""
-    forget = state.memory.ingestion.forget
-    with state.memory.write_lock:
-        return {"expired": expire(state.services, forget, tenants=[tenant])}
+    if write_lock_busy(state):
+        return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="gc", source_id="", size=0)))
+    return expire_tenant(state, tenant)

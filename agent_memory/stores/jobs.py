@@ -37,12 +37,14 @@ STOP_WAIT_S = 8.0
 
 @dataclass
 class JobSpec:
-    """What a job ingests. ``kind`` "text": ``body`` is the UTF-8 text, ``params`` title and
+    """What a job does. ``kind`` "text": ``body`` is the UTF-8 text, ``params`` title and
     metadata; "upload": ``body`` (or, in process, ``path``) holds the file, ``params`` its
-    filename and metadata. ``source_id`` is also the key of the per-source lock."""
+    filename and metadata; "forget": remove ``source_id``; "gc": the tenant's expiry pass. The last
+    two are queued only when a running job holds the write lock (a request must not wait for the
+    whole job). ``source_id`` is also the key of the per-source lock."""
 
     tenant: str
-    kind: Literal["text", "upload"]
+    kind: Literal["text", "upload", "forget", "gc"]
     source_id: str
     size: int
     params: dict[str, Any] = field(default_factory=dict)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 
 import httpx
@@ -15,8 +16,10 @@ os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 os.environ["AGENT_MEMORY_TRIPLE_EXTRACTOR"] = "rules"
 
 from agent_memory.api import create_app  # noqa: E402
+from agent_memory.api import ingestion as ingestion_module  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, upload_samples, wait_ready  # noqa: E402
 from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.remote import RemoteMemory  # noqa: E402
 
 ACME = {"X-API-Key": "key-acme"}
 GLOBEX = {"Authorization": "Bearer key-globex"}
@@ -193,6 +196,58 @@ def test_a_small_body_sent_while_a_job_writes_is_queued_not_held(server):
         assert time.monotonic() < deadline, job
         time.sleep(0.2)
     assert job["status"] == "done" and job["result"]["source_ids"] == ["notes/ferry.md"], job
+
+
+def _done(client, url, headers=ACME) -> dict:
+    deadline = time.monotonic() + 120
+    while (job := client.get(url, headers=headers).json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.1)
+    return job
+
+
+def test_a_forget_or_gc_sent_while_a_job_writes_is_queued_behind_it_not_held(server, monkeypatch):
+    """A DELETE waited for the write lock as long as the job holding it ran (six minutes beside a 3,000-record
+    upload, another tenant's as much as one's own): it is queued behind the job instead, as a small document
+    is, and the job's result is the answer the request would have had."""
+    client, _ = server
+    monkeypatch.setattr(ingestion_module, "LOCK_GRACE_S", 0.2)
+    assert client.post("/v1/documents", headers=ACME, json={"source_id": "notes/tram.md",
+                                                             "text": "The night tram leaves at two."}).status_code == 200
+    with client.app.state.api.ingest_lock:  # as a long job holds it
+        gone = client.delete("/v1/sources/notes/tram.md", headers=ACME)
+        unknown = client.delete("/v1/sources/notes/no-such.md", headers=ACME)
+        expiry = client.post("/v1/gc", headers=GLOBEX)
+        assert [r.status_code for r in (gone, unknown, expiry)] == [202, 202, 202], (gone.text, expiry.text)
+        assert gone.headers["location"] == gone.json()["url"]
+        assert client.get(gone.json()["url"], headers=ACME).json()["status"] in ("queued", "running")
+    result = _done(client, gone.json()["url"])["result"]
+    assert result["source_id"] == "notes/tram.md" and result["sources"] == 1 and result["items"] >= 1, result
+    failed = _done(client, unknown.json()["url"])
+    assert failed["status"] == "failed" and failed["error"]["code"] == "not_found", failed
+    assert "notes/no-such.md" in failed["error"]["message"]
+    assert set(_done(client, expiry.json()["url"], GLOBEX)["result"]["expired"]) == {"sources", "items", "triples"}
+    assert_error(client.get(gone.json()["url"], headers=GLOBEX), 404, "not_found")  # a job is its tenant's
+    assert_error(client.delete("/v1/sources/notes/tram.md", headers=ACME), 404, "not_found")  # it was forgotten
+
+
+def test_the_python_client_waits_for_a_queued_forget(server, monkeypatch):
+    client, _ = server
+    monkeypatch.setattr(ingestion_module, "LOCK_GRACE_S", 0.2)
+    remote = RemoteMemory(str(client.base_url), api_key="key-acme")
+    assert client.post("/v1/documents", headers=ACME, json={"source_id": "notes/kiosk.md",
+                                                             "text": "The kiosk sells maps."}).status_code == 200
+    answers: dict = {}
+    with client.app.state.api.ingest_lock:
+        waiting = threading.Thread(target=lambda: answers.update(
+            kiosk=remote.forget("notes/kiosk.md"), none=remote.forget("notes/no-such.md"), gc=remote.gc()))
+        waiting.start()
+        time.sleep(1.0)
+        assert waiting.is_alive()  # queued behind the "job", not failed
+    waiting.join(120)
+    assert answers["kiosk"]["sources"] == 1 and answers["none"] == {"sources": 0, "items": 0, "triples": 0}
+    assert "expired" in answers["gc"]
+    remote.close()
 
 
 # ---- auth and tenant isolation --------------------------------------------------------------------
