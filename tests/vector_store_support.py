@@ -44,6 +44,18 @@ BACKENDS = [
 ]
 
 
+def server_version() -> tuple[int, ...]:
+    """The real server's version (major, minor, patch): what it can do differs by version."""
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(url=SERVER_URL, api_key=os.environ.get("AGENT_MEMORY_QDRANT_API_KEY"),
+                          check_compatibility=False)
+    try:
+        return tuple(int(part) for part in client.info().version.split(".")[:3])
+    finally:
+        client.close()
+
+
 class Opener:
     """Opens (and reopens) one backend's store on one collection; closes everything at the end."""
 

@@ -18,16 +18,15 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import UnexpectedResponse
 
 from agent_memory.core.errors import DimensionMismatchError, StoreError, StoreUnavailableError
 from agent_memory.core.records import SearchFilter
 from agent_memory.core.sparse import SparseVector
 from agent_memory.stores.qdrant_common import (
-    BEST_OF,
     CONTEXT,
     DENSE,
     INDEXED_FIELDS,
-    NOT_FOUND,
     SCROLL_PAGE,
     SENTENCES,
     SPARSE,
@@ -93,12 +92,11 @@ class QdrantServerVectorStore(QdrantStore):
                     )
                 if CONTEXT not in vectors:
                     # A collection from before turn-context vectors: add the named vector (no point is rewritten).
-                    self._client.create_vector_name(self.collection, CONTEXT, models.DenseVectorNameConfig(
-                        dense=models.DenseVectorConfig(size=self.dimension, distance=models.Distance.COSINE)))
+                    self._add_vector_name(CONTEXT, models.DenseVectorConfig(size=self.dimension,
+                                                                            distance=models.Distance.COSINE))
                 if SENTENCES not in vectors:  # likewise for sentence vectors (agent_memory/index/sentences.py)
-                    self._client.create_vector_name(self.collection, SENTENCES, models.DenseVectorNameConfig(
-                        dense=models.DenseVectorConfig(size=self.dimension, distance=models.Distance.COSINE,
-                                                       multivector_config=_MAX_SIM)))
+                    self._add_vector_name(SENTENCES, models.DenseVectorConfig(
+                        size=self.dimension, distance=models.Distance.COSINE, multivector_config=_MAX_SIM))
             else:
                 self._client.create_collection(
                     self.collection,
@@ -117,6 +115,18 @@ class QdrantServerVectorStore(QdrantStore):
             raise
         except Exception as exc:
             raise self._error("open collection", exc) from exc
+
+    def _add_vector_name(self, name: str, config: models.DenseVectorConfig) -> None:
+        try:
+            self._client.create_vector_name(self.collection, name, models.DenseVectorNameConfig(dense=config))
+        except UnexpectedResponse as exc:
+            if exc.status_code != 404:
+                raise
+            # Before Qdrant 1.18 a server has no endpoint for it (found against a real 1.16.3): say so, not "404".
+            raise StoreError(
+                f"collection {self.collection!r} at {self.where} was made before the named vector {name!r} existed, "
+                f"and this Qdrant server cannot add a named vector to a collection (Qdrant 1.18 added it): upgrade "
+                f"the server to 1.18 or later, or move the data dir's collection aside and ingest again") from None
 
     def _error(self, what: str, exc: Exception) -> StoreError:
         text = f"Qdrant {what} failed for collection {self.collection!r} at {self.where}: {exc}"
@@ -170,13 +180,19 @@ class QdrantServerVectorStore(QdrantStore):
                           query_filter=qdrant_filter(flt), limit=limit, with_payload=True, with_vectors=False).points
 
     def _nearest_best(self, query: list[float], flt: SearchFilter, limit: int, with_payload: bool) -> list:
+        # Both searches in one request, their lists merged here. One formula query over the two prefetches
+        # (``max``, as Edge runs it) does this on the server, but the servers this driver meets refuse it:
+        # Qdrant 1.15 to 1.19 have no max expression (a 400 on every question, found against a real 1.16.3).
         where = qdrant_filter(flt)
-        prefetch = [models.Prefetch(query=query, using=DENSE, filter=where, limit=limit),
-                    models.Prefetch(query=[query], using=SENTENCES, filter=where, limit=limit)]
-        best = models.FormulaQuery(formula=models.MaxExpression(max=list(BEST_OF)),
-                                   defaults={v: NOT_FOUND for v in BEST_OF})
-        return self._call("query", self._client.query_points, self.collection, prefetch=prefetch, query=best,
-                          limit=limit, with_payload=with_payload, with_vectors=False).points
+        dense, sentences = self._call("query", self._client.query_batch_points, self.collection, requests=[
+            models.QueryRequest(query=query, using=DENSE, filter=where, limit=limit, with_payload=with_payload),
+            models.QueryRequest(query=[query], using=SENTENCES, filter=where, limit=limit, with_payload=with_payload),
+        ])
+        best: dict = {}
+        for hit in [*dense.points, *sentences.points]:  # a point's better score: its own vector or a sentence
+            if hit.id not in best or hit.score > best[hit.id].score:
+                best[hit.id] = hit
+        return sorted(best.values(), key=lambda h: (-float(h.score), str(h.id)))[:limit]
 
     def _retrieve(self, ids: list[str], with_payload: bool) -> list:
         return self._call("retrieve", self._client.retrieve, self.collection, ids, with_payload=with_payload,

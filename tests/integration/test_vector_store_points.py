@@ -204,13 +204,13 @@ def test_unreachable_server_maps_to_store_unavailable():
 
 
 def test_factory_picks_backend_from_settings(tmp_path):
-    edge = open_vector_store(Settings(data_dir=tmp_path, _env_file=None), DIM, "m_8")
+    edge = open_vector_store(Settings(data_dir=tmp_path, qdrant_url=None, _env_file=None), DIM, "m_8")
     try:
         assert isinstance(edge, EdgeVectorStore)
         assert edge.path == tmp_path / "qdrant-edge" / "m_8"
     finally:
         edge.close()
-    local = open_vector_store(Settings(data_dir=tmp_path, vector_backend="local", _env_file=None), DIM, "m_8")
+    local = open_vector_store(Settings(data_dir=tmp_path, vector_backend="local", qdrant_url=None, _env_file=None), DIM, "m_8")
     try:
         assert isinstance(local, QdrantServerVectorStore) and local.local
         assert (tmp_path / "qdrant-local").is_dir()
@@ -251,6 +251,6 @@ def test_edge_keeps_a_new_shards_payloads_and_sparse_index_in_memory_and_an_old_
 
 
 def test_the_edge_in_memory_setting_reaches_the_store(tmp_path):
-    settings = Settings(data_dir=tmp_path, edge_in_memory=False)
+    settings = Settings(data_dir=tmp_path, edge_in_memory=False, qdrant_url=None)  # embedded, whatever the env says
     with open_vector_store(settings, DIM, "c") as store:
         assert isinstance(store, EdgeVectorStore) and store.in_memory is False
