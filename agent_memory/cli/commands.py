@@ -57,8 +57,10 @@ def cmd_ingest(args) -> int:
     if remote is not None:
         with remote:
             remote.check_tenant(args.tenant)
+            # The data dir the server owns is ours (found through its lock): kept out of the walk as locally.
             report = remote.ingest_paths(args.paths, recursive=args.recursive, glob=args.glob,
-                                         progress=not args.json, base=args.base, keep_missing=args.keep_missing)
+                                         progress=not args.json, base=args.base, keep_missing=args.keep_missing,
+                                         data_dir=_data_dir(args) if remote.owner else None)
     else:
         with _memory(args) as memory:
             report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json,

@@ -54,7 +54,8 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
                   progress: bool, base: str | Path | None = None, keep_missing: bool = False) -> IngestReport:
     report = IngestReport()
     started = time.perf_counter()
-    files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base)
+    files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base,
+                        data_dir=pipeline.services.settings.data_dir)
     if not keep_missing:
         # Before the files are read: a renamed file of records then claims its IDs afresh instead of
         # being refused because the gone file still owns them.
