@@ -83,13 +83,23 @@ class _AnyOrder(argparse.ArgumentParser):
             self._inner = False
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-memory", description=DESCRIPTION)
-    parser.add_argument("--data-dir", help="override AGENT_MEMORY_DATA_DIR")
+def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:
+    """The options of every subcommand, taken before it (``--data-dir X ingest``) and after it
+    (``ingest --data-dir X``), as ``--tenant`` is. ``after``: on a subcommand's parser, where an option
+    not given must leave the value given before the subcommand alone (argparse copies every attribute of
+    the subcommand's namespace over the main one: a default there would silently undo ``--data-dir X
+    ingest``); given in both places, the later one wins."""
+    unset = {"default": argparse.SUPPRESS} if after else {}
+    parser.add_argument("--data-dir", help="override AGENT_MEMORY_DATA_DIR", **unset)
     parser.add_argument("--server", metavar="URL",
                         help="work through this running `agent-memory serve` (its API key from AGENT_MEMORY_API_KEY); "
-                             "default: the server that owns the data dir, if one runs")
-    parser.add_argument("-v", "--verbose", action="store_true")
+                             "default: the server that owns the data dir, if one runs", **unset)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more; a failure's traceback", **unset)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-memory", description=DESCRIPTION)
+    _global_options(parser, after=False)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_AnyOrder)
 
     p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, PDF, DOCX, source code, JSON/JSONL, "
@@ -177,4 +187,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=None, help="HTTP port (default 8765)")
     p.add_argument("--tenant", help="the tenant of a stdio session (HTTP: the API key's)")
     p.set_defaults(func=cmd_mcp)
+    for subcommand in sub.choices.values():
+        _global_options(subcommand, after=True)
     return parser
