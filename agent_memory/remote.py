@@ -299,9 +299,9 @@ class RemoteMemory:
             if len(rows) < page:
                 return out
 
-    def inspect(self, source_id: str) -> dict | None:
+    def inspect(self, source_id: str, *, full: bool = False) -> dict | None:
         try:
-            return self.json("GET", f"/v1/sources/{_quoted(source_id)}")
+            return self.json("GET", f"/v1/sources/{_quoted(source_id)}", params={"full": "true"} if full else None)
         except NotFoundError:
             return None
 

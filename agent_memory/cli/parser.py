@@ -23,6 +23,7 @@ from agent_memory.cli.commands import (
 )
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.evaluation.arguments import add_eval_arguments
+from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS
 from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_QUESTION_CHARS, MAX_SOON_DAYS
 
 DESCRIPTION = "The agent-memory command: ingestion jobs, forgetting, the prompt debug dump, eval, the API."
@@ -144,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("inspect", help="everything stored for one source: catalog entry, items, metadata")
     p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
     p.add_argument("--tenant")
+    p.add_argument("--full", action="store_true", help=f"each item's whole text (default: its first {INSPECT_TEXT_CHARS} characters; "
+                   "an item cut says so: text_truncated, and chars is its whole length)")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("prompt", help="debug dump: routes, fusion, compaction and the final prompt")
