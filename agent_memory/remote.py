@@ -147,15 +147,16 @@ class RemoteMemory:
     # ---- documents ----------------------------------------------------------------------------------
     def ingest_paths(self, paths: Sequence[str | Path], *, recursive: bool = False, glob: str | None = None,
                      progress: bool = False, base: str | Path | None = None,
-                     keep_missing: bool = False) -> IngestReport:
+                     keep_missing: bool = False, data_dir: str | Path | None = None) -> IngestReport:
         """The ingestion job over files and folders, each file uploaded to the server under the source ID
         a local job gives it (its path relative to ``base``, default the folder holding each path given).
         Unless ``keep_missing``, the stored files of the folders given that are gone from disk are forgotten
         first, as a local job does; that needs the server owning the data dir (``owner``), the one the
-        uploads tell their path to (through another, a warning says they were not looked for)."""
+        uploads tell their path to (through another, a warning says they were not looked for).
+        ``data_dir``: that server's data dir on this machine, never walked nor uploaded, as in a local job."""
         report = IngestReport()
         started = time.perf_counter()
-        files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base)
+        files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base, data_dir=data_dir)
         # One listing of a folder serves both steps (a failed one is asked again, and warned of, by each).
         listing = functools.lru_cache(maxsize=None)(self.files_under)
         if not keep_missing and not self._mirror(report, paths, recursive, glob, listing):
@@ -203,6 +204,8 @@ class RemoteMemory:
             report.outcome(path, "skipped")
             return
         except RemoteError as exc:
+            if exc.code == "config_error":
+                raise  # the server's data dir takes no writes (e.g. other models: reindex): every file would fail
             if exc.code == "unsupported_file":
                 report.files_skipped.append((str(path), str(exc)))
                 report.outcome(path, "skipped")
@@ -296,9 +299,9 @@ class RemoteMemory:
             if len(rows) < page:
                 return out
 
-    def inspect(self, source_id: str) -> dict | None:
+    def inspect(self, source_id: str, *, full: bool = False) -> dict | None:
         try:
-            return self.json("GET", f"/v1/sources/{_quoted(source_id)}")
+            return self.json("GET", f"/v1/sources/{_quoted(source_id)}", params={"full": "true"} if full else None)
         except NotFoundError:
             return None
 

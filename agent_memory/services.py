@@ -137,10 +137,14 @@ class Services:
                   for name, e in spaces.embedders.items()}
         return SpacedVectorStore(stores, spaces.default, spaces.calibrate, spaces.lang_of_space)
 
-    def _check_index_format(self, *, record: bool = True) -> None:
-        """Refuse a data dir whose vectors were written by another sparse format or other embedding
-        models: vectors of two spaces must never mix silently."""
-        found = read_index_format(self.data_dir)
+    def check_index_format(self) -> None:
+        """Refuse, before a job reads or embeds anything, a data dir that ``vectors`` would refuse to open
+        (another sparse format or other embedding models): a write job then fails once, at its start,
+        instead of once per file after each file's embeddings were computed. Records nothing."""
+        if self.check_layout:
+            self._refuse_other_format(read_index_format(self.data_dir))
+
+    def _refuse_other_format(self, found: dict) -> None:
         wanted = self.space_layout.as_dict()
         if found.get("sparse") not in (None, SPARSE_FORMAT):
             raise ConfigError(f"data dir {self.data_dir} holds sparse vectors of format {found['sparse']!r}, this "
@@ -151,7 +155,13 @@ class Services:
                 f"data dir {self.data_dir} was embedded with {found['embedding']}, but the settings ask for "
                 f"{wanted}: run `agent-memory reindex` to re-embed the stored text with the new models "
                 "(no source file is read again), or restore the embedding settings")
-        marker = {"sparse": SPARSE_FORMAT, "embedding": wanted}
+
+    def _check_index_format(self, *, record: bool = True) -> None:
+        """Refuse a data dir whose vectors were written by another sparse format or other embedding
+        models: vectors of two spaces must never mix silently."""
+        found = read_index_format(self.data_dir)
+        self._refuse_other_format(found)
+        marker = {"sparse": SPARSE_FORMAT, "embedding": self.space_layout.as_dict()}
         for key, (version, lacking, meanwhile) in STORED_EXTRAS.items():
             if not found or found.get(key) == version:
                 marker[key] = version  # a new data dir: everything is stored with it

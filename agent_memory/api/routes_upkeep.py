@@ -27,7 +27,7 @@ from agent_memory.api.schemas import (
 )
 from agent_memory.core.errors import NotFoundError
 from agent_memory.ingest.missing import files_under
-from agent_memory.ingest.upkeep import empty_tenant_note, inspect, list_sources, stats
+from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS, empty_tenant_note, inspect, list_sources, stats
 from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_SOON_DAYS
 from agent_memory.stores.jobs import JobSpec
 
@@ -98,12 +98,15 @@ def get_files(state: StateDep, tenant: TenantDep,
 
 @router.get("/v1/sources/{source_id:path}", response_model=SourceOut, responses=error_responses(401, 404),
             summary="Everything stored for one source: catalog entry, items, metadata, importance")
-def get_source(source_id: str, state: StateDep, tenant: TenantDep) -> dict[str, Any]:
+def get_source(source_id: str, state: StateDep, tenant: TenantDep,
+               full: Annotated[bool, Query(description="Each item's whole text instead of its first "
+                                                       f"{INSPECT_TEXT_CHARS} characters.")] = False) -> dict[str, Any]:
     """One source as stored: its catalog entry (kind, content hash, title, owning items) and its items
-    with their metadata (text cut at 300 characters). 404 for a source the tenant does not hold."""
+    with their metadata; each item's text cut at 300 characters unless ``full`` (``chars`` is its whole
+    length, ``text_truncated`` says whether it was cut). 404 for a source the tenant does not hold."""
     # Named as forget takes it: an ID, its ./ spelling, or the ingested (or uploaded) file's absolute path.
     named = [*state.memory.matching_sources(source_id, tenant=tenant), source_id]
-    found = next(filter(None, (inspect(state.services, tenant, sid) for sid in named)), None)
+    found = next(filter(None, (inspect(state.services, tenant, sid, full=full) for sid in named)), None)
     if found is None:
         raise NotFoundError(f"no source {source_id!r} for this tenant")
     return found

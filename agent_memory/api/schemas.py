@@ -250,7 +250,10 @@ class StoredItemOut(BaseModel):
     start: int | None = None
     end: int | None = None
     created_at: float
-    text: str = Field(description="The item's text, cut at 300 characters.")
+    text: str = Field(description="The item's text: its first 300 characters unless `full=true` "
+                                  "(`text_truncated` says whether it was cut).")
+    chars: int = Field(description="The length of the item's whole text, in characters.")
+    text_truncated: bool = Field(description="True when `text` is only the first 300 characters of the item's text.")
     metadata: dict[str, Any]
 
 

@@ -57,8 +57,10 @@ def cmd_ingest(args) -> int:
     if remote is not None:
         with remote:
             remote.check_tenant(args.tenant)
+            # The data dir the server owns is ours (found through its lock): kept out of the walk as locally.
             report = remote.ingest_paths(args.paths, recursive=args.recursive, glob=args.glob,
-                                         progress=not args.json, base=args.base, keep_missing=args.keep_missing)
+                                         progress=not args.json, base=args.base, keep_missing=args.keep_missing,
+                                         data_dir=_data_dir(args) if remote.owner else None)
     else:
         with _memory(args) as memory:
             report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json,
@@ -169,19 +171,20 @@ def cmd_inspect(args) -> int:
     if remote is not None:
         with remote:
             tenant = remote.check_tenant(args.tenant)
-            found = remote.inspect(args.source_id)  # the server resolves a path as forget does
+            found = remote.inspect(args.source_id, full=args.full)  # the server resolves a path as forget does
         similar: list[str] = []
     else:
         with _memory(args) as memory:
             tenant = memory.tenant
             # The given ID last: a source known only by its items has no catalog entry to match.
             named = [*memory.matching_sources(args.source_id), args.source_id]
-            found = next(filter(None, (inspect(memory.services, tenant, sid) for sid in named)), None)
+            found = next(filter(None, (inspect(memory.services, tenant, sid, full=args.full) for sid in named)), None)
             similar = [] if found else memory.similar_sources(args.source_id)
-    print(json.dumps(found, indent=2, ensure_ascii=False))
-    if not found:
+    if not found:  # stdout stays empty (no `null` for a script to read as a source): the hint goes to stderr
         _nothing_under(args.source_id, tenant, similar)
-    return 0 if found else 1
+        return 1
+    print(json.dumps(found, indent=2, ensure_ascii=False))
+    return 0
 
 
 def _where(text: str | None) -> dict | None:

@@ -23,6 +23,7 @@ from agent_memory.cli.commands import (
 )
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.evaluation.arguments import add_eval_arguments
+from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS
 from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_QUESTION_CHARS, MAX_SOON_DAYS
 
 DESCRIPTION = "The agent-memory command: ingestion jobs, forgetting, the prompt debug dump, eval, the API."
@@ -83,13 +84,23 @@ class _AnyOrder(argparse.ArgumentParser):
             self._inner = False
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-memory", description=DESCRIPTION)
-    parser.add_argument("--data-dir", help="override AGENT_MEMORY_DATA_DIR")
+def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:
+    """The options of every subcommand, taken before it (``--data-dir X ingest``) and after it
+    (``ingest --data-dir X``), as ``--tenant`` is. ``after``: on a subcommand's parser, where an option
+    not given must leave the value given before the subcommand alone (argparse copies every attribute of
+    the subcommand's namespace over the main one: a default there would silently undo ``--data-dir X
+    ingest``); given in both places, the later one wins."""
+    unset = {"default": argparse.SUPPRESS} if after else {}
+    parser.add_argument("--data-dir", help="override AGENT_MEMORY_DATA_DIR", **unset)
     parser.add_argument("--server", metavar="URL",
                         help="work through this running `agent-memory serve` (its API key from AGENT_MEMORY_API_KEY); "
-                             "default: the server that owns the data dir, if one runs")
-    parser.add_argument("-v", "--verbose", action="store_true")
+                             "default: the server that owns the data dir, if one runs", **unset)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more; a failure's traceback", **unset)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-memory", description=DESCRIPTION)
+    _global_options(parser, after=False)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_AnyOrder)
 
     p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, PDF, DOCX, source code, JSON/JSONL, "
@@ -134,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("inspect", help="everything stored for one source: catalog entry, items, metadata")
     p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
     p.add_argument("--tenant")
+    p.add_argument("--full", action="store_true", help=f"each item's whole text (default: its first {INSPECT_TEXT_CHARS} characters; "
+                   "an item cut says so: text_truncated, and chars is its whole length)")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("prompt", help="debug dump: routes, fusion, compaction and the final prompt")
@@ -177,4 +190,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=None, help="HTTP port (default 8765)")
     p.add_argument("--tenant", help="the tenant of a stdio session (HTTP: the API key's)")
     p.set_defaults(func=cmd_mcp)
+    for subcommand in sub.choices.values():
+        _global_options(subcommand, after=True)
     return parser

@@ -14,25 +14,34 @@ from agent_memory.ingest.report import IngestReport
 
 
 def named_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None, report: IngestReport,
-                base: str | Path | None = None) -> list[tuple[Path, str]]:
+                base: str | Path | None = None, data_dir: str | Path | None = None) -> list[tuple[Path, str]]:
     """Each file a job over ``paths`` reads, with its source ID: its path relative to ``base``
     (default: the folder holding the path given, ``default_base``). A file reached twice (a folder
-    given twice, or a folder and a file in it) is read once, under the first path that reached it."""
+    given twice, or a folder and a file in it) is read once, under the first path that reached it.
+    Nothing under ``data_dir`` is read (see ``discover_files``)."""
     found: dict[Path, tuple[Path, str]] = {}
     for raw in paths:
-        for path in discover_files([raw], recursive=recursive, glob=glob, report=report):
+        for path in discover_files([raw], recursive=recursive, glob=glob, report=report, data_dir=data_dir):
             found.setdefault(path.resolve(), (path, file_source_id(path, base if base is not None else default_base(raw))))
     return list(found.values())
 
 
 def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None,
-                   report: IngestReport) -> Iterable[Path]:
+                   report: IngestReport, data_dir: str | Path | None = None) -> Iterable[Path]:
     """Files under ``paths`` in sorted order. A missing path, a broken or looping symlink and a
-    folder reached twice (a link back up the tree) are reported, never silently dropped."""
+    folder reached twice (a link back up the tree) are reported, never silently dropped.
+
+    The memory's own ``data_dir`` is never read: its stores, catalog and spooled jobs are not memory
+    (a spooled job's JSON body holds a ``text`` field that would be ingested as a document). A walk
+    that meets it passes it by, saying so once; a path named inside it is refused."""
+    own = _DataDir(data_dir)
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            yield from _walk(path, recursive, glob, report, set(), given=True)
+        if own.holds(path):
+            report.files_failed.append((str(path), own.refusal()))
+            report.outcome(path, "failed")
+        elif path.is_dir():
+            yield from _walk(path, recursive, glob, report, set(), given=True, own=own)
         elif path.is_file():
             if glob is None or fnmatch.fnmatch(path.name, glob):
                 yield path
@@ -44,8 +53,38 @@ def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | 
             report.paths_missing.append(str(path))
 
 
+NOT_WALKED = "not walked: it is the data dir (its stores, catalog and jobs are never ingested)"
+
+
+class _DataDir:
+    """The data dir a walk keeps out of, compared by resolved path (a link or a second spelling of
+    it is the same folder)."""
+
+    def __init__(self, data_dir: str | Path | None) -> None:
+        self.shown = str(data_dir) if data_dir is not None else ""
+        self.real = Path(data_dir).resolve() if data_dir is not None else None
+
+    def holds(self, path: Path) -> bool:
+        if self.real is None:
+            return False
+        try:
+            return path.resolve().is_relative_to(self.real)
+        except (OSError, RuntimeError):  # a link loop: not the data dir; the walk reports it
+            return False
+
+    def refusal(self) -> str:
+        return (f"inside the data dir {self.shown!r}: its stores, catalog and jobs are never ingested as "
+                "memory; copy the file out of the data dir to ingest it")
+
+    def passed_by(self, folder: Path, report: IngestReport) -> None:
+        """One warning per job, however many walks meet the data dir (none per file under it)."""
+        if not any(w.endswith(NOT_WALKED) for w in report.warnings):
+            report.warnings.append(f"{folder}: {NOT_WALKED}")
+
+
 def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport, seen: set[Path],
-          given: bool = False) -> Iterable[Path]:
+          given: bool = False, own: _DataDir | None = None) -> Iterable[Path]:
+    own = own or _DataDir(None)
     real = folder.resolve()
     if real in seen:
         report.files_skipped.append((str(folder), "symlink loop: this folder was already walked"))
@@ -66,16 +105,21 @@ def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport,
         if child.name.startswith("."):
             continue
         if child.is_dir():
-            if recursive and child.is_symlink() and real.is_relative_to(child.resolve()):
+            if recursive and own.holds(child):
+                own.passed_by(child, report)
+            elif recursive and child.is_symlink() and real.is_relative_to(child.resolve()):
                 # A link to a folder above it (``up -> ..``): walking it would leave the folder given
                 # for its parents (a home directory, a disk) before reaching itself again.
                 report.files_skipped.append((str(child), f"symlink loop: links to {str(child.resolve())!r}, "
                                              "a folder that holds it"))
                 report.outcome(child, "skipped")
             elif recursive:
-                yield from _walk(child, recursive, glob, report, seen)
+                yield from _walk(child, recursive, glob, report, seen, own=own)
         elif glob is not None and not fnmatch.fnmatch(child.name, glob):
             continue
+        elif child.is_symlink() and own.holds(child):  # a link into the data dir: refused as if named
+            report.files_skipped.append((str(child), own.refusal()))
+            report.outcome(child, "skipped")
         elif child.is_file():
             yield child
         else:  # a bad link, a pipe, a socket, a device: never read, never silently dropped

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from tqdm import tqdm
 
-from agent_memory.core.errors import IngestError, JobInterrupted, StoreError
+from agent_memory.core.errors import ConfigError, IngestError, JobInterrupted, StoreError
 from agent_memory.core.records import Document
 from agent_memory.ingest.discovery import file_source_id, named_files
 from agent_memory.ingest.lock import ingest_lock
@@ -40,6 +40,8 @@ def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, te
     """``IngestionPipeline.ingest_paths``: one job per data dir, over the files the paths name; unless
     ``keep_missing``, the files of the folders given that are gone from disk are forgotten (ingest/missing.py)."""
     tenant = tenant or pipeline.services.settings.tenant
+    # Before any file is walked, read or embedded: a data dir of other models fails the job once.
+    pipeline.services.check_index_format()
     if base is not None:
         for raw in paths:
             if os.path.abspath(raw) != os.path.abspath(base):
@@ -52,7 +54,8 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
                   progress: bool, base: str | Path | None = None, keep_missing: bool = False) -> IngestReport:
     report = IngestReport()
     started = time.perf_counter()
-    files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base)
+    files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base,
+                        data_dir=pipeline.services.settings.data_dir)
     if not keep_missing:
         # Before the files are read: a renamed file of records then claims its IDs afresh instead of
         # being refused because the gone file still owns them.
@@ -164,8 +167,8 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
             elif isinstance(unit, Transcript):
                 children += pipeline.ingest_turns(unit.turns, report)
         progress("ingesting", len(units), len(units))
-    except (StoreError, JobInterrupted):
-        raise
+    except (StoreError, JobInterrupted, ConfigError):
+        raise  # the job's to stop: every later file would fail the same way (a setting, a store)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the job
         log.exception("ingesting %s failed", path)
         report.files_failed.append((str(path), f"{type(exc).__name__}: {exc}"))

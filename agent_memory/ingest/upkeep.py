@@ -166,8 +166,15 @@ def list_sources(services, tenant: str, *, prefix: str = "", kind: str | None = 
     return [found[s] for s in sorted(found)][offset:offset + limit]
 
 
-def inspect(services, tenant: str, source_id: str) -> dict | None:
-    """Everything stored for one source: its catalog entry and its items with their metadata."""
+# How much of each item's text ``inspect`` shows unless asked for all of it: a source's view stays small
+# (an API response, a terminal), and the item says when its text was cut and how long it is.
+INSPECT_TEXT_CHARS = 300
+
+
+def inspect(services, tenant: str, source_id: str, *, full: bool = False) -> dict | None:
+    """Everything stored for one source: its catalog entry and its items with their metadata. Each
+    item's ``text`` is its first ``INSPECT_TEXT_CHARS`` characters unless ``full``, never silently:
+    ``chars`` is the whole text's length and ``text_truncated`` says whether it was cut."""
     entry = services.catalog.get(tenant, source_id)
     items = [i for i in services.vectors.scroll(SearchFilter(tenant=tenant, source_ids=[source_id]))]
     if entry is None and not items:
@@ -177,6 +184,11 @@ def inspect(services, tenant: str, source_id: str) -> dict | None:
                 "kind": entry.kind, "content_hash": entry.content_hash, "path": entry.path, "title": entry.title,
                 "session_id": entry.session_id, "seq": entry.seq, "timestamp": entry.timestamp,
                 "item_ids": list(entry.item_ids), "triples": entry.n_triples},
-            "items": [{"id": i.id, "kind": i.kind, "chunk_index": i.chunk_index, "start": i.start, "end": i.end,
-                       "created_at": i.created_at, "text": i.text[:300], "metadata": i.metadata}
-                      for i in sorted(items, key=lambda i: (i.kind, i.chunk_index))]}
+            "items": [_shown_item(i, full) for i in sorted(items, key=lambda i: (i.kind, i.chunk_index))]}
+
+
+def _shown_item(item, full: bool) -> dict:
+    cut = not full and len(item.text) > INSPECT_TEXT_CHARS
+    return {"id": item.id, "kind": item.kind, "chunk_index": item.chunk_index, "start": item.start, "end": item.end,
+            "created_at": item.created_at, "text": item.text[:INSPECT_TEXT_CHARS] if cut else item.text,
+            "chars": len(item.text), "text_truncated": cut, "metadata": item.metadata}

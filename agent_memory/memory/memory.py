@@ -233,6 +233,7 @@ class Memory(SessionMethods):
         """One ingestion call under the write lock; a store failure it recorded is raised."""
         report = report if report is not None else IngestReport()
         self.check_space("ingestion")
+        self.services.check_index_format()  # before the file is read or embedded, not after
         with self.write_lock:
             ids = ingest(report)
         if report.store_error:

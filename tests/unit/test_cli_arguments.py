@@ -3,6 +3,8 @@ same command behaves the same with and without a server. The upkeep views refuse
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import ValidationError
 
@@ -105,6 +107,29 @@ def test_memory_search_refuses_a_limit_below_one_naming_it(tmp_path, limit):
 def test_options_and_positionals_go_in_any_order(argv, expected):
     args = vars(build_parser().parse_args(["--data-dir", "d", *argv]))
     assert {key: args[key] for key in expected} == expected
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["ingest", "c", "--data-dir", "after"], {"data_dir": "after", "server": None, "verbose": False}),
+    (["--data-dir", "before", "ingest", "c"], {"data_dir": "before"}),
+    # Given in both places, the later one wins; not given after, the one before is never undone by a default.
+    (["--data-dir", "before", "ingest", "c", "--data-dir", "after"], {"data_dir": "after"}),
+    (["--server", "http://a", "-v", "list", "--tenant", "t"], {"server": "http://a", "verbose": True}),
+    (["list", "--server", "http://b", "-v"], {"server": "http://b", "verbose": True}),
+    (["--server", "http://a", "stats", "--server", "http://b"], {"server": "http://b"}),
+    (["eval", "set.json", "--data-dir", "e"], {"data_dir": "e", "dataset": "set.json"}),
+    (["ingest", "c"], {"data_dir": None, "server": None, "verbose": False}),
+])
+def test_global_options_go_before_or_after_the_subcommand(argv, expected):
+    args = vars(build_parser().parse_args(argv))
+    assert {key: args[key] for key in expected} == expected
+
+
+def test_a_data_dir_given_after_the_subcommand_is_the_one_used(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("AGENT_MEMORY_DATA_DIR", str(tmp_path / "from-env"))
+    assert main(["stats", "--data-dir", str(tmp_path / "given")]) == 0
+    assert json.loads(capsys.readouterr().out) == {}  # a fresh data dir: no tenant holds anything
+    assert (tmp_path / "given").is_dir() and not (tmp_path / "from-env").exists()
 
 
 @pytest.mark.parametrize("paging", [{"offset": -2}, {"limit": -1}])

@@ -1,0 +1,77 @@
+"""`agent-memory inspect` and `GET /v1/sources/{id}`: an item's text cut for the view says so (its whole
+length, `text_truncated`), `--full` / `full=true` give the whole text, and a source that is not there
+leaves stdout empty."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from agent_memory.api import create_app
+from agent_memory.api.testing import serve_in_thread
+from agent_memory.cli import main
+from agent_memory.core.config import load_settings
+from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS
+from tests.helpers import embedded_cli_env
+
+# One paragraph, one chunk, longer than the cut.
+LONG = " ".join(f"Pump P-{n} in Hall Nordwerk moves {n * 10} litres a minute." for n in range(1, 13))
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    root = tmp_path_factory.mktemp("inspect-cli")
+    (root / "corpus").mkdir()
+    (root / "corpus" / "pumps.txt").write_text(LONG + "\n")
+    with pytest.MonkeyPatch.context() as mp:
+        embedded_cli_env(mp, root / "data")
+        assert main(["ingest", str(root / "corpus"), "--json"]) == 0
+        yield root
+
+
+def run(capsys, argv) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_a_cut_text_says_so_and_full_gives_it_whole(stored, capsys):
+    assert len(LONG) > INSPECT_TEXT_CHARS
+    code, out, _ = run(capsys, ["inspect", "corpus/pumps.txt"])
+    [chunk] = [i for i in json.loads(out)["items"] if i["kind"] == "chunk"]
+    assert code == 0 and chunk["text_truncated"] is True
+    assert len(chunk["text"]) == INSPECT_TEXT_CHARS and LONG.startswith(chunk["text"])
+    assert chunk["chars"] == len(LONG)
+
+    code, out, _ = run(capsys, ["inspect", "--full", "corpus/pumps.txt"])
+    [whole] = [i for i in json.loads(out)["items"] if i["kind"] == "chunk"]
+    assert code == 0 and whole["text"] == LONG and whole["text_truncated"] is False
+    assert whole["chars"] == len(LONG)
+    source = (stored / "corpus" / "pumps.txt").read_text()
+    assert source[whole["start"]:whole["end"]] == whole["text"]  # the offsets match the whole text
+
+
+def test_a_missing_source_leaves_stdout_empty(stored, capsys):
+    code, out, err = run(capsys, ["inspect", "corpus/nothing.txt"])
+    assert code == 1 and out == ""
+    assert "nothing stored under 'corpus/nothing.txt'" in err
+
+
+def test_the_api_answers_the_same_and_the_cli_through_it_too(stored, capsys):
+    app = create_app(load_settings(data_dir=stored / "data", triple_extractor="rules"), warm=False)
+    with serve_in_thread(app) as url:
+        cut = httpx.get(f"{url}/v1/sources/corpus/pumps.txt", timeout=120).json()
+        whole = httpx.get(f"{url}/v1/sources/corpus/pumps.txt", params={"full": "true"}, timeout=120).json()
+        [cut_chunk] = [i for i in cut["items"] if i["kind"] == "chunk"]
+        [whole_chunk] = [i for i in whole["items"] if i["kind"] == "chunk"]
+        assert cut_chunk["text_truncated"] is True and cut_chunk["chars"] == len(LONG)
+        assert len(cut_chunk["text"]) == INSPECT_TEXT_CHARS
+        assert whole_chunk["text"] == LONG and whole_chunk["text_truncated"] is False
+
+        code, out, _ = run(capsys, ["--server", url, "inspect", "corpus/pumps.txt", "--full"])
+        assert code == 0 and LONG in [i["text"] for i in json.loads(out)["items"]]
+        code, out, err = run(capsys, ["--server", url, "inspect", "corpus/nothing.txt"])
+        assert code == 1 and out == "" and "nothing stored under" in err
