@@ -18,6 +18,8 @@ from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
 from agent_memory.api.ingestion import accepted, write_lock_busy
 from agent_memory.api.schemas import DocumentIn, ForgetOut, IngestOut, JobAccepted, JobOut, error_responses
+from agent_memory.api.strict import MAX_JSON_DEPTH
+from agent_memory.core.storable import check_storable
 from agent_memory.ingest.discovery import check_source_id
 from agent_memory.stores.jobs import JobSpec
 
@@ -75,7 +77,7 @@ async def _upload(request: Request, state, tenant: str):
     if upload is None or isinstance(upload, str):
         raise ApiError(422, "invalid_request", "multipart body needs a 'file' part")
     filename = client_path(upload.filename)  # folders kept: "docs/a.md" and "notes/a.md" are two sources
-    source_id = chosen_source_id(str(form.get("source_id") or "")) or filename
+    source_id = chosen_source_id(str(form.get("source_id") or "")) or _file_source_id(filename)
     metadata = _metadata(form.get("metadata"))
     origin = _origin(form.get("client_path"))
     folder = Path(tempfile.mkdtemp(prefix="agent-memory-upload-"))
@@ -146,6 +148,15 @@ def chosen_source_id(source_id: str) -> str:
         raise ApiError(422, "invalid_request", str(exc)) from None
 
 
+def _file_source_id(filename: str) -> str:
+    """An upload's file name as its source ID, refused (422) when it could not be one (a control character)."""
+    try:
+        return check_source_id(filename)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", f"the file name {filename!r} cannot name the source ({exc}); "
+                                               "rename the file or send a source_id") from None
+
+
 async def _read_capped(request: Request, limit: int) -> bytes:
     """The body, refusing it once it passes the limit (a chunked body has no content-length)."""
     chunks, size = [], 0
@@ -158,6 +169,9 @@ async def _read_capped(request: Request, limit: int) -> bytes:
 
 
 def _metadata(raw) -> dict:
+    """The multipart ``metadata`` field: a JSON object held to what a JSON body's ``metadata`` is (strict.py,
+    DocumentIn): Python's parser takes Infinity, NaN and lone surrogates, which no store keeps, so the value
+    is checked after parsing, naming the key that holds one (a 422, as for a JSON body's field)."""
     if raw is None or raw == "":
         return {}
     try:
@@ -165,8 +179,14 @@ def _metadata(raw) -> dict:
     except json.JSONDecodeError as exc:
         raise ApiError(422, "invalid_request",
                        f"metadata must be a JSON object: {exc} (got {str(raw)[:80]!r})") from None
+    except RecursionError:
+        raise ApiError(422, "invalid_request", f"metadata is nested deeper than {MAX_JSON_DEPTH} levels") from None
     if not isinstance(value, dict):
         raise ApiError(422, "invalid_request", f"metadata must be a JSON object, got {type(value).__name__}")
+    try:
+        check_storable(value, "metadata", MAX_JSON_DEPTH)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from None
     return value
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from agent_memory.core.storable import check_text
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
-from agent_memory.memory.arguments import MAX_QUESTION_CHARS
+from agent_memory.memory.arguments import MAX_QUESTION_CHARS, check_metadata
 
 
 class ErrorDetail(BaseModel):
@@ -39,6 +40,18 @@ class DocumentIn(BaseModel):
     source_id: str = Field(min_length=1, max_length=512, description="Stable ID; re-posting it replaces the source.")
     title: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    # What every store holds (core/storable.py): NUL in text, title or metadata is a 422 naming the field,
+    # as strict JSON (api/strict.py) refuses Infinity and NaN before parsing; Memory.add checks the same.
+    @field_validator("text", "title")
+    @classmethod
+    def _plain_text(cls, value: str, info: ValidationInfo) -> str:
+        return check_text(value, info.field_name or "text")
+
+    @field_validator("metadata")
+    @classmethod
+    def _storable_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_metadata(value)
 
 
 class IngestOut(BaseModel):

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from agent_memory.conversation import messages as msgs
+from agent_memory.core.storable import check_storable, control_character
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 # The top-level keys each role may carry: what OpenAI and Anthropic accept (``refusal`` is what
@@ -140,32 +141,12 @@ MAX_DEPTH = 64  # far deeper than any real tool payload; deeper nesting would ex
 
 
 def check_plain(value: Any, where: str) -> None:
-    """ValueError unless ``value`` is nested at most MAX_DEPTH deep and every string in it (keys too) is
-    encodable text: a lone surrogate ("\\ud800") can be parsed from JSON but not stored as UTF-8, and a
-    deep nest would raise RecursionError in every later json.dumps/deepcopy. Iterative: no recursion."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, str):
-            _check_text(item, where)
-        elif isinstance(item, (dict, list, tuple)):
-            if depth >= MAX_DEPTH:
-                raise ValueError(f"{where} is nested deeper than {MAX_DEPTH} levels")
-            if isinstance(item, dict):
-                for key, inner in item.items():
-                    if isinstance(key, str):
-                        _check_text(key, where)
-                    stack.append((inner, depth + 1))
-            else:
-                stack.extend((inner, depth + 1) for inner in item)
-
-
-def _check_text(text: str, where: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(f"{where} holds a lone surrogate {text[exc.start:exc.end]!r} at character {exc.start}, "
-                         "which is not valid text") from None
+    """ValueError unless ``value`` is nested at most MAX_DEPTH deep and holds only what every session store
+    keeps (core/storable.py): no NUL or lone surrogate in a string or key (a lone surrogate ("\\ud800") can be
+    parsed from JSON but not stored as UTF-8; PostgreSQL refuses NUL), no Infinity or NaN (a provider
+    refuses the view that would carry it); a deep nest would raise RecursionError in every later
+    json.dumps/deepcopy. Iterative: no recursion."""
+    check_storable(value, where, MAX_DEPTH)
 
 
 def _nonempty_str(value: Any) -> bool:
@@ -240,8 +221,9 @@ def check_session_id(session_id: str) -> str:
     if not name.strip():
         raise ValueError(f"session ID must be a non-blank string, got {name!r}")
     # A control character (NUL, which PostgreSQL's text refuses; a newline in a source ID) has no place in
-    # a key of every session store and the prefix of the archived turns' source IDs.
-    bad = next((c for c in name if ord(c) < 32 or ord(c) == 127), None)
+    # a key of every session store and the prefix of the archived turns' source IDs (which refuse C1 too:
+    # ingest/discovery.check_source_id).
+    bad = control_character(name)
     if bad is not None:
         raise ValueError(f"a session ID cannot contain control characters ({bad!r}), got {name!r}")
     return session_id

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from agent_memory.core.errors import IngestError
+from agent_memory.core.storable import check_text, control_character
 from agent_memory.ingest.report import IngestReport
 
 
@@ -167,7 +168,13 @@ def file_source_id(path: Path, base: str | Path | None = None) -> str:
 def check_source_id(source_id: str) -> str:
     """A source ID a caller chose (``Memory.add``, the API's ``source_id``), refused with a ValueError unless
     it has the form every ID made from a path has: '/'-separated, without a root, '.', '..' or empty parts
-    (so a chosen ID never reads as a path outside its folder, nor as a second spelling of another ID)."""
+    (so a chosen ID never reads as a path outside its folder, nor as a second spelling of another ID), and
+    without control characters, as a session ID (core/storable.py: a NUL is refused by PostgreSQL and
+    cannot be passed to ``forget`` on a command line; a newline or U+0085 would split a report line)."""
+    bad = control_character(source_id)
+    if bad is not None:
+        raise ValueError(f"source_id {source_id!r} cannot contain control characters ({bad!r})")
+    check_text(source_id, "source_id")  # a lone surrogate
     parts = source_id.split("/")
     if not source_id.strip() or any(part in ("", ".", "..") for part in parts):
         cleaned = "/".join(p for p in parts if p not in ("", ".", ".."))

@@ -8,6 +8,7 @@ Each reader returns text and what the file says about itself (title, metadata), 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import zipfile
 from dataclasses import dataclass, field
@@ -143,15 +144,29 @@ def read_docx(path: Path) -> Read:
     return Read(text, title)
 
 
+def as_text_if_infinite(value, spelling: dict[str, str]):
+    """``value``, or, for a float no store keeps (Infinity, NaN: no JSON number, and the vector engine's
+    payload refuses them), its text in the file's own syntax (``spelling``: YAML_SPELLING, JSON_SPELLING).
+    Kept as text rather than dropped: the file is still ingested, its author's value stays visible in the
+    stored metadata and an equality filter on that text finds it; nothing of the file is silently lost."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return spelling["nan" if math.isnan(value) else "inf" if value > 0 else "-inf"]
+    return value
+
+
+YAML_SPELLING = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}
+JSON_SPELLING = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
 def _scalar(value):
-    """A front matter value as stored metadata: scalars as they are, dates as ISO text (the date
-    filters read them), lists of scalars as lists; anything else is left out."""
+    """A front matter value as stored metadata: scalars as they are (``.inf`` and ``.nan`` as that text),
+    dates as ISO text (the date filters read them), lists of scalars as lists; anything else is left out."""
     if isinstance(value, bool | int | float | str):
-        return value
+        return as_text_if_infinite(value, YAML_SPELLING)
     if isinstance(value, dt.date | dt.datetime):
         return value.isoformat()
     if isinstance(value, list) and all(isinstance(v, bool | int | float | str) for v in value):
-        return value
+        return [as_text_if_infinite(v, YAML_SPELLING) for v in value]
     return None
 
 

@@ -20,11 +20,13 @@ from agent_memory.ingest.formats import (
     BINARY_DOCUMENT_EXTENSIONS,
     CODE_EXTENSIONS,
     DOCUMENTS_EXTRA,
+    JSON_SPELLING,
     MARKDOWN_EXTENSIONS,
     MAX_DOCUMENT_BYTES,
     PDF_HEADER_WINDOW,
     PDF_MAGIC,
     FormatError,
+    as_text_if_infinite,
     html_to_text,
     not_a,
     read_docx,
@@ -312,7 +314,8 @@ def _records_to_documents(record, *, tenant: str, source_id: str, index: int, pa
             fields = check(TextRecord, record, f"record {index}")
             rid = record_id(fields.id, f"record {index}.id") or record_id(fields.source_id, f"record {index}.source_id")
             title = str(fields.title or "")
-            meta = {k: v for k, v in record.items() if k != key and isinstance(v, (str, int, float, bool))}
+            meta = {k: as_text_if_infinite(v, JSON_SPELLING) for k, v in record.items()
+                    if k != key and isinstance(v, (str, int, float, bool))}
             return [Document(source_id=rid or f"{source_id}#{index}", text=value, title=title, tenant=tenant,
                              path=path, metadata=meta)]
     return []

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from agent_memory.core.errors import ConfigError
+from agent_memory.core.storable import check_storable, check_text
 
 FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
 
@@ -25,6 +26,22 @@ def expect_type(value: Any, kinds: type | tuple[type, ...], what: str, example: 
         return value
     shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
     raise TypeError(f"{what} must be {example}, got {type(value).__name__} {shown}")
+
+
+def check_metadata(metadata: Any, what: str = "metadata") -> dict[str, Any]:
+    """``metadata`` as a dict (None: empty), or a TypeError/ValueError naming the bad key: values, nested
+    ones too, must be what every store holds (core/storable.py: no NUL, no Infinity or NaN)."""
+    if metadata is None:
+        return {}
+    metadata = dict(expect_type(metadata, Mapping, what, "a mapping of names to values"))
+    check_storable(metadata, what)
+    return metadata
+
+
+def check_document(text: Any, title: Any) -> None:
+    """A document's text and title as every store holds them (str, no NUL), else TypeError/ValueError."""
+    check_text(expect_type(text, str, "text", "a str"), "text")
+    check_text(expect_type(title, str, "title", "a str"), "title")
 
 
 def message_mapping(message: Any) -> dict[str, Any]:

@@ -48,7 +48,14 @@ from agent_memory.ingest.ownership import match_sources, near_sources
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.upkeep import empty_tenant_note, tenants_with_data
-from agent_memory.memory.arguments import check_question, check_tenant, expect_type, filter_args
+from agent_memory.memory.arguments import (
+    check_document,
+    check_metadata,
+    check_question,
+    check_tenant,
+    expect_type,
+    filter_args,
+)
 from agent_memory.memory.sessions import SessionMethods
 from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
@@ -196,12 +203,10 @@ class Memory(SessionMethods):
     def add(self, text: str, *, source_id: str, title: str = "", metadata: Mapping[str, Any] | None = None,
             tenant: str | None = None) -> Added:
         """Store one text under ``source_id``; adding the same ID again replaces that source."""
-        expect_type(text, str, "text", "a str")
+        check_document(text, title)
         check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse'"))
-        if metadata is not None:
-            expect_type(metadata, Mapping, "metadata", "a mapping of names to values")
         doc = Document(source_id=source_id, text=text, tenant=self._tenant(tenant), title=title,
-                       metadata=dict(metadata or {}))
+                       metadata=check_metadata(metadata))
         return self.add_documents([doc])
 
     def add_documents(self, docs: Iterable[Document]) -> Added:
@@ -225,8 +230,9 @@ class Memory(SessionMethods):
         if not named:
             check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse.md'"))
         source_id = source_id or file_source_id(Path(path), base)
+        metadata = check_metadata(metadata)
         return self._write(lambda report: self.ingestion.ingest_file(
-            Path(path), tenant=tenant, source_id=source_id, report=report, metadata=dict(metadata or {}),
+            Path(path), tenant=tenant, source_id=source_id, report=report, metadata=metadata,
             progress=progress, named_by_path=named), IngestReport(files_seen=1))
 
     def _write(self, ingest: Callable[[IngestReport], list[str]], report: IngestReport | None = None) -> Added:
