@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from agent_memory.core.citations import inline, neutralize
 from agent_memory.core.citations import tag as citation_tag
+from agent_memory.core.lookalikes import HASH, INVISIBLE
 from agent_memory.core.records import MemoryItem
 from agent_memory.core.text import has_cjk
 from agent_memory.retrieval.headings import DOCUMENTS_HEADING, session_label, shown_heading
@@ -48,12 +49,17 @@ def tag(source_id: str) -> str:
     return citation_tag(source_id)
 
 
-_HEADING = re.compile(r"(?m)^\s*#+\s*")
+# The marks of a Markdown heading at a line's start, and the spaces and invisible characters around
+# and between them ("\u200b## ", "# # ", "＃＃ "): all dropped, so no "#" that reads as one is left
+# to start the line; the heading's words stay.
+_MARK_GAP = rf"[\s{INVISIBLE}]*"
+_HEADING = re.compile(rf"(?m)^{_MARK_GAP}[{HASH}](?:{_MARK_GAP}[{HASH}])*{_MARK_GAP}")
 
 
 def display_text(text: str) -> str:
     """Passage text as shown: quoted data. Markdown headings inside it would read as the prompt's
-    own sections, and tag-like text as citations: both are neutralized."""
+    own sections, and tag-like text as citations: both are neutralized, in the forms that read as
+    them too (behind invisible characters, full-width: ``core/lookalikes.py``)."""
     return _HEADING.sub("", neutralize(text))
 
 
