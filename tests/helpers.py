@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -114,3 +116,17 @@ def unreadable_folder(mp: pytest.MonkeyPatch, folder: Path):
             yield folder
         finally:
             folder.chmod(0o755)
+
+
+def folded(text: str) -> str:
+    """``text`` as a reader takes it in: format characters unseen, compatibility forms as their ASCII."""
+    return unicodedata.normalize("NFKC", "".join(ch for ch in text if unicodedata.category(ch) != "Cf"))
+
+
+def real_structure(prompt: str) -> tuple[list[str], int]:
+    """The headings a reader of ``prompt`` sees, and how many of what reads as "[S:" are not real tags
+    (a real tag is written ``[S:`` exactly: core/citations.py)."""
+    seen = folded(prompt)
+    headings = [line for line in seen.splitlines() if line.lstrip().startswith("#")]
+    tag_like = len(re.findall(r"\[\s*[Ss]\s*:", seen))
+    return headings, tag_like - len(re.findall(r"\[S:", prompt))

@@ -6,8 +6,9 @@ line breaks, tabs, other control characters and edge spaces become ``%XX`` (UTF-
 percent-encoding). Everything else stays as it is, so ordinary IDs (``locomo/conv-26/D1:3``,
 ``docs/a b.md``) read unchanged. Text shown in a prompt (passages, titles, speakers, facts)
 is neutralized: anything that looks like the start of a tag becomes ``(S:``, so no stored
-document can forge a citation. Readers of a prompt (the answer check, the evaluation
-metric) decode the IDs they find with :func:`decode_id`.
+document can forge a citation (behind invisible format characters and in full-width or other
+compatibility forms too: ``[\u200bS:``, ``［Ｓ：``, see ``core/lookalikes.py``). Readers of a prompt
+(the answer check, the evaluation metric) decode the IDs they find with :func:`decode_id`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
+from agent_memory.core.lookalikes import COLON, INVISIBLE, LETTER_S, OPEN_BRACKET
+
 TAG = re.compile(r"\[S:([^\[\]\n]+)\]")
 _RESERVED = frozenset("[]%,;")
-_TAG_START = re.compile(r"\[(?=\s*[Ss]\s*:)")
+# The opening bracket of what reads as "[S:": spaces, invisible characters and full-width or other
+# compatibility forms included; only the bracket is replaced, so the words around it stay as written.
+_GAP = rf"[\s{INVISIBLE}]*"
+_TAG_START = re.compile(rf"[{OPEN_BRACKET}](?={_GAP}[{LETTER_S}]{_GAP}[{COLON}])")
 _ODD_BREAKS = re.compile(r"\r\n?|[\v\f\x1c-\x1e\x85\u2028\u2029]")
 _BREAKS = re.compile(r"\s*[\r\n\t\v\f\x1c-\x1e\x85\u2028\u2029]+\s*")
 
@@ -55,9 +61,10 @@ def tag(source_id: str) -> str:
 
 
 def neutralize(text: str) -> str:
-    """``text`` with every tag-like ``[S:`` turned into ``(S:``: shown, never a citation. Rare line
-    separators (form feed, U+2028 ...) become plain newlines, so every reader of the prompt sees
-    the same lines (a heading hidden behind one would otherwise pass as a section of the prompt)."""
+    """``text`` with every tag-like ``[S:`` (``[\u200bS:``, ``［S：`` ...) turned into ``(S:``: shown,
+    never a citation. Rare line separators (form feed, U+2028 ...) become plain newlines, so every
+    reader of the prompt sees the same lines (a heading hidden behind one would otherwise pass as a
+    section of the prompt)."""
     return _TAG_START.sub("(", _ODD_BREAKS.sub("\n", text))
 
 

@@ -71,16 +71,16 @@ class Assembler:
 
         # Recent conversation first: it keeps the thread; it is capped by its share.
         cap = int(budget * shares.recent)
-        recent_headers: set[str] = set()
+        recent_headers: set[tuple[str, str]] = set()  # (session, heading): a session spanning days has several
         for rank, item in enumerate(reversed(recent)):
             entry = self._entry(item, display_text(item.text), 1000.0 - rank, "recent")
             group, title = session_group(item)
-            header_cost = count(title) + 1 if group and group not in recent_headers else 0
+            header_cost = count(title) + 1 if group and (group, title) not in recent_headers else 0
             cost = count(entry.text) + 1 + header_cost + (0 if sections.recent else title_cost["recent"])
             if cost > min(cap, free):
                 break
             if group:
-                recent_headers.add(group)
+                recent_headers.add((group, title))
             entry.group, entry.group_title, entry.group_year = group, title, heading_year(item) if group else ""
             entry.order = (int(item.metadata.get("seq", 0) or 0), item.chunk_index)
             sections.recent.insert(0, entry)
@@ -164,6 +164,8 @@ class Assembler:
                                              f"packs {self.config.aggregation_spread} lower"))
             passages = spread
         headers_used: set[str] = set()
+        # The session headings placed, by (session, heading): a session spanning days has one per day.
+        days_used: set[tuple[str, str]] = set()
         year = ""  # the year of the last session heading placed (written again only where it changes)
         # Under a tight budget one long passage would crowd out every other source: above this
         # share of the passages' room, a passage is compressed to its question-bearing sentences.
@@ -195,7 +197,7 @@ class Assembler:
                     header_cost = count(DOCUMENTS_HEADING) + 1
             else:
                 group_year = heading_year(item)
-                header_cost = count(shown_heading(title, group_year, year)) + 1 if group not in headers_used else 0
+                header_cost = 0 if (group, title) in days_used else count(shown_heading(title, group_year, year)) + 1
                 if docs_placed and DOCUMENTS_HEADING not in headers_used:
                     header_cost += count(DOCUMENTS_HEADING) + 1
             text, compressed = display_text(item.text), False
@@ -248,8 +250,9 @@ class Assembler:
             entry = Entry(line, 100.0 - rank, passage, group, title, order=order)
             if not group.startswith("doc:"):
                 entry.group_year = heading_year(item)
-                if group not in headers_used:
+                if (group, title) not in days_used:
                     year = entry.group_year or year
+                    days_used.add((group, title))
             sections.passages.append(entry)
             headers_used.add(group)
             if (sessions_placed and group.startswith("doc:")) or (docs_placed and not group.startswith("doc:")):

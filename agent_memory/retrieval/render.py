@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from agent_memory.core.citations import inline, neutralize
 from agent_memory.core.citations import tag as citation_tag
+from agent_memory.core.lookalikes import HASH, INVISIBLE
 from agent_memory.core.records import MemoryItem
 from agent_memory.core.text import has_cjk
 from agent_memory.retrieval.headings import DOCUMENTS_HEADING, session_label, shown_heading
@@ -48,12 +49,17 @@ def tag(source_id: str) -> str:
     return citation_tag(source_id)
 
 
-_HEADING = re.compile(r"(?m)^\s*#+\s*")
+# The marks of a Markdown heading at a line's start, and the spaces and invisible characters around
+# and between them ("\u200b## ", "# # ", "＃＃ "): all dropped, so no "#" that reads as one is left
+# to start the line; the heading's words stay.
+_MARK_GAP = rf"[\s{INVISIBLE}]*"
+_HEADING = re.compile(rf"(?m)^{_MARK_GAP}[{HASH}](?:{_MARK_GAP}[{HASH}])*{_MARK_GAP}")
 
 
 def display_text(text: str) -> str:
     """Passage text as shown: quoted data. Markdown headings inside it would read as the prompt's
-    own sections, and tag-like text as citations: both are neutralized."""
+    own sections, and tag-like text as citations: both are neutralized, in the forms that read as
+    them too (behind invisible characters, full-width: ``core/lookalikes.py``)."""
     return _HEADING.sub("", neutralize(text))
 
 
@@ -69,7 +75,8 @@ def item_line(item: MemoryItem, text: str) -> str:
 
 def session_group(item: MemoryItem) -> tuple[str | None, str]:
     """The session a turn (or a session's summary) sits under, and its heading: the session named
-    (two sessions of one day stay apart) with its day."""
+    (two sessions of one day stay apart) with the turn's own day. A session that spans days has one
+    heading per day (the key of a heading is the pair), so no turn reads as said on another's day."""
     session = item.metadata.get("session_id")
     if not session or (item.kind != "turn" and item.metadata.get("scope") != "session"):
         return None, ""
@@ -119,7 +126,8 @@ def _render_entries(entries: list[Entry], grouped: bool) -> str:
     if not grouped:
         return "\n".join(e.text for e in entries)
     # Turns of one session sit together, oldest first, under a heading naming the session and its
-    # day: the date is written once, and temporal questions read in order. Chunks of one document
+    # day (a new heading where the day changes): the date is written once per day, and temporal
+    # questions read in order. Chunks of one document
     # sit together in document order; neighbours join up. Beside conversations, documents form one
     # block under their own heading, conversations another (the block whose best passage ranked higher comes first), so
     # that what came from where shows at a glance; inside a block, groups keep their rank order.
@@ -143,12 +151,23 @@ def _render_entries(entries: list[Entry], grouped: bool) -> str:
         for key in block:
             members = sorted(groups[key], key=lambda e: e.order)
             if members[0].group_title:
-                lines.append(shown_heading(members[0].group_title, members[0].group_year, year))
-                year = members[0].group_year or year
-                lines.extend(e.text for e in members)
+                for day in _by_heading(members):
+                    lines.append(shown_heading(day[0].group_title, day[0].group_year, year))
+                    year = day[0].group_year or year
+                    lines.extend(e.text for e in day)
             else:
                 lines.extend(_join_adjacent(members))
     return "\n".join(lines)
+
+
+def _by_heading(members: list[Entry]) -> list[list[Entry]]:
+    """A session's turns (in order) under their headings, one per day: each heading written once,
+    as the packer pays for it, the days in the order of their first turn (a turn stamped out of
+    order joins its own day rather than opening a second heading of that day)."""
+    days: dict[str, list[Entry]] = {}
+    for entry in members:
+        days.setdefault(entry.group_title, []).append(entry)
+    return list(days.values())
 
 
 def _join_adjacent(members: list[Entry]) -> list[str]:

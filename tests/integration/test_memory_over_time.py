@@ -203,3 +203,18 @@ def test_a_question_date_that_is_no_text_is_a_type_error_naming_it(tmp_path):
     with _memory(tmp_path) as memory:
         with pytest.raises(TypeError, match="question_date must be a date as text.*got int 1722470400"):
             memory.prompt("Where does Maria live?", question_date=1722470400)
+
+
+def test_a_conversation_spanning_months_shows_each_turn_under_its_own_day(tmp_path):
+    with _memory(tmp_path) as memory:
+        for content, role, stamp in (("I adopted a cat named Miso.", "user", "2026-01-05T09:00:00Z"),
+                                     ("Congrats on adopting Miso!", "assistant", "2026-01-05T09:00:05Z"),
+                                     ("Miso got sick and went to the vet.", "user", "2026-06-20T09:00:00Z"),
+                                     ("Miso turned one year old today, we had a party.", "user", "2026-11-30T09:00:00Z")):
+            memory.add_message("s", {"role": role, "content": content, "timestamp": stamp})
+        result = memory.prompt("When did Miso go to the vet?", budget=300)
+    lines = result.prompt.splitlines()
+    vet = next(i for i, line in enumerate(lines) if "went to the vet" in line)
+    assert next(line for line in reversed(lines[:vet]) if line.startswith("#")) == "### s, 20 Jun"
+    assert [line for line in lines if line.startswith("### ")] == ["### s, 5 Jan 2026", "### s, 20 Jun", "### s, 30 Nov"]
+    assert result.total_tokens <= 300

@@ -101,3 +101,69 @@ def test_neighbouring_chunks_join_in_document_order_whatever_their_rank():
     result = Assembler(COUNTER, RetrievalConfig()).assemble(
         "What is the hangar door code?", 400, facts=[], summaries=[], passages=candidates, recent=[], entities=[])
     assert f"[S:manual] {first} {second}" in result.prompt.splitlines()
+
+
+def _assemble(passages, budget=900, recent=()):
+    candidates = [Candidate(item=item, final=1.0 - i / 10) for i, item in enumerate(passages)]
+    return Assembler(COUNTER, RetrievalConfig()).assemble(
+        "When did Miso go to the vet?", budget, facts=[], summaries=[], passages=candidates, recent=list(recent),
+        entities=["Miso"])
+
+
+def test_a_session_spanning_days_has_a_heading_for_each_day():
+    ranked = [turn("s/2", "s", 2, "Miso got sick and went to the vet.", "2026-06-20T09:00:00Z"),
+              turn("s/0", "s", 0, "I adopted a cat named Miso.", "2026-01-05T09:00:00Z"),
+              turn("s/3", "s", 3, "Miso turned one year old today.", "2026-11-30T09:00:00Z"),
+              turn("s/1", "s", 1, "Congrats on adopting Miso!", "2026-01-05T09:00:05Z"),
+              turn("s/4", "s", 4, "Miso met the neighbour's dog.", "2027-02-01T09:00:00Z")]
+    result = _assemble(ranked)
+    lines = result.prompt.splitlines()
+    # Each turn under its own day; the session's name repeats, the year is written where it changes.
+    assert heading_above(lines, "[S:s/0]") == heading_above(lines, "[S:s/1]") == "### s, 5 Jan 2026"
+    assert heading_above(lines, "[S:s/2]") == "### s, 20 Jun"
+    assert heading_above(lines, "[S:s/3]") == "### s, 30 Nov"
+    assert heading_above(lines, "[S:s/4]") == "### s, 1 Feb 2027"
+    assert [line for line in lines if line.startswith("### ")] == [
+        "### s, 5 Jan 2026", "### s, 20 Jun", "### s, 30 Nov", "### s, 1 Feb 2027"]
+    said = [next(i for i, x in enumerate(lines) if f"[S:s/{n}]" in x) for n in range(5)]
+    assert said == sorted(said)  # still one session, in the order it was said
+    # Every heading was paid for when its first turn was packed: nothing trimmed after the final count.
+    assert COUNTER.count(result.prompt) == result.total_tokens <= 900
+    assert not [d for d in result.assembly_drops if d.reason == "trimmed after final count"]
+
+
+def test_a_turn_stamped_out_of_order_joins_its_own_day_and_undated_turns_keep_a_bare_heading():
+    ranked = [turn("s/0", "s", 0, "Miso came home.", "2026-01-05T09:00:00Z"),
+              turn("s/1", "s", 1, "Miso went to the vet.", "2026-06-20T09:00:00Z"),
+              turn("s/2", "s", 2, "Miso slept all day.", "2026-01-05T18:00:00Z"),  # back-dated: 5 Jan again
+              turn("u/0", "u", 0, "No day is known for this one.", ""),
+              turn("u/1", "u", 1, "Nor for this one.", "")]
+    lines = _assemble(ranked).prompt.splitlines()
+    assert [line for line in lines if line.startswith("### ")] == ["### s, 5 Jan 2026", "### s, 20 Jun", "### u"]
+    assert heading_above(lines, "[S:s/2]") == "### s, 5 Jan 2026"
+    assert heading_above(lines, "[S:u/0]") == heading_above(lines, "[S:u/1]") == "### u"
+
+
+def test_headings_of_a_session_spanning_days_are_counted_under_tight_budgets():
+    days = ["2026-01-05", "2026-02-09", "2026-03-14", "2026-04-18", "2026-05-22", "2026-06-26"]
+    ranked = [turn(f"s/{n}", "a-long-session-name", n, f"Miso visit number {n} to the vet went well.",
+                   f"{day}T09:00:00Z") for n, day in enumerate(days)]
+    recent = [turn(f"r/{n}", "recent-session", n, f"Miso ate breakfast {n}.", f"{day}T08:00:00Z")
+              for n, day in enumerate(days[:3])]
+    for budget in (90, 120, 160, 220, 400):
+        result = _assemble(ranked, budget, recent)
+        assert COUNTER.count(result.prompt) == result.total_tokens <= budget
+        assert not [d for d in result.assembly_drops if d.reason == "trimmed after final count"], budget
+        lines = result.prompt.splitlines()
+        placed = [p.source_id for p in result.passages if p.section == "passages"]
+        assert len(placed) >= 2 or budget < 160, (budget, placed)  # several days' headings were paid for
+        for source_id in [p.source_id for p in result.passages]:  # whatever fitted sits under its own day
+            month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun"][int(source_id.split("/")[1])]
+            assert heading_above(lines, f"[S:{source_id}]").split(", ")[1].split()[1] == month, source_id
+
+
+def test_a_single_day_session_keeps_one_heading():
+    ranked = [turn(f"d/{n}", "conv-26:S3", n, f"Line {n} about Miso.", f"{n + 1}:00 pm on 8 May, 2023")
+              for n in range(4)]
+    lines = _assemble(ranked).prompt.splitlines()
+    assert [line for line in lines if line.startswith("### ")] == ["### conv-26:S3, 8 May 2023"]
