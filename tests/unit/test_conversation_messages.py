@@ -91,6 +91,6 @@ def test_a_message_time_is_iso_8601_or_unix_seconds(stamp, expected):
 
 @pytest.mark.parametrize("stamp", ["next tuesday", "", True, -5, 1_683_554_160_000, float("nan"), [2023], {"t": 1}])
 def test_a_bad_message_time_is_refused_naming_it(stamp):
-    with pytest.raises(ValueError, match="message.timestamp") as caught:
+    with pytest.raises(ValueError, match=r"message\W+timestamp") as caught:
         validate({"role": "user", "content": "hi", "timestamp": stamp})
     assert repr(stamp)[:20] in str(caught.value)
