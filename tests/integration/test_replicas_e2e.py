@@ -5,12 +5,13 @@ session messages appended through one API are read through the other. A worker k
 it runs a job loses the job to the other worker once its lease expires, and the job ends
 with every item of its source stored once: none missing, none duplicated.
 
-What this setup cannot share here: vectors. No Qdrant server is installable on this machine,
-and both embedded vector stores (Qdrant Edge, qdrant-client's local mode) lock their folder
+What this setup cannot share without a Qdrant server: vectors. No Qdrant server binary is installable on
+this machine (one built from source was run by hand: docs/deployment.md), and both embedded vector stores (Qdrant Edge, qdrant-client's local mode) lock their folder
 to one process. So each process keeps its own embedded vector store, the jobs' items are
 checked in the store of the worker that finished them, and questions (/v1/ask) are not asked
 across replicas: in a deployment every replica and worker points at one Qdrant server
-(AGENT_MEMORY_QDRANT_URL, docs/deployment.md). The graph is Neo4j when the test run has one.
+(AGENT_MEMORY_QDRANT_URL, docs/deployment.md); where one is given, the last test here shares it. The graph is
+Neo4j when the test run has one.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ def free_port() -> int:
 
 
 class Cluster:
-    def __init__(self, tmp_path: Path, schema: FreshSchema) -> None:
+    """``qdrant_url``: every process's vectors in that one server (the deployment's way); else each keeps its own
+    embedded store."""
+
+    def __init__(self, tmp_path: Path, schema: FreshSchema, qdrant_url: str | None = None) -> None:
         self.tmp_path = tmp_path
         self.tenant = f"e2e{uuid.uuid4().hex[:8]}"
         self.env = {**os.environ, "AGENT_MEMORY_POSTGRES_URL": schema.url, "AGENT_MEMORY_TRIPLE_EXTRACTOR": "rules",
@@ -51,6 +55,8 @@ class Cluster:
                     "AGENT_MEMORY_LLM_MODEL": "", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                     "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(ROOT)}
         self.env.pop("AGENT_MEMORY_QDRANT_URL", None)
+        if qdrant_url:
+            self.env["AGENT_MEMORY_QDRANT_URL"] = qdrant_url
         if os.environ.get("AGENT_MEMORY_NEO4J_URI"):
             self.env["AGENT_MEMORY_NEO4J_URI"] = os.environ["AGENT_MEMORY_NEO4J_URI"]
         self.procs: dict[str, subprocess.Popen] = {}
@@ -246,6 +252,36 @@ def test_any_replica_answers_any_request_with_nothing_lost(tmp_path):
                 assert entry is not None and entry.item_ids, source
         finally:
             schema.cleanup()
+
+
+QDRANT_URL = os.environ.get("AGENT_MEMORY_QDRANT_URL")
+
+
+@pytest.mark.qdrant_server
+@pytest.mark.skipif(not QDRANT_URL, reason="AGENT_MEMORY_QDRANT_URL not set: no Qdrant server for the replicas to share")
+def test_with_one_qdrant_server_a_replica_answers_from_what_a_worker_stored(tmp_path):
+    """The deployment with its vectors in one Qdrant server: a document posted to replica A, stored by the
+    worker, is found by a question asked through replica B, with its source tag; forgotten through B, it is
+    gone from A's answers."""
+    schema = FreshSchema()
+    schema.open()
+    cluster = Cluster(tmp_path, schema, qdrant_url=QDRANT_URL)
+    try:
+        api_a, api_b = cluster.api("api-a"), cluster.api("api-b")
+        cluster.worker("w1")
+        text = "The Kestrel greenhouse in Lyon keeps its seed vault at minus eighteen degrees. " * 20
+        job = wait_job(api_b, post_doc(api_a, "vault/kestrel", text))
+        assert job["status"] == "done", (job, cluster.log("w1"))
+        for client in (api_b, api_a):
+            answer = client.post("/v1/prompt", json={"question": "How cold is the Kestrel seed vault?", "budget": 600})
+            assert answer.status_code == 200, answer.text
+            assert "[S:vault/kestrel]" in answer.json()["prompt"] and "minus eighteen" in answer.json()["prompt"]
+        assert api_b.delete("/v1/sources/vault/kestrel").status_code == 200
+        after = api_a.post("/v1/prompt", json={"question": "How cold is the Kestrel seed vault?", "budget": 600})
+        assert after.status_code == 200 and "vault/kestrel" not in after.json()["prompt"], after.text
+    finally:
+        cluster.stop_all()
+        schema.cleanup()
 
 
 NGINX = os.environ.get("AGENT_MEMORY_TEST_NGINX") or shutil.which("nginx")
