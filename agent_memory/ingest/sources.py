@@ -16,6 +16,7 @@ from typing import Iterator
 
 from agent_memory.core.errors import IngestError
 from agent_memory.core.records import Document
+from agent_memory.core.storable import check_storable, text_problem
 from agent_memory.ingest.formats import (
     BINARY_DOCUMENT_EXTENSIONS,
     CODE_EXTENSIONS,
@@ -237,11 +238,45 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
         return [Skipped(str(path), EMPTY_FILE)]
     if ext in HTML_EXTENSIONS:
         page = html_to_text(raw)
-        return [Document(source_id=sid, text=page.text, tenant=tenant, path=str(path), title=page.title)] if (
-            page.text.strip()) else [Skipped(str(path), "HTML without text")]
+        return storable([Document(source_id=sid, text=page.text, tenant=tenant, path=str(path), title=page.title)]
+                        if page.text.strip() else [Skipped(str(path), "HTML without text")])
     if ext in JSON_EXTENSIONS:
-        return load_json_text(raw, tenant=tenant, source_id=sid, path=str(path), jsonl=ext != ".json")
-    return [_text_document(raw, ext, tenant, sid, path)]
+        return storable(load_json_text(raw, tenant=tenant, source_id=sid, path=str(path), jsonl=ext != ".json"))
+    return storable([_text_document(raw, ext, tenant, sid, path)])
+
+
+def storable(loaded: list[Loaded]) -> list[Loaded]:
+    """``loaded`` with each unit no store can hold replaced by a ``Skipped`` naming the field: a NUL past the
+    bytes the binary sniff reads, or written as an escape (JSON's ``\\u0000``, YAML's ``"\\0"``), in a record
+    ID too (core/storable.py). A transcript is skipped whole: its turns are numbered by
+    position. The rest of the file goes on, as a record that does not parse does."""
+    out: list[Loaded] = []
+    for unit in loaded:
+        try:
+            if isinstance(unit, Document):
+                _check_document(unit, unit.source_id)
+            elif isinstance(unit, Transcript):
+                for n, turn in enumerate(unit.turns):
+                    check_storable({"speaker": turn.speaker, "text": turn.text, "timestamp": turn.timestamp,
+                                    "metadata": turn.metadata}, f"turn {n}")
+                    _check_id(turn.turn_id, f"turn {n}")
+        except ValueError as exc:
+            out.append(Skipped(getattr(unit, "path", "") or unit.source_id, str(exc)))
+            continue
+        out.append(unit)
+    return out
+
+
+def _check_document(doc: Document, where: str) -> None:
+    _check_id(doc.source_id, where)
+    check_storable({"text": doc.text, "title": doc.title, "metadata": doc.metadata}, repr(where))
+
+
+def _check_id(source_id: str, where: str) -> None:
+    # Only what no store holds: a file's own name may carry a newline or a tab, and names its source as it is
+    # (the tag encodes it); an ID a caller chooses is held to more (discovery.check_source_id).
+    if (problem := text_problem(source_id)) is not None:
+        raise ValueError(f"{where}: the ID {source_id!r} {problem}")
 
 
 def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jsonl: bool = False) -> list[Loaded]:

@@ -153,3 +153,24 @@ def test_a_named_pipe_is_skipped_as_not_a_file_never_missing_nor_dropped(tmp_pat
     for rep in (report, given):
         assert dict(rep.files_skipped)[str(folder / "pipe.txt")].startswith("not a regular file (a named pipe)")
     assert given.paths_missing == []
+
+
+def test_a_nul_no_store_holds_skips_its_record_or_file_and_the_rest_go_on(tmp_path):
+    """A NUL the binary sniff did not see (past its first 8 KiB, or written as an escape) reached the stores:
+    PostgreSQL refuses it, and its ID could never be named again. Its record, or its file, is a skip naming it."""
+    records = tmp_path / "notes.jsonl"
+    records.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "a", "text": "The pump was replaced."}, {"id": "b", "text": "bad \u0000 text"},
+        {"id": "c\u0000d", "text": "an ID with a NUL"}, {"id": "e", "text": "The valve holds.", "tag": "x\u0000"}]))
+    loaded = load_path(records, tenant="t", source_id="notes.jsonl")
+    assert [u.source_id for u in loaded if isinstance(u, Document)] == ["a"]
+    reasons = [u.reason for u in loaded if isinstance(u, Skipped)]
+    assert len(reasons) == 3 and "NUL" in reasons[0] and "'c\\x00d'" in reasons[1] and "'tag'" in reasons[2], reasons
+    late = tmp_path / "late.txt"
+    late.write_text("plain words. " * 1000 + "then \x00 a NUL")  # past the 8 KiB the sniff reads
+    [skip] = load_path(late, tenant="t", source_id="late.txt")
+    assert isinstance(skip, Skipped) and "NUL" in skip.reason
+    talk = tmp_path / "talk.json"
+    talk.write_text(json.dumps([{"speaker": "Ann", "text": "Hello."}, {"speaker": "Bo", "text": "Hi \u0000"}]))
+    loaded = load_path(talk, tenant="t", source_id="talk.json")
+    assert all(isinstance(u, Skipped) for u in loaded) and "turn 1" in loaded[0].reason, loaded
