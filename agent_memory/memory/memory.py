@@ -97,10 +97,13 @@ class Memory(SessionMethods):
 
     def __init__(self, data_dir: str | Path | None = None, *, tenant: str | None = None,
                  settings: Settings | None = None, services: Services | None = None, preset: str = "default",
-                 promote: bool = True, name_other_tenants: bool = True) -> None:
+                 promote: bool = True, name_other_tenants: bool = True, archive_in_background: bool = False) -> None:
         """``name_other_tenants``: a question to a tenant that holds nothing gets a note naming the tenants
         that hold data (the CLI and Python); the HTTP API turns it off where API keys bind each caller to
-        its own tenant."""
+        its own tenant. ``archive_in_background``: an appended message is archived to long-term memory on
+        a worker thread, as under the HTTP API, instead of before ``add_message`` returns (read-your-writes,
+        the default); then an append never waits for an ingestion another thread runs, which holds the
+        write lock for its whole length. The session's own recent turns answer meanwhile."""
         if services is not None and (settings is not None or data_dir is not None):
             raise ConfigError("pass either services, or settings/data_dir to build them from, not both")
         self._owns_services = services is None
@@ -120,6 +123,7 @@ class Memory(SessionMethods):
         self.tenant = check_tenant(tenant or self.settings.tenant)
         self.preset = preset
         self._promote = promote
+        self._archive_in_background = archive_in_background
         self.name_other_tenants = name_other_tenants
         # One writer at a time: re-ingesting a source is not atomic (new items, then stale deleted).
         self.write_lock = threading.Lock()
@@ -150,6 +154,7 @@ class Memory(SessionMethods):
             if "_working_memory" not in self.__dict__:
                 self._working_memory = WorkingMemory(self.services,
                                                      promote=self._promote_turns if self._promote else None)
+                self._working_memory.background = self._archive_in_background
             return self._working_memory
 
     @property
