@@ -305,6 +305,21 @@ class RemoteMemory:
         except NotFoundError:
             return None
 
+    def delete_session(self, session_id: str, *, forget: bool = False, key: str | None = None) -> dict[str, Any]:
+        """The session deleted (``forget``: its archived turns too); queued behind a running job (202),
+        waited for here. NotFoundError when the server has no such session."""
+        response = self.request("DELETE", f"/v1/sessions/{quote(session_id, safe='')}", ok=(200, 202),
+                                params={"forget": str(forget).lower()}, key=key)
+        data = response.json()
+        if response.status_code != 202:
+            return data
+        try:
+            return self.wait_job(data["job_id"], key=key)
+        except RemoteError as exc:
+            if exc.code == "not_found":
+                raise NotFoundError(str(exc)) from None
+            raise
+
     def gc(self) -> dict[str, Any]:
         response = self.request("POST", "/v1/gc", ok=(200, 202))
         data = response.json()

@@ -138,6 +138,9 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
         return forget_source(state, spec.tenant, spec.source_id)
     if spec.kind == "gc":
         return expire_tenant(state, spec.tenant)
+    if spec.kind == "delete_session":
+        return state.memory.delete_session(params["session_id"], forget_archived=bool(params.get("forget")),
+                                           tenant=spec.tenant)
     if spec.kind != "upload":
         raise ApiError(400, "invalid_job", f"unknown job kind {spec.kind!r}")
     filename = params.get("filename") or "upload.txt"

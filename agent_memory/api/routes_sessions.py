@@ -13,7 +13,8 @@ from fastapi import APIRouter, Path, Query
 from pydantic import AfterValidator
 
 from agent_memory.api.deps import StateDep, TenantDep
-from agent_memory.api.schemas import error_responses
+from agent_memory.api.ingestion import accepted, write_lock_busy
+from agent_memory.api.schemas import JobAccepted, error_responses
 from agent_memory.api.schemas_sessions import (
     CompactOut,
     MessageIn,
@@ -26,6 +27,7 @@ from agent_memory.api.schemas_sessions import (
 )
 from agent_memory.conversation.message_validation import check_session_id
 from agent_memory.core.errors import NotFoundError
+from agent_memory.stores.jobs import JobSpec
 
 router = APIRouter(tags=["sessions"])
 
@@ -106,9 +108,15 @@ def list_sessions(state: StateDep, tenant: TenantDep) -> dict:
 
 
 @router.delete("/v1/sessions/{session_id}", response_model=SessionDeletedOut,
-               responses=error_responses(401, 404, 503),
+               responses={202: {"model": JobAccepted, "description": "A running job holds the write lock: the "
+                                "delete is queued behind it (a pending archive pass of the session waits for that "
+                                "lock); the job's result is this answer"},
+                          **error_responses(401, 404, 503)},
                summary="Delete a session (every agent); forget=true also forgets its archived turns")
 def delete_session(session_id: SessionId, state: StateDep, tenant: TenantDep,
                    forget: Annotated[bool, Query(description="Also remove the session's turns from long-term "
-                                                             "memory (sources <session_id>/m<seq>).")] = False) -> dict:
+                                                             "memory (sources <session_id>/m<seq>).")] = False):
+    if write_lock_busy(state):
+        return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="delete_session", source_id=session_id,
+                                                  size=0, params={"session_id": session_id, "forget": forget})))
     return state.memory.delete_session(session_id, forget_archived=forget, tenant=tenant)

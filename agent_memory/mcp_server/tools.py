@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable
-from urllib.parse import quote
 
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
@@ -195,8 +194,7 @@ class RemoteBackend:
         return self.remote.json("GET", "/v1/sessions", key=caller)
 
     def delete_session(self, caller: str | None, args: DeleteSessionIn) -> dict[str, Any]:
-        return self.remote.json("DELETE", f"/v1/sessions/{quote(args.session_id, safe='')}",
-                                params={"forget": str(args.forget).lower()}, key=caller)
+        return self.remote.delete_session(args.session_id, forget=args.forget, key=caller)
 
 
 def recall_out(result) -> dict[str, Any]:

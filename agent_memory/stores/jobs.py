@@ -39,12 +39,13 @@ STOP_WAIT_S = 8.0
 class JobSpec:
     """What a job does. ``kind`` "text": ``body`` is the UTF-8 text, ``params`` title and
     metadata; "upload": ``body`` (or, in process, ``path``) holds the file, ``params`` its
-    filename and metadata; "forget": remove ``source_id``; "gc": the tenant's expiry pass. The last
-    two are queued only when a running job holds the write lock (a request must not wait for the
-    whole job). ``source_id`` is also the key of the per-source lock."""
+    filename and metadata; "forget": remove ``source_id``; "gc": the tenant's expiry pass;
+    "delete_session": delete the session ``params["session_id"]`` (``params["forget"]``: its archived
+    turns too). The last three are queued only when a running job holds the write lock (a request
+    must not wait for the whole job). ``source_id`` is also the key of the per-source lock."""
 
     tenant: str
-    kind: Literal["text", "upload", "forget", "gc"]
+    kind: Literal["text", "upload", "forget", "gc", "delete_session"]
     source_id: str
     size: int
     params: dict[str, Any] = field(default_factory=dict)

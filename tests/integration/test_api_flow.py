@@ -250,6 +250,36 @@ def test_the_python_client_waits_for_a_queued_forget(server, monkeypatch):
     remote.close()
 
 
+def test_a_session_delete_sent_while_a_job_writes_is_queued_behind_it_not_held(server, monkeypatch):
+    """A session delete waits for the session's pending archive pass, which waits for the write lock: beside a
+    job it hung as long as the job ran. It is queued behind the job instead, and the Python client waits."""
+    client, _ = server
+    monkeypatch.setattr(ingestion_module, "LOCK_GRACE_S", 0.2)
+    for session in ("dock", "pier"):
+        sent = client.post(f"/v1/sessions/{session}/messages", headers=ACME,
+                           json={"message": {"role": "user", "content": f"The {session} key is blue."}})
+        assert sent.status_code == 200, sent.text
+    remote = RemoteMemory(str(client.base_url), api_key="key-acme")
+    answers: dict = {}
+    with client.app.state.api.ingest_lock:  # as a long job holds it
+        appended = client.post("/v1/sessions/dock/messages", headers=ACME,
+                               json={"message": {"role": "user", "content": "The dock opens at six."}})
+        assert appended.status_code == 200  # an append is not held: its archive pass waits instead
+        gone = client.delete("/v1/sessions/dock", headers=ACME, params={"forget": "true"})
+        unknown = client.delete("/v1/sessions/no-such-session", headers=ACME)
+        assert [gone.status_code, unknown.status_code] == [202, 202], gone.text
+        waiting = threading.Thread(target=lambda: answers.update(pier=remote.delete_session("pier")))
+        waiting.start()
+    waiting.join(120)
+    result = _done(client, gone.json()["url"])["result"]
+    assert result["session_id"] == "dock" and result["messages"] == 2, result
+    assert _done(client, unknown.json()["url"])["error"]["code"] == "not_found"
+    assert answers["pier"]["session_id"] == "pier" and answers["pier"]["messages"] == 1
+    listed = {s["session_id"] for s in client.get("/v1/sessions", headers=ACME).json()["sessions"]}
+    assert not {"dock", "pier"} & listed
+    remote.close()
+
+
 # ---- auth and tenant isolation --------------------------------------------------------------------
 
 @pytest.mark.parametrize("method,path,body", [
