@@ -233,10 +233,13 @@ class RemoteMemory:
                 form["client_path"] = os.path.abspath(path)
             response = self.request("POST", "/v1/documents", ok=(200, 202),
                                     files={"file": (Path(path).name, handle)}, data=form)
+        return self.answer(response, progress)
+
+    def answer(self, response: httpx.Response, progress: Progress | None = None, *,
+               key: str | None = None) -> dict[str, Any]:
+        """A write's answer: the body of a 200, or the result of the job a 202 queued (waited for)."""
         data = response.json()
-        if response.status_code == 202:
-            data = self.wait_job(data["job_id"], progress)
-        return data
+        return self.wait_job(data["job_id"], progress, key=key) if response.status_code == 202 else data
 
     def wait_job(self, job_id: str, progress: Progress | None = None, poll_s: float = 0.5, *,
                  key: str | None = None) -> dict[str, Any]:
@@ -254,20 +257,15 @@ class RemoteMemory:
     def add(self, text: str, *, source_id: str, title: str = "", metadata: dict | None = None,
             key: str | None = None) -> list[str]:
         body = {"text": text, "source_id": source_id, "title": title, "metadata": metadata or {}}
-        response = self.request("POST", "/v1/documents", ok=(200, 202), json=body, key=key)
-        data = response.json()
-        if response.status_code == 202:
-            data = self.wait_job(data["job_id"])
+        data = self.answer(self.request("POST", "/v1/documents", ok=(200, 202), json=body, key=key), key=key)
         return list(data.get("source_ids") or [])
 
     def forget(self, source_id: str, *, key: str | None = None) -> dict[str, int]:
         """Counts removed (all zero when nothing matched). While a job holds the server's write lock the
         forget is queued behind it (202): waited for here, as an upload's job is."""
         try:
-            response = self.request("DELETE", f"/v1/sources/{_quoted(source_id)}", ok=(200, 202), key=key)
-            data = response.json()
-            if response.status_code == 202:
-                data = self.wait_job(data["job_id"], key=key)
+            data = self.answer(self.request("DELETE", f"/v1/sources/{_quoted(source_id)}", ok=(200, 202), key=key),
+                               key=key)
         except NotFoundError:
             return {"sources": 0, "items": 0, "triples": 0}
         except RemoteError as exc:
@@ -310,20 +308,15 @@ class RemoteMemory:
         waited for here. NotFoundError when the server has no such session."""
         response = self.request("DELETE", f"/v1/sessions/{quote(session_id, safe='')}", ok=(200, 202),
                                 params={"forget": str(forget).lower()}, key=key)
-        data = response.json()
-        if response.status_code != 202:
-            return data
         try:
-            return self.wait_job(data["job_id"], key=key)
+            return self.answer(response, key=key)
         except RemoteError as exc:
             if exc.code == "not_found":
                 raise NotFoundError(str(exc)) from None
             raise
 
     def gc(self) -> dict[str, Any]:
-        response = self.request("POST", "/v1/gc", ok=(200, 202))
-        data = response.json()
-        return self.wait_job(data["job_id"]) if response.status_code == 202 else data
+        return self.answer(self.request("POST", "/v1/gc", ok=(200, 202)))
 
     # ---- questions and sessions -----------------------------------------------------------------------
     def prompt(self, body: dict[str, Any], *, key: str | None = None) -> PromptResult:
