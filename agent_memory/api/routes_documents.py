@@ -17,7 +17,15 @@ from agent_memory.api import ingestion
 from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
 from agent_memory.api.ingestion import accepted, write_lock_busy
-from agent_memory.api.schemas import DocumentIn, ForgetOut, IngestOut, JobAccepted, JobOut, error_responses
+from agent_memory.api.schemas import (
+    DocumentIn,
+    ForgetOut,
+    IngestOut,
+    JobAccepted,
+    JobOut,
+    error_responses,
+    queued_response,
+)
 from agent_memory.api.strict import MAX_JSON_DEPTH
 from agent_memory.core.storable import check_storable
 from agent_memory.ingest.discovery import check_source_id
@@ -205,9 +213,7 @@ def get_job(job_id: str, state: StateDep, tenant: TenantDep) -> dict:
 
 
 @router.delete("/v1/sources/{source_id:path}", response_model=ForgetOut,
-               responses={202: {"model": JobAccepted, "description": "A running job holds the write lock: the "
-                                "forget is queued behind it; the job's result is this answer"},
-                          **error_responses(401, 404, 503)},
+               responses={**queued_response("the forget"), **error_responses(401, 404, 503)},
                summary="Forget a source (or an uploaded file and all it held) in every store")
 def delete_source(source_id: str, state: StateDep, tenant: TenantDep):
     if write_lock_busy(state):

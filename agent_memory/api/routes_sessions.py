@@ -14,7 +14,7 @@ from pydantic import AfterValidator
 
 from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.ingestion import accepted, write_lock_busy
-from agent_memory.api.schemas import JobAccepted, error_responses
+from agent_memory.api.schemas import error_responses, queued_response
 from agent_memory.api.schemas_sessions import (
     CompactOut,
     MessageIn,
@@ -108,9 +108,7 @@ def list_sessions(state: StateDep, tenant: TenantDep) -> dict:
 
 
 @router.delete("/v1/sessions/{session_id}", response_model=SessionDeletedOut,
-               responses={202: {"model": JobAccepted, "description": "A running job holds the write lock: the "
-                                "delete is queued behind it (a pending archive pass of the session waits for that "
-                                "lock); the job's result is this answer"},
+               responses={**queued_response("the delete (a pending archive pass of the session waits for that lock)"),
                           **error_responses(401, 404, 503)},
                summary="Delete a session (every agent); forget=true also forgets its archived turns")
 def delete_session(session_id: SessionId, state: StateDep, tenant: TenantDep,

@@ -18,12 +18,12 @@ from agent_memory.api.ingestion import accepted, expire_tenant, write_lock_busy
 from agent_memory.api.schemas import (
     FilesOut,
     GcOut,
-    JobAccepted,
     SourceOut,
     SourcesOut,
     StatsOut,
     WhoamiOut,
     error_responses,
+    queued_response,
 )
 from agent_memory.core.errors import NotFoundError
 from agent_memory.ingest.missing import files_under
@@ -113,9 +113,7 @@ def get_source(source_id: str, state: StateDep, tenant: TenantDep,
 
 
 @router.post("/v1/gc", response_model=GcOut,
-             responses={202: {"model": JobAccepted, "description": "A running job holds the write lock: the pass "
-                              "is queued behind it; the job's result is this answer"},
-                        **error_responses(401, 503)},
+             responses={**queued_response("the pass"), **error_responses(401, 503)},
              summary="Remove expired items from every store at once")
 def post_gc(state: StateDep, tenant: TenantDep):
     """The expiry pass for the caller's tenant: every source holding an item past its time to live

@@ -29,6 +29,12 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {s: {"model": ErrorOut, "description": words.get(s, "Error")} for s in statuses}
 
 
+def queued_response(what: str) -> dict[int, dict[str, Any]]:
+    """The OpenAPI entry of a write queued behind a running job that holds the write lock (202)."""
+    return {202: {"model": JobAccepted, "description": f"A running job holds the write lock: {what} is queued "
+                                                         "behind it; the job's result is this answer"}}
+
+
 # ---- documents ------------------------------------------------------------------------------------
 
 class DocumentIn(BaseModel):
