@@ -140,8 +140,10 @@ class Services:
     def check_index_format(self) -> None:
         """Refuse, before a job reads or embeds anything, a data dir that ``vectors`` would refuse to open
         (another sparse format or other embedding models): a write job then fails once, at its start,
-        instead of once per file after each file's embeddings were computed. Records nothing."""
-        if self.check_layout:
+        instead of once per file after each file's embeddings were computed. Records nothing. Once
+        ``vectors`` is open the data dir passed this check, and no other process can re-index it while this
+        one owns it (core/owner.py): the file is not read again on every write."""
+        if self.check_layout and "vectors" not in self.__dict__:
             self._refuse_other_format(read_index_format(self.data_dir))
 
     def _refuse_other_format(self, found: dict) -> None:
