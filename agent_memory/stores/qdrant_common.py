@@ -39,10 +39,6 @@ CONTEXT = "context"
 # Only such turns carry one; ``search_dense`` scores a point by the better of ``dense`` and this.
 SENTENCES = "sentences"
 SCROLL_PAGE = 512
-# The scores of the two prefetches (DENSE, SENTENCES) in a formula query; a point one of them
-# did not return takes the default, below any cosine.
-BEST_OF = ("$score[0]", "$score[1]")
-NOT_FOUND = -2.0
 # Payload fields with an index, by kind ("keyword" or "float"): every filter uses them.
 SPEAKER_KEY = "metadata.speaker"  # the speaker directory (``speakers``) is a facet over it
 INDEXED_FIELDS = (("tenant", "keyword"), ("source_id", "keyword"), ("kind", "keyword"), ("created_at", "float"),
@@ -174,10 +170,9 @@ class QdrantStore:
         if limit <= 0 or filter_is_empty(flt):
             return []
         self._check_open()
-        # A point's score: the better of its own vector and its best sentence (a long turn's), in
-        # one query: both searches as prefetches, rescored by their maximum, payloads read for the
-        # winners only (at 100k items as fast as the dense search alone; merging the two lists in
-        # Python and reading the sentence hits' payloads cost 3 ms more).
+        # A point's score: the better of its own vector and its best sentence (a long turn's). Edge runs
+        # it as one formula query (payloads read for the winners only: at 100k items as fast as the dense
+        # search alone); the server driver merges two lists, as servers before Qdrant 1.20 have no max.
         return by_score_then_id(lambda n: self._nearest_best(query.tolist(), flt, n, with_payload), limit)
 
     def search_sparse(self, vector: SparseVector, flt: SearchFilter, limit: int) -> list[ScoredItem]:

@@ -23,11 +23,9 @@ from agent_memory.core.errors import DimensionMismatchError, StoreError, StoreUn
 from agent_memory.core.records import SearchFilter
 from agent_memory.core.sparse import SparseVector
 from agent_memory.stores.qdrant_common import (  # noqa: F401 - re-exported: older imports name them here
-    BEST_OF,
     CONTEXT,
     DENSE,
     INDEXED_FIELDS,
-    NOT_FOUND,
     SCROLL_PAGE,
     SENTENCES,
     SPARSE,
@@ -47,6 +45,10 @@ _CONFIG_FILE = "edge_config.json"
 _INDEXING_THRESHOLD_KB = 1_000_000
 _MAX_SIM = qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim)
 _SCHEMA = {"keyword": qe.PayloadSchemaType.Keyword, "float": qe.PayloadSchemaType.Float}
+# The scores of the two prefetches (DENSE, SENTENCES) in the dense search's formula query; a point one
+# of them did not return takes the default, below any cosine.
+BEST_OF = ("$score[0]", "$score[1]")
+NOT_FOUND = -2.0
 
 
 class EdgeVectorStore(QdrantStore):
