@@ -30,6 +30,16 @@ def embedded_cli_env(mp: pytest.MonkeyPatch, data_dir: Path) -> None:
         mp.delenv(name, raising=False)
 
 
+def run_cli(capsys, argv: list[str]) -> tuple[int, str, str]:
+    """``agent-memory ARGV`` in this process: its exit code, stdout and stderr (what earlier steps printed dropped)."""
+    from agent_memory.cli import main
+
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
 def eval_file(name: str) -> Path:
     path = EVAL_DIR / name
     if not path.exists():

@@ -10,11 +10,10 @@ import pytest
 
 from agent_memory.api import create_app
 from agent_memory.api.testing import serve_in_thread
-from agent_memory.cli import main
 from agent_memory.core.config import load_settings
 from agent_memory.core.errors import ConfigError
 from agent_memory.remote import KEY_ENV, RemoteMemory
-from tests.helpers import embedded_cli_env
+from tests.helpers import embedded_cli_env, run_cli
 
 
 @contextmanager
@@ -23,13 +22,6 @@ def server(data_dir, **settings):
     app = create_app(load_settings(data_dir=data_dir, **settings), warm=False)
     with serve_in_thread(app) as url:
         yield url
-
-
-def run(capsys, argv) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture()
@@ -44,13 +36,13 @@ def test_a_server_without_keys_says_it_serves_its_own_tenant_only(tmp_path, caps
     if key:
         cli_env.setenv(KEY_ENV, key)
     with server(tmp_path / "served") as url:
-        code, out, err = run(capsys, ["--server", url, "list", "--tenant", "acme"])
+        code, out, err = run_cli(capsys, ["--server", url, "list", "--tenant", "acme"])
         assert code == 2 and out == ""
         assert (f"--tenant 'acme': the server at {url} has no API keys and serves only its own tenant 'default'"
                 in err), err
         assert "--tenant 'default'" in err and "AGENT_MEMORY_TENANT=acme" in err and "API key in" not in err
         # Its own tenant goes through.
-        code, out, _ = run(capsys, ["--server", url, "list", "--tenant", "default"])
+        code, out, _ = run_cli(capsys, ["--server", url, "list", "--tenant", "default"])
         assert code == 0 and out.strip() == "[]"
         # Found as the data dir's owner, the fix is to stop that server.
         with RemoteMemory(url, owner="pid 1 (agent-memory serve)") as remote, pytest.raises(ConfigError) as refused:
@@ -62,9 +54,9 @@ def test_a_server_without_keys_says_it_serves_its_own_tenant_only(tmp_path, caps
 def test_a_server_with_keys_names_the_key_to_set(tmp_path, capsys, cli_env):
     cli_env.setenv(KEY_ENV, "k-globex")
     with server(tmp_path / "served", api_keys={"k-globex": "globex", "k-acme": "acme"}) as url:
-        code, _, err = run(capsys, ["--server", url, "stats", "--tenant", "acme"])
+        code, _, err = run_cli(capsys, ["--server", url, "stats", "--tenant", "acme"])
         assert code == 2
         assert f"answers for tenant 'globex', the tenant of the API key in {KEY_ENV}" in err, err
         assert "a key bound to 'acme'" in err
         cli_env.setenv(KEY_ENV, "k-acme")
-        assert run(capsys, ["--server", url, "list", "--tenant", "acme"])[0] == 0
+        assert run_cli(capsys, ["--server", url, "list", "--tenant", "acme"])[0] == 0

@@ -14,7 +14,7 @@ from agent_memory.api.testing import serve_in_thread
 from agent_memory.cli import main
 from agent_memory.core.config import load_settings
 from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS
-from tests.helpers import embedded_cli_env
+from tests.helpers import embedded_cli_env, run_cli
 
 # One paragraph, one chunk, longer than the cut.
 LONG = " ".join(f"Pump P-{n} in Hall Nordwerk moves {n * 10} litres a minute." for n in range(1, 13))
@@ -31,22 +31,15 @@ def stored(tmp_path_factory):
         yield root
 
 
-def run(capsys, argv) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_a_cut_text_says_so_and_full_gives_it_whole(stored, capsys):
     assert len(LONG) > INSPECT_TEXT_CHARS
-    code, out, _ = run(capsys, ["inspect", "corpus/pumps.txt"])
+    code, out, _ = run_cli(capsys, ["inspect", "corpus/pumps.txt"])
     [chunk] = [i for i in json.loads(out)["items"] if i["kind"] == "chunk"]
     assert code == 0 and chunk["text_truncated"] is True
     assert len(chunk["text"]) == INSPECT_TEXT_CHARS and LONG.startswith(chunk["text"])
     assert chunk["chars"] == len(LONG)
 
-    code, out, _ = run(capsys, ["inspect", "--full", "corpus/pumps.txt"])
+    code, out, _ = run_cli(capsys, ["inspect", "--full", "corpus/pumps.txt"])
     [whole] = [i for i in json.loads(out)["items"] if i["kind"] == "chunk"]
     assert code == 0 and whole["text"] == LONG and whole["text_truncated"] is False
     assert whole["chars"] == len(LONG)
@@ -55,7 +48,7 @@ def test_a_cut_text_says_so_and_full_gives_it_whole(stored, capsys):
 
 
 def test_a_missing_source_leaves_stdout_empty(stored, capsys):
-    code, out, err = run(capsys, ["inspect", "corpus/nothing.txt"])
+    code, out, err = run_cli(capsys, ["inspect", "corpus/nothing.txt"])
     assert code == 1 and out == ""
     assert "nothing stored under 'corpus/nothing.txt'" in err
 
@@ -71,7 +64,7 @@ def test_the_api_answers_the_same_and_the_cli_through_it_too(stored, capsys):
         assert len(cut_chunk["text"]) == INSPECT_TEXT_CHARS
         assert whole_chunk["text"] == LONG and whole_chunk["text_truncated"] is False
 
-        code, out, _ = run(capsys, ["--server", url, "inspect", "corpus/pumps.txt", "--full"])
+        code, out, _ = run_cli(capsys, ["--server", url, "inspect", "corpus/pumps.txt", "--full"])
         assert code == 0 and LONG in [i["text"] for i in json.loads(out)["items"]]
-        code, out, err = run(capsys, ["--server", url, "inspect", "corpus/nothing.txt"])
+        code, out, err = run_cli(capsys, ["--server", url, "inspect", "corpus/nothing.txt"])
         assert code == 1 and out == "" and "nothing stored under" in err

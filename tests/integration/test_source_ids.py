@@ -7,9 +7,8 @@ import json
 
 import pytest
 
-from agent_memory.cli import main
 from agent_memory.memory import Memory
-from tests.helpers import embedded_cli_env
+from tests.helpers import embedded_cli_env, run_cli
 
 
 @pytest.fixture()
@@ -22,39 +21,32 @@ def root(tmp_path, monkeypatch):
     return tmp_path
 
 
-def run(capsys, argv):
-    capsys.readouterr()
-    code = main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def listed(capsys) -> list[str]:
-    return [r["source_id"] for r in json.loads(run(capsys, ["list"])[1])]
+    return [r["source_id"] for r in json.loads(run_cli(capsys, ["list"])[1])]
 
 
 def test_the_same_folder_gets_the_same_ids_from_any_working_folder(root, capsys, monkeypatch):
     monkeypatch.chdir(root)
-    assert run(capsys, ["ingest", "corpus/notes", "--json"])[0] == 0
+    assert run_cli(capsys, ["ingest", "corpus/notes", "--json"])[0] == 0
     assert listed(capsys) == ["notes/team.md"]
     monkeypatch.chdir(root / "elsewhere")  # the absolute path, from another folder
-    code, out, _ = run(capsys, ["ingest", str(root / "corpus" / "notes"), "--json"])
+    code, out, _ = run_cli(capsys, ["ingest", str(root / "corpus" / "notes"), "--json"])
     assert code == 0 and json.loads(out)["files_unchanged"] == 1
     monkeypatch.chdir(root / "corpus" / "notes")  # `.` inside the folder
-    code, out, _ = run(capsys, ["ingest", ".", "--json"])
+    code, out, _ = run_cli(capsys, ["ingest", ".", "--json"])
     assert code == 0 and json.loads(out)["files_unchanged"] == 1
     # One file refreshed alone keeps the folder's ID when given the same base.
     monkeypatch.chdir(root / "corpus")
-    code, out, _ = run(capsys, ["ingest", "notes/team.md", "--base", ".", "--json"])
+    code, out, _ = run_cli(capsys, ["ingest", "notes/team.md", "--base", ".", "--json"])
     assert code == 0 and json.loads(out)["files_unchanged"] == 1
     assert listed(capsys) == ["notes/team.md"]
     # Given alone with no base, a file its folder's job stored keeps that ID (the manifest's path matches).
     monkeypatch.chdir(root / "elsewhere")
-    code, out, _ = run(capsys, ["ingest", str(root / "corpus" / "notes" / "team.md"), "--json"])
+    code, out, _ = run_cli(capsys, ["ingest", str(root / "corpus" / "notes" / "team.md"), "--json"])
     assert code == 0 and json.loads(out)["files_unchanged"] == 1
     assert listed(capsys) == ["notes/team.md"]
     # A path outside --base is a usage error naming it.
-    code, _, err = run(capsys, ["ingest", str(root / "elsewhere"), "--base", str(root / "corpus")])
+    code, _, err = run_cli(capsys, ["ingest", str(root / "elsewhere"), "--base", str(root / "corpus")])
     assert code == 2 and "not under the base" in err and "elsewhere" in err
 
 
@@ -66,17 +58,17 @@ def test_a_subfolder_job_names_its_files_as_the_store_already_names_them(root, c
     sub.mkdir()
     (sub / "deep.md").write_text("# Deep\n\nThe Osprey archive lives on the Tromso server.\n")
     monkeypatch.chdir(root / "corpus")
-    assert run(capsys, ["ingest", "notes", "-r", "--json"])[0] == 0
+    assert run_cli(capsys, ["ingest", "notes", "-r", "--json"])[0] == 0
     assert listed(capsys) == ["notes/sub/deep.md", "notes/team.md"]
     (sub / "deep.md").write_text("# Deep\n\nThe Osprey archive moved to the Bergen server.\n")
     (sub / "new.md").write_text("# New\n\nThe Heron budget is 40,000 euros.\n")
     monkeypatch.chdir(sub)
-    code, out, _ = run(capsys, ["ingest", ".", "-r", "--json"])
+    code, out, _ = run_cli(capsys, ["ingest", ".", "-r", "--json"])
     assert code == 0 and json.loads(out)["files_ingested"] == 2
     assert listed(capsys) == ["notes/sub/deep.md", "notes/sub/new.md", "notes/team.md"]
-    code, out, _ = run(capsys, ["ingest", "new.md", "--json"])  # a file given alone, from its own folder
+    code, out, _ = run_cli(capsys, ["ingest", "new.md", "--json"])  # a file given alone, from its own folder
     assert code == 0 and json.loads(out)["files_unchanged"] == 1
-    code, out, _ = run(capsys, ["ingest", ".", "--base", ".", "--json"])
+    code, out, _ = run_cli(capsys, ["ingest", ".", "--base", ".", "--json"])
     assert code == 0 and listed(capsys) == ["deep.md", "new.md", "notes/sub/deep.md", "notes/sub/new.md",
                                             "notes/team.md"]
 
@@ -84,10 +76,10 @@ def test_a_subfolder_job_names_its_files_as_the_store_already_names_them(root, c
 @pytest.mark.parametrize("spelling", ["./", "absolute", "id"])
 def test_forget_takes_what_ingest_took_and_says_what_it_matched(root, capsys, monkeypatch, spelling):
     monkeypatch.chdir(root / "corpus")
-    assert run(capsys, ["ingest", "notes"])[0] == 0
+    assert run_cli(capsys, ["ingest", "notes"])[0] == 0
     given = {"./": "./notes/team.md", "absolute": str(root / "corpus" / "notes" / "team.md"),
              "id": "notes/team.md"}[spelling]
-    code, out, _ = run(capsys, ["forget", given])
+    code, out, _ = run_cli(capsys, ["forget", given])
     result = json.loads(out)
     assert code == 0 and result["matched"] == ["notes/team.md"] and result["items"] >= 1
     assert listed(capsys) == []
@@ -95,8 +87,8 @@ def test_forget_takes_what_ingest_took_and_says_what_it_matched(root, capsys, mo
 
 def test_forget_with_no_match_hints_at_the_stored_ids(root, capsys, monkeypatch):
     monkeypatch.chdir(root)
-    assert run(capsys, ["ingest", "corpus/notes"])[0] == 0
-    code, out, err = run(capsys, ["forget", "corpus/notes/team.md"])  # the path from here, not the ID
+    assert run_cli(capsys, ["ingest", "corpus/notes"])[0] == 0
+    code, out, err = run_cli(capsys, ["forget", "corpus/notes/team.md"])  # the path from here, not the ID
     assert code == 1 and json.loads(out)["matched"] == []
     assert "relative to the base" in err and "notes/team.md" in err
     assert listed(capsys) == ["notes/team.md"]  # nothing removed by a guess
@@ -105,11 +97,11 @@ def test_forget_with_no_match_hints_at_the_stored_ids(root, capsys, monkeypatch)
 
 def test_inspect_takes_what_forget_takes_and_hints_when_nothing_matches(root, capsys, monkeypatch):
     monkeypatch.chdir(root / "corpus")
-    assert run(capsys, ["ingest", "notes"])[0] == 0
+    assert run_cli(capsys, ["ingest", "notes"])[0] == 0
     for given in ("notes/team.md", "./notes/team.md", str(root / "corpus" / "notes" / "team.md")):
-        code, out, _ = run(capsys, ["inspect", given])
+        code, out, _ = run_cli(capsys, ["inspect", given])
         assert code == 0 and json.loads(out)["source_id"] == "notes/team.md", given
-    code, out, err = run(capsys, ["inspect", "corpus/notes/team.md"])  # the path from elsewhere, not the ID
+    code, out, err = run_cli(capsys, ["inspect", "corpus/notes/team.md"])  # the path from elsewhere, not the ID
     assert code == 1 and out == ""  # no `null` on stdout: the hint is on stderr
     [line] = err.splitlines()
     assert "nothing stored under 'corpus/notes/team.md' for tenant 'default'" in line
@@ -120,12 +112,12 @@ def test_two_files_under_one_id_are_refused_with_the_owner_named(root, capsys, m
         (root / name / "docs").mkdir(parents=True)
         (root / name / "docs" / "README.md").write_text(f"Readme of project {name}: the Kestrel {name} build.\n")
     monkeypatch.chdir(root)
-    assert run(capsys, ["ingest", "a/docs"])[0] == 0
-    code, out, _ = run(capsys, ["ingest", "b/docs", "--json"])
+    assert run_cli(capsys, ["ingest", "a/docs"])[0] == 0
+    code, out, _ = run_cli(capsys, ["ingest", "b/docs", "--json"])
     [(where, reason)] = json.loads(out)["files_failed"]
     assert code == 1 and where.endswith("b/docs/README.md")
     assert str(root / "a" / "docs" / "README.md") in reason and "--base" in reason
-    code, out, _ = run(capsys, ["ingest", "b/docs", "--base", ".", "--json"])  # distinct IDs: both kept
+    code, out, _ = run_cli(capsys, ["ingest", "b/docs", "--base", ".", "--json"])  # distinct IDs: both kept
     assert code == 0
     assert listed(capsys) == ["b/docs/README.md", "docs/README.md"]
 
