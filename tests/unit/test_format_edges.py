@@ -9,7 +9,7 @@ import os
 import shutil
 
 from agent_memory.core.records import Document
-from agent_memory.ingest import sources
+from agent_memory.ingest import decoding, sources
 from agent_memory.ingest.discovery import discover_files
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, load_json_text, load_path
@@ -47,7 +47,7 @@ def test_text_not_in_utf8_is_skipped_naming_its_bytes_and_what_is_read(tmp_path)
 def test_a_large_file_is_checked_and_streamed_in_its_encoding_with_offsets_into_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(sources, "STREAM_THRESHOLD_BYTES", 1000)
     monkeypatch.setattr(sources, "SEGMENT_CHARS", 700)
-    monkeypatch.setattr(sources, "READ_BLOCK", 64)
+    monkeypatch.setattr(decoding, "READ_BLOCK", 64)
     text = "".join(f"Line {n}: the Bern office ships on day {n}.\r\n" for n in range(200))  # Windows line ends
     (tmp_path / "big.txt").write_bytes(text.encode("utf-16"))
     stream = _one(load_path(tmp_path / "big.txt", tenant="t", source_id="big.txt"))

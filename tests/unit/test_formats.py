@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from agent_memory.core.records import Document
 from agent_memory.core.tokens import make_counter
 from agent_memory.ingest import sources
@@ -61,6 +63,83 @@ def test_an_unsupported_extension_lists_every_supported_one(tmp_path):
     assert skip.reason.startswith("unsupported extension '.png'")
     assert all(ext in skip.reason for ext in SUPPORTED_EXTENSIONS) and DOCUMENTS_EXTRA in skip.reason
     assert {".pdf", ".docx", ".py", ".ts", ".go", ".java", ".rs", ".c", ".cpp", ".md"} <= SUPPORTED_EXTENSIONS
+
+
+def test_configuration_scripts_and_named_files_without_extension_are_read_as_text(tmp_path):
+    files = {"deploy.yaml": "replicas: 3\nregion: eu-west\n", "pyproject.toml": "[tool.x]\nname = 'kestrel'\n",
+             "run.sh": "#!/bin/sh\necho heron\n", "schema.sql": "CREATE TABLE osprey (id int);\n",
+             "README": "Project Falcon keeps notes.\n", "Makefile": "all:\n\techo build\n",
+             "dockerfile": "FROM python:3.11\n", "LICENSE": "MIT License\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        doc = _one(load_path(tmp_path / name, tenant="t"))
+        assert doc.text == text and doc.metadata == {}, name
+
+
+def test_more_languages_are_marked_with_their_splitter(tmp_path):
+    for name, language in {"App.kt": "kotlin", "main.swift": "swift", "Program.cs": "csharp", "tool.rb": "ruby",
+                           "index.php": "php", "paper.tex": "latex", "analysis.R": "r"}.items():
+        (tmp_path / name).write_text("x = 1\n")
+        assert _one(load_path(tmp_path / name, tenant="t")).metadata == {"language": language}, name
+
+
+def test_an_unknown_name_without_extension_and_secret_files_are_skipped_naming_what_is_read(tmp_path):
+    for name in ("notes", ".env", "server.pem", "id.key"):
+        (tmp_path / name).write_text("API_KEY=abc\n")
+        [skip] = load_path(tmp_path / name, tenant="t")
+        assert isinstance(skip, Skipped) and skip.reason.startswith("unsupported extension"), name
+        assert "readme" in skip.reason and "makefile" in skip.reason
+
+
+def test_a_file_that_is_not_utf8_is_read_in_the_first_encoding_named_that_reads_it(tmp_path):
+    gbk, western = "我昨天去了北京，见到了老朋友张伟。\n", "Grüße aus München, crème brûlée.\n"
+    (tmp_path / "日记.txt").write_bytes(gbk.encode("gbk"))
+    (tmp_path / "notes.md").write_bytes(western.encode("cp1252"))
+    (tmp_path / "plain.txt").write_text("Plain UTF-8 café.\n")
+    # Unnamed, neither is guessed: a skip naming the byte and the setting.
+    [skip] = load_path(tmp_path / "日记.txt", tenant="t")
+    assert isinstance(skip, Skipped) and skip.reason.startswith("invalid UTF-8 at byte 0")
+    assert "AGENT_MEMORY_TEXT_ENCODINGS" in skip.reason
+    named = ["ascii", "gb18030"]  # ASCII reads neither whole; the next one named does
+    doc = _one(load_path(tmp_path / "日记.txt", tenant="t", encodings=named))
+    assert doc.text == gbk and doc.metadata == {sources.DECODED_FROM: "gb18030"}
+    doc = _one(load_path(tmp_path / "notes.md", tenant="t", encodings=["cp1252"]))
+    assert doc.text == western and doc.metadata == {sources.DECODED_FROM: "cp1252"}
+    assert sources.DECODED_FROM not in _one(load_path(tmp_path / "plain.txt", tenant="t", encodings=named)).metadata
+
+
+def test_encodings_that_read_none_of_it_and_a_byte_order_mark_keep_the_skip(tmp_path):
+    (tmp_path / "x.txt").write_bytes("caf\xe9".encode("latin-1"))
+    [skip] = load_path(tmp_path / "x.txt", tenant="t", encodings=["ascii"])
+    assert isinstance(skip, Skipped) and "then ascii (text_encodings)" in skip.reason
+    # A UTF-16 file's mark names its encoding: bytes that break it are not read in another.
+    (tmp_path / "broken16.txt").write_bytes(b"\xff\xfe" + "ok".encode("utf-16-le") + b"\x00\xd8")
+    [skip] = load_path(tmp_path / "broken16.txt", tenant="t", encodings=["cp1252"])
+    assert isinstance(skip, Skipped) and skip.reason.startswith("invalid UTF-16")
+
+
+def test_a_large_file_in_a_named_encoding_is_streamed_in_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(sources, "STREAM_THRESHOLD_BYTES", 64)
+    text = "第一段：我们在杭州开会。\n" * 20
+    (tmp_path / "big.txt").write_bytes(text.encode("gbk"))
+    [stream] = load_path(tmp_path / "big.txt", tenant="t", encodings=["gb18030"])
+    assert isinstance(stream, sources.TextStream) and stream.metadata[sources.DECODED_FROM] == "gb18030"
+    assert "".join(segment for _, segment in stream.segments()) == text
+    [skip] = load_path(tmp_path / "big.txt", tenant="t")
+    assert isinstance(skip, Skipped) and skip.reason.startswith("invalid UTF-8")
+
+
+def test_text_encodings_setting_takes_a_list_and_refuses_what_is_not_a_text_encoding(monkeypatch):
+    from agent_memory.core.config import load_settings
+    from agent_memory.core.errors import ConfigError
+    monkeypatch.setenv("AGENT_MEMORY_TEXT_ENCODINGS", "gb18030, cp1252")
+    assert load_settings().text_encodings == ["gb18030", "cp1252"]
+    monkeypatch.setenv("AGENT_MEMORY_TEXT_ENCODINGS", '["shift_jis"]')
+    assert load_settings().text_encodings == ["shift_jis"]
+    for bad in ("klingon", "base64"):
+        monkeypatch.setenv("AGENT_MEMORY_TEXT_ENCODINGS", bad)
+        with pytest.raises(ConfigError, match=repr(bad)):
+            load_settings()
 
 
 def test_front_matter_becomes_title_and_metadata_and_leaves_the_text(tmp_path):
