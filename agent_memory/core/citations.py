@@ -3,12 +3,14 @@
 Retrieved text is data. A source ID comes from a file name or a record, so it is encoded
 in its tag: the characters that would end or split a tag (``[ ] , ;``), ``%`` itself,
 line breaks, tabs, other control characters and edge spaces become ``%XX`` (UTF-8
-percent-encoding). Everything else stays as it is, so ordinary IDs (``locomo/conv-26/D1:3``,
-``docs/a b.md``) read unchanged. Text shown in a prompt (passages, titles, speakers, facts)
+percent-encoding), and so does the bracket of what reads as a tag's start (``［S:``).
+Everything else stays as it is, so ordinary IDs (``locomo/conv-26/D1:3``, ``docs/a b.md``)
+read unchanged. Text shown in a prompt (passages, titles, speakers, facts)
 is neutralized: anything that looks like the start of a tag becomes ``(S:``, so no stored
 document can forge a citation (behind invisible format characters and in full-width or other
-compatibility forms too: ``[\u200bS:``, ``［Ｓ：``, see ``core/lookalikes.py``). Readers of a prompt
-(the answer check, the evaluation metric) decode the IDs they find with :func:`decode_id`.
+compatibility forms and look-alike letters too: ``[\u200bS:``, ``［Ｓ：``, ``[Ѕ:``, see
+``core/lookalikes.py``). Readers of a prompt (the answer check, the evaluation metric) decode the
+IDs they find with :func:`decode_id`.
 """
 
 from __future__ import annotations
@@ -32,14 +34,17 @@ _RESERVED_CHAR = re.compile(r"[\[\]%,;]")
 
 
 def encode_id(source_id: str) -> str:
-    if (source_id.isprintable() and not _RESERVED_CHAR.search(source_id)
+    # The bracket of what reads as a tag inside the ID ("［S:x］.md", "［Ѕ:x］"): escaped, or the tag
+    # would read as holding a second one (an ASCII "[" is escaped anyway).
+    forged = {m.start() for m in _TAG_START.finditer(source_id)}
+    if (not forged and source_id.isprintable() and not _RESERVED_CHAR.search(source_id)
             and not source_id.startswith(" ") and not source_id.endswith(" ")):
         return source_id  # the common ID, nothing to escape: a prompt tags a hundred lines or more
     last = len(source_id) - 1
     out = []
     for i, ch in enumerate(source_id):
         edge_space = ch == " " and (i == 0 or i == last)
-        if ch in _RESERVED or edge_space or (not ch.isprintable() and ch != " "):
+        if ch in _RESERVED or edge_space or i in forged or (not ch.isprintable() and ch != " "):
             out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8")))
         else:
             out.append(ch)
@@ -61,10 +66,10 @@ def tag(source_id: str) -> str:
 
 
 def neutralize(text: str) -> str:
-    """``text`` with every tag-like ``[S:`` (``[\u200bS:``, ``［S：`` ...) turned into ``(S:``: shown,
-    never a citation. Rare line separators (form feed, U+2028 ...) become plain newlines, so every
-    reader of the prompt sees the same lines (a heading hidden behind one would otherwise pass as a
-    section of the prompt)."""
+    """``text`` with every tag-like ``[S:`` (``[\u200bS:``, ``［S：``, ``[Ѕ:`` ...) turned into ``(S:``:
+    shown, never a citation. Rare line separators (form feed, U+2028 ...) become plain newlines, so
+    every reader of the prompt sees the same lines (a heading hidden behind one would otherwise pass
+    as a section of the prompt)."""
     return _TAG_START.sub("(", _ODD_BREAKS.sub("\n", text))
 
 
