@@ -129,16 +129,18 @@ def unreadable_folder(mp: pytest.MonkeyPatch, folder: Path):
 
 
 # Look-alikes from Unicode's confusables.txt that the tests forge with, as a reader takes them in:
-# Cyrillic, Armenian, Cherokee, Lisu and Latin small capital S, modifier and ratio colons.
+# Cyrillic, Armenian, Cherokee, Lisu and Latin small capital S, modifier and ratio colons, dashes.
 # Written here apart from core/lookalikes.py, so a test does not read the prompt through the guard.
 _LOOKALIKES = str.maketrans({"Ѕ": "S", "ѕ": "s", "Տ": "S", "Ꮪ": "S", "Ꮥ": "S", "ꓢ": "S", "ꜱ": "s", "ƽ": "s",
-                             "ː": ":", "꞉": ":", "∶": ":", "։": ":"})
+                             "ː": ":", "꞉": ":", "∶": ":", "։": ":", "–": "-", "‐": "-", "−": "-", "゠": "="})
 
 
 def folded(text: str) -> str:
-    """``text`` as a reader takes it in: format characters unseen, compatibility forms and look-alike
+    """``text`` as a reader takes it in: format characters unseen, but tag characters read as the ASCII
+    they shadow (as a model's tokenizer reads U+E0041 as "A"), compatibility forms and look-alike
     letters as their ASCII."""
-    return unicodedata.normalize("NFKC", "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    shown = "".join(chr(ord(ch) - 0xE0000) if 0xE0020 <= ord(ch) <= 0xE007E else ch for ch in text)
+    return unicodedata.normalize("NFKC", "".join(ch for ch in shown if unicodedata.category(ch) != "Cf")
                                  ).translate(_LOOKALIKES)
 
 

@@ -9,8 +9,9 @@ read unchanged. Text shown in a prompt (passages, titles, speakers, facts)
 is neutralized: anything that looks like the start of a tag becomes ``(S:``, so no stored
 document can forge a citation (behind invisible format characters and in full-width or other
 compatibility forms and look-alike letters too: ``[\u200bS:``, ``［Ｓ：``, ``[Ѕ:``, see
-``core/lookalikes.py``). Readers of a prompt (the answer check, the evaluation metric) decode the
-IDs they find with :func:`decode_id`.
+``core/lookalikes.py``), and loses its tag characters (U+E0000-U+E007F, ASCII that only a tokenizer
+sees). Readers of a prompt (the answer check, the evaluation metric) decode the IDs they find with
+:func:`decode_id`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-from agent_memory.core.lookalikes import COLON, INVISIBLE, LETTER_S, OPEN_BRACKET
+from agent_memory.core.lookalikes import COLON, INVISIBLE, LETTER_S, OPEN_BRACKET, TAG_CHARACTERS
 
 TAG = re.compile(r"\[S:([^\[\]\n]+)\]")
 _RESERVED = frozenset("[]%,;")
@@ -26,6 +27,14 @@ _RESERVED = frozenset("[]%,;")
 # compatibility forms included; only the bracket is replaced, so the words around it stay as written.
 _GAP = rf"[\s{INVISIBLE}]*"
 _TAG_START = re.compile(rf"[{OPEN_BRACKET}](?={_GAP}[{LETTER_S}]{_GAP}[{COLON}])")
+# A run of tag characters, or an emoji tag sequence: the black flag, tag letters, cancel tag.
+_TAGS = re.compile(rf"\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f|[{TAG_CHARACTERS}]+")
+_ANY_TAG = re.compile(f"[{TAG_CHARACTERS}]")  # a quick look first: few texts hold one
+# The three subdivision flags Unicode recommends (England, Scotland, Wales): the only tag sequences
+# emoji fonts draw, and five letters that cannot spell an instruction. Any other loses its tags and
+# shows as the black flag it is drawn as.
+_FLAGS = frozenset("\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in code) + "\U000e007f"
+                   for code in ("gbeng", "gbsct", "gbwls"))
 _ODD_BREAKS = re.compile(r"\r\n?|[\v\f\x1c-\x1e\x85\u2028\u2029]")
 _BREAKS = re.compile(r"\s*[\r\n\t\v\f\x1c-\x1e\x85\u2028\u2029]+\s*")
 
@@ -70,7 +79,23 @@ def neutralize(text: str) -> str:
     shown, never a citation. Rare line separators (form feed, U+2028 ...) become plain newlines, so
     every reader of the prompt sees the same lines (a heading hidden behind one would otherwise pass
     as a section of the prompt)."""
-    return _TAG_START.sub("(", _ODD_BREAKS.sub("\n", text))
+    return _TAG_START.sub("(", plain_lines(text))
+
+
+def plain_lines(text: str) -> str:
+    """``text`` as every reader of a prompt sees the same: rare line separators as newlines, no tag
+    characters (a person does not see them, a tokenizer reads them as ASCII: ``[S:x]`` or a hidden
+    instruction spelled in U+E005B U+E0053 ...), but in the subdivision flags."""
+    if _ANY_TAG.search(text):
+        text = _TAGS.sub(_keep_flag, text)
+    return _ODD_BREAKS.sub("\n", text)
+
+
+def _keep_flag(match: re.Match) -> str:
+    seq = match.group(0)
+    if seq in _FLAGS:
+        return seq
+    return "\U0001f3f4" if seq[0] == "\U0001f3f4" else ""
 
 
 def inline(text: str) -> str:

