@@ -133,6 +133,7 @@ def unreadable_folder(mp: pytest.MonkeyPatch, folder: Path):
 # Written here apart from core/lookalikes.py, so a test does not read the prompt through the guard.
 _LOOKALIKES = str.maketrans({"Ѕ": "S", "ѕ": "s", "Տ": "S", "Ꮪ": "S", "Ꮥ": "S", "ꓢ": "S", "ꜱ": "s", "ƽ": "s",
                              "ː": ":", "꞉": ":", "∶": ":", "։": ":", "–": "-", "‐": "-", "−": "-", "゠": "="})
+_UNDERLINE = re.compile(r"[ \t]*[=-]+[ \t]*")
 
 
 def folded(text: str) -> str:
@@ -145,9 +146,16 @@ def folded(text: str) -> str:
 
 
 def real_structure(prompt: str) -> tuple[list[str], int]:
-    """The headings a reader of ``prompt`` sees, and how many of what reads as "[S:" are not real tags
+    """The headings a reader of ``prompt`` sees (``#`` ones, and a line of text over a line of ``=`` or
+    ``-``, listed as ``"<text> (underlined)"``), and how many of what reads as "[S:" are not real tags
     (a real tag is written ``[S:`` exactly: core/citations.py)."""
     seen = folded(prompt)
-    headings = [line for line in seen.splitlines() if line.lstrip().startswith("#")]
+    lines = seen.splitlines()
+    headings = []
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#"):
+            headings.append(line)
+        elif i and lines[i - 1].strip() and _UNDERLINE.fullmatch(line):
+            headings.append(f"{lines[i - 1].strip()} (underlined)")
     tag_like = len(re.findall(r"\[\s*[Ss]\s*:", seen))
     return headings, tag_like - len(re.findall(r"\[S:", prompt))

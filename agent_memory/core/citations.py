@@ -79,7 +79,12 @@ def neutralize(text: str) -> str:
     shown, never a citation. Rare line separators (form feed, U+2028 ...) become plain newlines, so
     every reader of the prompt sees the same lines (a heading hidden behind one would otherwise pass
     as a section of the prompt)."""
-    return _TAG_START.sub("(", plain_lines(text))
+    return neutralize_tags(plain_lines(text))
+
+
+def neutralize_tags(text: str) -> str:
+    """:func:`neutralize` of a text that has been through :func:`plain_lines` already."""
+    return _TAG_START.sub("(", text)
 
 
 def plain_lines(text: str) -> str:

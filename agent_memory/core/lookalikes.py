@@ -51,3 +51,11 @@ LETTER_S = ("Ss\u017f\u02e2\u209b\u24c8\u24e2\uff33\uff53"
             "\U0001d5e6\U0001d600\U0001d61a\U0001d634\U0001d64e\U0001d668\U0001d682\U0001d69c\U0001f142"
             "\u0405\u0455\u054f\u13d5\u13da\uabaa\ua4e2\U00010296\U00010420\U00010448\U00016f3a"
             "\u01bd\ua731\u0d1f\U000118c1\U0001cce8")
+
+# The underline of a Markdown setext heading ("Title" over "===" or "---"). = ⁼ ₌ ﹦ ＝, and the
+# look-alikes that are punctuation: Canadian syllabics hyphen ᐀, double hyphen ⹀, katakana-hiragana
+# double hyphen ゠, Lisu full stop ꓿.
+EQUALS = r"=\u207c\u208c\ufe66\uff1d\u1400\u2e40\u30a0\ua4ff"
+# - ﹣ －, and the look-alikes that are punctuation or symbols: hyphens and dashes ‐ ‑ ‒ – ﹘, minus
+# signs ˗ − ➖, hyphen bullet ⁃, Arabic full stop ۔ (not the Coptic letters ⲻ Ⲻ: a line of one is a word).
+HYPHEN = r"\-\ufe63\uff0d\u02d7\u06d4\u2010-\u2013\u2043\u2212\u2796\ufe58"

@@ -1,6 +1,6 @@
 """The character classes the prompt's guards read as invisible or as ASCII (core/lookalikes.py) hold
 every character Unicode says they should: a format character (category Cf); each character whose
-NFKC form is ``[``, ``S``, ``s``, ``:`` or ``#``; and the look-alikes Unicode's
+NFKC form is ``[``, ``S``, ``s``, ``:``, ``#``, ``=`` or ``-``; and the look-alikes Unicode's
 confusables.txt (UTS #39, 17.0.0) maps to one of them."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import unicodedata
 
 from agent_memory.core.lookalikes import (
     COLON,
+    EQUALS,
     HASH,
+    HYPHEN,
     INVISIBLE,
     LETTER_S,
     OPEN_BRACKET,
@@ -21,12 +23,16 @@ from agent_memory.core.lookalikes import (
 EVERY_CHARACTER = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]  # no surrogates
 
 # Each line of confusables.txt 17.0.0 whose target is one of the marks, the NFKC forms left out
-# (the test finds those in unicodedata); "[" and "#" have none.
+# (the test finds those in unicodedata); "[" and "#" have none. Two are letters the
+# underline leaves out: a line of one Coptic ⲻ is a word, not an underline.
 CONFUSABLES = {
     "S": "0405 054F 13D5 13DA A4E2 10296 10420 16F3A 1CCE8",
     "s": "01BD 0455 0D1F A731 ABAA 10448 118C1",
     ":": "02D0 02F8 0589 05C3 0703 0704 0903 0A83 16EC 1803 1809 205A 2236 A4FD A789 FE30 11DD9",
+    "=": "1400 2E40 30A0 A4FF",
+    "-": "02D7 06D4 2010 2011 2012 2013 2043 2212 2796 FE58",
 }
+UNDERLINE_LETTERS = "\u2cba\u2cbb"  # Ⲻ ⲻ: confusables.txt maps them to "-"
 
 
 def _members(body: str) -> set[str]:
@@ -51,9 +57,11 @@ def test_tag_characters_are_the_tags_block():
 
 def test_every_compatibility_form_and_look_alike_of_a_guarded_mark_is_read_as_its_ascii():
     folded = {ch: unicodedata.normalize("NFKC", ch) for ch in EVERY_CHARACTER}
-    for targets, body in (({"["}, OPEN_BRACKET), ({"S", "s"}, LETTER_S), ({":"}, COLON), ({"#"}, HASH)):
+    for targets, body in (({"["}, OPEN_BRACKET), ({"S", "s"}, LETTER_S), ({":"}, COLON), ({"#"}, HASH),
+                          ({"="}, EQUALS), ({"-"}, HYPHEN)):
         forms = {ch for ch, form in folded.items() if form in targets}
         assert targets < forms  # the ASCII itself, and at least one other form
         look_alikes = _confusables(*targets)
         assert not forms & look_alikes  # the table above holds only what NFKC does not map
         assert _members(body) == forms | look_alikes, (targets, sorted(_members(body) ^ (forms | look_alikes)))
+    assert not _members(HYPHEN) & set(UNDERLINE_LETTERS)
