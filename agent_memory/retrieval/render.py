@@ -208,7 +208,11 @@ def _join_adjacent(members: list[Entry]) -> list[str]:
                     and not previous.passage.compressed and not entry.passage.compressed
                     and entry.order[1] == previous.order[1] + 1)
         if joinable:
-            lines[-1] = _continue(lines[-1], entry.passage.text)
+            # Each chunk was shown on its own: a forgery split at their border ("[" ending one and
+            # "S:x]" starting the next, a line of text and "===") is whole only in the joined line.
+            # It is shown as the chunks were; the line's own tag, its first "[", stays as written.
+            joined = _continue(lines[-1], entry.passage.text)
+            lines[-1] = joined[0] + display_text(joined[1:])
         else:
             lines.append(entry.text)
         previous = entry
