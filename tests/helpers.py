@@ -128,15 +128,34 @@ def unreadable_folder(mp: pytest.MonkeyPatch, folder: Path):
             folder.chmod(0o755)
 
 
+# Look-alikes from Unicode's confusables.txt that the tests forge with, as a reader takes them in:
+# Cyrillic, Armenian, Cherokee, Lisu and Latin small capital S, modifier and ratio colons, dashes.
+# Written here apart from core/lookalikes.py, so a test does not read the prompt through the guard.
+_LOOKALIKES = str.maketrans({"Ѕ": "S", "ѕ": "s", "Տ": "S", "Ꮪ": "S", "Ꮥ": "S", "ꓢ": "S", "ꜱ": "s", "ƽ": "s",
+                             "ː": ":", "꞉": ":", "∶": ":", "։": ":", "–": "-", "‐": "-", "−": "-", "゠": "="})
+_UNDERLINE = re.compile(r"[ \t]*[=-]+[ \t]*")
+
+
 def folded(text: str) -> str:
-    """``text`` as a reader takes it in: format characters unseen, compatibility forms as their ASCII."""
-    return unicodedata.normalize("NFKC", "".join(ch for ch in text if unicodedata.category(ch) != "Cf"))
+    """``text`` as a reader takes it in: format characters unseen, but tag characters read as the ASCII
+    they shadow (as a model's tokenizer reads U+E0041 as "A"), compatibility forms and look-alike
+    letters as their ASCII."""
+    shown = "".join(chr(ord(ch) - 0xE0000) if 0xE0020 <= ord(ch) <= 0xE007E else ch for ch in text)
+    return unicodedata.normalize("NFKC", "".join(ch for ch in shown if unicodedata.category(ch) != "Cf")
+                                 ).translate(_LOOKALIKES)
 
 
 def real_structure(prompt: str) -> tuple[list[str], int]:
-    """The headings a reader of ``prompt`` sees, and how many of what reads as "[S:" are not real tags
+    """The headings a reader of ``prompt`` sees (``#`` ones, and a line of text over a line of ``=`` or
+    ``-``, listed as ``"<text> (underlined)"``), and how many of what reads as "[S:" are not real tags
     (a real tag is written ``[S:`` exactly: core/citations.py)."""
     seen = folded(prompt)
-    headings = [line for line in seen.splitlines() if line.lstrip().startswith("#")]
+    lines = seen.splitlines()
+    headings = []
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#"):
+            headings.append(line)
+        elif i and lines[i - 1].strip() and _UNDERLINE.fullmatch(line):
+            headings.append(f"{lines[i - 1].strip()} (underlined)")
     tag_like = len(re.findall(r"\[\s*[Ss]\s*:", seen))
     return headings, tag_like - len(re.findall(r"\[S:", prompt))
