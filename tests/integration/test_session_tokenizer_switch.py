@@ -11,6 +11,7 @@ import pytest
 from postgres_support import BackendOpener, postgres_param
 
 from agent_memory.conversation import CompactionConfig, SessionManager
+from agent_memory.conversation.messages import serialize
 from agent_memory.core.tokens import EstimatingCounter, TiktokenCounter
 from agent_memory.stores.sqlite_sessions import SessionStore
 
@@ -109,3 +110,31 @@ def test_a_file_from_before_counts_named_their_tokenizer_is_counted_again(tmp_pa
         assert session.messages() == [message]
     finally:
         manager.close()
+
+
+LONG_TURNS = [f"Turn {n}: order {40 + n} X-300 units for ACME GmbH from the Lyon depot, invoice INV-{2291 + n},"
+              f" freight with DHL reference DHL-77-{n:04d}, before Friday." for n in range(12)]
+
+
+@pytest.mark.parametrize("first, then", [(EXACT, ESTIMATE), (ESTIMATE, EXACT)], ids=["exact-then-estimate",
+                                                                                   "estimate-then-exact"])
+def test_a_view_stays_within_its_budget_after_a_switch(opener, first, then):
+    """The budget a view is built for holds when counted by the serving counter: a budget that held every
+    message under the old counts (cl100k's, smaller than the estimate's) must not show them all under the
+    estimate, and the count reported for the view is the serving counter's."""
+    before = opener.manager(first).session("s")
+    for n, text in enumerate(LONG_TURNS):
+        before.append({"role": ("user", "assistant")[n % 2], "content": text})
+    old_counts = [r["tokens"] for r in before.store.load_messages(before.key)]
+    budget = sum(old_counts)  # every message fits under the counts stored by the first counter
+    switched = opener.manager(then).session("s")
+    view = switched.view(budget)
+    counted = sum(then.count(serialize(m)) + 4 for m in view)  # 4: the default message_overhead
+    assert switched.count_view(view) == counted <= budget  # the new counter's units, within the budget
+    new_counts = [switched.message_tokens(m) for m in switched.messages()]
+    assert [r["tokens"] for r in switched.store.load_messages(switched.key)] == new_counts  # stored again
+    shown = [m for m in view if m["role"] != "system"]  # the key-entities header and notes apart
+    if sum(new_counts) > budget:  # cl100k -> estimate: the old counts would have shown every message
+        assert shown == switched.messages()[-len(shown):] and len(shown) < len(LONG_TURNS)
+    else:  # estimate -> cl100k: everything fits, with room to spare
+        assert shown == switched.messages()
