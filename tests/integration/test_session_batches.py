@@ -168,6 +168,58 @@ def test_batches_through_two_replicas_never_interleave(tmp_path, _):
         schema.cleanup()
 
 
+def call(cid: str) -> dict:
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": cid, "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}
+
+
+def result(cid: str, text: str) -> dict:
+    return {"role": "tool", "tool_call_id": cid, "content": text}
+
+
+def test_an_append_between_the_check_and_the_batch_refuses_the_batch(opener):
+    """A batch checked whole (``check_batch``), then a result for the same call appended by another
+    caller: the batch is checked again under the lock, so it is refused, whole, instead of storing a
+    second result for the call (which a provider refuses in every later view)."""
+    manager = opener.manager()
+    session = manager.session("s")
+    session.append(call("c1"))
+    batch = [result("c1", "42 units in stock"), user("Order them.")]
+    session.check_batch(batch)  # passes: c1 awaits its result
+    manager.session("s").append(result("c1", "41 units in stock"))  # another caller answers c1 meanwhile
+    with pytest.raises(ValueError, match=r"messages\[0\]: .*\['c1'\].*repeated tool result"):
+        session.append_batch(batch)
+    stored = [r["message"] for r in manager.store.load_messages(session.key)]
+    assert stored == [call("c1"), result("c1", "41 units in stock")] and session.next_seq == 2
+    assert session.append_batch([user("Order them.")]) == [2]  # the session goes on
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=NEEDS_POSTGRES)])
+def test_an_append_by_another_replica_between_the_check_and_the_batch_refuses_it(tmp_path, _):
+    """The same through two replicas: the checking one has not seen the other's append when its batch
+    reaches the store; the store refuses the taken seq, the session reloads and checks again."""
+    from agent_memory.stores.postgres_sessions import PostgresSessionStore
+
+    schema = FreshSchema()
+    a, b = (SessionManager(tmp_path / "unused", COUNTER, store=PostgresSessionStore(schema.open())) for _ in "ab")
+    try:
+        session = a.session("shared")
+        session.append(call("c1"))
+        batch = [result("c1", "42 units in stock"), user("Order them.")]
+        session.check_batch(batch)
+        b.session("shared").append(result("c1", "41 units in stock"))
+        with pytest.raises(ValueError, match=r"messages\[0\]: .*repeated tool result"):
+            session.append_batch(batch)  # ``session`` as a caller held it: no refresh before the batch
+        assert [r["message"] for r in a.store.load_messages(session.key)] == [
+            call("c1"), result("c1", "41 units in stock")]
+        assert session.append_batch([user("Order them.")]) == [2]
+        assert [m["role"] for m in b.session("shared").messages()] == ["assistant", "tool", "user"]
+    finally:
+        a.close()
+        b.close()
+        schema.cleanup()
+
+
 @pytest.fixture
 def memory(settings):
     from agent_memory import Memory
