@@ -101,7 +101,7 @@ class Scheduler:
         candidates = self._candidates(level)
         keep = self.config.keep_recent_units
         candidates = candidates[: max(0, len(candidates) - keep)] if keep else candidates
-        freed, seqs = 0, []
+        freed, picked = 0, []
         for unit in candidates:
             if freed >= need:
                 break
@@ -113,15 +113,17 @@ class Scheduler:
                 shown = condense_message(entry.shown, self.config.light_keep_share)
                 if shown is None:
                     continue
-                before = entry.tokens
+                freed += entry.tokens - self.message_tokens(shown)
+                picked.append((entry, shown))
+        if picked:
+            state = self._counted(level)
+            state["condensed"] = state.get("condensed", 0) + len(picked)
+            # Stored first: a failed write leaves the session as the store has it (shown whole, uncounted).
+            self.store.compact(self.key, [entry.seq for entry, _ in picked], CONDENSED, None, state)
+            self._state = state
+            for entry, shown in picked:
                 self._log.reshow(entry, shown)
                 entry.condensed = True
-                freed += before - entry.tokens
-                seqs.append(entry.seq)
-        if seqs:
-            self._state["condensed"] = self._state.get("condensed", 0) + len(seqs)
-            self._count_level(level)
-            self.store.compact(self.key, seqs, CONDENSED, None, self._state)
 
     # -- summaries with validation ----------------------------------------------------------
     def _summarizers(self, level: int) -> list:
@@ -186,9 +188,10 @@ class Scheduler:
             summary = {k: v for k, v in summary.items() if k != "check"}
         elif seqs:  # a drop is never silent: a marker in the view names what went
             summary = self._marker(units, tier)
-        self._count_level(tier)
+        state = self._counted(tier)
         status = SUMMARIZED if summary and summary["method"] != MARKER else DROPPED
-        self.store.compact(self.key, seqs, status, summary, self._state)  # persist first, then forget
+        self.store.compact(self.key, seqs, status, summary, state)  # persist first, then forget
+        self._state = state
         for unit in units:
             self._log.remove(unit, status)
         if summary:
@@ -206,9 +209,12 @@ class Scheduler:
         return {"first_seq": first, "last_seq": last, "tier": tier, "text": text,
                 "tokens": self.counter.count(text), "method": MARKER, "validation": counts}
 
-    def _count_level(self, tier: int) -> None:
-        self._state["compactions"] += 1
-        self._state["tiers"][str(tier)] = self._state["tiers"].get(str(tier), 0) + 1
+    def _counted(self, tier: int) -> dict[str, Any]:
+        """The session state with one more compaction at ``tier``: a copy, stored with the compaction and
+        adopted only once that write succeeded, so a failed one is not counted as done."""
+        tiers = dict(self._state["tiers"])
+        tiers[str(tier)] = tiers.get(str(tier), 0) + 1
+        return {**self._state, "compactions": self._state["compactions"] + 1, "tiers": tiers}
 
     def compact(self, force: bool = False, window: int | None = None) -> int:
         """Run the scheduler now (returns the level applied); ``force`` summarizes everything that can go:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import pytest
 from postgres_support import NEEDS_POSTGRES, BackendOpener, FreshSchema, postgres_param
 
-from agent_memory.conversation import SessionManager
+from agent_memory.conversation import CompactionConfig, SessionManager
 from agent_memory.core.errors import StoreError
 from agent_memory.core.tokens import TiktokenCounter
 from agent_memory.stores.sqlite_sessions import SessionStore
@@ -28,8 +28,8 @@ class Opener(BackendOpener):
 
         return PostgresSessionStore(db)
 
-    def manager(self) -> SessionManager:
-        return SessionManager(self.tmp_path / "unused.sqlite3", COUNTER, store=self())
+    def manager(self, config: CompactionConfig | None = None) -> SessionManager:
+        return SessionManager(self.tmp_path / "unused.sqlite3", COUNTER, store=self(), config=config)
 
 
 @pytest.fixture(params=["sqlite", postgres_param()])
@@ -95,6 +95,36 @@ def test_a_batch_failing_midway_stores_none_of_it_and_the_session_goes_on(opener
     reopened = opener.manager().session("s")
     assert [m["content"] for m in reopened.messages()] == [
         "Before the batch: the depot is in Lyon.", *[m["content"] for m in batch]]
+
+
+def test_a_compaction_failing_after_the_batch_is_stored_does_not_fail_the_batch(opener):
+    """The batch is committed before the scheduler runs: a store failure in the compaction it triggers must
+    not report the batch as failed (a caller would send it again: stored twice) nor skip its hooks; the
+    session stays as the store has it, and the next append compacts."""
+    manager = opener.manager(CompactionConfig(window_tokens=400))
+    announced: list[int] = []
+    manager.on_appended = lambda record: announced.append(record.seq)
+    session = manager.session("s")
+    batch = [user(f"Turn {n}: order {40 + n} X-300 units for ACME from the Lyon depot, invoice INV-{2291 + n},"
+                  f" freight with DHL reference DHL-77-{n:04d}.") for n in range(12)]
+
+    def full_disk(*args, **kwargs):
+        raise StoreError("session store write failed: database or disk is full")
+
+    manager.store.compact = manager.store.save_state = full_disk  # this store object only
+    assert session.append_batch(batch) == list(range(12))
+    assert announced == list(range(12))
+    assert [r["message"] for r in manager.store.load_messages(session.key)] == batch
+    stats = session.stats()
+    assert stats["compaction_failures"] >= 1 and stats["compactions"] == 0  # tried, failed, not counted as done
+    assert stats["active_messages"] == 12 and stats["condensed_messages"] == 0  # as the store has it
+    assert [m for m in session.view(10_000) if m["role"] != "system"] == batch
+    del manager.store.compact, manager.store.save_state  # the disk has room again
+    session.append(user("And one more order, please."))
+    assert session.stats()["compactions"] >= 1 and session.utilization() < 0.9
+    reopened = opener.manager(CompactionConfig(window_tokens=400)).session("s")
+    assert reopened.stats()["compactions"] == session.stats()["compactions"]
+    assert len(reopened.messages()) == 13
 
 
 def assert_batches_whole(stored: list[str], batches: int, size: int, writers: str) -> None:
