@@ -20,6 +20,7 @@ higher level drops it.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -28,7 +29,9 @@ from agent_memory.conversation.compaction import ACTIVE, CONDENSED, DROPPED, MAR
 from agent_memory.conversation.light import condense_message
 from agent_memory.conversation.summarize import summarize_span
 from agent_memory.conversation.summarize import validate as validate_summary
-from agent_memory.core.errors import BudgetError
+from agent_memory.core.errors import BudgetError, StoreError
+
+log = logging.getLogger(__name__)
 
 F, Z, S = Retention.FORGETTABLE, Retention.FUZZY, Retention.STRICT
 LOSSY = {F, Z}
@@ -59,6 +62,21 @@ class Scheduler:
         if level:
             self._run_level(level, window, used)
         return level
+
+    def _compact_after_append(self) -> None:
+        """The scheduler, once the messages are stored. A store failure here must not fail the append: the
+        caller would take its stored messages for lost and send them again (a batch twice), and the hooks
+        would never run for them. Each compaction is one transaction adopted only once stored, so the
+        session stays as the store has it; the next append runs the scheduler again (a view fits its
+        budget uncompacted too)."""
+        if not self.config.window_tokens:
+            return
+        try:
+            self._maybe_compact(self.config.window_tokens)
+        except StoreError as exc:
+            self._state["compaction_failures"] = self._state.get("compaction_failures", 0) + 1
+            log.warning("session %s: compaction after an append failed (the messages are stored): %s",
+                        self.session_id, exc)
 
     def _candidates(self, level: int) -> list[Unit]:
         """Oldest first, every unit but the protected ones (the last user message, kept verbatim, and the

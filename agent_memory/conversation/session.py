@@ -234,21 +234,6 @@ class Session(Scheduler, ViewBuilder):
             self._announce(row.seq, item, more=n < len(items) - 1)
         return [row.seq for row in rows]
 
-    def _compact_after_append(self) -> None:
-        """The scheduler, once the messages are stored. A store failure here must not fail the append: the
-        caller would take its stored messages for lost and send them again (a batch twice), and the hooks
-        would never run for them. Each compaction is one transaction adopted only once stored, so the
-        session stays as the store has it; the next append runs the scheduler again (a view fits its
-        budget uncompacted too)."""
-        if not self.config.window_tokens:
-            return
-        try:
-            self._maybe_compact(self.config.window_tokens)
-        except StoreError as exc:
-            self._state["compaction_failures"] = self._state.get("compaction_failures", 0) + 1
-            log.warning("session %s: compaction after an append failed (the messages are stored): %s",
-                        self.session_id, exc)
-
     def _admit(self, seq: int, item: _Pending) -> None:
         self._next_seq = seq + 1
         self._pairing.note(item.message)
