@@ -149,6 +149,16 @@ class Session(Scheduler, ViewBuilder):
             log.warning("session %s: %d token counts made again under %s not stored: %s", self.session_id,
                         len(recounted), self._tokenizer, exc)
 
+    def use_config(self, config: CompactionConfig) -> None:
+        """Serve the live session under ``config`` from now on (``SessionManager.session(config=...)``). A
+        different one is loaded again: every stored count holds the old ``message_overhead`` (kept, a view
+        counted with the new one could run over its budget) and the unit log was built with its settings."""
+        with self._lock:
+            changed = config != self.config
+            self.config = self._given_config = config
+            if changed:
+                self._load()
+
     def refresh(self) -> bool:
         """Reload from a shared store when another process wrote to this session since this one last
         read or wrote it (PostgreSQL: any replica answers any request). Returns whether it reloaded."""

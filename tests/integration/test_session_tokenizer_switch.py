@@ -138,3 +138,19 @@ def test_a_view_stays_within_its_budget_after_a_switch(opener, first, then):
         assert shown == switched.messages()[-len(shown):] and len(shown) < len(LONG_TURNS)
     else:  # estimate -> cl100k: everything fits, with room to spare
         assert shown == switched.messages()
+
+
+def test_a_config_given_to_a_live_session_counts_its_messages_again(opener):
+    """``SessionManager.session(id, config=...)`` on a session already open: a different message_overhead
+    is in every count, so the messages are counted again, or a view would run over its budget by the
+    difference per message."""
+    manager = opener.manager(EXACT)
+    session = manager.session("s")
+    for n, text in enumerate(LONG_TURNS):
+        session.append({"role": ("user", "assistant")[n % 2], "content": text})
+    budget = session.stats()["active_tokens"]  # everything fits, just
+    assert manager.session("s", config=CompactionConfig(window_tokens=None, message_overhead=10)) is session
+    assert session.stats()["active_tokens"] == budget + 6 * len(LONG_TURNS)
+    view = session.view(budget)
+    assert session.count_view(view) <= budget and len(view) < len(LONG_TURNS)
+    assert {r["tokenizer"] for r in session.store.load_messages(session.key)} == {"cl100k_base+10"}
