@@ -8,7 +8,7 @@ import json
 import sqlite3
 
 import pytest
-from postgres_support import BackendOpener, postgres_param
+from postgres_support import NEEDS_POSTGRES, BackendOpener, FreshSchema, postgres_param
 
 from agent_memory.conversation import CompactionConfig, SessionManager
 from agent_memory.conversation.messages import serialize
@@ -110,6 +110,31 @@ def test_a_file_from_before_counts_named_their_tokenizer_is_counted_again(tmp_pa
         assert session.messages() == [message]
     finally:
         manager.close()
+
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=NEEDS_POSTGRES)])
+def test_a_postgres_schema_from_before_counts_named_their_tokenizer_is_counted_again(tmp_path, _):
+    """The PostgreSQL twin: a schema migrated up to 005 (no tokenizer column) gets 006 at the next start,
+    and its rows (NULL: counter unknown) are counted again under the serving counter."""
+    from agent_memory.stores.postgres_sessions import PostgresSessionStore
+
+    schema = FreshSchema()
+    try:
+        with schema.open().connection() as conn:  # back to the schema as 005 left it
+            conn.execute("ALTER TABLE session_messages DROP COLUMN tokenizer")
+            conn.execute("DELETE FROM schema_migrations WHERE name = '006_session_tokenizer.sql'")
+            message = {"role": "user", "content": TURNS[0]}
+            conn.execute("INSERT INTO session_messages (session_id, agent_id, seq, role, retention, body, tokens,"
+                         " created_at) VALUES ('s', '', 0, 'user', 'fuzzy', %s, 999, 0)", (json.dumps(message),))
+        manager = SessionManager(tmp_path / "unused", EXACT, store=PostgresSessionStore(schema.open()),
+                                 config=CompactionConfig(window_tokens=None))
+        session = manager.session("s")
+        assert session.stats()["active_tokens"] == session.message_tokens(message) != 999
+        assert manager.store.load_messages(session.key)[0]["tokenizer"] == "cl100k_base+4"
+        assert session.messages() == [message]
+    finally:
+        schema.cleanup()
 
 
 LONG_TURNS = [f"Turn {n}: order {40 + n} X-300 units for ACME GmbH from the Lyon depot, invoice INV-{2291 + n},"
