@@ -58,10 +58,10 @@ class SessionManager:
                                 summarizer=self.summarizer, detector=self.detector,
                                 on_significant=self._hook, on_appended=self._appended, first_seq=self._first_seq)
                 self._sessions[key] = found
-            elif config is not None:
-                found.config = found._given_config = config
-        if not created:
-            found.refresh()  # a shared store: another replica may have written since (outside the lock)
+        if not created:  # outside the manager's lock: either may read the whole session again
+            if config is not None:
+                found.use_config(config)
+            found.refresh()  # a shared store: another replica may have written since
         return found
 
     def _hook(self, record: SignificantTurn) -> None:

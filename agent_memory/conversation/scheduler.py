@@ -20,6 +20,7 @@ higher level drops it.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -28,7 +29,9 @@ from agent_memory.conversation.compaction import ACTIVE, CONDENSED, DROPPED, MAR
 from agent_memory.conversation.light import condense_message
 from agent_memory.conversation.summarize import summarize_span
 from agent_memory.conversation.summarize import validate as validate_summary
-from agent_memory.core.errors import BudgetError
+from agent_memory.core.errors import BudgetError, StoreError
+
+log = logging.getLogger(__name__)
 
 F, Z, S = Retention.FORGETTABLE, Retention.FUZZY, Retention.STRICT
 LOSSY = {F, Z}
@@ -59,6 +62,21 @@ class Scheduler:
         if level:
             self._run_level(level, window, used)
         return level
+
+    def _compact_after_append(self) -> None:
+        """The scheduler, once the messages are stored. A store failure here must not fail the append: the
+        caller would take its stored messages for lost and send them again (a batch twice), and the hooks
+        would never run for them. Each compaction is one transaction adopted only once stored, so the
+        session stays as the store has it; the next append runs the scheduler again (a view fits its
+        budget uncompacted too)."""
+        if not self.config.window_tokens:
+            return
+        try:
+            self._maybe_compact(self.config.window_tokens)
+        except StoreError as exc:
+            self._state["compaction_failures"] = self._state.get("compaction_failures", 0) + 1
+            log.warning("session %s: compaction after an append failed (the messages are stored): %s",
+                        self.session_id, exc)
 
     def _candidates(self, level: int) -> list[Unit]:
         """Oldest first, every unit but the protected ones (the last user message, kept verbatim, and the
@@ -101,7 +119,7 @@ class Scheduler:
         candidates = self._candidates(level)
         keep = self.config.keep_recent_units
         candidates = candidates[: max(0, len(candidates) - keep)] if keep else candidates
-        freed, seqs = 0, []
+        freed, picked = 0, []
         for unit in candidates:
             if freed >= need:
                 break
@@ -113,15 +131,17 @@ class Scheduler:
                 shown = condense_message(entry.shown, self.config.light_keep_share)
                 if shown is None:
                     continue
-                before = entry.tokens
+                freed += entry.tokens - self.message_tokens(shown)
+                picked.append((entry, shown))
+        if picked:
+            state = self._counted(level)
+            state["condensed"] = state.get("condensed", 0) + len(picked)
+            # Stored first: a failed write leaves the session as the store has it (shown whole, uncounted).
+            self.store.compact(self.key, [entry.seq for entry, _ in picked], CONDENSED, None, state)
+            self._state = state
+            for entry, shown in picked:
                 self._log.reshow(entry, shown)
                 entry.condensed = True
-                freed += before - entry.tokens
-                seqs.append(entry.seq)
-        if seqs:
-            self._state["condensed"] = self._state.get("condensed", 0) + len(seqs)
-            self._count_level(level)
-            self.store.compact(self.key, seqs, CONDENSED, None, self._state)
 
     # -- summaries with validation ----------------------------------------------------------
     def _summarizers(self, level: int) -> list:
@@ -186,9 +206,10 @@ class Scheduler:
             summary = {k: v for k, v in summary.items() if k != "check"}
         elif seqs:  # a drop is never silent: a marker in the view names what went
             summary = self._marker(units, tier)
-        self._count_level(tier)
+        state = self._counted(tier)
         status = SUMMARIZED if summary and summary["method"] != MARKER else DROPPED
-        self.store.compact(self.key, seqs, status, summary, self._state)  # persist first, then forget
+        self.store.compact(self.key, seqs, status, summary, state)  # persist first, then forget
+        self._state = state
         for unit in units:
             self._log.remove(unit, status)
         if summary:
@@ -206,9 +227,12 @@ class Scheduler:
         return {"first_seq": first, "last_seq": last, "tier": tier, "text": text,
                 "tokens": self.counter.count(text), "method": MARKER, "validation": counts}
 
-    def _count_level(self, tier: int) -> None:
-        self._state["compactions"] += 1
-        self._state["tiers"][str(tier)] = self._state["tiers"].get(str(tier), 0) + 1
+    def _counted(self, tier: int) -> dict[str, Any]:
+        """The session state with one more compaction at ``tier``: a copy, stored with the compaction and
+        adopted only once that write succeeded, so a failed one is not counted as done."""
+        tiers = dict(self._state["tiers"])
+        tiers[str(tier)] = tiers.get(str(tier), 0) + 1
+        return {**self._state, "compactions": self._state["compactions"] + 1, "tiers": tiers}
 
     def compact(self, force: bool = False, window: int | None = None) -> int:
         """Run the scheduler now (returns the level applied); ``force`` summarizes everything that can go:

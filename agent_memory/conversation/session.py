@@ -149,6 +149,16 @@ class Session(Scheduler, ViewBuilder):
             log.warning("session %s: %d token counts made again under %s not stored: %s", self.session_id,
                         len(recounted), self._tokenizer, exc)
 
+    def use_config(self, config: CompactionConfig) -> None:
+        """Serve the live session under ``config`` from now on (``SessionManager.session(config=...)``). A
+        different one is loaded again: every stored count holds the old ``message_overhead`` (kept, a view
+        counted with the new one could run over its budget) and the unit log was built with its settings."""
+        with self._lock:
+            changed = config != self.config
+            self.config = self._given_config = config
+            if changed:
+                self._load()
+
     def refresh(self) -> bool:
         """Reload from a shared store when another process wrote to this session since this one last
         read or wrote it (PostgreSQL: any replica answers any request). Returns whether it reloaded."""
@@ -229,8 +239,7 @@ class Session(Scheduler, ViewBuilder):
                     self._load()  # another replica appended since: its messages, then these after them
             for row, item in zip(rows, items):  # stored: now the session's state, which cannot fail midway
                 self._admit(row.seq, item)
-            if self.config.window_tokens:
-                self._maybe_compact(self.config.window_tokens)
+            self._compact_after_append()
         for n, (row, item) in enumerate(zip(rows, items)):
             self._announce(row.seq, item, more=n < len(items) - 1)
         return [row.seq for row in rows]
@@ -371,6 +380,7 @@ class Session(Scheduler, ViewBuilder):
                 "forced_compactions": self._state["forced"],
                 "summary_fallbacks": self._state["summary_fallbacks"],
                 "hook_failures": self._state["hook_failures"],
+                "compaction_failures": self._state.get("compaction_failures", 0),
                 "last_validation": validations[-1] if validations else None,
                 "mean_numbers_kept": mean("numbers_kept"), "mean_entities_kept": mean("entities_kept"),
                 "mean_compression_ratio": mean("compression_ratio"),

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import pytest
 from postgres_support import NEEDS_POSTGRES, BackendOpener, FreshSchema, postgres_param
 
-from agent_memory.conversation import SessionManager
+from agent_memory.conversation import CompactionConfig, SessionManager
 from agent_memory.core.errors import StoreError
 from agent_memory.core.tokens import TiktokenCounter
 from agent_memory.stores.sqlite_sessions import SessionStore
@@ -28,8 +28,8 @@ class Opener(BackendOpener):
 
         return PostgresSessionStore(db)
 
-    def manager(self) -> SessionManager:
-        return SessionManager(self.tmp_path / "unused.sqlite3", COUNTER, store=self())
+    def manager(self, config: CompactionConfig | None = None) -> SessionManager:
+        return SessionManager(self.tmp_path / "unused.sqlite3", COUNTER, store=self(), config=config)
 
 
 @pytest.fixture(params=["sqlite", postgres_param()])
@@ -95,6 +95,36 @@ def test_a_batch_failing_midway_stores_none_of_it_and_the_session_goes_on(opener
     reopened = opener.manager().session("s")
     assert [m["content"] for m in reopened.messages()] == [
         "Before the batch: the depot is in Lyon.", *[m["content"] for m in batch]]
+
+
+def test_a_compaction_failing_after_the_batch_is_stored_does_not_fail_the_batch(opener):
+    """The batch is committed before the scheduler runs: a store failure in the compaction it triggers must
+    not report the batch as failed (a caller would send it again: stored twice) nor skip its hooks; the
+    session stays as the store has it, and the next append compacts."""
+    manager = opener.manager(CompactionConfig(window_tokens=400))
+    announced: list[int] = []
+    manager.on_appended = lambda record: announced.append(record.seq)
+    session = manager.session("s")
+    batch = [user(f"Turn {n}: order {40 + n} X-300 units for ACME from the Lyon depot, invoice INV-{2291 + n},"
+                  f" freight with DHL reference DHL-77-{n:04d}.") for n in range(12)]
+
+    def full_disk(*args, **kwargs):
+        raise StoreError("session store write failed: database or disk is full")
+
+    manager.store.compact = manager.store.save_state = full_disk  # this store object only
+    assert session.append_batch(batch) == list(range(12))
+    assert announced == list(range(12))
+    assert [r["message"] for r in manager.store.load_messages(session.key)] == batch
+    stats = session.stats()
+    assert stats["compaction_failures"] >= 1 and stats["compactions"] == 0  # tried, failed, not counted as done
+    assert stats["active_messages"] == 12 and stats["condensed_messages"] == 0  # as the store has it
+    assert [m for m in session.view(10_000) if m["role"] != "system"] == batch
+    del manager.store.compact, manager.store.save_state  # the disk has room again
+    session.append(user("And one more order, please."))
+    assert session.stats()["compactions"] >= 1 and session.utilization() < 0.9
+    reopened = opener.manager(CompactionConfig(window_tokens=400)).session("s")
+    assert reopened.stats()["compactions"] == session.stats()["compactions"]
+    assert len(reopened.messages()) == 13
 
 
 def assert_batches_whole(stored: list[str], batches: int, size: int, writers: str) -> None:
@@ -165,6 +195,58 @@ def test_batches_through_two_replicas_never_interleave(tmp_path, _):
     finally:
         for manager in replicas:
             manager.close()
+        schema.cleanup()
+
+
+def call(cid: str) -> dict:
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": cid, "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}
+
+
+def result(cid: str, text: str) -> dict:
+    return {"role": "tool", "tool_call_id": cid, "content": text}
+
+
+def test_an_append_between_the_check_and_the_batch_refuses_the_batch(opener):
+    """A batch checked whole (``check_batch``), then a result for the same call appended by another
+    caller: the batch is checked again under the lock, so it is refused, whole, instead of storing a
+    second result for the call (which a provider refuses in every later view)."""
+    manager = opener.manager()
+    session = manager.session("s")
+    session.append(call("c1"))
+    batch = [result("c1", "42 units in stock"), user("Order them.")]
+    session.check_batch(batch)  # passes: c1 awaits its result
+    manager.session("s").append(result("c1", "41 units in stock"))  # another caller answers c1 meanwhile
+    with pytest.raises(ValueError, match=r"messages\[0\]: .*\['c1'\].*repeated tool result"):
+        session.append_batch(batch)
+    stored = [r["message"] for r in manager.store.load_messages(session.key)]
+    assert stored == [call("c1"), result("c1", "41 units in stock")] and session.next_seq == 2
+    assert session.append_batch([user("Order them.")]) == [2]  # the session goes on
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=NEEDS_POSTGRES)])
+def test_an_append_by_another_replica_between_the_check_and_the_batch_refuses_it(tmp_path, _):
+    """The same through two replicas: the checking one has not seen the other's append when its batch
+    reaches the store; the store refuses the taken seq, the session reloads and checks again."""
+    from agent_memory.stores.postgres_sessions import PostgresSessionStore
+
+    schema = FreshSchema()
+    a, b = (SessionManager(tmp_path / "unused", COUNTER, store=PostgresSessionStore(schema.open())) for _ in "ab")
+    try:
+        session = a.session("shared")
+        session.append(call("c1"))
+        batch = [result("c1", "42 units in stock"), user("Order them.")]
+        session.check_batch(batch)
+        b.session("shared").append(result("c1", "41 units in stock"))
+        with pytest.raises(ValueError, match=r"messages\[0\]: .*repeated tool result"):
+            session.append_batch(batch)  # ``session`` as a caller held it: no refresh before the batch
+        assert [r["message"] for r in a.store.load_messages(session.key)] == [
+            call("c1"), result("c1", "41 units in stock")]
+        assert session.append_batch([user("Order them.")]) == [2]
+        assert [m["role"] for m in b.session("shared").messages()] == ["assistant", "tool", "user"]
+    finally:
+        a.close()
+        b.close()
         schema.cleanup()
 
 

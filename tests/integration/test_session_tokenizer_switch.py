@@ -8,9 +8,10 @@ import json
 import sqlite3
 
 import pytest
-from postgres_support import BackendOpener, postgres_param
+from postgres_support import NEEDS_POSTGRES, BackendOpener, FreshSchema, postgres_param
 
 from agent_memory.conversation import CompactionConfig, SessionManager
+from agent_memory.conversation.messages import serialize
 from agent_memory.core.tokens import EstimatingCounter, TiktokenCounter
 from agent_memory.stores.sqlite_sessions import SessionStore
 
@@ -109,3 +110,72 @@ def test_a_file_from_before_counts_named_their_tokenizer_is_counted_again(tmp_pa
         assert session.messages() == [message]
     finally:
         manager.close()
+
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=NEEDS_POSTGRES)])
+def test_a_postgres_schema_from_before_counts_named_their_tokenizer_is_counted_again(tmp_path, _):
+    """The PostgreSQL twin: a schema migrated up to 005 (no tokenizer column) gets 006 at the next start,
+    and its rows (NULL: counter unknown) are counted again under the serving counter."""
+    from agent_memory.stores.postgres_sessions import PostgresSessionStore
+
+    schema = FreshSchema()
+    try:
+        with schema.open().connection() as conn:  # back to the schema as 005 left it
+            conn.execute("ALTER TABLE session_messages DROP COLUMN tokenizer")
+            conn.execute("DELETE FROM schema_migrations WHERE name = '006_session_tokenizer.sql'")
+            message = {"role": "user", "content": TURNS[0]}
+            conn.execute("INSERT INTO session_messages (session_id, agent_id, seq, role, retention, body, tokens,"
+                         " created_at) VALUES ('s', '', 0, 'user', 'fuzzy', %s, 999, 0)", (json.dumps(message),))
+        manager = SessionManager(tmp_path / "unused", EXACT, store=PostgresSessionStore(schema.open()),
+                                 config=CompactionConfig(window_tokens=None))
+        session = manager.session("s")
+        assert session.stats()["active_tokens"] == session.message_tokens(message) != 999
+        assert manager.store.load_messages(session.key)[0]["tokenizer"] == "cl100k_base+4"
+        assert session.messages() == [message]
+    finally:
+        schema.cleanup()
+
+
+LONG_TURNS = [f"Turn {n}: order {40 + n} X-300 units for ACME GmbH from the Lyon depot, invoice INV-{2291 + n},"
+              f" freight with DHL reference DHL-77-{n:04d}, before Friday." for n in range(12)]
+
+
+@pytest.mark.parametrize("first, then", [(EXACT, ESTIMATE), (ESTIMATE, EXACT)], ids=["exact-then-estimate",
+                                                                                   "estimate-then-exact"])
+def test_a_view_stays_within_its_budget_after_a_switch(opener, first, then):
+    """The budget a view is built for holds when counted by the serving counter: a budget that held every
+    message under the old counts (cl100k's, smaller than the estimate's) must not show them all under the
+    estimate, and the count reported for the view is the serving counter's."""
+    before = opener.manager(first).session("s")
+    for n, text in enumerate(LONG_TURNS):
+        before.append({"role": ("user", "assistant")[n % 2], "content": text})
+    old_counts = [r["tokens"] for r in before.store.load_messages(before.key)]
+    budget = sum(old_counts)  # every message fits under the counts stored by the first counter
+    switched = opener.manager(then).session("s")
+    view = switched.view(budget)
+    counted = sum(then.count(serialize(m)) + 4 for m in view)  # 4: the default message_overhead
+    assert switched.count_view(view) == counted <= budget  # the new counter's units, within the budget
+    new_counts = [switched.message_tokens(m) for m in switched.messages()]
+    assert [r["tokens"] for r in switched.store.load_messages(switched.key)] == new_counts  # stored again
+    shown = [m for m in view if m["role"] != "system"]  # the key-entities header and notes apart
+    if sum(new_counts) > budget:  # cl100k -> estimate: the old counts would have shown every message
+        assert shown == switched.messages()[-len(shown):] and len(shown) < len(LONG_TURNS)
+    else:  # estimate -> cl100k: everything fits, with room to spare
+        assert shown == switched.messages()
+
+
+def test_a_config_given_to_a_live_session_counts_its_messages_again(opener):
+    """``SessionManager.session(id, config=...)`` on a session already open: a different message_overhead
+    is in every count, so the messages are counted again, or a view would run over its budget by the
+    difference per message."""
+    manager = opener.manager(EXACT)
+    session = manager.session("s")
+    for n, text in enumerate(LONG_TURNS):
+        session.append({"role": ("user", "assistant")[n % 2], "content": text})
+    budget = session.stats()["active_tokens"]  # everything fits, just
+    assert manager.session("s", config=CompactionConfig(window_tokens=None, message_overhead=10)) is session
+    assert session.stats()["active_tokens"] == budget + 6 * len(LONG_TURNS)
+    view = session.view(budget)
+    assert session.count_view(view) <= budget and len(view) < len(LONG_TURNS)
+    assert {r["tokenizer"] for r in session.store.load_messages(session.key)} == {"cl100k_base+10"}
