@@ -21,10 +21,10 @@ from agent_memory.cli.commands import (
     cmd_stats,
     cmd_worker,
 )
+from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS, question_problem
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.evaluation.arguments import add_eval_arguments
 from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS
-from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_QUESTION_CHARS, MAX_SOON_DAYS
 
 DESCRIPTION = "The agent-memory command: ingestion jobs, forgetting, the prompt debug dump, eval, the API."
 
@@ -54,12 +54,11 @@ def _days(text: str) -> float:
 
 
 def _question(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"the question is empty ({text!r}): give the question to assemble "
-                                         "a prompt for")
-    if len(text) > MAX_QUESTION_CHARS:  # its length, not the text: it is long
-        raise argparse.ArgumentTypeError(f"the question must be at most {MAX_QUESTION_CHARS} characters, "
-                                         f"got {len(text)}")
+    # Blank, too long, or text no store holds (argv cannot carry NUL, but bytes that are no UTF-8 arrive
+    # as lone surrogates): refused as Memory and the API refuse it (core/limits.py), as a usage error.
+    problem = question_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"the question {problem}")
     return text
 
 
