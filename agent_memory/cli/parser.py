@@ -4,6 +4,7 @@ refuse locally what the HTTP API refuses (the same limits)."""
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 
 from agent_memory.cli.commands import (
@@ -66,6 +67,10 @@ def _question(text: str) -> str:
 _budget = _whole(1, MAX_PROMPT_BUDGET)
 
 
+class _Refused(Exception):
+    """An intermixed parse that failed quietly (see _AnyOrder)."""
+
+
 class _AnyOrder(argparse.ArgumentParser):
     """A subcommand's parser that takes options and positionals in any order (``ingest a -r b``):
     plain argparse stops filling ``paths`` at the first option and calls ``b`` unrecognized."""
@@ -73,14 +78,34 @@ class _AnyOrder(argparse.ArgumentParser):
     _inner = False  # parse_known_intermixed_args calls parse_known_args itself, twice
 
     def parse_known_args(self, args=None, namespace=None):
-        # After "--" everything is positional (`prompt -- "-x?"`), which the intermixed parse loses.
-        if self._inner or "--" in (args or ()):
+        if self._inner:
             return super().parse_known_args(args, namespace)
+        args = list(args or ())
         self._inner = True
         try:
-            return self.parse_known_intermixed_args(args, namespace)
+            if "--" not in args:
+                return self.parse_known_intermixed_args(args, namespace)
+            # After "--" everything is positional (`prompt -- "-x?"`, `ingest a -r -- -b.md`). Python's
+            # intermixed parse keeps that only when a positional comes before the "--"; without one it
+            # fails, where the plain parse is right (no positional before "--", nothing to intermix).
+            # So: the intermixed parse, quietly; if it fails or leaves anything over, the plain one,
+            # which then reports any real mistake itself.
+            self.error = _refuse  # shadows the method for this parse only
+            try:
+                found, extras = self.parse_known_intermixed_args(args, copy.copy(namespace))
+                if not extras:
+                    return found, extras
+            except _Refused:
+                pass
+            finally:
+                del self.error
         finally:
             self._inner = False
+        return super().parse_known_args(args, namespace)
+
+
+def _refuse(message: str):
+    raise _Refused(message)
 
 
 def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:

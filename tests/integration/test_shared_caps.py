@@ -2,10 +2,11 @@
 and a question holding what no store holds (a NUL, a lone surrogate, only whitespace) are refused through
 the HTTP API (422), the Python API (ValueError), the MCP tools (an error result) and the CLI (a usage
 error), each naming the field, the value and, for a cap, the cap; the largest allowed values are taken
-locally as through a server."""
+locally as through a server. And ``ingest`` takes its options between its paths."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import anyio
@@ -28,7 +29,7 @@ from agent_memory.core.tokens import MAX_PROMPT_BUDGET  # noqa: E402
 from agent_memory.ingest.upkeep import list_sources, stats  # noqa: E402
 from agent_memory.mcp_server.server import build_server  # noqa: E402
 from agent_memory.memory import Memory  # noqa: E402
-from tests.helpers import api_error, run_cli  # noqa: E402
+from tests.helpers import api_error, embedded_cli_env, run_cli  # noqa: E402
 
 
 def _settings(data_dir):
@@ -129,3 +130,16 @@ def test_the_cli_refuses_a_question_no_store_holds_as_a_usage_error(tmp_path, ca
     assert exited.value.code == 2 and "Traceback" not in err
     assert "argument question: the question holds a lone surrogate '\\udce9' at character 3" in err
     assert not (tmp_path / "never").exists()  # refused before anything was opened
+
+
+def test_ingest_takes_options_between_its_paths(tmp_path, monkeypatch, capsys):
+    embedded_cli_env(monkeypatch, tmp_path / "data")
+    (tmp_path / "a.md").write_text("The greenhouse pump runs at night.\n")
+    (tmp_path / "folder" / "deep").mkdir(parents=True)
+    (tmp_path / "folder" / "deep" / "c.md").write_text("The boiler is serviced in May.\n")
+    code, out, err = run_cli(capsys, ["ingest", str(tmp_path / "a.md"), "-r", str(tmp_path / "folder"), "--json"])
+    assert code == 0, err
+    assert json.loads(out)  # the report, as JSON: --json after the paths was taken too
+    code, out, _ = run_cli(capsys, ["list"])
+    # -r between the paths applied to the folder: the file two levels down was ingested.
+    assert sorted(row["source_id"] for row in json.loads(out)) == ["a.md", "folder/deep/c.md"]

@@ -105,6 +105,11 @@ def test_memory_search_refuses_a_limit_below_one_naming_it(tmp_path, limit):
     (["forget", "--tenant", "t", "notes/x.md"], {"source_id": "notes/x.md", "tenant": "t"}),
     (["inspect", "notes/x.md", "--tenant", "t"], {"source_id": "notes/x.md", "tenant": "t"}),
     (["prompt", "--json", "--", "-dash question?"], {"question": "-dash question?", "json": True}),
+    # "--" with options before it and positionals on both sides: everything after it is a path.
+    (["ingest", "a.md", "-r", "--", "-b.md"], {"paths": ["a.md", "-b.md"], "recursive": True}),
+    (["ingest", "a.md", "--", "-b.md", "-r"], {"paths": ["a.md", "-b.md", "-r"], "recursive": False}),
+    (["ingest", "-r", "--", "-b.md", "c"], {"paths": ["-b.md", "c"], "recursive": True}),
+    (["ingest", "a", "-r", "b", "--data-dir", "x", "--", "-c"], {"paths": ["a", "b", "-c"], "data_dir": "x"}),
 ])
 def test_options_and_positionals_go_in_any_order(argv, expected):
     args = vars(build_parser().parse_args(["--data-dir", "d", *argv]))
