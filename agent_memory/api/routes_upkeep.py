@@ -26,9 +26,9 @@ from agent_memory.api.schemas import (
     queued_response,
 )
 from agent_memory.core.errors import NotFoundError
+from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS
 from agent_memory.ingest.missing import files_under
 from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS, empty_tenant_note, inspect, list_sources, stats
-from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_SOON_DAYS
 from agent_memory.stores.jobs import JobSpec
 
 router = APIRouter(tags=["upkeep"])

@@ -3,13 +3,28 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from agent_memory.core.limits import MAX_ANSWER_TOKENS, MAX_QUESTION_CHARS, MAX_SEARCH_LIMIT, question_problem
 from agent_memory.core.storable import check_text
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
-from agent_memory.memory.arguments import MAX_QUESTION_CHARS, check_metadata
+from agent_memory.memory.arguments import check_metadata
+
+
+def _question(text: str) -> str:
+    # Past the length the Field checks (and shows in the schema): blank, or holding a NUL or a lone
+    # surrogate, as Memory refuses it (core/limits.py), so the 422 names the field.
+    problem = question_problem(text)
+    if problem is not None:
+        raise ValueError(problem)
+    return text
+
+
+# A question or a search query; Annotated, so that a model made from AskIn's fields (the MCP tool
+# ``recall``) checks it too: a field_validator would stay behind on AskIn.
+QuestionText = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), AfterValidator(_question)]
 
 
 class ErrorDetail(BaseModel):
@@ -125,11 +140,11 @@ class AskIn(BaseModel):
         "question": "Which vector store does agent-memory embed, and why?", "budget": 1200,
         "session_id": None, "filters": {"kinds": ["chunk", "turn"]}}]})
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    question: QuestionText
     session_id: str | None = Field(default=None, description="Adds that session's recent turns to the prompt.")
     budget: int = Field(default=1800, ge=1, le=MAX_PROMPT_BUDGET, description="Token budget of the assembled prompt.")
     filters: Filters = Field(default_factory=Filters)
-    max_answer_tokens: int = Field(default=512, ge=1, le=8192)
+    max_answer_tokens: int = Field(default=512, ge=1, le=MAX_ANSWER_TOKENS)
     question_date: str | None = Field(
         default=None, max_length=64, examples=["2024-08-01"],
         description="When the question is asked (default: now): 'in March' or '2 weeks ago' count from it.")
@@ -296,8 +311,8 @@ class GcOut(BaseModel):
 
 class SearchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="What to look for.")
-    limit: int = Field(default=10, ge=1, le=100, description="At most this many passages.")
+    query: QuestionText = Field(description="What to look for.")
+    limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT, description="At most this many passages.")
     session_id: str | None = Field(default=None, min_length=1, max_length=256, pattern=r"^[^/]+$",
                                    description="Also search that session's recent turns.")
     filters: Filters = Field(default_factory=Filters)

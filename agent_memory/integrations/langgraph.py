@@ -43,6 +43,7 @@ from langgraph.store.base import (
 
 from agent_memory.answer import relevance
 from agent_memory.core.errors import NotFoundError
+from agent_memory.core.limits import MAX_SEARCH_LIMIT
 from agent_memory.core.records import SearchFilter
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources
 from agent_memory.memory import Memory
@@ -213,9 +214,11 @@ class AgentMemoryStore(BaseStore):
         tenant, rest = self._split(op.namespace_prefix)
         spec = self._prefix_filter(rest, op.filter)
         out: list[SearchItem] = []
-        if op.query:
+        if op.query and op.query.strip():  # a blank query asks for nothing in particular: the listing below
             seen: set[str] = set()
-            for passage in self.memory.search(op.query, limit=op.offset + op.limit,
+            # Capped as Memory.search caps it: a page past it (offset 200) comes back empty instead of a
+            # ValueError; the search budget's prompt holds fewer passages than the cap anyway.
+            for passage in self.memory.search(op.query, limit=min(op.offset + op.limit, MAX_SEARCH_LIMIT),
                                               filters={"metadata": spec}, tenant=tenant):
                 if passage.source_id in seen:
                     continue

@@ -8,16 +8,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from agent_memory.core.errors import ConfigError
+from agent_memory.core.limits import question_problem
 from agent_memory.core.storable import check_storable, check_text
 
 FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
-
-# Caps the HTTP API answers 422 past (api/schemas.py, api/routes_upkeep.py). They live here, below the
-# API and the CLI, so that both surfaces and ``Memory`` refuse the same values: a call that works
-# locally also works through a server.
-MAX_QUESTION_CHARS = 20_000  # a question, or a search query
-MAX_SOON_DAYS = 3650  # ``stats``: what "expiring soon" means, in days
-MAX_LIST_LIMIT = 1000  # ``list``: sources per page
 
 
 def expect_type(value: Any, kinds: type | tuple[type, ...], what: str, example: str) -> Any:
@@ -51,11 +45,11 @@ def message_mapping(message: Any) -> dict[str, Any]:
 
 
 def check_question(question: Any, what: str = "question") -> str:
-    """``question`` if the HTTP API would take it (1 to MAX_QUESTION_CHARS characters), else a
-    TypeError or a ValueError naming its length."""
-    expect_type(question, str, what, "a str")
-    if not question or len(question) > MAX_QUESTION_CHARS:
-        raise ValueError(f"{what} must be 1 to {MAX_QUESTION_CHARS} characters, got {len(question)}")
+    """``question`` if every surface takes it (core/limits.py: not blank, at most MAX_QUESTION_CHARS
+    characters, no NUL), else a TypeError or a ValueError naming ``what`` and the problem."""
+    problem = question_problem(expect_type(question, str, what, "a str"))
+    if problem is not None:
+        raise ValueError(f"{what} {problem}")
     return question
 
 

@@ -39,8 +39,10 @@ from agent_memory.conversation.working_memory import WorkingMemory
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.diskspace import check_free
 from agent_memory.core.errors import ConfigError, StoreError, StoreUnavailableError
+from agent_memory.core.limits import MAX_ANSWER_TOKENS, MAX_SEARCH_LIMIT, whole_number
 from agent_memory.core.owner import PYTHON_COMMAND, DataDirBusyError, held_here, own
 from agent_memory.core.records import Document, TurnRecord
+from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.index.importance import raise_importance
 from agent_memory.ingest.archive import archiver
 from agent_memory.ingest.discovery import check_source_id, file_source_id
@@ -299,8 +301,9 @@ class Memory(SessionMethods):
         ``kinds``, ``created_after``, ``created_before`` (Unix time). ``preset`` and ``overrides`` change
         the retrieval settings for this call (agent_memory/retrieval/config.py); unknown names raise ConfigError.
         On a tenant that holds nothing, ``decisions`` says so and names the tenants that hold data."""
-        check_question(question)  # the API's cap: the same call works locally and through a server
-        expect_type(budget, int, "budget", "an int (tokens)")
+        # The API's caps (core/limits.py): the same call works locally and through a server, or neither.
+        check_question(question)
+        whole_number(expect_type(budget, int, "budget", "an int (tokens)"), "budget", 1, MAX_PROMPT_BUDGET)
         tenant = self._tenant(tenant)
         result = self.pipeline_for(preset, overrides).run(question, tenant=tenant, session_id=session_id, budget=budget,
                                  debug=debug, question_date=question_date, **filter_args(filters))
@@ -317,10 +320,9 @@ class Memory(SessionMethods):
     def search(self, query: str, *, limit: int = 10, session_id: str | None = None,
                filters: Mapping[str, Any] | Any | None = None, tenant: str | None = None) -> list[Passage]:
         """Ranked passages with their scores (best first), as the prompt would place them: at most
-        ``limit`` (1 or more; what the search budget holds bounds it from above)."""
+        ``limit`` (1 to MAX_SEARCH_LIMIT; what the search budget holds may return fewer)."""
         check_question(query, "query")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:  # -1 would slice off the last
-            raise ValueError(f"limit must be a whole number of passages, 1 or more, got {limit!r}")
+        whole_number(limit, "limit", 1, MAX_SEARCH_LIMIT)  # -1 would slice off the last; the API's cap
         result = self.prompt(query, budget=self.pipeline.config.search_budget, session_id=session_id, filters=filters, tenant=tenant)
         ranked = [p for p in result.passages if p.section != "recent"]
         return sorted(ranked, key=lambda p: p.score, reverse=True)[:limit]
@@ -333,6 +335,8 @@ class Memory(SessionMethods):
         without an LLM (or when it fails) a retrieval-only answer (``mode == "retrieval-only"``): the
         best passage's text, citing its source (``answer`` is None only when nothing was recalled;
         ``details.llm_error`` says why an LLM answer failed)."""
+        # Checked before the prompt is built: a refused call costs no retrieval, as through the API.
+        whole_number(max_answer_tokens, "max_answer_tokens", 1, MAX_ANSWER_TOKENS)
         result = self.prompt(question, budget=budget, session_id=session_id, filters=filters, debug=debug,
                              question_date=question_date, tenant=tenant, preset=preset, overrides=overrides)
         details = self._answerer.answer(result, max_tokens=max_answer_tokens)

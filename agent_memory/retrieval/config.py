@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_memory.core.errors import ConfigError
+from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 
 
 class StrictModel(BaseModel):
@@ -312,8 +313,8 @@ class RetrievalConfig(StrictModel):
         default=True,
         description="show only facts between named entities (people, places, organisations, dates, works); "
                     "facts with a common noun on either side are mostly parse residue of chat turns")
-    search_budget: int = Field(
-        default=6000, ge=1, description="Memory.search() ranks the passages of a prompt of this many tokens: room "
+    search_budget: int = Field(  # capped: Memory.search asks Memory.prompt, which refuses a larger budget
+        default=6000, ge=1, le=MAX_PROMPT_BUDGET, description="Memory.search() ranks the passages of a prompt of this many tokens: room "
         "for many whole passages, of which it returns the best")
     max_workers: int = Field(default=4, ge=1, description="threads the routes run on")
     instructions: str = Field(

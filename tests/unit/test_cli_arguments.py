@@ -12,10 +12,10 @@ from agent_memory.api.app import create_app
 from agent_memory.api.schemas import AskIn, SearchIn
 from agent_memory.cli import build_parser, main
 from agent_memory.core.config import load_settings
+from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_QUESTION_CHARS, MAX_SOON_DAYS
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.ingest.upkeep import list_sources, stats
 from agent_memory.memory import Memory
-from agent_memory.memory.arguments import MAX_LIST_LIMIT, MAX_QUESTION_CHARS, MAX_SOON_DAYS
 
 
 def refused(capsys, argv: list[str]) -> str:
@@ -73,14 +73,16 @@ def test_the_apis_caps_are_the_shared_constants(tmp_path):
     assert params["soon_days"]["maximum"] == MAX_SOON_DAYS and params["limit"]["maximum"] == MAX_LIST_LIMIT
 
 
-@pytest.mark.parametrize("length", [0, MAX_QUESTION_CHARS + 1])
-def test_memory_refuses_a_question_the_api_refuses_naming_its_length(tmp_path, length):
+@pytest.mark.parametrize("length, problem", [(0, r"is empty \(''\)"),
+                                             (MAX_QUESTION_CHARS + 1, f"must be at most {MAX_QUESTION_CHARS} "
+                                                                      f"characters, got {MAX_QUESTION_CHARS + 1}")])
+def test_memory_refuses_a_question_the_api_refuses_naming_its_length(tmp_path, length, problem):
     memory = Memory(data_dir=tmp_path)  # refused before any store or model is opened
     try:
         for call in (memory.prompt, memory.ask):
-            with pytest.raises(ValueError, match=f"question must be 1 to {MAX_QUESTION_CHARS} characters, got {length}"):
+            with pytest.raises(ValueError, match=f"^question {problem}"):
                 call("q" * length)
-        with pytest.raises(ValueError, match=f"query must be 1 to {MAX_QUESTION_CHARS} characters, got {length}"):
+        with pytest.raises(ValueError, match=f"^query {problem}"):
             memory.search("q" * length)
     finally:
         memory.close()
@@ -103,6 +105,11 @@ def test_memory_search_refuses_a_limit_below_one_naming_it(tmp_path, limit):
     (["forget", "--tenant", "t", "notes/x.md"], {"source_id": "notes/x.md", "tenant": "t"}),
     (["inspect", "notes/x.md", "--tenant", "t"], {"source_id": "notes/x.md", "tenant": "t"}),
     (["prompt", "--json", "--", "-dash question?"], {"question": "-dash question?", "json": True}),
+    # "--" with options before it and positionals on both sides: everything after it is a path.
+    (["ingest", "a.md", "-r", "--", "-b.md"], {"paths": ["a.md", "-b.md"], "recursive": True}),
+    (["ingest", "a.md", "--", "-b.md", "-r"], {"paths": ["a.md", "-b.md", "-r"], "recursive": False}),
+    (["ingest", "-r", "--", "-b.md", "c"], {"paths": ["-b.md", "c"], "recursive": True}),
+    (["ingest", "a", "-r", "b", "--data-dir", "x", "--", "-c"], {"paths": ["a", "b", "-c"], "data_dir": "x"}),
 ])
 def test_options_and_positionals_go_in_any_order(argv, expected):
     args = vars(build_parser().parse_args(["--data-dir", "d", *argv]))
@@ -132,10 +139,12 @@ def test_a_data_dir_given_after_the_subcommand_is_the_one_used(tmp_path, monkeyp
     assert (tmp_path / "given").is_dir() and not (tmp_path / "from-env").exists()
 
 
-@pytest.mark.parametrize("paging", [{"offset": -2}, {"limit": -1}])
-def test_list_sources_refuses_negative_paging(paging):
+@pytest.mark.parametrize("paging, message", [({"offset": -2}, "offset must be a whole number, 0 or more, got -2"),
+                                             ({"limit": -1}, f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, "
+                                                             "got -1")])
+def test_list_sources_refuses_negative_paging(paging, message):
     # Checked before the stores are read: a negative bound would slice from the end instead of paging.
-    with pytest.raises(ValueError, match=f"got offset={paging.get('offset', 0)}, limit={paging.get('limit', 50)}"):
+    with pytest.raises(ValueError, match=message):
         list_sources(None, "default", **paging)
 
 

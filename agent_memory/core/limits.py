@@ -1,0 +1,48 @@
+"""The caps every surface shares: the largest value of an argument that the HTTP API (its request models
+and query parameters), the CLI (its argument types), the Python API (``Memory`` and the upkeep views) and
+the MCP tools accept. One constant each, in the lowest layer, so that a call refused through a server is
+refused locally too, naming the value and the cap, and one accepted locally works through a server.
+
+The prompt budget's cap, ``MAX_PROMPT_BUDGET``, lives with the token counting (core/tokens.py).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from agent_memory.core.storable import text_problem
+
+MAX_QUESTION_CHARS = 20_000  # a question, or a search query (ask, prompt, recall, search)
+MAX_SEARCH_LIMIT = 100  # ``search``: passages returned
+MAX_ANSWER_TOKENS = 8192  # ``ask``: the longest answer asked of the LLM
+MAX_SOON_DAYS = 3650  # ``stats``: what "expiring soon" means, in days
+MAX_LIST_LIMIT = 1000  # ``list``: sources per page
+
+
+def whole_number(value: Any, what: str, low: int, high: int) -> int:
+    """``value`` if it is an int from ``low`` to ``high`` (a bool is no number here), else a ValueError
+    naming ``what``, the value and the range allowed."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{what} must be a whole number from {low} to {high}, got {value!r}")
+    return value
+
+
+def check_soon_days(days: Any) -> float:
+    """``days`` as a float if it is a finite number from 0 to MAX_SOON_DAYS, else a ValueError naming it."""
+    if isinstance(days, bool) or not isinstance(days, (int, float)) or not math.isfinite(days) \
+            or not 0 <= days <= MAX_SOON_DAYS:
+        raise ValueError(f"soon_days must be a finite number of days from 0 to {MAX_SOON_DAYS}, got {days!r}")
+    return float(days)
+
+
+def question_problem(question: str) -> str | None:
+    """Why ``question`` is refused, or None: empty or only whitespace (nothing to look for), longer than
+    MAX_QUESTION_CHARS (its length is named, not the text, which is long), or holding what no store holds as
+    text (a NUL, a lone surrogate: core/storable.py). A question is never stored, but the text a document
+    is refused for is refused as a question too, the same way on every surface."""
+    if not question.strip():
+        return f"is empty ({question[:20]!r}): give the text to look for"
+    if len(question) > MAX_QUESTION_CHARS:
+        return f"must be at most {MAX_QUESTION_CHARS} characters, got {len(question)}"
+    return text_problem(question)
