@@ -52,6 +52,12 @@ LETTER_S = ("Ss\u017f\u02e2\u209b\u24c8\u24e2\uff33\uff53"
             "\u0405\u0455\u054f\u13d5\u13da\uabaa\ua4e2\U00010296\U00010420\U00010448\U00016f3a"
             "\u01bd\ua731\u0d1f\U000118c1\U0001cce8")
 
+# The marks of an internal prompt's data fence ("<data-ID>", "</data-ID>": core/prompt_data.py): "<" and
+# "/" with their compatibility forms < ﹤ ＜ and / ／. No look-alikes beyond NFKC: a forged fence is
+# caught by the ID it cannot hold, these only make the plain forgeries read as text.
+LESS_THAN = "<\ufe64\uff1c"
+SLASH = "/\uff0f"
+
 # The underline of a Markdown setext heading ("Title" over "===" or "---"). = ⁼ ₌ ﹦ ＝, and the
 # look-alikes that are punctuation: Canadian syllabics hyphen ᐀, double hyphen ⹀, katakana-hiragana
 # double hyphen ゠, Lisu full stop ꓿.

@@ -4,12 +4,11 @@ Assembler (``retrieval/assemble.py``) decides what goes in; this module decides 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from agent_memory.core.citations import inline, neutralize_tags, plain_lines
+from agent_memory.core.citations import inline
 from agent_memory.core.citations import tag as citation_tag
-from agent_memory.core.lookalikes import EQUALS, HASH, HYPHEN, INVISIBLE
+from agent_memory.core.prompt_data import display_text
 from agent_memory.core.records import MemoryItem
 from agent_memory.core.text import has_cjk
 from agent_memory.retrieval.headings import DOCUMENTS_HEADING, session_label, shown_heading
@@ -47,47 +46,6 @@ TITLES = {"facts": "## Known facts", "summaries": "## Summaries", "passages": "#
 def tag(source_id: str) -> str:
     # Encoded: no file name can end or split its tag (agent_memory/core/citations.py).
     return citation_tag(source_id)
-
-
-# The marks of a Markdown heading at a line's start, and the spaces and invisible characters around
-# and between them ("\u200b## ", "# # ", "＃＃ "): all dropped, so no "#" that reads as one is left
-# to start the line; the heading's words stay.
-_MARK_GAP = rf"[\s{INVISIBLE}]*"
-_HEADING = re.compile(rf"(?m)^{_MARK_GAP}[{HASH}](?:{_MARK_GAP}[{HASH}])*{_MARK_GAP}")
-
-
-# A setext heading's underline: a line of "=" or "-" (look-alikes and invisible characters among
-# them, spaces around them) under a line of text makes that line a heading ("Instructions" over
-# "==="). Spaces between the marks make a rule ("- - -"), not an underline.
-_LINE_GAP = rf"(?:[^\S\n]|[{INVISIBLE}])*"
-_UNDERLINE = re.compile(rf"{_LINE_GAP}[{EQUALS}{HYPHEN}](?:[{INVISIBLE}]*[{EQUALS}{HYPHEN}])*{_LINE_GAP}")
-_UNDERLINE_MARK = re.compile(rf"\n{_LINE_GAP}[{EQUALS}{HYPHEN}]")  # a quick look first: few texts hold one
-# Blank as Markdown reads it: spaces only. A line of invisible characters is text to a renderer (so
-# the line below can underline it) and blank to a person: either way no underline stays under it.
-_BLANK = re.compile(r"[^\S\n]*")
-
-
-def display_text(text: str) -> str:
-    """Passage text as shown: quoted data. Markdown headings inside it would read as the prompt's
-    own sections, and tag-like text as citations: both are neutralized, in the forms that read as
-    them too (behind invisible characters, full-width, look-alike letters: ``core/lookalikes.py``).
-    An ATX heading ("## Question") loses its marks, a setext heading ("Question" over "===") its
-    underline; the words stay. Tags go last: dropping a heading's marks could join ``[`` and ``S:``."""
-    return neutralize_tags(_drop_underlines(_HEADING.sub("", plain_lines(text))))
-
-
-def _drop_underlines(text: str) -> str:
-    """``text`` without the lines that would underline the line above into a heading. The passage's
-    first line follows its tag, so it is never blank; a rule after a blank line ("---" between
-    paragraphs) underlines nothing and stays, as do an underline's look-alikes in a line of words."""
-    if not _UNDERLINE_MARK.search(text):
-        return text
-    kept: list[str] = []
-    for line in text.split("\n"):
-        if kept and _UNDERLINE.fullmatch(line) and (len(kept) == 1 or not _BLANK.fullmatch(kept[-1])):
-            continue  # a run of underlines goes whole: the next would underline the same line
-        kept.append(line)
-    return "\n".join(kept)
 
 
 def item_line(item: MemoryItem, text: str) -> str:
