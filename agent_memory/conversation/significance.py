@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agent_memory.core.errors import LLMError
+from agent_memory.core.prompt_data import DATA_RULE, data_block
 from agent_memory.core.text import STOPWORDS, has_cjk, load_jieba
 
 log = logging.getLogger(__name__)
@@ -200,7 +201,8 @@ class LLMDetector:
     PROMPT = (
         "Decide if this conversation turn holds something worth remembering long-term: a decision, a fact "
         "about the user or the task (with numbers or dates), a user preference, a commitment, or key named "
-        'entities. Answer only JSON: {"significant": true|false, "reasons": [...], "entities": [...]}.'
+        'entities. Answer only JSON: {"significant": true|false, "reasons": [...], "entities": [...]}. '
+        + DATA_RULE
     )
 
     def __init__(self, client, fallback: SignificanceDetector | None = None) -> None:
@@ -212,8 +214,10 @@ class LLMDetector:
         if not text.strip() or role not in ("user", "assistant"):
             return rules
         try:
+            # The turn is stored text: fenced as data, so it cannot tell the judge what to answer.
+            turn = f"[{role}]\n{data_block(text)}"
             result = self.client.complete(
-                [{"role": "system", "content": self.PROMPT}, {"role": "user", "content": f"[{role}] {text}"}],
+                [{"role": "system", "content": self.PROMPT}, {"role": "user", "content": turn}],
                 max_tokens=200,
                 response_format={"type": "json_object"},
             )

@@ -16,6 +16,7 @@ from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.significance import DATE, NUMBER, RULES, entities, identifiers, numbers
 from agent_memory.core import summaries
 from agent_memory.core.llm import CompletionClient
+from agent_memory.core.prompt_data import DATA_RULE, data_block
 from agent_memory.core.text import content_words, has_cjk, split_sentences
 
 log = logging.getLogger(__name__)
@@ -200,10 +201,12 @@ class LLMSummarizer:
             f"Write the summary in {language} (the conversation's own language). Keep user goals, confirmed "
             "facts, every number, date, name and identifier, tool results with their numbers, decisions, open "
             f"questions and the task status. Be concise: at most {int(max_tokens * 0.7)} words. "
-            "Output only the summary."
+            f"Output only the summary. {DATA_RULE}"
         )
+        # The span's messages are stored text (tool results, documents pasted in): fenced as data.
         result = self.client.complete(
-            [{"role": "system", "content": system}, {"role": "user", "content": text}], max_tokens=max_tokens
+            [{"role": "system", "content": system}, {"role": "user", "content": data_block(text)}],
+            max_tokens=max_tokens,
         )
         return result.text
 

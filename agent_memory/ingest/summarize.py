@@ -12,6 +12,7 @@ import re
 
 from agent_memory.core.errors import LLMError
 from agent_memory.core.llm import CompletionClient
+from agent_memory.core.prompt_data import DATA_RULE, data_block
 from agent_memory.core.sentence_scoring import Mark, SentenceWeights, score_sentence
 from agent_memory.core.summaries import Summarizer
 from agent_memory.core.text import split_sentences
@@ -91,10 +92,11 @@ class LLMSourceSummarizer:
         self.failures = 0
 
     def summarize(self, text: str, /, *, max_tokens: int) -> str:
+        # The text is a stored document: fenced as data, so nothing in it instructs the summarizer.
         prompt = (
-            "Summarize the text below in at most {n} tokens, in the text's own language. Keep names, numbers, "
-            "dates and conclusions. Reply with the summary only.\n\n{text}"
-        ).format(n=max_tokens, text=text)
+            f"Summarize the text below in at most {max_tokens} tokens, in the text's own language. Keep names, "
+            f"numbers, dates and conclusions. Reply with the summary only. {DATA_RULE}\n\n{data_block(text)}"
+        )
         try:
             result = self.llm.complete([{"role": "user", "content": prompt}], max_tokens=max_tokens * 2)
             summary = (result.text or "").strip()

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent_memory.core.errors import LLMError
 from agent_memory.core.llm import CompletionClient
+from agent_memory.core.prompt_data import DATA_RULE, data_block
 from agent_memory.core.records import Triple
 from agent_memory.core.text import split_sentences
 from agent_memory.index.triples.base import GENERIC, clean_name, dedupe_entities, dedupe_triples
@@ -49,7 +50,8 @@ _SYSTEM = (
     "Rules: list every named entity (people, organisations, places, products and model identifiers, dates, "
     "numbers that matter) with a type from: {types}. List relations between those entities as "
     "subject/relation/object with `evidence` copied verbatim from the text. Use names exactly as written. "
-    "Do not invent facts that the text does not state. Answer in the language of the text for names."
+    "Do not invent facts that the text does not state. Answer in the language of the text for names. "
+    + DATA_RULE.replace("{", "{{").replace("}", "}}")  # _SYSTEM is a format string
 )
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
 
@@ -126,7 +128,8 @@ class LLMExtractor:
     def extract_chunk(self, chunk: str) -> Extraction:
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": _SYSTEM.format(schema=json.dumps(Extraction.model_json_schema()), types=", ".join(ENTITY_TYPES))},
-            {"role": "user", "content": chunk},
+            # The chunk is a stored document: fenced as data (its evidence spans are copied from what is shown).
+            {"role": "user", "content": data_block(chunk)},
         ]
         first_error: Exception | None = None
         for attempt in range(2):
