@@ -15,8 +15,10 @@ from agent_memory.core.lookalikes import (
     HASH,
     HYPHEN,
     INVISIBLE,
+    LESS_THAN,
     LETTER_S,
     OPEN_BRACKET,
+    SLASH,
     TAG_CHARACTERS,
 )
 
@@ -65,3 +67,10 @@ def test_every_compatibility_form_and_look_alike_of_a_guarded_mark_is_read_as_it
         assert not forms & look_alikes  # the table above holds only what NFKC does not map
         assert _members(body) == forms | look_alikes, (targets, sorted(_members(body) ^ (forms | look_alikes)))
     assert not _members(HYPHEN) & set(UNDERLINE_LETTERS)
+
+
+def test_the_data_fence_marks_are_their_ascii_and_its_compatibility_forms():
+    # core/prompt_data.py: no look-alikes beyond NFKC here; a forged fence lacks its block's ID anyway.
+    for target, body in (("<", LESS_THAN), ("/", SLASH)):
+        forms = {ch for ch in EVERY_CHARACTER if unicodedata.normalize("NFKC", ch) == target}
+        assert _members(body) == forms and len(forms) > 1, (target, sorted(forms))
