@@ -240,8 +240,8 @@ def _fact(row: Mapping[str, Any]) -> str:
 def judge_replacements(llm, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[bool]:
     """One LLM call: for each (older, newer) pair, does the newer fact replace the older? Raises
     LLMError when the call fails or the answer is not the JSON asked for."""
-    # The facts were extracted from stored documents: each field on its line (no forged pair or heading),
-    # and the list fenced as data.
+    # The facts were extracted from stored documents: each field kept inside its line (a line break in an
+    # object cannot start a forged pair or heading), and the list fenced as data.
     lines = []
     for number, (old, new) in enumerate(pairs, start=1):
         lines.append(f"{number}. older {_fact(old)}\n   newer {_fact(new)}")
