@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, PDF, DOCX, source code, JSON/JSONL, "
                        "transcripts)")
     p.add_argument("paths", nargs="+", help="files and folders; a file named here is read even if ignore "
-                   "rules leave it out (as `git add -f` would need -f)")
+                   "rules leave it out (where `git add` would need -f)")
     p.add_argument("--tenant")
     p.add_argument("--recursive", "-r", action="store_true")
     p.add_argument("--glob", help="only files whose name matches, e.g. '*.md'")
