@@ -25,7 +25,7 @@ import httpx
 
 from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, StoreUnavailableError
 from agent_memory.ingest.discovery import named_files
-from agent_memory.ingest.missing import keep_stored_ids, remove_gone_through, unrecorded_note
+from agent_memory.ingest.missing import ignored_by, keep_stored_ids, remove_gone_through, unrecorded_note
 from agent_memory.ingest.report import IngestReport
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
 
@@ -147,19 +147,23 @@ class RemoteMemory:
     # ---- documents ----------------------------------------------------------------------------------
     def ingest_paths(self, paths: Sequence[str | Path], *, recursive: bool = False, glob: str | None = None,
                      progress: bool = False, base: str | Path | None = None,
-                     keep_missing: bool = False, data_dir: str | Path | None = None) -> IngestReport:
+                     keep_missing: bool = False, data_dir: str | Path | None = None,
+                     ignore_rules: bool = True) -> IngestReport:
         """The ingestion job over files and folders, each file uploaded to the server under the source ID
         a local job gives it (its path relative to ``base``, default the folder holding each path given).
         Unless ``keep_missing``, the stored files of the folders given that are gone from disk are forgotten
         first, as a local job does; that needs the server owning the data dir (``owner``), the one the
         uploads tell their path to (through another, a warning says they were not looked for).
-        ``data_dir``: that server's data dir on this machine, never walked nor uploaded, as in a local job."""
+        ``data_dir``: that server's data dir on this machine, never walked nor uploaded, as in a local job.
+        The walk is this machine's (the server only takes uploads), ignore rules included (``ignore_rules``);
+        the stored files it now ignores are forgotten as the gone ones are."""
         report = IngestReport()
         started = time.perf_counter()
-        files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base, data_dir=data_dir)
+        files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base, data_dir=data_dir,
+                            ignore_rules=ignore_rules)
         # One listing of a folder serves both steps (a failed one is asked again, and warned of, by each).
         listing = functools.lru_cache(maxsize=None)(self.files_under)
-        if not keep_missing and not self._mirror(report, paths, recursive, glob, listing):
+        if not keep_missing and not self._mirror(report, paths, recursive, glob, listing, [p for p, _ in files]):
             for path, _ in files:
                 report.outcome(path, "not attempted")
             report.seconds = time.perf_counter() - started
@@ -183,14 +187,15 @@ class RemoteMemory:
         return report
 
     def _mirror(self, report: IngestReport, paths: Sequence[str | Path], recursive: bool, glob: str | None,
-                listing: Callable[[str], list[tuple[str, str]]]) -> bool:
+                listing: Callable[[str], list[tuple[str, str]]], read: list[Path]) -> bool:
         """Forget the files gone from the folders given (before any upload: a renamed file of records then
         claims its IDs afresh); False when the server stopped answering (the job stops, as on a store error)."""
         if not self.owner:
             report.warnings += unrecorded_note(paths, self.url)
             return True
         try:
-            remove_gone_through(listing, self.forget, paths, recursive=recursive, glob=glob, report=report)
+            remove_gone_through(listing, self.forget, paths, recursive=recursive, glob=glob, report=report,
+                                ignored=ignored_by(report, read))
         except StoreUnavailableError as exc:
             report.store_error = str(exc)
             return False

@@ -60,11 +60,12 @@ def cmd_ingest(args) -> int:
             # The data dir the server owns is ours (found through its lock): kept out of the walk as locally.
             report = remote.ingest_paths(args.paths, recursive=args.recursive, glob=args.glob,
                                          progress=not args.json, base=args.base, keep_missing=args.keep_missing,
-                                         data_dir=_data_dir(args) if remote.owner else None)
+                                         data_dir=_data_dir(args) if remote.owner else None,
+                                         ignore_rules=args.ignore_rules)
     else:
         with _memory(args) as memory:
             report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json,
-                                      base=args.base, keep_missing=args.keep_missing)
+                                      base=args.base, keep_missing=args.keep_missing, ignore_rules=args.ignore_rules)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.render(verbose=args.verbose))
     return 0 if report.ok else 1
 

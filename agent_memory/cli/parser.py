@@ -129,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, PDF, DOCX, source code, JSON/JSONL, "
                        "transcripts)")
-    p.add_argument("paths", nargs="+")
+    p.add_argument("paths", nargs="+", help="files and folders; a file named here is read even if ignore "
+                   "rules leave it out (where `git add` would need -f)")
     p.add_argument("--tenant")
     p.add_argument("--recursive", "-r", action="store_true")
     p.add_argument("--glob", help="only files whose name matches, e.g. '*.md'")
@@ -137,7 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base", help="source IDs are paths relative to this folder (default: the folder holding "
                    "each path given, so 'notes/' stores 'notes/x.md' from any working folder)")
     p.add_argument("--keep-missing", action="store_true", help="keep stored files of the folders given that are "
-                   "gone from disk (default: a folder job forgets them, so memory mirrors the folder)")
+                   "gone from disk or now ignored (default: a folder job forgets them, so memory mirrors the folder)")
+    p.add_argument("--no-ignore", dest="ignore_rules", action="store_false", help="read what .gitignore and "
+                   ".ignore files leave out (default: a folder's walk honours them, and those of its parents up "
+                   "to the git repository root, as ripgrep does; ignored files are counted, not listed)")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("forget", help="remove one source (or a whole file) everywhere")

@@ -11,26 +11,34 @@ from typing import Iterable, Sequence
 
 from agent_memory.core.errors import IngestError
 from agent_memory.core.storable import check_text, control_character
+from agent_memory.ingest.ignore import Rules, rules_for
 from agent_memory.ingest.report import IngestReport
 
 
 def named_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None, report: IngestReport,
-                base: str | Path | None = None, data_dir: str | Path | None = None) -> list[tuple[Path, str]]:
+                base: str | Path | None = None, data_dir: str | Path | None = None,
+                ignore_rules: bool = True) -> list[tuple[Path, str]]:
     """Each file a job over ``paths`` reads, with its source ID: its path relative to ``base``
     (default: the folder holding the path given, ``default_base``). A file reached twice (a folder
     given twice, or a folder and a file in it) is read once, under the first path that reached it.
-    Nothing under ``data_dir`` is read (see ``discover_files``)."""
+    Nothing under ``data_dir`` is read (see ``discover_files``), nor what ignore rules leave out
+    unless ``ignore_rules`` is False (ingest/ignore.py); a file also named alone is read, not ignored."""
     found: dict[Path, tuple[Path, str]] = {}
     for raw in paths:
-        for path in discover_files([raw], recursive=recursive, glob=glob, report=report, data_dir=data_dir):
+        for path in discover_files([raw], recursive=recursive, glob=glob, report=report, data_dir=data_dir,
+                                   ignore_rules=ignore_rules):
             found.setdefault(path.resolve(), (path, file_source_id(path, base if base is not None else default_base(raw))))
+    report.ignored_paths -= {os.path.abspath(path) for path, _ in found.values()}
     return list(found.values())
 
 
 def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None,
-                   report: IngestReport, data_dir: str | Path | None = None) -> Iterable[Path]:
+                   report: IngestReport, data_dir: str | Path | None = None,
+                   ignore_rules: bool = True) -> Iterable[Path]:
     """Files under ``paths`` in sorted order. A missing path, a broken or looping symlink and a
-    folder reached twice (a link back up the tree) are reported, never silently dropped.
+    folder reached twice (a link back up the tree) are reported, never silently dropped. A folder's
+    walk leaves out what its ignore rules (``.gitignore``, ``.ignore``) leave out, counted in the
+    report, unless ``ignore_rules`` is False; a file named in ``paths`` is read even if ignored.
 
     The memory's own ``data_dir`` is never read: its stores, catalog and spooled jobs are not memory
     (a spooled job's JSON body holds a ``text`` field that would be ingested as a document). A walk
@@ -42,7 +50,8 @@ def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | 
             report.files_failed.append((str(path), own.refusal()))
             report.outcome(path, "failed")
         elif path.is_dir():
-            yield from _walk(path, recursive, glob, report, set(), given=True, own=own)
+            rules = rules_for(path, report) if ignore_rules else None
+            yield from _walk(path, recursive, glob, report, set(), given=True, own=own, rules=rules)
         elif path.is_file():
             if glob is None or fnmatch.fnmatch(path.name, glob):
                 yield path
@@ -84,7 +93,8 @@ class _DataDir:
 
 
 def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport, seen: set[Path],
-          given: bool = False, own: _DataDir | None = None) -> Iterable[Path]:
+          given: bool = False, own: _DataDir | None = None, rules: Rules | None = None) -> Iterable[Path]:
+    """``rules``: the ignore rules in force in ``folder`` (its own included), None to read everything."""
     own = own or _DataDir(None)
     real = folder.resolve()
     if real in seen:
@@ -106,7 +116,9 @@ def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport,
         if child.name.startswith("."):
             continue
         if child.is_dir():
-            if recursive and own.holds(child):
+            if recursive and rules is not None and rules.ignored(child, folder=True):
+                report.ignore(child, folder=True)  # never entered: node_modules/ costs nothing
+            elif recursive and own.holds(child):
                 own.passed_by(child, report)
             elif recursive and child.is_symlink() and real.is_relative_to(child.resolve()):
                 # A link to a folder above it (``up -> ..``): walking it would leave the folder given
@@ -115,9 +127,12 @@ def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport,
                                              "a folder that holds it"))
                 report.outcome(child, "skipped")
             elif recursive:
-                yield from _walk(child, recursive, glob, report, seen, own=own)
+                yield from _walk(child, recursive, glob, report, seen, own=own,
+                                 rules=rules.enter(child, report) if rules is not None else None)
         elif glob is not None and not fnmatch.fnmatch(child.name, glob):
             continue
+        elif rules is not None and rules.ignored(child, folder=False):  # a bad link or pipe too: not ours to report
+            report.ignore(child, folder=False)
         elif child.is_symlink() and own.holds(child):  # a link into the data dir: refused as if named
             report.files_skipped.append((str(child), own.refusal()))
             report.outcome(child, "skipped")

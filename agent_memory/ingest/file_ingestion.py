@@ -21,7 +21,7 @@ from agent_memory.core.errors import ConfigError, IngestError, JobInterrupted, S
 from agent_memory.core.records import Document
 from agent_memory.ingest.discovery import file_source_id, named_files
 from agent_memory.ingest.lock import ingest_lock
-from agent_memory.ingest.missing import files_under, keep_stored_ids, remove_gone
+from agent_memory.ingest.missing import files_under, ignored_by, keep_stored_ids, remove_gone
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, still_owned
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import DECODED_FROM, EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, load_path
@@ -36,9 +36,10 @@ log = logging.getLogger(__name__)
 
 def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, tenant: str | None,
                  recursive: bool, glob: str | None, progress: bool, base: str | Path | None,
-                 keep_missing: bool = False) -> IngestReport:
-    """``IngestionPipeline.ingest_paths``: one job per data dir, over the files the paths name; unless
-    ``keep_missing``, the files of the folders given that are gone from disk are forgotten (ingest/missing.py)."""
+                 keep_missing: bool = False, ignore_rules: bool = True) -> IngestReport:
+    """``IngestionPipeline.ingest_paths``: one job per data dir, over the files the paths name, less what
+    ignore rules leave out unless not ``ignore_rules`` (ingest/ignore.py); unless ``keep_missing``, the files
+    of the folders given that are gone from disk or now ignored are forgotten (ingest/missing.py)."""
     tenant = tenant or pipeline.services.settings.tenant
     # Before any file is walked, read or embedded: a data dir of other models fails the job once.
     pipeline.services.check_index_format()
@@ -47,21 +48,22 @@ def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, te
             if os.path.abspath(raw) != os.path.abspath(base):
                 file_source_id(Path(raw), base)  # raises, naming the path outside the base
     with ingest_lock(pipeline.services.settings.data_dir):  # one job per data dir: the second fails fast
-        return _ingest_paths(pipeline, paths, tenant, recursive, glob, progress, base, keep_missing)
+        return _ingest_paths(pipeline, paths, tenant, recursive, glob, progress, base, keep_missing, ignore_rules)
 
 
 def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bool, glob: str | None,
-                  progress: bool, base: str | Path | None = None, keep_missing: bool = False) -> IngestReport:
+                  progress: bool, base: str | Path | None = None, keep_missing: bool = False,
+                  ignore_rules: bool = True) -> IngestReport:
     report = IngestReport()
     started = time.perf_counter()
     files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base,
-                        data_dir=pipeline.services.settings.data_dir)
+                        data_dir=pipeline.services.settings.data_dir, ignore_rules=ignore_rules)
     if not keep_missing:
         # Before the files are read: a renamed file of records then claims its IDs afresh instead of
         # being refused because the gone file still owns them.
         try:
             remove_gone(pipeline.services.catalog, pipeline.forget, paths, tenant=tenant, recursive=recursive,
-                        glob=glob, report=report)
+                        glob=glob, report=report, ignored=ignored_by(report, [path for path, _ in files]))
         except StoreError as exc:  # as below: the job stops, nothing has been read; the next run starts over
             report.store_error = str(exc)
             for path, _ in files:

@@ -18,6 +18,12 @@ Through that server (``RemoteMemory.ingest_paths``) the same files go, decided t
 lists the file manifests recorded under each folder (``files_under``, ``GET /v1/files``), the client,
 whose disk the paths name, keeps those this walk reaches and that are gone (``remove_gone_through``), and
 forgets each by its file ID (``DELETE /v1/sources/{id}``), as a local job does.
+
+Files now ignored go the same way (``now_ignored``): a stored file under a folder given that is still on
+disk but that this walk left out by ignore rules (``build/`` added to ``.gitignore`` after it was stored;
+ingest/ignore.py), unless the job reads it (named alone too). Memory mirrors what a walk of the folder
+reads, so it does not keep answering from build output the project now disowns; ``--keep-missing`` keeps
+them too, and ``--no-ignore`` ignores nothing, so removes nothing for it.
 """
 
 from __future__ import annotations
@@ -38,28 +44,51 @@ Forget = Callable[[str, str, IngestReport], object]
 # Through a server: the (file ID, recorded path) pairs under a folder's prefix, and forgetting one file ID.
 ListFiles = Callable[[str], Sequence[tuple[str, str]]]
 ForgetId = Callable[[str], dict[str, int]]
+# Whether this job's walk left an absolute path out by ignore rules (``ignored_by``).
+Ignored = Callable[[str], bool]
 MAX_FOLDER_CHARS = 4096
+GONE, NOW_IGNORED = "gone from disk", "now ignored"
 
 
 def remove_gone(catalog, forget: Forget, paths: Sequence[str | os.PathLike], *, tenant: str, recursive: bool,
-                glob: str | None, report: IngestReport) -> None:
+                glob: str | None, report: IngestReport, ignored: Ignored | None = None) -> None:
     """Forget (``forget(tenant, file_id, report)``) every file of :func:`gone_files`, each listed in the report."""
-    for entry in gone_files(catalog, tenant, paths, recursive=recursive, glob=glob):
+    for entry, why in gone_files(catalog, tenant, paths, recursive=recursive, glob=glob, ignored=ignored):
         file_id = entry.source_id[len(FILE_KEY):]
         forget(tenant, file_id, report)
-        report.gone_from_disk.append(file_id)
-        report.outcome(entry.path, "removed: gone from disk")
+        _removed(report, file_id, entry.path, why)
 
 
 def gone_files(catalog, tenant: str, paths: Sequence[str | os.PathLike], *, recursive: bool,
-               glob: str | None) -> list[SourceEntry]:
-    """The manifests of files that a walk of the folders among ``paths`` would have reached, gone from disk."""
-    found: dict[str, SourceEntry] = {}
+               glob: str | None, ignored: Ignored | None = None) -> list[tuple[SourceEntry, str]]:
+    """The manifests of files that a walk of the folders among ``paths`` would have reached, gone from disk
+    or now ignored (``ignored``), each with which (``GONE``, ``NOW_IGNORED``)."""
+    found: dict[str, tuple[SourceEntry, str]] = {}
     for prefix in mirrored_folders(paths):
         for entry in catalog.under_path(tenant, "file", prefix):
-            if entry.source_id.startswith(FILE_KEY) and gone_from(entry.path, prefix, recursive, glob):
-                found.setdefault(entry.source_id, entry)
+            why = why_removed(entry.path, prefix, recursive, glob, ignored) if entry.source_id.startswith(FILE_KEY) else None
+            if why is not None:
+                found.setdefault(entry.source_id, (entry, why))
     return list(found.values())
+
+
+def ignored_by(report: IngestReport, read: Sequence[str | os.PathLike]) -> Ignored:
+    """Whether the walk that filled ``report`` left an absolute path out by ignore rules: a file it ignored,
+    or one under a folder it did not enter; never a file the job reads (``read``: named alone, say)."""
+    reading = {os.path.abspath(path) for path in read}
+    folders = {os.path.abspath(folder) for folder in report.ignored_folders}
+
+    def ignored(path: str) -> bool:
+        if path in reading:
+            return False
+        return path in report.ignored_paths or any(str(up) in folders for up in PurePath(path).parents)
+
+    return ignored
+
+
+def _removed(report: IngestReport, file_id: str, path: str, why: str) -> None:
+    (report.gone_from_disk if why == GONE else report.now_ignored).append(file_id)
+    report.outcome(path, f"removed: {why}")
 
 
 def mirrored_folders(paths: Sequence[str | os.PathLike]) -> list[str]:
@@ -86,9 +115,14 @@ def folder_prefix(folder: str | os.PathLike) -> str:
     return absolute if absolute.endswith(os.sep) else absolute + os.sep
 
 
-def gone_from(path: str, prefix: str, recursive: bool, glob: str | None) -> bool:
-    """``path`` is one a walk of the folder ``prefix`` names would reach (:func:`_walked`), and it is gone."""
-    return _walked(path, prefix, recursive, glob) and _gone(path)
+def why_removed(path: str, prefix: str, recursive: bool, glob: str | None, ignored: Ignored | None) -> str | None:
+    """``GONE`` or ``NOW_IGNORED`` if ``path`` is one a walk of the folder ``prefix`` names would reach
+    (:func:`_walked`), and it is gone, or that walk now leaves it out by ignore rules; else None."""
+    if not _walked(path, prefix, recursive, glob):
+        return None
+    if _gone(path):
+        return GONE
+    return NOW_IGNORED if ignored is not None and ignored(path) else None
 
 
 def files_under(catalog, tenant: str, folder: str) -> list[dict[str, str]]:
@@ -155,7 +189,7 @@ def keep_stored_ids(files: list[tuple[PurePath, str]], paths: Sequence[str | os.
 
 
 def remove_gone_through(list_files: ListFiles, forget: ForgetId, paths: Sequence[str | os.PathLike], *,
-                        recursive: bool, glob: str | None, report: IngestReport) -> None:
+                        recursive: bool, glob: str | None, report: IngestReport, ignored: Ignored | None = None) -> None:
     """:func:`remove_gone` through a server: ``list_files(prefix)`` gives the (file ID, path) pairs it
     recorded under each folder, ``forget(file_id)`` the counts removed. A folder whose listing fails is a
     warning (nothing under it is forgotten), a file that cannot be forgotten a failure of the job; a server
@@ -171,7 +205,8 @@ def remove_gone_through(list_files: ListFiles, forget: ForgetId, paths: Sequence
                                    f"list the files it recorded under that folder: {exc}")
             continue
         for file_id, path in recorded:
-            if file_id in done or not gone_from(path, prefix, recursive, glob):
+            why = None if file_id in done else why_removed(path, prefix, recursive, glob, ignored)
+            if why is None:
                 continue
             done.add(file_id)
             try:
@@ -179,13 +214,12 @@ def remove_gone_through(list_files: ListFiles, forget: ForgetId, paths: Sequence
             except StoreUnavailableError:
                 raise
             except AgentMemoryError as exc:
-                report.files_failed.append((path, f"gone from disk, but forgetting {file_id!r} failed: {exc}"))
+                report.files_failed.append((path, f"{why}, but forgetting {file_id!r} failed: {exc}"))
                 report.outcome(path, "failed")
                 continue
             report.sources_removed += int(removed.get("sources", 0))
             report.items_deleted += int(removed.get("items", 0))
-            report.gone_from_disk.append(file_id)
-            report.outcome(path, "removed: gone from disk")
+            _removed(report, file_id, path, why)
 
 
 def unrecorded_note(paths: Sequence[str | os.PathLike], url: str) -> list[str]:

@@ -60,14 +60,17 @@ class IngestionPipeline:
 
     def ingest_paths(self, paths: Sequence[str | Path], *, tenant: str | None = None, recursive: bool = False,
                      glob: str | None = None, progress: bool = False,
-                     base: str | Path | None = None, keep_missing: bool = False) -> IngestReport:
+                     base: str | Path | None = None, keep_missing: bool = False,
+                     ignore_rules: bool = True) -> IngestReport:
         """Ingest files and folders. Each file's source ID is its path relative to ``base``
         (default: the folder holding the path given, so ``notes/`` names ``notes/team.md`` from any
         working folder; see ``discovery.file_source_id``). A path outside ``base`` raises IngestError.
-        Files a folder's walk would reach that are gone from disk are forgotten unless ``keep_missing``
-        (``ingest/missing.py``)."""
+        A folder's walk leaves out what ``.gitignore``/``.ignore`` rules do unless not ``ignore_rules``
+        (``ingest/ignore.py``); the files it would reach that are gone from disk, or now ignored, are
+        forgotten unless ``keep_missing`` (``ingest/missing.py``)."""
         return file_ingestion.ingest_paths(self, paths, tenant=tenant, recursive=recursive, glob=glob,
-                                           progress=progress, base=base, keep_missing=keep_missing)
+                                           progress=progress, base=base, keep_missing=keep_missing,
+                                           ignore_rules=ignore_rules)
 
     def ingest_file(self, path: Path, *, tenant: str, source_id: str | None = None,
                     report: IngestReport | None = None, metadata: dict | None = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 
 
@@ -21,6 +22,12 @@ class IngestReport:
     sources_removed: int = 0
     # File IDs a folder job forgot because their files are gone from disk (ingest/missing.py).
     gone_from_disk: list[str] = field(default_factory=list)
+    # File IDs a folder job forgot because its walk now leaves them out by ignore rules (ingest/ignore.py).
+    now_ignored: list[str] = field(default_factory=list)
+    # Folders the walk did not enter by ignore rules (listed; the files under them are not counted: not walked),
+    # and the absolute paths of the files it left out (counted in the JSON, never listed: a repo has thousands).
+    ignored_folders: list[str] = field(default_factory=list)
+    ignored_paths: set[str] = field(default_factory=set, repr=False)
     chunks: int = 0
     summaries: int = 0
     turns: int = 0
@@ -39,8 +46,19 @@ class IngestReport:
     def chunks_per_s(self) -> float:
         return self.items_written / self.seconds if self.seconds > 0 else 0.0
 
+    @property
+    def files_ignored(self) -> int:
+        return len(self.ignored_paths)
+
     def outcome(self, path, outcome: str) -> None:
         self.files.append((str(path), outcome))
+
+    def ignore(self, path, *, folder: bool) -> None:
+        """A file or folder the walk leaves out by ignore rules: no outcome line, no skip."""
+        if not folder:
+            self.ignored_paths.add(os.path.abspath(path))
+        elif str(path) not in self.ignored_folders:
+            self.ignored_folders.append(str(path))
 
     @property
     def ok(self) -> bool:
@@ -52,13 +70,16 @@ class IngestReport:
 
     def to_dict(self) -> dict:
         data = asdict(self)
+        del data["ignored_paths"]
+        data["files_ignored"] = self.files_ignored
         data["items_written"] = self.items_written
         data["chunks_per_s"] = round(self.chunks_per_s, 2)
         data["ok"] = self.ok
         return data
 
     def render(self, verbose: bool = False) -> str:
-        """The report as lines; ``verbose`` also lists the IDs removed because their files are gone."""
+        """The report as lines; ``verbose`` also lists the IDs removed because their files are gone or
+        now ignored, and the folders the walk left out by ignore rules."""
         lines = [
             "Ingestion report",
             f"  files seen       {self.files_seen}",
@@ -66,9 +87,12 @@ class IngestReport:
             f"  files unchanged  {self.files_unchanged}",
             f"  files skipped    {len(self.files_skipped)}",
             f"  files failed     {len(self.files_failed)}",
+            f"  files ignored    {self.files_ignored}" + (f" (and {len(self.ignored_folders)} folders not walked)"
+                                                       if self.ignored_folders else ""),
             f"  sources written  {self.sources_written} (unchanged {self.sources_unchanged},"
             f" removed {self.sources_removed})",
             f"  removed, gone from disk: {len(self.gone_from_disk)}",
+            f"  removed, now ignored: {len(self.now_ignored)}",
             f"  chunks           {self.chunks}",
             f"  summaries        {self.summaries}",
             f"  turns            {self.turns}",
@@ -83,6 +107,8 @@ class IngestReport:
             lines.append(f"  FAILED: {_shown(path)}: {reason}")
         if verbose:
             lines += [f"  gone from disk: {_shown(file_id)}" for file_id in self.gone_from_disk]
+            lines += [f"  now ignored: {_shown(file_id)}" for file_id in self.now_ignored]
+            lines += [f"  ignored folder: {_shown(folder)}" for folder in self.ignored_folders]
         for path in self.paths_missing:
             lines.append(f"  MISSING: {_shown(path)}")
         for warning in self.warnings[:20]:

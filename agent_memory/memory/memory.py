@@ -255,20 +255,21 @@ class Memory(SessionMethods):
 
     def add_paths(self, paths: Sequence[str | Path], *, recursive: bool = False, glob: str | None = None,
                   progress: bool = False, tenant: str | None = None, base: str | Path | None = None,
-                  keep_missing: bool = False) -> IngestReport:
+                  keep_missing: bool = False, ignore_rules: bool = True) -> IngestReport:
         """The ingestion job over files and folders (one path alone is taken as a list of one); a
         store failure stops it and is in the report. Source IDs are paths relative to ``base``
-        (default: the folder holding each path given). The stored files a folder's walk would reach
-        that are gone from disk are forgotten (memory mirrors the folder) unless ``keep_missing``."""
+        (default: the folder holding each path given). A walk skips what ``.gitignore``/``.ignore`` rules do
+        unless not ``ignore_rules`` (a file named is read). Stored files a walk would reach that are gone
+        from disk or now ignored are forgotten (memory mirrors the folder) unless ``keep_missing``."""
         self.check_space("ingestion")
         if isinstance(paths, (str, Path)):
             paths = [paths]
         for path in expect_type(paths, (list, tuple), "paths", "a list of files and folders"):
             expect_type(path, (str, Path), "each path", "a str or pathlib.Path")
         with self.write_lock:
-            return self.ingestion.ingest_paths(paths, tenant=self._tenant(tenant), recursive=recursive,
-                                               glob=glob, progress=progress, base=base,
-                                               keep_missing=keep_missing)
+            return self.ingestion.ingest_paths(paths, tenant=self._tenant(tenant), recursive=recursive, glob=glob,
+                                               progress=progress, base=base, keep_missing=keep_missing,
+                                               ignore_rules=ignore_rules)
 
     def forget(self, source_id: str, *, tenant: str | None = None) -> dict[str, int]:
         """Remove one source (or a file and every source it held) from every store. ``source_id``
