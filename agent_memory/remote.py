@@ -27,6 +27,7 @@ from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundErro
 from agent_memory.ingest.discovery import named_files
 from agent_memory.ingest.missing import ignored_by, keep_stored_ids, remove_gone_through, unrecorded_note
 from agent_memory.ingest.report import IngestReport
+from agent_memory.ingest.sources import refused_by_name
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
 
 KEY_ENV = "AGENT_MEMORY_API_KEY"
@@ -202,6 +203,10 @@ class RemoteMemory:
         return True
 
     def _upload_into(self, report: IngestReport, path: Path, progress: Progress | None, source_id: str) -> None:
+        if refusal := refused_by_name(path):  # decided here: a key file's bytes never leave this machine
+            report.files_skipped.append((str(path), refusal))
+            report.outcome(path, "skipped")
+            return
         try:
             data = self.upload(path, source_id, progress=progress)
         except OSError as exc:

@@ -67,6 +67,22 @@ PDF_HEADER_WINDOW = 1024
 DOCX_PART = "word/document.xml"
 
 
+# Where secrets usually live: private keys, certificates, keystores, environment files, credentials.
+# Never read, even when named: what is stored is recalled into prompts (and, through a server, sent).
+SECRET_EXTENSIONS = {".env", ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".gpg", ".asc"}
+SECRET_FILE_NAMES = {".env", ".netrc", ".pgpass", ".npmrc", ".pypirc", "id_rsa", "id_dsa", "id_ecdsa",
+                     "id_ed25519", "credentials"}
+
+
+def secret_file(path: Path) -> str | None:
+    """The skip reason of a file whose name says it usually holds secrets, else None."""
+    name, ext = path.name.lower(), path.suffix.lower()
+    if name in SECRET_FILE_NAMES or ext in SECRET_EXTENSIONS or name.startswith(".env."):
+        return (f"not read: {path.name!r} is where secrets usually live (keys, certificates, passwords), and what is "
+                "stored is recalled into prompts; to store its text on purpose, copy it into a .txt file")
+    return None
+
+
 def file_extension(path: Path) -> str:
     """The extension a file is read by: its own, lower-cased, or ``.txt`` for a name in
     ``TEXT_FILE_NAMES`` (``README``, ``Makefile``)."""

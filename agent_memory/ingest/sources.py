@@ -34,6 +34,7 @@ from agent_memory.ingest.formats import (
     not_a,
     read_docx,
     read_pdf,
+    secret_file,
     sniff_document,
     split_front_matter,
 )
@@ -120,6 +121,15 @@ def file_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
+def refused_by_name(path: Path) -> str | None:
+    """The skip reason of a file its name alone rules out (where secrets usually live, an extension that is
+    not read), else None: decided before a byte is read, or sent to a server (``remote.py``)."""
+    if secret := secret_file(path):
+        return secret
+    ext = file_extension(path)
+    return unsupported(ext) if ext not in SUPPORTED_EXTENSIONS else None
+
+
 def unsupported(ext: str) -> str:
     """The skip reason of an unknown extension: every extension that is read, named."""
     return (f"unsupported extension {ext or '(none)'!r}; supported: {', '.join(sorted(SUPPORTED_EXTENSIONS))} "
@@ -158,9 +168,9 @@ def load_path(path: Path, *, tenant: str, source_id: str | None = None, encoding
     """Read one file. Returns documents/turns to ingest, or ``Skipped`` with a reason. ``encodings``: those
     a text file that is not UTF-8 is read in, tried in order (the ``text_encodings`` setting)."""
     sid = source_id or str(path)
+    if refusal := refused_by_name(path):
+        return [Skipped(str(path), refusal)]
     ext = file_extension(path)
-    if ext not in SUPPORTED_EXTENSIONS:
-        return [Skipped(str(path), unsupported(ext))]
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:

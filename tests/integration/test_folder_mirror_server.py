@@ -245,3 +245,22 @@ def test_a_subfolder_job_names_its_files_as_the_store_already_names_them_through
     code, report, _ = ingest(capsys, "notes/sub", "-r")
     assert code == 0 and report["files_unchanged"] == 1 and report["files_ingested"] == 1
     assert listed(capsys) == sorted([*ALL, "notes/sub/new.md"])
+
+
+def test_a_key_file_or_an_unsupported_one_is_skipped_on_this_machine_and_never_sent(served, capsys, monkeypatch):
+    root, _ = served
+    (root / "notes" / "cert.pem").write_text("-----BEGIN PRIVATE KEY-----\nPEMMARKER\n")
+    (root / "notes" / "prod.env").write_text("API_KEY=supersecret\n")
+    (root / "notes" / ".env").write_text("DB_PASSWORD=hunter2\n")  # hidden: read only when named, as here
+    (root / "notes" / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    sent: list[str] = []
+    upload = RemoteMemory.upload
+    monkeypatch.setattr(RemoteMemory, "upload", lambda self, path, *a, **k: (sent.append(path.name),
+                                                                              upload(self, path, *a, **k))[1])
+    code, report, _ = ingest(capsys, "notes", "-r", str(root / "notes" / ".env"))
+    assert code == 0 and report["files_ingested"] == 4
+    assert sorted(sent) == ["budget.md", "deep.md", "team.md", "todo.txt"]
+    reasons = {path.rsplit("/", 1)[-1]: reason for path, reason in report["files_skipped"]}
+    assert reasons["photo.png"].startswith("unsupported extension '.png'")
+    for name in ("cert.pem", "prod.env", ".env"):
+        assert reasons[name].startswith(f"not read: {name!r} is where secrets usually live"), reasons

@@ -83,12 +83,21 @@ def test_more_languages_are_marked_with_their_splitter(tmp_path):
         assert _one(load_path(tmp_path / name, tenant="t")).metadata == {"language": language}, name
 
 
-def test_an_unknown_name_without_extension_and_secret_files_are_skipped_naming_what_is_read(tmp_path):
-    for name in ("notes", ".env", "server.pem", "id.key"):
+def test_an_unknown_name_without_extension_is_skipped_naming_what_is_read(tmp_path):
+    (tmp_path / "notes").write_text("Kestrel notes\n")
+    [skip] = load_path(tmp_path / "notes", tenant="t")
+    assert isinstance(skip, Skipped) and skip.reason.startswith("unsupported extension '(none)'")
+    assert "readme" in skip.reason and "makefile" in skip.reason
+
+
+def test_where_secrets_usually_live_is_never_read_even_when_named(tmp_path):
+    for name in (".env", ".env.production", "prod.env", "server.pem", "id.key", "id_rsa", "store.p12", ".netrc"):
         (tmp_path / name).write_text("API_KEY=abc\n")
         [skip] = load_path(tmp_path / name, tenant="t")
-        assert isinstance(skip, Skipped) and skip.reason.startswith("unsupported extension"), name
-        assert "readme" in skip.reason and "makefile" in skip.reason
+        assert isinstance(skip, Skipped) and skip.reason.startswith(f"not read: {name!r} is where secrets"), name
+    for name in ("keys.md", "environment.txt", "pemmican.txt"):  # the words alone are not a secret's home
+        (tmp_path / name).write_text("Kestrel\n")
+        assert isinstance(load_path(tmp_path / name, tenant="t")[0], Document), name
 
 
 def test_a_file_that_is_not_utf8_is_read_in_the_first_encoding_named_that_reads_it(tmp_path):
