@@ -55,6 +55,9 @@ def _server(args) -> RemoteMemory | None:
 def cmd_ingest(args) -> int:
     remote = _server(args)
     if remote is not None:
+        if load_settings().text_encodings:  # the server decodes what it is sent, by its own setting
+            print("note: AGENT_MEMORY_TEXT_ENCODINGS set here does not apply through a server: the server reads the "
+                  "files it is sent in the encodings its own setting names", file=sys.stderr)
         with remote:
             remote.check_tenant(args.tenant)
             # The data dir the server owns is ours (found through its lock): kept out of the walk as locally.

@@ -264,3 +264,14 @@ def test_a_key_file_or_an_unsupported_one_is_skipped_on_this_machine_and_never_s
     assert reasons["photo.png"].startswith("unsupported extension '.png'")
     for name in ("cert.pem", "prod.env", ".env"):
         assert reasons[name].startswith(f"not read: {name!r} is where secrets usually live"), reasons
+
+
+def test_the_client_s_text_encodings_are_said_not_to_apply_through_a_server(served, capsys, monkeypatch):
+    root, _ = served
+    monkeypatch.setenv("AGENT_MEMORY_TEXT_ENCODINGS", "gb18030")
+    (root / "gbk").mkdir()
+    (root / "gbk" / "diary.txt").write_bytes("我和李娜在西湖边喝茶。\n".encode("gbk"))
+    code, report, err = ingest(capsys, "gbk")
+    assert "AGENT_MEMORY_TEXT_ENCODINGS set here does not apply through a server" in err
+    [(_, reason)] = report["files_skipped"]  # the server's setting names none
+    assert "invalid UTF-8 at byte 0" in reason
