@@ -7,7 +7,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from agent_memory.core.limits import MAX_ANSWER_TOKENS, MAX_QUESTION_CHARS, MAX_SEARCH_LIMIT, question_problem
+from agent_memory.core.limits import (
+    MAX_ANSWER_TOKENS,
+    MAX_QUESTION_CHARS,
+    MAX_SEARCH_LIMIT,
+    check_document_text,
+    question_problem,
+)
 from agent_memory.core.storable import check_text
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.memory.arguments import check_metadata
@@ -67,7 +73,9 @@ class DocumentIn(BaseModel):
     @field_validator("text", "title")
     @classmethod
     def _plain_text(cls, value: str, info: ValidationInfo) -> str:
-        return check_text(value, info.field_name or "text")
+        if info.field_name == "text":  # a blank text stores nothing: refused, as "" is
+            return check_document_text(value)
+        return check_text(value, info.field_name or "title")
 
     @field_validator("metadata")
     @classmethod

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from agent_memory.core.storable import text_problem
+from agent_memory.core.lookalikes import reads_blank
+from agent_memory.core.storable import check_text, text_problem
 
 MAX_QUESTION_CHARS = 20_000  # a question, or a search query (ask, prompt, recall, search)
 MAX_SEARCH_LIMIT = 100  # ``search``: passages returned
@@ -41,8 +42,18 @@ def question_problem(question: str) -> str | None:
     MAX_QUESTION_CHARS (its length is named, not the text, which is long), or holding what no store holds as
     text (a NUL, a lone surrogate: core/storable.py). A question is never stored, but the text a document
     is refused for is refused as a question too, the same way on every surface."""
-    if not question.strip():
+    if reads_blank(question):
         return f"is empty ({question[:20]!r}): give the text to look for"
     if len(question) > MAX_QUESTION_CHARS:
         return f"must be at most {MAX_QUESTION_CHARS} characters, got {len(question)}"
     return text_problem(question)
+
+
+def check_document_text(text: str, what: str = "text") -> str:
+    """A document's text as every surface stores it: what a store holds (core/storable.py) and not blank,
+    else a ValueError naming ``what``. A blank text would store nothing while its source ID came back as
+    if it had; an emptied source is forgotten, not posted again empty."""
+    check_text(text, what)
+    if reads_blank(text):
+        raise ValueError(f"{what} is blank ({text[:20]!r}): nothing to store; to remove a source, forget it")
+    return text

@@ -19,6 +19,8 @@ forty characters the guards need.
 
 from __future__ import annotations
 
+import re
+
 # Unicode category Cf (format): soft hyphen, Arabic number signs, zero-width space and joiners, the
 # bidirectional controls, word joiner and invisible operators, BOM, interlinear annotation marks,
 # Egyptian hieroglyph format controls, shorthand format controls, musical format marks, tag
@@ -65,3 +67,12 @@ EQUALS = r"=\u207c\u208c\ufe66\uff1d\u1400\u2e40\u30a0\ua4ff"
 # - ﹣ －, and the look-alikes that are punctuation or symbols: hyphens and dashes ‐ ‑ ‒ – ﹘, minus
 # signs ˗ − ➖, hyphen bullet ⁃, Arabic full stop ۔ (not the Coptic letters ⲻ Ⲻ: a line of one is a word).
 HYPHEN = r"\-\ufe63\uff0d\u02d7\u06d4\u2010-\u2013\u2043\u2212\u2796\ufe58"
+
+
+def reads_blank(text: str) -> bool:
+    """Nothing a reader sees: only whitespace and invisible format characters (a zero-width space, tag
+    characters). Such a question looks for nothing, and such a document stores nothing."""
+    return _BLANK.fullmatch(text) is not None
+
+
+_BLANK = re.compile(rf"[\s{INVISIBLE}]*")

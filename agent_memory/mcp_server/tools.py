@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Callable
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from agent_memory.answer import RELEVANCE_DOC, relevance
 from agent_memory.api.routes_ask import search_hits
@@ -21,7 +21,10 @@ from agent_memory.api.schemas import AskIn, DocumentIn, ForgetOut, SearchIn, Sea
 from agent_memory.api.schemas_sessions import MessageIn, SessionDeletedOut, SessionsOut, ViewOut
 from agent_memory.conversation.message_validation import validate
 from agent_memory.core.errors import NotFoundError
+from agent_memory.core.limits import check_document_text
+from agent_memory.core.storable import check_text
 from agent_memory.memory import Memory
+from agent_memory.memory.arguments import check_metadata
 from agent_memory.remote import RemoteMemory
 
 SessionId = Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["chat-1"])]
@@ -50,6 +53,23 @@ class RememberIn(BaseModel):
     documents: list[DocumentIn] = Field(default_factory=list, description="Texts stored under their source IDs.")
     session_id: SessionId | None = Field(default=None, description="The session the messages go to.")
     messages: list[MessageIn] = Field(default_factory=list, description="Chat messages, each with a retention class.")
+
+    # Checked here, as DocumentIn checks a document's text and title, so a refusal is this tool's "invalid
+    # arguments" naming the field, not the ValidationError of the DocumentIn built later.
+    @field_validator("text")
+    @classmethod
+    def _storable_text(cls, value: str | None) -> str | None:
+        return None if value is None else check_document_text(value)
+
+    @field_validator("title")
+    @classmethod
+    def _storable_title(cls, value: str) -> str:
+        return check_text(value, "title")
+
+    @field_validator("metadata")
+    @classmethod
+    def _storable_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_metadata(value)
 
     @model_validator(mode="after")
     def _something(self) -> RememberIn:

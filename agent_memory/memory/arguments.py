@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from agent_memory.core.errors import ConfigError
-from agent_memory.core.limits import question_problem
+from agent_memory.core.limits import check_document_text, question_problem
 from agent_memory.core.storable import check_storable, check_text
 
 FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
@@ -34,7 +34,7 @@ def check_metadata(metadata: Any, what: str = "metadata") -> dict[str, Any]:
 
 def check_document(text: Any, title: Any) -> None:
     """A document's text and title as every store holds them (str, no NUL), else TypeError/ValueError."""
-    check_text(expect_type(text, str, "text", "a str"), "text")
+    check_document_text(expect_type(text, str, "text", "a str"))
     check_text(expect_type(title, str, "title", "a str"), "title")
 
 

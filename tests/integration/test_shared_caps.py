@@ -60,6 +60,10 @@ CASES = {
     "blank question": ("POST", "/v1/prompt", {"question": "  \t"}, lambda m: m.prompt("  \t"),
                        ["question", "is empty"]),
     "blank query": ("POST", "/v1/search", {"query": " "}, lambda m: m.search(" "), ["query", "is empty"]),
+    "invisible question": ("POST", "/v1/prompt", {"question": "\u200b\U000e0041"},
+                           lambda m: m.prompt("\u200b\U000e0041"), ["question", "is empty"]),
+    "blank document": ("POST", "/v1/documents", {"source_id": "blank/doc", "text": " \n\u200b"},
+                       lambda m: m.add(" \n\u200b", source_id="blank/doc"), ["text is blank", "forget it"]),
     "budget": ("POST", "/v1/prompt", {"question": "Who?", "budget": MAX_PROMPT_BUDGET + 1},
                lambda m: m.prompt("Who?", budget=MAX_PROMPT_BUDGET + 1),
                ["budget", str(MAX_PROMPT_BUDGET), str(MAX_PROMPT_BUDGET + 1)]),
@@ -111,6 +115,9 @@ def test_the_largest_allowed_values_are_taken_locally(memory):
     ("recall", {"question": " "}, ["question", "is empty"]),
     ("search", {"query": "a\x00"}, ["query", "NUL"]),
     ("search", {"query": "pump", "limit": MAX_SEARCH_LIMIT + 1}, ["limit", str(MAX_SEARCH_LIMIT)]),
+    ("remember", {"text": "   "}, ["invalid arguments", "text is blank"]),
+    ("remember", {"text": "a\x00b"}, ["invalid arguments", "text holds a NUL"]),
+    ("remember", {"documents": [{"source_id": "d", "text": "\t"}]}, ["text is blank"]),
 ])
 def test_the_mcp_tools_refuse_the_same_values(memory, tool, arguments, fragments):
     async def call():
