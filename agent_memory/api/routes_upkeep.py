@@ -54,7 +54,7 @@ def whoami(tenant: TenantDep) -> dict[str, Any]:
 @router.get("/v1/stats", response_model=StatsOut, responses=error_responses(401),
             summary="Items per kind, sources, expiring soon, graph size")
 def get_stats(state: StateDep, tenant: TenantDep, response: Response,
-              soon_days: Annotated[float, Query(ge=0, le=MAX_SOON_DAYS, description="What 'expiring soon' means, in days.")]
+              soon_days: Annotated[float, Query(ge=0, le=MAX_SOON_DAYS, allow_inf_nan=False, description="What 'expiring soon' means, in days.")]
               = 1.0) -> dict[str, Any]:
     """Counts for the caller's tenant: items per kind, sources, items whose time to live ends within
     ``soon_days``, entities and triples in the graph, and the share of triples a newer fact superseded."""

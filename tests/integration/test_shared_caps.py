@@ -76,6 +76,8 @@ CASES = {
     "soon days": ("GET", "/v1/stats", {"soon_days": MAX_SOON_DAYS + 1},
                   lambda m: stats(m.services, m.tenant, soon_days=MAX_SOON_DAYS + 1),
                   ["soon_days", str(MAX_SOON_DAYS), str(MAX_SOON_DAYS + 1)]),
+    "soon days NaN": ("GET", "/v1/stats", {"soon_days": "nan"}, lambda m: stats(m.services, m.tenant, soon_days=float("nan")),
+                      ["soon_days", "finite"]),
     "list limit": ("GET", "/v1/sources", {"limit": MAX_LIST_LIMIT + 1},
                    lambda m: list_sources(m.services, m.tenant, limit=MAX_LIST_LIMIT + 1),
                    ["limit", str(MAX_LIST_LIMIT), str(MAX_LIST_LIMIT + 1)]),
