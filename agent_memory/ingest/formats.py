@@ -12,7 +12,7 @@ import math
 import re
 import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import yaml
 from bs4 import BeautifulSoup
@@ -50,6 +50,13 @@ TEXT_FILE_NAMES = {
     "dockerfile", "containerfile", "procfile", "jenkinsfile", "vagrantfile", "gemfile", "rakefile",
     "brewfile", "justfile",
 }
+# Files whose text is code or configuration: every extension above but Markdown's, and the build and
+# container files. In none is a line's "#" a Markdown heading (it is a comment, a directive, a CSS
+# selector, an Org keyword, a Textile list item), so the prompt escapes such marks instead of dropping
+# them (``core/prompt_data.py``). README, CHANGELOG and the other names above are often Markdown: prose.
+CODE_FILE_NAMES = {"makefile", "gnumakefile", "dockerfile", "containerfile", "procfile", "jenkinsfile",
+                   "vagrantfile", "gemfile", "rakefile", "brewfile", "justfile"}
+CODE_LANGUAGES = set(CODE_EXTENSIONS.values())
 # HTML that is navigation or page furniture, never the page's content.
 BOILERPLATE_TAGS = ["script", "style", "noscript", "template", "nav", "aside", "form", "button", "iframe", "svg",
                     "select", "dialog"]
@@ -90,6 +97,13 @@ def file_extension(path: Path) -> str:
     if not ext and path.name.lower() in TEXT_FILE_NAMES:
         return ".txt"
     return ext
+
+
+def is_code_file(name: str) -> bool:
+    """Whether the file ``name`` (a path, or a source id that is one) holds code or configuration."""
+    path = PurePath(name.replace("\\", "/"))
+    ext = path.suffix.lower()
+    return ext in CODE_EXTENSIONS or ext in PLAIN_TEXT_EXTENSIONS or (not ext and path.name.lower() in CODE_FILE_NAMES)
 
 
 class FormatError(Exception):

@@ -22,11 +22,12 @@ from agent_memory.retrieval.render import (
     TITLES,
     Entry,
     Sections,
-    display_text,
+    is_code,
     item_line,
     question_text,
     render,
     session_group,
+    shown_text,
     tag,
 )
 from agent_memory.retrieval.spread import spread_sessions
@@ -73,7 +74,7 @@ class Assembler:
         cap = int(budget * shares.recent)
         recent_headers: set[tuple[str, str]] = set()  # (session, heading): a session spanning days has several
         for rank, item in enumerate(reversed(recent)):
-            entry = self._entry(item, display_text(item.text), 1000.0 - rank, "recent")
+            entry = self._entry(item, shown_text(item), 1000.0 - rank, "recent")
             group, title = session_group(item)
             header_cost = count(title) + 1 if group and (group, title) not in recent_headers else 0
             cost = count(entry.text) + 1 + header_cost + (0 if sections.recent else title_cost["recent"])
@@ -101,7 +102,7 @@ class Assembler:
 
         cap = int(budget * shares.summaries)
         for rank, cand in enumerate(summaries):
-            shown = display_text(cand.item.text)
+            shown = shown_text(cand.item)
             line = item_line(cand.item, shown)
             cost = count(line) + 1 + (0 if sections.summaries else title_cost["summaries"])
             if cost > min(cap, free):
@@ -200,7 +201,7 @@ class Assembler:
                 header_cost = 0 if (group, title) in days_used else count(shown_heading(title, group_year, year)) + 1
                 if docs_placed and DOCUMENTS_HEADING not in headers_used:
                     header_cost += count(DOCUMENTS_HEADING) + 1
-            text, compressed = display_text(item.text), False
+            text, compressed = shown_text(item), False
             line = item_line(item, text)
             cost = count(line) + 1 + header_cost
             overhead = header_cost + count(item_line(item, "")) + 1
@@ -247,7 +248,7 @@ class Assembler:
                     continue
             passage = self._passage(cand, text, line, compressed)
             order = (int(item.metadata.get("seq", 0) or 0), item.chunk_index)
-            entry = Entry(line, 100.0 - rank, passage, group, title, order=order)
+            entry = Entry(line, 100.0 - rank, passage, group, title, order=order, code=is_code(item))
             if not group.startswith("doc:"):
                 entry.group_year = heading_year(item)
                 if (group, title) not in days_used:

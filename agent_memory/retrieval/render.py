@@ -11,6 +11,7 @@ from agent_memory.core.citations import tag as citation_tag
 from agent_memory.core.prompt_data import display_text
 from agent_memory.core.records import MemoryItem
 from agent_memory.core.text import has_cjk
+from agent_memory.ingest.formats import CODE_LANGUAGES, is_code_file
 from agent_memory.retrieval.headings import DOCUMENTS_HEADING, session_label, shown_heading
 from agent_memory.retrieval.types import Passage
 from agent_memory.retrieval.when import parse_stamp
@@ -27,6 +28,7 @@ class Entry:
     group_title: str = ""  # the header line; documents have none
     order: tuple[int, int] = (0, 0)  # position inside its group: (turn seq, chunk index)
     group_year: str = ""  # the year that ends the header line: written only where it changes
+    code: bool = False  # its text is code or configuration (shown_text): chunks joined are shown alike
 
 
 @dataclass
@@ -46,6 +48,21 @@ TITLES = {"facts": "## Known facts", "summaries": "## Summaries", "passages": "#
 def tag(source_id: str) -> str:
     # Encoded: no file name can end or split its tag (agent_memory/core/citations.py).
     return citation_tag(source_id)
+
+
+def is_code(item: MemoryItem) -> bool:
+    """Whether ``item`` is code or configuration, whose "#" lines the prompt keeps (escaped). A file
+    read as code carries its language; a script or a config file read as plain text (deploy.sh,
+    settings.yaml, a Makefile) is known by its name, the source id unless the caller named it
+    otherwise. What is said in a conversation is prose, whatever its session is called."""
+    if item.kind == "turn":
+        return False
+    return item.metadata.get("language") in CODE_LANGUAGES or is_code_file(item.source_id)
+
+
+def shown_text(item: MemoryItem) -> str:
+    """``item``'s text as a passage shows it (core/prompt_data.py): prose or code by its source."""
+    return display_text(item.text, code=is_code(item))
 
 
 def item_line(item: MemoryItem, text: str) -> str:
@@ -170,7 +187,7 @@ def _join_adjacent(members: list[Entry]) -> list[str]:
             # "S:x]" starting the next, a line of text and "===") is whole only in the joined line.
             # It is shown as the chunks were; the line's own tag, its first "[", stays as written.
             joined = _continue(lines[-1], entry.passage.text)
-            lines[-1] = joined[0] + display_text(joined[1:])
+            lines[-1] = joined[0] + display_text(joined[1:], code=entry.code)
         else:
             lines.append(entry.text)
         previous = entry
