@@ -9,6 +9,7 @@ none of it splits, embeds or writes items: it is bookkeeping per file.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -22,7 +23,7 @@ from agent_memory.core.records import Document
 from agent_memory.ingest.decoding import fallback_now
 from agent_memory.ingest.discovery import file_source_id, named_files
 from agent_memory.ingest.lock import ingest_lock
-from agent_memory.ingest.missing import files_under, ignored_by, keep_stored_ids, remove_gone
+from agent_memory.ingest.missing import files_under, ignored_by, keep_stored_ids, remove_gone, stored_bases
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, still_owned
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, read_path
@@ -62,8 +63,11 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
                   ignore_rules: bool = True) -> IngestReport:
     report = IngestReport()
     started = time.perf_counter()
+    listing = functools.partial(_recorded, pipeline.services, tenant)
+    # Without --base, the IDs keep the base a folder's stored files were named from: so do its ignore rules.
+    bases = stored_bases(paths, listing) if base is None and ignore_rules else None
     files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base,
-                        data_dir=pipeline.services.settings.data_dir, ignore_rules=ignore_rules)
+                        data_dir=pipeline.services.settings.data_dir, ignore_rules=ignore_rules, stored_bases=bases)
     if not keep_missing:
         # Before the files are read: a renamed file of records then claims its IDs afresh instead of
         # being refused because the gone file still owns them.
@@ -78,7 +82,7 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
             log.error("store failed, stopping the job: %s", exc)
             return report
     if base is None:  # a file stored already keeps its ID, whichever folder this job starts from
-        files = keep_stored_ids(files, paths, lambda prefix: _recorded(pipeline.services, tenant, prefix), report)
+        files = keep_stored_ids(files, paths, listing, report)
     bar = _progress(len(files), progress)
     try:
         for path, file_id in files:
