@@ -25,7 +25,13 @@ import httpx
 
 from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, StoreUnavailableError
 from agent_memory.ingest.discovery import named_files
-from agent_memory.ingest.missing import ignored_by, keep_stored_ids, remove_gone_through, unrecorded_note
+from agent_memory.ingest.missing import (
+    ignored_by,
+    keep_stored_ids,
+    remove_gone_through,
+    stored_bases,
+    unrecorded_note,
+)
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import refused_by_name
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
@@ -160,10 +166,12 @@ class RemoteMemory:
         the stored files it now ignores are forgotten as the gone ones are."""
         report = IngestReport()
         started = time.perf_counter()
-        files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base, data_dir=data_dir,
-                            ignore_rules=ignore_rules)
-        # One listing of a folder serves both steps (a failed one is asked again, and warned of, by each).
+        # One listing of a folder serves every step (a failed one is asked again, and warned of, by each).
         listing = functools.lru_cache(maxsize=None)(self.files_under)
+        # The IDs keep the base a folder's stored files were named from (below): so do its ignore rules.
+        bases = stored_bases(paths, listing) if base is None and self.owner and ignore_rules else None
+        files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base, data_dir=data_dir,
+                            ignore_rules=ignore_rules, stored_bases=bases)
         if not keep_missing and not self._mirror(report, paths, recursive, glob, listing, [p for p, _ in files]):
             for path, _ in files:
                 report.outcome(path, "not attempted")

@@ -63,6 +63,19 @@ def check_decodes(path: Path, encoding: str) -> str | None:
     return None
 
 
+def fallback_now(path: Path, fallbacks: Sequence[str]) -> str | None:
+    """The one of ``fallbacks`` (the ``text_encodings`` setting) a text file is read in now, as ``decoded`` and
+    the large-file path of ``sources.load_path`` pick it: None when it reads in its own encoding (UTF-8, or
+    UTF-16/32 by its mark) or in none of them. Decodes the whole file block by block; the caller asks only
+    for files stored read in a fallback (a UTF-8 file's manifest never sends it here)."""
+    with path.open("rb") as handle:
+        head = handle.read(4)  # the longest byte-order mark
+    encoding = text_encoding(head)
+    if encoding != "utf-8-sig" or check_decodes(path, encoding) is None:
+        return None
+    return next((e for e in fallbacks if check_decodes(path, e) is None), None)
+
+
 def blank(path: Path, head: bytes, size: int) -> bool:
     """Nothing but whitespace: read past ``head`` only when it is all blank (a file padded with
     blank lines is not empty, and an empty one removes what was stored before)."""

@@ -7,7 +7,7 @@ import fnmatch
 import os
 import stat
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from agent_memory.core.errors import IngestError
 from agent_memory.core.storable import check_text, control_character
@@ -17,28 +17,34 @@ from agent_memory.ingest.report import IngestReport
 
 def named_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None, report: IngestReport,
                 base: str | Path | None = None, data_dir: str | Path | None = None,
-                ignore_rules: bool = True) -> list[tuple[Path, str]]:
+                ignore_rules: bool = True, stored_bases: Mapping[str, str] | None = None) -> list[tuple[Path, str]]:
     """Each file a job over ``paths`` reads, with its source ID: its path relative to ``base``
     (default: the folder holding the path given, ``default_base``). A file reached twice (a folder
     given twice, or a folder and a file in it) is read once, under the first path that reached it.
     Nothing under ``data_dir`` is read (see ``discover_files``), nor what ignore rules leave out
-    unless ``ignore_rules`` is False (ingest/ignore.py); a file also named alone is read, not ignored."""
+    unless ``ignore_rules`` is False (ingest/ignore.py); a file also named alone is read, not ignored.
+    ``stored_bases`` (``missing.stored_bases``: a folder's prefix, the base its stored files were named
+    from, which the job's IDs keep): without ``base``, where a folder's ignore rules reach up to."""
     found: dict[Path, tuple[Path, str]] = {}
     for raw in paths:
+        named_from = base if base is not None else default_base(raw)
+        rules_from = base if base is not None else (stored_bases or {}).get(_prefix(raw)) or named_from
         for path in discover_files([raw], recursive=recursive, glob=glob, report=report, data_dir=data_dir,
-                                   ignore_rules=ignore_rules):
-            found.setdefault(path.resolve(), (path, file_source_id(path, base if base is not None else default_base(raw))))
+                                   ignore_rules=ignore_rules, base=rules_from):
+            found.setdefault(path.resolve(), (path, file_source_id(path, named_from)))
     report.ignored_paths -= {os.path.abspath(path) for path, _ in found.values()}
     return list(found.values())
 
 
 def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | None,
                    report: IngestReport, data_dir: str | Path | None = None,
-                   ignore_rules: bool = True) -> Iterable[Path]:
+                   ignore_rules: bool = True, base: str | Path | None = None) -> Iterable[Path]:
     """Files under ``paths`` in sorted order. A missing path, a broken or looping symlink and a
     folder reached twice (a link back up the tree) are reported, never silently dropped. A folder's
     walk leaves out what its ignore rules (``.gitignore``, ``.ignore``) leave out, counted in the
     report, unless ``ignore_rules`` is False; a file named in ``paths`` is read even if ignored.
+    Outside a repository, the rules of a folder's parents apply from ``base`` down, the folder its
+    files' IDs are named from (default: each path's ``default_base``; ingest/ignore.py).
 
     The memory's own ``data_dir`` is never read: its stores, catalog and spooled jobs are not memory
     (a spooled job's JSON body holds a ``text`` field that would be ingested as a document). A walk
@@ -50,7 +56,7 @@ def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | 
             report.files_failed.append((str(path), own.refusal()))
             report.outcome(path, "failed")
         elif path.is_dir():
-            rules = rules_for(path, report) if ignore_rules else None
+            rules = rules_for(path, report, base if base is not None else default_base(path)) if ignore_rules else None
             yield from _walk(path, recursive, glob, report, set(), given=True, own=own, rules=rules)
         elif path.is_file():
             if glob is None or fnmatch.fnmatch(path.name, glob):
@@ -161,6 +167,11 @@ def default_base(given: str | Path) -> Path:
     ``/abs/notes/`` and ``.`` run inside ``notes`` all name ``notes/team.md`` the same way, from
     any working folder; a file given alone is named by its file name."""
     return Path(os.path.abspath(given)).parent
+
+
+def _prefix(folder: str | Path) -> str:
+    """A folder as ``missing.folder_prefix`` spells it: absolute, ending in a separator."""
+    return os.path.join(os.path.abspath(folder), "")
 
 
 def file_source_id(path: Path, base: str | Path | None = None) -> str:

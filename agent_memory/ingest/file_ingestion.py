@@ -9,6 +9,7 @@ none of it splits, embeds or writes items: it is bookkeeping per file.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -19,12 +20,13 @@ from tqdm import tqdm
 
 from agent_memory.core.errors import ConfigError, IngestError, JobInterrupted, StoreError
 from agent_memory.core.records import Document
+from agent_memory.ingest.decoding import fallback_now
 from agent_memory.ingest.discovery import file_source_id, named_files
 from agent_memory.ingest.lock import ingest_lock
-from agent_memory.ingest.missing import files_under, ignored_by, keep_stored_ids, remove_gone
+from agent_memory.ingest.missing import files_under, ignored_by, keep_stored_ids, remove_gone, stored_bases
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, still_owned
 from agent_memory.ingest.report import IngestReport
-from agent_memory.ingest.sources import DECODED_FROM, EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, load_path
+from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, read_path
 from agent_memory.stores.catalog import SourceEntry
 
 if TYPE_CHECKING:
@@ -32,6 +34,11 @@ if TYPE_CHECKING:
     from agent_memory.services import Services
 
 log = logging.getLogger(__name__)
+
+# A file manifest's content_hash: the file's sha256, then "@<encoding>" when it was read in a fallback of the
+# text_encodings setting (the same bytes read in another encoding are another text), all after "partial:" when
+# records of it were refused (a hash that never matches: the next run reads it again).
+PARTIAL, READ_AS = "partial:", "@"
 
 
 def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, tenant: str | None,
@@ -56,8 +63,11 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
                   ignore_rules: bool = True) -> IngestReport:
     report = IngestReport()
     started = time.perf_counter()
+    listing = functools.partial(_recorded, pipeline.services, tenant)
+    # Without --base, the IDs keep the base a folder's stored files were named from: so do its ignore rules.
+    bases = stored_bases(paths, listing) if base is None and ignore_rules else None
     files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base,
-                        data_dir=pipeline.services.settings.data_dir, ignore_rules=ignore_rules)
+                        data_dir=pipeline.services.settings.data_dir, ignore_rules=ignore_rules, stored_bases=bases)
     if not keep_missing:
         # Before the files are read: a renamed file of records then claims its IDs afresh instead of
         # being refused because the gone file still owns them.
@@ -72,7 +82,7 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
             log.error("store failed, stopping the job: %s", exc)
             return report
     if base is None:  # a file stored already keeps its ID, whichever folder this job starts from
-        files = keep_stored_ids(files, paths, lambda prefix: _recorded(pipeline.services, tenant, prefix), report)
+        files = keep_stored_ids(files, paths, listing, report)
     bar = _progress(len(files), progress)
     try:
         for path, file_id in files:
@@ -130,14 +140,16 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
                                     f"or forget {file_id!r} first"))
         report.outcome(path, "failed")
         return []
-    if (previous is not None and previous.content_hash == digest
-            and still_owned(services.catalog, tenant, owner, previous)):
+    encodings = services.settings.text_encodings
+    stored_digest, stored_as = _stored_hash(previous.content_hash) if previous is not None else (None, None)
+    if (stored_digest == digest and still_owned(services.catalog, tenant, owner, previous)
+            and (stored_as is None or _read_as_now(path, encodings) == stored_as)):
         report.files_unchanged += 1
         report.outcome(path, "unchanged")
         return list(previous.item_ids)
     progress = progress or (lambda *_: None)
     try:
-        loaded = load_path(path, tenant=tenant, source_id=file_id, encodings=services.settings.text_encodings)
+        loaded, read_as = read_path(path, tenant=tenant, source_id=file_id, encodings=encodings)
         skips = [x for x in loaded if isinstance(x, Skipped)]
         if skips and len(skips) == len(loaded):
             if previous is not None and all(s.reason == EMPTY_FILE for s in skips):
@@ -150,14 +162,17 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
                 report.outcome(path, "emptied")
                 return []
             # Unreadable or unusable now (binary, invalid UTF-8, no text): what was stored stays, and says so.
-            kept = "; the version stored before is kept (forget it to remove it)" if previous is not None else ""
+            kept = (f"; the version stored before{f' (read as {stored_as})' if stored_as else ''} is kept "
+                    "(forget it to remove it)" if previous is not None else "")
             report.files_skipped.extend((s.path, s.reason + kept) for s in skips)
             report.outcome(path, "skipped")
             return []
         report.warnings.extend(f"{s.path}: skipped: {s.reason}" for s in skips)
-        report.warnings.extend(sorted({f"{path}: not UTF-8, read as {u.metadata[DECODED_FROM]} (text_encodings)"
-                                       for u in loaded if isinstance(u, (Document, TextStream))
-                                       and DECODED_FROM in u.metadata}))
+        if read_as is not None:
+            report.warnings.append(f"{path}: not UTF-8, read as {read_as} (text_encodings)")
+        if stored_digest == digest and stored_as != read_as:  # the same bytes, another text: stored afresh
+            report.warnings.append(f"{path}: stored read as {stored_as or 'UTF-8'}, read as {read_as or 'UTF-8'} "
+                                   "now (text_encodings): stored again")
         units, refused = own_units(services.catalog, tenant, owner,
                                    [u for u in loaded if not isinstance(u, Skipped)])
         children: list[str] = []
@@ -185,8 +200,8 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
         forget_sources(services, tenant, sorted(set(previous.item_ids) - set(children)), report)
     # A file with refused records keeps a manifest (so forget finds what it did store) under a
     # hash that never matches: the next run reads it again and reports the refusal again.
-    services.catalog.put_many([SourceEntry(tenant, owner, "file", "partial:" + digest if refused else digest,
-                                           path=where, item_ids=children)])
+    manifest_hash = (PARTIAL if refused else "") + digest + (READ_AS + read_as if read_as else "")
+    services.catalog.put_many([SourceEntry(tenant, owner, "file", manifest_hash, path=where, item_ids=children)])
     if refused:
         report.files_failed.append((str(path), "; ".join(refused[:5]) + (
             f" (+{len(refused) - 5} more)" if len(refused) > 5 else "")))
@@ -195,6 +210,24 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
         report.files_ingested += 1
         report.outcome(path, "ingested")
     return children
+
+
+def _stored_hash(content_hash: str) -> tuple[str | None, str | None]:
+    """A manifest's (file digest, fallback encoding it was read in or None); a partial one's digest is None:
+    it never matches, so the file is read again."""
+    if content_hash.startswith(PARTIAL):
+        return None, None
+    digest, _, read_as = content_hash.partition(READ_AS)
+    return digest, read_as or None
+
+
+def _read_as_now(path: Path, encodings) -> str | None:
+    """The fallback the setting reads ``path`` in now (decoding.fallback_now); one that cannot be read again is
+    "?", never a match: the job reads it, and says why it cannot."""
+    try:
+        return fallback_now(path, encodings)
+    except OSError:
+        return "?"
 
 
 def _other_file(recorded: str, where: str) -> bool:

@@ -15,11 +15,23 @@ decide (match, negated or not) wins, as git does. An ignored folder is not enter
 ``!`` rule cannot re-include a file below an ignored folder.
 
 Which folders' rules apply to a folder given: its own and those below it, always (a copy of a
-project without its ``.git`` still says what is not the project); those of its parents up to the
-enclosing repository root, when one holds it (a ``.gitignore`` at the root of a repository applies to
-every folder in it: ``ingest repo/src -r`` leaves out what ``git status`` leaves out). Never those
-above a repository root, nor of any parent when no repository holds the folder: nothing there says
-where the project starts (a home folder's ``.gitignore`` is often a global excludes file). A folder
+project without its ``.git`` still says what is not the project); and those of its parents down from
+where the project starts, so that a file gets the same verdict whichever folder of the project a job
+names (else ``ingest proj/notes -r`` would store again what ``ingest proj -r`` left out and forgot):
+
+- inside a repository, the enclosing repository root (a ``.gitignore`` at the root of a repository
+  applies to every folder in it: ``ingest repo/src -r`` leaves out what ``git status`` leaves out);
+- outside one, the folder the job's source IDs are named from (its ID base), which is what the memory
+  treats as the project: ``--base``, else the base the folder's stored files were named from (the job
+  keeps their IDs: ``missing.keep_stored_ids``), else the folder holding the folder given
+  (``discovery.default_base``). ``ingest proj -r`` names ``proj/...`` from proj's parent, so the
+  parent's rules apply too; ``ingest proj/notes -r`` afterwards keeps those IDs, hence that base,
+  hence the same rules; run first, it names ``notes/...`` from ``proj``, whose rules apply, and a
+  later ``ingest proj -r`` keeps that base.
+
+Never the rules of a folder above a repository root or above the ID base, nor those of the home folder
+outside a repository (its ``.gitignore`` is often git's global excludes file, meant for every
+repository, not a project of its own; inside a repository at home it is that repository's). A folder
 holding ``.git`` inside the walk is a repository of its own: the rules above it stop there.
 
 A path named on the command line is read as named: a file even if ignored (``git add -f``); a folder
@@ -70,12 +82,14 @@ class Rules:
         return False
 
 
-def rules_for(folder: str | os.PathLike, report: IngestReport) -> Rules:
-    """The rules in force in a folder given: its parents' up to the enclosing repository root (none if no
-    repository holds it), then its own. A folder those parents' rules ignore (or one between them and it)
-    is walked as named, under its own rules only, with a warning."""
+def rules_for(folder: str | os.PathLike, report: IngestReport, base: str | os.PathLike | None = None) -> Rules:
+    """The rules in force in a folder given: its parents' from the enclosing repository root, else from
+    ``base`` (the folder its files' IDs are named from; default the folder holding it), then its own. A
+    folder those parents' rules ignore (or one between them and it) is walked as named, under its own rules
+    only, with a warning."""
     absolute = Path(os.path.abspath(folder))
-    above = [] if (absolute / ".git").exists() else _up_to_repo(absolute)
+    top = Path(os.path.abspath(base)) if base is not None else absolute.parent
+    above = [] if (absolute / ".git").exists() else _up_to_repo(absolute) or _up_from_base(absolute, top)
     rules = Rules()
     for step, here in enumerate([*above, absolute]):
         if step and rules.ignored(here, folder=True):
@@ -94,6 +108,19 @@ def _up_to_repo(folder: Path) -> list[Path]:
         if (parent / ".git").exists():
             return parents[::-1]
     return []
+
+
+def _up_from_base(folder: Path, base: Path) -> list[Path]:
+    """The parents of ``folder`` from ``base`` down, less the home folder; none when ``base`` does not hold it."""
+    home = _home()
+    return [parent for parent in reversed(folder.parents) if parent.is_relative_to(base) and parent != home]
+
+
+def _home() -> Path | None:
+    try:
+        return Path(os.path.abspath(Path.home()))
+    except (RuntimeError, KeyError):  # no HOME and no passwd entry: no home folder to leave out
+        return None
 
 
 def _read_rules(files: list[str], report: IngestReport) -> GitIgnoreSpec | None:

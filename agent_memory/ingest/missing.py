@@ -166,17 +166,11 @@ def keep_stored_ids(files: list[tuple[PurePath, str]], paths: Sequence[str | os.
             report.warnings.append(f"{prefix.rstrip(os.sep) or os.sep}: the IDs its files are stored under could "
                                    f"not be read ({exc}); its files are named by their path from the folder given")
             continue
-        votes: dict[str, int] = {}
         for file_id, path in recorded:
             if len(file_id) > len(stored.get(path, "")):
                 stored[path] = file_id
-            base = path[:-len(file_id)] if path.endswith(os.sep + file_id) else ""
-            if base and prefix.startswith(base):  # a base that holds the folder, as a job's does
-                votes[base] = votes.get(base, 0) + 1
-        if votes:
-            best = max(votes, key=lambda b: (votes[b], -len(b)))
-            if votes[best] * 2 > sum(votes.values()):
-                bases[prefix] = best
+        if (found := stored_base(prefix, recorded)) is not None:
+            bases[prefix] = found
     named: list[tuple[PurePath, str]] = []
     for path, source_id in files:
         where = os.path.abspath(path)
@@ -186,6 +180,36 @@ def keep_stored_ids(files: list[tuple[PurePath, str]], paths: Sequence[str | os.
         base = next((bases[p] for p in folders if p in bases and where.startswith(p)), None)
         named.append((path, where[len(base):].replace(os.sep, "/") if base else source_id))
     return named
+
+
+def stored_base(prefix: str, recorded: Sequence[tuple[str, str]]) -> str | None:
+    """The base (ending in a separator) most of ``recorded``, the (file ID, path) pairs stored under the folder
+    ``prefix``, were named from, when it holds the folder (as a job's base does) and more than half agree."""
+    votes: dict[str, int] = {}
+    for file_id, path in recorded:
+        base = path[:-len(file_id)] if path.endswith(os.sep + file_id) else ""
+        if base and prefix.startswith(base):
+            votes[base] = votes.get(base, 0) + 1
+    if not votes:
+        return None
+    best = max(votes, key=lambda b: (votes[b], -len(b)))
+    return best if votes[best] * 2 > sum(votes.values()) else None
+
+
+def stored_bases(paths: Sequence[str | os.PathLike], list_files: ListFiles) -> dict[str, str]:
+    """For each folder among ``paths`` (its ``folder_prefix``), the base its stored files were named from
+    (``stored_base``), which the job's IDs keep (``keep_stored_ids``): a job without ``--base`` applies the
+    ignore rules of the folders from that base down (ingest/ignore.py). A listing that fails is left out here:
+    the job meets it again, and reports it, when it forgets gone files and names its files."""
+    bases: dict[str, str] = {}
+    for prefix in mirrored_folders(paths):
+        try:
+            found = stored_base(prefix, list_files(prefix))
+        except AgentMemoryError:
+            continue
+        if found is not None:
+            bases[prefix] = found
+    return bases
 
 
 def remove_gone_through(list_files: ListFiles, forget: ForgetId, paths: Sequence[str | os.PathLike], *,

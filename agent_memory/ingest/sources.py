@@ -167,50 +167,57 @@ def _text_document(raw: str, ext: str, tenant: str, sid: str, path: Path) -> Doc
 def load_path(path: Path, *, tenant: str, source_id: str | None = None, encodings: Sequence[str] = ()) -> list[Loaded]:
     """Read one file. Returns documents/turns to ingest, or ``Skipped`` with a reason. ``encodings``: those
     a text file that is not UTF-8 is read in, tried in order (the ``text_encodings`` setting)."""
+    return read_path(path, tenant=tenant, source_id=source_id, encodings=encodings)[0]
+
+
+def read_path(path: Path, *, tenant: str, source_id: str | None = None,
+              encodings: Sequence[str] = ()) -> tuple[list[Loaded], str | None]:
+    """``load_path``, and the one of ``encodings`` the file was read in (None: its own, or not text). Said apart
+    from the units: a transcript's turns carry no metadata, and a record's own ``decoded_from`` field is not one."""
     sid = source_id or str(path)
     if refusal := refused_by_name(path):
-        return [Skipped(str(path), refusal)]
+        return [Skipped(str(path), refusal)], None
     ext = file_extension(path)
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:
             head = handle.read(8192)
     except OSError as exc:
-        return [Skipped(str(path), f"unreadable: {exc}")]
+        return [Skipped(str(path), f"unreadable: {exc}")], None
     if size == 0 or blank(path, head, size):
-        return [Skipped(str(path), EMPTY_FILE)]
+        return [Skipped(str(path), EMPTY_FILE)], None
     kind = sniff_document(path, head) or (ext if ext in BINARY_DOCUMENT_EXTENSIONS else None)
     if kind is not None:  # by its bytes: a PDF is read as one whatever its name
-        return _binary_document(path, kind, head, size, tenant, sid)
+        return _binary_document(path, kind, head, size, tenant, sid), None
     encoding = text_encoding(head)
     # A UTF-16/32 file is mostly NUL bytes: its binariness is judged on its characters.
     sample = head if encoding == "utf-8-sig" else head.decode(encoding, errors="replace").encode()
     if looks_binary(sample):
-        return [Skipped(str(path), "binary content")]
+        return [Skipped(str(path), "binary content")], None
     if size > STREAM_THRESHOLD_BYTES:
         if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
-            return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")]
+            return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")], None
         problem = check_decodes(path, encoding)
         fallback = None
         if problem and encoding == "utf-8-sig":
             fallback = next((e for e in encodings if check_decodes(path, e) is None), None)
         if problem and fallback is None:
-            return [Skipped(str(path), problem + (f"; nor is it {', '.join(encodings)}" if encodings else ""))]
+            return [Skipped(str(path), problem + (f"; nor is it {', '.join(encodings)}" if encodings else ""))], None
         metadata = {"path": str(path), **({DECODED_FROM: fallback} if fallback else {})}
         return [TextStream(source_id=sid, path=path, tenant=tenant, content_hash=file_hash(path),
-                           metadata=metadata, encoding=fallback or encoding)]
+                           metadata=metadata, encoding=fallback or encoding)], fallback
     try:
         raw, fallback = decoded(path.read_bytes(), encoding, encodings)
     except UnicodeDecodeError as exc:
-        return [Skipped(str(path), decoding_error(exc, encoding, tried=encodings))]
+        return [Skipped(str(path), decoding_error(exc, encoding, tried=encodings))], None
     if not raw.strip():  # blank in UTF-16/32 (its bytes are not)
-        return [Skipped(str(path), EMPTY_FILE)]
+        return [Skipped(str(path), EMPTY_FILE)], None
     loaded = _parsed_text(raw, ext, tenant, sid, path)
     if fallback is not None:  # said in the item's metadata: `inspect` shows how the file was read
         for unit in loaded:
             if isinstance(unit, Document):
                 unit.metadata = {**unit.metadata, DECODED_FROM: fallback}
-    return loaded
+    return loaded, fallback
 
 
 def _parsed_text(raw: str, ext: str, tenant: str, sid: str, path: Path) -> list[Loaded]:

@@ -5,6 +5,7 @@ is forgotten ("removed, now ignored") unless ``--keep-missing``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -108,3 +109,72 @@ def test_a_stored_file_now_ignored_is_forgotten_through_the_server(repo, capsys,
         code, out, err = run_cli(capsys, ["ingest", "repo", "-r", "--json"])  # the walk is the client's
         assert code == 0 and "working through its HTTP API" in err and json.loads(out)["files_ignored"] == 1
         _now_ignored(repo, capsys)
+
+
+def _plain(root) -> None:
+    """No repository: plain/'s rules leave out notes/c.txt (.gitignore) and notes/draft2.md (.ignore)."""
+    for name, text in {
+        "outer/plain/.gitignore": "*.txt\n", "outer/plain/.ignore": "draft*\n",
+        "outer/plain/top.md": "# Plain\n\nThe Kestrel notes start here.\n",
+        "outer/plain/notes/a.md": "# A\n\nOrla Vance leads the Kestrel platform team.\n",
+        "outer/plain/notes/c.txt": "scratch: the Osprey cache warmed in 3 s\n",
+        "outer/plain/notes/draft2.md": "# Draft\n\nThe Pelican bundle is 40 kB.\n",
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _in_order(capsys, folders: list[str], *server: str) -> set[str]:
+    """Each folder ingested in turn, then the first again; each job leaves out the two files plain/'s rules
+    ignore, stores neither, and removes nothing: the stored files, by their path under outer/plain."""
+    for folder in [*folders, folders[0]]:
+        code, report = ingest(capsys, *server, folder, "-r")
+        assert code == 0 and report["files_ignored"] == 2 and report["now_ignored"] == [], (folder, report)
+    ids = listed(capsys)
+    assert not [i for i in ids if i.endswith(("c.txt", "draft2.md"))], ids
+    return {i.removeprefix("plain/") for i in ids}
+
+
+@pytest.mark.parametrize("through_server", [False, True])
+def test_without_a_repository_the_verdict_does_not_depend_on_the_folder_named(tmp_path, monkeypatch, capsys,
+                                                                             through_server):
+    _plain(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    stored = []
+    for order in (["outer/plain", "outer/plain/notes"], ["outer/plain/notes", "outer/plain"]):
+        with _data_dir(tmp_path / f"data-{len(stored)}", monkeypatch, capsys, through_server):
+            stored.append(_in_order(capsys, order))
+    assert stored[0] == stored[1] == {"top.md", "notes/a.md"}
+
+
+@contextlib.contextmanager
+def _data_dir(data, monkeypatch, capsys, through_server: bool):
+    """A fresh data dir for the CLI, served by a server that owns it when ``through_server`` (the walk is the
+    client's, the stored IDs the server's)."""
+    embedded_cli_env(monkeypatch, data)
+    if not through_server:
+        yield
+        return
+    with serve_in_thread(create_app(load_settings(data_dir=data), warm=False), owns=data):
+        code, _, err = run_cli(capsys, ["list"])
+        assert code == 0 and "working through its HTTP API" in err
+        yield
+
+
+@pytest.mark.parametrize("through_server", [False, True])
+def test_without_a_repository_the_rules_reach_up_to_the_base_the_ids_keep(tmp_path, monkeypatch, capsys,
+                                                                          through_server):
+    """outer/'s rules are the project's when IDs are named from outer (ingest outer/plain first), not when they
+    are named from outer/plain (ingest outer/plain/notes first); either way every later job agrees."""
+    _plain(tmp_path)
+    (tmp_path / "outer" / ".gitignore").write_text("*.rst\n")
+    (tmp_path / "outer" / "plain" / "notes" / "e.rst").write_text("The Heron service answers on port 8080.\n")
+    monkeypatch.chdir(tmp_path)
+    for order, expected in ((["outer/plain", "outer/plain/notes"], ["plain/notes/a.md", "plain/top.md"]),
+                            (["outer/plain/notes", "outer/plain"], ["notes/a.md", "notes/e.rst", "top.md"])):
+        with _data_dir(tmp_path / f"data-{len(order[0])}", monkeypatch, capsys, through_server):
+            for folder in [*order, *order]:
+                code, report = ingest(capsys, folder, "-r")
+                assert code == 0 and report["now_ignored"] == [], (folder, report)
+            assert listed(capsys) == expected

@@ -32,7 +32,7 @@ def embedded_elsewhere(tmp_path, monkeypatch):
     (tmp_path / "data").mkdir()
     write_index_format(tmp_path / "data", {"embedding": OTHER_MODELS})
     # Any file read means the check came too late.
-    monkeypatch.setattr("agent_memory.ingest.file_ingestion.load_path", _no_read)
+    monkeypatch.setattr("agent_memory.ingest.file_ingestion.read_path", _no_read)
     return tmp_path
 
 

@@ -10,6 +10,7 @@ import pytest
 from agent_memory.core.records import Document
 from agent_memory.core.tokens import make_counter
 from agent_memory.ingest import sources
+from agent_memory.ingest.decoding import fallback_now
 from agent_memory.ingest.formats import DOCUMENTS_EXTRA, split_front_matter
 from agent_memory.ingest.sources import SUPPORTED_EXTENSIONS, Skipped, load_path
 from agent_memory.ingest.splitting import Splitter
@@ -125,6 +126,20 @@ def test_encodings_that_read_none_of_it_and_a_byte_order_mark_keep_the_skip(tmp_
     (tmp_path / "broken16.txt").write_bytes(b"\xff\xfe" + "ok".encode("utf-16-le") + b"\x00\xd8")
     [skip] = load_path(tmp_path / "broken16.txt", tenant="t", encodings=["cp1252"])
     assert isinstance(skip, Skipped) and skip.reason.startswith("invalid UTF-16")
+
+
+def test_the_fallback_a_file_is_read_in_now_is_the_one_reading_it_picks(tmp_path):
+    """decoding.fallback_now, which decides whether a file stored read in a fallback is read again, agrees
+    with read_path: its own encoding first, then the first of the setting that reads it whole."""
+    files = {"gbk.txt": "我们在杭州开会。\n".encode("gbk"), "utf8.txt": "café\n".encode(),
+             "utf16.txt": "\ufeffcafé\n".encode("utf-16"), "latin.txt": "caf\xe9\n".encode("latin-1")}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        for names in ([], ["ascii"], ["gb18030", "latin-1"], ["latin-1", "gb18030"]):
+            _, read_as = sources.read_path(tmp_path / name, tenant="t", encodings=names)
+            assert fallback_now(tmp_path / name, names) == read_as, (name, names)
+    assert fallback_now(tmp_path / "gbk.txt", ["ascii", "gb18030"]) == "gb18030"
+    assert fallback_now(tmp_path / "latin.txt", ["ascii"]) is None
 
 
 def test_a_large_file_in_a_named_encoding_is_streamed_in_it(tmp_path, monkeypatch):

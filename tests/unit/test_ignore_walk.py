@@ -1,6 +1,6 @@
 """The walk honours ``.gitignore`` and ``.ignore`` rules as git does (ingest/ignore.py): nested files
-relative to their own folder, negations, folder-only patterns, the parents' rules up to the repository
-root, a file named alone read although ignored; ignored files counted, never listed as skips."""
+relative to their own folder, negations, folder-only patterns, the parents' rules from the repository
+root or else the ID base, a file named alone read although ignored; ignored files counted, never listed as skips."""
 
 from __future__ import annotations
 
@@ -68,10 +68,18 @@ def test_the_parents_rules_apply_up_to_the_repository_root_only(tmp_path):
     assert _walk(repo / "proj" / "src", ignore_rules=False) == ["a.md", "b.tmp", "c.bak", "secret/s.md"]
 
 
-def test_without_a_repository_only_the_folders_own_rules_apply(tmp_path):
-    folder = _tree(tmp_path / "outer", {".gitignore": "*.md\n", "inner/a.md": "x", "inner/b.txt": "x",
-                                        "inner/.gitignore": "*.txt\n"})
-    assert _walk(folder / "inner") == ["a.md"]
+def test_without_a_repository_the_rules_apply_from_the_id_base_down(tmp_path, monkeypatch):
+    _tree(tmp_path, {".gitignore": "*.rst\n"})  # above the base: never
+    outer = _tree(tmp_path / "outer", {".gitignore": "*.md\n", "inner/a.md": "x", "inner/b.txt": "x",
+                                       "inner/c.rst": "x", "inner/d.py": "x", "inner/.gitignore": "*.txt\n"})
+    # The default base of outer/inner is outer (IDs inner/...): outer's rules are the project's.
+    assert _walk(outer / "inner") == ["c.rst", "d.py"]
+    found = discover_files([outer / "inner"], recursive=True, glob=None, report=IngestReport(), base=outer / "inner")
+    assert sorted(p.name for p in found) == ["a.md", "c.rst", "d.py"]  # named from inner itself: its rules only
+    found = discover_files([outer / "inner"], recursive=True, glob=None, report=IngestReport(), base=tmp_path)
+    assert sorted(p.name for p in found) == ["d.py"]  # --base above: every folder from it down
+    monkeypatch.setenv("HOME", str(outer))  # a home folder's .gitignore: git's global excludes, not a project's
+    assert _walk(outer / "inner") == ["a.md", "c.rst", "d.py"]
 
 
 def test_a_nested_repository_starts_its_own_rules(tmp_path):
