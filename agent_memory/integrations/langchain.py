@@ -19,7 +19,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict
+from pydantic import ConfigDict, StrictInt
 
 from agent_memory.answer import relevance
 from agent_memory.core.errors import NotFoundError
@@ -38,11 +38,13 @@ class _MemoryRetriever(BaseRetriever):
 class AgentMemoryRetriever(_MemoryRetriever):
     """The ``k`` best passages for a query (``invoke(query, k=...)`` overrides ``k`` per call)."""
 
-    k: int = 4
+    k: StrictInt = 4  # strict: True is not 1 passage, nor 2.5 two
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 k: int | None = None, **kwargs: Any) -> list[Document]:
         limit = self.k if k is None else k
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(f"k must be an int, got {limit!r}")
         if limit < 1:  # 0 had silently meant the default
             raise ValueError(f"k must be at least 1, got {limit}")
         hits = self.memory.search(query, limit=limit, session_id=self.session_id, filters=self.filters,
@@ -56,7 +58,7 @@ class AgentMemoryRetriever(_MemoryRetriever):
 class AgentMemoryPromptRetriever(_MemoryRetriever):
     """One document: the bounded prompt for the query, passages tagged ``[S:<source_id>]``."""
 
-    budget: int = 1800
+    budget: StrictInt = 1800
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 budget: int | None = None, **kwargs: Any) -> list[Document]:

@@ -56,6 +56,10 @@ def test_documents_carry_source_ids_and_scores(memory):
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)  # as MCP and HTTP
     with pytest.raises(ValueError, match="k must be at least 1, got 0"):
         AgentMemoryRetriever(memory=memory, k=3).invoke("When is the basil watered?", k=0)
+    with pytest.raises(TypeError, match="k must be an int, got True"):
+        AgentMemoryRetriever(memory=memory, k=3).invoke("When is the basil watered?", k=True)
+    with pytest.raises(ValueError, match="k"):  # pydantic's strict int, at construction
+        AgentMemoryRetriever(memory=memory, k=True)
     only = AgentMemoryRetriever(memory=memory, k=5, filters={"source_ids": ["office/printer"]}).invoke("watered")
     assert {d.metadata["source_id"] for d in only} == {"office/printer"}
 
