@@ -159,3 +159,11 @@ def real_structure(prompt: str) -> tuple[list[str], int]:
             headings.append(f"{lines[i - 1].strip()} (underlined)")
     tag_like = len(re.findall(r"\[\s*[Ss]\s*:", seen))
     return headings, tag_like - len(re.findall(r"\[S:", prompt))
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """Each relative path under ``root`` written with its text, folders made as needed; ``root``."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root

@@ -14,7 +14,7 @@ from agent_memory.api import create_app
 from agent_memory.api.testing import serve_in_thread
 from agent_memory.core.config import load_settings
 from agent_memory.remote import KEY_ENV
-from tests.helpers import embedded_cli_env, run_cli
+from tests.helpers import embedded_cli_env, run_cli, write_files
 
 SOURCES = ["repo/README.md", "repo/src/app.py"]
 
@@ -23,8 +23,7 @@ SOURCES = ["repo/README.md", "repo/src/app.py"]
 def repo(tmp_path, monkeypatch):
     """A repository with build output, a dependency folder and logs its .gitignore leaves out."""
     embedded_cli_env(monkeypatch, tmp_path / "data")
-    root = tmp_path / "repo"
-    for name, text in {
+    root = write_files(tmp_path / "repo", {
         ".git/HEAD": "ref: refs/heads/main\n",
         ".gitignore": "node_modules/\n*.log\n",
         "README.md": "# Kestrel\n\nOrla Vance leads the Kestrel platform team in Lyon.\n",
@@ -32,9 +31,7 @@ def repo(tmp_path, monkeypatch):
         "src/debug.log": "DEBUG the Osprey cache warmed in 3 s\n",
         "node_modules/left-pad/README.md": "# left-pad\n\nPads strings on the left.\n",
         "build/out.md": "# Build\n\nGenerated: the Pelican bundle, 40 kB.\n",
-    }.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
+    })
     monkeypatch.chdir(tmp_path)
     return root
 
@@ -113,15 +110,13 @@ def test_a_stored_file_now_ignored_is_forgotten_through_the_server(repo, capsys,
 
 def _plain(root) -> None:
     """No repository: plain/'s rules leave out notes/c.txt (.gitignore) and notes/draft2.md (.ignore)."""
-    for name, text in {
+    write_files(root, {
         "outer/plain/.gitignore": "*.txt\n", "outer/plain/.ignore": "draft*\n",
         "outer/plain/top.md": "# Plain\n\nThe Kestrel notes start here.\n",
         "outer/plain/notes/a.md": "# A\n\nOrla Vance leads the Kestrel platform team.\n",
         "outer/plain/notes/c.txt": "scratch: the Osprey cache warmed in 3 s\n",
         "outer/plain/notes/draft2.md": "# Draft\n\nThe Pelican bundle is 40 kB.\n",
-    }.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
+    })
 
 
 def _in_order(capsys, folders: list[str], *server: str) -> set[str]:

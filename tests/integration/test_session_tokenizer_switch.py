@@ -104,13 +104,18 @@ def test_a_file_from_before_counts_named_their_tokenizer_is_counted_again(tmp_pa
     db.close()
     manager = SessionManager(path, EXACT, synchronous="OFF", config=CompactionConfig(window_tokens=None))
     try:
-        session = manager.session("s")
-        assert session.stats()["active_tokens"] == session.message_tokens(message) != 999
-        assert manager.store.load_messages(session.key)[0]["tokenizer"] == "cl100k_base+4"
-        assert session.messages() == [message]
+        _counted_again(manager, message)
     finally:
         manager.close()
 
+
+
+def _counted_again(manager, message) -> None:
+    """The row stored with 999 tokens and no counter is counted again by the serving counter, and named."""
+    session = manager.session("s")
+    assert session.stats()["active_tokens"] == session.message_tokens(message) != 999
+    assert manager.store.load_messages(session.key)[0]["tokenizer"] == "cl100k_base+4"
+    assert session.messages() == [message]
 
 
 @pytest.mark.parametrize("_", [pytest.param(None, marks=NEEDS_POSTGRES)])
@@ -129,10 +134,7 @@ def test_a_postgres_schema_from_before_counts_named_their_tokenizer_is_counted_a
                          " created_at) VALUES ('s', '', 0, 'user', 'fuzzy', %s, 999, 0)", (json.dumps(message),))
         manager = SessionManager(tmp_path / "unused", EXACT, store=PostgresSessionStore(schema.open()),
                                  config=CompactionConfig(window_tokens=None))
-        session = manager.session("s")
-        assert session.stats()["active_tokens"] == session.message_tokens(message) != 999
-        assert manager.store.load_messages(session.key)[0]["tokenizer"] == "cl100k_base+4"
-        assert session.messages() == [message]
+        _counted_again(manager, message)
     finally:
         schema.cleanup()
 
