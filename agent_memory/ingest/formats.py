@@ -76,17 +76,30 @@ DOCX_PART = "word/document.xml"
 
 # Where secrets usually live: private keys, certificates, keystores, environment files, credentials.
 # Never read, even when named: what is stored is recalled into prompts (and, through a server, sent).
-SECRET_EXTENSIONS = {".env", ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".gpg", ".asc"}
-SECRET_FILE_NAMES = {".env", ".netrc", ".pgpass", ".npmrc", ".pypirc", "id_rsa", "id_dsa", "id_ecdsa",
-                     "id_ed25519", "credentials"}
+SECRET_EXTENSIONS = {".env", ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".gpg", ".asc",
+                     ".ppk", ".tfvars", ".htpasswd"}
+SECRET_FILE_NAMES = {".env", ".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials", ".htpasswd", "id_rsa",
+                     "id_dsa", "id_ecdsa", "id_ed25519", "credentials", "kubeconfig"}
+# Names whose stem says so whatever the format: secrets.yaml, credentials.json, service-account-prod.json,
+# id_rsa.pub's private twin copied as id_rsa.txt, key.pem.txt.
+_SECRET_NAME = re.compile(r"^(?:secrets?|credentials|service[-_]account.*|kubeconfig.*|id_(?:rsa|dsa|ecdsa|ed25519))"
+                          r"(?:\.[a-z0-9]+)?$|\.(?:pem|key|p12|pfx|ppk)\.[a-z0-9]+$")
+# Templates that hold no secret by convention, and public keys: read.
+_SECRET_TEMPLATES = (".example", ".sample", ".template", ".dist", ".pub")
 
 
 def secret_file(path: Path) -> str | None:
-    """The skip reason of a file whose name says it usually holds secrets, else None."""
-    name, ext = path.name.lower(), path.suffix.lower()
-    if name in SECRET_FILE_NAMES or ext in SECRET_EXTENSIONS or name.startswith(".env."):
-        return (f"not read: {path.name!r} is where secrets usually live (keys, certificates, passwords), and what is "
-                "stored is recalled into prompts; to store its text on purpose, copy it into a .txt file")
+    """The skip reason of a file whose name says it usually holds secrets, else None. A link is judged by
+    the file it points to as well: ``notes.txt -> ~/.ssh/id_rsa`` is the key."""
+    for candidate in dict.fromkeys((path, path.resolve())):
+        name, ext = candidate.name.lower(), candidate.suffix.lower()
+        if name.endswith(_SECRET_TEMPLATES):
+            continue
+        if (name in SECRET_FILE_NAMES or ext in SECRET_EXTENSIONS or name.startswith(".env.")
+                or _SECRET_NAME.search(name)):
+            which = repr(path.name) if candidate == path else f"{path.name!r} (a link to {candidate.name!r})"
+            return (f"not read: {which} is where secrets usually live (keys, certificates, passwords), and what "
+                    "is stored is recalled into prompts; to store its text on purpose, copy it into a .txt file")
     return None
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from agent_memory.core.errors import IngestError
+from agent_memory.core.lookalikes import reads_blank
 from agent_memory.core.records import Document
 from agent_memory.core.storable import check_storable, text_problem
 from agent_memory.ingest.decoding import blank, check_decodes, decoded, decoding_error, looks_binary, text_encoding
@@ -210,7 +211,7 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
         raw, fallback = decoded(path.read_bytes(), encoding, encodings)
     except UnicodeDecodeError as exc:
         return [Skipped(str(path), decoding_error(exc, encoding, tried=encodings))], None
-    if not raw.strip():  # blank in UTF-16/32 (its bytes are not)
+    if reads_blank(raw):  # blank in UTF-16/32 (its bytes are not), or only invisible characters
         return [Skipped(str(path), EMPTY_FILE)], None
     loaded = _parsed_text(raw, ext, tenant, sid, path)
     if fallback is not None:  # said in the item's metadata: `inspect` shows how the file was read

@@ -96,9 +96,26 @@ def test_where_secrets_usually_live_is_never_read_even_when_named(tmp_path):
         (tmp_path / name).write_text("API_KEY=abc\n")
         [skip] = load_path(tmp_path / name, tenant="t")
         assert isinstance(skip, Skipped) and skip.reason.startswith(f"not read: {name!r} is where secrets"), name
-    for name in ("keys.md", "environment.txt", "pemmican.txt"):  # the words alone are not a secret's home
+    for name in ("secrets.yaml", "credentials.json", "service-account-prod.json", "key.pem.txt", "Id_Rsa.txt",
+                 "terraform.tfvars", "kubeconfig"):
+        (tmp_path / name).write_text("private_key: abc\n")
+        [skip] = load_path(tmp_path / name, tenant="t")
+        assert isinstance(skip, Skipped) and skip.reason.startswith(f"not read: {name!r}"), name
+    # A link is judged by the file it points to too: a key behind an innocent name is still the key.
+    (tmp_path / "notes.txt").symlink_to(tmp_path / "id_rsa")
+    [skip] = load_path(tmp_path / "notes.txt", tenant="t")
+    assert isinstance(skip, Skipped) and skip.reason.startswith("not read: 'notes.txt' (a link to 'id_rsa')")
+    for name in ("keys.md", "environment.txt", "pemmican.txt", ".env.example", "id_rsa.pub", "secretary.md"):
+        # the words alone are not a secret's home; templates and public keys hold none
         (tmp_path / name).write_text("Kestrel\n")
-        assert isinstance(load_path(tmp_path / name, tenant="t")[0], Document), name
+        [loaded] = load_path(tmp_path / name, tenant="t")  # read, or skipped for its extension alone
+        assert isinstance(loaded, Document) or loaded.reason.startswith("unsupported extension"), name
+
+
+def test_a_file_of_invisible_characters_only_is_empty(tmp_path):
+    (tmp_path / "zw.txt").write_text("\u200b\u2060\n\ufeff ")
+    [skip] = load_path(tmp_path / "zw.txt", tenant="t")
+    assert isinstance(skip, Skipped) and skip.reason == sources.EMPTY_FILE
 
 
 def test_a_file_that_is_not_utf8_is_read_in_the_first_encoding_named_that_reads_it(tmp_path):
