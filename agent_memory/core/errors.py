@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -76,3 +76,9 @@ def contained(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             raise
         log.error("native failure in %s: %s: %s", getattr(fn, "__name__", fn), type(exc).__name__, exc)
         raise InternalError(f"internal failure ({type(exc).__name__}); the request was not completed") from exc
+
+
+def problem_of(error: Mapping[str, Any]) -> str:
+    """The message of one pydantic error as a person reads it: a validator's own ValueError already names the
+    value and the fix, so pydantic's "Value error, " prefix goes."""
+    return str(error.get("msg", "")).removeprefix("Value error, ")

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
-from agent_memory.core.errors import IngestError
+from agent_memory.core.errors import IngestError, problem_of
 
 # Real transcripts and records nest 4-6 levels; anything far deeper is hostile or broken.
 MAX_JSON_DEPTH = 100
@@ -157,7 +157,7 @@ def describe(exc: ValidationError, where: str = "") -> str:
     shown = repr(err.get("input"))
     shown = shown if len(shown) <= 60 else shown[:60] + "..."
     more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{loc}: {err.get('msg')}, got {shown}{more}"
+    return f"{loc}: {problem_of(err)}, got {shown}{more}"
 
 
 def record_id(value: Any, where: str) -> str | None:

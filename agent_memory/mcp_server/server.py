@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse
 from agent_memory.api.state import is_loopback, tenant_for_key
 from agent_memory.api.strict import Contain, StrictJson, json_problem, jsonrpc_refusal
 from agent_memory.core.config import Settings, load_settings
-from agent_memory.core.errors import AgentMemoryError, ConfigError, contained
+from agent_memory.core.errors import AgentMemoryError, ConfigError, contained, problem_of
 from agent_memory.mcp_server.tools import TOOLS, LocalBackend, RemoteBackend
 from agent_memory.memory import Memory
 from agent_memory.remote import RemoteMemory
@@ -87,7 +87,8 @@ def build_server(memory: Memory | RemoteMemory, caller_of: Callable[[ServerReque
         try:
             args = found.input.model_validate(params.arguments or {})
         except ValidationError as exc:
-            where = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()[:5])
+            where = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {problem_of(e)}"
+                              for e in exc.errors()[:5])
             return _error(f"invalid arguments for {params.name}: {where}")
         try:
             caller = caller_of(ctx)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_memory.core.errors import ConfigError
+from agent_memory.core.errors import ConfigError, problem_of
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 
 
@@ -359,5 +359,5 @@ def load_preset(name: str = "default", overrides: dict[str, Any] | None = None, 
     try:
         return RetrievalConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {problem_of(e)}" for e in exc.errors())
         raise ConfigError(f"invalid retrieval settings for preset {name!r}: {problems}") from exc
