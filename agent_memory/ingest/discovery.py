@@ -20,13 +20,15 @@ def named_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | Non
                 ignore_rules: bool = True, stored_bases: Mapping[str, str] | None = None) -> list[tuple[Path, str]]:
     """Each file a job over ``paths`` reads, with its source ID: its path relative to ``base``
     (default: the folder holding the path given, ``default_base``). A file reached twice (a folder
-    given twice, or a folder and a file in it) is read once, under the first path that reached it.
+    given twice, or a folder and a file in it) is read once, under the outermost path given that holds it,
+    so its ID does not depend on the order the paths are given in (``ingest proj/sub proj`` names
+    ``proj/sub/b.md`` as ``ingest proj proj/sub`` does); paths at one depth keep their order.
     Nothing under ``data_dir`` is read (see ``discover_files``), nor what ignore rules leave out
     unless ``ignore_rules`` is False (ingest/ignore.py); a file also named alone is read, not ignored.
     ``stored_bases`` (``missing.stored_bases``: a folder's prefix, the base its stored files were named
     from, which the job's IDs keep): without ``base``, where a folder's ignore rules reach up to."""
     found: dict[Path, tuple[Path, str]] = {}
-    for raw in paths:
+    for raw in sorted(paths, key=lambda given: len(Path(os.path.abspath(given)).parts)):
         named_from = base if base is not None else default_base(raw)
         rules_from = base if base is not None else (stored_bases or {}).get(_prefix(raw)) or named_from
         for path in discover_files([raw], recursive=recursive, glob=glob, report=report, data_dir=data_dir,

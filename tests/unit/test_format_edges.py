@@ -174,3 +174,17 @@ def test_a_nul_no_store_holds_skips_its_record_or_file_and_the_rest_go_on(tmp_pa
     talk.write_text(json.dumps([{"speaker": "Ann", "text": "Hello."}, {"speaker": "Bo", "text": "Hi \u0000"}]))
     loaded = load_path(talk, tenant="t", source_id="talk.json")
     assert all(isinstance(u, Skipped) for u in loaded) and "turn 1" in loaded[0].reason, loaded
+
+
+def test_a_file_s_id_does_not_depend_on_the_order_the_paths_are_given_in(tmp_path):
+    from agent_memory.ingest.discovery import named_files
+
+    (tmp_path / "proj" / "sub").mkdir(parents=True)
+    (tmp_path / "proj" / "top.md").write_text("Top notes.\n")
+    (tmp_path / "proj" / "sub" / "b.md").write_text("Sub notes.\n")
+    ids = []
+    for paths in ([tmp_path / "proj", tmp_path / "proj" / "sub"], [tmp_path / "proj" / "sub", tmp_path / "proj"],
+                  [tmp_path / "proj" / "sub" / "b.md", tmp_path / "proj"]):
+        files = named_files(paths, recursive=True, glob=None, report=IngestReport(), ignore_rules=False)
+        ids.append(sorted(source_id for _, source_id in files))
+    assert ids[0] == ids[1] == ids[2] == ["proj/sub/b.md", "proj/top.md"]
