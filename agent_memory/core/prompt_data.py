@@ -51,6 +51,9 @@ _BLANK = re.compile(r"[^\S\n]*")
 _MARK_LINE = re.compile(rf"(?m)^{_LINE_GAP}(?=[{HASH}])")
 _LINE_START = re.compile(rf"{_LINE_GAP}")
 
+# A fenced code block's opening or closing line (CommonMark: up to three spaces, then three or more of one).
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
 # What reads as a data fence: "<data", "</DATA", full-width "＜／data", invisible characters between;
 # "data" ends there (a "-", "/", ">", space or the end). Code reads as written: "n<data_len",
 # "a<data.size", and "x < data" (a space after "<" is a comparison's). Only the "<" is replaced, so the
@@ -78,8 +81,43 @@ def display_text(text: str, code: bool = False) -> str:
     marks could join ``[`` and ``S:``."""
     text = plain_lines(text)
     if code:
-        return neutralize_tags(_underlines(_MARK_LINE.sub(_escape, text), code=True))
-    return neutralize_tags(_underlines(_HEADING.sub("", text), code=False))
+        return neutralize_tags(_shown(text, code=True))
+    if "```" not in text and "~~~" not in text:
+        return neutralize_tags(_shown(text, code=False))
+    # Prose holding fenced code (a README's ```bash block): the code keeps its comments as code does.
+    return neutralize_tags("\n".join(_shown(run, code=fenced) for run, fenced in _fenced_runs(text)))
+
+
+def _shown(text: str, code: bool) -> str:
+    if code:
+        return _underlines(_MARK_LINE.sub(_escape, text), code=True)
+    return _underlines(_HEADING.sub("", text), code=False)
+
+
+def _fenced_runs(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut into runs of lines outside and inside fenced code blocks (CommonMark: a line of three or
+    more backticks or tildes, up to three spaces in, closed by a line of the same character at least as
+    long), each with whether it is fenced; the fence lines go with their block. A block still open at the
+    end (a chunk cut inside one) is fenced to the end; a chunk that starts inside a block cannot know it and
+    is shown as prose. Either way a heading's marks never read as one: escaped or dropped."""
+    runs: list[tuple[str, bool]] = []
+    lines: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        found = _FENCE.match(line)
+        if not fence and found:
+            if lines:
+                runs.append(("\n".join(lines), False))
+            lines, fence = [line], found.group(1)
+            continue
+        lines.append(line)
+        if fence and found and found.group(1)[0] == fence[0] and len(found.group(1)) >= len(fence) \
+                and not line[found.end():].strip():
+            runs.append(("\n".join(lines), True))
+            lines, fence = [], ""
+    if lines:
+        runs.append(("\n".join(lines), bool(fence)))
+    return runs
 
 
 def _escape(match: re.Match) -> str:
