@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from agent_memory.core.limits import (
     MAX_ANSWER_TOKENS,
@@ -26,6 +26,16 @@ def _question(text: str) -> str:
     if problem is not None:
         raise ValueError(problem)
     return text
+
+
+# What every store holds (core/storable.py): NUL in a document's text, title or metadata is a 422 naming the
+# field, as strict JSON (api/strict.py) refuses Infinity and NaN before parsing; a blank text stores nothing
+# and is refused as "" is; Memory.add checks the same. Annotated, so every model that takes a document
+# (DocumentIn, the MCP tool ``remember``) checks it alike.
+DOCUMENT_TEXT = AfterValidator(check_document_text)  # after a model's own length bounds, where it sets them
+DocumentText = Annotated[str, DOCUMENT_TEXT]
+DocumentTitle = Annotated[str, AfterValidator(lambda title: check_text(title, "title"))]
+DocumentMetadata = Annotated[dict[str, Any], AfterValidator(check_metadata)]
 
 
 # A question or a search query; Annotated, so that a model made from AskIn's fields (the MCP tool
@@ -63,24 +73,10 @@ class DocumentIn(BaseModel):
         "source_id": "notes/greenhouse", "title": "Greenhouse notes",
         "text": "The X-300 sensor replaced the X-200 in 2025.", "metadata": {"team": "ops"}}]})
 
-    text: str = Field(min_length=1, description="The document's text.")
+    text: DocumentText = Field(min_length=1, description="The document's text.")
     source_id: str = Field(min_length=1, max_length=512, description="Stable ID; re-posting it replaces the source.")
-    title: str = ""
-    metadata: dict[str, Any] = Field(default_factory=dict)
-
-    # What every store holds (core/storable.py): NUL in text, title or metadata is a 422 naming the field,
-    # as strict JSON (api/strict.py) refuses Infinity and NaN before parsing; Memory.add checks the same.
-    @field_validator("text", "title")
-    @classmethod
-    def _plain_text(cls, value: str, info: ValidationInfo) -> str:
-        if info.field_name == "text":  # a blank text stores nothing: refused, as "" is
-            return check_document_text(value)
-        return check_text(value, info.field_name or "title")
-
-    @field_validator("metadata")
-    @classmethod
-    def _storable_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return check_metadata(value)
+    title: DocumentTitle = ""
+    metadata: DocumentMetadata = Field(default_factory=dict)
 
 
 class IngestOut(BaseModel):

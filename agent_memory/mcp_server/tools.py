@@ -13,18 +13,24 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Callable
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from agent_memory.answer import RELEVANCE_DOC, relevance
 from agent_memory.api.routes_ask import search_hits
-from agent_memory.api.schemas import AskIn, DocumentIn, ForgetOut, SearchIn, SearchOut
+from agent_memory.api.schemas import (
+    DOCUMENT_TEXT,
+    AskIn,
+    DocumentIn,
+    DocumentMetadata,
+    DocumentTitle,
+    ForgetOut,
+    SearchIn,
+    SearchOut,
+)
 from agent_memory.api.schemas_sessions import MessageIn, SessionDeletedOut, SessionsOut, ViewOut
 from agent_memory.conversation.message_validation import validate
 from agent_memory.core.errors import NotFoundError
-from agent_memory.core.limits import check_document_text
-from agent_memory.core.storable import check_text
 from agent_memory.memory import Memory
-from agent_memory.memory.arguments import check_metadata
 from agent_memory.remote import RemoteMemory
 
 SessionId = Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["chat-1"])]
@@ -43,33 +49,18 @@ class RememberIn(BaseModel):
     """A text to store, documents, and/or messages to append to a working-memory session."""
 
     model_config = ConfigDict(extra="forbid")
-    text: str | None = Field(default=None, min_length=1, max_length=1_000_000,
+    # Checked as DocumentIn checks a document (api/schemas.py), so a refusal is this tool's "invalid arguments"
+    # naming the field, not the ValidationError of the DocumentIn built later.
+    text: Annotated[str, Field(min_length=1, max_length=1_000_000), DOCUMENT_TEXT] | None = Field(default=None,
                              description="A fact, note or summary to keep. Stored under `source_id`, or under "
                                          "a generated `memory/<hash>` ID (returned) when none is given.")
     source_id: str | None = Field(default=None, min_length=1, max_length=512,
                                   description="Optional ID for `text`; remembering the same ID again replaces it.")
-    title: str = Field(default="", max_length=512, description="Optional title for `text`.")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Optional metadata stored with `text`.")
+    title: DocumentTitle = Field(default="", max_length=512, description="Optional title for `text`.")
+    metadata: DocumentMetadata = Field(default_factory=dict, description="Optional metadata stored with `text`.")
     documents: list[DocumentIn] = Field(default_factory=list, description="Texts stored under their source IDs.")
     session_id: SessionId | None = Field(default=None, description="The session the messages go to.")
     messages: list[MessageIn] = Field(default_factory=list, description="Chat messages, each with a retention class.")
-
-    # Checked here, as DocumentIn checks a document's text and title, so a refusal is this tool's "invalid
-    # arguments" naming the field, not the ValidationError of the DocumentIn built later.
-    @field_validator("text")
-    @classmethod
-    def _storable_text(cls, value: str | None) -> str | None:
-        return None if value is None else check_document_text(value)
-
-    @field_validator("title")
-    @classmethod
-    def _storable_title(cls, value: str) -> str:
-        return check_text(value, "title")
-
-    @field_validator("metadata")
-    @classmethod
-    def _storable_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return check_metadata(value)
 
     @model_validator(mode="after")
     def _something(self) -> RememberIn:
