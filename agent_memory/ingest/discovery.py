@@ -25,12 +25,12 @@ def named_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | Non
     ``proj/sub/b.md`` as ``ingest proj proj/sub`` does); paths at one depth keep their order.
     Nothing under ``data_dir`` is read (see ``discover_files``), nor what ignore rules leave out
     unless ``ignore_rules`` is False (ingest/ignore.py); a file also named alone is read, not ignored.
-    ``stored_bases`` (``missing.stored_bases``: a folder's prefix, the base its stored files were named
+    ``stored_bases`` (``missing.stored_bases``: a folder's ``folder_prefix``, the base its stored files were named
     from, which the job's IDs keep): without ``base``, where a folder's ignore rules reach up to."""
     found: dict[Path, tuple[Path, str]] = {}
     for raw in sorted(paths, key=lambda given: len(Path(os.path.abspath(given)).parts)):
         named_from = base if base is not None else default_base(raw)
-        rules_from = base if base is not None else (stored_bases or {}).get(_prefix(raw)) or named_from
+        rules_from = base if base is not None else (stored_bases or {}).get(folder_prefix(raw)) or named_from
         for path in discover_files([raw], recursive=recursive, glob=glob, report=report, data_dir=data_dir,
                                    ignore_rules=ignore_rules, base=rules_from):
             found.setdefault(path.resolve(), (path, file_source_id(path, named_from)))
@@ -171,9 +171,11 @@ def default_base(given: str | Path) -> Path:
     return Path(os.path.abspath(given)).parent
 
 
-def _prefix(folder: str | Path) -> str:
-    """A folder as ``missing.folder_prefix`` spells it: absolute, ending in a separator."""
-    return os.path.join(os.path.abspath(folder), "")
+def folder_prefix(folder: str | os.PathLike) -> str:
+    """What the recorded paths of a folder's files start with: its absolute path, ending in a separator
+    (how ``missing.py`` keys a folder's stored files, and ``stored_bases`` its base)."""
+    absolute = os.path.abspath(folder)
+    return absolute if absolute.endswith(os.sep) else absolute + os.sep
 
 
 def file_source_id(path: Path, base: str | Path | None = None) -> str:

@@ -35,6 +35,7 @@ from pathlib import PurePath
 from typing import Callable, Sequence
 
 from agent_memory.core.errors import AgentMemoryError, StoreUnavailableError
+from agent_memory.ingest.discovery import folder_prefix
 from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
@@ -107,12 +108,6 @@ def mirrored_folders(paths: Sequence[str | os.PathLike]) -> list[str]:
         if prefix not in prefixes:
             prefixes.append(prefix)
     return prefixes
-
-
-def folder_prefix(folder: str | os.PathLike) -> str:
-    """What the recorded paths of a folder's files start with: its absolute path, ending in a separator."""
-    absolute = os.path.abspath(folder)
-    return absolute if absolute.endswith(os.sep) else absolute + os.sep
 
 
 def why_removed(path: str, prefix: str, recursive: bool, glob: str | None, ignored: Ignored | None) -> str | None:
