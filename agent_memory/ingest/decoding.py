@@ -47,8 +47,9 @@ def decoding_error(exc: UnicodeDecodeError, encoding: str, start: int = 0, tried
             f"UTF-8, or UTF-16/UTF-32 with a byte-order mark{also}; save the file as UTF-8")
 
 
-def check_decodes(path: Path, encoding: str) -> str | None:
-    """A large file decoded block by block without keeping it: the skip reason, or None."""
+def check_decodes(path: Path, encoding: str, tried: Sequence[str] = ()) -> str | None:
+    """A large file decoded block by block without keeping it: the skip reason (``tried``: the fallbacks
+    that did not read it either, as ``decoding_error`` names them), or None."""
     # Plain UTF-8 reads a UTF-8 mark as a character, so its offsets count every byte of the file.
     decoder = codecs.getincrementaldecoder("utf-8" if encoding == "utf-8-sig" else encoding)()
     start = 0  # of the block in the file
@@ -58,7 +59,7 @@ def check_decodes(path: Path, encoding: str) -> str | None:
                 decoder.decode(block, final=not block)
             except UnicodeDecodeError as exc:
                 # The decoder read the bytes it held back from the block before, then this block.
-                return decoding_error(exc, encoding, start - (len(exc.object) - len(block)))
+                return decoding_error(exc, encoding, start - (len(exc.object) - len(block)), tried)
             start += len(block)
     return None
 
@@ -73,6 +74,11 @@ def fallback_now(path: Path, fallbacks: Sequence[str]) -> str | None:
     encoding = text_encoding(head)
     if encoding != "utf-8-sig" or check_decodes(path, encoding) is None:
         return None
+    return first_fallback(path, fallbacks)
+
+
+def first_fallback(path: Path, fallbacks: Sequence[str]) -> str | None:
+    """The first of ``fallbacks`` that decodes the file whole, block by block; None when none does."""
     return next((e for e in fallbacks if check_decodes(path, e) is None), None)
 
 

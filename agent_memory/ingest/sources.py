@@ -16,7 +16,15 @@ from agent_memory.core.errors import IngestError
 from agent_memory.core.lookalikes import reads_blank
 from agent_memory.core.records import Document
 from agent_memory.core.storable import check_storable, text_problem
-from agent_memory.ingest.decoding import blank, check_decodes, decoded, decoding_error, looks_binary, text_encoding
+from agent_memory.ingest.decoding import (
+    blank,
+    check_decodes,
+    decoded,
+    decoding_error,
+    first_fallback,
+    looks_binary,
+    text_encoding,
+)
 from agent_memory.ingest.formats import (
     BINARY_DOCUMENT_EXTENSIONS,
     CODE_EXTENSIONS,
@@ -198,12 +206,10 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
     if size > STREAM_THRESHOLD_BYTES:
         if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
             return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")], None
-        problem = check_decodes(path, encoding)
-        fallback = None
-        if problem and encoding == "utf-8-sig":
-            fallback = next((e for e in encodings if check_decodes(path, e) is None), None)
+        problem = check_decodes(path, encoding, tried=encodings)
+        fallback = first_fallback(path, encodings) if problem and encoding == "utf-8-sig" else None
         if problem and fallback is None:
-            return [Skipped(str(path), problem + (f"; nor is it {', '.join(encodings)}" if encodings else ""))], None
+            return [Skipped(str(path), problem)], None
         metadata = {"path": str(path), **({DECODED_FROM: fallback} if fallback else {})}
         return [TextStream(source_id=sid, path=path, tenant=tenant, content_hash=file_hash(path),
                            metadata=metadata, encoding=fallback or encoding)], fallback

@@ -168,6 +168,9 @@ def test_a_large_file_in_a_named_encoding_is_streamed_in_it(tmp_path, monkeypatc
     assert "".join(segment for _, segment in stream.segments()) == text
     [skip] = load_path(tmp_path / "big.txt", tenant="t")
     assert isinstance(skip, Skipped) and skip.reason.startswith("invalid UTF-8")
+    # Named encodings that read none of it are said as a small file's skip says them.
+    [skip] = load_path(tmp_path / "big.txt", tenant="t", encodings=["ascii"])
+    assert isinstance(skip, Skipped) and "then ascii (text_encodings); save the file as UTF-8" in skip.reason
 
 
 def test_text_encodings_setting_takes_a_list_and_refuses_what_is_not_a_text_encoding(monkeypatch):
