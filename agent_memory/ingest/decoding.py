@@ -41,8 +41,12 @@ def decoded(data: bytes, encoding: str, fallbacks: Sequence[str]) -> tuple[str, 
 def decoding_error(exc: UnicodeDecodeError, encoding: str, start: int = 0, tried: Sequence[str] = ()) -> str:
     """The skip of text that does not decode: where (a byte offset in the file), the bytes, what is read."""
     name = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
-    also = (f", then {', '.join(tried)} (text_encodings)" if tried and encoding == "utf-8-sig" else
-            " (AGENT_MEMORY_TEXT_ENCODINGS names others to try, e.g. gb18030 or cp1252)")
+    if encoding != "utf-8-sig":  # a byte-order mark names the encoding: no other is tried, none to suggest
+        also = ""
+    elif tried:
+        also = f", then {', '.join(tried)} (text_encodings)"
+    else:
+        also = " (AGENT_MEMORY_TEXT_ENCODINGS names others to try, e.g. gb18030 or cp1252)"
     return (f"invalid {name} at byte {start + exc.start} ({exc.object[exc.start:exc.start + 4]!r}): text is read as "
             f"UTF-8, or UTF-16/UTF-32 with a byte-order mark{also}; save the file as UTF-8")
 

@@ -143,6 +143,10 @@ def test_encodings_that_read_none_of_it_and_a_byte_order_mark_keep_the_skip(tmp_
     (tmp_path / "broken16.txt").write_bytes(b"\xff\xfe" + "ok".encode("utf-16-le") + b"\x00\xd8")
     [skip] = load_path(tmp_path / "broken16.txt", tenant="t", encodings=["cp1252"])
     assert isinstance(skip, Skipped) and skip.reason.startswith("invalid UTF-16")
+    # ... nor suggested: the setting cannot read such a file.
+    assert "cp1252" not in skip.reason and "AGENT_MEMORY_TEXT_ENCODINGS" not in skip.reason
+    [skip] = load_path(tmp_path / "broken16.txt", tenant="t")
+    assert "AGENT_MEMORY_TEXT_ENCODINGS" not in skip.reason
 
 
 def test_the_fallback_a_file_is_read_in_now_is_the_one_reading_it_picks(tmp_path):
