@@ -253,6 +253,9 @@ def test_a_key_file_or_an_unsupported_one_is_skipped_on_this_machine_and_never_s
     (root / "notes" / "prod.env").write_text("API_KEY=supersecret\n")
     (root / "notes" / ".env").write_text("DB_PASSWORD=hunter2\n")  # hidden: read only when named, as here
     (root / "notes" / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (root / "keys").mkdir()
+    (root / "keys" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    (root / "notes" / "link.md").symlink_to(root / "keys" / "id_rsa")  # an innocent name for the key
     sent: list[str] = []
     upload = RemoteMemory.upload
     monkeypatch.setattr(RemoteMemory, "upload", lambda self, path, *a, **k: (sent.append(path.name),
@@ -264,6 +267,7 @@ def test_a_key_file_or_an_unsupported_one_is_skipped_on_this_machine_and_never_s
     assert reasons["photo.png"].startswith("unsupported extension '.png'")
     for name in ("cert.pem", "prod.env", ".env"):
         assert reasons[name].startswith(f"not read: {name!r} is where secrets usually live"), reasons
+    assert reasons["link.md"].startswith("not read: 'link.md' (a link to 'id_rsa')"), reasons
 
 
 def test_the_client_s_text_encodings_are_said_not_to_apply_through_a_server(served, capsys, monkeypatch):

@@ -135,3 +135,15 @@ def test_python_add_file_and_add_paths_never_store_absolute_ids(root, monkeypatc
         assert "corpus/notes/team.md" in tags or "team.md" in tags or "notes/team.md" in tags
         assert memory.forget(str(path))["sources"] >= 1  # the file's absolute path forgets what it matched
         assert memory.matching_sources("never/added") == []
+
+
+def test_a_file_reached_by_two_paths_is_named_from_the_outer_whatever_their_order(root, capsys, monkeypatch):
+    sub = root / "corpus" / "notes" / "sub"
+    sub.mkdir()
+    (sub / "deep.md").write_text("# Deep\n\nThe Osprey archive lives in Tromso.\n")
+    (sub / "blank.md").write_text("\u200b\u2060\n")  # invisible characters only: an empty file
+    monkeypatch.chdir(root)
+    code, out, _ = run_cli(capsys, ["ingest", "corpus/notes/sub", "corpus/notes", "-r", "--json"])
+    report = json.loads(out)
+    assert code == 0 and sorted(listed(capsys)) == ["notes/sub/deep.md", "notes/team.md"]
+    assert [reason for path, reason in report["files_skipped"] if path.endswith("blank.md")] == ["empty file"]
