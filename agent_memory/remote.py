@@ -26,6 +26,8 @@ import httpx
 from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, StoreUnavailableError
 from agent_memory.ingest.discovery import named_files
 from agent_memory.ingest.missing import (
+    StoredFile,
+    given_alone,
     ignored_by,
     keep_stored_ids,
     remove_gone_through,
@@ -179,13 +181,14 @@ class RemoteMemory:
             return report
         if base is None and self.owner:  # a file stored already keeps its ID, as in a local job
             files = keep_stored_ids(files, paths, listing, report)
+        alone = given_alone(paths)
         try:
             for n, (path, source_id) in enumerate(files, start=1):
                 report.files_seen += 1
                 shown = _printer(f"[{n}/{len(files)}] {path}") if progress else None
                 if shown:
                     shown("uploading", 0, 0)
-                self._upload_into(report, path, shown, source_id)
+                self._upload_into(report, path, shown, source_id, named_alone=os.path.abspath(path) in alone)
                 if shown:
                     print(file=sys.stderr)
         except StoreUnavailableError as exc:
@@ -196,7 +199,7 @@ class RemoteMemory:
         return report
 
     def _mirror(self, report: IngestReport, paths: Sequence[str | Path], recursive: bool, glob: str | None,
-                listing: Callable[[str], list[tuple[str, str]]], read: list[Path]) -> bool:
+                listing: Callable[[str], list[StoredFile]], read: list[Path]) -> bool:
         """Forget the files gone from the folders given (before any upload: a renamed file of records then
         claims its IDs afresh); False when the server stopped answering (the job stops, as on a store error)."""
         if not self.owner:
@@ -210,13 +213,14 @@ class RemoteMemory:
             return False
         return True
 
-    def _upload_into(self, report: IngestReport, path: Path, progress: Progress | None, source_id: str) -> None:
+    def _upload_into(self, report: IngestReport, path: Path, progress: Progress | None, source_id: str, *,
+                     named_alone: bool = True) -> None:
         if refusal := refused_by_name(path):  # decided here: a key file's bytes never leave this machine
             report.files_skipped.append((str(path), refusal))
             report.outcome(path, "skipped")
             return
         try:
-            data = self.upload(path, source_id, progress=progress)
+            data = self.upload(path, source_id, progress=progress, named_alone=named_alone)
         except OSError as exc:
             report.files_skipped.append((str(path), f"unreadable: {exc}"))
             report.outcome(path, "skipped")
@@ -243,12 +247,15 @@ class RemoteMemory:
             report.outcome(path, "ingested")
 
     def upload(self, path: Path, source_id: str, *, metadata: str | None = None,
-               progress: Progress | None = None) -> dict[str, Any]:
-        """One file under ``source_id``; a big one waits for its job, reporting the job's progress."""
+               progress: Progress | None = None, named_alone: bool = True) -> dict[str, Any]:
+        """One file under ``source_id``; a big one waits for its job, reporting the job's progress.
+        ``named_alone``: False for a file a folder's walk reached (the server's manifest records it)."""
         with Path(path).open("rb") as handle:
             form = {"source_id": source_id, **({"metadata": metadata} if metadata else {})}
             if self.owner:  # the server owns our data dir, on this machine: forget and inspect take this path
                 form["client_path"] = os.path.abspath(path)
+            if not named_alone:
+                form["named_alone"] = "false"
             response = self.request("POST", "/v1/documents", ok=(200, 202),
                                     files={"file": (Path(path).name, handle)}, data=form)
         return self.answer(response, progress)
@@ -301,13 +308,14 @@ class RemoteMemory:
         params = {"prefix": prefix, "offset": offset, "limit": limit, **({"kind": kind} if kind else {})}
         return self.json("GET", "/v1/sources", params=params)["sources"]
 
-    def files_under(self, folder: str, page: int = 1000) -> list[tuple[str, str]]:
-        """(file ID, recorded path) of every file the server recorded under ``folder`` (``GET /v1/files``)."""
-        out: list[tuple[str, str]] = []
+    def files_under(self, folder: str, page: int = 1000) -> list[StoredFile]:
+        """Every file the server recorded under ``folder`` (``GET /v1/files``)."""
+        out: list[StoredFile] = []
         while True:
             response = self.request("GET", "/v1/files", params={"under": folder, "offset": len(out), "limit": page})
             try:
-                rows = [(str(row["file_id"]), str(row["path"])) for row in response.json()["files"]]
+                rows = [StoredFile(str(row["file_id"]), str(row["path"]), row.get("named_alone") is True)
+                        for row in response.json()["files"]]
             except (ValueError, KeyError, TypeError) as exc:
                 raise RemoteError(response.status_code, "bad_answer",
                                   f"GET /v1/files?under={folder!r} answered {response.text[:200]!r} ({exc!r})") from None

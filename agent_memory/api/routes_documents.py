@@ -42,7 +42,12 @@ _UPLOAD_DOC = {
             "file": {"type": "string", "format": "binary",
                      "description": ".txt .md .html .json .jsonl (records or a transcript)"},
             "source_id": {"type": "string", "description": "defaults to the file name"},
-            "metadata": {"type": "string", "description": "a JSON object, stored with every item"}}}},
+            "metadata": {"type": "string", "description": "a JSON object, stored with every item"},
+            "client_path": {"type": "string", "description": "the file's absolute path on the client (sent by "
+                            "the CLI to the server owning its data dir): forget and inspect take it"},
+            "named_alone": {"type": "string", "enum": ["true", "false"], "default": "true",
+                            "description": "false for a file a folder's walk reached: a later walk whose ignore "
+                            "rules leave it out forgets it; a file named alone stays"}}}},
     }},
 }
 
@@ -89,6 +94,7 @@ async def _upload(request: Request, state, tenant: str):
     source_id = chosen_source_id(str(form.get("source_id") or "")) or _file_source_id(filename)
     metadata = _metadata(form.get("metadata"))
     origin = _origin(form.get("client_path"))
+    named_alone = _flag(form.get("named_alone"), "named_alone", default=True)
     folder = Path(tempfile.mkdtemp(prefix="agent-memory-upload-"))
     path = folder / PurePath(filename).name
     size = 0
@@ -107,14 +113,16 @@ async def _upload(request: Request, state, tenant: str):
         await upload.close()
 
     def work(progress=None):
-        return ingestion.ingest_upload(state, tenant, path, filename, source_id, metadata, progress, origin=origin)
+        return ingestion.ingest_upload(state, tenant, path, filename, source_id, metadata, progress, origin=origin,
+                                       named_alone=named_alone)
 
     def cleanup():
         shutil.rmtree(folder, ignore_errors=True)
 
     if await run_in_threadpool(_as_job, state, size):
         spec = JobSpec(tenant=tenant, kind="upload", source_id=source_id, size=size,
-                       params={"filename": filename, "metadata": metadata, "origin": origin}, path=path,
+                       params={"filename": filename, "metadata": metadata, "origin": origin,
+                               "named_alone": named_alone}, path=path,
                        cleanup=cleanup)
         job = await run_in_threadpool(state.jobs.submit, spec)
         return accepted(job)
@@ -134,6 +142,15 @@ def client_path(name: str | None) -> str:
     """The client's relative path of an upload, '/'-separated, without a root, '.', '..' or empty parts."""
     parts = [p for p in (name or "").replace("\\", "/").split("/") if p.strip() not in ("", ".", "..")]
     return "/".join(parts) or "upload.txt"
+
+
+def _flag(value, name: str, *, default: bool) -> bool:
+    """A multipart boolean field: "true" or "false" (absent or empty: ``default``); else 422 naming it."""
+    if value is None or value == "":
+        return default
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ApiError(422, "invalid_request", f"{name} must be 'true' or 'false', got {str(value)[:200]!r}")
 
 
 def _origin(value) -> str | None:

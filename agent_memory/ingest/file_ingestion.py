@@ -13,6 +13,7 @@ import functools
 import logging
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -23,7 +24,15 @@ from agent_memory.core.records import Document
 from agent_memory.ingest.decoding import fallback_now
 from agent_memory.ingest.discovery import file_source_id, named_files
 from agent_memory.ingest.lock import ingest_lock
-from agent_memory.ingest.missing import files_under, ignored_by, keep_stored_ids, remove_gone, stored_bases
+from agent_memory.ingest.missing import (
+    StoredFile,
+    files_under,
+    given_alone,
+    ignored_by,
+    keep_stored_ids,
+    remove_gone,
+    stored_bases,
+)
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, still_owned
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, read_path
@@ -84,10 +93,12 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
     if base is None:  # a file stored already keeps its ID, whichever folder this job starts from
         files = keep_stored_ids(files, paths, listing, report)
     bar = _progress(len(files), progress)
+    alone = given_alone(paths)
     try:
         for path, file_id in files:
             report.files_seen += 1
-            pipeline.ingest_file(path, tenant=tenant, report=report, source_id=file_id, named_by_path=True)
+            pipeline.ingest_file(path, tenant=tenant, report=report, source_id=file_id, named_by_path=True,
+                                 named_alone=os.path.abspath(path) in alone)
             if bar:
                 bar.update(1)
                 bar.set_postfix(chunks=report.chunks, turns=report.turns, refresh=False)
@@ -109,18 +120,21 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
     return report
 
 
-def _recorded(services: Services, tenant: str, prefix: str) -> list[tuple[str, str]]:
-    """(file ID, recorded path) of the files stored under the folder ``prefix``."""
+def _recorded(services: Services, tenant: str, prefix: str) -> list[StoredFile]:
+    """The files stored under the folder ``prefix``."""
     try:
-        return [(row["file_id"], row["path"]) for row in files_under(services.catalog, tenant, prefix)]
+        return [StoredFile(row["file_id"], row["path"], row["named_alone"])
+                for row in files_under(services.catalog, tenant, prefix)]
     except ValueError as exc:  # a path no manifest can record (too long): none of its files is stored
         raise IngestError(str(exc)) from None
 
 
 def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_id: str | None,
                 report: IngestReport | None, metadata: dict | None,
-                progress: Callable[[str, int, int], None] | None, named_by_path: bool) -> list[str]:
-    """``IngestionPipeline.ingest_file``: the file's manifest decides; its units go through ``pipeline``."""
+                progress: Callable[[str, int, int], None] | None, named_by_path: bool,
+                named_alone: bool = False) -> list[str]:
+    """``IngestionPipeline.ingest_file``: the file's manifest decides; its units go through ``pipeline``.
+    ``named_alone``: the file was given alone (its manifest keeps that once said: ``missing.py``)."""
     services = pipeline.services
     report = report if report is not None else IngestReport()
     named_by_path = named_by_path or source_id is None
@@ -144,6 +158,8 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
     stored_digest, stored_as = _stored_hash(previous.content_hash) if previous is not None else (None, None)
     if (stored_digest == digest and still_owned(services.catalog, tenant, owner, previous)
             and (stored_as is None or _read_as_now(path, encodings) == stored_as)):
+        if named_alone and not previous.named_alone:  # named now: a walk's ignore rules no longer take it back
+            services.catalog.put_many([replace(previous, named_alone=True)])
         report.files_unchanged += 1
         report.outcome(path, "unchanged")
         return list(previous.item_ids)
@@ -201,7 +217,8 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
     # A file with refused records keeps a manifest (so forget finds what it did store) under a
     # hash that never matches: the next run reads it again and reports the refusal again.
     manifest_hash = (PARTIAL if refused else "") + digest + (READ_AS + read_as if read_as else "")
-    services.catalog.put_many([SourceEntry(tenant, owner, "file", manifest_hash, path=where, item_ids=children)])
+    services.catalog.put_many([SourceEntry(tenant, owner, "file", manifest_hash, path=where, item_ids=children,
+                                           named_alone=named_alone or (previous is not None and previous.named_alone))])
     if refused:
         report.files_failed.append((str(path), "; ".join(refused[:5]) + (
             f" (+{len(refused) - 5} more)" if len(refused) > 5 else "")))

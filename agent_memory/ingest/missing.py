@@ -23,7 +23,9 @@ Files now ignored go the same way (``now_ignored``): a stored file under a folde
 disk but that this walk left out by ignore rules (``build/`` added to ``.gitignore`` after it was stored;
 ingest/ignore.py), unless the job reads it (named alone too). Memory mirrors what a walk of the folder
 reads, so it does not keep answering from build output the project now disowns; ``--keep-missing`` keeps
-them too, and ``--no-ignore`` ignores nothing, so removes nothing for it.
+them too, and ``--no-ignore`` ignores nothing, so removes nothing for it. A file once given alone to a job
+(its manifest's ``named_alone``) stays, as a file added with ``git add -f`` stays tracked: the user named
+it, the walk's rules do not take it back. Gone from disk, it goes like any other.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import fnmatch
 import os
 import posixpath
 from pathlib import PurePath
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from agent_memory.core.errors import AgentMemoryError, StoreUnavailableError
 from agent_memory.ingest.discovery import folder_prefix
@@ -40,10 +42,18 @@ from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
 
+
+class StoredFile(NamedTuple):
+    """A file's manifest as a folder job sees it: its ID, its recorded path, whether it was given alone."""
+    file_id: str
+    path: str
+    named_alone: bool = False
+
+
 # ``IngestionPipeline.forget``: a file and every source it held, out of every store.
 Forget = Callable[[str, str, IngestReport], object]
-# Through a server: the (file ID, recorded path) pairs under a folder's prefix, and forgetting one file ID.
-ListFiles = Callable[[str], Sequence[tuple[str, str]]]
+# Through a server: the files recorded under a folder's prefix, and forgetting one file ID.
+ListFiles = Callable[[str], Sequence[StoredFile]]
 ForgetId = Callable[[str], dict[str, int]]
 # Whether this job's walk left an absolute path out by ignore rules (``ignored_by``).
 Ignored = Callable[[str], bool]
@@ -67,7 +77,8 @@ def gone_files(catalog, tenant: str, paths: Sequence[str | os.PathLike], *, recu
     found: dict[str, tuple[SourceEntry, str]] = {}
     for prefix in mirrored_folders(paths):
         for entry in catalog.under_path(tenant, "file", prefix):
-            why = why_removed(entry.path, prefix, recursive, glob, ignored) if entry.source_id.startswith(FILE_KEY) else None
+            why = (why_removed(entry.path, prefix, recursive, glob, None if entry.named_alone else ignored)
+                   if entry.source_id.startswith(FILE_KEY) else None)
             if why is not None:
                 found.setdefault(entry.source_id, (entry, why))
     return list(found.values())
@@ -92,6 +103,12 @@ def _removed(report: IngestReport, file_id: str, path: str, why: str) -> None:
     report.outcome(path, f"removed: {why}")
 
 
+def given_alone(paths: Sequence[str | os.PathLike]) -> set[str]:
+    """The absolute paths of the files among ``paths``: given alone, not reached by a folder's walk (their
+    manifests record it: ``StoredFile.named_alone``)."""
+    return {os.path.abspath(raw) for raw in paths if not os.path.isdir(raw)}
+
+
 def mirrored_folders(paths: Sequence[str | os.PathLike]) -> list[str]:
     """The folders among ``paths`` a job mirrors, each as the prefix its files' recorded paths start with
     (absolute, ending in a separator). Left out: a file given alone, a missing path and a folder that cannot
@@ -112,7 +129,8 @@ def mirrored_folders(paths: Sequence[str | os.PathLike]) -> list[str]:
 
 def why_removed(path: str, prefix: str, recursive: bool, glob: str | None, ignored: Ignored | None) -> str | None:
     """``GONE`` or ``NOW_IGNORED`` if ``path`` is one a walk of the folder ``prefix`` names would reach
-    (:func:`_walked`), and it is gone, or that walk now leaves it out by ignore rules; else None."""
+    (:func:`_walked`), and it is gone, or that walk now leaves it out by ignore rules (``ignored``: None for a
+    file given alone once, which they never take back); else None."""
     if not _walked(path, prefix, recursive, glob):
         return None
     if _gone(path):
@@ -120,9 +138,10 @@ def why_removed(path: str, prefix: str, recursive: bool, glob: str | None, ignor
     return NOW_IGNORED if ignored is not None and ignored(path) else None
 
 
-def files_under(catalog, tenant: str, folder: str) -> list[dict[str, str]]:
+def files_under(catalog, tenant: str, folder: str) -> list[dict[str, str | bool]]:
     """The files whose manifest records a path under ``folder`` (an absolute path on the machine that
-    ingested them: a local job's, or an upload's ``client_path``), by file ID: ``{"file_id", "path"}``.
+    ingested them: a local job's, or an upload's ``client_path``), by file ID:
+    ``{"file_id", "path", "named_alone"}``.
     What ``GET /v1/files`` answers; the client decides which are gone. A folder that is not an absolute
     '/'-path raises ValueError naming it."""
     if (not isinstance(folder, str) or not folder.startswith("/") or "\x00" in folder
@@ -130,7 +149,7 @@ def files_under(catalog, tenant: str, folder: str) -> list[dict[str, str]]:
         raise ValueError(f"the folder must be an absolute path, got {str(folder)[:200]!r}")
     # "/a/notes", "/a/notes/" and "/a/x/../notes" list the same (jobs record normalized paths); never "/a/notes2/"
     prefix = posixpath.normpath("/" + folder.lstrip("/")).rstrip("/") + "/"
-    return [{"file_id": e.source_id[len(FILE_KEY):], "path": e.path}
+    return [{"file_id": e.source_id[len(FILE_KEY):], "path": e.path, "named_alone": e.named_alone}
             for e in catalog.under_path(tenant, "file", prefix) if e.source_id.startswith(FILE_KEY)]
 
 
@@ -161,7 +180,7 @@ def keep_stored_ids(files: list[tuple[PurePath, str]], paths: Sequence[str | os.
             report.warnings.append(f"{prefix.rstrip(os.sep) or os.sep}: the IDs its files are stored under could "
                                    f"not be read ({exc}); its files are named by their path from the folder given")
             continue
-        for file_id, path in recorded:
+        for file_id, path, _ in recorded:
             if len(file_id) > len(stored.get(path, "")):
                 stored[path] = file_id
         if (found := stored_base(prefix, recorded)) is not None:
@@ -177,11 +196,11 @@ def keep_stored_ids(files: list[tuple[PurePath, str]], paths: Sequence[str | os.
     return named
 
 
-def stored_base(prefix: str, recorded: Sequence[tuple[str, str]]) -> str | None:
-    """The base (ending in a separator) most of ``recorded``, the (file ID, path) pairs stored under the folder
-    ``prefix``, were named from, when it holds the folder (as a job's base does) and more than half agree."""
+def stored_base(prefix: str, recorded: Sequence[StoredFile]) -> str | None:
+    """The base (ending in a separator) most of ``recorded``, the files stored under the folder ``prefix``,
+    were named from, when it holds the folder (as a job's base does) and more than half agree."""
     votes: dict[str, int] = {}
-    for file_id, path in recorded:
+    for file_id, path, _ in recorded:
         base = path[:-len(file_id)] if path.endswith(os.sep + file_id) else ""
         if base and prefix.startswith(base):
             votes[base] = votes.get(base, 0) + 1
@@ -209,8 +228,8 @@ def stored_bases(paths: Sequence[str | os.PathLike], list_files: ListFiles) -> d
 
 def remove_gone_through(list_files: ListFiles, forget: ForgetId, paths: Sequence[str | os.PathLike], *,
                         recursive: bool, glob: str | None, report: IngestReport, ignored: Ignored | None = None) -> None:
-    """:func:`remove_gone` through a server: ``list_files(prefix)`` gives the (file ID, path) pairs it
-    recorded under each folder, ``forget(file_id)`` the counts removed. A folder whose listing fails is a
+    """:func:`remove_gone` through a server: ``list_files(prefix)`` gives the files it recorded under each
+    folder, ``forget(file_id)`` the counts removed. A folder whose listing fails is a
     warning (nothing under it is forgotten), a file that cannot be forgotten a failure of the job; a server
     that stops answering (StoreUnavailableError) stops the job, as a store does a local one."""
     done: set[str] = set()
@@ -223,8 +242,9 @@ def remove_gone_through(list_files: ListFiles, forget: ForgetId, paths: Sequence
             report.warnings.append(f"{prefix}: files gone from disk were not looked for: the server could not "
                                    f"list the files it recorded under that folder: {exc}")
             continue
-        for file_id, path in recorded:
-            why = None if file_id in done else why_removed(path, prefix, recursive, glob, ignored)
+        for file_id, path, named_alone in recorded:
+            why = None if file_id in done else why_removed(path, prefix, recursive, glob,
+                                                           None if named_alone else ignored)
             if why is None:
                 continue
             done.add(file_id)

@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS sources (
     item_ids TEXT NOT NULL DEFAULT '[]',
     n_triples INTEGER NOT NULL DEFAULT 0,
     updated_at REAL NOT NULL,
+    named_alone INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant, source_id)
 );
 CREATE INDEX IF NOT EXISTS sources_session ON sources (tenant, session_id, seq);
@@ -51,6 +52,10 @@ CREATE TABLE IF NOT EXISTS owners (
 );
 """
 
+# Named, not ``*``: a catalog that gained a column by ALTER TABLE holds it last, whatever its order here.
+_COLUMNS = ("tenant, source_id, kind, content_hash, path, title, session_id, seq, timestamp, item_ids, n_triples,"
+            " updated_at, named_alone")
+
 
 @dataclass
 class SourceEntry:
@@ -66,6 +71,9 @@ class SourceEntry:
     item_ids: list[str] = field(default_factory=list)
     n_triples: int = 0
     updated_at: float = 0.0
+    # A file given alone to a job (by its path), not only reached by a folder walk: as ``git add -f`` does,
+    # naming it keeps it, so a later walk of its folder whose ignore rules leave it out does not forget it.
+    named_alone: bool = False
 
 
 @runtime_checkable
@@ -135,7 +143,19 @@ class SQLiteCatalog:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.executescript(_SCHEMA)
         self._lock = threading.Lock()
+        self._add_named_alone_column()
         self._backfill_titles()
+
+    def _add_named_alone_column(self) -> None:
+        """A catalog from before files given alone were recorded gets the column (its files: walked)."""
+        if "named_alone" in {row[1] for row in self._conn.execute("PRAGMA table_info(sources)")}:
+            return
+        try:
+            with self._conn:
+                self._conn.execute("ALTER TABLE sources ADD COLUMN named_alone INTEGER NOT NULL DEFAULT 0")
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" not in str(exc):  # another process added it first: fine
+                raise
 
     def _backfill_titles(self) -> None:
         """Catalogs written before the title index existed get it on first open."""
@@ -149,7 +169,7 @@ class SQLiteCatalog:
     def get(self, tenant: str, source_id: str) -> SourceEntry | None:
         with self._lock:
             row = self._conn.execute(
-                "SELECT * FROM sources WHERE tenant=? AND source_id=?", (tenant, source_id)
+                f"SELECT {_COLUMNS} FROM sources WHERE tenant=? AND source_id=?", (tenant, source_id)
             ).fetchone()
         return _entry(row) if row else None
 
@@ -160,7 +180,7 @@ class SQLiteCatalog:
                 part = source_ids[start : start + 500]
                 marks = ",".join("?" * len(part))
                 for row in self._conn.execute(
-                    f"SELECT * FROM sources WHERE tenant=? AND source_id IN ({marks})", [tenant, *part]
+                    f"SELECT {_COLUMNS} FROM sources WHERE tenant=? AND source_id IN ({marks})", [tenant, *part]
                 ):
                     entry = _entry(row)
                     out[entry.source_id] = entry
@@ -170,10 +190,10 @@ class SQLiteCatalog:
         now = time.time()
         with self._lock, self._conn:
             self._conn.executemany(
-                "INSERT OR REPLACE INTO sources VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT OR REPLACE INTO sources ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (e.tenant, e.source_id, e.kind, e.content_hash, e.path, e.title, e.session_id, e.seq,
-                     e.timestamp, json.dumps(e.item_ids), e.n_triples, now)
+                     e.timestamp, json.dumps(e.item_ids), e.n_triples, now, int(e.named_alone))
                     for e in entries
                 ],
             )
@@ -220,7 +240,7 @@ class SQLiteCatalog:
         those gone from disk), by source ID. Compared by substr, not LIKE: a path may hold '%' or '_'."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT * FROM sources WHERE tenant=? AND kind=? AND substr(path, 1, ?)=? ORDER BY source_id",
+                f"SELECT {_COLUMNS} FROM sources WHERE tenant=? AND kind=? AND substr(path, 1, ?)=? ORDER BY source_id",
                 (tenant, kind, len(prefix), prefix)).fetchall()
         return [_entry(r) for r in rows]
 
@@ -249,7 +269,7 @@ class SQLiteCatalog:
     def session_neighbours(self, tenant: str, session_id: str, seq: int, before: int, after: int) -> list[SourceEntry]:
         with self._lock:
             rows = self._conn.execute(
-                "SELECT * FROM sources WHERE tenant=? AND session_id=? AND seq BETWEEN ? AND ? ORDER BY seq",
+                f"SELECT {_COLUMNS} FROM sources WHERE tenant=? AND session_id=? AND seq BETWEEN ? AND ? ORDER BY seq",
                 (tenant, session_id, seq - before, seq + after),
             ).fetchall()
         return [_entry(r) for r in rows]
@@ -257,7 +277,7 @@ class SQLiteCatalog:
     def recent_turns(self, tenant: str, session_id: str, limit: int) -> list[SourceEntry]:
         with self._lock:
             rows = self._conn.execute(
-                "SELECT * FROM sources WHERE tenant=? AND session_id=? ORDER BY seq DESC LIMIT ?",
+                f"SELECT {_COLUMNS} FROM sources WHERE tenant=? AND session_id=? ORDER BY seq DESC LIMIT ?",
                 (tenant, session_id, limit),
             ).fetchall()
         return [_entry(r) for r in reversed(rows)]
@@ -296,5 +316,5 @@ def _entry(row) -> SourceEntry:
     return SourceEntry(
         tenant=row[0], source_id=row[1], kind=row[2], content_hash=row[3], path=row[4], title=row[5],
         session_id=row[6], seq=row[7], timestamp=row[8], item_ids=json.loads(row[9]), n_triples=row[10],
-        updated_at=row[11],
+        updated_at=row[11], named_alone=bool(row[12]),
     )

@@ -1,7 +1,8 @@
 """``agent-memory ingest`` honours ``.gitignore`` rules by default (ingest/ignore.py), through the CLI on the
 real embedded stores and through the server that owns the data dir: ignored files are counted, not stored;
-``--no-ignore`` reads them; a file named alone is read although ignored; a stored file the walk now ignores
-is forgotten ("removed, now ignored") unless ``--keep-missing``."""
+``--no-ignore`` reads them; a file named alone is read although ignored, and kept by a later walk that
+ignores it; a stored file the walk now ignores is forgotten ("removed, now ignored") unless
+``--keep-missing``."""
 
 from __future__ import annotations
 
@@ -65,15 +66,41 @@ def test_a_subfolder_honours_the_repository_roots_rules(repo, capsys):
     assert listed(capsys) == ["src/app.py"]
 
 
-def test_a_file_named_alone_is_read_although_ignored(repo, capsys):
-    code, report = ingest(capsys, "repo", "-r", "repo/src/debug.log")
+def _named_alone_stays(repo, capsys, *server: str) -> None:
+    code, report = ingest(capsys, *server, "repo", "-r", "repo/src/debug.log")
     assert code == 0 and report["files_ignored"] == 0 and report["files_ingested"] == 4, report
     assert report["now_ignored"] == [] and "debug.log" in listed(capsys)  # named alone: by its name
-    # Named with its folder again, it stays; a folder job alone mirrors what its walk reads, so it goes.
-    code, report = ingest(capsys, "repo", "-r", "repo/src/debug.log")
+    code, report = ingest(capsys, *server, "repo", "-r", "repo/src/debug.log")
     assert code == 0 and report["files_unchanged"] == 4 and report["now_ignored"] == []
+    # A walk of its folder alone leaves it out, but the user named it once (as `git add -f`): it stays.
+    code, report = ingest(capsys, *server, "repo", "-r")
+    assert code == 0 and report["now_ignored"] == [] and report["files_ignored"] == 1, report
+    assert "debug.log" in listed(capsys)
+    # Gone from disk, it goes as any other file of the folder does.
+    (repo / "src" / "debug.log").unlink()
+    code, report = ingest(capsys, *server, "repo", "-r")
+    assert code == 0 and report["gone_from_disk"] == ["debug.log"] and "debug.log" not in listed(capsys), report
+
+
+def test_a_file_named_alone_is_read_although_ignored_and_a_walk_keeps_it(repo, capsys):
+    _named_alone_stays(repo, capsys)
+
+
+def test_a_stored_file_named_later_is_kept_by_the_walk_that_ignores_it(repo, capsys):
+    """Walked first, then named (unchanged: nothing read again), then ignored: naming it kept it."""
+    assert ingest(capsys, "repo", "-r")[0] == 0
+    code, report = ingest(capsys, "repo/build/out.md")
+    assert code == 0 and report["files_unchanged"] == 1, report
+    (repo / ".gitignore").write_text("node_modules/\n*.log\nbuild/\n")
     code, report = ingest(capsys, "repo", "-r")
-    assert code == 0 and report["now_ignored"] == ["debug.log"] and "debug.log" not in listed(capsys)
+    assert code == 0 and report["now_ignored"] == [] and "repo/build/out.md" in listed(capsys), report
+
+
+def test_a_file_named_alone_stays_through_the_server(repo, capsys, monkeypatch):
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    data = repo.parent / "data"
+    with serve_in_thread(create_app(load_settings(data_dir=data), warm=False), owns=data):
+        _named_alone_stays(repo, capsys)
 
 
 def _now_ignored(repo, capsys, *server: str) -> None:
