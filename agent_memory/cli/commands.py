@@ -12,7 +12,6 @@ from agent_memory.core.config import load_settings
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.metafilter import conditions
 from agent_memory.core.owner import current_holder, own
-from agent_memory.evaluation.cli import run_eval
 from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.reindex import reindex
 from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
@@ -20,8 +19,8 @@ from agent_memory.memory import Memory
 from agent_memory.remote import RemoteMemory
 from agent_memory.retrieval.debug import render_dump
 
-# The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK)
-# when they run, so that the other commands and --help do not load them.
+# The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK), and `eval`
+# the evaluation harness, when they run, so that the other commands and --help do not load them.
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -251,6 +250,8 @@ def cmd_demo(args) -> int:
 
 
 def cmd_eval(args) -> int:
+    from agent_memory.evaluation.cli import run_eval
+
     if getattr(args, "data_dir", None):  # stores of its own there: owned like any other command's
         with own(args.data_dir, "eval", doing="evaluate on it (give the evaluation a data dir of its own)"):
             return run_eval(args)

@@ -71,6 +71,26 @@ class BertModelDir:
         self.max_length = min(int(st_config.get("max_seq_length") or self.max_positions), self.max_positions)
         self.lower_case = bool(st_config.get("do_lower_case", False))
 
+    def tensor_names(self) -> set[str]:
+        """The weights' names, read from the safetensors header alone (no tensor is loaded)."""
+        from safetensors import safe_open
+
+        with safe_open(str(self.root / "model.safetensors"), framework="numpy") as handle:
+            return {name.removeprefix("bert.") for name in handle.keys()}
+
+    def check_tensors(self) -> None:
+        """UnsupportedModel naming the first weight :func:`encoder_graph` needs that the file lacks: told when
+        the model is chosen (then sentence-transformers runs it), not when the graph is first built."""
+        names = self.tensor_names()
+        e = "embeddings"
+        needed = [f"{e}.{part}" for part in ("position_embeddings.weight", "word_embeddings.weight",
+                                             "token_type_embeddings.weight", "LayerNorm.weight", "LayerNorm.bias")]
+        needed += [f"encoder.layer.{layer}.{role}.{kind}" for layer in range(self.layers)
+                   for role in BERT_NAMES.values() for kind in ("weight", "bias")]
+        missing = next((name for name in needed if name not in names), None)
+        if missing is not None:
+            raise UnsupportedModel(f"{self.root}: no tensor {missing!r} in model.safetensors")
+
     def weights(self) -> dict[str, np.ndarray]:
         from safetensors.numpy import load_file
 
@@ -147,13 +167,19 @@ def encoder_graph(model: BertModelDir):
 
 
 class OnnxBertEncoder:
-    """Embeds texts as sentence-transformers' ``encode(..., normalize_embeddings=True)`` would."""
+    """Embeds texts as sentence-transformers' ``encode(..., normalize_embeddings=True)`` would.
+
+    The ONNX session is built on the first text to embed (about 2 s: the weights are read and the graph
+    written), so a command that never embeds (``list``, ``inspect``, ``stats``, an ingestion of unchanged
+    files) never pays for it; what is checked at once is that the model is one this module replays."""
 
     def __init__(self, path: str | Path) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        from agent_memory.core.embedding import BuiltOnce
+
         self.model = BertModelDir(path)
+        self.model.check_tensors()
         self.dimension = self.model.hidden
         tokenizer = Tokenizer.from_file(str(self.model.root / "tokenizer.json"))
         # tokenizer.json carries its own settings (this model's: pad and cut at 128); these are
@@ -163,13 +189,18 @@ class OnnxBertEncoder:
         # Set once, never changed: threads encoding at once only share it (transformers' wrapper
         # sets truncation on every call, which is what raises "Already borrowed" across threads).
         self._tokenizer = tokenizer
+        self._session = BuiltOnce(self._build_session)
+
+    def _build_session(self):
+        import onnxruntime as ort
+
         options = ort.SessionOptions()
         options.inter_op_num_threads = 1
         # Its threads would otherwise spin after each call, against the routes' threads and the
         # other embedding model on the same cores (as OpenMP's did; see embedding.py).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(encoder_graph(self.model).SerializeToString(), options,
-                                             providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(encoder_graph(self.model).SerializeToString(), options,
+                                    providers=["CPUExecutionProvider"])
 
     def _ids(self, texts: Sequence[str]) -> list[list[int]]:
         prepared = [str(t).strip() for t in texts]  # sentence-transformers strips each text
@@ -192,7 +223,7 @@ class OnnxBertEncoder:
                 attention[row, :len(ids[i])] = 1
             feeds = {"input_ids": input_ids, "attention_mask": attention,
                      "token_type_ids": np.zeros_like(input_ids)}
-            out[chunk] = self._session.run(None, feeds)[0]
+            out[chunk] = self._session.get().run(None, feeds)[0]
         return out
 
 

