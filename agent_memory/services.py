@@ -112,7 +112,8 @@ class Services:
         layout = self.space_layout
         cache = EmbeddingCache(self.data_dir / "embedding-cache.sqlite")
         models = list(dict.fromkeys(m for m in (layout.default_model, layout.multilingual_model) if m))
-        embedders = {m: CachedEmbedder(make_embedder(m, self.settings.embedding_batch_size), cache) for m in models}
+        batch, graphs = self.settings.embedding_batch_size, self.settings.model_cache_dir
+        embedders = {m: CachedEmbedder(make_embedder(m, batch, graphs), cache) for m in models}
         return EmbeddingSpaces(embedders, layout, self.settings.similarity_calibration)
 
     @property

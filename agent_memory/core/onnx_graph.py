@@ -5,10 +5,21 @@ bookkeeping are here. Activations are [batch, tokens, hidden]."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import logging
 import math
-from typing import Callable
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import numpy as np
+
+log = logging.getLogger(__name__)
+# The modules whose code writes a graph: a change to any of them is another graph, never a stale file.
+_GRAPH_CODE = ("onnx_graph.py", "onnx_bert.py", "onnx_e5.py")
+_SAMPLED_BYTES = 1 << 20  # of each model file, hashed with its size and time into the cached graph's name
 
 # A linear layer of the encoder: (input, layer index, role) → output name; roles query, key, value,
 # attention_out, ffn_in, ffn_out. A layer norm: the same, roles attention and ffn.
@@ -89,3 +100,63 @@ class GraphBuilder:
                                        opset_imports=opsets)
         onnx_model.ir_version = 8
         return onnx_model
+
+
+def graph_session(name: str, build: Callable[[], Any], options, *, inputs: Sequence[Path], cache_dir: Path | None):
+    """An ONNX Runtime session of the graph ``build()`` writes (a ModelProto) from the model files ``inputs``.
+
+    Writing a graph costs about 1.8 s a model, most of it importing the ``onnx`` package, and every process
+    that embeds paid it (each CLI ``prompt``, ``ask``, ``ingest``). So the graph is also kept in ``cache_dir``
+    (``AGENT_MEMORY_MODEL_CACHE_DIR``), named by a hash of this code, the ``onnx`` version and each model
+    file's size, time and first MiB: a later process reads it (about 0.2 s) instead of writing it again, and
+    any change to the code or the model is another name, never a stale graph. A cached file that does not
+    load is written again; a folder that cannot be written only means the next process writes it too.
+    ``cache_dir`` None: always written."""
+    import onnxruntime as ort
+
+    providers = ["CPUExecutionProvider"]
+    path = Path(cache_dir) / f"{name}-{_graph_key(name, inputs)}.onnx" if cache_dir is not None else None
+    if path is not None and path.is_file():
+        try:
+            return ort.InferenceSession(str(path), options, providers=providers)
+        except Exception as exc:  # noqa: BLE001 - a torn or foreign file: written again below
+            log.warning("cached ONNX graph %s does not load (%s): writing it again", path, exc)
+    data = build().SerializeToString()
+    if path is not None:
+        _keep(path, data)
+    return ort.InferenceSession(data, options, providers=providers)
+
+
+def _graph_key(name: str, inputs: Sequence[Path]) -> str:
+    digest = hashlib.sha256(name.encode())
+    here = Path(__file__).parent
+    for module in _GRAPH_CODE:
+        digest.update((here / module).read_bytes())
+    digest.update(importlib.metadata.version("onnx").encode())
+    for model_file in inputs:
+        info = os.stat(model_file)
+        digest.update(f"{os.path.realpath(model_file)}|{info.st_size}|{info.st_mtime_ns}".encode())
+        with open(model_file, "rb") as handle:
+            digest.update(handle.read(_SAMPLED_BYTES))
+    return digest.hexdigest()[:24]
+
+
+def _keep(path: Path, data: bytes) -> None:
+    """``data`` written to ``path`` whole or not at all (a temporary file renamed), and the graphs of the
+    same name from other code or models removed; a failure is logged, never raised."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        stem = path.name.rsplit("-", 1)[0]
+        for old in path.parent.glob(f"{stem}-*.onnx"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError as exc:
+        log.info("ONNX graph not cached in %s: %s", path.parent, exc)

@@ -136,3 +136,53 @@ def test_a_model_lacking_a_weight_is_told_when_chosen_from_the_header_alone(tmp_
     save_file({k: v for k, v in tensors.items() if k != dropped}, str(model / "model.safetensors"))
     with pytest.raises(UnsupportedModel, match="encoder.layer.3.output.dense.bias"):
         BertModelDir(model).check_tensors()
+
+
+def test_a_written_graph_is_kept_and_read_by_the_next_process_never_stale(tmp_path, caplog, monkeypatch):
+    """onnx_graph.graph_session: the first encoder writes its graph into the cache folder; another reads it
+    (nothing written) and gives the same vectors; a changed model file is another graph, and the old one goes;
+    a torn file is written again; a folder that cannot be written is no error."""
+    from agent_memory.core import onnx_bert
+    from agent_memory.core.onnx_bert import OnnxBertEncoder
+
+    cache = tmp_path / "graphs"
+    text = ["the harbour at dawn"]
+    first = OnnxBertEncoder(packaged_minilm_path(), cache).embed(text)
+    kept = sorted(cache.glob("bert-*.onnx"))
+    assert len(kept) == 1 and kept[0].stat().st_size > 1_000_000
+
+    def never(*_):
+        raise AssertionError("the graph was written again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(onnx_bert, "encoder_graph", never)
+        again = OnnxBertEncoder(packaged_minilm_path(), cache).embed(text)
+    assert np.array_equal(first, again)
+
+    model = _copy_model(tmp_path)  # another model file: another name; the other graph of that name goes
+    copied = OnnxBertEncoder(model, cache).embed(text)
+    now = sorted(cache.glob("bert-*.onnx"))
+    assert len(now) == 1 and now != kept and np.abs(copied - first).max() < 1e-6
+
+    now[0].write_bytes(b"torn")
+    with caplog.at_level("WARNING"):
+        torn = OnnxBertEncoder(model, cache).embed(text)
+    assert "does not load" in caplog.text and np.abs(torn - first).max() < 1e-6
+    assert now[0].stat().st_size > 1_000_000
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    assert np.abs(OnnxBertEncoder(model, blocked / "graphs").embed(text) - first).max() < 1e-6
+
+
+def test_the_graph_cache_setting(monkeypatch, tmp_path):
+    from agent_memory.core.config import Settings
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("AGENT_MEMORY_MODEL_CACHE_DIR", raising=False)
+    assert Settings().model_cache_dir == tmp_path / "xdg" / "agent-memory" / "onnx"
+    for off in ("", "off", "OFF "):
+        monkeypatch.setenv("AGENT_MEMORY_MODEL_CACHE_DIR", off)
+        assert Settings().model_cache_dir is None
+    monkeypatch.setenv("AGENT_MEMORY_MODEL_CACHE_DIR", str(tmp_path / "mine"))
+    assert Settings().model_cache_dir == tmp_path / "mine"
