@@ -2,7 +2,10 @@
 
 A file owns the source IDs it holds, through its manifest in the catalog (key ``FILE_KEY`` + the
 file's ID: its hash and its sources); a direct caller (API JSON documents, ``Memory.add``) owns what
-it writes as ``DIRECT_OWNER``. A record whose ID another owner holds is refused, never overwritten.
+it writes as ``DIRECT_OWNER``; a live session owns the turns archived from it (``SESSION_OWNER`` + its
+ID, ``<session id>/m<seq>``). A record whose ID another owner holds is refused, never overwritten. A
+stored turn with no owner recorded (archived before sessions claimed theirs, or written by
+``Memory.add_turns``) is a turn all the same: no document or record replaces it (``holders``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,36 @@ from agent_memory.stores.catalog import SourceEntry
 FILE_KEY = "file:"
 # The owner of source IDs written directly (API JSON documents, Memory.add): not a file.
 DIRECT_OWNER = "api:"
+# The owner of a session's archived turns: this + the session ID.
+SESSION_OWNER = "session:"
+
+
+def describe_owner(owner: str) -> str:
+    """An owner as a person reads it: 'the file ...', 'session ...', 'a document written directly'."""
+    if owner.startswith(FILE_KEY):
+        return f"the file {owner[len(FILE_KEY):]!r}"
+    if owner.startswith(SESSION_OWNER):
+        return f"session {owner[len(SESSION_OWNER):]!r} (one of its archived turns)"
+    if owner == DIRECT_OWNER:
+        return "a document written directly (the API, Memory.add)"
+    return repr(owner)
+
+
+def holders(catalog, tenant: str, source_ids: list[str], writer: str | None) -> dict[str, str]:
+    """{source ID: its owner} for those of ``source_ids`` that ``writer`` may not write: owned by another;
+    or a stored turn that no one claimed (a session's, archived before sessions claimed theirs; one of
+    ``Memory.add_turns``), held as its session's (``SESSION_OWNER`` + its session ID) against any writer
+    but that session. ``writer`` None (``Memory.add_turns``, which claims nothing): explicit owners only."""
+    owners = catalog.owners(tenant, source_ids)
+    found = {sid: who for sid, who in owners.items() if who != writer}
+    if writer is None:
+        return found
+    unclaimed = [sid for sid in source_ids if sid not in owners]
+    for sid, entry in catalog.get_many(tenant, unclaimed).items():
+        implied = SESSION_OWNER + (entry.session_id or "")
+        if entry.kind == "turn" and implied != writer:
+            found[sid] = implied
+    return found
 
 
 def unit_source_ids(unit) -> list[str]:
@@ -50,7 +83,7 @@ def own_units(catalog, tenant: str, owner: str, units: list) -> tuple[list, list
     for unit in units:
         for sid in unit_source_ids(unit):
             wanted.setdefault(sid, None)
-    taken = {sid: who for sid, who in catalog.owners(tenant, list(wanted)).items() if who != owner}
+    taken = {sid: describe_owner(who) for sid, who in holders(catalog, tenant, list(wanted), owner).items()}
     refused: list[str] = []
     seen: set[str] = set()
     kept = []
@@ -60,7 +93,7 @@ def own_units(catalog, tenant: str, owner: str, units: list) -> tuple[list, list
             for turn in unit.turns:
                 sid = turn.source_id
                 if sid in taken:
-                    refused.append(f"turn {sid!r} refused: that source ID belongs to {taken[sid]!r}")
+                    refused.append(f"turn {sid!r} refused: that source ID belongs to {taken[sid]}")
                 elif sid not in seen:
                     seen.add(sid)
                     turns.append(turn)
@@ -69,7 +102,7 @@ def own_units(catalog, tenant: str, owner: str, units: list) -> tuple[list, list
             continue
         sid = unit.source_id
         if sid in taken:
-            refused.append(f"record {sid!r} refused: that source ID belongs to {taken[sid]!r}; "
+            refused.append(f"record {sid!r} refused: that source ID belongs to {taken[sid]}; "
                            "forget it first or give the record another id")
         elif sid in seen:
             refused.append(f"record {sid!r} refused: the ID is repeated in the same file")

@@ -27,7 +27,7 @@ from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
 from agent_memory.ingest.graph_writes import delete_source_facts, extract_triples, merge_triples, rederive
 from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
-from agent_memory.ingest.ownership import DIRECT_OWNER, forget
+from agent_memory.ingest.ownership import DIRECT_OWNER, describe_owner, forget, holders
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import TextStream
 from agent_memory.ingest.splitting import Splitter
@@ -120,10 +120,11 @@ class IngestionPipeline:
             by_tenant[doc.tenant].append(doc)
         for tenant, group in by_tenant.items():
             ids = [d.source_id for d in group]
-            taken = {sid: who for sid, who in self.services.catalog.owners(tenant, ids).items() if who != owner}
+            taken = holders(self.services.catalog, tenant, ids, owner)
             if taken:
                 sid, who = next(iter(taken.items()))
-                raise IngestError(f"source {sid!r} belongs to {who!r}: forget it first, or use another source_id")
+                raise IngestError(f"source {sid!r} belongs to {describe_owner(who)}: forget it first, or use "
+                                  "another source_id")
             self.services.catalog.claim(tenant, owner, ids)
             known = self.services.catalog.get_many(tenant, ids)
             fresh = []
@@ -187,6 +188,22 @@ class IngestionPipeline:
         return [sid]
 
     # ---- turns -------------------------------------------------------------------------------------
+
+    def ingest_direct_turns(self, turns: Sequence[TurnRecord], report: IngestReport | None = None) -> list[str]:
+        """``Memory.add_turns``: turns written directly, which claim nothing (re-adding a transcript is a
+        no-op); one whose ID a file, a document or a session holds raises IngestError before anything is
+        written (ingest/ownership.py)."""
+        turns = list(turns)
+        by_tenant: dict[str, list[str]] = defaultdict(list)
+        for turn in turns:
+            by_tenant[turn.tenant].append(turn.source_id)
+        for tenant, ids in by_tenant.items():
+            taken = holders(self.services.catalog, tenant, ids, None)
+            if taken:
+                sid, who = next(iter(taken.items()))
+                raise IngestError(f"turn {sid!r} belongs to {describe_owner(who)}: forget it first, or give the "
+                                  "turn another session or turn ID")
+        return self.ingest_turns(turns, report)
 
     def ingest_turns(self, turns: Sequence[TurnRecord], report: IngestReport | None = None) -> list[str]:
         """Ingest conversation turns (one source per turn) and one summary per session."""

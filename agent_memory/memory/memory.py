@@ -222,7 +222,7 @@ class Memory(SessionMethods):
 
     def add_turns(self, turns: Sequence[TurnRecord]) -> Added:
         """Store transcript turns (one source per turn, ``<session>/<turn>``) and a summary per session."""
-        return self._write(lambda report: self.ingestion.ingest_turns(turns, report))
+        return self._write(lambda report: self.ingestion.ingest_direct_turns(turns, report))
 
     def add_file(self, path: str | Path, *, source_id: str | None = None,
                  metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
