@@ -27,12 +27,12 @@ from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundErro
 from agent_memory.ingest.discovery import named_files
 from agent_memory.ingest.missing import (
     StoredFile,
-    given_alone,
     ignored_by,
     keep_stored_ids,
     remove_gone_through,
     stored_bases,
     unrecorded_note,
+    user_named,
 )
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import refused_by_name
@@ -181,14 +181,14 @@ class RemoteMemory:
             return report
         if base is None and self.owner:  # a file stored already keeps its ID, as in a local job
             files = keep_stored_ids(files, paths, listing, report)
-        alone = given_alone(paths)
+        named = user_named(paths, report)
         try:
             for n, (path, source_id) in enumerate(files, start=1):
                 report.files_seen += 1
                 shown = _printer(f"[{n}/{len(files)}] {path}") if progress else None
                 if shown:
                     shown("uploading", 0, 0)
-                self._upload_into(report, path, shown, source_id, named_alone=os.path.abspath(path) in alone)
+                self._upload_into(report, path, shown, source_id, named_by_user=named(path))
                 if shown:
                     print(file=sys.stderr)
         except StoreUnavailableError as exc:
@@ -214,13 +214,13 @@ class RemoteMemory:
         return True
 
     def _upload_into(self, report: IngestReport, path: Path, progress: Progress | None, source_id: str, *,
-                     named_alone: bool = True) -> None:
+                     named_by_user: bool = True) -> None:
         if refusal := refused_by_name(path):  # decided here: a key file's bytes never leave this machine
             report.files_skipped.append((str(path), refusal))
             report.outcome(path, "skipped")
             return
         try:
-            data = self.upload(path, source_id, progress=progress, named_alone=named_alone)
+            data = self.upload(path, source_id, progress=progress, named_by_user=named_by_user)
         except OSError as exc:
             report.files_skipped.append((str(path), f"unreadable: {exc}"))
             report.outcome(path, "skipped")
@@ -247,15 +247,15 @@ class RemoteMemory:
             report.outcome(path, "ingested")
 
     def upload(self, path: Path, source_id: str, *, metadata: str | None = None,
-               progress: Progress | None = None, named_alone: bool = True) -> dict[str, Any]:
+               progress: Progress | None = None, named_by_user: bool = True) -> dict[str, Any]:
         """One file under ``source_id``; a big one waits for its job, reporting the job's progress.
-        ``named_alone``: False for a file a folder's walk reached (the server's manifest records it)."""
+        ``named_by_user``: False for a file a folder's walk reached (the server's manifest records it)."""
         with Path(path).open("rb") as handle:
             form = {"source_id": source_id, **({"metadata": metadata} if metadata else {})}
             if self.owner:  # the server owns our data dir, on this machine: forget and inspect take this path
                 form["client_path"] = os.path.abspath(path)
-            if not named_alone:
-                form["named_alone"] = "false"
+            if not named_by_user:
+                form["named_by_user"] = "false"
             response = self.request("POST", "/v1/documents", ok=(200, 202),
                                     files={"file": (Path(path).name, handle)}, data=form)
         return self.answer(response, progress)
@@ -314,7 +314,7 @@ class RemoteMemory:
         while True:
             response = self.request("GET", "/v1/files", params={"under": folder, "offset": len(out), "limit": page})
             try:
-                rows = [StoredFile(str(row["file_id"]), str(row["path"]), row.get("named_alone") is True)
+                rows = [StoredFile(str(row["file_id"]), str(row["path"]), row.get("named_by_user") is True)
                         for row in response.json()["files"]]
             except (ValueError, KeyError, TypeError) as exc:
                 raise RemoteError(response.status_code, "bad_answer",

@@ -36,14 +36,14 @@ def ingest_text(state, tenant: str, doc_in, progress: Progress | None = None) ->
 
 def ingest_upload(state, tenant: str, path: Path, filename: str, source_id: str, metadata: dict[str, Any],
                   progress: Progress | None = None, *, origin: str | None = None,
-                  named_alone: bool = True) -> dict[str, Any]:
+                  named_by_user: bool = True) -> dict[str, Any]:
     """The file ingestion job for an upload, under the caller's ``source_id`` instead of a path:
     forgetting the upload forgets every source it held; re-uploading the same bytes is a no-op.
     ``origin``: the file's absolute path on the client, recorded as where the source came from.
-    ``named_alone``: False for a file a folder job's walk reached (``Memory.add_file``)."""
+    ``named_by_user``: False for a file a folder job's walk reached (``Memory.add_file``)."""
     with state.locks.hold(tenant, source_id):
         added = state.memory.add_file(path, source_id=source_id, metadata={**metadata, "path": filename},
-                                      progress=progress, tenant=tenant, named_alone=named_alone)
+                                      progress=progress, tenant=tenant, named_by_user=named_by_user)
         # Under the source's lock:
         _record_client_path(state, tenant, source_id, added.source_ids, path, origin or filename)
     report = added.report
@@ -148,12 +148,12 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
     filename = params.get("filename") or "upload.txt"
     if spec.path is not None:
         return ingest_upload(state, spec.tenant, spec.path, filename, spec.source_id, params.get("metadata") or {},
-                             progress, origin=params.get("origin"), named_alone=params.get("named_alone", True))
+                             progress, origin=params.get("origin"), named_by_user=params.get("named_by_user", True))
     folder = Path(tempfile.mkdtemp(prefix="agent-memory-job-"))
     try:
         path = folder / PurePath(filename).name
         path.write_bytes(spec.body or b"")
         return ingest_upload(state, spec.tenant, path, filename, spec.source_id, params.get("metadata") or {},
-                             progress, origin=params.get("origin"), named_alone=params.get("named_alone", True))
+                             progress, origin=params.get("origin"), named_by_user=params.get("named_by_user", True))
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -45,9 +45,9 @@ _UPLOAD_DOC = {
             "metadata": {"type": "string", "description": "a JSON object, stored with every item"},
             "client_path": {"type": "string", "description": "the file's absolute path on the client (sent by "
                             "the CLI to the server owning its data dir): forget and inspect take it"},
-            "named_alone": {"type": "string", "enum": ["true", "false"], "default": "true",
+            "named_by_user": {"type": "string", "enum": ["true", "false"], "default": "true",
                             "description": "false for a file a folder's walk reached: a later walk whose ignore "
-                            "rules leave it out forgets it; a file named alone stays"}}}},
+                            "rules leave it out forgets it; a file the user named stays"}}}},
     }},
 }
 
@@ -94,7 +94,7 @@ async def _upload(request: Request, state, tenant: str):
     source_id = chosen_source_id(str(form.get("source_id") or "")) or _file_source_id(filename)
     metadata = _metadata(form.get("metadata"))
     origin = _origin(form.get("client_path"))
-    named_alone = _flag(form.get("named_alone"), "named_alone", default=True)
+    named_by_user = _flag(form.get("named_by_user"), "named_by_user", default=True)
     folder = Path(tempfile.mkdtemp(prefix="agent-memory-upload-"))
     path = folder / PurePath(filename).name
     size = 0
@@ -114,7 +114,7 @@ async def _upload(request: Request, state, tenant: str):
 
     def work(progress=None):
         return ingestion.ingest_upload(state, tenant, path, filename, source_id, metadata, progress, origin=origin,
-                                       named_alone=named_alone)
+                                       named_by_user=named_by_user)
 
     def cleanup():
         shutil.rmtree(folder, ignore_errors=True)
@@ -122,7 +122,7 @@ async def _upload(request: Request, state, tenant: str):
     if await run_in_threadpool(_as_job, state, size):
         spec = JobSpec(tenant=tenant, kind="upload", source_id=source_id, size=size,
                        params={"filename": filename, "metadata": metadata, "origin": origin,
-                               "named_alone": named_alone}, path=path,
+                               "named_by_user": named_by_user}, path=path,
                        cleanup=cleanup)
         job = await run_in_threadpool(state.jobs.submit, spec)
         return accepted(job)

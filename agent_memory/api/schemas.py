@@ -254,14 +254,15 @@ class FileRow(BaseModel):
     file_id: str = Field(description="The file's ID: what DELETE /v1/sources/{source_id} takes to forget it.")
     path: str = Field(description="Where it was read: the absolute path recorded at ingestion (an upload's "
                                   "client_path).")
-    named_alone: bool = Field(False, description="Given alone to a job once, not only reached by a folder's "
+    named_by_user: bool = Field(False, description="Named by the user to a job once (alone, or under an ignored "
+                                                   "folder given), not only reached by a folder's "
                                                  "walk: a walk whose ignore rules leave it out keeps it.")
 
 
 class FilesOut(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "under": "/home/ana/notes", "offset": 0, "limit": 1000,
-        "files": [{"file_id": "notes/team.md", "path": "/home/ana/notes/team.md", "named_alone": False}]}]})
+        "files": [{"file_id": "notes/team.md", "path": "/home/ana/notes/team.md", "named_by_user": False}]}]})
 
     under: str
     offset: int

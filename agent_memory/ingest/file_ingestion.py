@@ -27,11 +27,11 @@ from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.missing import (
     StoredFile,
     files_under,
-    given_alone,
     ignored_by,
     keep_stored_ids,
     remove_gone,
     stored_bases,
+    user_named,
 )
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, still_owned
 from agent_memory.ingest.report import IngestReport
@@ -93,12 +93,12 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
     if base is None:  # a file stored already keeps its ID, whichever folder this job starts from
         files = keep_stored_ids(files, paths, listing, report)
     bar = _progress(len(files), progress)
-    alone = given_alone(paths)
+    named = user_named(paths, report)
     try:
         for path, file_id in files:
             report.files_seen += 1
             pipeline.ingest_file(path, tenant=tenant, report=report, source_id=file_id, named_by_path=True,
-                                 named_alone=os.path.abspath(path) in alone)
+                                 named_by_user=named(path))
             if bar:
                 bar.update(1)
                 bar.set_postfix(chunks=report.chunks, turns=report.turns, refresh=False)
@@ -123,7 +123,7 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
 def _recorded(services: Services, tenant: str, prefix: str) -> list[StoredFile]:
     """The files stored under the folder ``prefix``."""
     try:
-        return [StoredFile(row["file_id"], row["path"], row["named_alone"])
+        return [StoredFile(row["file_id"], row["path"], row["named_by_user"])
                 for row in files_under(services.catalog, tenant, prefix)]
     except ValueError as exc:  # a path no manifest can record (too long): none of its files is stored
         raise IngestError(str(exc)) from None
@@ -132,9 +132,9 @@ def _recorded(services: Services, tenant: str, prefix: str) -> list[StoredFile]:
 def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_id: str | None,
                 report: IngestReport | None, metadata: dict | None,
                 progress: Callable[[str, int, int], None] | None, named_by_path: bool,
-                named_alone: bool = False) -> list[str]:
+                named_by_user: bool = False) -> list[str]:
     """``IngestionPipeline.ingest_file``: the file's manifest decides; its units go through ``pipeline``.
-    ``named_alone``: the file was given alone (its manifest keeps that once said: ``missing.py``)."""
+    ``named_by_user``: the user named the file (its manifest keeps that once said: ``missing.user_named``)."""
     services = pipeline.services
     report = report if report is not None else IngestReport()
     named_by_path = named_by_path or source_id is None
@@ -158,8 +158,8 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
     stored_digest, stored_as = _stored_hash(previous.content_hash) if previous is not None else (None, None)
     if (stored_digest == digest and still_owned(services.catalog, tenant, owner, previous)
             and (stored_as is None or _read_as_now(path, encodings) == stored_as)):
-        if named_alone and not previous.named_alone:  # named now: a walk's ignore rules no longer take it back
-            services.catalog.put_many([replace(previous, named_alone=True)])
+        if named_by_user and not previous.named_by_user:  # named now: a walk's ignore rules no longer take it back
+            services.catalog.put_many([replace(previous, named_by_user=True)])
         report.files_unchanged += 1
         report.outcome(path, "unchanged")
         return list(previous.item_ids)
@@ -218,7 +218,7 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
     # hash that never matches: the next run reads it again and reports the refusal again.
     manifest_hash = (PARTIAL if refused else "") + digest + (READ_AS + read_as if read_as else "")
     services.catalog.put_many([SourceEntry(tenant, owner, "file", manifest_hash, path=where, item_ids=children,
-                                           named_alone=named_alone or (previous is not None and previous.named_alone))])
+                                           named_by_user=named_by_user or (previous is not None and previous.named_by_user))])
     if refused:
         report.files_failed.append((str(path), "; ".join(refused[:5]) + (
             f" (+{len(refused) - 5} more)" if len(refused) > 5 else "")))

@@ -93,6 +93,7 @@ def rules_for(folder: str | os.PathLike, report: IngestReport, base: str | os.Pa
     rules = Rules()
     for step, here in enumerate([*above, absolute]):
         if step and rules.ignored(here, folder=True):
+            report.named_despite_rules.add(str(absolute))
             report.warnings.append(f"{folder}: walked as named, although the ignore rules of {str(here.parent)!r} "
                                    f"leave out {str(here)!r}; the rules of the folders above it do not apply in it")
             return Rules().enter(absolute, report)

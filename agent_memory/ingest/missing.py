@@ -24,8 +24,9 @@ disk but that this walk left out by ignore rules (``build/`` added to ``.gitigno
 ingest/ignore.py), unless the job reads it (named alone too). Memory mirrors what a walk of the folder
 reads, so it does not keep answering from build output the project now disowns; ``--keep-missing`` keeps
 them too, and ``--no-ignore`` ignores nothing, so removes nothing for it. A file once given alone to a job
-(its manifest's ``named_alone``) stays, as a file added with ``git add -f`` stays tracked: the user named
-it, the walk's rules do not take it back. Gone from disk, it goes like any other.
+(its manifest's ``named_by_user``) stays, as a file added with ``git add -f`` stays tracked: the user named
+it, the walk's rules do not take it back; so do the files read under a folder given that those rules
+leave out (``git add -f build/``). Gone from disk, it goes like any other.
 """
 
 from __future__ import annotations
@@ -44,10 +45,10 @@ from agent_memory.stores.catalog import SourceEntry
 
 
 class StoredFile(NamedTuple):
-    """A file's manifest as a folder job sees it: its ID, its recorded path, whether it was given alone."""
+    """A file's manifest as a folder job sees it: its ID, its recorded path, whether the user named it."""
     file_id: str
     path: str
-    named_alone: bool = False
+    named_by_user: bool = False
 
 
 # ``IngestionPipeline.forget``: a file and every source it held, out of every store.
@@ -77,7 +78,7 @@ def gone_files(catalog, tenant: str, paths: Sequence[str | os.PathLike], *, recu
     found: dict[str, tuple[SourceEntry, str]] = {}
     for prefix in mirrored_folders(paths):
         for entry in catalog.under_path(tenant, "file", prefix):
-            why = (why_removed(entry.path, prefix, recursive, glob, None if entry.named_alone else ignored)
+            why = (why_removed(entry.path, prefix, recursive, glob, None if entry.named_by_user else ignored)
                    if entry.source_id.startswith(FILE_KEY) else None)
             if why is not None:
                 found.setdefault(entry.source_id, (entry, why))
@@ -103,10 +104,19 @@ def _removed(report: IngestReport, file_id: str, path: str, why: str) -> None:
     report.outcome(path, f"removed: {why}")
 
 
-def given_alone(paths: Sequence[str | os.PathLike]) -> set[str]:
-    """The absolute paths of the files among ``paths``: given alone, not reached by a folder's walk (their
-    manifests record it: ``StoredFile.named_alone``)."""
-    return {os.path.abspath(raw) for raw in paths if not os.path.isdir(raw)}
+def user_named(paths: Sequence[str | os.PathLike], report: IngestReport) -> Callable[[str | os.PathLike], bool]:
+    """Whether a file this job reads was named by the user (its manifest records it: ``StoredFile.named_by_user``):
+    given alone among ``paths``, or under a folder given that the rules above it leave out, which the walk
+    entered as named (``report.named_despite_rules``, as ``git add -f build/``); not a file a walk merely
+    reached. Call it after the walk."""
+    alone = {os.path.abspath(raw) for raw in paths if not os.path.isdir(raw)}
+    folders = report.named_despite_rules
+
+    def named(path: str | os.PathLike) -> bool:
+        where = os.path.abspath(path)
+        return where in alone or any(str(up) in folders for up in PurePath(where).parents)
+
+    return named
 
 
 def mirrored_folders(paths: Sequence[str | os.PathLike]) -> list[str]:
@@ -130,7 +140,7 @@ def mirrored_folders(paths: Sequence[str | os.PathLike]) -> list[str]:
 def why_removed(path: str, prefix: str, recursive: bool, glob: str | None, ignored: Ignored | None) -> str | None:
     """``GONE`` or ``NOW_IGNORED`` if ``path`` is one a walk of the folder ``prefix`` names would reach
     (:func:`_walked`), and it is gone, or that walk now leaves it out by ignore rules (``ignored``: None for a
-    file given alone once, which they never take back); else None."""
+    file the user named once, which they never take back); else None."""
     if not _walked(path, prefix, recursive, glob):
         return None
     if _gone(path):
@@ -141,7 +151,7 @@ def why_removed(path: str, prefix: str, recursive: bool, glob: str | None, ignor
 def files_under(catalog, tenant: str, folder: str) -> list[dict[str, str | bool]]:
     """The files whose manifest records a path under ``folder`` (an absolute path on the machine that
     ingested them: a local job's, or an upload's ``client_path``), by file ID:
-    ``{"file_id", "path", "named_alone"}``.
+    ``{"file_id", "path", "named_by_user"}``.
     What ``GET /v1/files`` answers; the client decides which are gone. A folder that is not an absolute
     '/'-path raises ValueError naming it."""
     if (not isinstance(folder, str) or not folder.startswith("/") or "\x00" in folder
@@ -149,7 +159,7 @@ def files_under(catalog, tenant: str, folder: str) -> list[dict[str, str | bool]
         raise ValueError(f"the folder must be an absolute path, got {str(folder)[:200]!r}")
     # "/a/notes", "/a/notes/" and "/a/x/../notes" list the same (jobs record normalized paths); never "/a/notes2/"
     prefix = posixpath.normpath("/" + folder.lstrip("/")).rstrip("/") + "/"
-    return [{"file_id": e.source_id[len(FILE_KEY):], "path": e.path, "named_alone": e.named_alone}
+    return [{"file_id": e.source_id[len(FILE_KEY):], "path": e.path, "named_by_user": e.named_by_user}
             for e in catalog.under_path(tenant, "file", prefix) if e.source_id.startswith(FILE_KEY)]
 
 
@@ -242,9 +252,9 @@ def remove_gone_through(list_files: ListFiles, forget: ForgetId, paths: Sequence
             report.warnings.append(f"{prefix}: files gone from disk were not looked for: the server could not "
                                    f"list the files it recorded under that folder: {exc}")
             continue
-        for file_id, path, named_alone in recorded:
+        for file_id, path, named_by_user in recorded:
             why = None if file_id in done else why_removed(path, prefix, recursive, glob,
-                                                           None if named_alone else ignored)
+                                                           None if named_by_user else ignored)
             if why is None:
                 continue
             done.add(file_id)

@@ -75,7 +75,7 @@ class IngestionPipeline:
     def ingest_file(self, path: Path, *, tenant: str, source_id: str | None = None,
                     report: IngestReport | None = None, metadata: dict | None = None,
                     progress: Callable[[str, int, int], None] | None = None,
-                    named_by_path: bool = False, named_alone: bool = False) -> list[str]:
+                    named_by_path: bool = False, named_by_user: bool = False) -> list[str]:
         """Ingest one file under ``source_id`` (default: its file name; ``ingest_paths`` names it by
         its path under a base). Returns the sources it holds.
 
@@ -86,12 +86,12 @@ class IngestionPipeline:
         Problems go to the report (skipped/failed); only a store failure raises.
         An ID named by the path (no ``source_id``, or ``named_by_path``) that another existing file
         already holds is refused with that file named: two files never share one ID silently.
-        ``named_alone``: the file was given alone, not reached by a walk; a walk of its folder whose ignore
+        ``named_by_user``: the user named the file, not only a walk reached it; a walk of its folder whose ignore
         rules leave it out keeps it (``missing.py``).
         """
         return file_ingestion.ingest_file(self, path, tenant=tenant, source_id=source_id, report=report,
                                           metadata=metadata, progress=progress, named_by_path=named_by_path,
-                                          named_alone=named_alone)
+                                          named_by_user=named_by_user)
 
     # ---- documents ---------------------------------------------------------------------------------
 

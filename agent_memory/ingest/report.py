@@ -28,6 +28,9 @@ class IngestReport:
     # and the absolute paths of the files it left out (counted in the JSON, never listed: a repo has thousands).
     ignored_folders: list[str] = field(default_factory=list)
     ignored_paths: set[str] = field(default_factory=set, repr=False)
+    # Folders given that the rules above them leave out, walked as named all the same (absolute; ignore.py):
+    # what the job reads under them the user named, as a file given alone (missing.user_named).
+    named_despite_rules: set[str] = field(default_factory=set, repr=False)
     chunks: int = 0
     summaries: int = 0
     turns: int = 0
@@ -70,7 +73,7 @@ class IngestReport:
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        del data["ignored_paths"]
+        del data["ignored_paths"], data["named_despite_rules"]
         data["files_ignored"] = self.files_ignored
         data["items_written"] = self.items_written
         data["chunks_per_s"] = round(self.chunks_per_s, 2)

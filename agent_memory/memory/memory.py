@@ -226,12 +226,12 @@ class Memory(SessionMethods):
 
     def add_file(self, path: str | Path, *, source_id: str | None = None,
                  metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
-                 tenant: str | None = None, base: str | Path | None = None, named_alone: bool = True) -> Added:
+                 tenant: str | None = None, base: str | Path | None = None, named_by_user: bool = True) -> Added:
         """Ingest one file (text, Markdown, HTML, PDF, DOCX, code, JSON/JSONL records, transcripts) under
         ``source_id`` (default: its path relative to ``base``; without ``base``, its file name — never
         an absolute path). Forgetting that ID forgets every source the file held; re-adding the
         same bytes does nothing. A skipped or failed file is in ``report``, not raised.
-        ``named_alone`` (default): a file added by name stays when a later walk of its folder ignores it
+        ``named_by_user`` (default): a file added by name stays when a later walk of its folder ignores it
         (``ingest/missing.py``); False for a file a folder's walk reached (an upload of a folder job)."""
         tenant = self._tenant(tenant)
         expect_type(path, (str, Path), "path", "a str or pathlib.Path of one file")
@@ -242,7 +242,7 @@ class Memory(SessionMethods):
         metadata = check_metadata(metadata)
         return self._write(lambda report: self.ingestion.ingest_file(
             Path(path), tenant=tenant, source_id=source_id, report=report, metadata=metadata,
-            progress=progress, named_by_path=named, named_alone=named_alone), IngestReport(files_seen=1))
+            progress=progress, named_by_path=named, named_by_user=named_by_user), IngestReport(files_seen=1))
 
     def _write(self, ingest: Callable[[IngestReport], list[str]], report: IngestReport | None = None) -> Added:
         """One ingestion call under the write lock; a store failure it recorded is raised."""

@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS sources (
     item_ids TEXT NOT NULL DEFAULT '[]',
     n_triples INTEGER NOT NULL DEFAULT 0,
     updated_at REAL NOT NULL,
-    named_alone INTEGER NOT NULL DEFAULT 0,
+    named_by_user INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant, source_id)
 );
 CREATE INDEX IF NOT EXISTS sources_session ON sources (tenant, session_id, seq);
@@ -54,7 +54,7 @@ CREATE TABLE IF NOT EXISTS owners (
 
 # Named, not ``*``: a catalog that gained a column by ALTER TABLE holds it last, whatever its order here.
 _COLUMNS = ("tenant, source_id, kind, content_hash, path, title, session_id, seq, timestamp, item_ids, n_triples,"
-            " updated_at, named_alone")
+            " updated_at, named_by_user")
 
 
 @dataclass
@@ -71,9 +71,10 @@ class SourceEntry:
     item_ids: list[str] = field(default_factory=list)
     n_triples: int = 0
     updated_at: float = 0.0
-    # A file given alone to a job (by its path), not only reached by a folder walk: as ``git add -f`` does,
+    # A file the user named to a job (given alone, or under a folder given that ignore rules leave out), not
+    # only reached by a walk: as ``git add -f`` does,
     # naming it keeps it, so a later walk of its folder whose ignore rules leave it out does not forget it.
-    named_alone: bool = False
+    named_by_user: bool = False
 
 
 @runtime_checkable
@@ -143,16 +144,16 @@ class SQLiteCatalog:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.executescript(_SCHEMA)
         self._lock = threading.Lock()
-        self._add_named_alone_column()
+        self._add_named_by_user_column()
         self._backfill_titles()
 
-    def _add_named_alone_column(self) -> None:
-        """A catalog from before files given alone were recorded gets the column (its files: walked)."""
-        if "named_alone" in {row[1] for row in self._conn.execute("PRAGMA table_info(sources)")}:
+    def _add_named_by_user_column(self) -> None:
+        """A catalog from before files named by the user were recorded gets the column (its files: walked)."""
+        if "named_by_user" in {row[1] for row in self._conn.execute("PRAGMA table_info(sources)")}:
             return
         try:
             with self._conn:
-                self._conn.execute("ALTER TABLE sources ADD COLUMN named_alone INTEGER NOT NULL DEFAULT 0")
+                self._conn.execute("ALTER TABLE sources ADD COLUMN named_by_user INTEGER NOT NULL DEFAULT 0")
         except sqlite3.OperationalError as exc:
             if "duplicate column" not in str(exc):  # another process added it first: fine
                 raise
@@ -193,7 +194,7 @@ class SQLiteCatalog:
                 f"INSERT OR REPLACE INTO sources ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (e.tenant, e.source_id, e.kind, e.content_hash, e.path, e.title, e.session_id, e.seq,
-                     e.timestamp, json.dumps(e.item_ids), e.n_triples, now, int(e.named_alone))
+                     e.timestamp, json.dumps(e.item_ids), e.n_triples, now, int(e.named_by_user))
                     for e in entries
                 ],
             )
@@ -316,5 +317,5 @@ def _entry(row) -> SourceEntry:
     return SourceEntry(
         tenant=row[0], source_id=row[1], kind=row[2], content_hash=row[3], path=row[4], title=row[5],
         session_id=row[6], seq=row[7], timestamp=row[8], item_ids=json.loads(row[9]), n_triples=row[10],
-        updated_at=row[11], named_alone=bool(row[12]),
+        updated_at=row[11], named_by_user=bool(row[12]),
     )

@@ -11,7 +11,7 @@ from agent_memory.stores.catalog import SourceEntry, title_key
 from agent_memory.stores.postgres import PostgresDB
 
 _COLUMNS = ("tenant, source_id, kind, content_hash, path, title, session_id, seq, \"timestamp\", item_ids,"
-            " n_triples, updated_at, named_alone")
+            " n_triples, updated_at, named_by_user")
 
 
 class PostgresCatalog:
@@ -41,9 +41,9 @@ class PostgresCatalog:
                 " content_hash=excluded.content_hash, path=excluded.path, title=excluded.title,"
                 " session_id=excluded.session_id, seq=excluded.seq, \"timestamp\"=excluded.\"timestamp\","
                 " item_ids=excluded.item_ids, n_triples=excluded.n_triples, updated_at=excluded.updated_at,"
-                " named_alone=excluded.named_alone",
+                " named_by_user=excluded.named_by_user",
                 [(e.tenant, e.source_id, e.kind, e.content_hash, e.path, e.title, e.session_id, e.seq,
-                  e.timestamp, Jsonb(list(e.item_ids)), e.n_triples, now, bool(e.named_alone)) for e in entries],
+                  e.timestamp, Jsonb(list(e.item_ids)), e.n_triples, now, bool(e.named_by_user)) for e in entries],
             )
             cur.executemany("DELETE FROM catalog_titles WHERE tenant=%s AND source_id=%s",
                             [(e.tenant, e.source_id) for e in entries])
@@ -135,5 +135,5 @@ def _entry(row) -> SourceEntry:
     return SourceEntry(
         tenant=row[0], source_id=row[1], kind=row[2], content_hash=row[3], path=row[4], title=row[5],
         session_id=row[6], seq=row[7], timestamp=row[8], item_ids=list(row[9]), n_triples=row[10],
-        updated_at=row[11], named_alone=bool(row[12]),
+        updated_at=row[11], named_by_user=bool(row[12]),
     )

@@ -46,7 +46,7 @@ def test_satisfies_protocol_and_old_name_still_builds_sqlite(catalog, tmp_path):
 def test_put_get_round_trips_every_field(catalog):
     e = entry("notes/a.md", path="/data/notes/a.md", title="Über uns", session_id="s1", seq=4,
               timestamp="2023-05-08T13:56:00", item_ids=["id-1", "id-2"], n_triples=7, kind="turn",
-              named_alone=True)
+              named_by_user=True)
     catalog.put_many([e])
     got = catalog.get("t", "notes/a.md")
     assert got is not None and got.updated_at > 0
@@ -152,7 +152,7 @@ def test_under_path_finds_entries_of_a_kind_by_path_prefix(catalog):
     assert catalog.under_path("t", "file", "/elsewhere/") == []
 
 
-def test_a_catalog_from_before_named_alone_gains_the_column(tmp_path):
+def test_a_catalog_from_before_named_by_user_gains_the_column(tmp_path):
     """An SQLite catalog written before files given alone were recorded opens, reads its rows as walked,
     and records the flag from then on (PostgreSQL: migration 007)."""
     import sqlite3
@@ -169,9 +169,9 @@ def test_a_catalog_from_before_named_alone_gains_the_column(tmp_path):
     conn.close()
     catalog = SQLiteCatalog(path)
     old = catalog.get("t", "file:a.md")
-    assert old is not None and old.named_alone is False and old.item_ids == ["x"] and old.path == "/r/a.md"
-    catalog.put_many([entry("file:b.md", kind="file", path="/r/b.md", named_alone=True)])
-    assert [(e.source_id, e.named_alone) for e in catalog.under_path("t", "file", "/r/")] == \
+    assert old is not None and old.named_by_user is False and old.item_ids == ["x"] and old.path == "/r/a.md"
+    catalog.put_many([entry("file:b.md", kind="file", path="/r/b.md", named_by_user=True)])
+    assert [(e.source_id, e.named_by_user) for e in catalog.under_path("t", "file", "/r/")] == \
         [("file:a.md", False), ("file:b.md", True)]
     catalog.close()
-    assert SQLiteCatalog(path).get("t", "file:b.md").named_alone is True  # reopened: the column is not added twice
+    assert SQLiteCatalog(path).get("t", "file:b.md").named_by_user is True  # reopened: the column is not added twice

@@ -219,15 +219,15 @@ def test_an_uploads_client_path_is_recorded_in_one_spelling(served):
                                data={"client_path": "notes/team.md"})
         assert relative.status_code == 422 and "'notes/team.md'" in relative.json()["error"]["message"]
         # An upload is named alone unless the client says its walk reached it; the listing says which.
-        assert [f["named_alone"] for f in listed] == [True]
+        assert [f["named_by_user"] for f in listed] == [True]
         walked = client.post("/v1/documents", files={"file": ("walked.md", b"# W\n\nThe Wren shed is blue.\n")},
-                             data={"client_path": f"{folder}/walked.md", "named_alone": "false"})
+                             data={"client_path": f"{folder}/walked.md", "named_by_user": "false"})
         assert walked.status_code == 200, walked.text
         listed = client.get("/v1/files", params={"under": folder}).json()["files"]
-        assert [(f["path"], f["named_alone"]) for f in listed] == [(f"{folder}/team.md", True),
+        assert [(f["path"], f["named_by_user"]) for f in listed] == [(f"{folder}/team.md", True),
                                                                    (f"{folder}/walked.md", False)]
-        bad = client.post("/v1/documents", files={"file": ("w.md", b"# W\n\nx\n")}, data={"named_alone": "maybe"})
-        assert bad.status_code == 422 and "named_alone" in bad.json()["error"]["message"] and "'maybe'" in bad.text
+        bad = client.post("/v1/documents", files={"file": ("w.md", b"# W\n\nx\n")}, data={"named_by_user": "maybe"})
+        assert bad.status_code == 422 and "named_by_user" in bad.json()["error"]["message"] and "'maybe'" in bad.text
 
 
 def test_a_file_given_alone_keeps_the_id_its_folder_job_gave_it_through_the_server(served, capsys):

@@ -66,7 +66,7 @@ def test_a_subfolder_honours_the_repository_roots_rules(repo, capsys):
     assert listed(capsys) == ["src/app.py"]
 
 
-def _named_alone_stays(repo, capsys, *server: str) -> None:
+def _named_file_stays(repo, capsys, *server: str) -> None:
     code, report = ingest(capsys, *server, "repo", "-r", "repo/src/debug.log")
     assert code == 0 and report["files_ignored"] == 0 and report["files_ingested"] == 4, report
     assert report["now_ignored"] == [] and "debug.log" in listed(capsys)  # named alone: by its name
@@ -83,7 +83,7 @@ def _named_alone_stays(repo, capsys, *server: str) -> None:
 
 
 def test_a_file_named_alone_is_read_although_ignored_and_a_walk_keeps_it(repo, capsys):
-    _named_alone_stays(repo, capsys)
+    _named_file_stays(repo, capsys)
 
 
 def test_a_stored_file_named_later_is_kept_by_the_walk_that_ignores_it(repo, capsys):
@@ -96,11 +96,30 @@ def test_a_stored_file_named_later_is_kept_by_the_walk_that_ignores_it(repo, cap
     assert code == 0 and report["now_ignored"] == [] and "repo/build/out.md" in listed(capsys), report
 
 
-def test_a_file_named_alone_stays_through_the_server(repo, capsys, monkeypatch):
+def _named_folder_stays(repo, capsys, *server: str) -> None:
+    """build/ is ignored (.gitignore: build/); named, it is walked, and what it held is the user's: a walk of
+    the repository keeps it; a file added to build/ later, never named, is not read by that walk."""
+    (repo / ".gitignore").write_text("node_modules/\n*.log\nbuild/\n")
+    code, report = ingest(capsys, *server, "repo/build", "-r")
+    assert code == 0 and report["files_ingested"] + report["files_unchanged"] == 1, report
+    stored = [sid for sid in listed(capsys) if sid.endswith("out.md")]
+    assert len(stored) == 1, listed(capsys)
+    (repo / "build" / "later.md").write_text("# Later\n\nThe Crane depot opens at six.\n")
+    code, report = ingest(capsys, *server, "repo", "-r")
+    assert code == 0 and report["now_ignored"] == [] and stored[0] in listed(capsys), report
+    assert not [sid for sid in listed(capsys) if sid.endswith("later.md")]
+
+
+def test_a_folder_named_although_ignored_stays_when_its_repository_is_walked(repo, capsys):
+    _named_folder_stays(repo, capsys)
+
+
+def test_a_named_file_and_folder_stay_through_the_server(repo, capsys, monkeypatch):
     monkeypatch.delenv(KEY_ENV, raising=False)
     data = repo.parent / "data"
     with serve_in_thread(create_app(load_settings(data_dir=data), warm=False), owns=data):
-        _named_alone_stays(repo, capsys)
+        _named_file_stays(repo, capsys)
+        _named_folder_stays(repo, capsys)
 
 
 def _now_ignored(repo, capsys, *server: str) -> None:

@@ -88,7 +88,7 @@ def test_a_nested_repository_starts_its_own_rules(tmp_path):
     assert _walk(repo) == ["vendor/lib/readme.txt"]
 
 
-def test_a_file_named_alone_is_read_although_ignored(tmp_path):
+def test_a_file_named_by_user_is_read_although_ignored(tmp_path):
     repo = _tree(tmp_path / "repo", {".git/HEAD": "x", ".gitignore": "*.log\nbuild/\n", "run.log": "x",
                                      "build/out.md": "x", "a.md": "x"})
     report = IngestReport()
