@@ -1,5 +1,5 @@
 """Request and response bodies (with the examples the OpenAPI page shows); the sessions' are in
-``schemas_sessions.py``."""
+``schemas_sessions.py``. Request bodies are ``ClosedBody`` (api/strict.py): an unknown key is a 422 naming it."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from agent_memory.api.strict import ClosedBody
 from agent_memory.core.limits import (
     MAX_ANSWER_TOKENS,
     MAX_QUESTION_CHARS,
@@ -68,7 +69,7 @@ def queued_response(what: str) -> dict[int, dict[str, Any]]:
 
 # ---- documents ------------------------------------------------------------------------------------
 
-class DocumentIn(BaseModel):
+class DocumentIn(ClosedBody):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "source_id": "notes/greenhouse", "title": "Greenhouse notes",
         "text": "The X-300 sensor replaced the X-200 in 2025.", "metadata": {"team": "ops"}}]})
@@ -126,7 +127,7 @@ class ForgetOut(BaseModel):
 
 # ---- ask / prompt ---------------------------------------------------------------------------------
 
-class Filters(BaseModel):
+class Filters(ClosedBody):
     source_ids: list[str] | None = Field(default=None, description="Only these sources.")
     kinds: list[Literal["chunk", "summary", "turn"]] | None = None
     created_after: float | None = Field(default=None, allow_inf_nan=False, description="Unix time.")
@@ -139,7 +140,7 @@ class Filters(BaseModel):
                     "date alone as 'lte' includes that whole day); every route applies it.")
 
 
-class AskIn(BaseModel):
+class AskIn(ClosedBody):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "question": "Which vector store does agent-memory embed, and why?", "budget": 1200,
         "session_id": None, "filters": {"kinds": ["chunk", "turn"]}}]})
@@ -316,8 +317,7 @@ class GcOut(BaseModel):
     expired: RemovedCounts = Field(description="What the expiry pass removed from every store.")
 
 
-class SearchIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SearchIn(ClosedBody):
     query: QuestionText = Field(description="What to look for.")
     limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT, description="At most this many passages.")
     session_id: str | None = Field(default=None, min_length=1, max_length=256, pattern=r"^[^/]+$",

@@ -1,5 +1,6 @@
 """Request and response bodies of the working-memory routes (``routes_sessions.py``): messages, views,
-compaction, per-session settings, listing and deleting sessions (with the examples the OpenAPI page shows).
+compaction, per-session settings, listing and deleting sessions (with the examples the OpenAPI page shows);
+request bodies are ``ClosedBody`` (api/strict.py): an unknown key is a 422 naming it.
 
 Its own file because sessions are a resource of their own, shared with the MCP tools
 (``mcp_server/tools.py``), and these bodies need nothing from the other routes' schemas.
@@ -11,8 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from agent_memory.api.strict import ClosedBody
 
-class MessageIn(BaseModel):
+
+class MessageIn(ClosedBody):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "message": {"role": "user", "content": "Order 40 units of the X-300."}, "retention": "strict"}]})
 
@@ -82,10 +85,10 @@ def _no_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
 
-class SessionConfigIn(BaseModel):
+class SessionConfigIn(ClosedBody):
     """A session's own compaction settings; fields left out keep their value."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+    model_config = ConfigDict(json_schema_extra={"examples": [{
         "window_tokens": 16000, "light": 0.6, "structural": 0.75, "llm": 0.88}]})
 
     # Only the window may be null (never compact on its own); a threshold is a share of the window, so a

@@ -8,15 +8,22 @@ and refuses the request before any route parses it. ``Contain`` answers a ``Base
 is not a cancellation (a Rust panic surfacing through pyo3 is one) with a 500 for that request
 alone: it never reaches the server, which would otherwise drop the connection or the whole task
 group it ran in (the MCP session manager); ``agent_memory.core.errors.contained`` does it in a thread.
+
+Strict JSON says nothing of a body's keys: pydantic ignores a key a model does not declare, so a
+misspelled optional field (``"budgt": 50``, ``"filters": {"metdata": ...}``) once answered 200 with
+its default. ``ClosedBody`` is the base of every request body (API routes and MCP tool arguments,
+nested models included): an unknown key is a 422 that names it and the keys the body takes.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 import orjson
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from agent_memory.core.errors import passthrough
 
@@ -141,3 +148,45 @@ class Contain:
                 await _answer(send, 500, {"error": {"code": "internal", "message":
                                                     f"internal failure ({type(exc).__name__}); "
                                                     "the request was not completed"}})
+
+
+class ClosedBody(BaseModel):
+    """A request body that refuses keys it does not declare (``additionalProperties: false`` in its schema).
+
+    The check runs before the fields', so the refusal names the unknown key and the known ones (with the
+    closest as a hint), not pydantic's bare "Extra inputs are not permitted"; ``extra="forbid"`` stays so
+    the schema a client reads says the body is closed. Response models stay open (a newer server may add
+    fields), so this is for bodies coming in only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            problem = unknown_keys_problem(data, cls.known_keys())
+            if problem is not None:
+                raise ValueError(problem)
+        return data
+
+    @classmethod
+    def known_keys(cls) -> list[str]:
+        """The keys this body takes: its fields' names (and aliases, if any), in declaration order."""
+        names = []
+        for name, field in cls.model_fields.items():
+            names.extend(n for n in (name, field.alias, field.validation_alias) if isinstance(n, str))
+        return list(dict.fromkeys(names))
+
+
+def unknown_keys_problem(data: Mapping[Any, Any], known: list[str]) -> str | None:
+    """Why ``data`` holds keys outside ``known`` (naming them, the known ones and a close match), or None."""
+    unknown = [key for key in data if key not in known]
+    if not unknown:
+        return None
+    names = ", ".join(repr(key) for key in unknown)
+    hint = ""
+    if isinstance(unknown[0], str):
+        close = difflib.get_close_matches(unknown[0], known, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+    what = "unknown key" if len(unknown) == 1 else "unknown keys"
+    return f"{what} {names}{hint}; known: {', '.join(known) or 'none'}"

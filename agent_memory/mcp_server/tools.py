@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Callable
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, Field, create_model, model_validator
 
 from agent_memory.answer import RELEVANCE_DOC, relevance
 from agent_memory.api.routes_ask import search_hits
@@ -28,6 +28,7 @@ from agent_memory.api.schemas import (
     SearchOut,
 )
 from agent_memory.api.schemas_sessions import MessageIn, SessionDeletedOut, SessionsOut, ViewOut
+from agent_memory.api.strict import ClosedBody
 from agent_memory.conversation.message_validation import validate
 from agent_memory.core.errors import NotFoundError
 from agent_memory.memory import Memory
@@ -45,10 +46,9 @@ def generated_source_id(text: str) -> str:
     return GENERATED_PREFIX + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-class RememberIn(BaseModel):
+class RememberIn(ClosedBody):
     """A text to store, documents, and/or messages to append to a working-memory session."""
 
-    model_config = ConfigDict(extra="forbid")
     # Checked as DocumentIn checks a document (api/schemas.py), so a refusal is this tool's "invalid arguments"
     # naming the field, not the ValidationError of the DocumentIn built later.
     text: Annotated[str, Field(min_length=1, max_length=1_000_000), DOCUMENT_TEXT] | None = Field(default=None,
@@ -102,18 +102,16 @@ class RecallOut(BaseModel):
 
 
 # The ask body without the answer's length: recall returns the prompt, the calling model answers.
-RecallIn = create_model("RecallIn", __config__=ConfigDict(extra="forbid"),
+RecallIn = create_model("RecallIn", __base__=ClosedBody,
                         **{name: (f.annotation, f) for name, f in AskIn.model_fields.items()
                            if name != "max_answer_tokens"})
 
 
-class ForgetIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ForgetIn(ClosedBody):
     source_id: str = Field(min_length=1, max_length=512, description="A source, or an uploaded/ingested file.")
 
 
-class ViewIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ViewIn(ClosedBody):
     session_id: SessionId
     budget: int = Field(default=4000, ge=1, le=1_000_000)
 
@@ -225,12 +223,11 @@ READ = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempo
                              open_world_hint=False)
 
 
-class SessionsIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SessionsIn(ClosedBody):
+    """No arguments: any key given is refused."""
 
 
-class DeleteSessionIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class DeleteSessionIn(ClosedBody):
     session_id: SessionId
     forget: bool = Field(default=False, description="Also forget the session's turns in long-term memory.")
 

@@ -5,11 +5,13 @@ document, question and session calls (``memory.py``, ``sessions.py``) share thes
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.limits import check_document_text, question_problem
 from agent_memory.core.storable import check_storable, check_text
+
+R = TypeVar("R")
 
 FILTER_KEYS = ("source_ids", "kinds", "created_after", "created_before", "metadata")
 
@@ -20,6 +22,29 @@ def expect_type(value: Any, kinds: type | tuple[type, ...], what: str, example: 
         return value
     shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
     raise TypeError(f"{what} must be {example}, got {type(value).__name__} {shown}")
+
+
+def checked_records(records: Any, kind: type[R], what: str, example: str) -> Iterable[R]:
+    """``records`` as an iterable of ``kind``, or a TypeError naming what was expected: for the whole
+    argument (a str, a mapping or a non-iterable is no batch of records), or for the first element that is
+    not a ``kind``, by its index and type (a dict once failed deep in the pipeline as an AttributeError).
+
+    A sequence is checked whole before anything is stored; a lazy iterable (a generator) is checked as
+    it is drawn, so a corpus streamed in batches is never held in memory to be checked first."""
+    if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+        shown = repr(records) if len(repr(records)) <= 60 else repr(records)[:57] + "..."
+        raise TypeError(f"{what} must be a list (or another iterable) of {kind.__name__}, such as "
+                        f"[{example}], got {type(records).__name__} {shown}")
+    if isinstance(records, Sequence):
+        for index, record in enumerate(records):
+            expect_type(record, kind, f"{what}[{index}]", f"a {kind.__name__} like {example}")
+        return records
+    return _drawn_checked(records, kind, what, example)
+
+
+def _drawn_checked(records: Iterable[Any], kind: type[R], what: str, example: str) -> Iterator[R]:
+    for index, record in enumerate(records):
+        yield expect_type(record, kind, f"{what}[{index}]", f"a {kind.__name__} like {example}")
 
 
 def check_metadata(metadata: Any, what: str = "metadata") -> dict[str, Any]:

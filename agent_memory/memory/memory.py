@@ -55,6 +55,7 @@ from agent_memory.memory.arguments import (
     check_metadata,
     check_question,
     check_tenant,
+    checked_records,
     expect_type,
     filter_args,
 )
@@ -217,11 +218,17 @@ class Memory(SessionMethods):
         return self.add_documents([doc])
 
     def add_documents(self, docs: Iterable[Document]) -> Added:
-        """Store documents as they are (each carries its tenant; unchanged ones are skipped)."""
+        """Store documents as they are (each carries its tenant; unchanged ones are skipped). ``docs`` is an
+        iterable of ``Document``; anything else (one dict, a list of dicts) is a TypeError naming it."""
+        docs = checked_records(docs, Document, "docs", "Document(source_id='notes/a', text='...')")
         return self._write(lambda report: self.ingestion.ingest_documents(docs, report))
 
     def add_turns(self, turns: Sequence[TurnRecord]) -> Added:
-        """Store transcript turns (one source per turn, ``<session>/<turn>``) and a summary per session."""
+        """Store transcript turns (one source per turn, ``<session>/<turn>``) and a summary per session.
+        ``turns`` is an iterable of ``TurnRecord``; anything else is a TypeError naming it. A turn whose ID a
+        file, a document or a session holds raises IngestError (ingest/ownership.py)."""
+        turns = checked_records(turns, TurnRecord, "turns",
+                                "TurnRecord(session_id='s1', turn_id='1', speaker='Ana', text='...')")
         return self._write(lambda report: self.ingestion.ingest_direct_turns(turns, report))
 
     def add_file(self, path: str | Path, *, source_id: str | None = None,

@@ -121,6 +121,33 @@ def test_wrong_argument_types_say_what_is_expected(memory):
         memory.prompt("q", filters=["notes/x"])
 
 
+
+@pytest.mark.parametrize("docs, expected", [
+    ({"source_id": "x", "text": "y"}, r"docs must be a list \(or another iterable\) of Document.*got dict"),
+    ("notes", r"docs must be a list .* of Document.*got str 'notes'"),
+    (7, r"docs must be a list .* of Document.*got int 7"),
+    ([{"source_id": "x", "text": "y"}], r"docs\[0\] must be a Document like Document\(source_id=.*got dict \{'source_id"),
+    (({"source_id": "x", "text": "y"} for _ in range(1)), r"docs\[0\] must be a Document.*got dict"),
+])
+def test_add_documents_names_what_it_expects(memory, docs, expected):
+    with pytest.raises(TypeError, match=expected):
+        memory.add_documents(docs)
+
+
+def test_a_batch_with_a_wrong_element_stores_nothing(memory):
+    from agent_memory import Document, TurnRecord
+
+    good = Document(source_id="notes/kept-out", text="The pump P-7 was replaced.", tenant="acme")
+    with pytest.raises(TypeError, match=r"docs\[1\] must be a Document.*got str 'notes/b'"):
+        memory.add_documents([good, "notes/b"])
+    assert memory.matching_sources("notes/kept-out") == []
+    turn = TurnRecord(session_id="s1", turn_id="1", speaker="Ana", text="Hello.", tenant="acme")
+    with pytest.raises(TypeError, match=r"turns\[1\] must be a TurnRecord like TurnRecord\(.*got dict"):
+        memory.add_turns([turn, {"session_id": "s1", "turn_id": "2", "speaker": "Bo", "text": "Hi."}])
+    with pytest.raises(TypeError, match=r"turns must be a list .* of TurnRecord.*got TurnRecord"):
+        memory.add_turns(turn)
+    assert memory.matching_sources("s1/1") == []
+
 def test_add_paths_takes_one_path_alone(memory, tmp_path):
     note = tmp_path / "one.md"
     note.write_text("# One\n\nA single note about the hangar door.\n")

@@ -84,3 +84,76 @@ def test_tools_say_what_they_do_to_memory_and_what_they_return(tmp_path):
     assert {"prompt", "sources", "passages"} <= set(tools["recall"].output_schema["properties"])
     # Written for a model: when to call which tool, how to cite.
     assert "`recall`" in instructions and "`search`" in instructions and "[S:" in instructions
+
+
+def _open_objects(schema, defs: dict, where: str, seen: set) -> list[str]:
+    """Where ``schema`` (following its $refs into ``defs``) has an object with declared properties that
+    takes keys it does not declare."""
+    if isinstance(schema, list):
+        return [w for i, s in enumerate(schema) for w in _open_objects(s, defs, f"{where}[{i}]", seen)]
+    if not isinstance(schema, dict):
+        return []
+    ref = schema.get("$ref")
+    if ref is not None:
+        name = ref.rsplit("/", 1)[-1]
+        if name in seen:
+            return []
+        seen.add(name)
+        return _open_objects(defs[name], defs, name, seen)
+    found = [where] if schema.get("properties") and schema.get("additionalProperties") is not False else []
+    for key in ("properties", "$defs"):
+        for name, inner in (schema.get(key) or {}).items():
+            found += _open_objects(inner, defs, f"{where}.{name}", seen)
+    for key in ("items", "anyOf", "oneOf", "allOf"):
+        found += _open_objects(schema.get(key), defs, f"{where}.{key}", seen)
+    return found
+
+
+def test_every_request_body_refuses_unknown_keys_in_its_schema(tmp_path):
+    from agent_memory.core.config import load_settings
+
+    document = create_app(load_settings(data_dir=tmp_path)).openapi()
+    defs = document["components"]["schemas"]
+    bodies = {f"{method.upper()} {path}": op["requestBody"]["content"]["application/json"]["schema"]
+              for path, operations in document["paths"].items() for method, op in operations.items()
+              if "application/json" in op.get("requestBody", {}).get("content", {})}
+    assert {"POST /v1/ask", "POST /v1/prompt", "POST /v1/search", "POST /v1/documents",
+            "POST /v1/sessions/{session_id}/messages", "PUT /v1/sessions/{session_id}/config"} <= set(bodies)
+    for route, schema in bodies.items():
+        assert not _open_objects(schema, {**defs, **schema.get("$defs", {})}, route, set()), route
+    for name, spec in TOOLS.items():
+        schema = spec.input.model_json_schema()
+        assert not _open_objects(schema, schema.get("$defs", {}), name, set()), name
+
+
+@pytest.mark.parametrize("tool, arguments, key", [
+    ("remember", {"text": "x", "titel": "t"}, "titel"),
+    ("remember", {"documents": [{"text": "x", "source_id": "a", "metdata": {}}]}, "metdata"),
+    ("remember", {"session_id": "s", "messages": [{"message": {"role": "user", "content": "hi"},
+                                                   "retension": "strict"}]}, "retension"),
+    ("recall", {"question": "Maria", "budgt": 50}, "budgt"),
+    ("recall", {"question": "Maria", "filters": {"metdata": {"x": 1}}}, "metdata"),
+    ("search", {"query": "Maria", "limt": 3}, "limt"),
+    ("forget", {"source_id": "a", "everywhere": True}, "everywhere"),
+    ("session_view", {"session_id": "s", "budgt": 10}, "budgt"),
+    ("session_list", {"tenant": "t"}, "tenant"),
+    ("session_delete", {"session_id": "s", "forgett": True}, "forgett"),
+])
+def test_every_tool_refuses_a_misspelled_argument_naming_it(tool, arguments, key):
+    with pytest.raises(ValidationError, match=f"unknown key '{key}'"):
+        TOOLS[tool].input.model_validate(arguments)
+
+
+def test_a_tool_call_with_a_misspelled_argument_is_an_error_naming_it(tmp_path):
+    memory = Memory(data_dir=tmp_path)  # refused before the backend runs: no store is opened
+
+    async def scenario():
+        async with Client(build_server(memory, lambda ctx: memory.tenant)) as client:
+            return await client.call_tool("recall", {"question": "Maria", "budgt": 50})
+
+    try:
+        result = anyio.run(scenario)
+    finally:
+        memory.close()
+    text = " ".join(getattr(part, "text", "") for part in result.content)
+    assert result.is_error and "invalid arguments for recall" in text and "unknown key 'budgt'" in text, text
