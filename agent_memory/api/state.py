@@ -123,6 +123,12 @@ class ApiState:
         self.jobs.resume()
 
     def readiness(self) -> dict[str, Any]:
+        """The checks ``/readyz`` reports. The start's archive catch-up (messages a crash left unarchived,
+        ``conversation/working_memory.py``) is not one of them: during it the server takes appends as
+        ever, and its reads (``/v1/search``, ``/v1/prompt``, ``/v1/ask``: ``Memory``'s own) wait for the
+        catch-up before they read, at most ``Memory.catch_up_wait_s``, so a client asking right after a
+        restart gets what was said before the crash, not a stale answer. A 503 would instead keep every
+        route away from a replica (appends, sessions) for as long as a large backlog takes."""
         checks: dict[str, str] = {}
         if not self.warm_done.is_set():
             checks["model"] = "loading"

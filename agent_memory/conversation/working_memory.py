@@ -16,6 +16,11 @@ a pass archives what lies past it, then raises it. A pass runs after each append
 Python API: read-your-writes; on one worker thread when ``background`` is set, as the HTTP API
 does) and once at start for every session left behind (a crash, a restart), so nothing appended
 is lost, and ``ingest_turns`` skipping unchanged content makes a repeated pass write nothing.
+The start's catch-up runs on a daemon thread (opening a ``Memory`` never waits for it), and a read
+of long-term memory waits for it (``settle``; ``Memory`` calls it before every recall): a question
+asked right after a restart finds the turns the last process left unarchived, as it would have
+before the crash. The wait is bounded by ``CATCH_UP_WAIT_S``; past it the read answers without the
+rest, with a logged warning and a note, rather than hang behind a huge backlog or a stuck store.
 The callback keeps this core module from importing ``ingest``, a layer above it. Retrieval's
 "recent" and "summaries" routes read the live session from here, so one budget covers both
 working memory and recalled memory.
@@ -28,6 +33,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
@@ -46,6 +52,10 @@ TURN_ROLES = ("user", "assistant")
 CALL_WAIT_MESSAGES = 20
 # Messages before the watermark read again with a pass: the turn before its first one (context).
 CONTEXT_LOOKBACK = 20
+# How long a read waits for the start's catch-up (and, for a synchronous Memory, queued passes) before
+# it answers without them. Generous: a catch-up embeds every turn a crash left and extracts its triples,
+# and a store retrying a lost connection takes tens of seconds; a wait longer than this is a fault.
+CATCH_UP_WAIT_S = 120.0
 
 
 def catalog_recent_turns(services, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
@@ -92,12 +102,15 @@ class WorkingMemory:
         self._appended_at: dict[tuple[str, str, int], float] = {}
         self.archive_lags: deque[float] = deque(maxlen=100_000)  # seconds from append to searchable
         self._catch_up: threading.Thread | None = None
+        self._caught_up = threading.Event()  # set once the start's catch-up has ended (done or failed)
         self.sessions.first_seq = self._first_seq
-        if promote is not None:
+        if promote is None:
+            self._caught_up.set()
+        else:
             self.sessions.on_appended = self._appended
             # Sessions left behind by a crash or restart: archived off the caller's path, before
             # (or interleaved with, under the same lock) the passes new appends start.
-            self._catch_up = threading.Thread(target=self.catch_up, name="archive-catch-up", daemon=True)
+            self._catch_up = threading.Thread(target=self._start_catch_up, name="archive-catch-up", daemon=True)
             self._catch_up.start()
 
     def session(self, tenant: str, session_id: str, agent_id: str | None = None):
@@ -139,6 +152,38 @@ class WorkingMemory:
         with self._queue_lock:
             self._queued.discard(key)
         self.archive(*key)
+
+    def _start_catch_up(self) -> None:
+        try:
+            self.catch_up()
+        finally:
+            self._caught_up.set()
+
+    @property
+    def caught_up(self) -> bool:
+        """Whether the start's catch-up has ended."""
+        return self._caught_up.is_set()
+
+    def settle(self, timeout: float = CATCH_UP_WAIT_S) -> bool:
+        """Wait, at most ``timeout`` seconds, until what long-term memory should hold is in it: the start's
+        catch-up, and, unless archiving runs in the background (where the session's own recent turns answer
+        meanwhile, by design), every queued pass. False when the time ran out first."""
+        deadline = time.monotonic() + timeout
+        if not self._caught_up.wait(timeout):
+            return False
+        if self.background:
+            return True
+        with self._queue_lock:
+            queue = self._queue  # only if background archiving was on earlier
+        if queue is None:
+            return True
+        try:
+            queue.submit(lambda: None).result(timeout=max(0.0, deadline - time.monotonic()))
+        except FutureTimeout:
+            return False
+        except RuntimeError:  # shut down: closing drained it
+            pass
+        return True
 
     def catch_up(self) -> int:
         """Archive every session holding messages past its watermark; returns the turns written."""

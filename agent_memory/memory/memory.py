@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from agent_memory.answer import Answer, Answerer
-from agent_memory.conversation.working_memory import WorkingMemory
+from agent_memory.conversation.working_memory import CATCH_UP_WAIT_S, WorkingMemory
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.diskspace import check_free
 from agent_memory.core.errors import ConfigError, StoreError, StoreUnavailableError
@@ -96,7 +96,17 @@ class Memory(SessionMethods):
     overrides where the embedded stores live; ``settings`` or ready ``services`` may be passed
     instead (services passed in are not closed by ``close()``). Heavy parts load on first use.
     Thread-safe: writes (ingestion, forgetting) are serialized, reads run concurrently.
+
+    Read-your-writes across a restart: opening a ``Memory`` returns at once, while messages a previous
+    process appended but never archived (a crash) are archived on a thread; a read of long-term memory
+    (``prompt``, ``search``, ``ask``, ``tenants``, ``matching_sources``, ``similar_sources``, ``forget``)
+    waits for that catch-up first (``settle``), at most ``catch_up_wait_s`` seconds, then answers with
+    what is stored and a warning (and, for a prompt, a note in ``decisions``). Opening stays quick
+    because most uses after a clean stop have nothing to catch up, and one that only appends or
+    ingests need not wait at all.
     """
+
+    catch_up_wait_s: float = CATCH_UP_WAIT_S  # the bound on a read's wait (working_memory.py)
 
     def __init__(self, data_dir: str | Path | None = None, *, tenant: str | None = None,
                  settings: Settings | None = None, services: Services | None = None, preset: str = "default",
@@ -207,6 +217,21 @@ class Memory(SessionMethods):
     def _tenant(self, tenant: str | None) -> str:
         return check_tenant(tenant) if tenant is not None else self.tenant
 
+    def settle(self) -> str | None:
+        """Wait until long-term memory holds every archived message: the start's catch-up of what an
+        earlier process left unarchived (it starts here if nothing started it yet) and, when archiving is
+        inline (the default), any queued pass. At most ``catch_up_wait_s`` seconds; then a warning is
+        logged and returned as a note (None when settled, or with ``promote=False``). Every read of
+        long-term memory calls it first."""
+        if not self._promote:
+            return None
+        if self.working_memory.settle(self.catch_up_wait_s):
+            return None
+        note = (f"archiving the messages an earlier run left unarchived took more than {self.catch_up_wait_s:g} s; "
+                f"answered without those not archived yet (they are found once it finishes)")
+        log.warning(note)
+        return note
+
     # ---- documents -------------------------------------------------------------------------------
     def add(self, text: str, *, source_id: str, title: str = "", metadata: Mapping[str, Any] | None = None,
             tenant: str | None = None) -> Added:
@@ -284,8 +309,10 @@ class Memory(SessionMethods):
         """Remove one source (or a file and every source it held) from every store. ``source_id``
         as ``add_paths`` named it, or written as a path (``./notes/x.md``, the file's absolute path):
         see ``matching_sources``. Returns the counts removed (``sources``, ``items``, ``triples``):
-        all zero if it was unknown."""
+        all zero if it was unknown. Waits for the start's catch-up first: a turn it archived later would
+        come back."""
         tenant = self._tenant(tenant)
+        self.settle()
         with self.write_lock:
             totals = {"sources": 0, "items": 0, "triples": 0}
             for sid in match_sources(self.services.catalog, tenant, source_id) or [source_id]:
@@ -295,10 +322,12 @@ class Memory(SessionMethods):
 
     def matching_sources(self, source_id: str, *, tenant: str | None = None) -> list[str]:
         """The stored source IDs ``forget(source_id)`` would remove (``ingest/ownership.match_sources``)."""
+        self.settle()
         return match_sources(self.services.catalog, self._tenant(tenant), source_id)
 
     def similar_sources(self, source_id: str, *, tenant: str | None = None, limit: int = 3) -> list[str]:
         """Stored source IDs that look like ``source_id``: a hint when nothing matched it."""
+        self.settle()
         return near_sources(self.services, self._tenant(tenant), source_id, limit)
 
     # ---- questions -------------------------------------------------------------------------------
@@ -315,16 +344,20 @@ class Memory(SessionMethods):
         check_question(question)
         whole_number(expect_type(budget, int, "budget", "an int (tokens)"), "budget", 1, MAX_PROMPT_BUDGET)
         tenant = self._tenant(tenant)
+        pending = self.settle()
         result = self.pipeline_for(preset, overrides).run(question, tenant=tenant, session_id=session_id, budget=budget,
                                  debug=debug, question_date=question_date, **filter_args(filters))
         note = None if result.passages else empty_tenant_note(self.services, tenant,
                                                                name_others=self.name_other_tenants)
         if note:
             result.decisions.append(Decision("retrieve", tenant, "empty tenant", note))
+        if pending:
+            result.decisions.append(Decision("retrieve", tenant, "archive catching up", pending))
         return result
 
     def tenants(self) -> list[str]:
         """The tenants that hold stored memory, by name."""
+        self.settle()
         return tenants_with_data(self.services)
 
     def search(self, query: str, *, limit: int = 10, session_id: str | None = None,

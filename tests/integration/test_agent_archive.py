@@ -185,3 +185,67 @@ def test_a_fact_said_in_passing_over_http_is_cited_five_sessions_later(server):
     assert "15 May 2023" in prompt  # session 1's date heading, from the messages' timestamps
     # The session's own recent turns are in the prompt once, not again as recalled passages.
     assert prompt.count(f"[S:week-6/m{seqs[(6, 3)]}]") == 1
+
+
+# ---- a restart: the first read waits for the start's catch-up ---------------------------------------
+
+LEFT_UNARCHIVED = ["Locker 7 holds the spare key to the boathouse.", "And the boat's fuel card?",
+                   "The fuel card is taped inside the red toolbox in the shed."]
+
+
+def left_unarchived(settings, session_id: str = "keys", tenant: str | None = None) -> None:
+    """A process appended and died before archiving: the messages are in the session store, past no mark
+    (``promote=False``: no pass after the appends, as if it was killed right after each commit)."""
+    with Memory(settings=settings, tenant=tenant, promote=False) as appender:
+        for n, text in enumerate(LEFT_UNARCHIVED):
+            appender.add_message(session_id, {"role": "user" if n % 2 == 0 else "assistant", "content": text})
+        assert not appender.matching_sources(f"{session_id}/m0")
+
+
+@pytest.mark.parametrize("read", ["search", "prompt", "ask", "forget"])
+def test_a_restarts_first_read_finds_the_turns_a_crash_left_unarchived(settings, read):
+    """The reopened Memory's catch-up runs on a thread; its first read waited for none of it and missed
+    every unarchived turn (found 5 seconds later). Now the read waits for the catch-up."""
+    left_unarchived(settings, tenant="acme")
+    with Memory(settings=settings, tenant="acme") as memory:
+        if read == "search":
+            found = {p.source_id for p in memory.search("Where is the spare key to the boathouse?")}
+            assert "keys/m0" in found, found
+        elif read == "prompt":
+            result = memory.prompt("Where is the boat's fuel card?", budget=400)
+            assert "[S:keys/m2]" in result.prompt, result.prompt
+            assert not [d for d in result.decisions if d.action == "archive catching up"]
+        elif read == "ask":  # retrieval-only: the best passage
+            assert "red toolbox" in memory.ask("Where is the boat's fuel card?", budget=400).answer
+        else:  # forgotten right away, and the catch-up does not bring it back afterwards
+            assert memory.forget("keys/m0")["sources"] == 1
+        assert memory.working_memory.caught_up
+    with Memory(settings=settings, tenant="acme") as again:
+        assert again.matching_sources("keys/m0") == ([] if read == "forget" else ["keys/m0"])
+
+
+def test_a_read_waits_for_the_catch_up_at_most_its_bound_then_says_so(settings, caplog):
+    left_unarchived(settings, tenant="acme")
+    with Memory(settings=settings, tenant="acme") as memory:
+        memory.catch_up_wait_s = 0.2
+        with memory.write_lock:  # an ingestion holds it: the catch-up's archive waits behind it
+            result = memory.prompt("Where is the spare key to the boathouse?", budget=400)
+            assert not memory.working_memory.caught_up
+        assert "[S:keys/m0]" not in result.prompt
+        notes = [d.reason for d in result.decisions if d.action == "archive catching up"]
+        assert len(notes) == 1 and "0.2 s" in notes[0], result.decisions
+        assert any("left unarchived took more than 0.2 s" in r.getMessage() for r in caplog.records)
+        memory.catch_up_wait_s = 60
+        result = memory.prompt("Where is the spare key to the boathouse?", budget=400)
+        assert "[S:keys/m0]" in result.prompt
+        assert not [d for d in result.decisions if d.action == "archive catching up"]
+
+
+def test_a_server_started_after_a_crash_answers_its_first_search_with_the_unarchived_turns(tmp_path):
+    """The HTTP API's reads are the Python API's (Memory.search/prompt/ask): they wait for the catch-up too."""
+    settings = load_settings(data_dir=tmp_path, triple_extractor="rules", llm_model=None)
+    left_unarchived(settings)
+    with serve_in_thread(create_app(settings)) as url, httpx.Client(base_url=url, timeout=120) as http:
+        answer = http.post("/v1/search", json={"query": "Where is the spare key to the boathouse?"})
+        assert answer.status_code == 200, answer.text
+        assert "keys/m0" in {p["source_id"] for p in answer.json()["passages"]}
