@@ -1,8 +1,9 @@
 """The Python API: ``Memory`` (``from agent_memory import Memory``) and the records its calls return.
 
-Three modules: ``memory.py`` (``Memory``: the parts built on first use, documents, questions,
-lifetime; ``Added``, ``AskResult``), ``sessions.py`` (its working-memory calls, a base class of
-``Memory``) and ``arguments.py`` (the checks on what callers pass). The surfaces above (CLI, HTTP
+Four modules: ``memory.py`` (``Memory``: the parts built on first use, questions, lifetime;
+``AskResult``), ``documents.py`` (its calls that store and forget documents, files and turns;
+``Added``) and ``sessions.py`` (its working-memory calls), base classes of ``Memory``, and
+``arguments.py`` (the checks on what callers pass). The surfaces above (CLI, HTTP
 API, MCP server, integrations) import ``Memory`` from here.
 """
 

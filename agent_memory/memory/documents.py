@@ -1,0 +1,129 @@
+"""The document calls of ``Memory`` (its base class): storing texts, files and turns, and forgetting them.
+
+They use what ``Memory`` builds and holds: ``ingestion``, ``services``, ``write_lock``, ``check_space``,
+``settle`` and ``_tenant``. ``Added`` is what an ``add*`` call returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from agent_memory.core.errors import StoreUnavailableError
+from agent_memory.core.records import Document, TurnRecord
+from agent_memory.ingest.discovery import check_source_id, file_source_id
+from agent_memory.ingest.ownership import match_sources, near_sources
+from agent_memory.ingest.report import IngestReport
+from agent_memory.memory.arguments import check_document, check_metadata, checked_records, expect_type
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Added:
+    """What an ``add*`` call stored: the source IDs (unchanged ones included) and the job's report."""
+
+    source_ids: list[str]
+    report: IngestReport = field(repr=False)
+
+
+class DocumentMethods:
+    """``Memory``'s calls that write and forget documents, files and turns."""
+
+    def add(self, text: str, *, source_id: str, title: str = "", metadata: Mapping[str, Any] | None = None,
+            tenant: str | None = None) -> Added:
+        """Store one text under ``source_id``; adding the same ID again replaces that source."""
+        check_document(text, title)
+        check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse'"))
+        doc = Document(source_id=source_id, text=text, tenant=self._tenant(tenant), title=title,
+                       metadata=check_metadata(metadata))
+        return self.add_documents([doc])
+
+    def add_documents(self, docs: Iterable[Document]) -> Added:
+        """Store documents as they are (each carries its tenant; unchanged ones are skipped). ``docs`` is an
+        iterable of ``Document``; anything else (one dict, a list of dicts) is a TypeError naming it."""
+        docs = checked_records(docs, Document, "docs", "Document(source_id='notes/a', text='...')")
+        return self._write(lambda report: self.ingestion.ingest_documents(docs, report))
+
+    def add_turns(self, turns: Sequence[TurnRecord]) -> Added:
+        """Store transcript turns (one source per turn, ``<session>/<turn>``) and a summary per session.
+        ``turns`` is an iterable of ``TurnRecord``; anything else is a TypeError naming it. A turn whose ID a
+        file, a document or a session holds raises IngestError (ingest/ownership.py)."""
+        turns = checked_records(turns, TurnRecord, "turns",
+                                "TurnRecord(session_id='s1', turn_id='1', speaker='Ana', text='...')")
+        return self._write(lambda report: self.ingestion.ingest_direct_turns(turns, report))
+
+    def add_file(self, path: str | Path, *, source_id: str | None = None,
+                 metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
+                 tenant: str | None = None, base: str | Path | None = None, named_by_user: bool = True) -> Added:
+        """Ingest one file (text, Markdown, HTML, PDF, DOCX, code, JSON/JSONL records, transcripts) under
+        ``source_id`` (default: its path relative to ``base``; without ``base``, its file name — never
+        an absolute path). Forgetting that ID forgets every source the file held; re-adding the
+        same bytes does nothing. A skipped or failed file is in ``report``, not raised.
+        ``named_by_user`` (default): a file added by name stays when a later walk of its folder ignores it
+        (``ingest/missing.py``); False for a file a folder's walk reached (an upload of a folder job)."""
+        tenant = self._tenant(tenant)
+        expect_type(path, (str, Path), "path", "a str or pathlib.Path of one file")
+        named = source_id is None
+        if not named:
+            check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse.md'"))
+        source_id = source_id or file_source_id(Path(path), base)
+        metadata = check_metadata(metadata)
+        return self._write(lambda report: self.ingestion.ingest_file(
+            Path(path), tenant=tenant, source_id=source_id, report=report, metadata=metadata,
+            progress=progress, named_by_path=named, named_by_user=named_by_user), IngestReport(files_seen=1))
+
+    def _write(self, ingest: Callable[[IngestReport], list[str]], report: IngestReport | None = None) -> Added:
+        """One ingestion call under the write lock; a store failure it recorded is raised."""
+        report = report if report is not None else IngestReport()
+        self.check_space("ingestion")
+        self.services.check_index_format()  # before the file is read or embedded, not after
+        with self.write_lock:
+            ids = ingest(report)
+        if report.store_error:
+            raise StoreUnavailableError(f"ingestion stopped: {report.store_error}")
+        return Added(ids, report)
+
+    def add_paths(self, paths: Sequence[str | Path], *, recursive: bool = False, glob: str | None = None,
+                  progress: bool = False, tenant: str | None = None, base: str | Path | None = None,
+                  keep_missing: bool = False, ignore_rules: bool = True) -> IngestReport:
+        """The ingestion job over files and folders (one path alone is taken as a list of one); a
+        store failure stops it and is in the report. Source IDs are paths relative to ``base``
+        (default: the folder holding each path given). A walk skips what ``.gitignore``/``.ignore`` rules do
+        unless not ``ignore_rules`` (a file named is read). Stored files a walk would reach that are gone
+        from disk or now ignored are forgotten (memory mirrors the folder) unless ``keep_missing``."""
+        self.check_space("ingestion")
+        if isinstance(paths, (str, Path)):
+            paths = [paths]
+        for path in expect_type(paths, (list, tuple), "paths", "a list of files and folders"):
+            expect_type(path, (str, Path), "each path", "a str or pathlib.Path")
+        with self.write_lock:
+            return self.ingestion.ingest_paths(paths, tenant=self._tenant(tenant), recursive=recursive, glob=glob,
+                                               progress=progress, base=base, keep_missing=keep_missing,
+                                               ignore_rules=ignore_rules)
+
+    def forget(self, source_id: str, *, tenant: str | None = None) -> dict[str, int]:
+        """Remove one source (or a file and every source it held) from every store. ``source_id``
+        as ``add_paths`` named it, or written as a path (``./notes/x.md``, the file's absolute path):
+        see ``matching_sources``. Returns the counts removed (``sources``, ``items``, ``triples``):
+        all zero if it was unknown. Waits for the start's catch-up first: a turn it archived later would
+        come back."""
+        tenant = self._tenant(tenant)
+        self.settle()
+        with self.write_lock:
+            totals = {"sources": 0, "items": 0, "triples": 0}
+            for sid in match_sources(self.services.catalog, tenant, source_id) or [source_id]:
+                for key, value in self.ingestion.forget(tenant, sid).items():
+                    totals[key] = totals.get(key, 0) + value
+            return totals
+
+    def matching_sources(self, source_id: str, *, tenant: str | None = None) -> list[str]:
+        """The stored source IDs ``forget(source_id)`` would remove (``ingest/ownership.match_sources``)."""
+        self.settle()
+        return match_sources(self.services.catalog, self._tenant(tenant), source_id)
+
+    def similar_sources(self, source_id: str, *, tenant: str | None = None, limit: int = 3) -> list[str]:
+        """Stored source IDs that look like ``source_id``: a hint when nothing matched it."""
+        self.settle()
+        return near_sources(self.services, self._tenant(tenant), source_id, limit)
