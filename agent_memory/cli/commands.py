@@ -51,6 +51,21 @@ def _server(args) -> RemoteMemory | None:
     return RemoteMemory(holder.url, owner=holder.describe())
 
 
+TENANT_ENV = "AGENT_MEMORY_TENANT"
+
+
+def _tenant_through(remote: RemoteMemory, args) -> str:
+    """The server's tenant for this command, refused (naming how it was given) unless it is the tenant the
+    command would use locally: ``--tenant``, else AGENT_MEMORY_TENANT when set (unset: the server's own
+    tenant, or its key's)."""
+    if getattr(args, "tenant", None):
+        return remote.check_tenant(args.tenant)
+    settings = load_settings()
+    if "tenant" in settings.model_fields_set:
+        return remote.check_tenant(settings.tenant, given_as=TENANT_ENV)
+    return remote.check_tenant(None)
+
+
 def cmd_ingest(args) -> int:
     remote = _server(args)
     if remote is not None:
@@ -58,7 +73,7 @@ def cmd_ingest(args) -> int:
             print("note: AGENT_MEMORY_TEXT_ENCODINGS set here does not apply through a server: the server reads the "
                   "files it is sent in the encodings its own setting names", file=sys.stderr)
         with remote:
-            remote.check_tenant(args.tenant)
+            _tenant_through(remote, args)
             # The data dir the server owns is ours (found through its lock): kept out of the walk as locally.
             report = remote.ingest_paths(args.paths, recursive=args.recursive, glob=args.glob,
                                          progress=not args.json, base=args.base, keep_missing=args.keep_missing,
@@ -77,7 +92,7 @@ def cmd_forget(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            tenant = remote.check_tenant(args.tenant)
+            tenant = _tenant_through(remote, args)
             removed = remote.forget(args.source_id)
         print(json.dumps({"source_id": args.source_id, **removed}, ensure_ascii=False))
         if not any(removed.values()):
@@ -112,7 +127,7 @@ def cmd_gc(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            remote.check_tenant(args.tenant)
+            _tenant_through(remote, args)
             print(json.dumps(remote.gc()))
         return 0
     with _memory(args) as memory, memory.write_lock:
@@ -142,7 +157,7 @@ def cmd_stats(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            tenant = remote.check_tenant(args.tenant)
+            tenant = _tenant_through(remote, args)
             print(json.dumps({tenant: remote.stats(args.soon_days)}, indent=2))
         return 0
     with _memory(args) as memory:
@@ -156,7 +171,7 @@ def cmd_list(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            remote.check_tenant(args.tenant)
+            _tenant_through(remote, args)
             rows = remote.list_sources(prefix=args.prefix, kind=args.kind, offset=args.offset, limit=args.limit)
     else:
         with _memory(args) as memory:
@@ -173,7 +188,7 @@ def cmd_inspect(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            tenant = remote.check_tenant(args.tenant)
+            tenant = _tenant_through(remote, args)
             found = remote.inspect(args.source_id, full=args.full)  # the server resolves a path as forget does
         similar: list[str] = []
     else:
@@ -207,7 +222,7 @@ def cmd_prompt(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            remote.check_tenant(args.tenant)
+            _tenant_through(remote, args)
             result = remote.prompt({"question": args.question, "session_id": args.session, "budget": args.budget,
                                     "preset": args.preset, "filters": filters or {},
                                     "question_date": args.question_date})
@@ -229,6 +244,7 @@ def cmd_demo(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
+            _tenant_through(remote, args)
             report = remote.ingest_paths([SAMPLES], recursive=True, progress=True)
             print(report.render())
             if not report.ok:
@@ -280,7 +296,7 @@ def cmd_mcp(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            remote.check_tenant(args.tenant)
+            _tenant_through(remote, args)
             return serve(http=args.http, host=args.host, port=args.port, remote=remote)
     with own(_data_dir(args), "mcp", doing="serve MCP on it"):
         return serve(http=args.http, host=args.host, port=args.port, data_dir=getattr(args, "data_dir", None),
