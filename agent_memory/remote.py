@@ -112,26 +112,33 @@ class RemoteMemory:
         """The tenant this client's key reads and writes on the server."""
         return self.json("GET", "/v1/whoami")["tenant"]
 
-    def check_tenant(self, wanted: str | None) -> str:
-        """The server's tenant for this key; a ``--tenant`` that differs cannot be served through it
-        (the API takes a request's tenant from its key alone, never from the request)."""
+    def check_tenant(self, wanted: str | None, *, given_as: str = "--tenant") -> str:
+        """The server's tenant for this key; a tenant wanted (``--tenant``, or ``AGENT_MEMORY_TENANT`` as
+        ``given_as``) that differs cannot be served through it (the API takes a request's tenant from its key
+        alone, never from the request): refused, so nothing is read from or written to another tenant."""
         tenant = self.tenant()
         if wanted and wanted != tenant:
-            raise ConfigError(self._other_tenant(wanted, tenant))
+            raise ConfigError(self._other_tenant(wanted, tenant, given_as))
         return tenant
 
-    def _other_tenant(self, wanted: str, tenant: str) -> str:
-        """Why ``--tenant wanted`` cannot go through this server, and the fix."""
-        where = f"--tenant {wanted!r}: the server at {self.url}"
+    def _other_tenant(self, wanted: str, tenant: str, given_as: str = "--tenant") -> str:
+        """Why the tenant ``wanted`` (given as ``--tenant`` or an environment variable) cannot go through
+        this server, and the fix."""
+        flag = given_as.startswith("--")
+        where = f"{given_as} {wanted!r}" if flag else f"{given_as}={wanted!r}"
+        where += f": the server at {self.url}"
+        # Its own tenant: --tenant names it; a variable is unset (or names it).
+        own = f"--tenant {tenant!r}" if flag else f"{given_as} unset or {tenant!r}"
         if self.api_key and self._needs_key():
+            unset = "" if flag else f", or unset {given_as} to work in {tenant!r}"
             return (f"{where} answers for tenant {tenant!r}, the tenant of the API key in {KEY_ENV}; "
-                    f"set {KEY_ENV} to a key bound to {wanted!r}")
+                    f"set {KEY_ENV} to a key bound to {wanted!r}{unset}")
         # No API keys there: every request works in the server's own tenant, and no key can change that.
         if self.owner:
             fix = ("stop the server that owns the data dir and run the command again (without a server it "
-                   f"opens the data dir itself), or run it with --tenant {tenant!r}")
+                   f"opens the data dir itself), or run it with {own}")
         else:
-            fix = (f"run the command with --tenant {tenant!r}, or against a server started with "
+            fix = (f"run the command with {own}, or against a server started with "
                    f"AGENT_MEMORY_TENANT={wanted}, or with API keys (AGENT_MEMORY_API_KEYS) and a key bound to {wanted!r}")
         return f"{where} has no API keys and serves only its own tenant {tenant!r}; {fix}"
 

@@ -43,22 +43,59 @@ def _server(args) -> RemoteMemory | None:
     """The server to work through: ``--server URL``, else the live ``serve`` that owns the data dir,
     else None (the command opens the stores itself)."""
     if getattr(args, "server", None):
+        _note_server_settings()
         return RemoteMemory(args.server)
     holder = current_holder(_data_dir(args))
     if holder is None or not holder.url:
         return None  # no owner, or one without an API: _memory names it if it still holds the data dir
     print(f"note: the data dir is served by {holder.describe()}: working through its HTTP API", file=sys.stderr)
+    _note_server_settings()
     return RemoteMemory(holder.url, owner=holder.describe())
+
+
+# Settings this process still uses when it works through a server, so they are not said to be ignored:
+# data_dir (whose lock file names the server), tenant (checked against the server's: _tenant_through),
+# api_host and api_keys (`mcp --http` through a server listens on that host and guards its own listener
+# with those keys: mcp_server/server.py) and model_cache_dir (where every process on this machine keeps
+# its model graphs: nothing the server answers depends on it). The API key is AGENT_MEMORY_API_KEY, no
+# setting. Every other setting configures what the server does (ingestion, embedding, retrieval, stores,
+# LLM, its listener) and is the server's own.
+CLIENT_SETTINGS = frozenset({"data_dir", "tenant", "api_host", "api_keys", "model_cache_dir"})
+TENANT_ENV = "AGENT_MEMORY_TENANT"
+
+
+def _note_server_settings() -> None:
+    """On stderr, one line naming the server-side settings set here (environment or .env), which a command
+    through a server does not apply: without it they would be ignored silently (the server's apply)."""
+    ignored = sorted(load_settings().model_fields_set - CLIENT_SETTINGS)
+    if not ignored:
+        return
+    names = ", ".join(f"AGENT_MEMORY_{name.upper()}" for name in ignored)
+    verb = "does" if len(ignored) == 1 else "do"
+    # The server decodes what it is sent by its own setting: the file bytes go as they are.
+    encodings = (" (it reads the files it is sent in the encodings its own AGENT_MEMORY_TEXT_ENCODINGS names)"
+                 if "text_encodings" in ignored else "")
+    print(f"note: {names} set here {verb} not apply through a server: its own settings do{encodings}",
+          file=sys.stderr)
+
+
+def _tenant_through(remote: RemoteMemory, args) -> str:
+    """The server's tenant for this command, refused (naming how it was given) unless it is the tenant the
+    command would use locally: ``--tenant``, else AGENT_MEMORY_TENANT when set (unset: the server's own
+    tenant, or its key's)."""
+    if getattr(args, "tenant", None):
+        return remote.check_tenant(args.tenant)
+    settings = load_settings()
+    if "tenant" in settings.model_fields_set:
+        return remote.check_tenant(settings.tenant, given_as=TENANT_ENV)
+    return remote.check_tenant(None)
 
 
 def cmd_ingest(args) -> int:
     remote = _server(args)
     if remote is not None:
-        if load_settings().text_encodings:  # the server decodes what it is sent, by its own setting
-            print("note: AGENT_MEMORY_TEXT_ENCODINGS set here does not apply through a server: the server reads the "
-                  "files it is sent in the encodings its own setting names", file=sys.stderr)
         with remote:
-            remote.check_tenant(args.tenant)
+            _tenant_through(remote, args)
             # The data dir the server owns is ours (found through its lock): kept out of the walk as locally.
             report = remote.ingest_paths(args.paths, recursive=args.recursive, glob=args.glob,
                                          progress=not args.json, base=args.base, keep_missing=args.keep_missing,
@@ -77,7 +114,7 @@ def cmd_forget(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            tenant = remote.check_tenant(args.tenant)
+            tenant = _tenant_through(remote, args)
             removed = remote.forget(args.source_id)
         print(json.dumps({"source_id": args.source_id, **removed}, ensure_ascii=False))
         if not any(removed.values()):
@@ -112,7 +149,7 @@ def cmd_gc(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            remote.check_tenant(args.tenant)
+            _tenant_through(remote, args)
             print(json.dumps(remote.gc()))
         return 0
     with _memory(args) as memory, memory.write_lock:
@@ -142,7 +179,7 @@ def cmd_stats(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            tenant = remote.check_tenant(args.tenant)
+            tenant = _tenant_through(remote, args)
             print(json.dumps({tenant: remote.stats(args.soon_days)}, indent=2))
         return 0
     with _memory(args) as memory:
@@ -156,7 +193,7 @@ def cmd_list(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            remote.check_tenant(args.tenant)
+            _tenant_through(remote, args)
             rows = remote.list_sources(prefix=args.prefix, kind=args.kind, offset=args.offset, limit=args.limit)
     else:
         with _memory(args) as memory:
@@ -173,7 +210,7 @@ def cmd_inspect(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            tenant = remote.check_tenant(args.tenant)
+            tenant = _tenant_through(remote, args)
             found = remote.inspect(args.source_id, full=args.full)  # the server resolves a path as forget does
         similar: list[str] = []
     else:
@@ -207,7 +244,7 @@ def cmd_prompt(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            remote.check_tenant(args.tenant)
+            _tenant_through(remote, args)
             result = remote.prompt({"question": args.question, "session_id": args.session, "budget": args.budget,
                                     "preset": args.preset, "filters": filters or {},
                                     "question_date": args.question_date})
@@ -229,6 +266,7 @@ def cmd_demo(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
+            _tenant_through(remote, args)
             report = remote.ingest_paths([SAMPLES], recursive=True, progress=True)
             print(report.render())
             if not report.ok:
@@ -280,7 +318,7 @@ def cmd_mcp(args) -> int:
     remote = _server(args)
     if remote is not None:
         with remote:
-            remote.check_tenant(args.tenant)
+            _tenant_through(remote, args)
             return serve(http=args.http, host=args.host, port=args.port, remote=remote)
     with own(_data_dir(args), "mcp", doing="serve MCP on it"):
         return serve(http=args.http, host=args.host, port=args.port, data_dir=getattr(args, "data_dir", None),

@@ -4,6 +4,7 @@ the fix; with keys, it names the key to set."""
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 
 import pytest
@@ -60,3 +61,60 @@ def test_a_server_with_keys_names_the_key_to_set(tmp_path, capsys, cli_env):
         assert "a key bound to 'acme'" in err
         cli_env.setenv(KEY_ENV, "k-acme")
         assert run_cli(capsys, ["--server", url, "list", "--tenant", "acme"])[0] == 0
+
+
+@pytest.fixture()
+def owned(tmp_path, cli_env):
+    """A server without API keys owning the CLI's data dir (found through its lock, as `serve`'s), a notes
+    file to ingest, and the working directory beside it."""
+    data = tmp_path / "cli-data"
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "team.md").write_text("# Team\n\nOrla Vance leads the Kestrel platform team.\n")
+    cli_env.chdir(tmp_path)
+    with serve_in_thread(create_app(load_settings(data_dir=data), warm=False), owns=data) as url:
+        yield url
+
+
+@pytest.mark.parametrize("argv", [["list"], ["prompt", "Who leads Kestrel?"], ["ingest", "notes"]])
+def test_agent_memory_tenant_is_refused_by_a_server_serving_another(owned, capsys, cli_env, argv):
+    """AGENT_MEMORY_TENANT is the tenant of CLI commands: through a server that serves only its own, a
+    different one is refused (set after the server started, so the server's tenant stays 'default'), and
+    nothing is read from or written to the server's tenant."""
+    cli_env.setenv("AGENT_MEMORY_TENANT", "acme")
+    code, out, err = run_cli(capsys, argv)
+    assert code == 2 and out == "", out
+    assert (f"AGENT_MEMORY_TENANT='acme': the server at {owned} has no API keys and serves only its own "
+            "tenant 'default'") in err, err
+    assert "stop the server that owns the data dir" in err and "AGENT_MEMORY_TENANT unset or 'default'" in err
+    cli_env.delenv("AGENT_MEMORY_TENANT")
+    code, out, _ = run_cli(capsys, ["list"])
+    assert code == 0 and json.loads(out) == []  # the refused ingest wrote nothing to 'default'
+
+
+def test_agent_memory_tenant_naming_the_server_s_own_goes_through(owned, capsys, cli_env):
+    cli_env.setenv("AGENT_MEMORY_TENANT", "default")
+    code, out, _ = run_cli(capsys, ["ingest", "notes", "--json"])
+    assert code == 0 and json.loads(out)["files_ingested"] == 1
+    code, out, _ = run_cli(capsys, ["list"])
+    assert code == 0 and [r["source_id"] for r in json.loads(out)] == ["notes/team.md"]
+    # --tenant still chooses per call, over the variable, as it does locally.
+    cli_env.setenv("AGENT_MEMORY_TENANT", "acme")
+    code, out, _ = run_cli(capsys, ["list", "--tenant", "default"])
+    assert code == 0 and len(json.loads(out)) == 1
+
+
+def test_with_keys_agent_memory_tenant_must_be_the_key_s(tmp_path, capsys, cli_env):
+    """With API keys the key decides the tenant: a variable naming another is refused as --tenant is."""
+    cli_env.setenv(KEY_ENV, "k-globex")
+    with server(tmp_path / "served", api_keys={"k-globex": "globex", "k-acme": "acme"}) as url:
+        cli_env.setenv("AGENT_MEMORY_TENANT", "acme")
+        code, out, err = run_cli(capsys, ["--server", url, "list"])
+        assert code == 2 and out == ""
+        assert (f"AGENT_MEMORY_TENANT='acme': the server at {url} answers for tenant 'globex', the tenant of "
+                f"the API key in {KEY_ENV}; set {KEY_ENV} to a key bound to 'acme', or unset "
+                "AGENT_MEMORY_TENANT to work in 'globex'") in err, err
+        cli_env.setenv(KEY_ENV, "k-acme")
+        assert run_cli(capsys, ["--server", url, "list"])[0] == 0
+        cli_env.delenv("AGENT_MEMORY_TENANT")  # unset: the key's tenant, whatever it is
+        cli_env.setenv(KEY_ENV, "k-globex")
+        assert run_cli(capsys, ["--server", url, "list"])[0] == 0

@@ -286,6 +286,25 @@ def test_the_client_s_text_encodings_are_said_not_to_apply_through_a_server(serv
     (root / "gbk").mkdir()
     (root / "gbk" / "diary.txt").write_bytes("我和李娜在西湖边喝茶。\n".encode("gbk"))
     code, report, err = ingest(capsys, "gbk")
-    assert "AGENT_MEMORY_TEXT_ENCODINGS set here does not apply through a server" in err
+    # Named with the fixture's AGENT_MEMORY_TRIPLE_EXTRACTOR, in the one note of the settings not applying.
+    assert ("AGENT_MEMORY_TEXT_ENCODINGS, AGENT_MEMORY_TRIPLE_EXTRACTOR set here do not apply through a server: "
+            "its own settings do (it reads the files it is sent in the encodings its own "
+            "AGENT_MEMORY_TEXT_ENCODINGS names)") in err, err
     [(_, reason)] = report["files_skipped"]  # the server's setting names none
     assert "invalid UTF-8 at byte 0" in reason
+
+
+def test_server_side_settings_set_here_are_named_once_as_not_applying(served, capsys, monkeypatch):
+    """A chunk size set for the CLI is the server's business through it: one note names it (not the client's
+    own settings: the data dir, set by the fixture); without such a variable, no note."""
+    monkeypatch.delenv("AGENT_MEMORY_TRIPLE_EXTRACTOR")  # the fixture's, server-side too
+    code, report, err = ingest(capsys, "notes/team.md")
+    assert code == 0 and report["files_ingested"] == 1
+    assert "set here" not in err and "AGENT_MEMORY_DATA_DIR" not in err, err
+    # 64, not 16: 16 is below the default overlap (32), which the CLI refuses with and without a server.
+    monkeypatch.setenv("AGENT_MEMORY_CHUNK_TOKENS", "64")
+    code, report, err = ingest(capsys, "notes/team.md")
+    assert code == 0 and report["files_unchanged"] == 1
+    [note] = [line for line in err.splitlines() if "set here" in line]
+    assert note == ("note: AGENT_MEMORY_CHUNK_TOKENS set here does not apply through a server: its own "
+                    "settings do"), note
