@@ -33,7 +33,7 @@ from agent_memory.index.context import session_context_texts  # noqa: E402
 from agent_memory.index.items import embedding_text  # noqa: E402
 from agent_memory.ingest.pipeline import IngestionPipeline  # noqa: E402
 from agent_memory.ingest.report import IngestReport  # noqa: E402
-from agent_memory.ingest.sources import paragraph_source_id  # noqa: E402
+from agent_memory.ingest.paragraph_ids import paragraph_source_id  # noqa: E402
 from agent_memory.ingest.transcripts import locomo_turns  # noqa: E402
 from agent_memory.services import build_services  # noqa: E402
 

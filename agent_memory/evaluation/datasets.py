@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.records import Document, TurnRecord
-from agent_memory.ingest.sources import ParagraphIds
+from agent_memory.ingest.paragraph_ids import ParagraphIds
 from agent_memory.ingest.transcripts import locomo_turns, longmemeval_turns
 
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

@@ -47,6 +47,7 @@ from agent_memory.ingest.formats import (
     sniff_document,
     split_front_matter,
 )
+from agent_memory.ingest.paragraph_ids import ParagraphIds
 from agent_memory.ingest.shapes import (
     HotpotContext,
     SquadArticle,
@@ -272,10 +273,13 @@ def _check_id(source_id: str, where: str) -> None:
 
 
 def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jsonl: bool = False) -> list[Loaded]:
-    """JSON/JSONL: a conversation transcript, or records carrying a text field.
+    """JSON/JSONL: a conversation transcript, or records carrying a text field, else the file's own text.
 
     Depth and shape are checked first (``shapes.py``): a bad file is one ``Skipped`` naming the
-    field; in a list of records, a bad record is a ``Skipped`` of its own and the rest go on."""
+    field; in a list of records, a bad record is a ``Skipped`` of its own and the rest go on. JSON that
+    holds no record with a text field (a config file, a list of data rows) is a document of its own text,
+    as written, under the file's ID: what it says is found as a YAML or TOML file's is, never skipped. In
+    a file whose other records carry a text field, a record without one is a ``Skipped`` of its own."""
     where = path or source_id
     broken: dict[int, str] = {}
     try:
@@ -292,19 +296,40 @@ def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jso
         return [transcript] if transcript.turns else [Skipped(where, "transcript without turns")]
     records = data if isinstance(data, list) else [data]
     out: list[Loaded] = []
+    textless: list[int] = []  # records that carry no text field
     names = ParagraphIds()  # one file: its paragraphs of one title are told apart
     for index, record in enumerate(records):
         if index in broken:  # a JSONL line that does not parse: skipped alone, the others keep their #index
             out.append(Skipped(f"{where}#{index}", broken[index]))
             continue
         try:
-            out.extend(_records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path,
-                                             names=names))
+            read = _records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path,
+                                         names=names)
         except IngestError as exc:
             out.append(Skipped(f"{where}#{index}" if isinstance(data, list) else where, str(exc)))
-    if not out:
-        return [Skipped(where, f"no text field ({', '.join(TEXT_FIELDS)}) in JSON records")]
-    return out
+            continue
+        out.extend(read)
+        if not read:
+            textless.append(index)
+    if any(isinstance(unit, Document) for unit in out):
+        return out + [Skipped(f"{where}#{index}", f"no text field ({', '.join(TEXT_FIELDS)}) in this record")
+                      for index in textless]
+    if not textless or not any(_holds_something(records[index]) for index in textless):
+        return out or [Skipped(where, "JSON without content")]
+    return out + [Document(source_id=source_id, text=raw, tenant=tenant, path=path)]
+
+
+def _holds_something(value) -> bool:
+    """Whether a JSON value holds a string with text, a number or a boolean anywhere (not [], {}, null, "")."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, (bool, int, float)):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_something(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_something(v) for v in value)
+    return False
 
 
 def _records_to_documents(record, *, tenant: str, source_id: str, index: int, path: str,
@@ -346,39 +371,3 @@ def _records_to_documents(record, *, tenant: str, source_id: str, index: int, pa
             return [Document(source_id=rid or f"{source_id}#{index}", text=value, title=title, tenant=tenant,
                              path=path, metadata=meta)]
     return []
-
-
-def paragraph_source_id(title: str, text: str) -> str:
-    """A titled paragraph is identified by its title (a changed text replaces it); an
-    untitled one by a short content hash. Short IDs matter: every citation costs tokens.
-    Paragraphs read together (one file) are named by :class:`ParagraphIds`, which tells two
-    paragraphs of one title apart."""
-    clean = " ".join(title.replace("[", "(").replace("]", ")").split())[:80]
-    if clean:
-        return clean
-    return "para:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
-
-
-class ParagraphIds:
-    """Source IDs for the titled paragraphs of one file, in the order they are read.
-
-    A paragraph is its title's source (``paragraph_source_id``); a second, different paragraph under
-    a title already taken is ``"Title #2"``, a third ``"Title #3"``: two paragraphs of one page
-    (MuSiQue's pool holds 85 such titles) are two sources, not one source changed, and the second
-    must not replace the first. The same text under the same title is the same source, wherever it
-    appears (a paragraph several questions share is stored once). Reading the file again in the same
-    order gives the same IDs."""
-
-    def __init__(self) -> None:
-        self._texts: dict[str, list[str]] = {}  # base ID -> digests of its distinct texts, in order read
-
-    def __call__(self, title: str, text: str) -> str:
-        base = paragraph_source_id(title, text)
-        if base.startswith("para:"):  # untitled: already named by its content
-            return base
-        digest = hashlib.sha1(text.encode("utf-8")).hexdigest()
-        texts = self._texts.setdefault(base, [])
-        if digest not in texts:
-            texts.append(digest)
-        nth = texts.index(digest) + 1
-        return base if nth == 1 else f"{base} #{nth}"

@@ -9,7 +9,7 @@ import pytest
 from agent_memory.core.errors import ConfigError
 from agent_memory.evaluation.cli import parse_budgets
 from agent_memory.evaluation.datasets import detect_format, load_dataset, parse_dataset
-from agent_memory.ingest.sources import paragraph_source_id
+from agent_memory.ingest.paragraph_ids import paragraph_source_id
 from agent_memory.ingest.transcripts import locomo_turns
 
 LOCOMO = [{

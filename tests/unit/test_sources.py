@@ -49,9 +49,28 @@ def test_squad_paragraphs_without_ids_are_told_apart_by_order():
     assert [(d.source_id, d.text) for d in docs] == [("游戏", "第一段。"), ("游戏 #2", "第二段。")]
 
 
-def test_json_without_text_is_skipped_with_reason():
-    [skip] = load_json_text('{"numbers": [1, 2]}', tenant="t", source_id="f.json")
-    assert isinstance(skip, Skipped) and "no text field" in skip.reason
+def test_json_without_a_text_field_is_read_as_its_own_text():
+    """A config file or a list of data rows holds no record with a text field: it is one document of the
+    file's text as written (found as a YAML file's is), not skipped; empty JSON is skipped as such."""
+    raw = '{"service": "heron", "port": 8080, "owners": ["Orla Vance"]}'
+    [doc] = load_json_text(raw, tenant="t", source_id="config.json", path="/p/config.json")
+    assert isinstance(doc, Document) and (doc.source_id, doc.text, doc.path) == ("config.json", raw, "/p/config.json")
+    rows = '[{"id": "T1", "site": "Brest", "capacity_mw": 3.2}, {"id": "T2", "site": "Lorient"}]'
+    [doc] = load_json_text(rows, tenant="t", source_id="turbines.json")
+    assert doc.source_id == "turbines.json" and "Lorient" in doc.text
+    lines = '{"event": "deploy", "at": "2026-01-02"}\n{"event": "rollback"}\n'
+    [doc] = load_json_text(lines, tenant="t", source_id="events.jsonl", jsonl=True)
+    assert doc.text == lines
+    for empty in ("[]", "{}", '{"a": null, "b": []}', '""'):
+        [skip] = load_json_text(empty, tenant="t", source_id="e.json")
+        assert isinstance(skip, Skipped) and "without content" in skip.reason, empty
+
+
+def test_a_record_without_text_among_records_with_text_is_skipped_alone():
+    raw = json.dumps([{"id": "a", "text": "The tram runs every ten minutes."}, {"id": "b", "count": 3}])
+    doc, skip = load_json_text(raw, tenant="t", source_id="r.json")
+    assert isinstance(doc, Document) and doc.source_id == "a"
+    assert isinstance(skip, Skipped) and skip.path == "r.json#1" and "no text field" in skip.reason
 
 
 def test_generic_transcript_is_recognized():
