@@ -23,6 +23,8 @@ from agent_memory.retrieval.debug import render_dump
 # the evaluation harness, when they run, so that the other commands and --help do not load them.
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+# Decisions of a prompt that change what the caller gets (memory/memory.py): `prompt` also says them on stderr.
+NOTED_DECISIONS = ("no such session", "archive catching up")
 
 
 def _data_dir(args) -> Path:
@@ -254,6 +256,9 @@ def cmd_prompt(args) -> int:
                                    filters=filters, question_date=args.question_date)
             if not result.passages:
                 _note_if_empty(memory, args.tenant)
+    for decision in result.decisions:  # on stderr too: a typo in --session is otherwise easy to miss
+        if decision.action in NOTED_DECISIONS:
+            print(f"note: {decision.reason}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.debug_dict(), indent=2, ensure_ascii=False))
     else:

@@ -243,6 +243,11 @@ class Memory(DocumentMethods, SessionMethods):
             result.decisions.append(Decision("retrieve", tenant, "empty tenant", note))
         if pending:
             result.decisions.append(Decision("retrieve", tenant, "archive catching up", pending))
+        if session_id is not None and not self.session_exists(session_id, tenant=tenant):
+            # A misspelled session ID answers from long-term memory alone: said, so the caller can tell.
+            result.decisions.append(Decision("recent", session_id, "no such session",
+                                             f"tenant {tenant!r} has no session {session_id!r}: no recent turns "
+                                             "shared the budget (answered from long-term memory alone)"))
         return result
 
     def tenants(self) -> list[str]:

@@ -211,3 +211,15 @@ def test_archiving_in_the_background_keeps_an_append_from_waiting_for_an_ingesti
         memory.working_memory.flush()
         assert memory.matching_sources("chat/m0") == ["chat/m0"]
         assert "[S:chat/m0]" in memory.prompt("Where do the spare keys hang?", budget=300).prompt
+
+
+def test_a_prompt_for_a_session_that_does_not_exist_says_so(memory, capsys, tmp_path):
+    """A misspelled session ID answers from long-term memory alone: the decisions say so (and the CLI's
+    `prompt --session` on stderr); an existing session says nothing of the kind."""
+    memory.add("Greta Lind founded the Orbital Bakery in Malmo in 2019.", source_id="notes/bakery")
+    memory.add_message("chat-1", {"role": "user", "content": "We ordered 40 units of the X-300."})
+    missing = memory.prompt("Who founded the Orbital Bakery?", budget=300, session_id="chat-l")
+    [said] = [d for d in missing.decisions if d.action == "no such session"]
+    assert "'chat-l'" in said.reason and "'acme'" in said.reason and "[S:notes/bakery]" in missing.prompt
+    found = memory.prompt("Who founded the Orbital Bakery?", budget=300, session_id="chat-1")
+    assert not [d for d in found.decisions if d.action == "no such session"]
