@@ -15,6 +15,8 @@ from agent_memory.cli.parser import build_parser
 from agent_memory.core.errors import AgentMemoryError
 
 __all__ = ["build_parser", "main"]
+# Commands that, run again after Ctrl-C, go on where they stopped (ingestion skips what it stored unchanged).
+RESUMABLE = ("ingest", "demo")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,6 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:
+        # What was stored stays; an ingestion resumes where it stopped (a file's manifest is written last).
+        print(f"\ninterrupted: `{args.command}` stopped; what it stored before stays"
+              + ("; run it again to go on from where it stopped (unchanged files are not read again)"
+                 if args.command in RESUMABLE else ""), file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - one clear line for any failure; the traceback with -v
         if args.verbose:
