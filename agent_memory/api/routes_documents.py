@@ -26,7 +26,7 @@ from agent_memory.api.schemas import (
     error_responses,
     queued_response,
 )
-from agent_memory.api.strict import MAX_JSON_DEPTH
+from agent_memory.api.strict import MAX_JSON_DEPTH, unknown_keys_problem
 from agent_memory.core.errors import problem_of
 from agent_memory.core.storable import check_storable
 from agent_memory.ingest.discovery import check_source_id
@@ -85,8 +85,15 @@ async def post_document(request: Request, state: StateDep, tenant: TenantDep):
     return await run_in_threadpool(ingestion.ingest_text, state, tenant, doc)
 
 
+# The fields of a multipart upload (documented in _UPLOAD_DOC); any other is refused by name.
+UPLOAD_FIELDS = ("file", "source_id", "metadata", "client_path", "named_by_user")
+
+
 async def _upload(request: Request, state, tenant: str):
     form = await request.form(max_files=1, max_fields=8)
+    # As a JSON body's keys (strict.ClosedBody): a misspelled field ("sourceid") would store under a default.
+    if problem := unknown_keys_problem({key: None for key in form.keys()}, list(UPLOAD_FIELDS)):
+        raise ApiError(422, "invalid_request", f"multipart body: {problem}")
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
         raise ApiError(422, "invalid_request", "multipart body needs a 'file' part")

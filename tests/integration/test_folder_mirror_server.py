@@ -228,6 +228,12 @@ def test_an_uploads_client_path_is_recorded_in_one_spelling(served):
                                                                    (f"{folder}/walked.md", False)]
         bad = client.post("/v1/documents", files={"file": ("w.md", b"# W\n\nx\n")}, data={"named_by_user": "maybe"})
         assert bad.status_code == 422 and "named_by_user" in bad.json()["error"]["message"] and "'maybe'" in bad.text
+        # A field the upload does not take is refused by name, as a JSON body's key is: nothing stored.
+        typo = client.post("/v1/documents", files={"file": ("t.md", b"# T\n\nThe Osprey cache.\n")},
+                           data={"sourceid": "notes/t.md"})
+        message = typo.json()["error"]["message"]
+        assert typo.status_code == 422 and "'sourceid'" in message and "did you mean 'source_id'" in message
+        assert client.get("/v1/sources/t.md").status_code == 404
 
 
 def test_a_file_given_alone_keeps_the_id_its_folder_job_gave_it_through_the_server(served, capsys):
