@@ -13,10 +13,11 @@ import importlib.util
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from agent_memory.core.built_once import BuiltOnce
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.ids import content_hash
 
@@ -43,24 +44,6 @@ def packaged_minilm_path() -> str:
         if (candidate / "config.json").exists() and any(candidate.glob("*.safetensors")) | any(candidate.glob("*.bin")):
             return str(candidate)
     raise ConfigError(f"no sentence-transformers model files found under {root}")
-
-
-class BuiltOnce:
-    """A value built on first use, once, by whichever thread asks first (the others wait); a build
-    that gave None (a question encoder that could not be made) is not tried again."""
-
-    def __init__(self, build: Callable[[], Any]) -> None:
-        self._build = build
-        self._built = False
-        self._value: Any = None
-        self._lock = threading.Lock()
-
-    def get(self) -> Any:
-        with self._lock:
-            if not self._built:
-                self._value = self._build()
-                self._built = True
-        return self._value
 
 
 class OnnxBertEmbedder:

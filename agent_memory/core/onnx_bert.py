@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from agent_memory.core.built_once import BuiltOnce
 from agent_memory.core.onnx_graph import GraphBuilder, graph_session
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -175,8 +176,6 @@ class OnnxBertEncoder:
 
     def __init__(self, path: str | Path, graph_cache: Path | None = None) -> None:
         from tokenizers import Tokenizer
-
-        from agent_memory.core.embedding import BuiltOnce
 
         self.graph_cache = graph_cache  # onnx_graph.graph_session
         self.model = BertModelDir(path)
