@@ -29,6 +29,7 @@ working memory and recalled memory.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections import deque
@@ -127,7 +128,13 @@ class WorkingMemory:
             return 0
         tenant, session_id = split_key(session, self.services.settings.tenant)
         latest = self.services.catalog.recent_turns(tenant, session_id, 1)
-        return latest[-1].seq + 1 if latest and latest[-1].seq is not None else 0
+        after = latest[-1].seq + 1 if latest and latest[-1].seq is not None else 0
+        # Past any ``<session id>/m<n>`` already stored too (turns of Memory.add_turns carry their own IDs and
+        # no position): a live turn never lands on an ID another write holds.
+        numbered = re.compile(re.escape(session_id) + r"/m(\d+)")
+        taken = [int(m.group(1)) for e in self.services.catalog.recent_turns(tenant, session_id, 1_000_000)
+                 if (m := numbered.fullmatch(e.source_id))]
+        return max([after, *(n + 1 for n in taken)])
 
     # -- the archive -----------------------------------------------------------------------
     def _appended(self, record: Appended) -> None:

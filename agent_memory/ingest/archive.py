@@ -54,9 +54,9 @@ def _claimed(catalog, turns: Sequence[TurnRecord]) -> list[TurnRecord]:
         owner = SESSION_OWNER + session_id
         held = holders(catalog, tenant, [t.source_id for t in group], owner)
         for sid, who in held.items():
-            log.warning("session %r: turn %r not archived to long-term memory: that source ID belongs to %s "
-                        "(the turn stays in the session; forget %r to let the next turn of that number in)",
-                        session_id, sid, describe_owner(who), sid)
+            log.warning("session %r: turn %r not archived to long-term memory: that source ID belongs to %s; "
+                        "the message stays in the session's own history only (it is not archived later)",
+                        session_id, sid, describe_owner(who))
         free = [t for t in group if t.source_id not in held]
         catalog.claim(tenant, owner, [t.source_id for t in free])
         kept += free

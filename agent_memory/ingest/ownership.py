@@ -4,8 +4,8 @@ A file owns the source IDs it holds, through its manifest in the catalog (key ``
 file's ID: its hash and its sources); a direct caller (API JSON documents, ``Memory.add``) owns what
 it writes as ``DIRECT_OWNER``; a live session owns the turns archived from it (``SESSION_OWNER`` + its
 ID, ``<session id>/m<seq>``). A record whose ID another owner holds is refused, never overwritten. A
-stored turn with no owner recorded (archived before sessions claimed theirs, or written by
-``Memory.add_turns``) is a turn all the same: no document or record replaces it (``holders``).
+stored turn with no owner recorded (written by ``Memory.add_turns``, or archived before sessions claimed
+theirs) is held all the same: no document, record or live session's turn replaces it (``holders``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ FILE_KEY = "file:"
 DIRECT_OWNER = "api:"
 # The owner of a session's archived turns: this + the session ID.
 SESSION_OWNER = "session:"
+# Who holds a stored turn no one claimed (``holders``): this + its session ID. Never a writer's name.
+UNCLAIMED_TURN = "turn:"
 
 
 def describe_owner(owner: str) -> str:
@@ -38,23 +40,26 @@ def describe_owner(owner: str) -> str:
         return f"session {owner[len(SESSION_OWNER):]!r} (one of its archived turns)"
     if owner == DIRECT_OWNER:
         return "a document written directly (the API, Memory.add)"
+    if owner.startswith(UNCLAIMED_TURN):
+        return (f"a turn of session {owner[len(UNCLAIMED_TURN):]!r} stored without an owner (by Memory.add_turns, "
+                "or archived before sessions claimed their turns)")
     return repr(owner)
 
 
 def holders(catalog, tenant: str, source_ids: list[str], writer: str | None) -> dict[str, str]:
     """{source ID: its owner} for those of ``source_ids`` that ``writer`` may not write: owned by another;
-    or a stored turn that no one claimed (a session's, archived before sessions claimed theirs; one of
-    ``Memory.add_turns``), held as its session's (``SESSION_OWNER`` + its session ID) against any writer
-    but that session. ``writer`` None (``Memory.add_turns``, which claims nothing): explicit owners only."""
+    or a stored turn that no one claimed (one of ``Memory.add_turns``, or a session's archived before
+    sessions claimed theirs), held as ``UNCLAIMED_TURN`` + its session ID against every writer: a document,
+    a file's record and a live session's archive alike. ``writer`` None (``Memory.add_turns``, which claims
+    nothing, so adding a transcript again is a no-op): explicit owners only."""
     owners = catalog.owners(tenant, source_ids)
     found = {sid: who for sid, who in owners.items() if who != writer}
     if writer is None:
         return found
     unclaimed = [sid for sid in source_ids if sid not in owners]
     for sid, entry in catalog.get_many(tenant, unclaimed).items():
-        implied = SESSION_OWNER + (entry.session_id or "")
-        if entry.kind == "turn" and implied != writer:
-            found[sid] = implied
+        if entry.kind == "turn":
+            found[sid] = UNCLAIMED_TURN + (entry.session_id or "")
     return found
 
 

@@ -14,6 +14,7 @@ from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.message_validation import validate
 from agent_memory.conversation.working_memory import session_key
 from agent_memory.core.errors import NotFoundError
+from agent_memory.ingest.ownership import SESSION_OWNER
 from agent_memory.memory.arguments import expect_type, message_mapping
 
 # A batch's retention: one class for every message, or a list of one per message (None: the default).
@@ -123,7 +124,8 @@ class SessionMethods:
                        tenant: str | None = None) -> dict[str, Any]:
         """Remove a session (every agent's messages, summaries, entities, settings). With
         ``forget_archived`` its turns in long-term memory go too (sources ``<session_id>/m<seq>``, from
-        every store): a user can remove everything they said. NotFoundError when there is neither."""
+        every store): a user can remove everything they said; never a document or record that holds one of
+        those IDs (ingest/ownership.py). NotFoundError when there is neither."""
         name = self._tenant(tenant)
         key = session_key(name, session_id)
         rows = self.working_memory.sessions.store.session_rows(key)
@@ -139,7 +141,13 @@ class SessionMethods:
                     if archived.fullmatch(e.source_id)}
             with self.write_lock:
                 found = self.services.catalog.get_many(name, sorted(ids))
-                for source_id in sorted(found):
+                owners = self.services.catalog.owners(name, sorted(found))
+                # Only the session's own: a document or a file's record that took one of these IDs first (its
+                # turn was then never archived over it: ingest/archive.py) is not the session's to forget.
+                mine = [sid for sid, entry in found.items()
+                        if owners.get(sid) == SESSION_OWNER + session_id
+                        or (sid not in owners and entry.kind == "turn" and entry.session_id == session_id)]
+                for source_id in sorted(mine):
                     for k, v in self.ingestion.forget(name, source_id).items():
                         removed[k] = removed.get(k, 0) + v
         if not any(r["session_id"] == key for r in rows) and not removed["sources"]:  # settings only count

@@ -93,3 +93,25 @@ def test_through_the_api_a_document_on_a_turn_is_refused_naming_the_session(sett
         assert posted.status_code == 400 and "session 'chat-4'" in posted.json()["error"]["message"], posted.text
         kept = client.get("/v1/sources/chat-4%2Fm0", params={"full": "true"}).json()
         assert any("Acme Robotics" in item["text"] for item in kept["items"])
+
+
+def test_deleting_a_session_with_its_archive_never_forgets_a_document_on_one_of_its_ids(memory):
+    memory.add("Important doc: the budget for Heron is 9 million.", source_id="s3/m1")
+    for n in range(3):
+        memory.add_message("s3", {"role": "user", "content": f"s3 chat message number {n} about kites"})
+    removed = memory.delete_session("s3", forget_archived=True)
+    assert removed["sources"] == 2, removed  # m0 and m2: its own archived turns
+    assert any("9 million" in t for t in _texts(memory, "s3/m1"))
+    assert not _texts(memory, "s3/m0") and not _texts(memory, "s3/m2")
+
+
+def test_a_live_session_numbers_its_turns_past_the_ids_add_turns_stored(memory):
+    """Turns imported with add_turns under a session's name keep their IDs: the live session with that name
+    numbers its turns after them, so none of them is written over."""
+    memory.add_turns([TurnRecord(session_id="chat2", turn_id="m3", speaker="user", tenant="acme",
+                                 text="Imported: the secret code word is BLUEBERRY")])
+    seqs = [memory.add_message("chat2", {"role": "user", "content": f"live message {n} about gliders"})
+            for n in range(3)]
+    assert seqs == [4, 5, 6]
+    assert any("BLUEBERRY" in t for t in _texts(memory, "chat2/m3"))
+    assert any("live message 0" in t for t in _texts(memory, "chat2/m4"))
