@@ -34,7 +34,6 @@ CREATE TABLE IF NOT EXISTS sources (
     item_ids TEXT NOT NULL DEFAULT '[]',
     n_triples INTEGER NOT NULL DEFAULT 0,
     updated_at REAL NOT NULL,
-    named_by_user INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant, source_id)
 );
 CREATE INDEX IF NOT EXISTS sources_session ON sources (tenant, session_id, seq);
@@ -50,11 +49,18 @@ CREATE TABLE IF NOT EXISTS owners (
     owner TEXT NOT NULL,
     PRIMARY KEY (tenant, source_id)
 );
+CREATE TABLE IF NOT EXISTS named_files (
+    tenant TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    PRIMARY KEY (tenant, source_id)
+);
 """
 
-# Named, not ``*``: a catalog that gained a column by ALTER TABLE holds it last, whatever its order here.
-_COLUMNS = ("tenant, source_id, kind, content_hash, path, title, session_id, seq, timestamp, item_ids, n_triples,"
-            " updated_at, named_by_user")
+# ``named_by_user`` lives in a table of its own, not a column of ``sources``: a version from before it reads
+# and writes ``sources`` (twelve columns, inserted by position) as it always did on the same data dir.
+_SELECT = ("SELECT tenant, source_id, kind, content_hash, path, title, session_id, seq, timestamp, item_ids, "
+           "n_triples, updated_at, EXISTS (SELECT 1 FROM named_files n WHERE n.tenant = s.tenant "
+           "AND n.source_id = s.source_id) FROM sources s")
 
 
 @dataclass
@@ -144,19 +150,7 @@ class SQLiteCatalog:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.executescript(_SCHEMA)
         self._lock = threading.Lock()
-        self._add_named_by_user_column()
         self._backfill_titles()
-
-    def _add_named_by_user_column(self) -> None:
-        """A catalog from before files named by the user were recorded gets the column (its files: walked)."""
-        if "named_by_user" in {row[1] for row in self._conn.execute("PRAGMA table_info(sources)")}:
-            return
-        try:
-            with self._conn:
-                self._conn.execute("ALTER TABLE sources ADD COLUMN named_by_user INTEGER NOT NULL DEFAULT 0")
-        except sqlite3.OperationalError as exc:
-            if "duplicate column" not in str(exc):  # another process added it first: fine
-                raise
 
     def _backfill_titles(self) -> None:
         """Catalogs written before the title index existed get it on first open."""
@@ -170,7 +164,7 @@ class SQLiteCatalog:
     def get(self, tenant: str, source_id: str) -> SourceEntry | None:
         with self._lock:
             row = self._conn.execute(
-                f"SELECT {_COLUMNS} FROM sources WHERE tenant=? AND source_id=?", (tenant, source_id)
+                f"{_SELECT} WHERE tenant=? AND source_id=?", (tenant, source_id)
             ).fetchone()
         return _entry(row) if row else None
 
@@ -181,7 +175,7 @@ class SQLiteCatalog:
                 part = source_ids[start : start + 500]
                 marks = ",".join("?" * len(part))
                 for row in self._conn.execute(
-                    f"SELECT {_COLUMNS} FROM sources WHERE tenant=? AND source_id IN ({marks})", [tenant, *part]
+                    f"{_SELECT} WHERE tenant=? AND source_id IN ({marks})", [tenant, *part]
                 ):
                     entry = _entry(row)
                     out[entry.source_id] = entry
@@ -191,13 +185,17 @@ class SQLiteCatalog:
         now = time.time()
         with self._lock, self._conn:
             self._conn.executemany(
-                f"INSERT OR REPLACE INTO sources ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO sources VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (e.tenant, e.source_id, e.kind, e.content_hash, e.path, e.title, e.session_id, e.seq,
-                     e.timestamp, json.dumps(e.item_ids), e.n_triples, now, int(e.named_by_user))
+                     e.timestamp, json.dumps(e.item_ids), e.n_triples, now)
                     for e in entries
                 ],
             )
+            self._conn.executemany("DELETE FROM named_files WHERE tenant=? AND source_id=?",
+                                   [(e.tenant, e.source_id) for e in entries if not e.named_by_user])
+            self._conn.executemany("INSERT OR IGNORE INTO named_files VALUES (?,?)",
+                                   [(e.tenant, e.source_id) for e in entries if e.named_by_user])
             self._conn.executemany("DELETE FROM titles WHERE tenant=? AND source_id=?",
                                    [(e.tenant, e.source_id) for e in entries])
             self._conn.executemany("INSERT OR IGNORE INTO titles VALUES (?,?,?)",
@@ -208,6 +206,7 @@ class SQLiteCatalog:
             cur = self._conn.execute("DELETE FROM sources WHERE tenant=? AND source_id=?", (tenant, source_id))
             self._conn.execute("DELETE FROM titles WHERE tenant=? AND source_id=?", (tenant, source_id))
             self._conn.execute("DELETE FROM owners WHERE tenant=? AND source_id=?", (tenant, source_id))
+            self._conn.execute("DELETE FROM named_files WHERE tenant=? AND source_id=?", (tenant, source_id))
         return cur.rowcount > 0
 
     # Ownership: which file (manifest) or API caller wrote a source ID. A record of one file must
@@ -241,7 +240,7 @@ class SQLiteCatalog:
         those gone from disk), by source ID. Compared by substr, not LIKE: a path may hold '%' or '_'."""
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT {_COLUMNS} FROM sources WHERE tenant=? AND kind=? AND substr(path, 1, ?)=? ORDER BY source_id",
+                f"{_SELECT} WHERE tenant=? AND kind=? AND substr(path, 1, ?)=? ORDER BY source_id",
                 (tenant, kind, len(prefix), prefix)).fetchall()
         return [_entry(r) for r in rows]
 
@@ -270,7 +269,7 @@ class SQLiteCatalog:
     def session_neighbours(self, tenant: str, session_id: str, seq: int, before: int, after: int) -> list[SourceEntry]:
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT {_COLUMNS} FROM sources WHERE tenant=? AND session_id=? AND seq BETWEEN ? AND ? ORDER BY seq",
+                f"{_SELECT} WHERE tenant=? AND session_id=? AND seq BETWEEN ? AND ? ORDER BY seq",
                 (tenant, session_id, seq - before, seq + after),
             ).fetchall()
         return [_entry(r) for r in rows]
@@ -278,7 +277,7 @@ class SQLiteCatalog:
     def recent_turns(self, tenant: str, session_id: str, limit: int) -> list[SourceEntry]:
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT {_COLUMNS} FROM sources WHERE tenant=? AND session_id=? ORDER BY seq DESC LIMIT ?",
+                f"{_SELECT} WHERE tenant=? AND session_id=? ORDER BY seq DESC LIMIT ?",
                 (tenant, session_id, limit),
             ).fetchall()
         return [_entry(r) for r in reversed(rows)]

@@ -11,7 +11,10 @@ from agent_memory.stores.catalog import SourceEntry, title_key
 from agent_memory.stores.postgres import PostgresDB
 
 _COLUMNS = ("tenant, source_id, kind, content_hash, path, title, session_id, seq, \"timestamp\", item_ids,"
-            " n_triples, updated_at, named_by_user")
+            " n_triples, updated_at")
+# Each entry with whether the user named it (a table of its own: migrations/007_catalog_named_files.sql).
+_SELECT = (f"SELECT {_COLUMNS}, EXISTS (SELECT 1 FROM catalog_named_files n WHERE n.tenant = s.tenant"
+           " AND n.source_id = s.source_id) FROM catalog_sources s")
 
 
 class PostgresCatalog:
@@ -19,14 +22,14 @@ class PostgresCatalog:
         self.db = db
 
     def get(self, tenant: str, source_id: str) -> SourceEntry | None:
-        rows = self._rows(f"SELECT {_COLUMNS} FROM catalog_sources WHERE tenant=%s AND source_id=%s",
+        rows = self._rows(f"{_SELECT} WHERE tenant=%s AND source_id=%s",
                           (tenant, source_id))
         return _entry(rows[0]) if rows else None
 
     def get_many(self, tenant: str, source_ids: list[str]) -> dict[str, SourceEntry]:
         if not source_ids:
             return {}
-        rows = self._rows(f"SELECT {_COLUMNS} FROM catalog_sources WHERE tenant=%s AND source_id = ANY(%s)",
+        rows = self._rows(f"{_SELECT} WHERE tenant=%s AND source_id = ANY(%s)",
                           (tenant, list(source_ids)))
         return {r[1]: _entry(r) for r in rows}
 
@@ -36,15 +39,20 @@ class PostgresCatalog:
         now = time.time()
         with self.db.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.executemany(
-                f"INSERT INTO catalog_sources ({_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+                f"INSERT INTO catalog_sources ({_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
                 " ON CONFLICT (tenant, source_id) DO UPDATE SET kind=excluded.kind,"
                 " content_hash=excluded.content_hash, path=excluded.path, title=excluded.title,"
                 " session_id=excluded.session_id, seq=excluded.seq, \"timestamp\"=excluded.\"timestamp\","
-                " item_ids=excluded.item_ids, n_triples=excluded.n_triples, updated_at=excluded.updated_at,"
-                " named_by_user=excluded.named_by_user",
+                " item_ids=excluded.item_ids, n_triples=excluded.n_triples, updated_at=excluded.updated_at",
                 [(e.tenant, e.source_id, e.kind, e.content_hash, e.path, e.title, e.session_id, e.seq,
-                  e.timestamp, Jsonb(list(e.item_ids)), e.n_triples, now, bool(e.named_by_user)) for e in entries],
+                  e.timestamp, Jsonb(list(e.item_ids)), e.n_triples, now) for e in entries],
             )
+            walked = [(e.tenant, e.source_id) for e in entries if not e.named_by_user]
+            if walked:
+                cur.executemany("DELETE FROM catalog_named_files WHERE tenant=%s AND source_id=%s", walked)
+            named = [(e.tenant, e.source_id) for e in entries if e.named_by_user]
+            if named:
+                cur.executemany("INSERT INTO catalog_named_files VALUES (%s,%s) ON CONFLICT DO NOTHING", named)
             cur.executemany("DELETE FROM catalog_titles WHERE tenant=%s AND source_id=%s",
                             [(e.tenant, e.source_id) for e in entries])
             titles = [(e.tenant, k, e.source_id) for e in entries if (k := title_key(e.title))]
@@ -56,6 +64,7 @@ class PostgresCatalog:
             cur = conn.execute("DELETE FROM catalog_sources WHERE tenant=%s AND source_id=%s", (tenant, source_id))
             conn.execute("DELETE FROM catalog_titles WHERE tenant=%s AND source_id=%s", (tenant, source_id))
             conn.execute("DELETE FROM catalog_owners WHERE tenant=%s AND source_id=%s", (tenant, source_id))
+            conn.execute("DELETE FROM catalog_named_files WHERE tenant=%s AND source_id=%s", (tenant, source_id))
             return cur.rowcount > 0
 
     def owners(self, tenant: str, source_ids: list[str]) -> dict[str, str]:
@@ -81,7 +90,7 @@ class PostgresCatalog:
 
     def under_path(self, tenant: str, kind: str, prefix: str) -> list[SourceEntry]:
         """Entries of ``kind`` whose path starts with ``prefix`` (see ``SQLiteCatalog.under_path``)."""
-        rows = self._rows(f"SELECT {_COLUMNS} FROM catalog_sources WHERE tenant=%s AND kind=%s AND left(path, %s::int)=%s"
+        rows = self._rows(f"{_SELECT} WHERE tenant=%s AND kind=%s AND left(path, %s::int)=%s"
                           " ORDER BY source_id COLLATE \"C\"", (tenant, kind, len(prefix), prefix))
         return [_entry(r) for r in rows]
 
@@ -105,13 +114,13 @@ class PostgresCatalog:
 
     def session_neighbours(self, tenant: str, session_id: str, seq: int, before: int, after: int) -> list[SourceEntry]:
         rows = self._rows(
-            f"SELECT {_COLUMNS} FROM catalog_sources WHERE tenant=%s AND session_id=%s AND seq BETWEEN %s AND %s"
+            f"{_SELECT} WHERE tenant=%s AND session_id=%s AND seq BETWEEN %s AND %s"
             " ORDER BY seq", (tenant, session_id, seq - before, seq + after))
         return [_entry(r) for r in rows]
 
     def recent_turns(self, tenant: str, session_id: str, limit: int) -> list[SourceEntry]:
         rows = self._rows(
-            f"SELECT {_COLUMNS} FROM catalog_sources WHERE tenant=%s AND session_id=%s"
+            f"{_SELECT} WHERE tenant=%s AND session_id=%s"
             " ORDER BY seq DESC NULLS LAST LIMIT %s", (tenant, session_id, max(0, limit)))
         return [_entry(r) for r in reversed(rows)]
 

@@ -152,9 +152,10 @@ def test_under_path_finds_entries_of_a_kind_by_path_prefix(catalog):
     assert catalog.under_path("t", "file", "/elsewhere/") == []
 
 
-def test_a_catalog_from_before_named_by_user_gains_the_column(tmp_path):
-    """An SQLite catalog written before files given alone were recorded opens, reads its rows as walked,
-    and records the flag from then on (PostgreSQL: migration 007)."""
+def test_a_catalog_from_before_named_files_opens_and_an_older_version_still_writes_it(tmp_path):
+    """An SQLite catalog written before files named by the user were recorded opens (its files: walked) and
+    records them from then on, in a table of their own: a version from before, which inserts twelve values
+    into ``sources`` by position, still writes the catalog this one opened (PostgreSQL: migration 007)."""
     import sqlite3
 
     path = tmp_path / "catalog.sqlite"
@@ -174,4 +175,21 @@ def test_a_catalog_from_before_named_by_user_gains_the_column(tmp_path):
     assert [(e.source_id, e.named_by_user) for e in catalog.under_path("t", "file", "/r/")] == \
         [("file:a.md", False), ("file:b.md", True)]
     catalog.close()
-    assert SQLiteCatalog(path).get("t", "file:b.md").named_by_user is True  # reopened: the column is not added twice
+    older = sqlite3.connect(path)  # what the version before writes, by position
+    older.execute("INSERT OR REPLACE INTO sources VALUES ('t','file:c.md','file','h','/r/c.md','','',NULL,'','[]',0,2.0)")
+    older.commit()
+    older.close()
+    again = SQLiteCatalog(path)
+    assert again.get("t", "file:b.md").named_by_user is True and again.get("t", "file:c.md").named_by_user is False
+
+
+def test_named_by_user_is_set_cleared_and_forgotten_with_its_entry(catalog):
+    catalog.put_many([entry("file:n.md", kind="file", path="/r/n.md", named_by_user=True)])
+    assert catalog.get("t", "file:n.md").named_by_user is True
+    catalog.put_many([entry("file:n.md", kind="file", path="/r/n.md")])
+    assert catalog.get("t", "file:n.md").named_by_user is False
+    catalog.put_many([entry("file:n.md", kind="file", path="/r/n.md", named_by_user=True)])
+    assert catalog.delete("t", "file:n.md") and catalog.get("t", "file:n.md") is None
+    catalog.put_many([entry("file:n.md", kind="file", path="/r/n.md")])
+    assert catalog.get("t", "file:n.md").named_by_user is False  # the old flag went with the entry
+    assert catalog.get_many("t", ["file:n.md"])["file:n.md"].named_by_user is False

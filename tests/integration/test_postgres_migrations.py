@@ -34,7 +34,7 @@ def test_every_migration_is_applied_once_and_reapplying_is_a_no_op(schema):
     with db.connection() as conn:
         tables = {r[0] for r in conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema.schema,))}
-    assert {"catalog_sources", "catalog_titles", "catalog_owners", "session_messages", "jobs"} <= tables
+    assert {"catalog_sources", "catalog_titles", "catalog_owners", "catalog_named_files", "session_messages", "jobs"} <= tables
 
 
 def test_replicas_starting_together_migrate_without_racing(schema):
