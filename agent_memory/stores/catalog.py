@@ -78,8 +78,8 @@ class SourceEntry:
     n_triples: int = 0
     updated_at: float = 0.0
     # A file the user named to a job (given alone, or under a folder given that ignore rules leave out), not
-    # only reached by a walk: as ``git add -f`` does,
-    # naming it keeps it, so a later walk of its folder whose ignore rules leave it out does not forget it.
+    # only reached by a walk: as ``git add -f`` does, naming it keeps it, so a later walk of its folder whose
+    # ignore rules leave it out does not forget it. Stored in ``named_files`` (see ``_SELECT``).
     named_by_user: bool = False
 
 
