@@ -140,9 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-missing", action="store_true", help="keep stored files of the folders given that are "
                    "gone from disk or now ignored (default: a folder job forgets them, so memory mirrors the folder)")
     p.add_argument("--no-ignore", dest="ignore_rules", action="store_false", help="read what .gitignore and "
-                   ".ignore files leave out (default: a folder's walk honours them, and those of its parents up "
-                   "to the git repository root, as ripgrep does, or outside git up to the folder the source IDs "
-                   "are named from; ignored files are counted, not listed)")
+                   ".ignore files leave out, and generated files (default: a folder's walk honours them, and those "
+                   "of its parents up to the git repository root, as ripgrep does, or outside git up to the folder "
+                   "the source IDs are named from, and leaves out lockfiles, *.min.js, *.min.css and *.map; "
+                   "ignored files are counted, not listed)")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("forget", help="remove one source (or a whole file) everywhere")

@@ -11,7 +11,7 @@ from typing import Iterable, Mapping, Sequence
 
 from agent_memory.core.errors import IngestError
 from agent_memory.core.storable import check_text, control_character
-from agent_memory.ingest.ignore import Rules, rules_for
+from agent_memory.ingest.ignore import BY_RULES, Rules, rules_for
 from agent_memory.ingest.report import IngestReport
 
 
@@ -43,7 +43,8 @@ def discover_files(paths: Sequence[str | Path], *, recursive: bool, glob: str | 
                    ignore_rules: bool = True, base: str | Path | None = None) -> Iterable[Path]:
     """Files under ``paths`` in sorted order. A missing path, a broken or looping symlink and a
     folder reached twice (a link back up the tree) are reported, never silently dropped. A folder's
-    walk leaves out what its ignore rules (``.gitignore``, ``.ignore``) leave out, counted in the
+    walk leaves out what its ignore rules (``.gitignore``, ``.ignore``) leave out, and the generated
+    files no rule re-includes (lockfiles, minified code: ``ignore.GENERATED_FILES``), counted in the
     report, unless ``ignore_rules`` is False; a file named in ``paths`` is read even if ignored.
     Outside a repository, the rules of a folder's parents apply from ``base`` down, the folder its
     files' IDs are named from (default: each path's ``default_base``; ingest/ignore.py).
@@ -139,8 +140,8 @@ def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport,
                                  rules=rules.enter(child, report) if rules is not None else None)
         elif glob is not None and not fnmatch.fnmatch(child.name, glob):
             continue
-        elif rules is not None and rules.ignored(child, folder=False):  # a bad link or pipe too: not ours to report
-            report.ignore(child, folder=False)
+        elif rules is not None and (why := rules.why(child, folder=False)):  # a bad link or pipe too: not ours
+            report.ignore(child, folder=False, generated=None if why == BY_RULES else why)
         elif child.is_symlink() and own.holds(child):  # a link into the data dir: refused as if named
             report.files_skipped.append((str(child), own.refusal()))
             report.outcome(child, "skipped")

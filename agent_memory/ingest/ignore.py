@@ -38,10 +38,18 @@ A path named on the command line is read as named: a file even if ignored (``git
 even if its parents' rules ignore it (then those parents' rules do not apply inside it, else they
 would leave out everything in it; a warning says so). ``--no-ignore`` (``ignore_rules=False``) reads
 everything, as before.
+
+Below every folder's rules, the walk leaves out ``GENERATED_FILES``: lockfiles, minified bundles and source
+maps, which a repository tracks but no one writes or reads (a 2 MB ``package-lock.json`` is thousands of
+chunks of hashes that crowd every answer), as ripgrep-style tools leave such noise out. They are counted
+as ignored files (the report says how many are generated), forgotten like other files now ignored
+(``missing.now_ignored``), read when named alone or with ``--no-ignore``, and read by a walk whose rules
+re-include them (``!yarn.lock`` in ``.gitignore``: any matching rule of a folder decides before them).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from pathlib import Path
 
@@ -52,6 +60,20 @@ from agent_memory.ingest.report import IngestReport
 # In a folder, in this order: later lines win (pathspec, as git: the last matching pattern decides).
 IGNORE_FILES = (".gitignore", ".ignore")
 REPO_EXCLUDE = os.path.join(".git", "info", "exclude")
+# Generated files, never memory: left out of folder walks below every folder's own rules (file names,
+# case-sensitive as git matches them; folders are never matched).
+GENERATED_FILES = (
+    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock",
+    "Cargo.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "uv.lock", "composer.lock", "Gemfile.lock",
+    "Podfile.lock", "pubspec.lock", "go.sum", "flake.lock",
+    "*.min.js", "*.min.css", "*.map",  # minified bundles and source maps
+)
+BY_RULES = "ignore rules"  # ``Rules.why``: a folder's rules left it out (else: the generated pattern matched)
+
+
+def generated(name: str) -> str | None:
+    """The ``GENERATED_FILES`` pattern a file name matches, or None."""
+    return next((pattern for pattern in GENERATED_FILES if fnmatch.fnmatchcase(name, pattern)), None)
 
 
 class Rules:
@@ -71,15 +93,20 @@ class Rules:
         return Rules(chain + ((absolute, spec),) if spec is not None else chain)
 
     def ignored(self, path: str | os.PathLike, *, folder: bool) -> bool:
-        """Whether ``path`` (in the folder these rules are for, or below it) is left out: the nearest rules
-        that match it decide; a folder is matched with its trailing '/', as ``build/`` asks."""
+        """Whether ``path`` (in the folder these rules are for, or below it) is left out (``why``)."""
+        return self.why(path, folder=folder) is not None
+
+    def why(self, path: str | os.PathLike, *, folder: bool) -> str | None:
+        """Why ``path`` is left out, None if it is not: ``BY_RULES`` when the nearest rules that match it
+        leave it out (a folder is matched with its trailing '/', as ``build/`` asks); else, when no rule
+        matches it, the ``GENERATED_FILES`` pattern its name matches (files only)."""
         absolute = os.path.abspath(path)
         for base, spec in reversed(self.chain):
             relative = absolute[len(base.rstrip(os.sep)) + 1:].replace(os.sep, "/")
             decided = spec.check_file(relative + "/" if folder else relative).include
             if decided is not None:
-                return decided
-        return False
+                return BY_RULES if decided else None
+        return None if folder else generated(os.path.basename(absolute))
 
 
 def rules_for(folder: str | os.PathLike, report: IngestReport, base: str | os.PathLike | None = None) -> Rules:

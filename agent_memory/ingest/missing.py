@@ -21,7 +21,7 @@ forgets each by its file ID (``DELETE /v1/sources/{id}``), as a local job does.
 
 Files now ignored go the same way (``now_ignored``): a stored file under a folder given that is still on
 disk but that this walk left out by ignore rules (``build/`` added to ``.gitignore`` after it was stored;
-ingest/ignore.py), unless the job reads it (named alone too). Memory mirrors what a walk of the folder
+a lockfile stored before the built-in rules for generated files, or by ``--no-ignore``; ingest/ignore.py), unless the job reads it (named alone too). Memory mirrors what a walk of the folder
 reads, so it does not keep answering from build output the project now disowns; ``--keep-missing`` keeps
 them too, and ``--no-ignore`` ignores nothing, so removes nothing for it. A file once given alone to a job
 (its manifest's ``named_by_user``) stays, as a file added with ``git add -f`` stays tracked: the user named

@@ -28,6 +28,8 @@ class IngestReport:
     # and the absolute paths of the files it left out (counted in the JSON, never listed: a repo has thousands).
     ignored_folders: list[str] = field(default_factory=list)
     ignored_paths: set[str] = field(default_factory=set, repr=False)
+    # Of those, the generated files the built-in rules left out (ignore.GENERATED_FILES): path -> pattern.
+    generated_paths: dict[str, str] = field(default_factory=dict, repr=False)
     # Folders given that the rules above them leave out, walked as named all the same (absolute; ignore.py):
     # what the job reads under them the user named, as a file given alone (missing.user_named).
     named_despite_rules: set[str] = field(default_factory=set, repr=False)
@@ -56,10 +58,23 @@ class IngestReport:
     def outcome(self, path, outcome: str) -> None:
         self.files.append((str(path), outcome))
 
-    def ignore(self, path, *, folder: bool) -> None:
-        """A file or folder the walk leaves out by ignore rules: no outcome line, no skip."""
+    @property
+    def ignored_generated(self) -> dict[str, int]:
+        """How many files each built-in pattern left out (``GENERATED_FILES``), of those still ignored (a file
+        also named alone is read)."""
+        counts: dict[str, int] = {}
+        for path, pattern in self.generated_paths.items():
+            if path in self.ignored_paths:
+                counts[pattern] = counts.get(pattern, 0) + 1
+        return counts
+
+    def ignore(self, path, *, folder: bool, generated: str | None = None) -> None:
+        """A file or folder the walk leaves out by ignore rules (a file by the built-in ``generated`` pattern
+        when given): no outcome line, no skip."""
         if not folder:
             self.ignored_paths.add(os.path.abspath(path))
+            if generated is not None:
+                self.generated_paths[os.path.abspath(path)] = generated
         elif str(path) not in self.ignored_folders:
             self.ignored_folders.append(str(path))
 
@@ -73,8 +88,9 @@ class IngestReport:
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        del data["ignored_paths"], data["named_despite_rules"]
+        del data["ignored_paths"], data["named_despite_rules"], data["generated_paths"]
         data["files_ignored"] = self.files_ignored
+        data["ignored_generated"] = self.ignored_generated
         data["items_written"] = self.items_written
         data["chunks_per_s"] = round(self.chunks_per_s, 2)
         data["ok"] = self.ok
@@ -90,8 +106,7 @@ class IngestReport:
             f"  files unchanged  {self.files_unchanged}",
             f"  files skipped    {len(self.files_skipped)}",
             f"  files failed     {len(self.files_failed)}",
-            f"  files ignored    {self.files_ignored}" + (f" (and {len(self.ignored_folders)} folders not walked)"
-                                                       if self.ignored_folders else ""),
+            f"  files ignored    {self.files_ignored}{self._ignored_note()}",
             f"  sources written  {self.sources_written} (unchanged {self.sources_unchanged},"
             f" removed {self.sources_removed})",
             f"  removed, gone from disk: {len(self.gone_from_disk)}",
@@ -112,6 +127,10 @@ class IngestReport:
             lines += [f"  gone from disk: {_shown(file_id)}" for file_id in self.gone_from_disk]
             lines += [f"  now ignored: {_shown(file_id)}" for file_id in self.now_ignored]
             lines += [f"  ignored folder: {_shown(folder)}" for folder in self.ignored_folders]
+            if self.ignored_generated:
+                lines.append("  ignored as generated (built-in rules; read by --no-ignore, by naming the file, or by "
+                             "a '!name' rule in .gitignore): " + ", ".join(
+                                 f"{pattern} {count}" for pattern, count in self.ignored_generated.items()))
         for path in self.paths_missing:
             lines.append(f"  MISSING: {_shown(path)}")
         for warning in self.warnings[:20]:
@@ -119,6 +138,14 @@ class IngestReport:
         if self.store_error:
             lines.append(f"  STORE ERROR: {self.store_error}")
         return "\n".join(lines)
+
+
+    def _ignored_note(self) -> str:
+        """After the count of files ignored: how many are generated files, how many folders were not walked."""
+        generated = sum(self.ignored_generated.values())
+        parts = [f"{generated} generated: lockfiles, minified code, source maps"] if generated else []
+        parts += [f"and {len(self.ignored_folders)} folders not walked"] if self.ignored_folders else []
+        return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _shown(path: str) -> str:

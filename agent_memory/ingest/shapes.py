@@ -170,3 +170,27 @@ def record_id(value: Any, where: str) -> str | None:
     if len(text) > MAX_ID_CHARS:
         raise IngestError(f"{where}: an ID of {len(text)} characters is longer than {MAX_ID_CHARS}")
     return text
+
+
+def holds_something(value) -> bool:
+    """Whether a JSON value holds a string with text, a number or a boolean anywhere (not [], {}, null, "")."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, (bool, int, float)):
+        return True
+    if isinstance(value, dict):
+        return any(holds_something(v) for v in value.values())
+    if isinstance(value, list):
+        return any(holds_something(v) for v in value)
+    return False
+
+
+def string_chars(value) -> int:
+    """How many characters the strings of a JSON value hold, nested ones too (not its keys, numbers or nulls)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(string_chars(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(string_chars(v) for v in value)
+    return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -53,9 +54,11 @@ from agent_memory.ingest.shapes import (
     SquadArticle,
     TextRecord,
     check,
+    holds_something,
     parse_json,
     parse_json_lines,
     record_id,
+    string_chars,
 )
 from agent_memory.ingest.transcripts import Transcript, parse_transcript
 
@@ -277,9 +280,12 @@ def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jso
 
     Depth and shape are checked first (``shapes.py``): a bad file is one ``Skipped`` naming the
     field; in a list of records, a bad record is a ``Skipped`` of its own and the rest go on. JSON that
-    holds no record with a text field (a config file, a list of data rows) is a document of its own text,
-    as written, under the file's ID: what it says is found as a YAML or TOML file's is, never skipped. In
-    a file whose other records carry a text field, a record without one is a ``Skipped`` of its own."""
+    holds no record with a text field (a config file, a list of data rows), or is one object (no list, no
+    dataset shape) whose text field holds less than half of the text of its string values (``{"name": ..,
+    "context": "prod", "image": ..}`` is a config, not a record), is a document of its own text, as written, under the file's ID: what it says
+    is found as a YAML or TOML file's is, never skipped. In a list whose other records carry a text field, a
+    record without one is a document of its own JSON text under ``<file ID>#<index>``; one with a blank text
+    field, or with nothing in it (``{}``, ``null``), is a ``Skipped`` of its own."""
     where = path or source_id
     broken: dict[int, str] = {}
     try:
@@ -294,42 +300,59 @@ def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jso
         return [Skipped(where, str(exc))]
     if transcript is not None:
         return [transcript] if transcript.turns else [Skipped(where, "transcript without turns")]
+    if not jsonl and _config_object(data):
+        return [Document(source_id=source_id, text=raw, tenant=tenant, path=path)]
     records = data if isinstance(data, list) else [data]
-    out: list[Loaded] = []
-    textless: list[int] = []  # records that carry no text field
+    units: list[list[Loaded]] = []  # what each record is read as, in order
     names = ParagraphIds()  # one file: its paragraphs of one title are told apart
     for index, record in enumerate(records):
         if index in broken:  # a JSONL line that does not parse: skipped alone, the others keep their #index
-            out.append(Skipped(f"{where}#{index}", broken[index]))
+            units.append([Skipped(f"{where}#{index}", broken[index])])
             continue
         try:
-            read = _records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path,
-                                         names=names)
+            units.append(_records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path,
+                                               names=names))
         except IngestError as exc:
-            out.append(Skipped(f"{where}#{index}" if isinstance(data, list) else where, str(exc)))
-            continue
-        out.extend(read)
-        if not read:
-            textless.append(index)
+            units.append([Skipped(f"{where}#{index}" if isinstance(data, list) else where, str(exc))])
+    textless = [index for index, read in enumerate(units) if not read]  # records that carry no text field
+    if any(isinstance(unit, Document) for read in units for unit in read):
+        for index in textless:
+            units[index] = [_textless_record(records[index], tenant, f"{source_id}#{index}", f"{where}#{index}", path)]
+    out = [unit for read in units for unit in read]
     if any(isinstance(unit, Document) for unit in out):
-        return out + [Skipped(f"{where}#{index}", f"no text field ({', '.join(TEXT_FIELDS)}) in this record")
-                      for index in textless]
-    if not textless or not any(_holds_something(records[index]) for index in textless):
+        return out
+    if not textless or not any(holds_something(records[index]) for index in textless):
         return out or [Skipped(where, "JSON without content")]
     return out + [Document(source_id=source_id, text=raw, tenant=tenant, path=path)]
 
 
-def _holds_something(value) -> bool:
-    """Whether a JSON value holds a string with text, a number or a boolean anywhere (not [], {}, null, "")."""
-    if isinstance(value, str):
-        return bool(value.strip())
-    if isinstance(value, (bool, int, float)):
-        return True
-    if isinstance(value, dict):
-        return any(_holds_something(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_holds_something(v) for v in value)
-    return False
+def _dataset_shaped(record: dict) -> bool:
+    """A HotpotQA (``contexts``) or SQuAD (``data``) record, read by its own shape (``_records_to_documents``)."""
+    contexts = record.get("contexts")
+    return (isinstance(contexts, list) and bool(contexts) and isinstance(contexts[0], dict)) or isinstance(
+        record.get("data"), list)
+
+
+def _text_field(record: dict) -> str | None:
+    """The first of ``TEXT_FIELDS`` a record holds text in, else None."""
+    return next((key for key in TEXT_FIELDS if isinstance(record.get(key), str) and record[key].strip()), None)
+
+
+def _config_object(data) -> bool:
+    """One JSON object, no dataset shape, whose text field holds less than half of its text (the characters
+    of its string values, nested ones too): a config file with a ``context`` or ``body`` key, not a record."""
+    if not isinstance(data, dict) or _dataset_shaped(data) or (key := _text_field(data)) is None:
+        return False
+    return 2 * len(data[key]) < string_chars(data)
+
+
+def _textless_record(record, tenant: str, sid: str, where: str, path: str) -> Loaded:
+    """A record among records with text that carries no text field: a document of its JSON text, so what it
+    says is found; skipped when it holds nothing, has a blank text field or is a dataset record without text."""
+    if (isinstance(record, dict) and (_dataset_shaped(record) or any(key in record for key in TEXT_FIELDS))
+            or isinstance(record, str) or not holds_something(record)):
+        return Skipped(where, f"no text field ({', '.join(TEXT_FIELDS)}) in this record")
+    return Document(source_id=sid, text=json.dumps(record, ensure_ascii=False), tenant=tenant, path=path)
 
 
 def _records_to_documents(record, *, tenant: str, source_id: str, index: int, path: str,
@@ -360,14 +383,13 @@ def _records_to_documents(record, *, tenant: str, source_id: str, index: int, pa
                     docs.append(Document(source_id=pid or names(article.title, para.context),
                                          text=para.context, tenant=tenant, path=path, title=article.title))
         return docs
-    for key in TEXT_FIELDS:
-        value = record.get(key)
-        if isinstance(value, str) and value.strip():
-            fields = check(TextRecord, record, f"record {index}")
-            rid = record_id(fields.id, f"record {index}.id") or record_id(fields.source_id, f"record {index}.source_id")
-            title = str(fields.title or "")
-            meta = {k: as_text_if_infinite(v, JSON_SPELLING) for k, v in record.items()
-                    if k != key and isinstance(v, (str, int, float, bool))}
-            return [Document(source_id=rid or f"{source_id}#{index}", text=value, title=title, tenant=tenant,
-                             path=path, metadata=meta)]
+    if (key := _text_field(record)) is not None:
+        value = record[key]
+        fields = check(TextRecord, record, f"record {index}")
+        rid = record_id(fields.id, f"record {index}.id") or record_id(fields.source_id, f"record {index}.source_id")
+        title = str(fields.title or "")
+        meta = {k: as_text_if_infinite(v, JSON_SPELLING) for k, v in record.items()
+                if k != key and isinstance(v, (str, int, float, bool))}
+        return [Document(source_id=rid or f"{source_id}#{index}", text=value, title=title, tenant=tenant,
+                         path=path, metadata=meta)]
     return []

@@ -66,11 +66,40 @@ def test_json_without_a_text_field_is_read_as_its_own_text():
         assert isinstance(skip, Skipped) and "without content" in skip.reason, empty
 
 
-def test_a_record_without_text_among_records_with_text_is_skipped_alone():
-    raw = json.dumps([{"id": "a", "text": "The tram runs every ten minutes."}, {"id": "b", "count": 3}])
-    doc, skip = load_json_text(raw, tenant="t", source_id="r.json")
-    assert isinstance(doc, Document) and doc.source_id == "a"
-    assert isinstance(skip, Skipped) and skip.path == "r.json#1" and "no text field" in skip.reason
+def test_a_record_without_text_among_records_with_text_is_read_as_its_json_text():
+    """What a record without a text field says is found: a document of its JSON text under <file ID>#<index>;
+    a record with a blank text field, or with nothing in it, is still skipped alone."""
+    raw = json.dumps([{"event": "deploy", "body": "ok"}, {"event": "rollback", "reason": "db migration 17 failed"},
+                      {"id": "c", "text": "  "}, {}, None, {"id": "d", "text": "Migration 18 went through."}])
+    first, second, blank, empty, null, last = load_json_text(raw, tenant="t", source_id="r.json", path="/p/r.json")
+    assert isinstance(first, Document) and (first.source_id, first.text) == ("r.json#0", "ok")
+    assert isinstance(second, Document) and second.source_id == "r.json#1" and second.path == "/p/r.json"
+    assert json.loads(second.text) == {"event": "rollback", "reason": "db migration 17 failed"}
+    assert isinstance(last, Document) and last.source_id == "d"
+    for index, skip in ((2, blank), (3, empty), (4, null)):
+        assert isinstance(skip, Skipped) and skip.path == f"/p/r.json#{index}" and "no text field" in skip.reason
+    lines = '{"id": "a", "text": "Le tram passe toutes les dix minutes."}\n{"ligne": "T2", "arrêt": "Gare"}\n'
+    doc, row = load_json_text(lines, tenant="t", source_id="r.jsonl", jsonl=True)
+    assert doc.source_id == "a" and (row.source_id, row.text) == ("r.jsonl#1", '{"ligne": "T2", "arrêt": "Gare"}')
+
+
+def test_one_object_whose_text_field_holds_little_of_its_text_is_a_config():
+    raw = '{"name":"deploy-svc","context":"prod-cluster","replicas":12,"image":"registry/app:4.2"}'
+    [doc] = load_json_text(raw, tenant="t", source_id="deploy.json", path="/p/deploy.json")
+    assert isinstance(doc, Document) and (doc.source_id, doc.text, doc.metadata) == ("deploy.json", raw, {})
+    # A record whose text field holds its text is read as a record, alone or in a list, as before.
+    long = "The Heron service answers on port 8080 and is run by the platform team in Lyon."
+    [doc] = load_json_text(json.dumps({"text": long}), tenant="t", source_id="one.json")
+    assert (doc.source_id, doc.text) == ("one.json#0", long)
+    [doc] = load_json_text(json.dumps({"id": "h1", "title": "Heron", "text": long, "port": 8080}), tenant="t",
+                           source_id="one.json")
+    assert (doc.source_id, doc.text, doc.title, doc.metadata) == ("h1", long, "Heron",
+                                                                 {"id": "h1", "title": "Heron", "port": 8080})
+    rows = json.dumps([{"id": f"r{i}", "title": "A long title for a short text", "text": f"row {i}"} for i in range(2)])
+    assert [(d.source_id, d.text) for d in load_json_text(rows, tenant="t", source_id="rows.json")] == [
+        ("r0", "row 0"), ("r1", "row 1")]
+    [doc] = load_json_text('{"name": "deploy-svc", "context": "prod"}', tenant="t", source_id="x.jsonl", jsonl=True)
+    assert doc.text == "prod"  # JSONL: records, never a config
 
 
 def test_generic_transcript_is_recognized():
