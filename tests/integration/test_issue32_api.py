@@ -285,7 +285,7 @@ def test_an_upload_over_another_owners_source_is_refused_naming_the_owner(client
     posted = client.post("/v1/documents", json={"source_id": "shared.md", "text": "Posted text."}, headers=A)
     assert posted.status_code == 200, posted.text
     upload = client.post("/v1/documents", headers=A, files={"file": ("shared.md", b"Uploaded text.")})
-    assert upload.status_code == 400 and "api:" in upload.text
+    assert upload.status_code == 400 and "a document written directly" in upload.text
     assert "Posted text." in client.get("/v1/sources/shared.md", headers=A).text
 
 
@@ -298,7 +298,7 @@ def test_an_upload_killed_mid_job_is_forgotten_by_its_id(server):
     # claims, and the first record already stored.
     memory.services.catalog.claim("alpha", "file:big.jsonl", ["big.jsonl#0", "big.jsonl#1"])
     taken = http.post("/v1/documents", json={"source_id": "big.jsonl#1", "text": "Another writer."}, headers=A)
-    assert "file:big.jsonl" in api_error(taken, 400, "bad_request")
+    assert "the file 'big.jsonl'" in api_error(taken, 400, "bad_request")
     forgotten = http.delete("/v1/sources/big.jsonl", headers=A)
     assert forgotten.status_code == 200, forgotten.text
     again = http.post("/v1/documents", json={"source_id": "big.jsonl#1", "text": "Another writer."}, headers=A)
