@@ -236,6 +236,15 @@ class Settings(BaseSettings):
     def _no_model_cache(cls, value):
         return None if isinstance(value, str) and value.strip().lower() in ("", "off") else value
 
+    @field_validator("data_dir", "model_cache_dir", mode="before")
+    @classmethod
+    def _home_expanded(cls, value):
+        """A leading ``~`` (``AGENT_MEMORY_DATA_DIR=~/memory`` in a .env, where no shell expands it) is the
+        home folder, never a folder named ``~`` in the working directory."""
+        if isinstance(value, (str, Path)) and str(value).startswith("~"):
+            return Path(os.path.expanduser(value))
+        return value
+
     @field_validator("ttl_days")
     @classmethod
     def _known_ttl_selectors(cls, rules: dict[str, float]) -> dict[str, float]:
