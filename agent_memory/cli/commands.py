@@ -126,7 +126,8 @@ def cmd_ingest(args) -> int:
         with _memory(args) as memory:
             report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json,
                                       base=args.base, keep_missing=args.keep_missing, ignore_rules=args.ignore_rules)
-    print(json.dumps(report.to_dict(), indent=2) if args.json else report.render(verbose=args.verbose))
+    listed = json.dumps(report.to_dict(), indent=2) if args.json else None
+    print(listed or report.render(verbose=args.verbose, listed_in="--json"))
     return 0 if report.ok else 1
 
 
