@@ -97,13 +97,16 @@ def get_files(state: StateDep, tenant: TenantDep,
 
 
 @router.get("/v1/sources/{source_id:path}", response_model=SourceOut, responses=error_responses(401, 404),
+            response_model_exclude_unset=True,  # file_sources only for a file's ID
             summary="Everything stored for one source: catalog entry, items, metadata, importance")
 def get_source(source_id: str, state: StateDep, tenant: TenantDep,
                full: Annotated[bool, Query(description="Each item's whole text instead of its first "
                                                        f"{INSPECT_TEXT_CHARS} characters.")] = False) -> dict[str, Any]:
     """One source as stored: its catalog entry (kind, content hash, title, owning items) and its items
     with their metadata; each item's text cut at 300 characters unless ``full`` (``chars`` is its whole
-    length, ``text_truncated`` says whether it was cut). 404 for a source the tenant does not hold."""
+    length, ``text_truncated`` says whether it was cut). A file's ID that is no source itself (a JSON or
+    JSONL file of records) gives the file: its manifest, and ``file_sources``, each source it holds with its
+    items count. 404 for a source the tenant does not hold."""
     # Named as forget takes it: an ID, its ./ spelling, or the ingested (or uploaded) file's absolute path.
     named = [*state.memory.matching_sources(source_id, tenant=tenant), source_id]
     found = next(filter(None, (inspect(state.services, tenant, sid, full=full) for sid in named)), None)

@@ -299,12 +299,21 @@ class StoredItemOut(BaseModel):
     metadata: dict[str, Any]
 
 
+class FileSourceOut(BaseModel):
+    source_id: str
+    items: int
+
+
 class SourceOut(BaseModel):
     model_config = ConfigDict(extra="allow")
     source_id: str
     tenant: str
     catalog: CatalogEntryOut | None = Field(description="The catalog's entry; null for a source known only by items.")
     items: list[StoredItemOut]
+    file_sources: list[FileSourceOut] | None = Field(
+        default=None, description="Only for a file's ID that is no source itself (a JSON or JSONL file of "
+                                  "records): each source the file holds and its number of items; catalog is "
+                                  "then the file's manifest (kind 'file') and items is empty.")
 
 
 class RemovedCounts(BaseModel):

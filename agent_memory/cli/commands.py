@@ -8,14 +8,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from agent_memory.core.config import load_settings
+from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.metafilter import conditions
 from agent_memory.core.owner import current_holder, own
+from agent_memory.core.settings_here import settings_here
 from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.reindex import reindex
 from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
 from agent_memory.memory import Memory
+from agent_memory.memory.arguments import check_tenant
 from agent_memory.remote import RemoteMemory
 from agent_memory.retrieval.debug import render_dump
 
@@ -27,8 +29,12 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 NOTED_DECISIONS = ("no such session", "archive catching up")
 
 
-def _data_dir(args) -> Path:
-    return Path(args.data_dir) if getattr(args, "data_dir", None) else load_settings().data_dir
+def _data_dir(args, *, lenient: bool = False) -> Path:
+    """``--data-dir``, else the setting; ``lenient``: read even where other settings are invalid (to find the
+    server that owns it, which applies its own)."""
+    if getattr(args, "data_dir", None):
+        return Path(args.data_dir)
+    return settings_here().value("data_dir") if lenient else load_settings().data_dir
 
 
 @contextmanager
@@ -47,7 +53,7 @@ def _server(args) -> RemoteMemory | None:
     if getattr(args, "server", None):
         _note_server_settings()
         return RemoteMemory(args.server)
-    holder = current_holder(_data_dir(args))
+    holder = current_holder(_data_dir(args, lenient=True))
     if holder is None or not holder.url:
         return None  # no owner, or one without an API: _memory names it if it still holds the data dir
     print(f"note: the data dir is served by {holder.describe()}: working through its HTTP API", file=sys.stderr)
@@ -68,17 +74,30 @@ TENANT_ENV = "AGENT_MEMORY_TENANT"
 
 def _note_server_settings() -> None:
     """On stderr, one line naming the server-side settings set here (environment or .env), which a command
-    through a server does not apply: without it they would be ignored silently (the server's apply)."""
-    ignored = sorted(load_settings().model_fields_set - CLIENT_SETTINGS)
-    if not ignored:
+    through a server does not apply: without it they would be ignored silently (the server's apply). One
+    that is invalid here is said to be, and does not stop the command (it would stop one without a server)."""
+    here = settings_here()
+    invalid = {name: problem for name, problem in here.invalid.items() if name not in CLIENT_SETTINGS}
+    ignored = sorted(here.set_here - CLIENT_SETTINGS - set(invalid))
+    if not ignored and not invalid:
         return
-    names = ", ".join(f"AGENT_MEMORY_{name.upper()}" for name in ignored)
-    verb = "does" if len(ignored) == 1 else "do"
+    parts = []
+    if ignored:
+        parts.append(f"{_variables(ignored)} set here {'does' if len(ignored) == 1 else 'do'} not apply "
+                     "through a server")
+    if invalid:
+        problems = "; ".join(f"{name}: {problem}" for name, problem in invalid.items())
+        one = len(invalid) == 1
+        parts.append(f"{_variables(invalid)} set here {'is' if one else 'are'} invalid ({problems}) and "
+                     f"{'does' if one else 'do'} not apply through a server")
     # The server decodes what it is sent by its own setting: the file bytes go as they are.
     encodings = (" (it reads the files it is sent in the encodings its own AGENT_MEMORY_TEXT_ENCODINGS names)"
-                 if "text_encodings" in ignored else "")
-    print(f"note: {names} set here {verb} not apply through a server: its own settings do{encodings}",
-          file=sys.stderr)
+                 if "text_encodings" in here.set_here else "")
+    print(f"note: {'; '.join(parts)}: its own settings do{encodings}", file=sys.stderr)
+
+
+def _variables(names) -> str:
+    return ", ".join(f"AGENT_MEMORY_{name.upper()}" if name in Settings.model_fields else name for name in names)
 
 
 def _tenant_through(remote: RemoteMemory, args) -> str:
@@ -87,9 +106,9 @@ def _tenant_through(remote: RemoteMemory, args) -> str:
     tenant, or its key's)."""
     if getattr(args, "tenant", None):
         return remote.check_tenant(args.tenant)
-    settings = load_settings()
-    if "tenant" in settings.model_fields_set:
-        return remote.check_tenant(settings.tenant, given_as=TENANT_ENV)
+    here = settings_here()  # the tenant is read and checked even where settings the server applies are invalid
+    if "tenant" in here.set_here:  # refused as locally where it names no tenant (empty, or with a '/')
+        return remote.check_tenant(check_tenant(here.value("tenant")), given_as=TENANT_ENV)
     return remote.check_tenant(None)
 
 
@@ -107,7 +126,8 @@ def cmd_ingest(args) -> int:
         with _memory(args) as memory:
             report = memory.add_paths(args.paths, recursive=args.recursive, glob=args.glob, progress=not args.json,
                                       base=args.base, keep_missing=args.keep_missing, ignore_rules=args.ignore_rules)
-    print(json.dumps(report.to_dict(), indent=2) if args.json else report.render(verbose=args.verbose))
+    listed = json.dumps(report.to_dict(), indent=2) if args.json else None
+    print(listed or report.render(verbose=args.verbose, listed_in="--json"))
     return 0 if report.ok else 1
 
 

@@ -236,6 +236,11 @@ class Settings(BaseSettings):
     def _no_model_cache(cls, value):
         return None if isinstance(value, str) and value.strip().lower() in ("", "off") else value
 
+    @field_validator("data_dir", "model_cache_dir", mode="before")
+    @classmethod
+    def _home_expanded(cls, value):
+        return home_expanded(value)
+
     @field_validator("ttl_days")
     @classmethod
     def _known_ttl_selectors(cls, rules: dict[str, float]) -> dict[str, float]:
@@ -289,6 +294,24 @@ class Settings(BaseSettings):
         return bool(self.llm_model)
 
 
+def home_expanded(value):
+    """A leading ``~`` (``AGENT_MEMORY_DATA_DIR=~/memory`` in a .env, where no shell expands it) is the home
+    folder, never a folder named ``~`` in the working directory."""
+    if isinstance(value, (str, Path)) and str(value).startswith("~"):
+        return Path(os.path.expanduser(value))
+    return value
+
+
+def settings_problems(exc: ValidationError) -> dict[str, str]:
+    """Each invalid setting of ``exc`` (its name, or "settings") and what is wrong with it, without pydantic's
+    URL lines."""
+    problems: dict[str, str] = {}
+    for error in exc.errors():
+        name = ".".join(map(str, error["loc"])) or "settings"
+        problems[name] = f"{problems[name]}; {problem_of(error)}" if name in problems else problem_of(error)
+    return problems
+
+
 def load_settings(**overrides) -> Settings:
     """The one factory for settings: environment, then ``.env``, then explicit overrides. An
     override that names no setting is refused with its name (a typo must not pass silently; the
@@ -300,21 +323,25 @@ def load_settings(**overrides) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        # The setting and what is wrong with it, without pydantic's URL lines.
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {problem_of(e)}"
-                             for e in exc.errors())
+        problems = "; ".join(f"{name}: {problem}" for name, problem in settings_problems(exc).items())
         raise ConfigError(f"invalid settings: {problems}") from None
     except SettingsError as exc:  # a structured setting (a dict, a list) whose variable is not JSON
         raise ConfigError(_not_json(exc)) from None
 
 
+def not_json_setting(exc: SettingsError) -> str | None:
+    """The setting whose variable could not be read as JSON, by its name (pydantic-settings names only it)."""
+    found = re.search(r'field "(\w+)"', str(exc))
+    return found.group(1) if found and found.group(1) in Settings.model_fields else None
+
+
 def _not_json(exc: SettingsError) -> str:
     """The variable whose value could not be read, and the JSON its setting takes (pydantic-settings
     names only the field and the source)."""
-    found = re.search(r'field "(\w+)"', str(exc))
-    field = Settings.model_fields.get(found.group(1)) if found else None
-    if field is None:
+    name = not_json_setting(exc)
+    if name is None:
         return f"invalid settings: {exc}"
+    field = Settings.model_fields[name]
     example = f", e.g. {json.dumps(field.examples[0])}" if field.examples else ""
-    return (f"invalid settings: AGENT_MEMORY_{found.group(1).upper()} must be JSON ({field.description}){example}; "
+    return (f"invalid settings: AGENT_MEMORY_{name.upper()} must be JSON ({field.description}){example}; "
             "check the environment and .env")

@@ -20,6 +20,10 @@ log = logging.getLogger(__name__)
 # The modules whose code writes a graph: a change to any of them is another graph, never a stale file.
 _GRAPH_CODE = ("onnx_graph.py", "onnx_bert.py", "onnx_e5.py")
 _SAMPLED_BYTES = 1 << 20  # of each model file, hashed with its size and time into the cached graph's name
+# Graphs kept for each name: two installs, or two data folders with two different models of one name,
+# alternating on one cache folder each read their own instead of writing ~90 MB again on every run.
+KEPT_PER_NAME = 3
+_KEY_CHARS = 24
 
 # A linear layer of the encoder: (input, layer index, role) → output name; roles query, key, value,
 # attention_out, ffn_in, ffn_out. A layer norm: the same, roles attention and ffn.
@@ -109,18 +113,22 @@ def graph_session(name: str, build: Callable[[], Any], options, *, inputs: Seque
     that embeds paid it (each CLI ``prompt``, ``ask``, ``ingest``). So the graph is also kept in ``cache_dir``
     (``AGENT_MEMORY_MODEL_CACHE_DIR``), named by a hash of this code, the ``onnx`` version and each model
     file's size, time and first MiB: a later process reads it (about 0.2 s) instead of writing it again, and
-    any change to the code or the model is another name, never a stale graph. A cached file that does not
-    load is written again; a folder that cannot be written only means the next process writes it too.
-    ``cache_dir`` None: always written."""
+    any change to the code or the model is another name, never a stale graph. The ``KEPT_PER_NAME`` graphs
+    of a name used last stay (a graph read is marked used): older ones go when another is written. A cached
+    file that does not load is written again; a folder that cannot be written only means the next process
+    writes it too. ``cache_dir`` None: always written."""
     import onnxruntime as ort
 
     providers = ["CPUExecutionProvider"]
     path = Path(cache_dir) / f"{name}-{_graph_key(name, inputs)}.onnx" if cache_dir is not None else None
     if path is not None and path.is_file():
         try:
-            return ort.InferenceSession(str(path), options, providers=providers)
+            session = ort.InferenceSession(str(path), options, providers=providers)
         except Exception as exc:  # noqa: BLE001 - a torn or foreign file: written again below
             log.warning("cached ONNX graph %s does not load (%s): writing it again", path, exc)
+        else:
+            _mark_used(path)
+            return session
     data = build().SerializeToString()
     if path is not None:
         _keep(path, data)
@@ -138,12 +146,12 @@ def _graph_key(name: str, inputs: Sequence[Path]) -> str:
         digest.update(f"{os.path.realpath(model_file)}|{info.st_size}|{info.st_mtime_ns}".encode())
         with open(model_file, "rb") as handle:
             digest.update(handle.read(_SAMPLED_BYTES))
-    return digest.hexdigest()[:24]
+    return digest.hexdigest()[:_KEY_CHARS]
 
 
 def _keep(path: Path, data: bytes) -> None:
     """``data`` written to ``path`` whole or not at all (a temporary file renamed), and the graphs of the
-    same name from other code or models removed; a failure is logged, never raised."""
+    same name beyond the ``KEPT_PER_NAME`` used last removed; a failure is logged, never raised."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -155,8 +163,30 @@ def _keep(path: Path, data: bytes) -> None:
             Path(temporary).unlink(missing_ok=True)
             raise
         stem = path.name.rsplit("-", 1)[0]
-        for old in path.parent.glob(f"{stem}-*.onnx"):
-            if old != path:
-                old.unlink(missing_ok=True)
+        same_name = [other for other in path.parent.glob(f"{stem}-*.onnx")
+                     if other != path and _is_graph_of(other.name, stem)]
+        for old in sorted(same_name, key=_used_at, reverse=True)[KEPT_PER_NAME - 1:]:
+            old.unlink(missing_ok=True)
     except OSError as exc:
         log.info("ONNX graph not cached in %s: %s", path.parent, exc)
+
+
+def _is_graph_of(file_name: str, stem: str) -> bool:
+    """Whether ``file_name`` is a graph of the name ``stem`` (a graph of "e5" is not one of "e5-question")."""
+    key = file_name[len(stem) + 1:-len(".onnx")]
+    return len(key) == _KEY_CHARS and all(c in "0123456789abcdef" for c in key)
+
+
+def _used_at(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _mark_used(path: Path) -> None:
+    """A graph read is as recent as one written: its time is what ``_keep`` keeps the graphs used last by."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass  # a read-only cache keeps what it holds

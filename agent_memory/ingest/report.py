@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field
 
+WARNINGS_SHOWN = 20  # by render: a folder of broken files can warn thousands of times
+
 
 @dataclass
 class IngestReport:
@@ -96,9 +98,10 @@ class IngestReport:
         data["ok"] = self.ok
         return data
 
-    def render(self, verbose: bool = False) -> str:
+    def render(self, verbose: bool = False, listed_in: str | None = None) -> str:
         """The report as lines; ``verbose`` also lists the IDs removed because their files are gone or
-        now ignored, and the folders the walk left out by ignore rules."""
+        now ignored, and the folders the walk left out by ignore rules. The first ``WARNINGS_SHOWN``
+        warnings are listed, then how many more, and ``listed_in`` (where the caller lists them all)."""
         lines = [
             "Ingestion report",
             f"  files seen       {self.files_seen}",
@@ -133,8 +136,11 @@ class IngestReport:
                                  f"{pattern} {count}" for pattern, count in self.ignored_generated.items()))
         for path in self.paths_missing:
             lines.append(f"  MISSING: {_shown(path)}")
-        for warning in self.warnings[:20]:
+        for warning in self.warnings[:WARNINGS_SHOWN]:
             lines.append(f"  warning: {warning}")
+        if len(self.warnings) > WARNINGS_SHOWN:
+            lines.append(f"  … and {len(self.warnings) - WARNINGS_SHOWN} more warnings"
+                         + (f" ({listed_in} lists them all)" if listed_in else ""))
         if self.store_error:
             lines.append(f"  STORE ERROR: {self.store_error}")
         return "\n".join(lines)

@@ -21,6 +21,7 @@ from typing import Any
 from agent_memory.core.limits import MAX_LIST_LIMIT, check_soon_days, whole_number
 from agent_memory.core.metafilter import parse_when
 from agent_memory.core.records import MemoryItem, SearchFilter
+from agent_memory.ingest.ownership import FILE_KEY
 
 DAY = 86_400.0
 
@@ -176,17 +177,35 @@ INSPECT_TEXT_CHARS = 300
 def inspect(services, tenant: str, source_id: str, *, full: bool = False) -> dict | None:
     """Everything stored for one source: its catalog entry and its items with their metadata. Each
     item's ``text`` is its first ``INSPECT_TEXT_CHARS`` characters unless ``full``, never silently:
-    ``chars`` is the whole text's length and ``text_truncated`` says whether it was cut."""
+    ``chars`` is the whole text's length and ``text_truncated`` says whether it was cut.
+
+    A file's ID that is no source itself (a JSON or JSONL file whose records are sources ``file.json#0``
+    ... or have IDs of their own) is the file: its manifest as ``catalog`` (kind "file", its path and
+    content hash, the source IDs it holds as ``item_ids``), no items, and ``file_sources``: each source
+    it holds with its number of items."""
     entry = services.catalog.get(tenant, source_id)
     items = [i for i in services.vectors.scroll(SearchFilter(tenant=tenant, source_ids=[source_id]))]
     if entry is None and not items:
-        return None
-    return {"source_id": source_id, "tenant": tenant,
-            "catalog": None if entry is None else {
-                "kind": entry.kind, "content_hash": entry.content_hash, "path": entry.path, "title": entry.title,
-                "session_id": entry.session_id, "seq": entry.seq, "timestamp": entry.timestamp,
-                "item_ids": list(entry.item_ids), "triples": entry.n_triples},
+        return _inspect_file(services, tenant, source_id)
+    return {"source_id": source_id, "tenant": tenant, "catalog": None if entry is None else _catalog_view(entry),
             "items": [_shown_item(i, full) for i in sorted(items, key=lambda i: (i.kind, i.chunk_index))]}
+
+
+def _inspect_file(services, tenant: str, file_id: str) -> dict | None:
+    manifest = services.catalog.get(tenant, FILE_KEY + file_id)
+    if manifest is None:
+        return None
+    held = list(dict.fromkeys(manifest.item_ids))
+    return {"source_id": file_id, "tenant": tenant, "catalog": _catalog_view(manifest), "items": [],
+            "file_sources": [{"source_id": sid,
+                              "items": services.vectors.count(SearchFilter(tenant=tenant, source_ids=[sid]))}
+                             for sid in held]}
+
+
+def _catalog_view(entry) -> dict:
+    return {"kind": entry.kind, "content_hash": entry.content_hash, "path": entry.path, "title": entry.title,
+            "session_id": entry.session_id, "seq": entry.seq, "timestamp": entry.timestamp,
+            "item_ids": list(entry.item_ids), "triples": entry.n_triples}
 
 
 def _shown_item(item, full: bool) -> dict:

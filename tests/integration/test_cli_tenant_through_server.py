@@ -118,3 +118,41 @@ def test_with_keys_agent_memory_tenant_must_be_the_key_s(tmp_path, capsys, cli_e
         cli_env.delenv("AGENT_MEMORY_TENANT")  # unset: the key's tenant, whatever it is
         cli_env.setenv(KEY_ENV, "k-globex")
         assert run_cli(capsys, ["--server", url, "list"])[0] == 0
+
+
+def test_a_setting_invalid_here_is_said_and_does_not_stop_a_command_through_a_server(owned, tmp_path, capsys,
+                                                                                     cli_env):
+    """Through a server, local settings the server applies are its own: one invalid here is said in the one
+    note instead of failing the command (without a server it still fails it)."""
+    cli_env.setenv("AGENT_MEMORY_EMBEDDING_BATCH_SIZE", "0")
+    cli_env.setenv("AGENT_MEMORY_CHUNK_TOKENS", "300")
+    code, out, err = run_cli(capsys, ["stats"])
+    assert code == 0 and "items" in out, (out, err)
+    [note] = [line for line in err.splitlines() if "set here" in line]
+    assert note.startswith("note: AGENT_MEMORY_CHUNK_TOKENS, AGENT_MEMORY_TRIPLE_EXTRACTOR set here do not apply "
+                           "through a server; AGENT_MEMORY_EMBEDDING_BATCH_SIZE set here is invalid "
+                           "(embedding_batch_size: Input should be greater than or equal to 1)"), note
+    assert note.endswith("and does not apply through a server: its own settings do"), note
+    code, _, local = run_cli(capsys, ["--data-dir", str(tmp_path / "alone"), "stats"])  # no server: it stops
+    assert code == 2 and "invalid settings: embedding_batch_size" in local, local
+    cli_env.setenv("AGENT_MEMORY_API_KEYS", "not json")  # a client setting, unused by `list`: no stop either
+    assert run_cli(capsys, ["list"])[0] == 0
+
+
+def test_the_tenant_is_checked_through_a_server_even_where_other_settings_are_invalid(owned, capsys, cli_env):
+    cli_env.setenv("AGENT_MEMORY_EMBEDDING_BATCH_SIZE", "0")
+    cli_env.setenv("AGENT_MEMORY_TENANT", "acme")
+    code, out, err = run_cli(capsys, ["list"])
+    assert code == 2 and out == ""
+    assert "AGENT_MEMORY_TENANT='acme': the server at" in err and "invalid settings" not in err, err
+
+
+@pytest.mark.parametrize("tenant", ["", "a/b"])
+def test_a_tenant_variable_naming_no_tenant_is_refused_through_a_server_as_locally(owned, tmp_path, capsys,
+                                                                                   cli_env, tenant):
+    cli_env.setenv("AGENT_MEMORY_TENANT", tenant)
+    code, out, err = run_cli(capsys, ["list"])
+    assert code == 2 and out == ""
+    assert f"tenant names must be non-empty strings without '/', got {tenant!r}" in err, err
+    code, _, local = run_cli(capsys, ["--data-dir", str(tmp_path / "alone"), "list"])
+    assert code == 2 and f"tenant names must be non-empty strings without '/', got {tenant!r}" in local, local

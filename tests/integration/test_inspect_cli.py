@@ -1,6 +1,6 @@
 """`agent-memory inspect` and `GET /v1/sources/{id}`: an item's text cut for the view says so (its whole
 length, `text_truncated`), `--full` / `full=true` give the whole text, and a source that is not there
-leaves stdout empty."""
+leaves stdout empty; a records file's ID (or path) shows the file: its manifest and the sources it holds."""
 
 from __future__ import annotations
 
@@ -20,11 +20,17 @@ from tests.helpers import embedded_cli_env, run_cli
 LONG = " ".join(f"Pump P-{n} in Hall Nordwerk moves {n * 10} litres a minute." for n in range(1, 13))
 
 
+# A records file: each record a source of its own, none under the file's ID.
+RECORDS = [{"text": "Valve V-7 in Hall Nordwerk was replaced in March."},
+           {"id": "valve-v9", "text": "Valve V-9 in Hall Sudwerk leaks at high pressure."}]
+
+
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
     root = tmp_path_factory.mktemp("inspect-cli")
     (root / "corpus").mkdir()
     (root / "corpus" / "pumps.txt").write_text(LONG + "\n")
+    (root / "corpus" / "mixed.json").write_text(json.dumps(RECORDS))
     with pytest.MonkeyPatch.context() as mp:
         embedded_cli_env(mp, root / "data")
         assert main(["ingest", str(root / "corpus"), "--json"]) == 0
@@ -68,3 +74,39 @@ def test_the_api_answers_the_same_and_the_cli_through_it_too(stored, capsys):
         assert code == 0 and LONG in [i["text"] for i in json.loads(out)["items"]]
         code, out, err = run_cli(capsys, ["--server", url, "inspect", "corpus/nothing.txt"])
         assert code == 1 and out == "" and "nothing stored under" in err
+
+
+def _the_file(shown: dict, root) -> list[str]:
+    """The file view's checks; the source IDs it holds."""
+    assert shown["source_id"] == "corpus/mixed.json" and shown["items"] == []
+    manifest = shown["catalog"]
+    assert manifest["kind"] == "file" and manifest["path"] == str(root / "corpus" / "mixed.json")
+    assert manifest["content_hash"]
+    held = [row["source_id"] for row in shown["file_sources"]]
+    assert len(held) == len(RECORDS) and "valve-v9" in held and manifest["item_ids"] == held
+    assert all(row["items"] >= 1 for row in shown["file_sources"])
+    return held
+
+
+def test_a_records_file_s_id_or_path_shows_the_file_and_its_sources(stored, capsys, monkeypatch):
+    code, out, err = run_cli(capsys, ["inspect", "corpus/mixed.json"])
+    assert code == 0, err
+    held = _the_file(json.loads(out), stored)
+    monkeypatch.chdir(stored)
+    for given in ("./corpus/mixed.json", str(stored / "corpus" / "mixed.json")):
+        code, out, err = run_cli(capsys, ["inspect", given])
+        assert code == 0 and _the_file(json.loads(out), stored) == held, err
+    for sid in held:  # each source it holds is inspected as a source
+        code, out, _ = run_cli(capsys, ["inspect", sid])
+        shown = json.loads(out)
+        assert code == 0 and shown["items"] and "file_sources" not in shown
+
+
+def test_the_api_shows_a_records_file_and_the_cli_through_it_too(stored, capsys):
+    app = create_app(load_settings(data_dir=stored / "data", triple_extractor="rules"), warm=False)
+    with serve_in_thread(app) as url:
+        held = _the_file(httpx.get(f"{url}/v1/sources/corpus/mixed.json", timeout=120).json(), stored)
+        plain = httpx.get(f"{url}/v1/sources/corpus/pumps.txt", timeout=120).json()
+        assert "file_sources" not in plain  # a source's view is as it was
+        code, out, err = run_cli(capsys, ["--server", url, "inspect", str(stored / "corpus" / "mixed.json")])
+        assert code == 0 and _the_file(json.loads(out), stored) == held, err

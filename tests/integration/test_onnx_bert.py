@@ -140,8 +140,9 @@ def test_a_model_lacking_a_weight_is_told_when_chosen_from_the_header_alone(tmp_
 
 def test_a_written_graph_is_kept_and_read_by_the_next_process_never_stale(tmp_path, caplog, monkeypatch):
     """onnx_graph.graph_session: the first encoder writes its graph into the cache folder; another reads it
-    (nothing written) and gives the same vectors; a changed model file is another graph, and the old one goes;
-    a torn file is written again; a folder that cannot be written is no error."""
+    (nothing written) and gives the same vectors; a changed model file is another graph, kept beside the
+    first, so two models of one name alternate on one folder without writing again; a torn file is written
+    again; a folder that cannot be written is no error."""
     from agent_memory.core import onnx_bert
     from agent_memory.core.onnx_bert import OnnxBertEncoder
 
@@ -159,20 +160,53 @@ def test_a_written_graph_is_kept_and_read_by_the_next_process_never_stale(tmp_pa
         again = OnnxBertEncoder(packaged_minilm_path(), cache).embed(text)
     assert np.array_equal(first, again)
 
-    model = _copy_model(tmp_path)  # another model file: another name; the other graph of that name goes
+    model = _copy_model(tmp_path)  # another model file: another name, kept beside the first
     copied = OnnxBertEncoder(model, cache).embed(text)
     now = sorted(cache.glob("bert-*.onnx"))
-    assert len(now) == 1 and now != kept and np.abs(copied - first).max() < 1e-6
+    assert len(now) == 2 and set(kept) < set(now) and np.abs(copied - first).max() < 1e-6
+    with monkeypatch.context() as patch:  # the two alternate, each reading its own graph
+        patch.setattr(onnx_bert, "encoder_graph", never)
+        for directory in (packaged_minilm_path(), model, packaged_minilm_path(), model):
+            assert np.abs(OnnxBertEncoder(directory, cache).embed(text) - first).max() < 1e-6
+    assert sorted(cache.glob("bert-*.onnx")) == now
 
-    now[0].write_bytes(b"torn")
+    (copied_graph,) = set(now) - set(kept)
+    copied_graph.write_bytes(b"torn")
     with caplog.at_level("WARNING"):
         torn = OnnxBertEncoder(model, cache).embed(text)
     assert "does not load" in caplog.text and np.abs(torn - first).max() < 1e-6
-    assert now[0].stat().st_size > 1_000_000
+    assert copied_graph.stat().st_size > 1_000_000
 
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
     assert np.abs(OnnxBertEncoder(model, blocked / "graphs").embed(text) - first).max() < 1e-6
+
+
+def test_the_graphs_of_a_name_used_last_are_kept_and_older_ones_go(tmp_path):
+    """onnx_graph._keep: writing a graph keeps the KEPT_PER_NAME graphs of its name used last (a graph
+    read is marked used), removes older ones, and leaves other names alone ("e5" is not "e5-question")."""
+    import os
+
+    from agent_memory.core import onnx_graph
+
+    cache = tmp_path / "graphs"
+    cache.mkdir()
+
+    def graph(name: str, key: str, used: int) -> Path:
+        path = cache / f"{name}-{key * 24}.onnx"
+        path.write_bytes(b"graph")
+        os.utime(path, (used, used))
+        return path
+
+    oldest, old, recent = graph("bert", "a", 100), graph("bert", "b", 200), graph("bert", "c", 300)
+    others = [graph("e5-question", "d", 50), graph("e5", "e", 50), cache / "bert-notes.onnx"]
+    others[-1].write_bytes(b"not a graph of ours")
+    onnx_graph._mark_used(oldest)  # read just now: the most recently used
+    onnx_graph._keep(cache / f"bert-{'f' * 24}.onnx", b"new")
+    assert sorted(cache.glob("bert-*.onnx")) == sorted([oldest, recent, cache / f"bert-{'f' * 24}.onnx",
+                                                         others[-1]])
+    assert not old.exists() and all(path.exists() for path in others)
+    assert onnx_graph.KEPT_PER_NAME == 3
 
 
 def test_the_graph_cache_setting(monkeypatch, tmp_path):
