@@ -31,9 +31,9 @@ from agent_memory.core.records import Document  # noqa: E402
 from agent_memory.evaluation.datasets import load_dataset  # noqa: E402
 from agent_memory.index.context import session_context_texts  # noqa: E402
 from agent_memory.index.items import embedding_text  # noqa: E402
+from agent_memory.ingest.paragraph_ids import paragraph_source_id  # noqa: E402
 from agent_memory.ingest.pipeline import IngestionPipeline  # noqa: E402
 from agent_memory.ingest.report import IngestReport  # noqa: E402
-from agent_memory.ingest.paragraph_ids import paragraph_source_id  # noqa: E402
 from agent_memory.ingest.transcripts import locomo_turns  # noqa: E402
 from agent_memory.services import build_services  # noqa: E402
 

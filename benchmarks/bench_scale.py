@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent_memory.core.config import load_settings  # noqa: E402
 from agent_memory.core.records import Document, SearchFilter  # noqa: E402
+from agent_memory.ingest.paragraph_ids import paragraph_source_id  # noqa: E402
 from agent_memory.ingest.pipeline import IngestionPipeline  # noqa: E402
 from agent_memory.ingest.report import IngestReport  # noqa: E402
-from agent_memory.ingest.paragraph_ids import paragraph_source_id  # noqa: E402
 from agent_memory.ingest.transcripts import locomo_turns, longmemeval_turns  # noqa: E402
 from agent_memory.services import build_services  # noqa: E402
 
