@@ -18,7 +18,9 @@ SAMPLES = REPO / "samples"
 # Settings that would point a CLI test at a server, another tenant or an LLM instead of the embedded defaults.
 SERVER_SETTINGS = ("AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_LLM_BASE_URL",
                    "AGENT_MEMORY_TENANT", "AGENT_MEMORY_TOKENIZER", "AGENT_MEMORY_POSTGRES_URL",
-                   "AGENT_MEMORY_API_KEYS")
+                   "AGENT_MEMORY_API_KEYS",
+                   # scripts/test.sh exports the test Neo4j's credentials: not the embedded CLI's settings
+                   "AGENT_MEMORY_NEO4J_USER", "AGENT_MEMORY_NEO4J_PASSWORD", "AGENT_MEMORY_NEO4J_DATABASE")
 
 
 def embedded_cli_env(mp: pytest.MonkeyPatch, data_dir: Path) -> None:

@@ -312,12 +312,17 @@ def test_tenants_cannot_read_each_others_memory(server):
     assert STORES_DOC in [p["source_id"] for p in ask(client, ACME).json()["passages"]]
 
 
-def test_tenant_in_the_body_is_ignored(server):
+def test_a_tenant_in_the_body_never_chooses_the_tenant(server):
+    """The API key decides the tenant: a body naming another is refused by name (bodies are closed), and
+    nothing is stored in either tenant; without it, the document is the key's tenant's only."""
     client, _ = server
-    doc = {"source_id": "notes/tenant-probe", "text": "The saffron gateway password hint is marmalade.",
-           "tenant": "globex"}
-    assert client.post("/v1/documents", headers=ACME, json=doc).status_code == 200
+    doc = {"source_id": "notes/tenant-probe", "text": "The saffron gateway password hint is marmalade."}
+    refused = client.post("/v1/documents", headers=ACME, json={**doc, "tenant": "globex"})
+    assert refused.status_code == 422 and "'tenant'" in refused.json()["error"]["message"]
     question = "What is the saffron gateway password hint?"
+    assert "marmalade" not in ask(client, GLOBEX, question).json()["prompt"]
+    assert "marmalade" not in ask(client, ACME, question).json()["prompt"]
+    assert client.post("/v1/documents", headers=ACME, json=doc).status_code == 200
     assert "marmalade" in ask(client, ACME, question).json()["prompt"]
     assert "marmalade" not in ask(client, GLOBEX, question).json()["prompt"]
 
