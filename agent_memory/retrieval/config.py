@@ -12,6 +12,7 @@ so overriding one weight keeps the others.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -359,5 +360,19 @@ def load_preset(name: str = "default", overrides: dict[str, Any] | None = None, 
     try:
         return RetrievalConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {problem_of(e)}" for e in exc.errors())
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {problem_of(e)}{_close_key(e)}"
+                             for e in exc.errors())
         raise ConfigError(f"invalid retrieval settings for preset {name!r}: {problems}") from exc
+
+
+def _close_key(error: dict[str, Any]) -> str:
+    """For an unknown key, the known key of its section it most looks like (as request bodies say it)."""
+    if error.get("type") != "extra_forbidden" or not error.get("loc"):
+        return ""
+    model: Any = RetrievalConfig
+    for part in error["loc"][:-1]:
+        field = getattr(model, "model_fields", {}).get(part)
+        model = field.annotation if field is not None else None
+    known = list(getattr(model, "model_fields", {}))
+    close = difflib.get_close_matches(str(error["loc"][-1]), known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

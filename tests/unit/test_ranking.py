@@ -134,6 +134,11 @@ def test_overrides_merge_deeply_and_misspelled_names_are_rejected_by_name():
             load_preset("default", overrides=bad)
     with pytest.raises(ConfigError, match="rrf_k"):
         load_preset("default", rrf_k=0)
+    # As a request body's unknown key: the known key it most looks like, in its section too.
+    with pytest.raises(ConfigError, match=r"turn_weights\.dense_: .*\(did you mean 'dense'\?\)"):
+        load_preset("default", overrides={"turn_weights": {"dense_": 1.0}})
+    with pytest.raises(ConfigError, match=r"dens: .*\(did you mean 'dense'\?\)"):
+        load_preset("default", overrides={"dens": {"limit": 3}})
 
 
 def test_unknown_preset_is_a_config_error_naming_it():
