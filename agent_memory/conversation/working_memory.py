@@ -57,6 +57,18 @@ CONTEXT_LOOKBACK = 20
 # it answers without them. Generous: a catch-up embeds every turn a crash left and extracts its triples,
 # and a store retrying a lost connection takes tens of seconds; a wait longer than this is a fault.
 CATCH_UP_WAIT_S = 120.0
+# The limit of ``catalog.recent_turns`` that reads every stored turn of a session.
+ALL_TURNS = 1_000_000
+
+
+def numbered_turns(catalog, tenant: str, session_id: str) -> tuple[int, dict[str, int]]:
+    """The session's stored turns, in one read of the catalog: the position after its last one (0: none),
+    and each ``<session id>/m<n>`` source ID among them with its n (archived turns, and turns of
+    ``Memory.add_turns`` named so)."""
+    stored = catalog.recent_turns(tenant, session_id, ALL_TURNS)
+    after = max((e.seq + 1 for e in stored if e.seq is not None), default=0)
+    pattern = re.compile(re.escape(session_id) + r"/m(\d+)")
+    return after, {e.source_id: int(m.group(1)) for e in stored if (m := pattern.fullmatch(e.source_id))}
 
 
 def catalog_recent_turns(services, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
@@ -127,14 +139,10 @@ class WorkingMemory:
         if agent_id:
             return 0
         tenant, session_id = split_key(session, self.services.settings.tenant)
-        latest = self.services.catalog.recent_turns(tenant, session_id, 1)
-        after = latest[-1].seq + 1 if latest and latest[-1].seq is not None else 0
+        after, numbered = numbered_turns(self.services.catalog, tenant, session_id)
         # Past any ``<session id>/m<n>`` already stored too (turns of Memory.add_turns carry their own IDs and
         # no position): a live turn never lands on an ID another write holds.
-        numbered = re.compile(re.escape(session_id) + r"/m(\d+)")
-        taken = [int(m.group(1)) for e in self.services.catalog.recent_turns(tenant, session_id, 1_000_000)
-                 if (m := numbered.fullmatch(e.source_id))]
-        return max([after, *(n + 1 for n in taken)])
+        return max([after, *(n + 1 for n in numbered.values())])
 
     # -- the archive -----------------------------------------------------------------------
     def _appended(self, record: Appended) -> None:

@@ -131,7 +131,7 @@ def graph_session(name: str, build: Callable[[], Any], options, *, inputs: Seque
             return session
     data = build().SerializeToString()
     if path is not None:
-        _keep(path, data)
+        _keep(path, data, name)
     return ort.InferenceSession(data, options, providers=providers)
 
 
@@ -149,9 +149,9 @@ def _graph_key(name: str, inputs: Sequence[Path]) -> str:
     return digest.hexdigest()[:_KEY_CHARS]
 
 
-def _keep(path: Path, data: bytes) -> None:
+def _keep(path: Path, data: bytes, name: str) -> None:
     """``data`` written to ``path`` whole or not at all (a temporary file renamed), and the graphs of the
-    same name beyond the ``KEPT_PER_NAME`` used last removed; a failure is logged, never raised."""
+    same ``name`` beyond the ``KEPT_PER_NAME`` used last removed; a failure is logged, never raised."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -162,18 +162,17 @@ def _keep(path: Path, data: bytes) -> None:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
-        stem = path.name.rsplit("-", 1)[0]
-        same_name = [other for other in path.parent.glob(f"{stem}-*.onnx")
-                     if other != path and _is_graph_of(other.name, stem)]
+        same_name = [other for other in path.parent.glob(f"{name}-*.onnx")
+                     if other != path and _is_graph_of(other.name, name)]
         for old in sorted(same_name, key=_used_at, reverse=True)[KEPT_PER_NAME - 1:]:
             old.unlink(missing_ok=True)
     except OSError as exc:
         log.info("ONNX graph not cached in %s: %s", path.parent, exc)
 
 
-def _is_graph_of(file_name: str, stem: str) -> bool:
-    """Whether ``file_name`` is a graph of the name ``stem`` (a graph of "e5" is not one of "e5-question")."""
-    key = file_name[len(stem) + 1:-len(".onnx")]
+def _is_graph_of(file_name: str, name: str) -> bool:
+    """Whether ``file_name`` is a graph of ``name`` (a graph of "e5" is not one of "e5-question")."""
+    key = file_name[len(name) + 1:-len(".onnx")]
     return len(key) == _KEY_CHARS and all(c in "0123456789abcdef" for c in key)
 
 

@@ -15,6 +15,7 @@ import os
 import posixpath
 from typing import Iterable
 
+from agent_memory.core.errors import IngestError
 from agent_memory.core.records import SearchFilter
 from agent_memory.ingest.graph_writes import delete_source_facts, rederive
 from agent_memory.ingest.report import IngestReport
@@ -61,6 +62,15 @@ def holders(catalog, tenant: str, source_ids: list[str], writer: str | None) -> 
         if entry.kind == "turn":
             found[sid] = UNCLAIMED_TURN + (entry.session_id or "")
     return found
+
+
+def refuse_held(catalog, tenant: str, source_ids: list[str], writer: str | None, what: str, fix: str) -> None:
+    """IngestError naming the first of ``source_ids`` (a ``what``: "source", "turn") that ``writer`` may not
+    write (``holders``), its owner and ``fix``; nothing when every one is free. Raised before anything is written."""
+    taken = holders(catalog, tenant, source_ids, writer)
+    if taken:
+        sid, who = next(iter(taken.items()))
+        raise IngestError(f"{what} {sid!r} belongs to {describe_owner(who)}: forget it first, or {fix}")
 
 
 def unit_source_ids(unit) -> list[str]:

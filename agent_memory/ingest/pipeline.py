@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from agent_memory.core.errors import IngestError
 from agent_memory.core.ids import content_hash
 from agent_memory.core.records import Document, MemoryItem, TurnRecord
 from agent_memory.index.context import context_text, next_turns, turn_context_texts
@@ -27,7 +26,7 @@ from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
 from agent_memory.ingest.graph_writes import delete_source_facts, extract_triples, merge_triples, rederive
 from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
-from agent_memory.ingest.ownership import DIRECT_OWNER, describe_owner, forget, holders
+from agent_memory.ingest.ownership import DIRECT_OWNER, forget, refuse_held
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import TextStream
 from agent_memory.ingest.splitting import Splitter
@@ -120,11 +119,7 @@ class IngestionPipeline:
             by_tenant[doc.tenant].append(doc)
         for tenant, group in by_tenant.items():
             ids = [d.source_id for d in group]
-            taken = holders(self.services.catalog, tenant, ids, owner)
-            if taken:
-                sid, who = next(iter(taken.items()))
-                raise IngestError(f"source {sid!r} belongs to {describe_owner(who)}: forget it first, or use "
-                                  "another source_id")
+            refuse_held(self.services.catalog, tenant, ids, owner, "source", "use another source_id")
             self.services.catalog.claim(tenant, owner, ids)
             known = self.services.catalog.get_many(tenant, ids)
             fresh = []
@@ -198,11 +193,7 @@ class IngestionPipeline:
         for turn in turns:
             by_tenant[turn.tenant].append(turn.source_id)
         for tenant, ids in by_tenant.items():
-            taken = holders(self.services.catalog, tenant, ids, None)
-            if taken:
-                sid, who = next(iter(taken.items()))
-                raise IngestError(f"turn {sid!r} belongs to {describe_owner(who)}: forget it first, or give the "
-                                  "turn another session or turn ID")
+            refuse_held(self.services.catalog, tenant, ids, None, "turn", "give the turn another session or turn ID")
         return self.ingest_turns(turns, report)
 
     def ingest_turns(self, turns: Sequence[TurnRecord], report: IngestReport | None = None) -> list[str]:

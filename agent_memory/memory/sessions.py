@@ -6,13 +6,12 @@ inherits them, so they are ``Memory``'s methods as before.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable, Mapping
 
 from agent_memory.conversation import Retention, Session
 from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.message_validation import validate
-from agent_memory.conversation.working_memory import session_key
+from agent_memory.conversation.working_memory import numbered_turns, session_key
 from agent_memory.core.errors import NotFoundError
 from agent_memory.ingest.ownership import SESSION_OWNER
 from agent_memory.memory.arguments import expect_type, message_mapping
@@ -135,10 +134,8 @@ class SessionMethods:
                                    "messages": self.working_memory.sessions.delete(key),
                                    "sources": 0, "items": 0, "triples": 0}
         if forget_archived:
-            archived = re.compile(re.escape(session_id) + r"/m\d+")
             ids = {f"{session_id}/m{seq}" for seq in range(last + 1)}
-            ids |= {e.source_id for e in self.services.catalog.recent_turns(name, session_id, 1_000_000)
-                    if archived.fullmatch(e.source_id)}
+            ids |= set(numbered_turns(self.services.catalog, name, session_id)[1])
             with self.write_lock:
                 found = self.services.catalog.get_many(name, sorted(ids))
                 owners = self.services.catalog.owners(name, sorted(found))

@@ -202,7 +202,7 @@ def test_the_graphs_of_a_name_used_last_are_kept_and_older_ones_go(tmp_path):
     others = [graph("e5-question", "d", 50), graph("e5", "e", 50), cache / "bert-notes.onnx"]
     others[-1].write_bytes(b"not a graph of ours")
     onnx_graph._mark_used(oldest)  # read just now: the most recently used
-    onnx_graph._keep(cache / f"bert-{'f' * 24}.onnx", b"new")
+    onnx_graph._keep(cache / f"bert-{'f' * 24}.onnx", b"new", "bert")
     assert sorted(cache.glob("bert-*.onnx")) == sorted([oldest, recent, cache / f"bert-{'f' * 24}.onnx",
                                                          others[-1]])
     assert not old.exists() and all(path.exists() for path in others)
