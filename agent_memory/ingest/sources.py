@@ -318,9 +318,8 @@ def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jso
     if any(isinstance(unit, Document) for read in units for unit in read):
         for index in textless:
             units[index] = [_textless_record(records[index], tenant, f"{source_id}#{index}", f"{where}#{index}", path)]
+        return [unit for read in units for unit in read]
     out = [unit for read in units for unit in read]
-    if any(isinstance(unit, Document) for unit in out):
-        return out
     if not textless or not any(holds_something(records[index]) for index in textless):
         return out or [Skipped(where, "JSON without content")]
     return out + [Document(source_id=source_id, text=raw, tenant=tenant, path=path)]
