@@ -53,3 +53,22 @@ def test_generated_files_are_left_out_of_a_walk_unless_named_or_no_ignore(tmp_pa
     report = _ingest(capsys, "repo", "-r")
     assert report["now_ignored"] == ["repo/app.min.js"] and report["files_ignored"] == 2, report
     assert _listed(capsys) == ["repo/README.md", "repo/package-lock.json", "repo/src/x.py"]
+
+
+def test_json_configs_and_data_rows_in_a_folder_are_read_and_found(tmp_path, monkeypatch, capsys):
+    """Through the CLI, where a probe saw them skipped ("no text field"): a config file, data rows and a config
+    object whose `context` key holds little of its text are read as their own text, and a prompt finds them."""
+    embedded_cli_env(monkeypatch, tmp_path / "data")
+    write_files(tmp_path / "conf", {
+        "config.json": json.dumps({"service": "heron", "port": 8080, "owners": ["Orla Vance"], "replicas": 3}),
+        "turbines.json": json.dumps([{"id": "T1", "site": "Brest", "capacity_mw": 3.2},
+                                     {"id": "T2", "site": "Lorient", "capacity_mw": 4.1}]),
+        "k8s.json": json.dumps({"name": "deploy-svc", "context": "prod-cluster", "replicas": 12,
+                                "image": "registry.example/kestrel-gateway:4.2"}),
+    })
+    monkeypatch.chdir(tmp_path)
+    report = _ingest(capsys, "conf", "-r")
+    assert report["files_ingested"] == 3 and not report["files_skipped"], report
+    assert _listed(capsys) == ["conf/config.json", "conf/k8s.json", "conf/turbines.json"]
+    code, out, _ = run_cli(capsys, ["prompt", "Which image does deploy-svc run?", "--budget", "300"])
+    assert code == 0 and "kestrel-gateway:4.2" in out and "[S:conf/k8s.json]" in out, out
