@@ -1,6 +1,6 @@
 """Files on disk into sources: the job over paths and each file's manifest.
 
-``IngestionPipeline.ingest_paths`` and ``ingest_file`` are these functions. They decide which
+``ingest_paths`` and ``ingest_file`` take an ``IngestionPipeline`` and decide which
 ID a file is stored under, whether it changed since its manifest was written, and what a store
 failure does to the rest of the job; what a file holds then goes through the pipeline's
 documents, streams and turns like any other source. Kept apart from the pipeline because
@@ -50,12 +50,15 @@ log = logging.getLogger(__name__)
 PARTIAL, READ_AS = "partial:", "@"
 
 
-def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, tenant: str | None,
-                 recursive: bool, glob: str | None, progress: bool, base: str | Path | None,
-                 keep_missing: bool = False, ignore_rules: bool = True) -> IngestReport:
-    """``IngestionPipeline.ingest_paths``: one job per data dir, over the files the paths name, less what
-    ignore rules leave out unless not ``ignore_rules`` (ingest/ignore.py); unless ``keep_missing``, the files
-    of the folders given that are gone from disk or now ignored are forgotten (ingest/missing.py)."""
+def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, tenant: str | None = None,
+                 recursive: bool = False, glob: str | None = None, progress: bool = False,
+                 base: str | Path | None = None, keep_missing: bool = False, ignore_rules: bool = True) -> IngestReport:
+    """Ingest files and folders through ``pipeline``: one job per data dir. Each file's source ID is its path
+    relative to ``base`` (default: the folder holding the path given, so ``notes/`` names ``notes/team.md``
+    from any working folder; see ``discovery.file_source_id``). A path outside ``base`` raises IngestError.
+    A folder's walk leaves out what ``.gitignore``/``.ignore`` rules do unless not ``ignore_rules``
+    (``ingest/ignore.py``); the files it would reach that are gone from disk, or now ignored, are
+    forgotten unless ``keep_missing`` (``ingest/missing.py``)."""
     tenant = tenant or pipeline.services.settings.tenant
     # Before any file is walked, read or embedded: a data dir of other models fails the job once.
     pipeline.services.check_index_format()
@@ -97,7 +100,7 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
     try:
         for path, file_id in files:
             report.files_seen += 1
-            pipeline.ingest_file(path, tenant=tenant, report=report, source_id=file_id, named_by_path=True,
+            ingest_file(pipeline, path, tenant=tenant, report=report, source_id=file_id, named_by_path=True,
                                  named_by_user=named(path))
             if bar:
                 bar.update(1)
@@ -129,12 +132,21 @@ def _recorded(services: Services, tenant: str, prefix: str) -> list[StoredFile]:
         raise IngestError(str(exc)) from None
 
 
-def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_id: str | None,
-                report: IngestReport | None, metadata: dict | None,
-                progress: Callable[[str, int, int], None] | None, named_by_path: bool,
+def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_id: str | None = None,
+                report: IngestReport | None = None, metadata: dict | None = None,
+                progress: Callable[[str, int, int], None] | None = None, named_by_path: bool = False,
                 named_by_user: bool = False) -> list[str]:
-    """``IngestionPipeline.ingest_file``: the file's manifest decides; its units go through ``pipeline``.
-    ``named_by_user``: the user named the file (its manifest keeps that once said: ``missing.user_named``)."""
+    """Ingest one file under ``source_id`` (default: its file name; ``ingest_paths`` names it by its path
+    under a base); its units go through ``pipeline``. Returns the sources it holds.
+
+    A manifest in the catalog records the file's hash and its sources, so re-ingesting the same bytes does
+    nothing (when those sources are still there and still the file's own) and a changed file forgets the
+    sources it no longer holds. The file owns its source IDs: a record whose ID another file (or an API
+    document) owns is refused, never overwritten. Problems go to the report (skipped/failed); only a store
+    failure raises. An ID named by the path (no ``source_id``, or ``named_by_path``) that another existing
+    file already holds is refused with that file named: two files never share one ID silently.
+    ``named_by_user``: the user named the file, not only a walk reached it; a walk of its folder whose ignore
+    rules leave it out keeps it (its manifest keeps that once said: ``missing.user_named``)."""
     services = pipeline.services
     report = report if report is not None else IngestReport()
     named_by_path = named_by_path or source_id is None

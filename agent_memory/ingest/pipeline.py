@@ -1,6 +1,7 @@
 """The ingestion job: files → sources → items → embeddings → vector store, triples → graph.
 
-Files on disk and their manifests are ``file_ingestion.py``; from sources on, it is here.
+Files on disk and their manifests are ``file_ingestion.py``, which reads them and hands their units to
+this pipeline (it calls down to here, never the other way); from sources on, it is here.
 
 Batches sources so the embedder sees many texts at once. Per source, the order of writes
 keeps what was stored safe: new items are upserted before stale ones are deleted, and
@@ -13,14 +14,13 @@ from __future__ import annotations
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from agent_memory.core.ids import content_hash
 from agent_memory.core.records import Document, MemoryItem, TurnRecord
 from agent_memory.index.context import context_text, next_turns, turn_context_texts
 from agent_memory.index.importance import stamp_importance
 from agent_memory.index.items import embedding_text, stamp_terms
-from agent_memory.ingest import file_ingestion
 from agent_memory.ingest import sources as readers
 from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
@@ -54,43 +54,6 @@ class IngestionPipeline:
         if self._extractor is None:
             self._extractor = make_extractor(self.services.settings, self.services.llm)
         return self._extractor
-
-    # ---- files (agent_memory/ingest/file_ingestion.py) ----------------------------------------------
-
-    def ingest_paths(self, paths: Sequence[str | Path], *, tenant: str | None = None, recursive: bool = False,
-                     glob: str | None = None, progress: bool = False,
-                     base: str | Path | None = None, keep_missing: bool = False,
-                     ignore_rules: bool = True) -> IngestReport:
-        """Ingest files and folders. Each file's source ID is its path relative to ``base``
-        (default: the folder holding the path given, so ``notes/`` names ``notes/team.md`` from any
-        working folder; see ``discovery.file_source_id``). A path outside ``base`` raises IngestError.
-        A folder's walk leaves out what ``.gitignore``/``.ignore`` rules do unless not ``ignore_rules``
-        (``ingest/ignore.py``); the files it would reach that are gone from disk, or now ignored, are
-        forgotten unless ``keep_missing`` (``ingest/missing.py``)."""
-        return file_ingestion.ingest_paths(self, paths, tenant=tenant, recursive=recursive, glob=glob,
-                                           progress=progress, base=base, keep_missing=keep_missing,
-                                           ignore_rules=ignore_rules)
-
-    def ingest_file(self, path: Path, *, tenant: str, source_id: str | None = None,
-                    report: IngestReport | None = None, metadata: dict | None = None,
-                    progress: Callable[[str, int, int], None] | None = None,
-                    named_by_path: bool = False, named_by_user: bool = False) -> list[str]:
-        """Ingest one file under ``source_id`` (default: its file name; ``ingest_paths`` names it by
-        its path under a base). Returns the sources it holds.
-
-        A manifest in the catalog records the file's hash and its sources, so re-ingesting the
-        same bytes does nothing (when those sources are still there and still the file's own) and
-        a changed file forgets the sources it no longer holds. The file owns its source IDs: a
-        record whose ID another file (or an API document) owns is refused, never overwritten.
-        Problems go to the report (skipped/failed); only a store failure raises.
-        An ID named by the path (no ``source_id``, or ``named_by_path``) that another existing file
-        already holds is refused with that file named: two files never share one ID silently.
-        ``named_by_user``: the user named the file, not only a walk reached it; a walk of its folder whose ignore
-        rules leave it out keeps it (``missing.py``).
-        """
-        return file_ingestion.ingest_file(self, path, tenant=tenant, source_id=source_id, report=report,
-                                          metadata=metadata, progress=progress, named_by_path=named_by_path,
-                                          named_by_user=named_by_user)
 
     # ---- documents ---------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from agent_memory.core.errors import StoreUnavailableError
 from agent_memory.core.records import Document, TurnRecord
 from agent_memory.ingest.discovery import check_source_id, file_source_id
+from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
 from agent_memory.ingest.ownership import match_sources, near_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.memory.arguments import check_document, check_metadata, checked_records, expect_type
@@ -70,8 +71,8 @@ class DocumentMethods:
             check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse.md'"))
         source_id = source_id or file_source_id(Path(path), base)
         metadata = check_metadata(metadata)
-        return self._write(lambda report: self.ingestion.ingest_file(
-            Path(path), tenant=tenant, source_id=source_id, report=report, metadata=metadata,
+        return self._write(lambda report: ingest_file(
+            self.ingestion, Path(path), tenant=tenant, source_id=source_id, report=report, metadata=metadata,
             progress=progress, named_by_path=named, named_by_user=named_by_user), IngestReport(files_seen=1))
 
     def _write(self, ingest: Callable[[IngestReport], list[str]], report: IngestReport | None = None) -> Added:
@@ -99,9 +100,8 @@ class DocumentMethods:
         for path in expect_type(paths, (list, tuple), "paths", "a list of files and folders"):
             expect_type(path, (str, Path), "each path", "a str or pathlib.Path")
         with self.write_lock:
-            return self.ingestion.ingest_paths(paths, tenant=self._tenant(tenant), recursive=recursive, glob=glob,
-                                               progress=progress, base=base, keep_missing=keep_missing,
-                                               ignore_rules=ignore_rules)
+            return ingest_paths(self.ingestion, paths, tenant=self._tenant(tenant), recursive=recursive, glob=glob,
+                                progress=progress, base=base, keep_missing=keep_missing, ignore_rules=ignore_rules)
 
     def forget(self, source_id: str, *, tenant: str | None = None) -> dict[str, int]:
         """Remove one source (or a file and every source it held) from every store. ``source_id``

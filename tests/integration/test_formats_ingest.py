@@ -5,6 +5,7 @@ boilerplate; retrieval finds each."""
 from __future__ import annotations
 
 from agent_memory.core.records import SearchFilter
+from agent_memory.ingest.file_ingestion import ingest_paths
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.retrieval.pipeline import RetrievalPipeline
 from tests.documents import FRONT, write_docx, write_pdf
@@ -35,7 +36,7 @@ def test_every_format_is_ingested_and_found(services, tmp_path):
     (corpus / "plan.md").write_text(FRONT)
     (corpus / "page.html").write_text(PAGE)
     (corpus / "billing.py").write_text(CODE)
-    report = IngestionPipeline(services).ingest_paths([corpus])
+    report = ingest_paths(IngestionPipeline(services), [corpus])
     assert report.ok and report.files_ingested == 5 and not report.files_skipped, report.render()
 
     assert any("40 litres" in t for t in texts(services, "corpus/manual.pdf"))

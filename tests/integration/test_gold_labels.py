@@ -9,6 +9,7 @@ from agent_memory.core.config import load_settings
 from agent_memory.core.records import SearchFilter
 from agent_memory.evaluation.datasets import load_dataset
 from agent_memory.evaluation.runner import ingest_material
+from agent_memory.ingest.file_ingestion import ingest_paths
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.services import build_services
 
@@ -41,7 +42,7 @@ def test_has_answer_never_reaches_a_stored_item(tmp_path):
     settings = load_settings(data_dir=tmp_path / "data", triple_extractor="none")
     with build_services(settings) as services:
         ingest_material(services, evalset.material(question.tenant), progress=False)
-        report = IngestionPipeline(services).ingest_paths([path], tenant="product")
+        report = ingest_paths(IngestionPipeline(services), [path], tenant="product")
         assert report.turns >= 4
         for tenant in (question.tenant, "product"):
             assert services.vectors.count(SearchFilter(tenant=tenant)) >= 4

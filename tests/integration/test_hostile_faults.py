@@ -23,6 +23,7 @@ import pytest
 from agent_memory.core.config import load_settings
 from agent_memory.core.errors import IngestError, StoreUnavailableError
 from agent_memory.core.records import SearchFilter
+from agent_memory.ingest.file_ingestion import ingest_paths
 from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.services import build_services
@@ -109,7 +110,7 @@ def test_sigkill_three_times_then_a_rerun_equals_a_clean_run(tmp_path):
     corpus = _corpus(tmp_path / "corpus")
     clean_dir, crash_dir = tmp_path / "clean", tmp_path / "crashed"
     with build_services(_settings(clean_dir)) as services:
-        clean = IngestionPipeline(services).ingest_paths([corpus], recursive=True)
+        clean = ingest_paths(IngestionPipeline(services), [corpus], recursive=True)
     assert clean.ok and clean.files_ingested == 60
 
     rng = random.Random(14)  # random kill points, the same on every run of the suite
@@ -120,9 +121,9 @@ def test_sigkill_three_times_then_a_rerun_equals_a_clean_run(tmp_path):
 
     with build_services(_settings(crash_dir)) as services:
         pipeline = IngestionPipeline(services)
-        healed = pipeline.ingest_paths([corpus], recursive=True)
+        healed = ingest_paths(pipeline, [corpus], recursive=True)
         assert healed.ok and not healed.files_failed
-        again = pipeline.ingest_paths([corpus], recursive=True)
+        again = ingest_paths(pipeline, [corpus], recursive=True)
         assert again.files_unchanged == 60 and again.sources_written == 0 and again.embeddings_computed == 0
     assert _snapshot(crash_dir) == _snapshot(clean_dir)
 
@@ -135,7 +136,7 @@ def test_a_killed_job_whose_graph_log_ends_in_a_partial_record_heals_through_the
     corpus = _corpus(tmp_path / "corpus")
     clean_dir, crash_dir = tmp_path / "clean", tmp_path / "crashed"
     with build_services(_settings(clean_dir)) as services:
-        IngestionPipeline(services).ingest_paths([corpus], recursive=True)
+        ingest_paths(IngestionPipeline(services), [corpus], recursive=True)
     assert _kill_mid_job(corpus, crash_dir, after_rows=20)
     wal = crash_dir / "graph.wal"
     assert wal.stat().st_size > 0, "the killed job left no graph log to tear"
@@ -190,11 +191,11 @@ class StopsAnswering:
 def test_a_graph_store_that_stops_answering_mid_job_fails_it_and_a_rerun_resumes(tmp_path):
     corpus = _corpus(tmp_path / "corpus", n=12)
     with build_services(_settings(tmp_path / "clean")) as services:
-        assert IngestionPipeline(services).ingest_paths([corpus], recursive=True).ok
+        assert ingest_paths(IngestionPipeline(services), [corpus], recursive=True).ok
     with build_services(_settings(tmp_path / "faulty")) as services:
         real = services.graph
         services.graph = StopsAnswering(real, calls=10)
-        report = IngestionPipeline(services).ingest_paths([corpus], recursive=True)
+        report = ingest_paths(IngestionPipeline(services), [corpus], recursive=True)
         assert report.store_error and "stopped answering" in report.store_error and not report.ok
         [(failed, reason)] = report.files_failed
         assert "store failed" in reason and dict(report.files)[failed] == "failed"
@@ -202,7 +203,7 @@ def test_a_graph_store_that_stops_answering_mid_job_fails_it_and_a_rerun_resumes
         assert outcomes.count("ingested") == report.files_ingested and 0 < report.files_ingested < 11
         assert outcomes.count("not attempted") == 12 - report.files_ingested - 1
         services.graph = real  # the server is back
-        resumed = IngestionPipeline(services).ingest_paths([corpus], recursive=True)
+        resumed = ingest_paths(IngestionPipeline(services), [corpus], recursive=True)
         assert resumed.ok and resumed.files_unchanged == report.files_ingested
         assert resumed.files_ingested == 12 - report.files_ingested
     assert _snapshot(tmp_path / "faulty") == _snapshot(tmp_path / "clean")

@@ -16,6 +16,7 @@ import pytest
 from agent_memory.core.citations import tag, tag_ids
 from agent_memory.core.errors import IngestError
 from agent_memory.core.records import Document, SearchFilter
+from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
 from agent_memory.ingest.pipeline import IngestionPipeline, file_source_id
 from agent_memory.ingest.report import IngestReport
 from agent_memory.retrieval.pipeline import RetrievalPipeline
@@ -63,11 +64,11 @@ def _hostile_corpus(root):
 def test_hostile_corpus_every_outcome_reported_nothing_lost_rerun_does_nothing(pipeline, services, tmp_path):
     before = tmp_path / "before.md"  # what was stored before the hostile input arrives
     before.write_text("The Velmora lighthouse was built of granite in 1871 by the Ostby brothers.")
-    assert pipeline.ingest_paths([before]).ok
+    assert ingest_paths(pipeline, [before]).ok
     kept = sorted(i.id for i in services.vectors.scroll(SearchFilter(tenant="default")))
     root = tmp_path / "corpus"
     _hostile_corpus(root)
-    report = pipeline.ingest_paths([root], recursive=True)
+    report = ingest_paths(pipeline, [root], recursive=True)
     assert set(kept) <= {i.id for i in services.vectors.scroll(SearchFilter(tenant="default"))}
     outcomes = dict(report.files)
     skipped = dict(report.files_skipped)
@@ -98,7 +99,7 @@ def test_hostile_corpus_every_outcome_reported_nothing_lost_rerun_does_nothing(p
     assert file_source_id(root / "new\nline.md", root.parent) in tag_ids(odd.prompt)
 
     # A re-run reads nothing, writes nothing, embeds nothing; the store is as it was.
-    again = pipeline.ingest_paths([root], recursive=True)
+    again = ingest_paths(pipeline, [root], recursive=True)
     assert again.files_unchanged == report.files_ingested and again.files_ingested == 0
     assert again.sources_written == 0 and again.embeddings_computed == 0 and again.items_deleted == 0
     assert _count(services) == stored
@@ -112,7 +113,7 @@ def test_a_50mb_single_line_is_skipped_with_a_reason(pipeline, services, tmp_pat
         for _ in range(50):
             out.write(block)
         out.write('"}')
-    report = pipeline.ingest_paths([path])
+    report = ingest_paths(pipeline, [path])
     [(where, reason)] = report.files_skipped
     assert where == str(path) and "too large to parse whole" in reason
     assert report.files == [(str(path), "skipped")] and _count(services) == (0, 0)
@@ -121,7 +122,7 @@ def test_a_50mb_single_line_is_skipped_with_a_reason(pipeline, services, tmp_pat
 def test_a_record_cannot_take_over_another_files_source(pipeline, services, tmp_path):
     original = tmp_path / "original.md"
     original.write_text(HARBOUR)
-    pipeline.ingest_paths([original])
+    ingest_paths(pipeline, [original])
     owned = file_source_id(original)
     records = tmp_path / "records.jsonl"
     records.write_text("\n".join(json.dumps(r) for r in [
@@ -129,7 +130,7 @@ def test_a_record_cannot_take_over_another_files_source(pipeline, services, tmp_
         {"id": "rec-1", "text": "The Velmora tram runs every ten minutes."},
         {"id": "rec-1", "text": "A second record with the same ID."},
     ]))
-    report = pipeline.ingest_paths([records])
+    report = ingest_paths(pipeline, [records])
     [(where, reason)] = report.files_failed
     assert where == str(records) and f"{owned!r} refused" in reason and "belongs to" in reason
     assert "repeated in the same file" in reason and not report.ok
@@ -138,8 +139,8 @@ def test_a_record_cannot_take_over_another_files_source(pipeline, services, tmp_
     assert not any("second record" in t for t in _texts(services, "rec-1"))
 
     # The original is still its own: unchanged; the partial file is read again and refused again.
-    assert pipeline.ingest_paths([original]).files_unchanged == 1
-    rerun = pipeline.ingest_paths([records])
+    assert ingest_paths(pipeline, [original]).files_unchanged == 1
+    rerun = ingest_paths(pipeline, [records])
     assert rerun.files_failed and rerun.sources_written == 0 and rerun.embeddings_computed == 0
 
     # A directly written document (API JSON body, Memory.add) may not replace it either.
@@ -156,18 +157,18 @@ def test_unchanged_check_and_forget_keep_manifest_and_sources_together(pipeline,
     records = tmp_path / "notes.jsonl"
     records.write_text("\n".join(json.dumps({"id": f"note-{n}", "text": f"Velmora note number {n} about grain."})
                                  for n in range(3)))
-    assert pipeline.ingest_paths([records]).files_ingested == 1
+    assert ingest_paths(pipeline, [records]).files_ingested == 1
     manifest_key = "file:" + file_source_id(records)
 
     # A source of the file went missing behind its back: the file is not "unchanged", it heals.
     services.catalog.delete("default", "note-1")
-    healed = pipeline.ingest_paths([records])
+    healed = ingest_paths(pipeline, [records])
     assert healed.files_ingested == 1 and services.catalog.get("default", "note-1") is not None
 
     # Forgetting one source drops the file's manifest with it: the next run reads the file again.
     pipeline.forget("default", "note-2")
     assert not _texts(services, "note-2") and services.catalog.get("default", manifest_key) is None
-    back = pipeline.ingest_paths([records])
+    back = ingest_paths(pipeline, [records])
     assert back.files_ingested == 1 and _texts(services, "note-2")
 
     # Forgetting the file removes the manifest and every source it held.
@@ -199,7 +200,7 @@ def test_a_large_posted_document_takes_the_upload_path(pipeline, services, tmp_p
     path = tmp_path / "piers.txt"
     path.write_text(text)
     up, posted, again = IngestReport(), IngestReport(), IngestReport()
-    upload = pipeline.ingest_file(path, tenant="default", source_id="upload", report=up)
+    upload = ingest_file(pipeline, path, tenant="default", source_id="upload", report=up)
     pipeline.ingest_documents([Document(source_id="posted", text=text, tenant="default")], posted)
     assert upload == ["upload"] and (posted.chunks, posted.summaries) == (up.chunks, up.summaries)
     assert posted.embeddings_computed <= up.embeddings_computed  # same texts: the cache serves the second

@@ -9,6 +9,7 @@ import pytest
 
 from agent_memory.core.records import Document, SearchFilter, TurnRecord
 from agent_memory.ingest import sources
+from agent_memory.ingest.file_ingestion import ingest_paths
 from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.pipeline import IngestionPipeline
 from tests.helpers import SAMPLES
@@ -31,7 +32,7 @@ def _items(services, source_id, tenant="default"):
 
 
 def test_sample_corpus_is_ingested_into_every_store(pipeline, services, corpus):
-    report = pipeline.ingest_paths([corpus], recursive=True)
+    report = ingest_paths(pipeline, [corpus], recursive=True)
     assert report.ok and report.files_ingested == 5 and not report.files_skipped
     assert report.chunks >= 6 and report.turns == 4 and report.summaries >= 1 and report.triples > 0
     assert services.vectors.count(SearchFilter(tenant="default")) == report.items_written
@@ -43,9 +44,9 @@ def test_sample_corpus_is_ingested_into_every_store(pipeline, services, corpus):
 
 
 def test_second_run_writes_and_embeds_nothing(pipeline, services, corpus):
-    first = pipeline.ingest_paths([corpus], recursive=True)
+    first = ingest_paths(pipeline, [corpus], recursive=True)
     before = services.vectors.count(SearchFilter(tenant="default"))
-    second = pipeline.ingest_paths([corpus], recursive=True)
+    second = ingest_paths(pipeline, [corpus], recursive=True)
     assert second.files_unchanged == first.files_ingested and second.files_ingested == 0
     assert second.items_written == 0 and second.embeddings_computed == 0 and second.triples == 0
     assert services.vectors.count(SearchFilter(tenant="default")) == before
@@ -66,7 +67,7 @@ def test_same_documents_through_the_api_are_idempotent(pipeline, services):
 def test_changed_document_replaces_its_chunks_and_triples(pipeline, services, tmp_path):
     path = tmp_path / "note.md"
     path.write_text("Marie Dubois founded Acme Corporation in Lyon. Acme makes the X-200 sensor.")
-    pipeline.ingest_paths([path])
+    ingest_paths(pipeline, [path])
     from agent_memory.ingest.pipeline import file_source_id
 
     sid = file_source_id(path)
@@ -76,7 +77,7 @@ def test_changed_document_replaces_its_chunks_and_triples(pipeline, services, tm
     assert old_facts
 
     path.write_text("Jean Martin founded Borealis Labs in Oslo. Borealis builds the Z-9 drone.")
-    report = pipeline.ingest_paths([path])
+    report = ingest_paths(pipeline, [path])
     assert report.files_ingested == 1 and report.items_deleted >= 1
     new = {i.id: i.text for i in _items(services, sid)}
     assert not set(old) & set(new)
@@ -92,10 +93,10 @@ def test_an_emptied_file_takes_its_old_text_away_and_an_unreadable_one_keeps_it(
     emptied, garbled = tmp_path / "b.md", tmp_path / "c.md"
     emptied.write_text("Dave works at Initech.")
     garbled.write_text("Erin works at Globex.")
-    pipeline.ingest_paths([emptied, garbled])
+    ingest_paths(pipeline, [emptied, garbled])
     emptied.write_text("")
     garbled.write_bytes(b"Erin works at \xff\xfe Globex.")  # invalid UTF-8: a bad save, not new content
-    report = pipeline.ingest_paths([emptied, garbled])
+    report = ingest_paths(pipeline, [emptied, garbled])
     assert report.ok and report.files_ingested == 1 and report.items_deleted >= 1
     assert not _items(services, file_source_id(emptied))
     assert services.catalog.get("default", FILE_KEY + file_source_id(emptied)) is None
@@ -103,7 +104,7 @@ def test_an_emptied_file_takes_its_old_text_away_and_an_unreadable_one_keeps_it(
     [(path, reason)] = report.files_skipped
     assert path == str(garbled) and "invalid UTF-8" in reason and "stored before is kept" in reason
     assert any("Globex" in item.text for item in _items(services, file_source_id(garbled)))
-    again = pipeline.ingest_paths([emptied])  # nothing stored for it now: a plain skip
+    again = ingest_paths(pipeline, [emptied])  # nothing stored for it now: a plain skip
     assert again.files_skipped == [(str(emptied), "empty file")]
 
 
@@ -112,7 +113,7 @@ def test_a_file_reached_twice_in_one_job_is_read_once(pipeline, tmp_path):
     folder.mkdir()
     (folder / "a.md").write_text("Tina leads ops.")
     (folder / "b.md").write_text("Dave runs the night shift.")
-    report = pipeline.ingest_paths([folder, folder, folder / "a.md"])
+    report = ingest_paths(pipeline, [folder, folder, folder / "a.md"])
     assert report.files_seen == 2 and report.files_ingested == 2 and not report.files_failed
 
 
@@ -120,17 +121,17 @@ def test_records_removed_from_a_changed_file_are_forgotten(pipeline, services, t
     path = tmp_path / "records.jsonl"
     rows = [{"id": "r1", "text": "Alpha record about apples."}, {"id": "r2", "text": "Beta record about pears."}]
     path.write_text("\n".join(json.dumps(r) for r in rows))
-    pipeline.ingest_paths([path])
+    ingest_paths(pipeline, [path])
     assert _items(services, "r2")
     path.write_text(json.dumps(rows[0]))
-    report = pipeline.ingest_paths([path])
+    report = ingest_paths(pipeline, [path])
     assert report.sources_removed == 1
     assert _items(services, "r1") and not _items(services, "r2")
     assert services.catalog.get("default", "r2") is None
 
 
 def test_forget_removes_a_source_everywhere(pipeline, services, corpus):
-    pipeline.ingest_paths([corpus], recursive=True)
+    ingest_paths(pipeline, [corpus], recursive=True)
     removed = pipeline.forget("default", "acme")
     assert removed["sources"] == 1 and removed["items"] >= 1 and removed["triples"] >= 1
     assert not _items(services, "acme")
@@ -141,7 +142,7 @@ def test_forget_removes_a_source_everywhere(pipeline, services, corpus):
 def test_forgetting_a_file_forgets_every_source_it_held(pipeline, services, corpus):
     from agent_memory.ingest.pipeline import file_source_id
 
-    pipeline.ingest_paths([corpus], recursive=True)
+    ingest_paths(pipeline, [corpus], recursive=True)
     removed = pipeline.forget("default", file_source_id(corpus / "docs" / "products.jsonl", corpus.parent))
     assert removed["sources"] == 3
     for sid in ("acme", "product-x200", "product-x300"):
@@ -172,7 +173,7 @@ def test_bad_inputs_are_skipped_with_reasons_and_never_abort_the_job(pipeline, s
     (tmp_path / "latin1.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
     (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (tmp_path / "broken.json").write_text('{"text": "unterminated')
-    report = pipeline.ingest_paths([tmp_path, tmp_path / "missing.txt"])
+    report = ingest_paths(pipeline, [tmp_path, tmp_path / "missing.txt"])
     reasons = dict(report.files_skipped)
     assert reasons[str(tmp_path / "binary.txt")] == "binary content"
     assert reasons[str(tmp_path / "empty.md")] == "empty file"
@@ -205,7 +206,7 @@ def test_large_text_file_streams_in_segments(pipeline, services, tmp_path, monke
     text = "".join(paragraph.format(n=n) for n in range(400))
     path = tmp_path / "big.txt"
     path.write_text(text)
-    report = pipeline.ingest_paths([path])
+    report = ingest_paths(pipeline, [path])
     assert report.files_ingested == 1 and report.chunks > 10
     from agent_memory.ingest.pipeline import file_source_id
 

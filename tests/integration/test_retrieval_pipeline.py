@@ -12,6 +12,7 @@ import pytest
 from agent_memory.core.errors import BudgetError
 from agent_memory.core.records import Document
 from agent_memory.core.text import split_sentences
+from agent_memory.ingest.file_ingestion import ingest_paths
 from agent_memory.ingest.pipeline import IngestionPipeline, file_source_id
 from agent_memory.retrieval.compress import GAP
 from agent_memory.retrieval.pipeline import RetrievalPipeline
@@ -38,7 +39,7 @@ def services(corpus):
                              neo4j_uri=None)
     with build_services(settings) as svc:
         ingestion = IngestionPipeline(svc)
-        report = ingestion.ingest_paths([corpus], recursive=True)
+        report = ingest_paths(ingestion, [corpus], recursive=True)
         assert report.ok and report.files_ingested == 5, report.render()
         # Another tenant with its own note about the same product: it must never leak into default.
         ingestion.ingest_documents([Document(source_id="other-lab-note", tenant="other",
