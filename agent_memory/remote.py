@@ -233,7 +233,7 @@ class RemoteMemory:
             report.outcome(path, "skipped")
             return
         except RemoteError as exc:
-            if exc.code == "config_error":
+            if exc.code in ("config_error", "reindex_required"):
                 raise  # the server's data dir takes no writes (e.g. other models: reindex): every file would fail
             if exc.code == "unsupported_file":
                 report.files_skipped.append((str(path), str(exc)))

@@ -18,7 +18,7 @@ from agent_memory.conversation.summarize import LLMSummarizer
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.embedding import CachedEmbedder, collection_name, make_embedder
 from agent_memory.core.embedding_spaces import EmbeddingSpaces, SpaceLayout
-from agent_memory.core.errors import ConfigError
+from agent_memory.core.errors import IndexFormatError
 from agent_memory.core.llm import llm_from_settings
 from agent_memory.core.sparse import SPARSE_FORMAT, SparseEncoder
 from agent_memory.core.tokens import TokenCounter, make_counter
@@ -150,11 +150,11 @@ class Services:
     def _refuse_other_format(self, found: dict) -> None:
         wanted = self.space_layout.as_dict()
         if found.get("sparse") not in (None, SPARSE_FORMAT):
-            raise ConfigError(f"data dir {self.data_dir} holds sparse vectors of format {found['sparse']!r}, this "
+            raise IndexFormatError(f"data dir {self.data_dir} holds sparse vectors of format {found['sparse']!r}, this "
                               f"version writes {SPARSE_FORMAT!r}: run `agent-memory reindex` to encode the "
                               "stored text again (no source file is read again)")
         if found.get("embedding") not in (None, wanted):
-            raise ConfigError(
+            raise IndexFormatError(
                 f"data dir {self.data_dir} was embedded with {found['embedding']}, but the settings ask for "
                 f"{wanted}: run `agent-memory reindex` to re-embed the stored text with the new models "
                 "(no source file is read again), or restore the embedding settings")

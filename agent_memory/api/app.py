@@ -23,7 +23,7 @@ from agent_memory.api.routes_health import STATIC
 from agent_memory.api.state import MAX_UPLOAD_BYTES, ApiState
 from agent_memory.api.strict import Contain, StrictJson
 from agent_memory.core.config import Settings, load_settings
-from agent_memory.services import build_services
+from agent_memory.ingest.upgrade import open_services
 
 DESCRIPTION = """Long memory for LLM agents: ingest documents, keep working memory per session, and ask
 questions answered from a token-bounded prompt with `[S:id]` citations.
@@ -46,7 +46,7 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        services = build_services(settings)
+        services = open_services(settings)
         try:
             state = ApiState(settings, services, job_threshold_bytes=job_threshold_bytes,
                              max_upload_bytes=max_upload_bytes)

@@ -20,6 +20,7 @@ from agent_memory.core.errors import (
     BudgetError,
     ConfigError,
     DimensionMismatchError,
+    IndexFormatError,
     InternalError,
     LLMError,
     NotFoundError,
@@ -57,6 +58,7 @@ DOMAIN_STATUS: list[tuple[type[Exception], int, str]] = [
     (DimensionMismatchError, 503, "store_misconfigured"),
     (StoreError, 503, "store_error"),
     (LLMError, 502, "llm_error"),
+    (IndexFormatError, 503, "reindex_required"),
     (ConfigError, 503, "config_error"),
     (AgentMemoryError, 400, "bad_request"),
 ]

@@ -13,7 +13,7 @@ from agent_memory.answer import passages_out, relevance
 from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
 from agent_memory.api.schemas import AskIn, AskOut, PromptOut, SearchIn, SearchOut, error_responses
-from agent_memory.core.errors import ConfigError
+from agent_memory.core.errors import ConfigError, IndexFormatError
 
 router = APIRouter(tags=["ask"])
 
@@ -23,6 +23,8 @@ def _served(state, body: AskIn) -> None:
     client's to fix, a 400 naming it."""
     try:
         state.memory.pipeline_for(body.preset, body.overrides)
+    except IndexFormatError:
+        raise  # the data dir's, not the request's: 503 reindex_required
     except ConfigError as exc:
         raise ApiError(400, "invalid_retrieval_settings", str(exc)) from exc
 

@@ -58,7 +58,7 @@ _UPLOAD_DOC = {
              summary="Ingest a document (JSON) or an uploaded file (multipart)")
 async def post_document(request: Request, state: StateDep, tenant: TenantDep):
     # Before the body is read or a job queued: a data dir of other models (reindex it) takes no writes,
-    # and says so once (503 config_error, as a question on it does) instead of in each job's report.
+    # and says so once (503 reindex_required, as a question on it does) instead of in each job's report.
     state.services.check_index_format()
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > state.max_upload_bytes:

@@ -23,8 +23,8 @@ from typing import Any
 from agent_memory.api.errors import error_of
 from agent_memory.api.ingestion import run_job
 from agent_memory.core.errors import ConfigError, StoreError, contained
+from agent_memory.ingest.upgrade import open_services
 from agent_memory.memory import Memory
-from agent_memory.services import build_services
 from agent_memory.stores.jobs import Job, JobSpec, job_from_row
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ class Worker:
 def work(settings, *, once: bool = False, worker_id: str | None = None, lease_s: float = 60.0,
          poll_s: float = 1.0) -> int:
     """The CLI's entry: build the services, run a worker until SIGTERM/SIGINT (or the queue empties)."""
-    with build_services(settings) as services:
+    with open_services(settings) as services:
         worker = Worker(services, worker_id=worker_id, lease_s=lease_s, poll_s=poll_s)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, worker.stop)

@@ -23,6 +23,11 @@ class ConfigError(AgentMemoryError):
     """Settings are missing, contradictory or point at something unusable."""
 
 
+class IndexFormatError(ConfigError):
+    """The data dir's vectors were written in another keyword format or by other embedding models than this
+    process writes: ``agent-memory reindex`` moves them (nothing is mixed meanwhile)."""
+
+
 class StoreError(AgentMemoryError):
     """A vector or graph store failed an operation."""
 

@@ -41,9 +41,9 @@ from agent_memory.evaluation.report import Tally, percentile
 from agent_memory.evaluation.runner import _disabled, ingest, settings_for
 from agent_memory.ingest.archive import archiver
 from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.ingest.upgrade import open_services
 from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.retrieval.when import parse_stamp
-from agent_memory.services import build_services
 
 SYSTEMS = ("transcript", "agent", "agent+session")
 PROBES = 20  # single messages appended on an idle archive, each timed until it is stored
@@ -156,7 +156,7 @@ def evaluate_agent_path(config: AgentPathConfig) -> dict[str, Any]:
     tenants = evalset.tenants_for(questions)
     config.out_dir.mkdir(parents=True, exist_ok=True)
     stem = f"{evalset.name}-agent-path" + (f"-limit{config.limit}" if config.limit else "")
-    with build_services(settings_for(config.data_dir)) as services:
+    with open_services(settings_for(config.data_dir)) as services:
         ingest_counts = ingest(services, evalset, tenants, config.progress)  # the transcript path
         # The agent path's parts as Memory builds them (agent_memory/memory/memory.py), from the same services.
         memory = WorkingMemory(services, promote=archiver(services, threading.Lock()))

@@ -24,8 +24,8 @@ from agent_memory.evaluation.datasets import EvalSet, Material, Question, load_d
 from agent_memory.evaluation.metric import score_question
 from agent_memory.evaluation.report import Tally
 from agent_memory.evaluation.runner import ingest_material, settings_for
+from agent_memory.ingest.upgrade import open_services
 from agent_memory.retrieval.pipeline import RetrievalPipeline
-from agent_memory.services import build_services
 
 MIXED_TENANT = "mixed"
 
@@ -74,7 +74,7 @@ def evaluate_mixed(config: MixedConfig) -> dict[str, Any]:
         sets.append(MixedSet(evalset, questions, [evalset.material(t) for t in tenants],
                              config.budgets[evalset.name]))
     started = time.perf_counter()
-    with build_services(settings_for(config.data_dir)) as services:
+    with open_services(settings_for(config.data_dir)) as services:
         for mixed_set in sets:
             for material in mixed_set.material:
                 ingest_material(services, _retenant(material, f"single-{mixed_set.evalset.name}"), config.progress)

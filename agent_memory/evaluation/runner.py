@@ -28,10 +28,11 @@ from agent_memory.evaluation.metric import cited_ids, score_question
 from agent_memory.evaluation.report import PRODUCT, Tally, run_summary, write_report
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.ingest.report import IngestReport
+from agent_memory.ingest.upgrade import open_services
 from agent_memory.retrieval.config import load_preset
 from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.retrieval.render import question_text
-from agent_memory.services import Services, build_services
+from agent_memory.services import Services
 
 log = logging.getLogger(__name__)
 INGEST_BATCH = 64
@@ -171,7 +172,7 @@ def evaluate(config: RunConfig) -> RunResult:
         data_dir = temp_dir
     try:
         settings = settings_for(data_dir)
-        with build_services(settings) as services:
+        with open_services(settings) as services:
             ingest_counts = ingest(services, evalset, tenants, config.progress)
             report = _score_all(services, evalset, questions, config)
             report.update(ingest=ingest_counts, preset=config.preset,

@@ -10,7 +10,7 @@
 
 This is a surface: it sits above ``retrieval`` and ``ingest`` and builds their pipelines
 from the services that ``agent_memory.services.build_services`` makes (the only place that
-builds services). The CLI, the HTTP API, the MCP server and the LangChain adapters are thin
+builds services; ``ingest/upgrade.open_services`` brings an older data dir's keyword format up to date first). The CLI, the HTTP API, the MCP server and the LangChain adapters are thin
 layers over it. ``agent_memory`` exposes ``Memory`` lazily, so importing the core never
 imports this module (nor the pipelines) upward.
 
@@ -47,6 +47,7 @@ from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.index.importance import raise_importance
 from agent_memory.ingest.archive import archiver
 from agent_memory.ingest.pipeline import IngestionPipeline
+from agent_memory.ingest.upgrade import open_services
 from agent_memory.ingest.upkeep import empty_tenant_note, tenants_with_data
 from agent_memory.memory.arguments import (
     check_question,
@@ -58,7 +59,7 @@ from agent_memory.memory.documents import Added, DocumentMethods, Progress
 from agent_memory.memory.sessions import SessionMethods
 from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
-from agent_memory.services import Services, build_services
+from agent_memory.services import Services
 
 log = logging.getLogger(__name__)
 __all__ = ["Added", "AskResult", "Memory", "Progress"]
@@ -115,7 +116,7 @@ class Memory(DocumentMethods, SessionMethods):
                 settings = settings.model_copy(update={"data_dir": Path(data_dir)})
             self._own_data_dir(settings.data_dir)
             try:
-                services = build_services(settings)
+                services = open_services(settings)
             except BaseException:
                 self._hold.close()
                 raise

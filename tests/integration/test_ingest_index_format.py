@@ -1,6 +1,6 @@
 """Ingesting into a data dir embedded by other models fails once, at the start of the job, with the
 way out (`agent-memory reindex`): before any file is read or embedded, in the CLI (exit 2, one line),
-the Python API and the HTTP API (503 config_error, as a question on that data dir answers)."""
+the Python API and the HTTP API (503 reindex_required, as a question on that data dir answers)."""
 
 from __future__ import annotations
 
@@ -66,10 +66,10 @@ def test_an_upload_is_refused_as_a_question_is_and_the_cli_stops_once(embedded_e
         answer = httpx.post(f"{url}/v1/documents", files={"file": ("a.md", b"# a\n\nPump P-7.\n")}, timeout=60)
         assert answer.status_code == 503
         error = answer.json()["error"]
-        assert error["code"] == "config_error" and "agent-memory reindex" in error["message"]
+        assert error["code"] == "reindex_required" and "agent-memory reindex" in error["message"]
         assert str(embedded_elsewhere) not in error["message"]  # the server's paths stay its own
         text = httpx.post(f"{url}/v1/documents", json={"text": "Pump P-7.", "source_id": "p7"}, timeout=60)
-        assert text.status_code == 503 and text.json()["error"]["code"] == "config_error"
+        assert text.status_code == 503 and text.json()["error"]["code"] == "reindex_required"
 
         code = main(["--server", url, "ingest", str(embedded_elsewhere / "notes"), "-r", "--keep-missing"])
         captured = capsys.readouterr()

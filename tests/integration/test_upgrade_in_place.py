@@ -1,0 +1,85 @@
+"""A data dir of an older keyword format is brought up to date by whoever opens it (Memory, the CLI, serve):
+no refusal, no manual `reindex`, the stored memory answers as before. Other embedding models stay a refusal
+naming `agent-memory reindex`, and a question to such a server is 503 reindex_required, never a 400 that
+blames the request (agent_memory/ingest/upgrade.py)."""
+
+from __future__ import annotations
+
+import logging
+
+import httpx
+import pytest
+
+from agent_memory.api import create_app
+from agent_memory.api.testing import serve_in_thread
+from agent_memory.cli import main
+from agent_memory.core.config import load_settings
+from agent_memory.core.errors import IndexFormatError
+from agent_memory.core.sparse import SPARSE_FORMAT
+from agent_memory.memory import Memory
+from agent_memory.remote import KEY_ENV
+from agent_memory.services import read_index_format, write_index_format
+from tests.helpers import embedded_cli_env
+
+OLDER_FORMAT = "bm25-tf/stem-en/jieba/v5"  # before weekdays became one term (core/sparse.py)
+NOTE = "The greenhouse pump P-7 was replaced by Ilse Varga last Friday; it now moves 40 litres a minute."
+QUESTION = "Who replaced the greenhouse pump?"
+
+
+@pytest.fixture()
+def older_data_dir(tmp_path, monkeypatch):
+    """A data dir holding one note, whose marker says its keyword terms were cut by an older version."""
+    data = tmp_path / "data"
+    embedded_cli_env(monkeypatch, data)
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    with Memory(data_dir=data) as memory:
+        memory.add(NOTE, source_id="pump.md")
+    write_index_format(data, {**read_index_format(data), "sparse": OLDER_FORMAT})
+    return data
+
+
+def test_memory_opens_an_older_data_dir_after_upgrading_it_in_place(older_data_dir, caplog):
+    with caplog.at_level(logging.WARNING, logger="agent_memory.ingest.upgrade"):
+        with Memory(data_dir=older_data_dir) as memory:
+            result = memory.prompt(QUESTION, budget=400)
+    assert "[S:pump.md]" in result.prompt and "Ilse Varga" in result.prompt
+    assert read_index_format(older_data_dir)["sparse"] == SPARSE_FORMAT
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert f"keyword format {OLDER_FORMAT} -> {SPARSE_FORMAT}" in said and "items re-indexed, 0 embeddings computed" in said
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="agent_memory.ingest.upgrade"):
+        with Memory(data_dir=older_data_dir) as memory:  # once: the next open finds it current
+            assert "Ilse Varga" in memory.prompt(QUESTION, budget=400).prompt
+    assert not caplog.records
+
+
+def test_the_cli_list_and_prompt_work_on_an_older_data_dir(older_data_dir, capsys, caplog):
+    with caplog.at_level(logging.WARNING, logger="agent_memory.ingest.upgrade"):
+        assert main(["list"]) == 0
+    assert "pump.md" in capsys.readouterr().out
+    assert "upgrading data dir" in caplog.text  # on stderr outside pytest, which holds the log handlers
+    assert main(["prompt", QUESTION, "--budget", "400"]) == 0
+    assert "Ilse Varga" in capsys.readouterr().out
+
+
+def test_serve_upgrades_before_it_answers(older_data_dir):
+    app = create_app(load_settings(data_dir=older_data_dir, triple_extractor="rules"), warm=False)
+    with serve_in_thread(app) as url:
+        answer = httpx.post(f"{url}/v1/prompt", json={"question": QUESTION, "budget": 400}, timeout=60)
+    assert answer.status_code == 200 and "Ilse Varga" in answer.json()["prompt"]
+    assert read_index_format(older_data_dir)["sparse"] == SPARSE_FORMAT
+
+
+def test_other_embedding_models_stay_a_refusal_and_a_question_is_503_not_400(older_data_dir):
+    other = {"default_model": "some-other-model", "multilingual_model": None, "multilingual_share": 0.0}
+    write_index_format(older_data_dir, {**read_index_format(older_data_dir), "embedding": other})
+    marker = read_index_format(older_data_dir)
+    with Memory(data_dir=older_data_dir) as memory, pytest.raises(IndexFormatError, match="agent-memory reindex"):
+        memory.prompt(QUESTION, budget=400)
+    assert read_index_format(older_data_dir) == marker  # nothing re-indexed behind the user's back
+    app = create_app(load_settings(data_dir=older_data_dir, triple_extractor="rules"), warm=False)
+    with serve_in_thread(app) as url:
+        answer = httpx.post(f"{url}/v1/prompt", json={"question": QUESTION, "budget": 400}, timeout=60)
+    assert answer.status_code == 503
+    error = answer.json()["error"]
+    assert error["code"] == "reindex_required" and "agent-memory reindex" in error["message"]
