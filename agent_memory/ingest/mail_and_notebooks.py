@@ -122,8 +122,8 @@ def read_ipynb(raw: str) -> Read:
         if kind == "markdown" and not title and (heading := _HEADING.search(_FENCED.sub("", blocks[-1]))):
             title = heading.group(1).strip()
         counts[kind] = counts.get(kind, 0) + 1
-    if not counts["markdown"] and not counts["code"]:
-        raise FormatError("notebook without text (no markdown or code in its cells)")
+    if not blocks:
+        raise FormatError("notebook without text (every cell is empty)")
     metadata = {"markdown_cells": counts["markdown"], "code_cells": counts["code"]}
     if language:  # not "language": that key marks a whole document as code (retrieval/render.py)
         metadata["notebook_language"] = language
