@@ -127,8 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(parser, after=False)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_AnyOrder)
 
-    p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, PDF, DOCX, source code, JSON/JSONL, "
-                       "transcripts)")
+    p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, PDF, DOCX, PPTX, XLSX, EPUB, ODT, RTF, "
+                       "notebooks, e-mail, source code, JSON/JSONL, transcripts)")
     p.add_argument("paths", nargs="+", help="files and folders; a file named here is read even if ignore "
                    "rules leave it out (where `git add` would need -f)")
     p.add_argument("--tenant")

@@ -1,4 +1,5 @@
-"""File formats beyond plain text: PDF and DOCX (the ``documents`` extra), Markdown front matter,
+"""File formats beyond plain text: PDF and DOCX (the ``documents`` extra; the other office formats, e-mail
+and notebooks are in ``office_formats.py`` and ``mail_and_notebooks.py``), Markdown front matter,
 HTML without its boilerplate, and source code (named by extension; split by ``agent_memory/ingest/splitting.py``).
 
 Each reader returns text and what the file says about itself (title, metadata), or raises
@@ -10,16 +11,16 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 import yaml
 from bs4 import BeautifulSoup
 
-# The optional extra that brings the PDF and DOCX parsers (pyproject.toml).
+# The optional extra that brings the PDF, DOCX, PPTX, XLSX and RTF parsers (pyproject.toml).
 DOCUMENTS_EXTRA = "agent-memory[documents]"
-BINARY_DOCUMENT_EXTENSIONS = {".pdf", ".docx"}
+# What the extra's parsers read; EPUB, ODT, e-mail and notebooks need only the standard library.
+EXTRA_EXTENSIONS = (".pdf", ".docx", ".pptx", ".xlsx", ".rtf")
 MARKDOWN_EXTENSIONS = {".md", ".markdown"}
 # Source code, by extension: the language of langchain-text-splitters' splitter (agent_memory/ingest/splitting.py).
 CODE_EXTENSIONS = {
@@ -61,7 +62,8 @@ CODE_LANGUAGES = set(CODE_EXTENSIONS.values())
 BOILERPLATE_TAGS = ["script", "style", "noscript", "template", "nav", "aside", "form", "button", "iframe", "svg",
                     "select", "dialog"]
 BOILERPLATE_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar"}
-# A PDF or DOCX is parsed whole: above this size it is skipped with its size named.
+# A PDF, an office file, an e-book, an e-mail or a notebook is parsed whole: above this size it is skipped
+# with its size named.
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 # YAML front matter: '---' on the first line, closed by '---' or '...' on a line of its own.
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
@@ -70,8 +72,6 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\
 # A PDF's header may follow some junk, within its first kilobyte (the PDF spec's allowance, which pypdf keeps).
 PDF_MAGIC = b"%PDF-"
 PDF_HEADER_WINDOW = 1024
-# The part every DOCX (a zip archive) holds; other Office files are zips too, without it.
-DOCX_PART = "word/document.xml"
 
 
 # Where secrets usually live: private keys, certificates, keystores, environment files, credentials.
@@ -133,28 +133,6 @@ class Read:
 def _missing_extra(kind: str, module: str) -> FormatError:
     return FormatError(f"{kind} files need the optional parsers: pip install '{DOCUMENTS_EXTRA}' "
                        f"(module {module!r} is not installed)")
-
-
-def sniff_document(path: Path, head: bytes) -> str | None:
-    """``".pdf"`` or ``".docx"`` when the file's bytes say it is one, whatever its name; else None.
-    Magic numbers, not the extension: a PDF saved as ``.txt`` would otherwise be stored as its
-    PDF syntax, and a DOCX named ``.pdf`` refused with a parser error that hides what it is. Here a
-    PDF must start with its header (a note that quotes ``%PDF-`` further in is text)."""
-    if head.startswith(PDF_MAGIC):
-        return ".pdf"
-    if head.startswith(b"PK\x03\x04"):
-        try:
-            with zipfile.ZipFile(path) as archive:
-                return ".docx" if DOCX_PART in archive.namelist() else None
-        except (OSError, zipfile.BadZipFile):
-            return None
-    return None
-
-
-def not_a(kind: str, head: bytes) -> FormatError:
-    """The skip of a file named as a PDF or DOCX whose bytes are neither (they are shown)."""
-    what = {".pdf": f"no {PDF_MAGIC.decode()} header", ".docx": f"not a zip archive holding {DOCX_PART}"}[kind]
-    return FormatError(f"not a {kind[1:].upper()} file ({what}): it starts with {head[:16]!r}")
 
 
 def read_pdf(path: Path) -> Read:

@@ -11,7 +11,7 @@ import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from agent_memory.core.errors import IngestError
 from agent_memory.core.lookalikes import reads_blank
@@ -27,27 +27,24 @@ from agent_memory.ingest.decoding import (
     text_encoding,
 )
 from agent_memory.ingest.formats import (
-    BINARY_DOCUMENT_EXTENSIONS,
     CODE_EXTENSIONS,
     DOCUMENTS_EXTRA,
+    EXTRA_EXTENSIONS,
     JSON_SPELLING,
     MARKDOWN_EXTENSIONS,
     MAX_DOCUMENT_BYTES,
-    PDF_HEADER_WINDOW,
-    PDF_MAGIC,
     PLAIN_TEXT_EXTENSIONS,
     TEXT_FILE_NAMES,
     FormatError,
+    Read,
     as_text_if_infinite,
     file_extension,
     html_to_text,
-    not_a,
-    read_docx,
-    read_pdf,
     secret_file,
-    sniff_document,
     split_front_matter,
 )
+from agent_memory.ingest.mail_and_notebooks import TEXT_DOCUMENT_READERS, read_rtf
+from agent_memory.ingest.office_formats import DOCUMENT_READERS, read_document, sniff_document
 from agent_memory.ingest.paragraph_ids import ParagraphIds
 from agent_memory.ingest.shapes import (
     HotpotContext,
@@ -66,7 +63,7 @@ TEXT_EXTENSIONS = {".txt", ".text", ".md", ".markdown", ".rst", ".log", ".csv"} 
 HTML_EXTENSIONS = {".html", ".htm", ".xhtml"}
 JSON_EXTENSIONS = {".json", ".jsonl", ".ndjson"}
 SUPPORTED_EXTENSIONS = (TEXT_EXTENSIONS | HTML_EXTENSIONS | JSON_EXTENSIONS | set(CODE_EXTENSIONS)
-                        | BINARY_DOCUMENT_EXTENSIONS)
+                        | set(DOCUMENT_READERS) | set(TEXT_DOCUMENT_READERS))
 TEXT_FIELDS = ("text", "content", "body", "paragraph_text", "context", "document", "passage")
 # Files above this size are streamed segment by segment (only plain text can be).
 STREAM_THRESHOLD_BYTES = 8 * 1024 * 1024
@@ -146,22 +143,18 @@ def refused_by_name(path: Path) -> str | None:
 def unsupported(ext: str) -> str:
     """The skip reason of an unknown extension: every extension that is read, named."""
     return (f"unsupported extension {ext or '(none)'!r}; supported: {', '.join(sorted(SUPPORTED_EXTENSIONS))} "
-            f"(.pdf and .docx with the optional extra {DOCUMENTS_EXTRA}), and files without an extension named "
+            f"({', '.join(EXTRA_EXTENSIONS)} with the optional extra {DOCUMENTS_EXTRA}), and files without an extension named "
             f"{', '.join(sorted(TEXT_FILE_NAMES))} (any case)")
 
 
-def _binary_document(path: Path, kind: str, head: bytes, size: int, tenant: str, sid: str) -> list[Loaded]:
-    """``path`` read as ``kind`` (.pdf or .docx): its bytes said so, or its name did."""
-    if size > MAX_DOCUMENT_BYTES:
-        return [Skipped(str(path), f"{kind} file of {size} bytes is too large to parse whole")]
-    if (PDF_MAGIC not in head[:PDF_HEADER_WINDOW]) if kind == ".pdf" else not head.startswith(b"PK\x03\x04"):
-        return [Skipped(str(path), str(not_a(kind, head)))]  # named so, but its bytes are not one
+def _document(path: Path, read: Callable[[], Read], tenant: str, sid: str) -> list[Loaded]:
+    """The document ``read`` makes of ``path`` (office_formats, mail_and_notebooks), or its skip with the reason."""
     try:
-        read = read_pdf(path) if kind == ".pdf" else read_docx(path)
+        got = read()
     except FormatError as exc:
         return [Skipped(str(path), str(exc))]
-    return [Document(source_id=sid, text=read.text, tenant=tenant, path=str(path), title=read.title,
-                     metadata=read.metadata)]
+    return storable([Document(source_id=sid, text=got.text, tenant=tenant, path=str(path), title=got.title,
+                              metadata=got.metadata)])
 
 
 def _text_document(raw: str, ext: str, tenant: str, sid: str, path: Path) -> Document:
@@ -199,15 +192,15 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
         return [Skipped(str(path), f"unreadable: {exc}")], None
     if size == 0 or blank(path, head, size):
         return [Skipped(str(path), EMPTY_FILE)], None
-    kind = sniff_document(path, head) or (ext if ext in BINARY_DOCUMENT_EXTENSIONS else None)
+    kind = sniff_document(path, head) or (ext if ext in DOCUMENT_READERS else None)
     if kind is not None:  # by its bytes: a PDF is read as one whatever its name
-        return _binary_document(path, kind, head, size, tenant, sid), None
+        return _document(path, lambda: read_document(path, kind, head, size), tenant, sid), None
     encoding = text_encoding(head)
     # A UTF-16/32 file is mostly NUL bytes: its binariness is judged on its characters.
     sample = head if encoding == "utf-8-sig" else head.decode(encoding, errors="replace").encode()
     if looks_binary(sample):
         return [Skipped(str(path), "binary content")], None
-    if size > STREAM_THRESHOLD_BYTES:
+    if size > STREAM_THRESHOLD_BYTES and not (ext in TEXT_DOCUMENT_READERS and size <= MAX_DOCUMENT_BYTES):
         if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
             return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")], None
         problem = check_decodes(path, encoding, tried=encodings)
@@ -236,6 +229,9 @@ def _parsed_text(raw: str, ext: str, tenant: str, sid: str, path: Path) -> list[
         page = html_to_text(raw)
         return storable([Document(source_id=sid, text=page.text, tenant=tenant, path=str(path), title=page.title)]
                         if page.text.strip() else [Skipped(str(path), "HTML without text")])
+    if ext in TEXT_DOCUMENT_READERS or raw.startswith("{\\rtf"):  # an RTF file saved as .txt is read as RTF
+        reader = TEXT_DOCUMENT_READERS.get(ext, read_rtf)
+        return _document(path, lambda: reader(raw), tenant, sid)
     if ext in JSON_EXTENSIONS:
         return storable(load_json_text(raw, tenant=tenant, source_id=sid, path=str(path), jsonl=ext != ".json"))
     return storable([_text_document(raw, ext, tenant, sid, path)])

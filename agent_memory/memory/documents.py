@@ -58,9 +58,9 @@ class DocumentMethods:
     def add_file(self, path: str | Path, *, source_id: str | None = None,
                  metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
                  tenant: str | None = None, base: str | Path | None = None, named_by_user: bool = True) -> Added:
-        """Ingest one file (text, Markdown, HTML, PDF, DOCX, code, JSON/JSONL records, transcripts) under
-        ``source_id`` (default: its path relative to ``base``; without ``base``, its file name — never
-        an absolute path). Forgetting that ID forgets every source the file held; re-adding the
+        """Ingest one file (text, Markdown, HTML, PDF, office files, EPUB, notebooks, e-mail, code, JSON/JSONL
+        records, transcripts) under ``source_id`` (default: its path relative to ``base``; without ``base``,
+        its file name — never an absolute path). Forgetting that ID forgets every source the file held; re-adding the
         same bytes does nothing. A skipped or failed file is in ``report``, not raised.
         ``named_by_user`` (default): a file added by name stays when a later walk of its folder ignores it
         (``ingest/missing.py``); False for a file a folder's walk reached (an upload of a folder job)."""
