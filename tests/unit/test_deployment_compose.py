@@ -3,6 +3,7 @@ docs/deployment.md describes, wired to settings that exist."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -89,6 +90,8 @@ def test_the_build_context_leaves_out_the_environment_data_and_history():
     dockerfile = (COMPOSE.parent / "Dockerfile").read_text(encoding="utf-8")
     for copied in ("agent_memory", "samples", "pyproject.toml", "requirements-models.txt"):
         assert copied in dockerfile and copied not in ignored, copied
+    # the served API reads office documents and PDFs, as the README's formats say, not skips them
+    assert re.search(r'pip install -e "\.\[[^\]]*\bdocuments\b', dockerfile)
     # one package: no top-level ingest/ or retrieval/ left to copy
     assert "COPY ingest" not in dockerfile and "COPY retrieval" not in dockerfile
 
