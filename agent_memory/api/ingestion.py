@@ -5,6 +5,7 @@ progress and the HTTP errors."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 import tempfile
 from dataclasses import replace
@@ -19,6 +20,8 @@ from agent_memory.core.errors import NotFoundError
 from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.upkeep import expire
 from agent_memory.stores.jobs import JobQueue, JobSpec, SourceLocks
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 
@@ -126,6 +129,10 @@ def job_queue(state) -> tuple[JobQueue, SourceLocks]:
     """The services' job queue (durable on PostgreSQL when configured), running :func:`run_job`, and their
     source locks."""
     queue = state.services.job_queue(lambda spec, job: run_job(state, spec, job.progress), error_of)
+    if state.services.jobs_go_to_workers:
+        # Said once at start: a server alone leaves such jobs queued until a worker takes them.
+        log.warning("background ingestion jobs go to PostgreSQL for `agent-memory worker` processes; this server "
+                    "runs none of them (AGENT_MEMORY_JOB_RUNNER=process runs them here)")
     return queue, state.services.source_locks
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from agent_memory.api.errors import error_of
 from agent_memory.api.ingestion import run_job
-from agent_memory.core.errors import ConfigError, StoreError, contained
+from agent_memory.core.errors import ConfigError, StoreError, StoreUnavailableError, contained
 from agent_memory.ingest.upgrade import open_services
 from agent_memory.memory import Memory
 from agent_memory.stores.jobs import Job, JobSpec, job_from_row
@@ -30,13 +30,14 @@ from agent_memory.stores.jobs import Job, JobSpec, job_from_row
 log = logging.getLogger(__name__)
 KEEP_FINISHED_S = 7 * 86400  # finished jobs stay this long for polling, then any worker forgets them
 PRUNE_EVERY_S = 3600
+OUTAGE_PAUSE_S = 10.0  # after a job met a store that was away: the worker waits this long before taking one again
 
 
 class Worker:
     """Takes and runs jobs; ``memory`` and ``locks`` are what :func:`run_job` needs of a state."""
 
     def __init__(self, services, *, worker_id: str | None = None, lease_s: float = 60.0, poll_s: float = 1.0,
-                 max_attempts: int = 3) -> None:
+                 max_attempts: int = 3, outage_pause_s: float = OUTAGE_PAUSE_S) -> None:
         if services.job_store is None:
             raise ConfigError("agent-memory worker takes jobs from PostgreSQL: set AGENT_MEMORY_POSTGRES_URL "
                               "(without it the API runs its jobs in process)")
@@ -48,6 +49,7 @@ class Worker:
         self.locks = services.source_locks
         self.id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.lease_s, self.poll_s, self.max_attempts = lease_s, poll_s, max_attempts
+        self.outage_pause_s = outage_pause_s
         self.stopping = threading.Event()
         self.jobs_done = 0
 
@@ -68,6 +70,17 @@ class Worker:
         error: dict[str, str] | None = None
         try:
             result = contained(run_job, self, spec, job.progress)  # a native panic fails this job only
+        except StoreUnavailableError as exc:
+            # A store that is away (Neo4j restarting, Qdrant unreachable) is no fault of the job: it goes back
+            # in the queue and runs again once the store answers; ingestion is idempotent, so what it wrote
+            # before stays and is not written twice. The worker pauses before it takes a job again.
+            beating.set()
+            beat.join()
+            log.warning("job %s waits for a store: %s", job.id, exc)
+            if not self.store.requeue(job.id, self.id, str(exc)):
+                log.warning("job %s was taken by another worker while %s ran it", job.id, self.id)
+            self.stopping.wait(self.outage_pause_s)
+            return True
         except Exception as exc:  # noqa: BLE001 - the job reports its failure; the worker goes on
             error = error_of(exc, job.id)
         finally:
@@ -113,6 +126,13 @@ def work(settings, *, once: bool = False, worker_id: str | None = None, lease_s:
          poll_s: float = 1.0) -> int:
     """The CLI's entry: build the services, run a worker until SIGTERM/SIGINT (or the queue empties)."""
     with open_services(settings) as services:
+        if not services.jobs_go_to_workers:
+            # Its writes would go to its own embedded stores, which no server reads: jobs "done", memory unchanged;
+            # and the API runs its jobs itself there, so none would reach the queue.
+            raise ConfigError("agent-memory worker writes the shared stores: set AGENT_MEMORY_QDRANT_URL and "
+                              "AGENT_MEMORY_NEO4J_URI as the API replicas do (with an embedded vector store or graph, "
+                              "`agent-memory serve` runs its own jobs and no worker is needed; "
+                              f"AGENT_MEMORY_JOB_RUNNER is {services.settings.job_runner!r})")
         worker = Worker(services, worker_id=worker_id, lease_s=lease_s, poll_s=poll_s)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, worker.stop)

@@ -182,6 +182,7 @@ def cmd_gc(args) -> int:
 
 def cmd_reindex(args) -> int:
     """Every stored vector re-embedded with the embedding settings in force (stored text, no files)."""
+    _own_stores_only(args, "reindex", "it rewrites the stores of its data dir, which a running server must not hold")
     settings = load_settings(**({"data_dir": args.data_dir} if getattr(args, "data_dir", None) else {}))
     with own(settings.data_dir, "reindex", doing="reindex it"), \
             ingest_lock(settings.data_dir):
@@ -321,7 +322,14 @@ def cmd_eval(args) -> int:
     return run_eval(args)
 
 
+def _own_stores_only(args, command: str, why: str) -> None:
+    """``--server`` is every command's option, but these open their stores themselves: said, not ignored."""
+    if getattr(args, "server", None):
+        raise ConfigError(f"`agent-memory {command}` does not work through a server ({why}): drop --server")
+
+
 def cmd_serve(args) -> int:
+    _own_stores_only(args, "serve", "it is the server")
     from agent_memory.api.server import serve
 
     return serve(host=args.host, port=args.port, data_dir=getattr(args, "data_dir", None))
@@ -330,6 +338,7 @@ def cmd_serve(args) -> int:
 def cmd_worker(args) -> int:
     from agent_memory.api.worker import work
 
+    _own_stores_only(args, "worker", "it takes its jobs from PostgreSQL and writes the shared stores itself")
     settings = load_settings()
     if getattr(args, "data_dir", None):
         settings = settings.model_copy(update={"data_dir": Path(args.data_dir)})

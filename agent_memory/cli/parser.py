@@ -206,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=None)
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("worker", help="run durable ingestion jobs from PostgreSQL (AGENT_MEMORY_POSTGRES_URL)")
+    p = sub.add_parser("worker", help="run durable ingestion jobs from PostgreSQL into the shared stores (AGENT_MEMORY_POSTGRES_URL, _QDRANT_URL, _NEO4J_URI)")
     p.add_argument("--once", action="store_true", help="exit when the queue is empty")
     p.add_argument("--id", help="this worker's name in the jobs table (default host-pid-random)")
     p.add_argument("--lease-s", type=float, default=60.0,

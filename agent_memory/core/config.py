@@ -120,6 +120,13 @@ class Settings(BaseSettings):
                     "a durable job queue live there, shared by every API replica and `agent-memory worker`. "
                     "Unset: SQLite files under data_dir and in-process jobs.")
     postgres_pool_size: int = Field(default=8, ge=1, description="Connections per process in the pool.")
+    job_runner: Literal["auto", "workers", "process"] = Field(
+        default="auto",
+        description="Who runs the API's background ingestion jobs. 'auto': `agent-memory worker` processes, through "
+                    "PostgreSQL, when postgres_url, qdrant_url and neo4j_uri are all set (what a worker writes, every "
+                    "replica reads); else the API process itself. 'process': the API process always (one replica, "
+                    "no worker to run). 'workers': PostgreSQL's queue even beside embedded stores, where each "
+                    "worker writes stores of its own that no replica reads: only for trying the queue itself.")
     min_free_mb: int = Field(
         default=64, ge=0,
         description="Writes (ingestion, session appends) are refused with a store error (HTTP 503) while the "

@@ -356,6 +356,8 @@ class RetrievalPipeline:
             known = {normalize_name(name) for name in found}
             return found + [e.name for e in (graph.find_entities(tenant, subjects) if subjects else [])
                             if normalize_name(e.name) not in known]
+        except StoreError:
+            raise  # the graph is down: the question answers 503 (_collect), not a prompt silently without it
         except Exception as exc:  # noqa: BLE001 - the graph route is optional; others still answer
             log.warning("question entity extraction failed: %s", exc)
             return []

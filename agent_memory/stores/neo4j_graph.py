@@ -20,6 +20,7 @@ from agent_memory.core.records import Triple
 from agent_memory.stores import cypher
 
 log = logging.getLogger(__name__)
+RETRY_S = 5.0  # how long the driver retries a transaction that failed on a transient error
 
 
 class Neo4jGraphStore(cypher.Runner):
@@ -44,9 +45,15 @@ class Neo4jGraphStore(cypher.Runner):
                 uri,
                 auth=(user, password),
                 connection_timeout=connection_timeout_s,
+                # The driver retries a failed transaction for 30 s by default, each graph read of a question
+                # in turn: with Neo4j down a question took 33-63 s to fail. A restart's blip still passes.
+                max_transaction_retry_time=RETRY_S,
                 # "IF NOT EXISTS" on an existing index is an informational notification:
                 # keep a second start quiet, still surface warnings.
                 notifications_min_severity="WARNING",
+                # A fresh database knows none of the properties the queries name yet: every start logged
+                # six "property does not exist" warnings about nothing wrong.
+                notifications_disabled_classifications=["UNRECOGNIZED"],
             )
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise StoreUnavailableError(f"invalid Neo4j URI {uri!r}: {exc}") from exc

@@ -89,6 +89,16 @@ class PostgresJobStore:
                  Jsonb(error) if error is not None else None, done, total, job_id, worker))
             return cur.rowcount == 1
 
+    def requeue(self, job_id: str, worker: str, why: str) -> bool:
+        """Put a running job back in the queue, its body kept: a store it writes was away (``why``, shown as
+        its stage). The take does not count as an attempt: an outage, however long, never fails the job.
+        False when another worker took the job meanwhile."""
+        with self.db.connection() as conn:
+            cur = conn.execute(
+                "UPDATE jobs SET status='queued', stage=%s, worker=NULL, attempts=GREATEST(attempts - 1, 0)"
+                " WHERE id=%s AND worker=%s AND status='running'", (f"waiting: {why}"[:500], job_id, worker))
+            return cur.rowcount == 1
+
     def prune(self, older_than_s: float) -> int:
         """Forget finished jobs older than that (their results were there to be polled)."""
         with self.db.connection() as conn:

@@ -209,6 +209,23 @@ def test_a_graph_store_that_stops_answering_mid_job_fails_it_and_a_rerun_resumes
     assert _snapshot(tmp_path / "faulty") == _snapshot(tmp_path / "clean")
 
 
+def test_a_question_while_the_graph_is_away_fails_as_unavailable_not_as_a_prompt_without_it(tmp_path):
+    """With Neo4j stopped, a question answered 200 after a minute: the graph's seeds were looked up inside a
+    catch-all, so the graph route silently had nothing and no decision said why (a probe). The question's
+    entities come from the graph too: a store that is away there is the question's 503."""
+    from agent_memory.memory import Memory
+
+    corpus = _corpus(tmp_path / "corpus", n=6)
+    with build_services(_settings(tmp_path / "data")) as services:
+        assert ingest_paths(IngestionPipeline(services), [corpus], recursive=True).ok
+        question = f"What does {TOWNS[0]} ship?"
+        memory = Memory(services=services)
+        assert TOWNS[0] in memory.prompt(question, budget=600).prompt
+        services.graph = StopsAnswering(services.graph, calls=0)
+        with pytest.raises(StoreUnavailableError, match="stopped answering"):
+            memory.prompt(question, budget=600)
+
+
 # A process that writes five graph transactions and is killed before it closes the graph: its
 # write-ahead log stays on disk, un-checkpointed, as after an ingest job killed mid-write.
 _WRITE_AND_DIE = """

@@ -228,3 +228,56 @@ def test_prune_forgets_only_finished_jobs_older_than_asked(_, job_store):
     assert job_store.prune(older_than_s=0.1) == 2  # both finished ones; the open one stays
     assert job_store.get(still_queued, "acme")["status"] == "queued"
     assert job_store.get(first, "acme") is None and job_store.get(second, "acme") is None
+
+
+@pytest.mark.parametrize("_", [postgres_param("pg")])
+def test_a_job_that_meets_a_store_away_waits_in_the_queue_and_runs_once_it_is_back(_, tmp_path, monkeypatch):
+    """Neo4j stopped under a running job: the job failed for good and its upload was lost (a probe). Now it
+    goes back in the queue (its stage says why, the take is not an attempt) and the next take finishes it."""
+    from agent_memory.api import worker as worker_module
+    from agent_memory.core.errors import StoreUnavailableError
+
+    backend = Backend("postgres", tmp_path)
+    try:
+        backend.worker.outage_pause_s = 0.01
+        real = worker_module.run_job
+        calls = []
+
+        def graph_away_once(state, spec, progress):
+            calls.append(spec.source_id)
+            if len(calls) == 1:
+                raise StoreUnavailableError("Neo4j at bolt://127.0.0.1:7687 is unavailable: Connection refused")
+            return real(state, spec, progress)
+
+        monkeypatch.setattr(worker_module, "run_job", graph_away_once)
+        job_id = backend.queue.submit(text_spec()).id
+        assert backend.worker.run_one()
+        row = backend.services.job_store.get(job_id, "acme")
+        assert row["status"] == "queued" and row["attempts"] == 0 and row["error"] is None
+        assert row["stage"].startswith("waiting: Neo4j at bolt://127.0.0.1:7687 is unavailable")
+        assert backend.drain(job_id, "acme").status == "done" and calls == ["notes/greenhouse"] * 2
+        assert backend.services.catalog.get("acme", "notes/greenhouse").title == "Greenhouse"
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("_", [postgres_param("pg")])
+def test_postgres_beside_embedded_stores_runs_its_jobs_in_process_and_a_worker_is_refused(_, tmp_path):
+    """No worker can write an embedded vector store or graph that the server reads: such jobs sat queued for
+    ever, and a worker on a data dir of its own wrote where nobody reads."""
+    from agent_memory.api.worker import work
+    from agent_memory.core.errors import ConfigError
+
+    backend = Backend("postgres", tmp_path)
+    try:
+        assert not backend.services.shares_stores
+        queue = backend.services.job_queue(lambda spec, job: {}, lambda exc, job_id: {"code": "x", "message": ""})
+        try:
+            assert isinstance(queue, SpooledJobs)
+        finally:
+            queue.close()
+        settings = backend.services.settings.model_copy(update={"data_dir": tmp_path / "worker"})
+        with pytest.raises(ConfigError, match="AGENT_MEMORY_QDRANT_URL and AGENT_MEMORY_NEO4J_URI"):
+            work(settings, once=True)
+    finally:
+        backend.close()

@@ -53,7 +53,10 @@ class Cluster:
         self.env = {**os.environ, "AGENT_MEMORY_POSTGRES_URL": schema.url, "AGENT_MEMORY_TRIPLE_EXTRACTOR": "rules",
                     "AGENT_MEMORY_API_KEYS": json.dumps({KEY: self.tenant}), "AGENT_MEMORY_API_JOB_THRESHOLD_BYTES": "1000",
                     "AGENT_MEMORY_LLM_MODEL": "", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                    "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(ROOT)}
+                    "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(ROOT),
+                    # The queue itself is under test, with or without shared stores (each process keeps
+                    # its own where none is given): workers take the jobs either way.
+                    "AGENT_MEMORY_JOB_RUNNER": "workers"}
         self.env.pop("AGENT_MEMORY_QDRANT_URL", None)
         if qdrant_url:
             self.env["AGENT_MEMORY_QDRANT_URL"] = qdrant_url

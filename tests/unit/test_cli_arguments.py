@@ -186,3 +186,12 @@ def test_ctrl_c_says_what_stays_and_how_an_ingestion_goes_on(monkeypatch, capsys
     assert main(["--data-dir", str(tmp_path / "d"), "list"]) == 130
     err = capsys.readouterr().err
     assert "`list` stopped" in err and "run it again" not in err
+
+
+@pytest.mark.parametrize("command", ["worker", "reindex", "serve"])
+def test_commands_that_open_their_own_stores_refuse_server_instead_of_ignoring_it(command, capsys):
+    """`--server` is every command's option; `worker --help` promised it worked through a server, and it
+    was ignored (a probe). These commands open their stores themselves: they say so before anything opens."""
+    code = main(["--data-dir", "/nonexistent/never-opened", "--server", "http://127.0.0.1:9", command])
+    err = capsys.readouterr().err
+    assert code == 2 and f"`agent-memory {command}` does not work through a server" in err and "drop --server" in err
