@@ -199,8 +199,19 @@ class RemoteMemory:
                 if shown:
                     print(file=sys.stderr)
         except StoreUnavailableError as exc:
+            # The server went away mid-job (stopped, killed): whether it took the file in flight is unknown (a
+            # big one may be in its spooled jobs, run again at its next start); the rest were never sent.
             report.store_error = str(exc)
-            report.files_failed.append((str(files[report.files_seen - 1][0]), f"server failed: {exc}"))
+            in_flight = files[report.files_seen - 1][0]
+            report.files_failed.append((str(in_flight),
+                                        f"server failed during its upload, so it may or may not be stored: {exc}"))
+            report.outcome(in_flight, "failed")
+            left = [path for path, _ in files[report.files_seen:]]
+            for path in left:
+                report.outcome(path, "not attempted")
+            if left:
+                report.warnings.append(f"{len(left)} files not sent: the server stopped answering; run the same "
+                                       "command again once it is back (files stored already are skipped as unchanged)")
         finally:
             report.seconds = time.perf_counter() - started
         return report

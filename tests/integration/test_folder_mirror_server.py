@@ -314,3 +314,25 @@ def test_server_side_settings_set_here_are_named_once_as_not_applying(served, ca
     [note] = [line for line in err.splitlines() if "set here" in line]
     assert note == ("note: AGENT_MEMORY_CHUNK_TOKENS set here does not apply through a server: its own "
                     "settings do"), note
+
+
+def test_a_server_that_goes_away_mid_job_leaves_the_rest_not_sent_and_says_how_to_go_on(served, capsys, monkeypatch):
+    """`serve` killed during a folder upload: the report called the file in flight FAILED though the server had
+    spooled it and stored it at its next start, and said nothing of the files never sent (a probe)."""
+    sent = []
+    real = RemoteMemory.upload
+
+    def dies_at_the_second(self, path, *args, **kwargs):
+        sent.append(path)
+        if len(sent) == 2:
+            raise StoreUnavailableError(f"the server at {self.url} did not answer: Connection reset by peer")
+        return real(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(RemoteMemory, "upload", dies_at_the_second)
+    code, report, _ = ingest(capsys, "notes", "-r")
+    assert code != 0 and report["files_ingested"] == 1 and len(sent) == 2
+    [(in_flight, why)] = report["files_failed"]
+    assert in_flight == str(sent[1]) and "may or may not be stored" in why and "Connection reset" in why
+    outcomes = dict(report["files"])
+    assert sorted(outcome for outcome in outcomes.values()) == ["failed", "ingested", "not attempted", "not attempted"]
+    assert any("2 files not sent" in w and "run the same command again" in w for w in report["warnings"])
