@@ -4,6 +4,7 @@
 #   eval "$(scripts/postgres-test-server.sh start)"   # installs if needed, starts, waits, prints exports
 #   ... pytest -m postgres ...
 #   scripts/postgres-test-server.sh stop              # stops it and removes its temp state dir
+#   scripts/postgres-test-server.sh restart           # restarts it in place (same port, same data)
 #   scripts/postgres-test-server.sh status
 #
 # Only `export ...` lines go to stdout (so eval is safe); progress and errors go to stderr.
@@ -109,9 +110,19 @@ stop() {
     rm -rf "$STATE"
 }
 
+restart() {
+    # The same server on the same port and data (pg_ctl reuses the options it was started with): what a
+    # client's pool sees when PostgreSQL is restarted under it (tests/integration/test_postgres_restart.py).
+    local bin
+    running && bin="$(pg_bin)" || { log "not running"; exit 1; }
+    as_owner "$bin/pg_ctl" -D "$STATE/data" -m fast -w -l "$STATE/data/server.log" restart >/dev/null 2>&1
+    log "restarted"
+}
+
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
+    restart) restart ;;
     status) if running; then log "running on port $(cat "$STATE/port")"; print_exports; else log "not running"; exit 1; fi ;;
-    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+    *) echo "usage: $0 start|stop|restart|status" >&2; exit 2 ;;
 esac

@@ -48,8 +48,12 @@ class PostgresDB:
         kwargs: dict = {"autocommit": True}
         if schema:
             kwargs["options"] = f"-c search_path={schema}"
+        # check: a pooled connection is tested before it is handed out. After PostgreSQL restarts, each kept
+        # connection is dead; without the check every one of them failed a request (503) before the pool
+        # noticed, and answers took about 20 s to come back.
         self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, kwargs=kwargs, open=False,
-                                    timeout=timeout, name="agent-memory")
+                                    timeout=timeout, name="agent-memory",
+                                    check=getattr(ConnectionPool, "check_connection", None))
         try:
             self._pool.open(wait=True, timeout=timeout)
         except Exception as exc:
