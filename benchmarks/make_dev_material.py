@@ -44,6 +44,14 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   time words it was not tuned on.
 - ``zh_users_events_weekdays.json``: the same with weekdays spelled two ways (``pools.WEEKDAY_TIMES``: 上周五 /
   上个星期五), the keyword terms' weekday rule end to end (written with the rule: not a held-out check).
+- ``en_users_events.json``: the English counterpart of ``zh_users_events`` (``dev_material/users_en.py``): 3
+  people and 60 nameless events per user ("The venue of the dinner with the family last spring is Dover."),
+  told apart only by group, English time words (``users_en.EN_TIMES``: "last Friday" / "on Friday last week",
+  "next March", "the week before last") and activity, and 150 chat pairs about them; names, places and
+  workplaces from HotpotQA as ``en_pool``'s, HotpotQA paragraphs as the off-topic lectures; about 500
+  messages and 30 questions per user, half in the template's words, half paraphrased. English per-user memory
+  nobody tuned on.
+- ``en_users.json``: the plain per-user set (``zh_users``' shape) in English.
 
     python benchmarks/make_dev_material.py --out reports/devmat
     agent-memory --data-dir /tmp/dm/chains eval reports/devmat/chains.jsonl --budget 500,1000 --out reports/devmat
@@ -64,6 +72,7 @@ from benchmarks.dev_material.dated import make_dated  # noqa: E402
 from benchmarks.dev_material.group_chat import make_group_chats  # noqa: E402
 from benchmarks.dev_material.pools import UNSEEN_TIMES, WEEKDAY_TIMES, make_pool, make_users  # noqa: E402
 from benchmarks.dev_material.sources import Sources  # noqa: E402
+from benchmarks.dev_material.users_en import make_en_users  # noqa: E402
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
 
@@ -112,9 +121,10 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
     for kind, (tenant, shape) in _USER_VARIANTS.items():
         if kind in kinds:
             path = out / f"{kind}.json"
-            records = make_users(src, random.Random(seed), **shape)
+            make, lang = (make_en_users, "en") if kind.startswith("en_") else (make_users, "zh")
+            records = make(src, random.Random(seed), **shape)
             for record in records:
-                record["sample_id"] = record["sample_id"].replace("zh-user", tenant)
+                record["sample_id"] = record["sample_id"].replace(f"{lang}-user", tenant)
             path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
             written[kind] = path
     return written
@@ -127,6 +137,8 @@ _USER_VARIANTS = {
     "zh_users_events_unseen": ("zh-events-unseen", {"people": 3, "events": 60, "chats": 150, "times": UNSEEN_TIMES}),
     "zh_users_events_weekdays": ("zh-events-weekdays", {"people": 3, "events": 60, "chats": 150,
                                                         "times": WEEKDAY_TIMES}),
+    "en_users": ("en-user", {}),
+    "en_users_events": ("en-events-user", {"people": 3, "events": 60, "chats": 150}),
 }
 
 
@@ -167,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_users_events_unseen, zh_users_events_weekdays, zh_group, en_group, zh_dated, zh_dated_late")
+                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_users_events_unseen, zh_users_events_weekdays, en_users, en_users_events, zh_group, en_group, zh_dated, zh_dated_late")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)

@@ -80,6 +80,7 @@ _ZH_EVENTS = {
               ("前年春节", "前年过年"), ("上个月", "上月"), ("明年三月", "明年3月")],
     "activities": [("聚餐", "吃饭"), ("团建", "团队活动"), ("旅行", "出游"), ("年会", "年终聚会"), ("露营", "野营"),
                    ("徒步", "远足"), ("音乐会", "演出"), ("运动会", "比赛"), ("摄影展", "影展"), ("读书会", "读书分享")],
+    "event": ("{g}{t}的{a}", "{g2}{t2}那次{a2}"),  # an event's name, and its paraphrase
     "attributes": {
         "place": ("{e}的地点是{city}。", "{e}的地点是哪里？", "{e2}是在哪个城市办的？"),
         "size": ("{e}的人数是{n}人。", "{e}的人数是多少？", "{e2}一共去了几个人？"),
@@ -108,16 +109,18 @@ _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augu
 
 
 def _event_statements(rng: random.Random, n: int, cities: list[str], people: list[str],
-                      times: list[tuple[str, str]]) -> list[tuple[str, str, str, str]]:
-    """``n`` distinct events, each with two of its attributes stated."""
-    combos = [(g, t, a) for g in _ZH_EVENTS["groups"] for t in times for a in _ZH_EVENTS["activities"]]
+                      times: list[tuple[str, str]], table: dict) -> list[tuple[str, str, str, str]]:
+    """``n`` distinct events of ``table`` (``_ZH_EVENTS`` or its English counterpart), each with two of its
+    attributes stated."""
+    combos = [(g, t, a) for g in table["groups"] for t in times for a in table["activities"]]
+    name, name2 = table["event"]
     out = []
     for (g, g2), (t, t2), (a, a2) in rng.sample(combos, min(n, len(combos))):
-        event, event2 = f"{g}{t}的{a}", f"{g2}{t2}那次{a2}"
-        for attr in rng.sample(sorted(_ZH_EVENTS["attributes"]), 2):
+        event, event2 = name.format(g=g, t=t, a=a), name2.format(g2=g2, t2=t2, a2=a2)
+        for attr in rng.sample(sorted(table["attributes"]), 2):
             fill = {"e": event, "e2": event2, "city": rng.choice(cities), "n": rng.randint(5, 80),
                     "p": rng.choice(people)}
-            text, q1, q2 = (t.format(**fill) for t in _ZH_EVENTS["attributes"][attr])
+            text, q1, q2 = (t.format(**fill) for t in table["attributes"][attr])
             out.append((text, q1, q2, attr))
     return out
 
@@ -131,12 +134,14 @@ def _stamp(day: int) -> str:
 def make_pool(src: Sources, rng: random.Random, lang: str, *, people: int = 170, questions: int = 240,
               turn_share: float = 0.25, lectures: int = 100, chats: int = 250, foreign_docs: int = 80,
               locomo_sessions: int = 5, events: int = 0, mixed: bool = False,
-              times: list[tuple[str, str]] | None = None) -> list[dict]:
+              times: list[tuple[str, str]] | None = None, event_table: dict | None = None) -> list[dict]:
     """One LoCoMo-shape record (one tenant): conversation sessions plus ``documents``; questions ask for one
-    statement each. ``events`` > 0 (Chinese only): statements about that many nameless events (group, time and
-    activity) in place of the statements about people; with ``mixed``, beside them (and chat about both).
-    ``times``: the events' (time, its paraphrase) pairs, ``_ZH_EVENTS["times"]`` unless given."""
-    times = _ZH_EVENTS["times"] if times is None else times
+    statement each. ``events`` > 0: statements about that many nameless events (group, time and activity) of
+    ``event_table`` (``_ZH_EVENTS`` unless given; ``users_en.EN_EVENTS`` for English) in place of the
+    statements about people; with ``mixed``, beside them (and chat about both). ``times``: the events'
+    (time, its paraphrase) pairs, the table's own unless given."""
+    table = _ZH_EVENTS if event_table is None else event_table
+    times = table["times"] if times is None else times
     v = _ZH if lang == "zh" else _EN
     articles = src.articles()
     paragraphs = src.paragraphs()
@@ -182,10 +187,10 @@ def make_pool(src: Sources, rng: random.Random, lang: str, *, people: int = 170,
                 text, q1, q2 = (t.format(**fill) for t in v["attributes"][attr])
                 statements.append((text, q1, q2, attr))
     if events and mixed:
-        statements, chat_lines = statements + _event_statements(rng, events, cities, people_used, times), [
-            *v["chat"], *_ZH_EVENTS["chat"]]
+        statements, chat_lines = statements + _event_statements(rng, events, cities, people_used, times, table), [
+            *v["chat"], *table["chat"]]
     elif events:
-        statements, chat_lines = _event_statements(rng, events, cities, people_used, times), _ZH_EVENTS["chat"]
+        statements, chat_lines = _event_statements(rng, events, cities, people_used, times, table), table["chat"]
     else:
         chat_lines = v["chat"]
     rng.shuffle(statements)
@@ -211,8 +216,8 @@ def make_pool(src: Sources, rng: random.Random, lang: str, *, people: int = 170,
         fill = {"p": rng.choice(people_used), "city": rng.choice(cities), "food": rng.choice(v["foods"]),
                 "event": rng.choice(v["events"]), "sport": rng.choice(v["sports"])}
         if events:
-            fill["e"] = rng.choice(_ZH_EVENTS["groups"])[0] + rng.choice(times)[0] + "的" + rng.choice(
-                _ZH_EVENTS["activities"])[0]
+            g, t, a = rng.choice(table["groups"])[0], rng.choice(times)[0], rng.choice(table["activities"])[0]
+            fill["e"] = table["event"][0].format(g=g, t=t, a=a)
         turns += [(user, rng.choice(chat_lines).format(**fill), None), (assistant, rng.choice(v["reply"]), None)]
     pairs = [turns[i:i + 2] for i in range(0, len(turns), 2)]
     rng.shuffle(pairs)
@@ -262,18 +267,19 @@ def make_pool(src: Sources, rng: random.Random, lang: str, *, people: int = 170,
 
 
 def make_users(src: Sources, rng: random.Random, *, users: int = 6, people: int = 8, questions: int = 30,
-               chats: int = 60, lectures: int = 8, events: int = 0,
-               times: list[tuple[str, str]] | None = None) -> list[dict]:
-    """``users`` LoCoMo-shape records, each one user's Chinese daily memory (``make_pool`` per user, drawn
-    one after another from ``rng``): every statement said in chat (no notes, no foreign documents, no
-    English sessions), so a store is a few hundred short messages, as an assistant's memory of one person
+               chats: int = 60, lectures: int = 8, events: int = 0, times: list[tuple[str, str]] | None = None,
+               lang: str = "zh", event_table: dict | None = None) -> list[dict]:
+    """``users`` LoCoMo-shape records, each one user's daily memory in ``lang`` (``make_pool`` per user,
+    drawn one after another from ``rng``): every statement said in chat (no notes, no foreign documents, no
+    LoCoMo sessions), so a store is a few hundred short messages, as an assistant's memory of one person
     is, rather than one pooled tenant of thousands. ``events`` > 0: that many nameless events (group, time,
-    activity) beside the statements about people, and chat about both, their times from ``times``."""
+    activity) of ``event_table`` beside the statements about people, and chat about both, their times from
+    ``times``. English (``users_en.make_en_users``) passes its own event table."""
     records = []
     for user in range(users):
-        record = make_pool(src, rng, "zh", people=people, questions=questions, turn_share=1.0, lectures=lectures,
+        record = make_pool(src, rng, lang, people=people, questions=questions, turn_share=1.0, lectures=lectures,
                            chats=chats, foreign_docs=0, locomo_sessions=0, events=events, mixed=True,
-                           times=times)[0]
-        record["sample_id"] = f"zh-user{user}"
+                           times=times, event_table=event_table)[0]
+        record["sample_id"] = f"{lang}-user{user}"
         records.append(record)
     return records

@@ -194,3 +194,31 @@ def test_zh_dated_late_outings_are_told_by_their_own_time(tmp_path):
         asked = question_window(q.text, parse_stamp(q.question_date), DateSlack(0, 0))
         assert happened is not None and asked is not None and happened.start < asked.stop
         assert happened.stop <= said.replace(hour=0, minute=0) + timedelta(days=1)  # told after it happened
+
+
+def test_en_users_events_is_the_english_per_user_events_set(tmp_path):
+    from benchmarks.dev_material.users_en import EN_TIMES, make_en_users
+
+    path = _deterministic_kind(tmp_path, "en_users_events", make_en_users, users=2, people=3, events=10,
+                               chats=5, questions=8, lectures=1)
+    es = load_dataset(path)
+    tenants = es.tenants_for(es.questions)
+    assert len(tenants) == 6  # one store per user
+    for tenant in tenants:
+        material = es.material(tenant)
+        turns = {t.source_id: t.text for t in material.turns}
+        assert not material.documents  # what the user said, not notes or foreign pages
+        assert all(turns.get(e.source_id) == e.text for q in es.questions if q.tenant == tenant for e in q.evidence)
+    records = json.loads(path.read_text("utf-8"))
+    assert all(rec["sample_id"].startswith("en-events-user") for rec in records)
+    kinds = Counter(qa["kind"] for rec in records for qa in rec["qa"])
+    assert kinds["said-template"] == kinds["said-paraphrase"] > 0
+    asked = Counter(qa["attribute"] for rec in records for qa in rec["qa"])
+    assert asked["size"] + asked["lead"] > asked["birthday"] + asked["hometown"] + asked["work"]  # mostly events
+    told = " ".join(t["text"] for rec in records for k, v in rec["conversation"].items()
+                    if k.startswith("session_") and isinstance(v, list) for t in v)
+    questions = [qa["question"] for rec in records for qa in rec["qa"]]
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in told + "".join(questions))  # English throughout
+    assert any(first in told for first, _ in EN_TIMES)
+    assert any(second in q for q in questions for _, second in EN_TIMES)  # paraphrases ask by the other spelling
+    assert not [second for _, second in EN_TIMES if second in told]  # ... which is never told

@@ -1,0 +1,54 @@
+"""The English per-user kinds (``en_users``, ``en_users_events``): ``pools.make_users`` in English, names,
+places and workplaces from HotpotQA (as ``en_pool``), the statements about people in ``pools._EN``'s words,
+and nameless events from the table below, the English counterpart of ``pools._ZH_EVENTS``.
+
+Its own file because the English event table (groups, time words, activities and the sentences about
+them) is all the per-user kinds need beyond what the pools share, and none of the Chinese kinds use it.
+"""
+
+from __future__ import annotations
+
+import random
+
+from benchmarks.dev_material.pools import make_users
+from benchmarks.dev_material.sources import Sources
+
+# Time words: (as told and asked in the template's words, its paraphrase). Relative to when they were said,
+# as the Chinese ones are (去年春天 / 去年春季); the paraphrase swaps the spelling, not the time.
+EN_TIMES = [("last spring", "in the spring of last year"), ("last summer", "during the summer last year"),
+            ("last autumn", "last fall"), ("last winter", "over the winter last year"),
+            ("last Friday", "on Friday last week"), ("next March", "in March next year"),
+            ("the week before last", "two weeks ago"), ("last month", "the previous month"),
+            ("this Easter", "over Easter this year"), ("the year before last", "two years ago")]
+# Nameless events: a group, a time and an activity, each shared by many events; only the combination tells
+# one from another. Paraphrases swap every part for a synonym ("the dinner with the family last spring" /
+# "that meal with my relatives in the spring of last year").
+EN_EVENTS = {
+    "groups": [("my department", "my team"), ("the whole company", "everyone at work"),
+               ("my high school classmates", "my old school friends"),
+               ("my college roommates", "the people I shared a dorm with"), ("the family", "my relatives"),
+               ("the neighbours", "the people on our street"), ("the badminton team", "my badminton teammates"),
+               ("the choir", "the singers from choir"), ("my grad school classmates", "the people from my master's course"),
+               ("my former colleagues", "my old workmates")],
+    "times": EN_TIMES,
+    "activities": [("dinner", "meal"), ("team-building day", "team outing"), ("trip", "getaway"),
+                   ("annual party", "year-end do"), ("camping trip", "campout"), ("hike", "walk in the hills"),
+                   ("concert", "gig"), ("sports day", "tournament"), ("photo exhibition", "photography show"),
+                   ("book club", "reading circle")],
+    "event": ("the {a} with {g} {t}", "that {a2} with {g2} {t2}"),  # an event's name, and its paraphrase
+    "attributes": {
+        "place": ("The venue of {e} is {city}.", "What is the venue of {e}?", "In which city is {e2}?"),
+        "size": ("The number of people at {e} is {n}.", "What is the number of people at {e}?",
+                 "How many people joined {e2}?"),
+        "lead": ("The organiser of {e} is {p}.", "Who is the organiser of {e}?", "Who arranged {e2}?"),
+    },
+    "chat": ["Really enjoyed {e}; the scenery in {city} was lovely.",
+             "Still wondering whether to bring {p} along to {e}.", "I haven't finished sorting the photos from {e}.",
+             "{p} says the hotel for {e} is in {city}, close to the station."],
+}
+
+
+def make_en_users(src: Sources, rng: random.Random, **shape) -> list[dict]:
+    """``make_users`` in English (records ``en-user0`` ...): the same shape arguments, the events (if any)
+    from ``EN_EVENTS``, their times ``EN_TIMES`` unless ``times`` is given."""
+    return make_users(src, rng, lang="en", event_table=EN_EVENTS, **shape)
