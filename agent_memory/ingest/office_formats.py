@@ -1,7 +1,7 @@
 """Files read from their bytes, not as text: which format a file is (by its bytes first, its name
 second), and the readers of the zips of XML that office suites and e-book tools write: PowerPoint
-(.pptx, python-pptx), Excel (.xlsx, openpyxl), EPUB and OpenDocument text (.odt) with the standard
-library's zipfile and ElementTree (expat refuses entity expansion bombs; no external entity is fetched).
+(.pptx, python-pptx), Excel (.xlsx, openpyxl); EPUB and OpenDocument text (.odt) are read in
+``zip_xml_formats.py``. Every zip is sized before it is opened (``_check_inflated``: zip bombs).
 
 ``read_document`` is the one door: the size and the bytes are checked, then the kind's reader runs.
 Every reader returns ``Read`` or raises ``FormatError`` with the reason the job report shows.
@@ -9,11 +9,8 @@ Every reader returns ``Read`` or raises ``FormatError`` with the reason the job 
 
 from __future__ import annotations
 
-import posixpath
 import zipfile
 from pathlib import Path
-from urllib.parse import unquote
-from xml.etree import ElementTree
 
 from agent_memory.ingest.formats import (
     MAX_DOCUMENT_BYTES,
@@ -22,11 +19,11 @@ from agent_memory.ingest.formats import (
     FormatError,
     Read,
     _missing_extra,
-    html_to_text,
     read_docx,
     read_pdf,
 )
 from agent_memory.ingest.mail_and_notebooks import read_eml
+from agent_memory.ingest.zip_xml_formats import MAX_DOCUMENT_CHARS, read_epub, read_odt
 
 ZIP_MAGIC = b"PK\x03\x04"
 # The part each Office Open XML zip holds (a .docx renamed .pptx is read as the DOCX it is).
@@ -36,15 +33,13 @@ ZIP_MIMETYPES = {".epub": "application/epub+zip", ".odt": "application/vnd.oasis
 # Rows read from one sheet. A sheet past this is a data dump: its further rows add bulk to every prompt
 # search, not facts a person asks for; how many were read and how many left out is in the metadata.
 MAX_SHEET_ROWS = 5_000
+# What all the parts of one zip may inflate to. A file is parsed whole up to MAX_DOCUMENT_BYTES on disk, but
+# a zip bomb inflates a thousandfold: a 3 MB deck holding 3 GiB of zeros took 6 GB of memory to open.
+MAX_INFLATED_BYTES = 4 * MAX_DOCUMENT_BYTES
+# A row this wide is data, not a table a person reads across: its empty cells are left out, not written as
+# " | " each (2,000 rows holding A and XFD came out as 98 MB of separators).
+WIDE_ROW_CELLS = 50
 
-_NS = {
-    "container": "urn:oasis:names:tc:opendocument:xmlns:container",
-    "opf": "http://www.idpf.org/2007/opf",
-    "dc": "http://purl.org/dc/elements/1.1/",
-    "office": "urn:oasis:names:tc:opendocument:xmlns:office:1.0",
-    "text": "urn:oasis:names:tc:opendocument:xmlns:text:1.0",
-    "table": "urn:oasis:names:tc:opendocument:xmlns:table:1.0",
-}
 
 
 def _zip_kind(archive: zipfile.ZipFile) -> str | None:
@@ -97,7 +92,35 @@ def read_document(path: Path, kind: str, head: bytes, size: int) -> Read:
             raise not_a(kind, head)
     elif kind != ".eml" and sniff_document(path, head) != kind:
         raise not_a(kind, head)
-    return DOCUMENT_READERS[kind](path)
+    if kind not in (".pdf", ".eml"):
+        _check_inflated(path, kind)
+    try:
+        return DOCUMENT_READERS[kind](path)
+    except FormatError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a hostile or damaged file: a skip with its reason, never a crash
+        # Nesting past the parser's recursion, a bad number in an attribute, a compression method zipfile
+        # lacks, corrupt deflate data: each reader's own guards name what they know, this names the rest.
+        raise FormatError(f"unreadable {kind[1:].upper()}: {type(exc).__name__}: {str(exc)[:300]}") from None
+
+
+def _check_inflated(path: Path, kind: str) -> None:
+    """Refuse a zip whose parts would inflate past ``MAX_INFLATED_BYTES`` together, or one XML part past
+    ``MAX_DOCUMENT_BYTES``, from the sizes its directory states, before any part is inflated. (zipfile checks
+    each part's stated size as it reads it, so a part cannot inflate past what is stated here.)"""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise FormatError(f"damaged {kind[1:].upper()} (its zip directory does not read: {exc})") from None
+    total = sum(info.file_size for info in infos)
+    if total > MAX_INFLATED_BYTES:
+        raise FormatError(f"its parts inflate to {total} bytes together, past the {MAX_INFLATED_BYTES} a document "
+                          "is opened at (a zip bomb, or media far larger than its text)")
+    for info in infos:
+        if info.filename.endswith((".xml", ".rels", ".opf", ".xhtml", ".html", ".htm", ".ncx")) \
+                and info.file_size > MAX_DOCUMENT_BYTES:
+            raise FormatError(f"the part {info.filename!r} inflates to {info.file_size} bytes, too large to parse whole")
 
 
 def _text_lines(text: str) -> str:
@@ -161,31 +184,45 @@ def _cell(value) -> str:
     return str(value).strip()
 
 
-def _sheet_rows(sheet) -> tuple[list[str], int]:
-    """The first ``MAX_SHEET_ROWS`` rows of a sheet that hold a value, cells `` | ``-joined without the empty
-    cells at their end, and how many such rows are past them (counted, not kept: the metadata says so)."""
-    rows, beyond = [], 0
+def _sheet_rows(sheet, room: int) -> tuple[list[str], bool]:
+    """The first ``MAX_SHEET_ROWS`` rows of a sheet that hold a value, within ``room`` characters, cells
+    `` | ``-joined without the empty cells at their end (a row wider than ``WIDE_ROW_CELLS`` without any empty
+    cell), and whether the sheet holds more (then left unread: counting them read a million-row sheet for 73 s).
+
+    The dimensions the sheet states are dropped first: openpyxl pads every row out to them, and a 4.7 KB sheet
+    stating A1:XFD1048576 for two cells was walked as seventeen billion empty cells."""
+    sheet.reset_dimensions()
+    rows: list[str] = []
     for values in sheet.iter_rows(values_only=True):
         cells = [_cell(value) for value in values]
         while cells and not cells[-1]:
             cells.pop()
-        if cells and len(rows) < MAX_SHEET_ROWS:
-            rows.append(" | ".join(cells))
-        elif cells:
-            beyond += 1
-    return rows, beyond
+        if not cells:
+            continue
+        if len(rows) == MAX_SHEET_ROWS:
+            return rows, True
+        if len(cells) > WIDE_ROW_CELLS:
+            cells = [cell for cell in cells if cell]
+        line = " | ".join(cells)
+        room -= len(line) + 1
+        if room < 0:
+            return rows, True
+        rows.append(line)
+    return rows, False
 
 
 def read_xlsx(path: Path) -> Read:
     """Sheet by sheet (openpyxl, read only, the values last computed rather than formulas): a ``## <sheet>``
     heading, then each row's cells `` | ``-joined; fully empty rows skipped, trailing empty cells dropped.
-    At most ``MAX_SHEET_ROWS`` rows a sheet: ``rows_read`` and ``rows_left_out`` (with ``sheets_cut``) say so."""
+    At most ``MAX_SHEET_ROWS`` rows a sheet and ``MAX_DOCUMENT_CHARS`` in all: ``rows_read`` says how many rows
+    were read, ``sheets_cut`` which sheets hold more, left unread."""
     try:
         import openpyxl
     except ImportError:
         raise _missing_extra("XLSX", "openpyxl") from None
     blocks, names, cut = [], [], []
-    read = left_out = 0
+    read = 0
+    room = MAX_DOCUMENT_CHARS
     try:
         # A file object, not the path: openpyxl refuses a name not ending .xlsx (a misnamed workbook is one).
         with path.open("rb") as handle:
@@ -193,12 +230,16 @@ def read_xlsx(path: Path) -> Read:
             try:
                 for sheet in workbook.worksheets:
                     names.append(sheet.title)
-                    rows, beyond = _sheet_rows(sheet)
-                    if beyond:
+                    if room <= 0:
                         cut.append(sheet.title)
-                    read, left_out = read + len(rows), left_out + beyond
+                        continue
+                    rows, more = _sheet_rows(sheet, room)
+                    if more:
+                        cut.append(sheet.title)
+                    read += len(rows)
                     if rows:
                         blocks.append(f"## {sheet.title}\n\n" + "\n".join(rows))
+                        room -= len(blocks[-1])
                 title = (workbook.properties.title or "").strip()
             finally:
                 workbook.close()
@@ -207,131 +248,9 @@ def read_xlsx(path: Path) -> Read:
     if not blocks:
         raise FormatError("XLSX without values")
     metadata = {"sheets": names, "rows_read": read}
-    if left_out:
-        metadata |= {"rows_left_out": left_out, "sheets_cut": cut, "max_sheet_rows": MAX_SHEET_ROWS}
+    if cut:
+        metadata |= {"sheets_cut": cut, "max_sheet_rows": MAX_SHEET_ROWS, "max_chars": MAX_DOCUMENT_CHARS}
     return Read("\n\n".join(blocks), title, metadata)
-
-
-def _part(archive: zipfile.ZipFile, name: str) -> bytes:
-    """A part of the zip, refused when it would inflate past what a document is parsed at (a zip bomb)."""
-    try:
-        info = archive.getinfo(name)
-    except KeyError:
-        raise FormatError(f"the part {name!r} is missing from the archive") from None
-    if info.file_size > MAX_DOCUMENT_BYTES:
-        raise FormatError(f"the part {name!r} inflates to {info.file_size} bytes, too large to parse whole")
-    return archive.read(info)
-
-
-def _xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
-    try:
-        return ElementTree.fromstring(_part(archive, name))
-    except ElementTree.ParseError as exc:
-        raise FormatError(f"malformed XML in {name!r}: {exc}") from None
-
-
-def read_epub(path: Path) -> Read:
-    """The chapters in the book's reading order (the OPF package's spine), each read as HTML is
-    (``html_to_text``); title, authors and date from the package's Dublin Core metadata. With the standard
-    library: an EPUB is a zip of XHTML, and the maintained EPUB library (ebooklib) is AGPL-licensed."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            container = _xml(archive, "META-INF/container.xml")
-            rootfile = container.find(".//container:rootfile", _NS)
-            if rootfile is None or not rootfile.get("full-path"):
-                raise FormatError("META-INF/container.xml names no package (rootfile)")
-            opf_path = rootfile.get("full-path")
-            package = _xml(archive, opf_path)
-            items = {item.get("id"): item.get("href", "") for item in package.iterfind("opf:manifest/opf:item", _NS)}
-            hrefs = [items.get(ref.get("idref"), "") for ref in package.iterfind("opf:spine/opf:itemref", _NS)]
-            base = posixpath.dirname(opf_path)
-            chapters = [posixpath.normpath(posixpath.join(base, unquote(href.split("#")[0]))) for href in hrefs if href]
-            if "META-INF/encryption.xml" in archive.namelist():  # fonts are often obfuscated; chapters only by DRM
-                locked = _part(archive, "META-INF/encryption.xml").decode("utf-8", errors="replace")
-                if any(chapter in locked or posixpath.relpath(chapter, base) in locked for chapter in chapters):
-                    raise FormatError("encrypted EPUB (DRM): its chapters cannot be read")
-            texts = []
-            for chapter in chapters:
-                try:
-                    page = html_to_text(_part(archive, chapter).decode("utf-8-sig"))
-                except UnicodeDecodeError as exc:
-                    raise FormatError(f"chapter {chapter!r} is not UTF-8: {exc}") from None
-                if page.text.strip():
-                    texts.append(page.text)
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise FormatError(f"unreadable EPUB: {type(exc).__name__}: {exc}") from None
-    if not texts:
-        raise FormatError("EPUB without text")
-    meta = package.find("opf:metadata", _NS)
-    found = (lambda tag: [(e.text or "").strip() for e in meta.iterfind(f"dc:{tag}", _NS) if (e.text or "").strip()]
-             ) if meta is not None else (lambda tag: [])
-    metadata = {"chapters": len(texts)}
-    if authors := found("creator"):
-        metadata["authors"] = authors
-    if dates := found("date"):
-        metadata["published"] = dates[0]
-    return Read("\n\n".join(texts), next(iter(found("title")), ""), metadata)
-
-
-def _odf_inline(element: ElementTree.Element) -> str:
-    """A paragraph's text: spans and links as their text, ``text:s`` as its count of spaces, tabs and line
-    breaks as such, a footnote's body kept (its number is not); annotations (comments) are not the document."""
-    out = [element.text or ""]
-    for child in element:
-        tag = child.tag.rsplit("}", 1)[-1]
-        if tag == "s":
-            out.append(" " * int(child.get(f"{{{_NS['text']}}}c", "1")))
-        elif tag == "tab":
-            out.append("\t")
-        elif tag == "line-break":
-            out.append("\n")
-        elif tag not in ("note-citation", "annotation", "annotation-end", "bookmark", "soft-page-break"):
-            out.append(_odf_inline(child) if tag != "note-body" else " (" + _odf_inline(child).strip() + ")")
-        out.append(child.tail or "")
-    return "".join(out)
-
-
-def _odf_blocks(element: ElementTree.Element, blocks: list[str], bullet: str = "") -> None:
-    """Headings (as Markdown headings), paragraphs, list items and tables, in document order."""
-    for child in element:
-        tag = child.tag.rsplit("}", 1)[-1]
-        if tag == "h" or tag == "p":
-            text = _odf_inline(child).strip()
-            if text and tag == "h":
-                level = child.get(f"{{{_NS['text']}}}outline-level", "1")
-                text = "#" * min(int(level) if level.isdigit() else 1, 6) + " " + text
-            if text:
-                blocks.append(bullet + text)
-        elif tag == "table":
-            rows = [" | ".join(" ".join(_odf_inline(p).strip() for p in cell.iter(f"{{{_NS['text']}}}p"))
-                               for cell in row.iterfind("table:table-cell", _NS))
-                    for row in child.iter(f"{{{_NS['table']}}}table-row")]
-            rows = [row for row in rows if row.strip(" |")]
-            if rows:
-                blocks.append("\n".join(rows))
-        elif tag == "list-item":
-            _odf_blocks(child, blocks, "- ")
-        elif tag not in ("annotation", "tracked-changes", "sequence-decls", "variable-decls"):
-            _odf_blocks(child, blocks, bullet)
-
-
-def read_odt(path: Path) -> Read:
-    """An OpenDocument text's body (content.xml) in document order, headings as Markdown headings; the title
-    from meta.xml. With the standard library: the format is a zip of documented XML, and odfpy is unmaintained."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            content = _xml(archive, "content.xml")
-            meta = _xml(archive, "meta.xml") if "meta.xml" in archive.namelist() else None
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise FormatError(f"unreadable ODT: {type(exc).__name__}: {exc}") from None
-    body = content.find("office:body/office:text", _NS)
-    blocks: list[str] = []
-    if body is not None:
-        _odf_blocks(body, blocks)
-    if not blocks:
-        raise FormatError("ODT without text")
-    title = meta.find(".//dc:title", _NS) if meta is not None else None
-    return Read("\n\n".join(blocks), (title.text or "").strip() if title is not None else "")
 
 
 # Each kind read from the file's bytes, by its reader.

@@ -57,8 +57,8 @@ def test_xlsx_sheet_by_sheet_rows_joined_and_a_cap_that_says_what_it_left_out(tm
     monkeypatch.setattr(office_formats, "MAX_SHEET_ROWS", 2)
     cut = _one(load_path(path, tenant="t"))
     assert "P-9" not in cut.text and "Orla Vance" in cut.text
-    assert cut.metadata == {"sheets": ["Pumps", "Empty", "Staff"], "rows_read": 3, "rows_left_out": 1,
-                            "sheets_cut": ["Pumps"], "max_sheet_rows": 2}
+    assert cut.metadata == {"sheets": ["Pumps", "Empty", "Staff"], "rows_read": 3, "sheets_cut": ["Pumps"],
+                            "max_sheet_rows": 2, "max_chars": office_formats.MAX_DOCUMENT_CHARS}
 
 
 def test_epub_chapters_in_spine_order_with_the_package_metadata(tmp_path):
