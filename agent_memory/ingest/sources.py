@@ -213,7 +213,9 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
     try:
         raw, fallback = decoded(path.read_bytes(), encoding, encodings)
     except UnicodeDecodeError as exc:
-        return [Skipped(str(path), decoding_error(exc, encoding, tried=encodings))], None
+        if ext != ".rtf" or encoding != "utf-8-sig":
+            return [Skipped(str(path), decoding_error(exc, encoding, tried=encodings))], None
+        raw, fallback = path.read_bytes().decode("latin-1"), None  # RTF is 7-bit: other bytes are \bin data
     if reads_blank(raw):  # blank in UTF-16/32 (its bytes are not), or only invisible characters
         return [Skipped(str(path), EMPTY_FILE)], None
     loaded = _parsed_text(raw, ext, tenant, sid, path)
