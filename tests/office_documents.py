@@ -7,6 +7,9 @@ import json
 import zipfile
 from pathlib import Path
 
+from agent_memory.core.records import Document
+from agent_memory.ingest.sources import Skipped
+
 
 def write_pptx(path: Path, slides: list[dict], title: str = "") -> Path:
     """Slides of ``{"title", "lines", "table", "notes"}`` (each optional) on the title-and-content layout."""
@@ -144,3 +147,17 @@ thursday,early
 RTF = (r"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Helvetica;}}{\info{\title Kestrel minutes}{\author Orla}}"
        "\n" r"\f0\fs24 The Kestrel board met in Caf\'e9 Nordwerk.\par" "\n"
        r"{\b Decision:} the Osprey budget rises to 40 000 euros.\par" "\n}")
+
+
+def only_document(loaded) -> Document:
+    """The one unit a reader made of a file, asserted to be a document."""
+    [doc] = loaded
+    assert isinstance(doc, Document), doc
+    return doc
+
+
+def only_skip(loaded) -> str:
+    """The reason of the one unit a reader made of a file, asserted to be a skip."""
+    [skip] = loaded
+    assert isinstance(skip, Skipped), skip
+    return skip.reason

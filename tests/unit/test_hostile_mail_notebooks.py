@@ -8,35 +8,23 @@ import json
 
 import pytest
 
-from agent_memory.core.records import Document
 from agent_memory.ingest import mail_and_notebooks
-from agent_memory.ingest.sources import Skipped, load_path
-
-
-def _one(loaded) -> Document:
-    [doc] = loaded
-    assert isinstance(doc, Document), doc
-    return doc
-
-
-def _skip(loaded) -> str:
-    [skip] = loaded
-    assert isinstance(skip, Skipped), skip
-    return skip.reason
+from agent_memory.ingest.sources import load_path
+from tests.office_documents import only_document, only_skip
 
 
 @pytest.mark.parametrize("raw", ["[" * 100_000, '{"metadata": ' + '{"a": ' * 100_000 + "1" + "}" * 100_000 + "}",
                                  '{"cells": [' + "[" * 100_000 + "]" * 100_000 + "]}"])
 def test_a_notebook_nested_past_the_recursion_limit_is_a_skip_not_a_recursion_error(tmp_path, raw):
     (tmp_path / "deep.ipynb").write_text(raw)
-    assert _skip(load_path(tmp_path / "deep.ipynb", tenant="t")).startswith(
+    assert only_skip(load_path(tmp_path / "deep.ipynb", tenant="t")).startswith(
         "malformed notebook: JSON nested too deeply to read")
 
 
 def test_a_bad_value_nested_just_under_the_limit_is_shown_short(tmp_path):
     nested = "[" * 900 + "]" * 900  # parses; a plain repr of it in the reason would recurse past the limit
     (tmp_path / "n.ipynb").write_text('{"cells": [' + nested + "]}")
-    reason = _skip(load_path(tmp_path / "n.ipynb", tenant="t"))
+    reason = only_skip(load_path(tmp_path / "n.ipynb", tenant="t"))
     assert reason.startswith("malformed notebook: cell 0 is [[[") and len(reason) < 200
 
 
@@ -49,20 +37,20 @@ def test_an_output_whose_text_is_not_text_is_left_out_and_named(tmp_path, output
     cells = [{"cell_type": "markdown", "source": "# Run"},
              {"cell_type": "code", "source": "train()", "outputs": [output, good]}]
     (tmp_path / "outlist.ipynb").write_text(json.dumps({"cells": cells}))
-    doc = _one(load_path(tmp_path / "outlist.ipynb", tenant="t"))
+    doc = only_document(load_path(tmp_path / "outlist.ipynb", tenant="t"))
     assert "train()" in doc.text and "accuracy 0.91" in doc.text
     assert doc.metadata["malformed_outputs"] == [f"cell 1 output 0: {key!r} is {found}, not text or a list of lines"]
 
 
 def test_a_cell_source_list_of_numbers_names_the_cell_and_the_type(tmp_path):
     (tmp_path / "s.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "source": ["x", 1]}]}))
-    reason = _skip(load_path(tmp_path / "s.ipynb", tenant="t"))
+    reason = only_skip(load_path(tmp_path / "s.ipynb", tenant="t"))
     assert reason.startswith("malformed notebook: cell 0 'source' is ['x', 1] (a list holding int)")
 
 
 def test_a_cell_type_that_is_no_name_is_said_as_such(tmp_path):
     (tmp_path / "celltype.ipynb").write_text(json.dumps({"cells": [{"cell_type": 5, "source": "x"}]}))
-    assert _skip(load_path(tmp_path / "celltype.ipynb", tenant="t")) == (
+    assert only_skip(load_path(tmp_path / "celltype.ipynb", tenant="t")) == (
         "malformed notebook: cell 0's 'cell_type' is 5 (int), not one of markdown, code, raw")
 
 
@@ -71,7 +59,7 @@ def test_an_unexpected_error_inside_the_notebook_reader_becomes_a_skip(tmp_path,
         raise TypeError("sequence item 0: expected str instance, int found")
     monkeypatch.setattr(mail_and_notebooks, "_fenced", broken)
     (tmp_path / "x.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "source": "x"}]}))
-    assert _skip(load_path(tmp_path / "x.ipynb", tenant="t")) == (
+    assert only_skip(load_path(tmp_path / "x.ipynb", tenant="t")) == (
         "malformed notebook: TypeError: sequence item 0: expected str instance, int found")
 
 
@@ -80,7 +68,7 @@ def test_a_mail_to_twenty_thousand_addresses_shows_a_few_and_counts_the_rest(tmp
     subject = "S" * 1_000_000
     (tmp_path / "many.eml").write_text(f"From: a@heron.example\nTo: {addresses}\nCc: {addresses}\n"
                                        f"Subject: {subject}\n\nThe pump is fixed.\n")
-    doc = _one(load_path(tmp_path / "many.eml", tenant="t"))
+    doc = only_document(load_path(tmp_path / "many.eml", tenant="t"))
     shown = mail_and_notebooks.MAX_ADDRESSES
     assert doc.metadata["to"] == [f"user{n}@example.com" for n in range(shown)]
     assert doc.metadata["to_more"] == doc.metadata["cc_more"] == 20_000 - shown
@@ -96,7 +84,7 @@ def test_a_mail_to_twenty_thousand_addresses_shows_a_few_and_counts_the_rest(tmp
 def test_a_header_with_an_encoded_line_break_is_read_on_one_line(tmp_path):
     (tmp_path / "inject.eml").write_text("From: =?utf-8?q?Evil=0D=0ABcc:_x@y.example?= <e@x.example>\n"
                                          "To: a@heron.example\nSubject: =?utf-8?q?hi=0Athere?=\n\nBody text.\n")
-    doc = _one(load_path(tmp_path / "inject.eml", tenant="t"))
+    doc = only_document(load_path(tmp_path / "inject.eml", tenant="t"))
     assert doc.metadata["from"] == "Evil Bcc: x@y.example <e@x.example>"
     assert doc.text.startswith("From: Evil Bcc: x@y.example <e@x.example>\nTo: a@heron.example\n")
     assert doc.text.endswith("Body text.") and "\r" not in doc.text
@@ -106,13 +94,13 @@ def test_rtf_binary_data_does_not_refuse_the_file_and_is_not_read_as_text(tmp_pa
     blob = bytes(range(0x80, 0x94)) + b"}{\\"  # not UTF-8, and braces and a backslash inside the data
     (tmp_path / "bin.rtf").write_bytes(b"{\\rtf1\\ansi Heron {\\pict\\bin" + str(len(blob)).encode() + b" " + blob
                                        + b"} pump \\bin3 \xff\xfe\xfd ready}")
-    doc = _one(load_path(tmp_path / "bin.rtf", tenant="t"))
+    doc = only_document(load_path(tmp_path / "bin.rtf", tenant="t"))
     assert doc.text.split() == ["Heron", "pump", "ready"]
     assert "decoded_from" not in doc.metadata
 
 
 def test_rtf_text_after_a_stray_closing_brace_is_kept(tmp_path):
     (tmp_path / "unbal2.rtf").write_text("{\\rtf1\\ansi text }}}}}} more text }")
-    assert _one(load_path(tmp_path / "unbal2.rtf", tenant="t")).text == "text  more text"
+    assert only_document(load_path(tmp_path / "unbal2.rtf", tenant="t")).text == "text  more text"
     (tmp_path / "esc.rtf").write_text("{\\rtf1\\ansi a \\} b {\\b c} d}\n")  # escapes and groups as they were
-    assert _one(load_path(tmp_path / "esc.rtf", tenant="t")).text == "a } b c d"
+    assert only_document(load_path(tmp_path / "esc.rtf", tenant="t")).text == "a } b c d"

@@ -11,7 +11,7 @@ from agent_memory.ingest.sources import Skipped, load_path
 from tests.office_documents import write_epub, write_odt, write_xlsx
 
 
-def _one(loaded):
+def only_unit(loaded):
     [unit] = loaded
     return unit
 
@@ -33,13 +33,13 @@ def test_a_sheet_stating_a_million_rows_by_16384_columns_for_two_cells_is_read_a
              '2006/main"><dimension ref="A1:XFD1048576"/><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>P-7 '
              'pumps 40 litres</t></is></c></row><row r="1048576"><c r="XFD1048576"><v>9</v></c></row></sheetData>'
              '</worksheet>')
-    doc = _one(load_path(path, tenant="t"))  # walked as seventeen billion empty cells before
+    doc = only_unit(load_path(path, tenant="t"))  # walked as seventeen billion empty cells before
     assert isinstance(doc, Document) and doc.text == "## Data\n\nP-7 pumps 40 litres\n9"
 
 
 def test_a_wide_sparse_row_is_its_values_not_thousands_of_separators(tmp_path):
     row = ["north"] + [None] * 200 + ["south"]
-    doc = _one(load_path(write_xlsx(tmp_path / "wide.xlsx", {"Data": [row] * 3}), tenant="t"))
+    doc = only_unit(load_path(write_xlsx(tmp_path / "wide.xlsx", {"Data": [row] * 3}), tenant="t"))
     assert doc.text == "## Data\n\nnorth | south\nnorth | south\nnorth | south"
 
 
@@ -47,7 +47,7 @@ def test_a_workbook_stops_at_the_character_cap_and_says_which_sheets_it_left(tmp
     monkeypatch.setattr(office_formats, "MAX_DOCUMENT_CHARS", 60)
     path = write_xlsx(tmp_path / "big.xlsx", {"A": [[f"row {n} of the first sheet"] for n in range(10)],
                                               "B": [["never read"]]})
-    doc = _one(load_path(path, tenant="t"))
+    doc = only_unit(load_path(path, tenant="t"))
     assert len(doc.text) < 100 and "never read" not in doc.text
     assert doc.metadata["sheets_cut"] == ["A", "B"] and doc.metadata["max_chars"] == 60
 
@@ -56,19 +56,19 @@ def test_a_zip_bomb_is_refused_from_its_directory_before_anything_inflates(tmp_p
     path = write_xlsx(tmp_path / "bomb.xlsx", {"Data": [["x"]]})
     with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("xl/media/zeros.bin", b"\0" * (office_formats.MAX_INFLATED_BYTES + 1))
-    skipped = _one(load_path(path, tenant="t"))
+    skipped = only_unit(load_path(path, tenant="t"))
     assert isinstance(skipped, Skipped) and "inflate to" in skipped.reason and "zip bomb" in skipped.reason
 
 
 def test_an_odt_asking_for_three_billion_spaces_gets_a_bounded_run(tmp_path):
     body = '<text:p>left<text:s text:c="3000000000"/>right<text:s text:c="abc"/>end</text:p>'
-    doc = _one(load_path(write_odt(tmp_path / "spaces.odt", "Spaces", body), tenant="t"))
+    doc = only_unit(load_path(write_odt(tmp_path / "spaces.odt", "Spaces", body), tenant="t"))
     assert doc.text == "left" + " " * zip_xml_formats.MAX_ODF_SPACES + "right end"
 
 
 def test_nesting_past_the_parser_is_a_skip_with_its_reason_not_a_traceback(tmp_path):
     deep = "<text:section>" * 5000 + "<text:p>x</text:p>" + "</text:section>" * 5000
-    skipped = _one(load_path(write_odt(tmp_path / "deep.odt", "Deep", deep), tenant="t"))
+    skipped = only_unit(load_path(write_odt(tmp_path / "deep.odt", "Deep", deep), tenant="t"))
     assert isinstance(skipped, Skipped) and skipped.reason.startswith("unreadable ODT: RecursionError")
 
 
@@ -90,7 +90,7 @@ def test_an_epub_reads_each_chapter_once_keeps_the_book_past_a_bad_entry_and_mar
     with zipfile.ZipFile(path, "w") as archive:
         for part, data in parts.items():
             archive.writestr(part, data)
-    doc = _one(load_path(path, tenant="t"))
+    doc = only_unit(load_path(path, tenant="t"))
     assert doc.text.count("The Heron crew reached Lyon.") == 1 and "Caf\ufffd at dawn." in doc.text
     assert doc.metadata["chapters_missing"] == ["../etc/passwd"] and doc.metadata["chapters_not_utf8"] == [
         "OEBPS/text/two.xhtml"]

@@ -9,39 +9,36 @@ import shutil
 import sys
 import zipfile
 
-from agent_memory.core.records import Document
 from agent_memory.ingest import office_formats
 from agent_memory.ingest.formats import DOCUMENTS_EXTRA
-from agent_memory.ingest.sources import SUPPORTED_EXTENSIONS, Skipped, load_path
+from agent_memory.ingest.sources import SUPPORTED_EXTENSIONS, load_path
 from tests.documents import write_docx
 from tests.helpers import embedded_cli_env, run_cli
-from tests.office_documents import EML, RTF, notebook, write_epub, write_odt, write_pptx, write_xlsx
+from tests.office_documents import (
+    EML,
+    RTF,
+    notebook,
+    only_document,
+    only_skip,
+    write_epub,
+    write_odt,
+    write_pptx,
+    write_xlsx,
+)
 
 DECK = [{"title": "Heron rollout", "lines": ["Heron ships to Lyon in May", "Orla Vance owns the launch"],
          "notes": "Mention the Lyon depot opens at 6."},
         {"lines": ["Pumps on site"], "table": [["pump", "litres a minute"], ["P-7", "40"]]}]
 
 
-def _one(loaded) -> Document:
-    [doc] = loaded
-    assert isinstance(doc, Document), doc
-    return doc
-
-
-def _skip(loaded) -> str:
-    [skip] = loaded
-    assert isinstance(skip, Skipped), skip
-    return skip.reason
-
-
 def test_pptx_slide_by_slide_with_titles_tables_and_speaker_notes(tmp_path):
-    doc = _one(load_path(write_pptx(tmp_path / "deck.pptx", DECK), tenant="t"))
+    doc = only_document(load_path(write_pptx(tmp_path / "deck.pptx", DECK), tenant="t"))
     assert doc.text.startswith("## Slide 1: Heron rollout\n\nHeron ships to Lyon in May\nOrla Vance owns the launch")
     assert "Speaker notes: Mention the Lyon depot opens at 6." in doc.text
     assert "## Slide 2\n\nPumps on site" in doc.text and "P-7 | 40" in doc.text
     assert doc.title == "Heron rollout"  # no title in the file's properties: the first slide's
     assert doc.metadata == {"slides": 2, "slides_with_notes": 1}
-    titled = _one(load_path(write_pptx(tmp_path / "t.pptx", DECK, title="Q3 review"), tenant="t"))
+    titled = only_document(load_path(write_pptx(tmp_path / "t.pptx", DECK, title="Q3 review"), tenant="t"))
     assert titled.title == "Q3 review"
 
 
@@ -49,13 +46,13 @@ def test_xlsx_sheet_by_sheet_rows_joined_and_a_cap_that_says_what_it_left_out(tm
     path = write_xlsx(tmp_path / "pumps.xlsx", {
         "Pumps": [["pump", "litres", "note"], ["P-7", 40, None], [None, None, None], ["P-9", 12.5, "spare"]],
         "Empty": [], "Staff": [["Orla Vance", "night shift"]]}, title="Plant inventory")
-    doc = _one(load_path(path, tenant="t"))
+    doc = only_document(load_path(path, tenant="t"))
     assert doc.text == ("## Pumps\n\npump | litres | note\nP-7 | 40\nP-9 | 12.5 | spare\n\n"
                         "## Staff\n\nOrla Vance | night shift")
     assert doc.title == "Plant inventory"
     assert doc.metadata == {"sheets": ["Pumps", "Empty", "Staff"], "rows_read": 4}
     monkeypatch.setattr(office_formats, "MAX_SHEET_ROWS", 2)
-    cut = _one(load_path(path, tenant="t"))
+    cut = only_document(load_path(path, tenant="t"))
     assert "P-9" not in cut.text and "Orla Vance" in cut.text
     assert cut.metadata == {"sheets": ["Pumps", "Empty", "Staff"], "rows_read": 3, "sheets_cut": ["Pumps"],
                             "max_sheet_rows": 2, "max_chars": office_formats.MAX_DOCUMENT_CHARS}
@@ -65,7 +62,7 @@ def test_epub_chapters_in_spine_order_with_the_package_metadata(tmp_path):
     path = write_epub(tmp_path / "book.epub", "The Heron Papers", "Orla Vance",
                       [("one.xhtml", "<h1>Arrival</h1><p>The Heron crew reached Lyon on a Tuesday.</p>"),
                        ("two.xhtml", "<nav>Contents</nav><p>Pump P-7 moved 40 litres a minute.</p>")])
-    doc = _one(load_path(path, tenant="t"))
+    doc = only_document(load_path(path, tenant="t"))
     assert doc.text.index("reached Lyon") < doc.text.index("40 litres") and "Contents" not in doc.text
     assert doc.title == "The Heron Papers"
     assert doc.metadata == {"chapters": 2, "authors": ["Orla Vance"], "published": "2024-03-01"}
@@ -78,7 +75,7 @@ def test_odt_headings_paragraphs_lists_and_tables_in_order(tmp_path):
             '<text:list><text:list-item><text:p>hire two welders</text:p></text:list-item></text:list>'
             '<table:table><table:table-row><table:table-cell><text:p>P-7</text:p></table:table-cell>'
             '<table:table-cell><text:p>40</text:p></table:table-cell></table:table-row></table:table>')
-    doc = _one(load_path(write_odt(tmp_path / "minutes.odt", "Board minutes", body), tenant="t"))
+    doc = only_document(load_path(write_odt(tmp_path / "minutes.odt", "Board minutes", body), tenant="t"))
     assert doc.text == "## Decisions\n\nThe Osprey budget  rises (per the board).\n\n- hire two welders\n\nP-7 | 40"
     assert doc.title == "Board minutes"
 
@@ -97,7 +94,7 @@ def test_a_notebook_reads_as_markdown_and_fenced_code_with_short_outputs(tmp_pat
         {"cell_type": "code", "source": "   "},
     ], language="python")
     (tmp_path / "study.ipynb").write_text(raw)
-    doc = _one(load_path(tmp_path / "study.ipynb", tenant="t"))
+    doc = only_document(load_path(tmp_path / "study.ipynb", tenant="t"))
     assert doc.title == "Pump study"  # the first heading, not a comment inside a fence
     assert "````python\nrate = 40\nprint(f'rate={rate}')\ndoc = '```'\n````" in doc.text
     assert "Output:\n```\nrate=40\n```" in doc.text
@@ -116,13 +113,13 @@ def test_a_malformed_notebook_is_skipped_naming_the_bad_value(tmp_path):
                 "empty.ipynb": "notebook without text (every cell is empty)"}
     for name, raw in cases.items():
         (tmp_path / name).write_text(raw)
-        reason = _skip(load_path(tmp_path / name, tenant="t"))
+        reason = only_skip(load_path(tmp_path / name, tenant="t"))
         assert reason.startswith(("malformed notebook", "notebook without")) and expected[name] in reason, name
 
 
 def test_an_email_is_its_headers_and_plain_body_attachments_named_not_read(tmp_path):
     (tmp_path / "p7.eml").write_bytes(EML.encode("ascii"))
-    doc = _one(load_path(tmp_path / "p7.eml", tenant="t"))
+    doc = only_document(load_path(tmp_path / "p7.eml", tenant="t"))
     assert doc.title == "Heron pump P-7 service window"
     assert "serviced on Thursday by André Falk" in doc.text  # quoted-printable Latin-1, by its declared charset
     assert "HTML twin" not in doc.text and "thursday,early" not in doc.text
@@ -137,22 +134,22 @@ def test_an_html_only_email_is_read_through_the_html_reader_and_a_non_email_is_s
     (tmp_path / "news.eml").write_text("From: news@heron.example\nSubject: Weekly\nDate: someday\n"
                                        "Content-Type: text/html; charset=utf-8\n\n"
                                        "<html><body><nav>Menu</nav><p>Depot opens at 6.</p></body></html>\n")
-    doc = _one(load_path(tmp_path / "news.eml", tenant="t"))
+    doc = only_document(load_path(tmp_path / "news.eml", tenant="t"))
     assert doc.text.endswith("\n\nDepot opens at 6.") and "Menu" not in doc.text
     assert doc.metadata["date_header"] == "someday" and "date" not in doc.metadata  # no date a filter reads
     (tmp_path / "note.eml").write_text("just some words\n")
-    assert _skip(load_path(tmp_path / "note.eml", tenant="t")).startswith("not an EML file")
+    assert only_skip(load_path(tmp_path / "note.eml", tenant="t")).startswith("not an EML file")
 
 
 def test_rtf_is_its_text_and_title_even_saved_as_txt(tmp_path):
     (tmp_path / "minutes.rtf").write_text(RTF)
     (tmp_path / "minutes.txt").write_text(RTF)
     for name in ("minutes.rtf", "minutes.txt"):
-        doc = _one(load_path(tmp_path / name, tenant="t"))
+        doc = only_document(load_path(tmp_path / name, tenant="t"))
         assert doc.text == "The Kestrel board met in Café Nordwerk.\nDecision: the Osprey budget rises to 40 000 euros."
         assert doc.title == "Kestrel minutes", name
     (tmp_path / "fake.rtf").write_text("plain words")
-    assert _skip(load_path(tmp_path / "fake.rtf", tenant="t")).startswith("not an RTF file")
+    assert only_skip(load_path(tmp_path / "fake.rtf", tenant="t")).startswith("not an RTF file")
 
 
 def test_office_and_ebook_files_under_the_wrong_name_are_read_by_their_bytes(tmp_path):
@@ -165,19 +162,19 @@ def test_office_and_ebook_files_under_the_wrong_name_are_read_by_their_bytes(tmp
                                    ("epub", "book.pdf", "Heron crew"), ("odt", "minutes.md", "Osprey budget"),
                                    ("docx", "slides.pptx", "12 percent"), ("book", "sheet.odt", "night shift")):
         shutil.copy(made[source], tmp_path / name)
-        doc = _one(load_path(tmp_path / name, tenant="t"))
+        doc = only_document(load_path(tmp_path / name, tenant="t"))
         assert expected in doc.text and "PK" not in doc.text, name
 
 
 def test_a_file_named_as_an_office_file_that_is_not_one_says_what_it_is(tmp_path):
     for name in ("fake.pptx", "fake.xlsx", "fake.epub", "fake.odt"):
         (tmp_path / name).write_text("plain words")
-        reason = _skip(load_path(tmp_path / name, tenant="t"))
+        reason = only_skip(load_path(tmp_path / name, tenant="t"))
         assert reason.startswith(f"not a{'n' if name[5] in 'xeo' else ''} {name[5:].upper()} file")
         assert "b'plain words'" in reason, reason
     with zipfile.ZipFile(tmp_path / "photos.xlsx", "w") as archive:  # a zip, but of something else
         archive.writestr("a.jpg", "x")
-    assert "not a zip archive holding xl/workbook.xml" in _skip(load_path(tmp_path / "photos.xlsx", tenant="t"))
+    assert "not a zip archive holding xl/workbook.xml" in only_skip(load_path(tmp_path / "photos.xlsx", tenant="t"))
 
 
 def test_without_the_extra_each_skip_names_it(tmp_path, monkeypatch):
@@ -186,13 +183,13 @@ def test_without_the_extra_each_skip_names_it(tmp_path, monkeypatch):
     for module in ("pptx", "openpyxl", "striprtf", "striprtf.striprtf"):
         monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
     for path in [*paths, tmp_path / "a.rtf"]:
-        assert DOCUMENTS_EXTRA in _skip(load_path(path, tenant="t")), path
+        assert DOCUMENTS_EXTRA in only_skip(load_path(path, tenant="t")), path
 
 
 def test_the_new_extensions_are_supported_and_an_unsupported_one_lists_them_and_the_extra(tmp_path):
     assert {".pptx", ".xlsx", ".epub", ".odt", ".ipynb", ".eml", ".rtf"} <= SUPPORTED_EXTENSIONS
     (tmp_path / "slides.odp").write_bytes(b"PK\x03\x04")
-    reason = _skip(load_path(tmp_path / "slides.odp", tenant="t"))
+    reason = only_skip(load_path(tmp_path / "slides.odp", tenant="t"))
     assert reason.startswith("unsupported extension '.odp'") and ".pptx" in reason and ".ipynb" in reason
     assert f".pdf, .docx, .pptx, .xlsx, .rtf with the optional extra {DOCUMENTS_EXTRA}" in reason
 
