@@ -199,6 +199,8 @@ class RemoteMemory:
                 if shown:
                     print(file=sys.stderr)
         except StoreUnavailableError as exc:
+            if progress:
+                print(file=sys.stderr)  # ends the file's progress line before the report
             # The server went away mid-job (stopped, killed): whether it took the file in flight is unknown (a
             # big one may be in its spooled jobs, run again at its next start); the rest were never sent.
             report.store_error = str(exc)

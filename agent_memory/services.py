@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -165,16 +166,27 @@ class Services:
             self._refuse_other_format(read_index_format(self.data_dir))
 
     def _refuse_other_format(self, found: dict) -> None:
+        # The models first: when they differ too, they are the cause (the keyword format alone is upgraded in
+        # place by whoever opens the data dir, ingest/upgrade.py). Each refusal says how to run `reindex`, which
+        # must own the data dir: through a running server, "run reindex" alone sent the user in a loop.
         wanted = self.space_layout.as_dict()
-        if found.get("sparse") not in (None, SPARSE_FORMAT):
-            raise IndexFormatError(f"data dir {self.data_dir} holds sparse vectors of format {found['sparse']!r}, this "
-                              f"version writes {SPARSE_FORMAT!r}: run `agent-memory reindex` to encode the "
-                              "stored text again (no source file is read again)")
+        how = RUN_REINDEX
+        if UNREADABLE in found:
+            raise IndexFormatError(f"data dir {self.data_dir}: its {INDEX_FORMAT_FILE} does not read "
+                                   f"({found[UNREADABLE]}): {how} to encode the stored text again and write it afresh")
         if found.get("embedding") not in (None, wanted):
             raise IndexFormatError(
                 f"data dir {self.data_dir} was embedded with {found['embedding']}, but the settings ask for "
-                f"{wanted}: run `agent-memory reindex` to re-embed the stored text with the new models "
+                f"{wanted}: {how} to re-embed the stored text with the new models "
                 "(no source file is read again), or restore the embedding settings")
+        if found.get("sparse") not in (None, SPARSE_FORMAT):
+            version = sparse_format_version(found["sparse"])
+            current = sparse_format_version(SPARSE_FORMAT)
+            newer = (f" (a newer version of agent-memory wrote it: upgrade this one, or {how} to re-encode it as "
+                     "this version does)") if version is not None and current is not None and version > current else ""
+            raise IndexFormatError(f"data dir {self.data_dir} holds sparse vectors of format {found['sparse']!r}, this "
+                                   f"version writes {SPARSE_FORMAT!r}{newer}: {how} to encode the stored text again "
+                                   "(no source file is read again)")
 
     def _check_index_format(self, *, record: bool = True) -> None:
         """Refuse a data dir whose vectors were written by another sparse format or other embedding
@@ -222,6 +234,7 @@ class Services:
 
 
 INDEX_FORMAT_FILE = "index-format.json"
+UNREADABLE = "unreadable"  # the key read_index_format gives a marker that does not read
 # Recorded as "turn_context" in the index format when every turn point carries its ``context``
 # vector (agent_memory/index/context.py); a data dir without it was written before, and `reindex` stores them.
 TURN_CONTEXT_FORMAT = 1
@@ -231,6 +244,9 @@ ITEM_TERMS_FORMAT = 1
 SENTENCE_VECTORS_FORMAT = 1
 # What a data dir written before it existed lacks and `agent-memory reindex` stores (agent_memory/ingest/reindex.py):
 # index-format key -> (version, what such a data dir holds, how it is served meanwhile).
+# How a refusal says to move a data dir: `reindex` owns its data dir, so a server on it stops first.
+RUN_REINDEX = ("run `agent-memory reindex` on it (stop an `agent-memory serve` that owns it first, and start it "
+               "again after)")
 STORED_EXTRAS = {
     "turn_context": (TURN_CONTEXT_FORMAT, "turns stored without their turn-context vector",
                      "each question embeds theirs"),  # agent_memory/retrieval/stored_vectors.py
@@ -242,12 +258,33 @@ STORED_EXTRAS = {
 
 
 def read_index_format(data_dir: Path) -> dict:
+    """What the data dir records of how its vectors were written ({} for a new one). A marker that does not
+    read (cut short by a crash before writes were atomic, emptied by hand) is ``{UNREADABLE: why}``: refused,
+    naming the file and `reindex`, which writes it afresh."""
     marker = Path(data_dir) / INDEX_FORMAT_FILE
-    return json.loads(marker.read_text(encoding="utf-8")) if marker.exists() else {}
+    if not marker.exists():
+        return {}
+    try:
+        found = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return {UNREADABLE: f"{type(exc).__name__}: {exc}"}
+    return found if isinstance(found, dict) else {UNREADABLE: f"a JSON {type(found).__name__}, not an object"}
 
 
 def write_index_format(data_dir: Path, value: dict) -> None:
-    (Path(data_dir) / INDEX_FORMAT_FILE).write_text(json.dumps(value), encoding="utf-8")
+    """Written whole or not at all (a temporary file renamed over it): a crash never leaves half a marker."""
+    marker = Path(data_dir) / INDEX_FORMAT_FILE
+    temporary = marker.with_name(marker.name + ".tmp")
+    temporary.write_text(json.dumps(value), encoding="utf-8")
+    os.replace(temporary, marker)
+
+
+def sparse_format_version(value: object) -> int | None:
+    """The version of a keyword format this code's lineage wrote (``…/v5`` → 5); None for any other value."""
+    prefix = SPARSE_FORMAT.rsplit("/v", 1)[0] + "/v"
+    if isinstance(value, str) and value.startswith(prefix) and value[len(prefix):].isdigit():
+        return int(value[len(prefix):])
+    return None
 
 
 def build_services(settings: Settings | None = None) -> Services:

@@ -330,7 +330,8 @@ def load_settings(**overrides) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        problems = "; ".join(f"{name}: {problem}" for name, problem in settings_problems(exc).items())
+        problems = "; ".join(f"{name} (AGENT_MEMORY_{name.upper()}): {problem}" if name in Settings.model_fields
+                             else f"{name}: {problem}" for name, problem in settings_problems(exc).items())
         raise ConfigError(f"invalid settings: {problems}") from None
     except SettingsError as exc:  # a structured setting (a dict, a list) whose variable is not JSON
         raise ConfigError(_not_json(exc)) from None

@@ -237,10 +237,19 @@ def _body(message: EmailMessage) -> str:
     part = message.get_body(preferencelist=("plain", "html"))
     if part is None:
         return ""
-    try:
-        content = part.get_content()
-    except LookupError:  # a charset Python does not know: read as UTF-8, bad bytes marked, not dropped
-        content = (part.get_payload(decode=True) or b"").decode("utf-8", errors="replace")
+    if part.get_param("charset") is None:
+        # No charset named: the standard says ASCII, and the library reads 8-bit bytes as replacement marks
+        # ("Caf\ufffd"). Such mail is UTF-8 or, from older clients, Windows-1252: tried in that order.
+        raw = part.get_payload(decode=True) or b""
+        try:
+            content = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            content = raw.decode("cp1252", errors="replace")
+    else:
+        try:
+            content = part.get_content()
+        except LookupError:  # a charset Python does not know: read as UTF-8, bad bytes marked, not dropped
+            content = (part.get_payload(decode=True) or b"").decode("utf-8", errors="replace")
     return html_to_text(content).text if part.get_content_type() == "text/html" else content.strip()
 
 

@@ -19,7 +19,6 @@ import logging
 from dataclasses import dataclass
 
 from agent_memory.core.config import Settings
-from agent_memory.core.errors import ConfigError
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.sparse import SPARSE_FORMAT
 from agent_memory.index.context import context_texts_for
@@ -77,9 +76,9 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
     found = read_index_format(data_dir)
     with Services(settings, check_layout=False) as new:
         wanted = new.space_layout.as_dict()
-    old_layout = found.get("embedding")
-    if old_layout is None:
-        raise ConfigError(f"data dir {data_dir} records no embedding layout: nothing to re-index from")
+    # A marker of the keyword format alone (the first ones), or one that does not read: its vectors are taken
+    # to be the settings' models (opening them checks their dimension); refusing left no way forward.
+    old_layout = found.get("embedding") or wanted
     report = ReindexReport(before=old_layout, after=wanted)
     extras = {key: version for key, (version, *_) in STORED_EXTRAS.items()}
     current = (old_layout == wanted and found.get("sparse") == SPARSE_FORMAT

@@ -24,7 +24,13 @@ from agent_memory.core.config import Settings
 from agent_memory.core.sparse import SPARSE_FORMAT
 from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.reindex import ReindexReport, reindex
-from agent_memory.services import Services, build_services, read_index_format
+from agent_memory.services import (
+    UNREADABLE,
+    Services,
+    build_services,
+    read_index_format,
+    sparse_format_version,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +39,15 @@ def needs_keyword_upgrade(settings: Settings) -> bool:
     """Whether the data dir holds vectors of an older keyword format and nothing else stands in the way of
     re-indexing it here: the same embedding models, embedded vector store."""
     found = read_index_format(settings.data_dir)
-    if not found or found.get("sparse") in (None, SPARSE_FORMAT) or settings.qdrant_url:
+    if not found or found.get("sparse") in (None, SPARSE_FORMAT) or settings.qdrant_url or UNREADABLE in found:
         return False
+    older, current = sparse_format_version(found.get("sparse")), sparse_format_version(SPARSE_FORMAT)
+    if older is None or current is None or older >= current:
+        return False  # a newer version's format, or one this code never wrote: refused, not "upgraded" down
     with Services(settings, check_layout=False) as probe:  # builds nothing: the layout is read from settings
         wanted = probe.space_layout.as_dict()
-    return found.get("embedding") == wanted
+    # The first markers recorded the keyword format only: their models were the settings' (none other existed).
+    return found.get("embedding") in (None, wanted)
 
 
 def upgrade_in_place(settings: Settings) -> ReindexReport | None:

@@ -83,3 +83,41 @@ def test_other_embedding_models_stay_a_refusal_and_a_question_is_503_not_400(old
     assert answer.status_code == 503
     error = answer.json()["error"]
     assert error["code"] == "reindex_required" and "agent-memory reindex" in error["message"]
+
+
+def test_a_marker_of_the_keyword_format_alone_is_upgraded_as_the_settings_models(older_data_dir):
+    """The first markers recorded no models: refused with "reindex", then reindex refused with "nothing to
+    re-index from" (a probe). Their models are taken to be the settings' (none other existed then)."""
+    write_index_format(older_data_dir, {"sparse": OLDER_FORMAT})
+    with Memory(data_dir=older_data_dir) as memory:
+        assert "Ilse Varga" in memory.prompt(QUESTION, budget=400).prompt
+    marker = read_index_format(older_data_dir)
+    assert marker["sparse"] == SPARSE_FORMAT and marker["embedding"]["default_model"]
+
+
+@pytest.mark.parametrize("sparse, said", [("bm25-tf/stem-en/jieba/v99", "a newer version of agent-memory wrote it"),
+                                          ("%%garbage%%", "holds sparse vectors of format '%%garbage%%'")])
+def test_a_newer_or_unknown_keyword_format_is_refused_not_upgraded_down(older_data_dir, sparse, said):
+    write_index_format(older_data_dir, {**read_index_format(older_data_dir), "sparse": sparse})
+    with Memory(data_dir=older_data_dir) as memory, pytest.raises(IndexFormatError) as refused:
+        memory.prompt(QUESTION, budget=400)
+    assert said in str(refused.value) and "stop an `agent-memory serve` that owns it first" in str(refused.value)
+    assert read_index_format(older_data_dir)["sparse"] == sparse  # left as it was
+
+
+def test_a_marker_cut_short_is_named_and_reindex_writes_it_afresh(older_data_dir, capsys):
+    (older_data_dir / "index-format.json").write_text('{"sparse": "bm25', encoding="utf-8")
+    with Memory(data_dir=older_data_dir) as memory, pytest.raises(IndexFormatError, match="index-format.json does not read"):
+        memory.prompt(QUESTION, budget=400)
+    assert main(["reindex"]) == 0
+    assert read_index_format(older_data_dir)["sparse"] == SPARSE_FORMAT
+    with Memory(data_dir=older_data_dir) as memory:
+        assert "Ilse Varga" in memory.prompt(QUESTION, budget=400).prompt
+
+
+def test_other_models_are_named_before_an_older_keyword_format(older_data_dir):
+    other = {"default_model": "some-other-model", "multilingual_model": None, "multilingual_share": 0.0}
+    write_index_format(older_data_dir, {**read_index_format(older_data_dir), "embedding": other})
+    with Memory(data_dir=older_data_dir) as memory, pytest.raises(IndexFormatError) as refused:
+        memory.prompt(QUESTION, budget=400)
+    assert "was embedded with" in str(refused.value) and "some-other-model" in str(refused.value)

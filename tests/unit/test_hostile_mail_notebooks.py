@@ -104,3 +104,10 @@ def test_rtf_text_after_a_stray_closing_brace_is_kept(tmp_path):
     assert only_document(load_path(tmp_path / "unbal2.rtf", tenant="t")).text == "text  more text"
     (tmp_path / "esc.rtf").write_text("{\\rtf1\\ansi a \\} b {\\b c} d}\n")  # escapes and groups as they were
     assert only_document(load_path(tmp_path / "esc.rtf", tenant="t")).text == "a } b c d"
+
+
+def test_a_mail_body_of_8_bit_bytes_with_no_charset_is_read_as_windows_1252(tmp_path):
+    """No charset named: the library read "Caf\\xe9" as a replacement mark (a probe)."""
+    path = tmp_path / "visit.eml"
+    path.write_bytes(b"From: a@b.example\nSubject: Visit\n\nCaf\xe9 cr\xe8me at the Gen\xe8ve office.\n")
+    assert only_document(load_path(path, tenant="t")).text.endswith("Caf\u00e9 cr\u00e8me at the Gen\u00e8ve office.")
