@@ -10,6 +10,7 @@ Every reader returns ``Read`` or raises ``FormatError`` with the reason the job 
 from __future__ import annotations
 
 import zipfile
+from itertools import zip_longest
 from pathlib import Path
 
 from agent_memory.ingest.formats import (
@@ -184,31 +185,41 @@ def _cell(value) -> str:
     return str(value).strip()
 
 
-def _sheet_rows(sheet, room: int) -> tuple[list[str], bool]:
+def _sheet_rows(sheet, formulas, room: int) -> tuple[list[str], bool, int]:
     """The first ``MAX_SHEET_ROWS`` rows of a sheet that hold a value, within ``room`` characters, cells
     `` | ``-joined without the empty cells at their end (a row wider than ``WIDE_ROW_CELLS`` without any empty
     cell), and whether the sheet holds more (then left unread: counting them read a million-row sheet for 73 s).
 
     The dimensions the sheet states are dropped first: openpyxl pads every row out to them, and a 4.7 KB sheet
-    stating A1:XFD1048576 for two cells was walked as seventeen billion empty cells."""
+    stating A1:XFD1048576 for two cells was walked as seventeen billion empty cells.
+
+    ``formulas``: the same sheet read for its formulas. A formula whose value was never computed (a workbook
+    written by a program, not saved by a spreadsheet) has no value to read: its formula is shown instead
+    ("=SUM(D2:D3)"), and counted (the third value returned), rather than the cell dropped in silence."""
     sheet.reset_dimensions()
+    formulas.reset_dimensions()
     rows: list[str] = []
-    for values in sheet.iter_rows(values_only=True):
-        cells = [_cell(value) for value in values]
+    uncomputed = 0
+    for values, written in zip(sheet.iter_rows(values_only=True), formulas.iter_rows(values_only=True)):
+        cells = []
+        for value, formula in zip_longest(values, written):
+            if value is None and isinstance(formula, str) and formula.startswith("="):
+                value, uncomputed = formula, uncomputed + 1
+            cells.append(_cell(value))
         while cells and not cells[-1]:
             cells.pop()
         if not cells:
             continue
         if len(rows) == MAX_SHEET_ROWS:
-            return rows, True
+            return rows, True, uncomputed
         if len(cells) > WIDE_ROW_CELLS:
             cells = [cell for cell in cells if cell]
         line = " | ".join(cells)
         room -= len(line) + 1
         if room < 0:
-            return rows, True
+            return rows, True, uncomputed
         rows.append(line)
-    return rows, False
+    return rows, False, uncomputed
 
 
 def read_xlsx(path: Path) -> Read:
@@ -221,19 +232,21 @@ def read_xlsx(path: Path) -> Read:
     except ImportError:
         raise _missing_extra("XLSX", "openpyxl") from None
     blocks, names, cut = [], [], []
-    read = 0
+    read = uncomputed = 0
     room = MAX_DOCUMENT_CHARS
     try:
         # A file object, not the path: openpyxl refuses a name not ending .xlsx (a misnamed workbook is one).
-        with path.open("rb") as handle:
+        with path.open("rb") as handle, path.open("rb") as formula_handle:
             workbook = openpyxl.load_workbook(handle, read_only=True, data_only=True)
+            written = openpyxl.load_workbook(formula_handle, read_only=True, data_only=False)
             try:
-                for sheet in workbook.worksheets:
+                for sheet, formulas in zip(workbook.worksheets, written.worksheets):
                     names.append(sheet.title)
                     if room <= 0:
                         cut.append(sheet.title)
                         continue
-                    rows, more = _sheet_rows(sheet, room)
+                    rows, more, without_value = _sheet_rows(sheet, formulas, room)
+                    uncomputed += without_value
                     if more:
                         cut.append(sheet.title)
                     read += len(rows)
@@ -243,11 +256,14 @@ def read_xlsx(path: Path) -> Read:
                 title = (workbook.properties.title or "").strip()
             finally:
                 workbook.close()
+                written.close()
     except Exception as exc:  # noqa: BLE001 - a damaged zip or XML raises many types
         raise FormatError(f"unreadable XLSX: {type(exc).__name__}: {exc}") from None
     if not blocks:
         raise FormatError("XLSX without values")
-    metadata = {"sheets": names, "rows_read": read}
+    metadata: dict = {"sheets": names, "rows_read": read}
+    if uncomputed:
+        metadata["formulas_without_values"] = uncomputed
     if cut:
         metadata |= {"sheets_cut": cut, "max_sheet_rows": MAX_SHEET_ROWS, "max_chars": MAX_DOCUMENT_CHARS}
     return Read("\n\n".join(blocks), title, metadata)

@@ -94,3 +94,19 @@ def test_an_epub_reads_each_chapter_once_keeps_the_book_past_a_bad_entry_and_mar
     assert doc.text.count("The Heron crew reached Lyon.") == 1 and "Caf\ufffd at dawn." in doc.text
     assert doc.metadata["chapters_missing"] == ["../etc/passwd"] and doc.metadata["chapters_not_utf8"] == [
         "OEBPS/text/two.xhtml"]
+
+
+def test_a_formula_never_computed_shows_its_formula_and_is_counted(tmp_path):
+    """A workbook written by a program holds formulas without values: the cells were dropped in silence."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Orders"
+    sheet.append(["item", "qty", "price", "total"])
+    sheet.append(["saffron", 3, 12.5, "=B2*C2"])
+    sheet.append(["sum", None, None, "=SUM(D2:D2)"])
+    workbook.save(tmp_path / "orders.xlsx")
+    doc = only_unit(load_path(tmp_path / "orders.xlsx", tenant="t"))
+    assert "saffron | 3 | 12.5 | =B2*C2" in doc.text and "sum |  |  | =SUM(D2:D2)" in doc.text
+    assert doc.metadata["formulas_without_values"] == 2
