@@ -68,24 +68,25 @@ class Worker:
         beat.start()
         result: dict[str, Any] | None = None
         error: dict[str, str] | None = None
+        away: StoreUnavailableError | None = None
         try:
             result = contained(run_job, self, spec, job.progress)  # a native panic fails this job only
         except StoreUnavailableError as exc:
-            # A store that is away (Neo4j restarting, Qdrant unreachable) is no fault of the job: it goes back
-            # in the queue and runs again once the store answers; ingestion is idempotent, so what it wrote
-            # before stays and is not written twice. The worker pauses before it takes a job again.
-            beating.set()
-            beat.join()
-            log.warning("job %s waits for a store: %s", job.id, exc)
-            if not self.store.requeue(job.id, self.id, str(exc)):
-                log.warning("job %s was taken by another worker while %s ran it", job.id, self.id)
-            self.stopping.wait(self.outage_pause_s)
-            return True
+            away = exc
         except Exception as exc:  # noqa: BLE001 - the job reports its failure; the worker goes on
             error = error_of(exc, job.id)
         finally:
             beating.set()
             beat.join()
+        if away is not None:
+            # A store that is away (Neo4j restarting, Qdrant unreachable) is no fault of the job: it goes back
+            # in the queue and runs again once the store answers; ingestion is idempotent, so what it wrote
+            # before stays and is not written twice. The worker pauses before it takes a job again.
+            log.warning("job %s waits for a store: %s", job.id, away)
+            if not self.store.requeue(job.id, self.id, str(away)):
+                log.warning("job %s was taken by another worker while %s ran it", job.id, self.id)
+            self.stopping.wait(self.outage_pause_s)
+            return True
         done = job.units_total if error is None else job.units_done
         if not self.store.finish(job.id, self.id, result, error, done, job.units_total):
             log.warning("job %s was taken by another worker while %s ran it; its outcome is theirs", job.id, self.id)
