@@ -101,28 +101,13 @@ class Services:
     def job_queue(self, run: Callable[[JobSpec, Job], dict[str, Any]],
                   describe_error: Callable[[Exception, str], dict[str, str]]) -> JobQueue:
         """Where background ingestion jobs go: PostgreSQL, run by ``agent-memory worker`` processes, when
-        configured and the stores are shared (``shares_stores``); else one thread of this process running
-        ``run(spec, job)``, each job kept under the data dir until it ends, so that a stop loses none
-        (``stores/job_spool.py``). With PostgreSQL beside an embedded vector store or graph, no worker could
-        write where this process reads: its jobs sat queued for ever (``job_runner`` says otherwise). Called
-        once, by the API."""
-        if not self.jobs_go_to_workers:
+        ``Settings.jobs_go_to_workers``; else one thread of this process running ``run(spec, job)``, each job
+        kept under the data dir until it ends, so that a stop loses none (``stores/job_spool.py``). With
+        PostgreSQL beside an embedded vector store or graph, no worker could write where this process reads: its
+        jobs sat queued for ever (``job_runner`` says otherwise). Called once, by the API."""
+        if not self.settings.jobs_go_to_workers:
             return SpooledJobs(JobRegistry(run, describe_error=describe_error), self.data_dir / "pending-jobs")
         return DurableJobQueue(self.job_store)
-
-    @property
-    def jobs_go_to_workers(self) -> bool:
-        """Whether background jobs are PostgreSQL's, for ``agent-memory worker`` processes (``job_runner``)."""
-        runner = self.settings.job_runner
-        if self.job_store is None or runner == "process":
-            return False
-        return runner == "workers" or self.shares_stores
-
-    @property
-    def shares_stores(self) -> bool:
-        """Whether the vectors and the graph live on servers that other processes reach (Qdrant and Neo4j),
-        so that what a worker writes, every replica reads. Embedded ones belong to this process's data dir."""
-        return bool(self.settings.qdrant_url) and bool(self.settings.neo4j_uri)
 
     @functools.cached_property
     def embedder(self) -> EmbeddingSpaces:

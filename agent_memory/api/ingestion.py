@@ -129,7 +129,7 @@ def job_queue(state) -> tuple[JobQueue, SourceLocks]:
     """The services' job queue (durable on PostgreSQL when configured), running :func:`run_job`, and their
     source locks."""
     queue = state.services.job_queue(lambda spec, job: run_job(state, spec, job.progress), error_of)
-    if state.services.jobs_go_to_workers:
+    if state.services.settings.jobs_go_to_workers:
         # Said once at start: a server alone leaves such jobs queued until a worker takes them.
         log.warning("background ingestion jobs go to PostgreSQL for `agent-memory worker` processes; this server "
                     "runs none of them (AGENT_MEMORY_JOB_RUNNER=process runs them here)")

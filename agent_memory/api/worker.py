@@ -126,14 +126,15 @@ class Worker:
 def work(settings, *, once: bool = False, worker_id: str | None = None, lease_s: float = 60.0,
          poll_s: float = 1.0) -> int:
     """The CLI's entry: build the services, run a worker until SIGTERM/SIGINT (or the queue empties)."""
+    if settings.postgres_url and not settings.jobs_go_to_workers:
+        # Refused before any store opens. Its writes would go to its own embedded stores, which no server reads:
+        # jobs "done", memory unchanged; and the API runs its jobs itself there, so none would reach the queue.
+        # (Without PostgreSQL, Worker says that the queue lives there.)
+        raise ConfigError("agent-memory worker writes the shared stores: set AGENT_MEMORY_QDRANT_URL and "
+                          "AGENT_MEMORY_NEO4J_URI as the API replicas do (with an embedded vector store or graph, "
+                          "`agent-memory serve` runs its own jobs and no worker is needed; "
+                          f"AGENT_MEMORY_JOB_RUNNER is {settings.job_runner!r})")
     with open_services(settings) as services:
-        if not services.jobs_go_to_workers:
-            # Its writes would go to its own embedded stores, which no server reads: jobs "done", memory unchanged;
-            # and the API runs its jobs itself there, so none would reach the queue.
-            raise ConfigError("agent-memory worker writes the shared stores: set AGENT_MEMORY_QDRANT_URL and "
-                              "AGENT_MEMORY_NEO4J_URI as the API replicas do (with an embedded vector store or graph, "
-                              "`agent-memory serve` runs its own jobs and no worker is needed; "
-                              f"AGENT_MEMORY_JOB_RUNNER is {services.settings.job_runner!r})")
         worker = Worker(services, worker_id=worker_id, lease_s=lease_s, poll_s=poll_s)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, worker.stop)

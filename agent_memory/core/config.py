@@ -297,6 +297,20 @@ class Settings(BaseSettings):
         return value
 
     @property
+    def shares_stores(self) -> bool:
+        """Whether the vectors and the graph live on servers that other processes reach (Qdrant and Neo4j),
+        so that what a worker writes, every replica reads. Embedded ones belong to this process's data dir."""
+        return bool(self.qdrant_url) and bool(self.neo4j_uri)
+
+    @property
+    def jobs_go_to_workers(self) -> bool:
+        """Whether the API's background jobs go to PostgreSQL for ``agent-memory worker`` processes
+        (``job_runner``): beside an embedded vector store or graph no worker could write where the API reads."""
+        if not self.postgres_url or self.job_runner == "process":
+            return False
+        return self.job_runner == "workers" or self.shares_stores
+
+    @property
     def llm_configured(self) -> bool:
         return bool(self.llm_model)
 

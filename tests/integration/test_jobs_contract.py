@@ -270,7 +270,7 @@ def test_postgres_beside_embedded_stores_runs_its_jobs_in_process_and_a_worker_i
 
     backend = Backend("postgres", tmp_path)
     try:
-        assert not backend.services.shares_stores
+        assert not backend.services.settings.shares_stores
         queue = backend.services.job_queue(lambda spec, job: {}, lambda exc, job_id: {"code": "x", "message": ""})
         try:
             assert isinstance(queue, SpooledJobs)
