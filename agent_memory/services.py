@@ -121,11 +121,7 @@ class Services:
 
     @property
     def space_layout(self) -> SpaceLayout:
-        s = self.settings
-        multilingual = s.multilingual_embedding_model or None
-        if multilingual == s.embedding_model:
-            multilingual = None
-        return SpaceLayout(s.embedding_model, multilingual, s.multilingual_share if multilingual else 0.0)
+        return space_layout(self.settings)
 
     @functools.cached_property
     def sparse_encoder(self):
@@ -155,22 +151,21 @@ class Services:
         # place by whoever opens the data dir, ingest/upgrade.py). Each refusal says how to run `reindex`, which
         # must own the data dir: through a running server, "run reindex" alone sent the user in a loop.
         wanted = self.space_layout.as_dict()
-        how = RUN_REINDEX
         if UNREADABLE in found:
             raise IndexFormatError(f"data dir {self.data_dir}: its {INDEX_FORMAT_FILE} does not read "
-                                   f"({found[UNREADABLE]}): {how} to encode the stored text again and write it afresh")
+                                   f"({found[UNREADABLE]}): {RUN_REINDEX} to encode the stored text again and write it afresh")
         if found.get("embedding") not in (None, wanted):
             raise IndexFormatError(
                 f"data dir {self.data_dir} was embedded with {found['embedding']}, but the settings ask for "
-                f"{wanted}: {how} to re-embed the stored text with the new models "
+                f"{wanted}: {RUN_REINDEX} to re-embed the stored text with the new models "
                 "(no source file is read again), or restore the embedding settings")
         if found.get("sparse") not in (None, SPARSE_FORMAT):
             version = sparse_format_version(found["sparse"])
             current = sparse_format_version(SPARSE_FORMAT)
-            newer = (f" (a newer version of agent-memory wrote it: upgrade this one, or {how} to re-encode it as "
+            newer = (f" (a newer version of agent-memory wrote it: upgrade this one, or {RUN_REINDEX} to re-encode it as "
                      "this version does)") if version is not None and current is not None and version > current else ""
             raise IndexFormatError(f"data dir {self.data_dir} holds sparse vectors of format {found['sparse']!r}, this "
-                                   f"version writes {SPARSE_FORMAT!r}{newer}: {how} to encode the stored text again "
+                                   f"version writes {SPARSE_FORMAT!r}{newer}: {RUN_REINDEX} to encode the stored text again "
                                    "(no source file is read again)")
 
     def _check_index_format(self, *, record: bool = True) -> None:
@@ -227,11 +222,11 @@ TURN_CONTEXT_FORMAT = 1
 ITEM_TERMS_FORMAT = 1
 # Long turns carry the vectors of their sentences (agent_memory/index/sentences.py).
 SENTENCE_VECTORS_FORMAT = 1
-# What a data dir written before it existed lacks and `agent-memory reindex` stores (agent_memory/ingest/reindex.py):
-# index-format key -> (version, what such a data dir holds, how it is served meanwhile).
 # How a refusal says to move a data dir: `reindex` owns its data dir, so a server on it stops first.
 RUN_REINDEX = ("run `agent-memory reindex` on it (stop an `agent-memory serve` that owns it first, and start it "
                "again after)")
+# What a data dir written before it existed lacks and `agent-memory reindex` stores (agent_memory/ingest/reindex.py):
+# index-format key -> (version, what such a data dir holds, how it is served meanwhile).
 STORED_EXTRAS = {
     "turn_context": (TURN_CONTEXT_FORMAT, "turns stored without their turn-context vector",
                      "each question embeds theirs"),  # agent_memory/retrieval/stored_vectors.py
@@ -240,6 +235,14 @@ STORED_EXTRAS = {
     "sentence_vectors": (SENTENCE_VECTORS_FORMAT, "long turns stored without their sentence vectors",
                          "those turns are found by their whole-turn vector alone"),  # agent_memory/index/sentences.py
 }
+
+
+def space_layout(settings: Settings) -> SpaceLayout:
+    """The embedding spaces ``settings`` ask for (what the index format records as ``embedding``)."""
+    multilingual = settings.multilingual_embedding_model or None
+    if multilingual == settings.embedding_model:
+        multilingual = None
+    return SpaceLayout(settings.embedding_model, multilingual, settings.multilingual_share if multilingual else 0.0)
 
 
 def read_index_format(data_dir: Path) -> dict:

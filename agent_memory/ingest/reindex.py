@@ -24,7 +24,7 @@ from agent_memory.core.sparse import SPARSE_FORMAT
 from agent_memory.index.context import context_texts_for
 from agent_memory.index.items import embedding_text, stamp_terms
 from agent_memory.ingest.vectors import point_vectors
-from agent_memory.services import STORED_EXTRAS, Services, read_index_format, write_index_format
+from agent_memory.services import STORED_EXTRAS, Services, read_index_format, space_layout, write_index_format
 
 log = logging.getLogger(__name__)
 BATCH = 256
@@ -74,8 +74,7 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
     as the sentence vectors' speakers, changed)."""
     data_dir = settings.data_dir
     found = read_index_format(data_dir)
-    with Services(settings, check_layout=False) as new:
-        wanted = new.space_layout.as_dict()
+    wanted = space_layout(settings).as_dict()
     # A marker of the keyword format alone (the first ones), or one that does not read: its vectors are taken
     # to be the settings' models (opening them checks their dimension); refusing left no way forward.
     old_layout = found.get("embedding") or wanted

@@ -29,34 +29,32 @@ from agent_memory.services import (
     Services,
     build_services,
     read_index_format,
+    space_layout,
     sparse_format_version,
 )
 
 log = logging.getLogger(__name__)
 
 
-def needs_keyword_upgrade(settings: Settings) -> bool:
-    """Whether the data dir holds vectors of an older keyword format and nothing else stands in the way of
-    re-indexing it here: the same embedding models, embedded vector store."""
-    found = read_index_format(settings.data_dir)
+def needs_keyword_upgrade(settings: Settings, found: dict) -> bool:
+    """Whether the data dir whose index format is ``found`` holds vectors of an older keyword format and nothing
+    else stands in the way of re-indexing it here: the same embedding models, embedded vector store."""
     if not found or found.get("sparse") in (None, SPARSE_FORMAT) or settings.qdrant_url or UNREADABLE in found:
         return False
     older, current = sparse_format_version(found.get("sparse")), sparse_format_version(SPARSE_FORMAT)
     if older is None or current is None or older >= current:
         return False  # a newer version's format, or one this code never wrote: refused, not "upgraded" down
-    with Services(settings, check_layout=False) as probe:  # builds nothing: the layout is read from settings
-        wanted = probe.space_layout.as_dict()
     # The first markers recorded the keyword format only: their models were the settings' (none other existed).
-    return found.get("embedding") in (None, wanted)
+    return found.get("embedding") in (None, space_layout(settings).as_dict())
 
 
 def upgrade_in_place(settings: Settings) -> ReindexReport | None:
     """Re-index the data dir of ``settings`` when ``needs_keyword_upgrade``; the caller owns the data dir."""
-    if not needs_keyword_upgrade(settings):
+    found = read_index_format(settings.data_dir)
+    if not needs_keyword_upgrade(settings, found):
         return None
-    old = read_index_format(settings.data_dir).get("sparse")
     log.warning("upgrading data dir %s: keyword format %s -> %s, re-indexing the stored text (no file is "
-                "read again; this happens once)", settings.data_dir, old, SPARSE_FORMAT)
+                "read again; this happens once)", settings.data_dir, found["sparse"], SPARSE_FORMAT)
     with ingest_lock(settings.data_dir):
         report = reindex(settings)
     log.warning("data dir %s upgraded: %d items re-indexed, %d embeddings computed", settings.data_dir,
