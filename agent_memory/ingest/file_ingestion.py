@@ -101,7 +101,7 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
         for path, file_id in files:
             report.files_seen += 1
             ingest_file(pipeline, path, tenant=tenant, report=report, source_id=file_id, named_by_path=True,
-                                 named_by_user=named(path))
+                        named_by_user=named(path))
             if bar:
                 bar.update(1)
                 bar.set_postfix(chunks=report.chunks, turns=report.turns, refresh=False)

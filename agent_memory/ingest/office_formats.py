@@ -32,7 +32,7 @@ OOXML_PARTS = {".docx": "word/document.xml", ".pptx": "ppt/presentation.xml", ".
 # The first entry of an EPUB or OpenDocument zip, a file named "mimetype", holds this text.
 ZIP_MIMETYPES = {".epub": "application/epub+zip", ".odt": "application/vnd.oasis.opendocument.text"}
 # Rows read from one sheet. A sheet past this is a data dump: its further rows add bulk to every prompt
-# search, not facts a person asks for; how many were read and how many left out is in the metadata.
+# search, not facts a person asks for; the metadata says how many were read and which sheets hold more.
 MAX_SHEET_ROWS = 5_000
 # What all the parts of one zip may inflate to. A file is parsed whole up to MAX_DOCUMENT_BYTES on disk, but
 # a zip bomb inflates a thousandfold: a 3 MB deck holding 3 GiB of zeros took 6 GB of memory to open.
@@ -40,7 +40,6 @@ MAX_INFLATED_BYTES = 4 * MAX_DOCUMENT_BYTES
 # A row this wide is data, not a table a person reads across: its empty cells are left out, not written as
 # " | " each (2,000 rows holding A and XFD came out as 98 MB of separators).
 WIDE_ROW_CELLS = 50
-
 
 
 def _zip_kind(archive: zipfile.ZipFile) -> str | None:
@@ -83,15 +82,16 @@ def not_a(kind: str, head: bytes) -> FormatError:
     return FormatError(f"not {article} {name} file ({what}): it starts with {head[:16]!r}")
 
 
-def read_document(path: Path, kind: str, head: bytes, size: int) -> Read:
-    """``path`` read as ``kind``: its bytes said so (``sniff_document``), or its name did; a file named so
-    whose bytes are not one is a ``not_a`` skip, a zip of another kind too (its kind would have been sniffed)."""
+def read_document(path: Path, kind: str, head: bytes, size: int, sniffed: str | None) -> Read:
+    """``path`` read as ``kind``: its bytes said so (``sniffed``, what ``sniff_document`` found), or its name
+    did; a file named so whose bytes are not one is a ``not_a`` skip, a zip of another kind too (its kind
+    would have been sniffed)."""
     if size > MAX_DOCUMENT_BYTES:
         raise FormatError(f"{kind} file of {size} bytes is too large to parse whole")
     if kind == ".pdf":
         if PDF_MAGIC not in head[:PDF_HEADER_WINDOW]:
             raise not_a(kind, head)
-    elif kind != ".eml" and sniff_document(path, head) != kind:
+    elif kind != ".eml" and sniffed != kind:
         raise not_a(kind, head)
     if kind not in (".pdf", ".eml"):
         _check_inflated(path, kind)

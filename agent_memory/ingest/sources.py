@@ -192,9 +192,10 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
         return [Skipped(str(path), f"unreadable: {exc}")], None
     if size == 0 or blank(path, head, size):
         return [Skipped(str(path), EMPTY_FILE)], None
-    kind = sniff_document(path, head) or (ext if ext in DOCUMENT_READERS else None)
+    sniffed = sniff_document(path, head)
+    kind = sniffed or (ext if ext in DOCUMENT_READERS else None)
     if kind is not None:  # by its bytes: a PDF is read as one whatever its name
-        return _document(path, lambda: read_document(path, kind, head, size), tenant, sid), None
+        return _document(path, lambda: read_document(path, kind, head, size, sniffed), tenant, sid), None
     encoding = text_encoding(head)
     # A UTF-16/32 file is mostly NUL bytes: its binariness is judged on its characters.
     sample = head if encoding == "utf-8-sig" else head.decode(encoding, errors="replace").encode()
@@ -210,12 +211,13 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
         metadata = {"path": str(path), **({DECODED_FROM: fallback} if fallback else {})}
         return [TextStream(source_id=sid, path=path, tenant=tenant, content_hash=file_hash(path),
                            metadata=metadata, encoding=fallback or encoding)], fallback
+    data = path.read_bytes()
     try:
-        raw, fallback = decoded(path.read_bytes(), encoding, encodings)
+        raw, fallback = decoded(data, encoding, encodings)
     except UnicodeDecodeError as exc:
         if ext != ".rtf" or encoding != "utf-8-sig":
             return [Skipped(str(path), decoding_error(exc, encoding, tried=encodings))], None
-        raw, fallback = path.read_bytes().decode("latin-1"), None  # RTF is 7-bit: other bytes are \bin data
+        raw, fallback = data.decode("latin-1"), None  # RTF is 7-bit: other bytes are \bin data
     if reads_blank(raw):  # blank in UTF-16/32 (its bytes are not), or only invisible characters
         return [Skipped(str(path), EMPTY_FILE)], None
     loaded = _parsed_text(raw, ext, tenant, sid, path)
