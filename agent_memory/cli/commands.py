@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from agent_memory.core.config import Settings, load_settings
+from agent_memory.core.config import load_settings, setting_variable
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.metafilter import conditions
 from agent_memory.core.owner import current_holder, own
@@ -97,7 +97,7 @@ def _note_server_settings() -> None:
 
 
 def _variables(names) -> str:
-    return ", ".join(f"AGENT_MEMORY_{name.upper()}" if name in Settings.model_fields else name for name in names)
+    return ", ".join(setting_variable(name) for name in names)
 
 
 def _tenant_through(remote: RemoteMemory, args) -> str:

@@ -323,6 +323,12 @@ def home_expanded(value):
     return value
 
 
+def setting_variable(name: str) -> str:
+    """The environment variable a setting is read from (``job_runner`` → ``AGENT_MEMORY_JOB_RUNNER``); a name
+    that is no setting ("settings", a nested location) as it is."""
+    return f"AGENT_MEMORY_{name.upper()}" if name in Settings.model_fields else name
+
+
 def settings_problems(exc: ValidationError) -> dict[str, str]:
     """Each invalid setting of ``exc`` (its name, or "settings") and what is wrong with it, without pydantic's
     URL lines."""
@@ -344,7 +350,7 @@ def load_settings(**overrides) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        problems = "; ".join(f"{name} (AGENT_MEMORY_{name.upper()}): {problem}" if name in Settings.model_fields
+        problems = "; ".join(f"{name} ({setting_variable(name)}): {problem}" if name in Settings.model_fields
                              else f"{name}: {problem}" for name, problem in settings_problems(exc).items())
         raise ConfigError(f"invalid settings: {problems}") from None
     except SettingsError as exc:  # a structured setting (a dict, a list) whose variable is not JSON
@@ -365,5 +371,5 @@ def _not_json(exc: SettingsError) -> str:
         return f"invalid settings: {exc}"
     field = Settings.model_fields[name]
     example = f", e.g. {json.dumps(field.examples[0])}" if field.examples else ""
-    return (f"invalid settings: AGENT_MEMORY_{name.upper()} must be JSON ({field.description}){example}; "
+    return (f"invalid settings: {setting_variable(name)} must be JSON ({field.description}){example}; "
             "check the environment and .env")
