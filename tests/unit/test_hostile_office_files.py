@@ -110,3 +110,34 @@ def test_a_formula_never_computed_shows_its_formula_and_is_counted(tmp_path):
     doc = only_unit(load_path(tmp_path / "orders.xlsx", tenant="t"))
     assert "saffron | 3 | 12.5 | =B2*C2" in doc.text and "sum |  |  | =SUM(D2:D2)" in doc.text
     assert doc.metadata["formulas_without_values"] == 2
+
+
+def test_a_folder_job_through_the_cli_skips_hostile_office_files_with_their_reasons_and_stores_the_rest(
+        tmp_path, monkeypatch, capsys):
+    """Where the probe saw them: `agent-memory ingest` of a folder. A workbook stating a million-row sheet hung
+    the job for good and a zip bomb took gigabytes; now the job ends, each hostile file is a skip (or read
+    within bounds) with its reason, and the good file beside them is stored and found."""
+    import json
+
+    from tests.helpers import embedded_cli_env, run_cli
+
+    embedded_cli_env(monkeypatch, tmp_path / "data")
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    sparse = write_xlsx(folder / "sparse.xlsx", {"Data": [["x"]]})
+    _rewrite(sparse, "xl/worksheets/sheet1.xml",
+             '<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/'
+             '2006/main"><dimension ref="A1:XFD1048576"/><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Pump '
+             'P-7 moves 40 litres</t></is></c></row></sheetData></worksheet>')
+    bomb = write_xlsx(folder / "bomb.xlsx", {"Data": [["x"]]})
+    with zipfile.ZipFile(bomb, "a", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("xl/media/zeros.bin", b"\0" * (office_formats.MAX_INFLATED_BYTES + 1))
+    write_odt(folder / "notes.odt", "Notes", "<text:p>The Heron depot opens at six.</text:p>")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, ["ingest", "inbox", "-r", "--json"])
+    report = json.loads(out)
+    assert code == 0 and report["files_ingested"] == 2, (report, err)
+    [(skipped, why)] = report["files_skipped"]
+    assert skipped.endswith("bomb.xlsx") and "zip bomb" in why
+    code, out, _ = run_cli(capsys, ["prompt", "When does the Heron depot open?", "--budget", "400"])
+    assert code == 0 and "[S:inbox/notes.odt]" in out and "opens at six" in out
