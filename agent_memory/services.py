@@ -130,12 +130,21 @@ class Services:
     @functools.cached_property
     def vectors(self) -> SpacedVectorStore:
         """One collection per embedding space, behind one VectorStore."""
-        if self.check_layout:
-            self._check_index_format()
+        found = read_index_format(self.data_dir) if self.check_layout else None
+        if found is not None:
+            self._refuse_other_format(found)
         spaces = self.embedder
         stores = {name: open_vector_store(self.settings, e.dimension, collection_name(e))
                   for name, e in spaces.embedders.items()}
-        return SpacedVectorStore(stores, spaces.default, spaces.calibrate, spaces.lang_of_space)
+        vectors = SpacedVectorStore(stores, spaces.default, spaces.calibrate, spaces.lang_of_space)
+        if found is not None:
+            try:
+                self._refuse_unmarked_vectors(found, vectors)
+            except IndexFormatError:
+                vectors.close()
+                raise
+            self._record_index_format(found)
+        return vectors
 
     def check_index_format(self) -> None:
         """Refuse, before a job reads or embeds anything, a data dir that ``vectors`` would refuse to open
@@ -144,7 +153,10 @@ class Services:
         ``vectors`` is open the data dir passed this check, and no other process can re-index it while this
         one owns it (core/owner.py): the file is not read again on every write."""
         if self.check_layout and "vectors" not in self.__dict__:
-            self._refuse_other_format(read_index_format(self.data_dir))
+            found = read_index_format(self.data_dir)
+            self._refuse_other_format(found)
+            if not found and not self.settings.qdrant_url:
+                self.vectors  # noqa: B018 - no marker: only the stores can say whether the data dir is new
 
     def _refuse_other_format(self, found: dict) -> None:
         # The models first: when they differ too, they are the cause (the keyword format alone is upgraded in
@@ -168,11 +180,24 @@ class Services:
                                    f"version writes {SPARSE_FORMAT!r}{newer}: {RUN_REINDEX} to encode the stored text again "
                                    "(no source file is read again)")
 
-    def _check_index_format(self, *, record: bool = True) -> None:
-        """Refuse a data dir whose vectors were written by another sparse format or other embedding
-        models: vectors of two spaces must never mix silently."""
-        found = read_index_format(self.data_dir)
-        self._refuse_other_format(found)
+    def _refuse_unmarked_vectors(self, found: dict, vectors: SpacedVectorStore) -> None:
+        """An embedded data dir with no marker is new only when its stores are empty. One that holds vectors
+        lost its marker (removed by hand, copied without it, written before markers existed): how its
+        vectors were written is unknown, and recording this version's format over them would mix two
+        formats silently. With a Qdrant server the collections are shared and each process keeps its own
+        data dir, so a fresh data dir beside a full server is the normal case (a new replica)."""
+        if found or self.settings.qdrant_url:
+            return
+        held = vectors.count()
+        if held:
+            raise IndexFormatError(
+                f"data dir {self.data_dir} holds {held} stored vectors but no {INDEX_FORMAT_FILE} (removed, or "
+                f"copied without it): how they were encoded is unknown: {RUN_REINDEX} to encode the stored text "
+                "again and write it afresh")
+
+    def _record_index_format(self, found: dict) -> None:
+        """Record the format this version writes (a data dir passed ``_refuse_other_format``): vectors of two
+        spaces must never mix silently."""
         marker = {"sparse": SPARSE_FORMAT, "embedding": self.space_layout.as_dict()}
         for key, (version, lacking, meanwhile) in STORED_EXTRAS.items():
             if not found or found.get(key) == version:
@@ -180,7 +205,7 @@ class Services:
             else:  # still served, the slower way, until `reindex` stores what is missing
                 log.warning("data dir %s holds %s: run `agent-memory reindex` to store them (until then %s)",
                             self.data_dir, lacking, meanwhile)
-        if record and found != marker:
+        if found != marker:
             write_index_format(self.data_dir, marker)
 
     @functools.cached_property

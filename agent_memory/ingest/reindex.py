@@ -1,7 +1,7 @@
 """Re-embed a memory with other embedding settings, from the text the stores hold.
 
 A data dir records the models its vectors were written by (``index-format.json``); a process
-whose settings ask for other models is refused (``Services._check_index_format``) rather than
+whose settings ask for other models is refused (``Services._refuse_other_format``) rather than
 mixing two vector spaces. ``agent-memory reindex`` reads every stored item back (all tenants,
 all spaces), embeds its text with the models now configured, writes it to the space its text
 routes to, removes it from collections the new layout no longer uses, and records the new

@@ -121,3 +121,36 @@ def test_other_models_are_named_before_an_older_keyword_format(older_data_dir):
     with Memory(data_dir=older_data_dir) as memory, pytest.raises(IndexFormatError) as refused:
         memory.prompt(QUESTION, budget=400)
     assert "was embedded with" in str(refused.value) and "some-other-model" in str(refused.value)
+
+
+def test_a_data_dir_holding_vectors_without_its_marker_is_refused_and_reindex_mends_it(older_data_dir, capsys):
+    """A marker removed by hand (or a data dir copied without it) was taken for a new data dir: this version's
+    format was recorded over vectors written in an unknown one. Its stores are not empty, so it is refused."""
+    (older_data_dir / "index-format.json").unlink()
+    with Memory(data_dir=older_data_dir) as memory, pytest.raises(IndexFormatError) as refused:
+        memory.prompt(QUESTION, budget=400)
+    said = str(refused.value)
+    assert "holds 1 stored vectors but no index-format.json" in said and "agent-memory reindex" in said
+    assert not (older_data_dir / "index-format.json").exists()  # nothing recorded over them
+    assert main(["reindex"]) == 0
+    assert read_index_format(older_data_dir)["sparse"] == SPARSE_FORMAT
+    with Memory(data_dir=older_data_dir) as memory:
+        assert "Ilse Varga" in memory.prompt(QUESTION, budget=400).prompt
+
+
+def test_a_job_into_an_unmarked_full_data_dir_fails_before_reading_its_files(older_data_dir, tmp_path):
+    (older_data_dir / "index-format.json").unlink()
+    note = tmp_path / "note.md"
+    note.write_text("The boiler was serviced on Monday.", encoding="utf-8")
+    with Memory(data_dir=older_data_dir) as memory, pytest.raises(IndexFormatError, match="no index-format.json"):
+        memory.add_file(note)
+
+
+def test_a_new_data_dir_gets_its_marker_when_its_stores_open(tmp_path, monkeypatch):
+    data = tmp_path / "fresh"
+    embedded_cli_env(monkeypatch, data)
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    with Memory(data_dir=data) as memory:
+        memory.add(NOTE, source_id="pump.md")
+        assert "Ilse Varga" in memory.prompt(QUESTION, budget=400).prompt
+    assert read_index_format(data)["sparse"] == SPARSE_FORMAT
