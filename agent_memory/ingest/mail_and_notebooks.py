@@ -325,6 +325,12 @@ def _one_group(raw: str) -> str:
     return "".join(kept)
 
 
+def looks_rtf(head: bytes) -> bool:
+    """Whether a file's first bytes are an RTF header. Its ``\\bin`` data (pictures, objects) may hold any byte,
+    NUL included, so such a file is not judged binary by its first block."""
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{\\rtf")
+
+
 def read_rtf(raw: str) -> Read:
     """RTF's text (striprtf), its control words, embedded pictures and ``\\bin`` data dropped; the title from its
     info group. An escaped byte the file's code page cannot decode is kept as a replacement mark, not dropped;

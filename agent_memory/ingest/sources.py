@@ -43,7 +43,7 @@ from agent_memory.ingest.formats import (
     secret_file,
     split_front_matter,
 )
-from agent_memory.ingest.mail_and_notebooks import TEXT_DOCUMENT_READERS, read_rtf
+from agent_memory.ingest.mail_and_notebooks import TEXT_DOCUMENT_READERS, looks_rtf, read_rtf
 from agent_memory.ingest.office_formats import DOCUMENT_READERS, read_document, sniff_document
 from agent_memory.ingest.paragraph_ids import ParagraphIds
 from agent_memory.ingest.shapes import (
@@ -199,7 +199,7 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
     encoding = text_encoding(head)
     # A UTF-16/32 file is mostly NUL bytes: its binariness is judged on its characters.
     sample = head if encoding == "utf-8-sig" else head.decode(encoding, errors="replace").encode()
-    if looks_binary(sample):
+    if looks_binary(sample) and not looks_rtf(head):
         return [Skipped(str(path), "binary content")], None
     if size > STREAM_THRESHOLD_BYTES and not (ext in TEXT_DOCUMENT_READERS and size <= MAX_DOCUMENT_BYTES):
         if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
@@ -215,7 +215,7 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
     try:
         raw, fallback = decoded(data, encoding, encodings)
     except UnicodeDecodeError as exc:
-        if ext != ".rtf" or encoding != "utf-8-sig":
+        if not (ext == ".rtf" or looks_rtf(head)) or encoding != "utf-8-sig":
             return [Skipped(str(path), decoding_error(exc, encoding, tried=encodings))], None
         raw, fallback = data.decode("latin-1"), None  # RTF is 7-bit: other bytes are \bin data
     if reads_blank(raw):  # blank in UTF-16/32 (its bytes are not), or only invisible characters

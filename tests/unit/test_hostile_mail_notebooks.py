@@ -99,6 +99,18 @@ def test_rtf_binary_data_does_not_refuse_the_file_and_is_not_read_as_text(tmp_pa
     assert "decoded_from" not in doc.metadata
 
 
+def test_rtf_whose_binary_data_holds_nul_bytes_is_read_not_skipped_as_binary(tmp_path):
+    """A picture written as ``\\bin`` data early in the file put NUL and control bytes in the first block the
+    binary sniff reads: the whole document was skipped as "binary content"."""
+    blob = bytes(range(0, 32)) * 40 + bytes(range(0x80, 0x100))  # NUL, control characters, bytes UTF-8 refuses
+    rtf = (b"{\\rtf1\\ansi Heron {\\pict\\bin" + str(len(blob)).encode() + b" " + blob + b"} pump ready}")
+    for name in ("pict.rtf", "pict.txt"):  # by its header, whatever its name
+        (tmp_path / name).write_bytes(rtf)
+        assert only_document(load_path(tmp_path / name, tenant="t")).text.split() == ["Heron", "pump", "ready"]
+    (tmp_path / "fake.rtf").write_bytes(b"\x00" * 64 + b"{\\rtf1 not at the start}")
+    assert only_skip(load_path(tmp_path / "fake.rtf", tenant="t")) == "binary content"
+
+
 def test_rtf_text_after_a_stray_closing_brace_is_kept(tmp_path):
     (tmp_path / "unbal2.rtf").write_text("{\\rtf1\\ansi text }}}}}} more text }")
     assert only_document(load_path(tmp_path / "unbal2.rtf", tenant="t")).text == "text  more text"
