@@ -51,6 +51,8 @@ class ErrorDetail(BaseModel):
 
 class ErrorOut(BaseModel):
     error: ErrorDetail
+    similar: list[str] | None = Field(default=None, description="The 404 of a source ID: the stored IDs that "
+                                      "look like it, best first (maybe none)")
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
