@@ -23,7 +23,13 @@ from urllib.parse import quote
 
 import httpx
 
-from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, StoreUnavailableError
+from agent_memory.core.errors import (
+    AgentMemoryError,
+    ConfigError,
+    NotFoundError,
+    SourceNotFoundError,
+    StoreUnavailableError,
+)
 from agent_memory.ingest.discovery import named_files
 from agent_memory.ingest.missing import (
     StoredFile,
@@ -89,15 +95,20 @@ class RemoteMemory:
                 raise self._unreachable(exc) from None
         if response.status_code in ok:
             return response
+        similar = None
         try:
-            error = response.json()["error"]
+            body = response.json()
+            error = body["error"]
             code, message = str(error.get("code")), str(error.get("message"))
+            similar = body.get("similar")
         except (ValueError, KeyError, TypeError, AttributeError):
             code, message = "error", response.text[:300]
         if response.status_code == 401:
             raise ConfigError(f"the server at {self.url} needs an API key: {message}; set {KEY_ENV} to a key "
                               "from its AGENT_MEMORY_API_KEYS (its tenant is the one you work in)")
         if response.status_code == 404:
+            if isinstance(similar, list):  # a source ID that matched nothing: the IDs like it, for the hint
+                raise SourceNotFoundError(message, [str(s) for s in similar])
             raise NotFoundError(message)
         raise RemoteError(response.status_code, code, message)
 
@@ -308,16 +319,22 @@ class RemoteMemory:
     def forget(self, source_id: str, *, key: str | None = None) -> dict[str, int]:
         """Counts removed (all zero when nothing matched). While a job holds the server's write lock the
         forget is queued behind it (202): waited for here, as an upload's job is."""
+        return self.forget_or_similar(source_id, key=key)[0]
+
+    def forget_or_similar(self, source_id: str, *, key: str | None = None) -> tuple[dict[str, int], list[str]]:
+        """:meth:`forget`'s counts and, when nothing matched, the stored IDs the server found like ``source_id``
+        (none known for a forget queued behind a job)."""
+        nothing = {"sources": 0, "items": 0, "triples": 0}
         try:
             data = self.answer(self.request("DELETE", f"/v1/sources/{_quoted(source_id)}", ok=(200, 202), key=key),
                                key=key)
-        except NotFoundError:
-            return {"sources": 0, "items": 0, "triples": 0}
+        except NotFoundError as exc:
+            return nothing, getattr(exc, "similar", [])
         except RemoteError as exc:
             if exc.code != "not_found":  # the queued forget found nothing: as the inline answer's 404
                 raise
-            return {"sources": 0, "items": 0, "triples": 0}
-        return {k: int(data.get(k, 0)) for k in ("sources", "items", "triples")}
+            return nothing, []
+        return {k: int(data.get(k, 0)) for k in ("sources", "items", "triples")}, []
 
     # ---- upkeep ---------------------------------------------------------------------------------------
     def stats(self, soon_days: float = 1.0) -> dict[str, Any]:
@@ -344,10 +361,14 @@ class RemoteMemory:
                 return out
 
     def inspect(self, source_id: str, *, full: bool = False) -> dict | None:
+        return self.inspect_or_similar(source_id, full=full)[0]
+
+    def inspect_or_similar(self, source_id: str, *, full: bool = False) -> tuple[dict | None, list[str]]:
+        """The source as stored, or None and the stored IDs the server found like ``source_id``."""
         try:
-            return self.json("GET", f"/v1/sources/{_quoted(source_id)}", params={"full": "true"} if full else None)
-        except NotFoundError:
-            return None
+            return self.json("GET", f"/v1/sources/{_quoted(source_id)}", params={"full": "true"} if full else None), []
+        except NotFoundError as exc:
+            return None, getattr(exc, "similar", [])
 
     def delete_session(self, session_id: str, *, forget: bool = False, key: str | None = None) -> dict[str, Any]:
         """The session deleted (``forget``: its archived turns too); queued behind a running job (202),

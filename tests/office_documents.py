@@ -161,3 +161,46 @@ def only_skip(loaded) -> str:
     [skip] = loaded
     assert isinstance(skip, Skipped), skip
     return skip.reason
+
+
+def rewrite_part(path: Path, name: str, text: str) -> Path:
+    """``path`` with its part ``name`` replaced by ``text`` (a zip cannot replace in place)."""
+    with zipfile.ZipFile(path) as archive:
+        parts = {info.filename: archive.read(info) for info in archive.infolist()}
+    parts[name] = text.encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for part, data in parts.items():
+            archive.writestr(part, data)
+    return path
+
+
+# A sheet whose dimension states every cell Excel can address (A1:XFD1048576, seventeen billion) for one value.
+SHEET_STATING_EVERY_CELL = (
+    '<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/'
+    '2006/main"><dimension ref="A1:XFD1048576"/><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>{text}</t>'
+    '</is></c></row></sheetData></worksheet>')
+
+
+def write_sparse_xlsx(path: Path, text: str) -> Path:
+    """A workbook of one sheet that states A1:XFD1048576 and holds ``text`` in A1."""
+    write_xlsx(path, {"Data": [["x"]]})
+    return rewrite_part(path, "xl/worksheets/sheet1.xml", SHEET_STATING_EVERY_CELL.format(text=text))
+
+
+def add_zeros(path: Path, part: str, size: int) -> Path:
+    """A zip bomb of ``path``: a part of ``size`` zeros appended (written in blocks, so the test never holds it)."""
+    block = b"\0" * (1 << 20)
+    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive, archive.open(part, "w", force_zip64=True) as out:
+        for start in range(0, size, len(block)):
+            out.write(block[:size - start])
+    return path
+
+
+def write_docx(path: Path, paragraphs: list[str]) -> Path:
+    import docx
+
+    document = docx.Document()
+    for text in paragraphs:
+        document.add_paragraph(text)
+    document.save(str(path))
+    return path

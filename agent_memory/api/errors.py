@@ -24,6 +24,7 @@ from agent_memory.core.errors import (
     InternalError,
     LLMError,
     NotFoundError,
+    SourceNotFoundError,
     StoreError,
     StoreUnavailableError,
     problem_of,
@@ -81,7 +82,10 @@ def install_error_handlers(app: FastAPI) -> None:
         status, code = status_for(exc)
         if status >= 500:
             log.warning("%s %s -> %d: %s", request.method, request.url.path, status, exc)
-        return _json(status, code, without_paths(request, str(exc)))
+        body = error_body(code, without_paths(request, str(exc)))
+        if isinstance(exc, SourceNotFoundError):  # the stored IDs that look like the one asked: the CLI's hint
+            body["similar"] = exc.similar
+        return JSONResponse(body, status_code=status)
 
     @app.exception_handler(ValueError)
     async def _value_error(_: Request, exc: ValueError) -> JSONResponse:

@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 
 from agent_memory.api.errors import ApiError, error_of
 from agent_memory.api.schemas import DocumentIn
-from agent_memory.core.errors import NotFoundError
+from agent_memory.core.errors import SourceNotFoundError
 from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.upkeep import expire
 from agent_memory.stores.jobs import JobQueue, JobSpec, SourceLocks
@@ -109,11 +109,18 @@ def forget(state, tenant: str, source_id: str) -> dict[str, int]:
 
 
 def forget_source(state, tenant: str, source_id: str) -> dict[str, Any]:
-    """``DELETE /v1/sources/{id}``'s answer, inline or as a job's result; NotFoundError when nothing matched."""
+    """``DELETE /v1/sources/{id}``'s answer, inline or as a job's result; :func:`no_source` when nothing matched."""
     removed = forget(state, tenant, source_id)
     if not any(removed.values()):
-        raise NotFoundError(f"no source {source_id!r} for this tenant")
+        raise no_source(state, tenant, source_id)
     return {"source_id": source_id, **removed}
+
+
+def no_source(state, tenant: str, source_id: str) -> SourceNotFoundError:
+    """The 404 of a source ID that matches nothing, naming the stored IDs that look like it (as the CLI does)."""
+    similar = state.memory.similar_sources(source_id, tenant=tenant)
+    hint = f"; similar stored IDs: {', '.join(similar)}" if similar else ""
+    return SourceNotFoundError(f"no source {source_id!r} for this tenant{hint}", similar)
 
 
 def expire_tenant(state, tenant: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query, Response
 
 from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
-from agent_memory.api.ingestion import accepted, expire_tenant, write_lock_busy
+from agent_memory.api.ingestion import accepted, expire_tenant, no_source, write_lock_busy
 from agent_memory.api.schemas import (
     FilesOut,
     GcOut,
@@ -25,7 +25,6 @@ from agent_memory.api.schemas import (
     error_responses,
     queued_response,
 )
-from agent_memory.core.errors import NotFoundError
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS
 from agent_memory.ingest.missing import files_under
 from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS, empty_tenant_note, inspect, list_sources, stats
@@ -111,7 +110,7 @@ def get_source(source_id: str, state: StateDep, tenant: TenantDep,
     named = [*state.memory.matching_sources(source_id, tenant=tenant), source_id]
     found = next(filter(None, (inspect(state.services, tenant, sid, full=full) for sid in named)), None)
     if found is None:
-        raise NotFoundError(f"no source {source_id!r} for this tenant")
+        raise no_source(state, tenant, source_id)
     return found
 
 

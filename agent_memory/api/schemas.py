@@ -51,6 +51,8 @@ class ErrorDetail(BaseModel):
 
 class ErrorOut(BaseModel):
     error: ErrorDetail
+    similar: list[str] | None = Field(default=None, description="The 404 of a source ID: the stored IDs that "
+                                      "look like it, best first (maybe none)")
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -158,7 +160,8 @@ class AskIn(ClosedBody):
     overrides: dict[str, Any] | None = Field(
         default=None, examples=[{"turn_weights": {"dense": 0.8}, "shares": {"facts": 0.0}}],
         description="Retrieval settings for this request, merged deeply over the preset; an unknown or "
-                    "misspelled name is a 400 that names it (see agent_memory/retrieval/config.py).")
+                    "misspelled name, or a value of the wrong type, is a 400 naming it and the value given "
+                    "(see agent_memory/retrieval/config.py).")
 
 
 class PassageOut(BaseModel):

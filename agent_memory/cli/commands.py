@@ -137,10 +137,10 @@ def cmd_forget(args) -> int:
     if remote is not None:
         with remote:
             tenant = _tenant_through(remote, args)
-            removed = remote.forget(args.source_id)
+            removed, similar = remote.forget_or_similar(args.source_id)
         print(json.dumps({"source_id": args.source_id, **removed}, ensure_ascii=False))
         if not any(removed.values()):
-            _nothing_under(args.source_id, tenant, [])
+            _nothing_under(args.source_id, tenant, similar)
             return 1
         return 0
     with _memory(args) as memory:
@@ -234,8 +234,8 @@ def cmd_inspect(args) -> int:
     if remote is not None:
         with remote:
             tenant = _tenant_through(remote, args)
-            found = remote.inspect(args.source_id, full=args.full)  # the server resolves a path as forget does
-        similar: list[str] = []
+            # The server resolves a path as forget does, and names the stored IDs like one that matched nothing.
+            found, similar = remote.inspect_or_similar(args.source_id, full=args.full)
     else:
         with _memory(args) as memory:
             tenant = memory.tenant

@@ -56,6 +56,15 @@ class NotFoundError(AgentMemoryError):
     """A named session, source or job does not exist."""
 
 
+class SourceNotFoundError(NotFoundError):
+    """Nothing is stored under a source ID; ``similar``: the stored IDs that look like it, best first (the hint the
+    CLI prints, which the HTTP API's 404 carries to a CLI working through it)."""
+
+    def __init__(self, message: str, similar: list[str] | tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.similar = list(similar)
+
+
 class JobInterrupted(AgentMemoryError):
     """The process is stopping: a background job ends at its next unit boundary instead of writing on
     while the stores close (its spooled copy runs again at the next start)."""

@@ -6,8 +6,8 @@ that were tuned on it (turn weights on LoCoMo, chunk weights on HotpotQA and CMR
 ``docs/journal/evaluation-diary.md`` and ``benchmarks/tune_reranker.py``). Presets stay for people who want a
 different trade-off, and ``--preset`` compares them in the harness.
 
-Strict: an unknown key or a misspelled weight is rejected with its name; overrides merge deeply,
-so overriding one weight keeps the others.
+Strict: an unknown key or a misspelled weight is rejected with its name and value, as is a boolean where a
+number goes (``true`` would otherwise read as 1); overrides merge deeply, so overriding one weight keeps the others.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from agent_memory.core.errors import ConfigError, problem_of
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
@@ -23,6 +23,14 @@ from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        """pydantic reads ``true`` as 1 for a number: ``"dense": {"limit": true}`` asked for one hit, silently."""
+        if isinstance(value, bool) and cls.model_fields[info.field_name].annotation in (int, float):
+            raise ValueError("should be a number, not a boolean")
+        return value
 
 
 class RouteConfig(StrictModel):
@@ -360,19 +368,27 @@ def load_preset(name: str = "default", overrides: dict[str, Any] | None = None, 
     try:
         return RetrievalConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {problem_of(e)}{_close_key(e)}"
-                             for e in exc.errors())
+        problems = "; ".join(_problem(e) for e in exc.errors())
         raise ConfigError(f"invalid retrieval settings for preset {name!r}: {problems}") from exc
 
 
+def _problem(error: dict[str, Any]) -> str:
+    """One refused setting: where it is, what is wrong, and the value given (a client reads it back)."""
+    where = ".".join(str(p) for p in error["loc"])
+    what = "unknown key" + _close_key(error) if error.get("type") == "extra_forbidden" else problem_of(error)
+    shown = repr(error.get("input"))
+    return f"{where}: {what}, got {shown if len(shown) <= 80 else shown[:80] + '...'}"
+
+
 def _close_key(error: dict[str, Any]) -> str:
-    """For an unknown key, the known key of its section it most looks like (as request bodies say it)."""
-    if error.get("type") != "extra_forbidden" or not error.get("loc"):
-        return ""
+    """For an unknown key, the known key of its section it most looks like (as request bodies say it), else the
+    section's keys when they are few enough to read."""
     model: Any = RetrievalConfig
     for part in error["loc"][:-1]:
         field = getattr(model, "model_fields", {}).get(part)
         model = field.annotation if field is not None else None
     known = list(getattr(model, "model_fields", {}))
     close = difflib.get_close_matches(str(error["loc"][-1]), known, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    return f" (known: {', '.join(known)})" if 0 < len(known) <= 12 else ""

@@ -63,3 +63,31 @@ def test_every_unknown_key_is_named_with_the_known_ones(client):
     message = api_error(client.post("/v1/ask", json={"question": "Maria", "zz": 1, "yy": 2}), 422)
     assert "unknown keys 'zz', 'yy'" in message
     assert "known: question, session_id, budget, filters" in message
+
+
+# Per-request retrieval settings (``overrides``): checked against the strict retrieval config, a 400 naming the
+# key and the value given (tests/unit/test_ranking.py has each message whole), never a 500 or a quiet default.
+BAD_OVERRIDES = [
+    ({"rerank_topp": 5}, "rerank_topp: unknown key (did you mean 'rerank_top'?), got 5"),
+    ({"dense": {"limt": 5}}, "dense.limt: unknown key (did you mean 'limit'?), got 5"),
+    ({"chunk_weights": {"zz": 0.5}}, "chunk_weights.zz: unknown key (known: dense, "),
+    ({"dense": {"limit": "many"}}, "dense.limit: Input should be a valid integer"),
+    ({"dense": {"limit": True}}, "dense.limit: should be a number, not a boolean, got True"),
+    ({"shares": "all"}, "shares: Input should be a valid dictionary"),
+]
+
+
+@pytest.mark.parametrize("path", ["/v1/ask", "/v1/prompt"])
+@pytest.mark.parametrize("overrides, said", BAD_OVERRIDES, ids=[str(o) for o, _ in BAD_OVERRIDES])
+def test_a_bad_retrieval_override_is_a_400_naming_the_key_and_value(client, path, overrides, said):
+    message = api_error(client.post(path, json={"question": "Maria", "overrides": overrides}), 400,
+                        "invalid_retrieval_settings")
+    assert said in message and message.startswith("invalid retrieval settings for preset 'default': "), message
+    if "many" in str(overrides):
+        assert "got 'many'" in message
+
+
+def test_overrides_that_are_not_an_object_are_the_bodys_422(client):
+    message = api_error(client.post("/v1/ask", json={"question": "Maria", "overrides": ["dense"]}), 422,
+                        "invalid_request")
+    assert "overrides: Input should be a valid dictionary (got ['dense'])" in message

@@ -157,3 +157,23 @@ def test_a_tool_call_with_a_misspelled_argument_is_an_error_naming_it(tmp_path):
         memory.close()
     text = " ".join(getattr(part, "text", "") for part in result.content)
     assert result.is_error and "invalid arguments for recall" in text and "unknown key 'budgt'" in text, text
+
+
+def test_a_recall_with_a_bad_retrieval_override_is_an_error_naming_the_key_and_value(tmp_path):
+    """The MCP recall tool takes ``overrides`` as /v1/ask does: a misspelled or mistyped one is the tool's error
+    naming it and the value given, as the HTTP API's 400 does (tests/integration/test_api_unknown_keys.py)."""
+    memory = Memory(data_dir=tmp_path)
+
+    async def scenario():
+        async with Client(build_server(memory, lambda ctx: memory.tenant)) as client:
+            return [await client.call_tool("recall", {"question": "Maria", "overrides": overrides})
+                    for overrides in ({"dense": {"limt": 5}}, {"dense": {"limit": True}})]
+
+    try:
+        misspelled, boolean = anyio.run(scenario)
+    finally:
+        memory.close()
+    for result, said in ((misspelled, "dense.limt: unknown key (did you mean 'limit'?), got 5"),
+                         (boolean, "dense.limit: should be a number, not a boolean, got True")):
+        text = " ".join(getattr(part, "text", "") for part in result.content)
+        assert result.is_error and said in text, text

@@ -8,7 +8,7 @@ import zipfile
 from agent_memory.core.records import Document
 from agent_memory.ingest import office_formats, zip_xml_formats
 from agent_memory.ingest.sources import Skipped, load_path
-from tests.office_documents import write_epub, write_odt, write_xlsx
+from tests.office_documents import rewrite_part, write_epub, write_odt, write_xlsx
 
 
 def only_unit(loaded):
@@ -16,19 +16,9 @@ def only_unit(loaded):
     return unit
 
 
-def _rewrite(path, name: str, text: str) -> None:
-    """``path`` with its part ``name`` replaced by ``text`` (a zip cannot replace in place)."""
-    with zipfile.ZipFile(path) as archive:
-        parts = {info.filename: archive.read(info) for info in archive.infolist()}
-    parts[name] = text.encode()
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for part, data in parts.items():
-            archive.writestr(part, data)
-
-
 def test_a_sheet_stating_a_million_rows_by_16384_columns_for_two_cells_is_read_as_two_cells(tmp_path):
     path = write_xlsx(tmp_path / "sparse.xlsx", {"Data": [["P-7 pumps 40 litres"]]})
-    _rewrite(path, "xl/worksheets/sheet1.xml",
+    rewrite_part(path, "xl/worksheets/sheet1.xml",
              '<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/'
              '2006/main"><dimension ref="A1:XFD1048576"/><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>P-7 '
              'pumps 40 litres</t></is></c></row><row r="1048576"><c r="XFD1048576"><v>9</v></c></row></sheetData>'
@@ -81,7 +71,7 @@ def test_an_epub_reads_each_chapter_once_keeps_the_book_past_a_bad_entry_and_mar
     spine = '<itemref idref="c0"/>' * 20 + '<itemref idref="evil"/><itemref idref="c1"/>'
     package = package.replace('<itemref idref="c0"/><itemref idref="c1"/>', spine).replace(
         "</manifest>", '<item id="evil" href="../../etc/passwd" media-type="application/xhtml+xml"/></manifest>')
-    _rewrite(path, opf, package)
+    rewrite_part(path, opf, package)
     with zipfile.ZipFile(path) as archive:
         latin = archive.read("OEBPS/text/two.xhtml").decode().encode("latin-1")
     with zipfile.ZipFile(path) as archive:
@@ -125,7 +115,7 @@ def test_a_folder_job_through_the_cli_skips_hostile_office_files_with_their_reas
     folder = tmp_path / "inbox"
     folder.mkdir()
     sparse = write_xlsx(folder / "sparse.xlsx", {"Data": [["x"]]})
-    _rewrite(sparse, "xl/worksheets/sheet1.xml",
+    rewrite_part(sparse, "xl/worksheets/sheet1.xml",
              '<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/'
              '2006/main"><dimension ref="A1:XFD1048576"/><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Pump '
              'P-7 moves 40 litres</t></is></c></row></sheetData></worksheet>')

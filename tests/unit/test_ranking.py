@@ -141,6 +141,29 @@ def test_overrides_merge_deeply_and_misspelled_names_are_rejected_by_name():
         load_preset("default", overrides={"dens": {"limit": 3}})
 
 
+@pytest.mark.parametrize("overrides, said", [
+    ({"zz": 1}, "zz: unknown key, got 1"),
+    ({"dense": {"limt": 5}}, "dense.limt: unknown key (did you mean 'limit'?), got 5"),
+    ({"turn_weights": {"zz": 0.5}}, "turn_weights.zz: unknown key (known: dense, turn_context, keyword, terms, "
+                                    "fused), got 0.5"),
+    ({"dense": {"limit": "abc"}}, "dense.limit: Input should be a valid integer, unable to parse string as an "
+                                  "integer, got 'abc'"),
+    ({"dense": 5}, "dense: Input should be a valid dictionary or instance of RouteConfig, got 5"),
+    # pydantic reads true as 1: "limit": true asked for one hit without a word
+    ({"dense": {"limit": True}}, "dense.limit: should be a number, not a boolean, got True"),
+    ({"shares": {"facts": False}}, "shares.facts: should be a number, not a boolean, got False"),
+])
+def test_a_refused_override_is_named_with_the_value_given(overrides, said):
+    with pytest.raises(ConfigError) as refused:
+        load_preset("default", overrides=overrides)
+    assert str(refused.value) == f"invalid retrieval settings for preset 'default': {said}"
+
+
+def test_a_boolean_still_sets_a_switch_and_a_whole_number_a_weight():
+    config = load_preset("default", overrides={"graph": {"enabled": False}, "turn_weights": {"dense": 1}})
+    assert config.graph.enabled is False and config.turn_weights.dense == 1.0
+
+
 def test_unknown_preset_is_a_config_error_naming_it():
     with pytest.raises(ConfigError, match="'nope'") as info:
         load_preset("nope")
