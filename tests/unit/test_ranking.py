@@ -152,6 +152,10 @@ def test_overrides_merge_deeply_and_misspelled_names_are_rejected_by_name():
     # pydantic reads true as 1: "limit": true asked for one hit without a word
     ({"dense": {"limit": True}}, "dense.limit: should be a number, not a boolean, got True"),
     ({"shares": {"facts": False}}, "shares.facts: should be a number, not a boolean, got False"),
+    ({"dense": {"limit": 10**30}}, f"dense.limit: should be at most 10000, got {10**30}"),
+    ({"context_session": float("inf")}, "context_session: should be a finite number, got inf"),
+    ({"speaker_named": float("nan")}, "speaker_named: Input should be greater than or equal to 0, got nan"),
+    ({"max_workers": 1000}, "max_workers: Input should be less than or equal to 64, got 1000"),
 ])
 def test_a_refused_override_is_named_with_the_value_given(overrides, said):
     with pytest.raises(ConfigError) as refused:
@@ -330,3 +334,9 @@ def test_a_long_chinese_turn_pays_the_length_penalty_like_an_english_one():
     assert turn_words(chinese, per_word) > 200 and turn_words(english, per_word) == 240
     zh_excess, en_excess = length_excess(turns, 60, per_word)
     assert zh_excess >= 1.5 and en_excess == 2.0
+
+
+def test_every_preset_and_a_large_bounded_setting_still_load():
+    for name in PRESETS:
+        load_preset(name)
+    assert load_preset("default", {"search_budget": 150_000}).search_budget == 150_000  # its own bound, not MAX_COUNT
