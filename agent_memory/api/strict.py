@@ -23,7 +23,7 @@ import logging
 from typing import Any, Callable, Mapping
 
 import orjson
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
 from agent_memory.core.errors import passthrough
 
@@ -150,6 +150,9 @@ class Contain:
                                                     "the request was not completed"}})
 
 
+_NUMBERS = (int, float, int | None, float | None)
+
+
 class ClosedBody(BaseModel):
     """A request body that refuses keys it does not declare (``additionalProperties: false`` in its schema).
 
@@ -168,6 +171,15 @@ class ClosedBody(BaseModel):
             if problem is not None:
                 raise ValueError(problem)
         return data
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers_are_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """pydantic reads ``true`` as 1 and ``"500"`` as 500 for a number: ``"budget": true`` asked for a prompt of
+        one token and was refused for the budget, not for the boolean. JSON has numbers: a number is one."""
+        if cls.model_fields[info.field_name].annotation in _NUMBERS and isinstance(value, (bool, str)):
+            raise ValueError(f"should be a number, not {'a boolean' if isinstance(value, bool) else 'a string'}")
+        return value
 
     @classmethod
     def known_keys(cls) -> list[str]:

@@ -91,3 +91,11 @@ def test_overrides_that_are_not_an_object_are_the_bodys_422(client):
     message = api_error(client.post("/v1/ask", json={"question": "Maria", "overrides": ["dense"]}), 422,
                         "invalid_request")
     assert "overrides: Input should be a valid dictionary (got ['dense'])" in message
+
+
+@pytest.mark.parametrize("value, said", [(True, "not a boolean (got True)"), ("500", "not a string (got '500')")])
+@pytest.mark.parametrize("path", ["/v1/ask", "/v1/prompt"])
+def test_a_number_sent_as_a_boolean_or_a_string_is_a_422_naming_it(client, path, value, said):
+    message = api_error(client.post(path, json={"question": "Maria", "budget": value}), 422, "invalid_request")
+    assert f"budget: should be a number, {said}" in message, message
+    assert client.post(path, json={"question": "Maria", "budget": 500}).status_code == 200
