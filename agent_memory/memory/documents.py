@@ -62,8 +62,8 @@ class DocumentMethods:
     def add_file(self, path: str | Path, *, source_id: str | None = None,
                  metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
                  tenant: str | None = None, base: str | Path | None = None, named_by_user: bool = True) -> Added:
-        """Ingest one file (text, Markdown, HTML, PDF, office files, EPUB, notebooks, e-mail, code, JSON/JSONL
-        records, transcripts) under ``source_id`` (default: its path relative to ``base``; without ``base``,
+        """Ingest one file (text, Markdown, HTML, PDF, office files, EPUB, notebooks, e-mail and mail archives,
+        code, JSON/JSONL records, transcripts) under ``source_id`` (default: its path relative to ``base``; without ``base``,
         its file name — never an absolute path). Forgetting that ID forgets every source the file held; re-adding the
         same bytes does nothing. A skipped or failed file is in ``report``, not raised. ``progress(stage, done,
         total)``: ``("ingesting", units done, units)`` between the file's units (a record, a notebook, a whole
