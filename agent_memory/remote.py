@@ -43,6 +43,7 @@ from agent_memory.ingest.missing import (
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import refused_by_name
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
+from agent_memory.stores.jobs import CHUNKS_STAGE
 
 KEY_ENV = "AGENT_MEMORY_API_KEY"
 # Per-file report fields that add up across uploads (the lists are extended, the rest summed).
@@ -303,6 +304,8 @@ class RemoteMemory:
             job = self.json("GET", f"/v1/jobs/{job_id}", key=key)
             if progress:
                 progress(job.get("stage") or job["status"], job.get("units_done", 0), job.get("units_total", 0))
+                if job.get("chunks_total"):  # inside a unit: its chunks, as a local job reports them
+                    progress(CHUNKS_STAGE, job["chunks_done"], job["chunks_total"])
             if job["status"] == "done":
                 return job.get("result") or {}
             if job["status"] == "failed":
@@ -420,8 +423,15 @@ def _record(cls, data: dict[str, Any]):
 def _printer(label: str) -> Progress:
     """A job's progress on one stderr line (the local job's progress bar goes there too)."""
 
+    last = {"stage": ("", 0, 0), "chunks": ""}  # the stage's counts, and the chunks shown after them
+
     def show(stage: str, done: int, total: int) -> None:
+        if stage == CHUNKS_STAGE:
+            last["chunks"] = f", {done}/{total} chunks"
+            stage, done, total = last["stage"]
+        else:
+            last["stage"] = (stage, done, total)
         counts = f" {done}/{total}" if total else ""
-        print(f"\r{label}: {stage}{counts}", end="", file=sys.stderr, flush=True)
+        print(f"\r{label}: {stage}{counts}{last['chunks']}", end="", file=sys.stderr, flush=True)
 
     return show

@@ -31,7 +31,7 @@ def ingest_text(state, tenant: str, doc_in, progress: Progress | None = None) ->
         progress("ingesting", 0, 1)
     with state.locks.hold(tenant, doc_in.source_id):
         added = state.memory.add(doc_in.text, source_id=doc_in.source_id, title=doc_in.title,
-                                 metadata=doc_in.metadata, tenant=tenant)
+                                 metadata=doc_in.metadata, tenant=tenant, progress=progress)
     if progress:
         progress("ingesting", 1, 1)
     return {"source_ids": added.source_ids, "report": added.report.to_dict()}

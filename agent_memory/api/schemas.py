@@ -109,6 +109,10 @@ class JobOut(BaseModel):
     stage: str
     units_done: int
     units_total: int
+    # Inside a unit (a whole PDF, a large Markdown file is one): chunks of the upload embedded and stored so
+    # far, of those split so far; 0 where nothing was split (a transcript's turns, a forget).
+    chunks_done: int = 0
+    chunks_total: int = 0
     bytes: int
     created_at: float
     started_at: float | None = None

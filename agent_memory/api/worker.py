@@ -88,7 +88,8 @@ class Worker:
             self.stopping.wait(self.outage_pause_s)
             return True
         done = job.units_total if error is None else job.units_done
-        if not self.store.finish(job.id, self.id, result, error, done, job.units_total):
+        if not self.store.finish(job.id, self.id, result, error, done, job.units_total,
+                                 chunks=(job.chunks_done, job.chunks_total)):
             log.warning("job %s was taken by another worker while %s ran it; its outcome is theirs", job.id, self.id)
         self.jobs_done += 1
         return True
@@ -96,7 +97,8 @@ class Worker:
     def _heartbeat(self, job: Job, stop: threading.Event) -> None:
         while not stop.wait(self.lease_s / 3):
             try:
-                if not self.store.heartbeat(job.id, self.id, job.stage, job.units_done, job.units_total):
+                if not self.store.heartbeat(job.id, self.id, job.stage, job.units_done, job.units_total,
+                                            chunks=(job.chunks_done, job.chunks_total)):
                     log.warning("job %s is no longer %s's (lease expired)", job.id, self.id)
             except StoreError as exc:  # the database is away: the next beat tries again
                 log.warning("heartbeat for job %s failed: %s", job.id, exc)

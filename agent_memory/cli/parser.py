@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_AnyOrder)
 
     p = sub.add_parser("ingest", help="ingest files (text, Markdown, HTML, PDF, DOCX, PPTX, XLSX, EPUB, ODT, RTF, "
-                       "notebooks, e-mail, source code, JSON/JSONL, transcripts)")
+                       "notebooks, e-mail and .mbox archives, source code, JSON/JSONL, transcripts)")
     p.add_argument("paths", nargs="+", help="files and folders; a file named here is read even if ignore "
                    "rules leave it out (where `git add` would need -f)")
     p.add_argument("--tenant")

@@ -37,6 +37,7 @@ from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, s
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, read_path
 from agent_memory.stores.catalog import SourceEntry
+from agent_memory.stores.jobs import CHUNKS_STAGE
 
 if TYPE_CHECKING:
     from agent_memory.ingest.pipeline import IngestionPipeline
@@ -101,7 +102,7 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
         for path, file_id in files:
             report.files_seen += 1
             ingest_file(pipeline, path, tenant=tenant, report=report, source_id=file_id, named_by_path=True,
-                        named_by_user=named(path))
+                        named_by_user=named(path), progress=_chunks_shown(bar, path) if bar else None)
             if bar:
                 bar.update(1)
                 bar.set_postfix(chunks=report.chunks, turns=report.turns, refresh=False)
@@ -176,6 +177,7 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
         report.outcome(path, "unchanged")
         return list(previous.item_ids)
     progress = progress or (lambda *_: None)
+    chunks = _FileChunks(progress)
     try:
         loaded, read_as = read_path(path, tenant=tenant, source_id=file_id, encodings=encodings)
         skips = [x for x in loaded if isinstance(x, Skipped)]
@@ -209,11 +211,12 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
             if isinstance(unit, Document):
                 if metadata:
                     unit.metadata.update(metadata)
-                children += pipeline.ingest_documents([unit], report, owner=owner)
+                children += pipeline.ingest_documents([unit], report, owner=owner, on_chunks=chunks)
             elif isinstance(unit, TextStream):
-                children += pipeline._ingest_stream(unit, report)
+                children += pipeline._ingest_stream(unit, report, on_chunks=chunks)
             elif isinstance(unit, Transcript):
                 children += pipeline.ingest_turns(unit.turns, report)
+            chunks.unit_done()
         progress("ingesting", len(units), len(units))
     except (StoreError, JobInterrupted, ConfigError):
         raise  # the job's to stop: every later file would fail the same way (a setting, a store)
@@ -241,6 +244,25 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
     return children
 
 
+class _FileChunks:
+    """The pipeline's ``on_chunks`` for one file: each unit's chunks counted after those of the units before it,
+    reported as ``progress(CHUNKS_STAGE, done, total)`` (stores/jobs.py): a file of one large unit (a PDF, a big
+    Markdown file) shows its progress while that unit is stored, not 0 of 1 until its end."""
+
+    def __init__(self, progress: Callable[[str, int, int], None]) -> None:
+        self.progress = progress
+        self.before = 0  # chunks of the units done
+        self.done = 0  # of the unit in flight
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done = done
+        self.progress(CHUNKS_STAGE, self.before + done, self.before + total)
+
+    def unit_done(self) -> None:
+        self.before += self.done
+        self.done = 0
+
+
 def _stored_hash(content_hash: str) -> tuple[str | None, str | None]:
     """A manifest's (file digest, fallback encoding it was read in or None); a partial one's digest is None:
     it never matches, so the file is read again."""
@@ -263,6 +285,23 @@ def _other_file(recorded: str, where: str) -> bool:
     """The manifest names another file that still exists (an absolute path recorded at ingestion;
     older manifests hold a path relative to a working folder no one remembers: not compared)."""
     return os.path.isabs(recorded) and recorded != where and os.path.isfile(recorded)
+
+
+# The CLI's bar shows a file's chunks at most this often (a file of many one-chunk records reports each).
+SHOW_CHUNKS_EVERY_S = 0.2
+
+
+def _chunks_shown(bar, path: Path) -> Callable[[str, int, int], None]:
+    """A file's chunk progress (``CHUNKS_STAGE``) on the job's bar, beside the files done."""
+    shown = [0.0]
+
+    def show(stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if stage == CHUNKS_STAGE and (done == total or now - shown[0] >= SHOW_CHUNKS_EVERY_S):
+            shown[0] = now
+            bar.set_postfix_str(f"{path.name}: {done}/{total} chunks")
+
+    return show
 
 
 def _progress(total: int, enabled: bool):

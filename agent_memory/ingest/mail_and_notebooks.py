@@ -20,6 +20,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from agent_memory.ingest.formats import FormatError, Read, _missing_extra, html_to_text
+from agent_memory.ingest.zip_xml_formats import MAX_DOCUMENT_CHARS
 
 # A code cell's output is kept only up to this many characters: a printed metric or short result is what is
 # asked about later ("what accuracy did the run reach?"); longer outputs (tables, logs, progress bars,
@@ -258,10 +259,16 @@ def read_eml(path: Path) -> Read:
     else the HTML part's text). Subject is the title; From, To, Cc, Message-ID and Date (ISO text, as front
     matter dates are stored: the date filters read it) are metadata; attachments are not read, their names
     are listed (``attachments``). Long headers are cut, and long address lists counted (``MAX_HEADER_CHARS``).
-    Every problem is a ``FormatError``; a header the parser refuses is read as its text (``_header``)."""
+    Every problem is a ``FormatError``; a header the parser refuses is read as its text (``_header``). The text
+    is cut at ``MAX_DOCUMENT_CHARS`` (metadata ``max_chars``), as any document read whole."""
     data = path.read_bytes()
     if not _HEADER_LINE.match(data.lstrip(b"\xef\xbb\xbf\r\n")):
         raise FormatError(f"not an EML file (no header line such as 'From:' first): it starts with {data[:16]!r}")
+    return read_message(data)
+
+
+def read_message(data: bytes) -> Read:
+    """One e-mail's bytes as ``read_eml`` reads them (an .eml file, a message of an mbox: ``ingest/mbox.py``)."""
     try:
         message = email.message_from_bytes(data, policy=policy.default)
         subject = str(_header(message, "subject")[0] or "").strip()
@@ -291,7 +298,10 @@ def read_eml(path: Path) -> Read:
         ("Subject", subject)) if value]
     if attachments:
         lines.append("Attachments (not read): " + ", ".join(attachments))
-    return Read("\n".join(lines) + ("\n\n" + body if body else ""), _cut(subject, MAX_TITLE_CHARS), metadata)
+    text = "\n".join(lines) + ("\n\n" + body if body else "")
+    if len(text) > MAX_DOCUMENT_CHARS:
+        text, metadata["max_chars"] = text[:MAX_DOCUMENT_CHARS], MAX_DOCUMENT_CHARS
+    return Read(text, _cut(subject, MAX_TITLE_CHARS), metadata)
 
 
 def _without_binary(raw: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from agent_memory.core.ids import content_hash
 from agent_memory.core.records import Document, MemoryItem, TurnRecord
@@ -37,6 +37,17 @@ from agent_memory.services import Services
 from agent_memory.stores.catalog import SourceEntry
 
 BATCH_SOURCES = 256
+# A call's items are embedded and stored this many at a time, each slice then reported to the caller's
+# ``on_chunks``: a document of thousands of chunks (a 300-page PDF is one source) shows how far it is
+# instead of nothing until its end. Four of the embedder's own batches of 64 (core/embedding.py): the
+# models still get texts enough to sort by length, and the extra calls (sparse encoding, one upsert per
+# slice) cost nothing next to the encoding.
+STORE_SLICE_ITEMS = 256
+
+# ``on_chunks(done, total)``: chunks of the call stored so far, of the chunks it stores; called after each
+# slice, the last call with done == total. A streamed text's total is estimated from the characters left
+# (its chunks are not known before its segments are split) and exact in its last call.
+ChunkProgress = Callable[[int, int], None]
 
 
 class IngestionPipeline:
@@ -58,25 +69,27 @@ class IngestionPipeline:
     # ---- documents ---------------------------------------------------------------------------------
 
     def ingest_documents(self, docs: Iterable[Document], report: IngestReport | None = None, *,
-                         owner: str = DIRECT_OWNER) -> list[str]:
+                         owner: str = DIRECT_OWNER, on_chunks: ChunkProgress | None = None) -> list[str]:
         """Ingest documents; returns their source IDs (unchanged ones included).
 
         ``owner`` writes them (default: a direct caller, the API's JSON documents); a source ID
         that a file owns raises IngestError before anything is written: a posted document never
-        silently replaces what a file holds."""
+        silently replaces what a file holds. ``on_chunks``: told the chunks stored of each batch of
+        documents (``ChunkProgress``); none when nothing changed."""
         report = report if report is not None else IngestReport()
         ids: list[str] = []
         batch: list[Document] = []
         for doc in docs:
             batch.append(doc)
             if len(batch) >= BATCH_SOURCES:
-                ids += self._document_batch(batch, report, owner)
+                ids += self._document_batch(batch, report, owner, on_chunks)
                 batch = []
         if batch:
-            ids += self._document_batch(batch, report, owner)
+            ids += self._document_batch(batch, report, owner, on_chunks)
         return ids
 
-    def _document_batch(self, docs: list[Document], report: IngestReport, owner: str) -> list[str]:
+    def _document_batch(self, docs: list[Document], report: IngestReport, owner: str,
+                        on_chunks: ChunkProgress | None = None) -> list[str]:
         by_tenant: dict[str, list[Document]] = defaultdict(list)
         for doc in docs:
             by_tenant[doc.tenant].append(doc)
@@ -93,7 +106,7 @@ class IngestionPipeline:
                 if len(doc.text) > readers.STREAM_THRESHOLD_BYTES:
                     # A large posted text takes the path of an uploaded file of the same size
                     # (segments, no per-chunk summaries): as fast, and memory bounded the same way.
-                    self._document_stream(doc, known.get(doc.source_id), report)
+                    self._document_stream(doc, known.get(doc.source_id), report, on_chunks)
                     continue
                 built = self.builder.document(doc)
                 entry = known.get(doc.source_id)
@@ -101,31 +114,38 @@ class IngestionPipeline:
                     report.sources_unchanged += 1
                     continue
                 fresh.append((built, entry))
-            self._write(fresh, report)
+            self._write(fresh, report, on_chunks)
         return [d.source_id for d in docs]
 
-    def _document_stream(self, doc: Document, entry: SourceEntry | None, report: IngestReport) -> None:
+    def _document_stream(self, doc: Document, entry: SourceEntry | None, report: IngestReport,
+                         on_chunks: ChunkProgress | None = None) -> None:
         digest = content_hash(doc.title + "\x1f" + doc.text)
         if entry is not None and entry.content_hash == digest:
             report.sources_unchanged += 1
             return
         meta = {**doc.metadata, "title": doc.title} if doc.title else dict(doc.metadata)
         self._ingest_stream(TextStream(source_id=doc.source_id, path=Path(doc.path or doc.source_id), tenant=doc.tenant,
-                                       content_hash=digest, metadata=meta, text=doc.text), report)
+                                       content_hash=digest, metadata=meta, text=doc.text), report, on_chunks)
 
-    def _ingest_stream(self, stream: TextStream, report: IngestReport) -> list[str]:
-        """A large text file, segment by segment: memory stays bounded by one segment."""
+    def _ingest_stream(self, stream: TextStream, report: IngestReport,
+                       on_chunks: ChunkProgress | None = None) -> list[str]:
+        """A large text file, segment by segment: memory stays bounded by one segment. ``on_chunks`` is told
+        the chunks stored after each slice, of a total estimated from the characters read so far."""
         tenant, sid = stream.tenant, stream.source_id
         previous = self.services.catalog.get(tenant, sid)
         new_ids: list[str] = []
         summaries: list[str] = []
         index = 0
+        size = len(stream.text) if stream.text is not None else _file_size(stream.path)
         for offset, segment in stream.segments():
             spans = self.splitter.split(segment, base_offset=offset)
             items = self.builder.chunk_items(tenant, sid, spans, dict(stream.metadata), start_index=index)
-            index += len(items)
             unit = SourceItems(tenant, sid, "document", stream.content_hash, items=items, path=str(stream.path))
-            self._store_items([unit], report, may_move=[i.id for i in items] if previous else [])
+            read = offset + len(segment)  # characters (of a file: about its bytes, the estimate's unit)
+            estimate = round((index + len(items)) * max(size, read) / read) if read else 0
+            self._store_items([unit], report, may_move=[i.id for i in items] if previous else [],
+                              on_chunks=_segment_chunks(on_chunks, index, estimate))
+            index += len(items)
             new_ids += [i.id for i in items]
             summaries.append(self.builder.summarizer.summarize(
                 segment[:20_000], max_tokens=self.services.settings.segment_summary_tokens))
@@ -136,6 +156,8 @@ class IngestionPipeline:
                 self._store_items([SourceItems(tenant, sid, "document", stream.content_hash, items=items)], report,
                                   may_move=[i.id for i in items] if previous else [])
                 new_ids += [i.id for i in items]
+        if on_chunks is not None:
+            on_chunks(index, index)  # the exact total, now that every segment is split
         stale = sorted(set(previous.item_ids) - set(new_ids)) if previous else []
         if stale:
             self.services.vectors.delete_ids(stale)
@@ -232,7 +254,8 @@ class IngestionPipeline:
 
     # ---- writing -----------------------------------------------------------------------------------
 
-    def _write(self, units: list[tuple[SourceItems, SourceEntry | None]], report: IngestReport) -> None:
+    def _write(self, units: list[tuple[SourceItems, SourceEntry | None]], report: IngestReport,
+               on_chunks: ChunkProgress | None = None) -> None:
         if not units:
             return
         graph_units = [u for u, _ in units if u.kind in ("document", "turn")]
@@ -247,7 +270,8 @@ class IngestionPipeline:
                     g: settings.functional_relations[g] for g in settings.speaker_fact_groups} or None)
             # Only a re-written source's items may sit in another space (see SpacedVectorStore.upsert).
             self._store_items([u for u, _ in units], report,
-                              may_move=[i.id for u, previous in units if previous is not None for i in u.items])
+                              may_move=[i.id for u, previous in units if previous is not None for i in u.items],
+                              on_chunks=on_chunks)
             triples, triples_per_source, warnings = extraction.result() if extraction is not None else ([], {}, [])
         report.warnings.extend(warnings)
         rewritten: dict[str, set[str]] = defaultdict(set)  # tenant -> subjects of replaced facts
@@ -271,9 +295,10 @@ class IngestionPipeline:
         report.sources_written += len(units)
 
     def _store_items(self, units: list[SourceItems], report: IngestReport,
-                     may_move: Sequence[str] | None = None) -> None:
-        """Embed and upsert the units' items; ``may_move``: the IDs another embedding space may hold
-        (None: any of them; SpacedVectorStore.upsert)."""
+                     may_move: Sequence[str] | None = None, on_chunks: ChunkProgress | None = None) -> None:
+        """Embed and upsert the units' items, ``STORE_SLICE_ITEMS`` at a time; ``may_move``: the IDs another
+        embedding space may hold (None: any of them; SpacedVectorStore.upsert); ``on_chunks``: told the
+        chunks stored after each slice."""
         items = [item for unit in units for item in unit.items]
         if not items:
             return
@@ -281,11 +306,22 @@ class IngestionPipeline:
         stamp_importance(items)  # the reranker's importance signal (index/importance.py)
         stamp_terms(items)  # the reranker's terms signal (items.py)
         texts = [text for unit in units for text in unit.embed_texts()]
-        embedder = self.services.embedder
-        spaces = embedder.spaces_for(texts)  # each text by the model that reads its language
         # Each turn read after the turn before it (agent_memory/index/context.py), and a long turn's single
         # sentences (agent_memory/index/sentences.py), stored inside its point: embedded with the items' own texts.
         contexts = {u.items[0].id: u.context_text for u in units if u.context_text and u.items}
+        chunks_total = sum(item.kind == "chunk" for item in items)
+        chunks_done = 0
+        for start in range(0, len(items), STORE_SLICE_ITEMS):
+            part = slice(start, start + STORE_SLICE_ITEMS)
+            self._store_slice(items[part], texts[part], contexts, report, may_move)
+            chunks_done += sum(item.kind == "chunk" for item in items[part])
+            if on_chunks is not None and chunks_total:
+                on_chunks(chunks_done, chunks_total)
+
+    def _store_slice(self, items: list[MemoryItem], texts: list[str], contexts: dict[str, str],
+                     report: IngestReport, may_move: Sequence[str] | None) -> None:
+        embedder = self.services.embedder
+        spaces = embedder.spaces_for(texts)  # each text by the model that reads its language
         vectors = point_vectors(embedder, items, texts, spaces, contexts, self.services.settings)
         report.embeddings_computed += vectors.computed
         sparse = self.services.sparse_encoder.encode_documents(texts)
@@ -307,6 +343,21 @@ class IngestionPipeline:
     def forget(self, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
         """Remove one source everywhere (agent_memory/ingest/ownership.py ``forget``)."""
         return forget(self.services, tenant, source_id, report)
+
+
+def _segment_chunks(on_chunks: ChunkProgress | None, before: int, estimate: int) -> ChunkProgress | None:
+    """A streamed text's ``on_chunks`` for one segment: its chunks after the ``before`` of the segments before
+    it, of at least the ``estimate``."""
+    if on_chunks is None:
+        return None
+    return lambda done, total: on_chunks(before + done, max(before + total, estimate))
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # gone since it was read: the estimate is the characters read so far
+        return 0
 
 
 __all__ = ["IngestionPipeline", "content_hash", "discover_files", "file_source_id"]

@@ -44,6 +44,7 @@ from agent_memory.ingest.formats import (
     split_front_matter,
 )
 from agent_memory.ingest.mail_and_notebooks import TEXT_DOCUMENT_READERS, looks_rtf, read_rtf
+from agent_memory.ingest.mbox import MBOX_EXTENSIONS, read_mbox
 from agent_memory.ingest.office_formats import DOCUMENT_READERS, read_document, sniff_document
 from agent_memory.ingest.paragraph_ids import ParagraphIds
 from agent_memory.ingest.shapes import (
@@ -63,7 +64,7 @@ TEXT_EXTENSIONS = {".txt", ".text", ".md", ".markdown", ".rst", ".log", ".csv"} 
 HTML_EXTENSIONS = {".html", ".htm", ".xhtml"}
 JSON_EXTENSIONS = {".json", ".jsonl", ".ndjson"}
 SUPPORTED_EXTENSIONS = (TEXT_EXTENSIONS | HTML_EXTENSIONS | JSON_EXTENSIONS | set(CODE_EXTENSIONS)
-                        | set(DOCUMENT_READERS) | set(TEXT_DOCUMENT_READERS))
+                        | set(DOCUMENT_READERS) | set(TEXT_DOCUMENT_READERS) | MBOX_EXTENSIONS)
 TEXT_FIELDS = ("text", "content", "body", "paragraph_text", "context", "document", "passage")
 # Files above this size are streamed segment by segment (only plain text can be).
 STREAM_THRESHOLD_BYTES = 8 * 1024 * 1024
@@ -157,6 +158,27 @@ def _document(path: Path, read: Callable[[], Read], tenant: str, sid: str) -> li
                               metadata=got.metadata)])
 
 
+def _mbox_messages(path: Path, tenant: str, sid: str) -> list[Loaded]:
+    """An mbox's messages (ingest/mbox.py), each a document under ``<sid>#<n>``, n its place in the file from 0
+    (a JSONL file's records are named so); a message that cannot be read is a skip of its own, and the messages
+    past the caps one skip that counts them: the job's warnings say both, the rest of the archive is read."""
+    try:
+        archive = read_mbox(path)
+    except FormatError as exc:
+        return [Skipped(str(path), str(exc))]
+    except OSError as exc:
+        return [Skipped(str(path), f"unreadable: {exc}")]
+    units: list[Loaded] = [
+        Skipped(f"{path}#{index}", read) if isinstance(read, str) else
+        Document(source_id=f"{sid}#{index}", text=read.text, tenant=tenant, path=str(path), title=read.title,
+                 metadata=read.metadata)
+        for index, read in archive.messages]
+    if archive.left_out:
+        units.append(Skipped(str(path), f"{archive.left_out:,} more messages not read: an mbox is read up to its "
+                                        f"first {archive.cap} (split the archive to read the rest)"))
+    return storable(units) or [Skipped(str(path), "mbox without messages")]
+
+
 def _text_document(raw: str, ext: str, tenant: str, sid: str, path: Path) -> Document:
     """Markdown's front matter becomes title and metadata; code is marked with its language
     (``metadata.language``, filterable; its splitter is chosen by the path)."""
@@ -201,6 +223,8 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
     sample = head if encoding == "utf-8-sig" else head.decode(encoding, errors="replace").encode()
     if looks_binary(sample) and not looks_rtf(head):
         return [Skipped(str(path), "binary content")], None
+    if ext in MBOX_EXTENSIONS:  # mail, from its bytes (each part its charset), read as it goes whatever its size
+        return _mbox_messages(path, tenant, sid), None
     if size > STREAM_THRESHOLD_BYTES and not (ext in TEXT_DOCUMENT_READERS and size <= MAX_DOCUMENT_BYTES):
         if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
             return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")], None

@@ -17,6 +17,7 @@ from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
 from agent_memory.ingest.ownership import match_sources, near_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.memory.arguments import check_document, check_metadata, checked_records, expect_type
+from agent_memory.stores.jobs import CHUNKS_STAGE
 
 Progress = Callable[[str, int, int], None]
 
@@ -33,19 +34,22 @@ class DocumentMethods:
     """``Memory``'s calls that write and forget documents, files and turns."""
 
     def add(self, text: str, *, source_id: str, title: str = "", metadata: Mapping[str, Any] | None = None,
-            tenant: str | None = None) -> Added:
-        """Store one text under ``source_id``; adding the same ID again replaces that source."""
+            tenant: str | None = None, progress: Progress | None = None) -> Added:
+        """Store one text under ``source_id``; adding the same ID again replaces that source. ``progress``:
+        called ``("chunks", done, total)`` as its chunks are stored (``add_file``)."""
         check_document(text, title)
         check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse'"))
         doc = Document(source_id=source_id, text=text, tenant=self._tenant(tenant), title=title,
                        metadata=check_metadata(metadata))
-        return self.add_documents([doc])
+        return self.add_documents([doc], progress=progress)
 
-    def add_documents(self, docs: Iterable[Document]) -> Added:
+    def add_documents(self, docs: Iterable[Document], *, progress: Progress | None = None) -> Added:
         """Store documents as they are (each carries its tenant; unchanged ones are skipped). ``docs`` is an
-        iterable of ``Document``; anything else (one dict, a list of dicts) is a TypeError naming it."""
+        iterable of ``Document``; anything else (one dict, a list of dicts) is a TypeError naming it.
+        ``progress``: called ``("chunks", done, total)`` as each batch's chunks are stored."""
         docs = checked_records(docs, Document, "docs", "Document(source_id='notes/a', text='...')")
-        return self._write(lambda report: self.ingestion.ingest_documents(docs, report))
+        on_chunks = (lambda done, total: progress(CHUNKS_STAGE, done, total)) if progress else None
+        return self._write(lambda report: self.ingestion.ingest_documents(docs, report, on_chunks=on_chunks))
 
     def add_turns(self, turns: Sequence[TurnRecord]) -> Added:
         """Store transcript turns (one source per turn, ``<session>/<turn>``) and a summary per session.
@@ -58,10 +62,13 @@ class DocumentMethods:
     def add_file(self, path: str | Path, *, source_id: str | None = None,
                  metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
                  tenant: str | None = None, base: str | Path | None = None, named_by_user: bool = True) -> Added:
-        """Ingest one file (text, Markdown, HTML, PDF, office files, EPUB, notebooks, e-mail, code, JSON/JSONL
-        records, transcripts) under ``source_id`` (default: its path relative to ``base``; without ``base``,
+        """Ingest one file (text, Markdown, HTML, PDF, office files, EPUB, notebooks, e-mail and mail archives,
+        code, JSON/JSONL records, transcripts) under ``source_id`` (default: its path relative to ``base``; without ``base``,
         its file name — never an absolute path). Forgetting that ID forgets every source the file held; re-adding the
-        same bytes does nothing. A skipped or failed file is in ``report``, not raised.
+        same bytes does nothing. A skipped or failed file is in ``report``, not raised. ``progress(stage, done,
+        total)``: ``("ingesting", units done, units)`` between the file's units (a record, a notebook, a whole
+        PDF) and ``("chunks", done, total)`` while a unit's chunks are stored (the file's chunks so far, of
+        those split so far; every 256 items at most), so a single large document shows how far it is.
         ``named_by_user`` (default): a file added by name stays when a later walk of its folder ignores it
         (``ingest/missing.py``); False for a file a folder's walk reached (an upload of a folder job)."""
         tenant = self._tenant(tenant)

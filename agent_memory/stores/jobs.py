@@ -33,6 +33,10 @@ KEEP_FINISHED = 500  # finished jobs remembered for polling; the oldest are forg
 # before the stores close under it: past this the stop goes on and the job's spooled copy runs again.
 # Under the 10 s a container manager gives a stop before it kills (docker stop's default).
 STOP_WAIT_S = 8.0
+# The progress stage whose counts are chunks, not units: ``progress(CHUNKS_STAGE, done, total)`` is reported
+# while a file's unit (a whole PDF, a Markdown file) is embedded and stored: the chunks of the file stored so
+# far, of those split so far (ingest/file_ingestion.py). A job records them beside its stage and units.
+CHUNKS_STAGE = "chunks"
 
 
 @dataclass
@@ -63,6 +67,8 @@ class Job:
     stage: str = "queued"
     units_done: int = 0
     units_total: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
     created_at: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None
@@ -71,7 +77,13 @@ class Job:
     stop: threading.Event | None = field(default=None, repr=False, compare=False)  # set: the process stops
 
     def progress(self, stage: str, done: int | None = None, total: int | None = None) -> None:
-        """Record how far the job is; also where a stopping process ends it (between units, never inside one)."""
+        """Record how far the job is; also where a stopping process ends it (between units, never inside one).
+        ``CHUNKS_STAGE`` counts chunks inside a unit: recorded in ``chunks_done``/``chunks_total``, the stage
+        and units left as they are, and never a place to stop."""
+        if stage == CHUNKS_STAGE:
+            self.chunks_done = done if done is not None else self.chunks_done
+            self.chunks_total = total if total is not None else self.chunks_total
+            return
         if self.stop is not None and self.stop.is_set():
             raise JobInterrupted(f"job {self.id} was stopped at {stage} {self.units_done}/{self.units_total}: "
                                  "the server is stopping")
@@ -83,7 +95,8 @@ class Job:
 
     def to_dict(self) -> dict[str, Any]:
         return {"job_id": self.id, "status": self.status, "stage": self.stage, "units_done": self.units_done,
-                "units_total": self.units_total, "bytes": self.bytes, "created_at": self.created_at,
+                "units_total": self.units_total, "chunks_done": self.chunks_done,
+                "chunks_total": self.chunks_total, "bytes": self.bytes, "created_at": self.created_at,
                 "started_at": self.started_at, "finished_at": self.finished_at, "result": self.result,
                 "error": self.error}
 
@@ -217,7 +230,9 @@ class DurableJobQueue:
 
 def job_from_row(row: dict[str, Any]) -> Job:
     return Job(id=row["id"], tenant=row["tenant"], bytes=row["bytes"], status=row["status"], stage=row["stage"],
-               units_done=row["units_done"], units_total=row["units_total"], created_at=row["created_at"],
+               units_done=row["units_done"], units_total=row["units_total"],
+               chunks_done=row.get("chunks_done") or 0, chunks_total=row.get("chunks_total") or 0,
+               created_at=row["created_at"],
                started_at=row["started_at"], finished_at=row["finished_at"], result=row["result"],
                error=row["error"])
 

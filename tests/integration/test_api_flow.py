@@ -179,6 +179,8 @@ def test_large_upload_runs_as_background_job(server):
     assert job["status"] == "done", job
     assert job["result"]["source_ids"] == ["uploads/hangar.txt"] and job["result"]["report"]["chunks"] >= 2
     assert job["units_done"] == job["units_total"] == 1 and job["bytes"] == len(text.encode())
+    # The file is one unit: its chunks are what showed the job's progress while it ran.
+    assert job["chunks_done"] == job["chunks_total"] == job["result"]["report"]["chunks"]
     # Another tenant cannot see the job at all.
     assert_error(client.get(job_url, headers=GLOBEX), 404, "not_found")
     assert_error(client.get("/v1/jobs/feedbeef", headers=ACME), 404, "not_found")

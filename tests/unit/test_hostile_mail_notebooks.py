@@ -5,11 +5,13 @@ exception out of the reader and never a slow parse (cases are small enough to be
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
-from agent_memory.ingest import mail_and_notebooks
-from agent_memory.ingest.sources import load_path
+from agent_memory.core.records import Document
+from agent_memory.ingest import mail_and_notebooks, mbox, zip_xml_formats
+from agent_memory.ingest.sources import Skipped, load_path
 from tests.office_documents import only_document, only_skip
 
 
@@ -123,3 +125,89 @@ def test_a_mail_body_of_8_bit_bytes_with_no_charset_is_read_as_windows_1252(tmp_
     path = tmp_path / "visit.eml"
     path.write_bytes(b"From: a@b.example\nSubject: Visit\n\nCaf\xe9 cr\xe8me at the Gen\xe8ve office.\n")
     assert only_document(load_path(path, tenant="t")).text.endswith("Caf\u00e9 cr\u00e8me at the Gen\u00e8ve office.")
+
+
+# ---- mail archives (.mbox, ingest/mbox.py) ------------------------------------------------------------------
+
+def _message(n: int, subject: str, body: bytes, headers: bytes = b"") -> bytes:
+    return (b"From sender%d@heron.example Mon Jan  6 09:00:00 2025\n" % n + b"From: Ana <ana@heron.example>\n"
+            + b"Subject: " + subject.encode() + b"\nDate: Mon, 6 Jan 2025 09:%02d:00 +0000\n" % n + headers
+            + b"\n" + body + b"\n")
+
+
+def test_an_mbox_is_one_document_per_message_under_stable_ids(tmp_path):
+    html = b"<html><body><nav>Menu</nav><p>The Kestrel pump is back in bay 3.</p></body></html>"
+    archive = (_message(0, "Pump", b"The pump failed.\n>From the depot log: valve stuck.")
+               + _message(1, "Fixed", html, b"Content-Type: text/html; charset=utf-8\n")
+               + _message(2, "Caf\u00e9", "Caf\u00e9 ferm\u00e9 lundi.".encode("cp1252")))  # 8-bit, no charset
+    (tmp_path / "box.mbox").write_bytes(archive)
+    first = sources_of(tmp_path / "box.mbox")
+    assert [d.source_id for d in first] == ["mail/box.mbox#0", "mail/box.mbox#1", "mail/box.mbox#2"]
+    pump, fixed, cafe = first
+    assert pump.title == "Pump" and pump.metadata["date"] == "2025-01-06T09:00:00+00:00"
+    assert pump.text.startswith("From: Ana <ana@heron.example>\nDate: ")
+    assert "\nFrom the depot log: valve stuck." in pump.text  # mboxrd's ">From " read back
+    assert "The Kestrel pump is back in bay 3." in fixed.text and "Menu" not in fixed.text
+    assert "Caf\u00e9 ferm\u00e9 lundi." in cafe.text and cafe.title == "Caf\u00e9"
+    again = sources_of(tmp_path / "box.mbox")
+    assert [(d.source_id, d.text, d.metadata) for d in again] == [(d.source_id, d.text, d.metadata) for d in first]
+
+
+def sources_of(path):
+    loaded = load_path(path, tenant="t", source_id=f"mail/{path.name}")
+    assert all(isinstance(unit, Document) for unit in loaded), loaded
+    return loaded
+
+
+def test_an_mbox_of_two_hundred_thousand_messages_reads_the_cap_and_counts_the_rest(tmp_path):
+    (tmp_path / "list.mbox").write_bytes(b"".join(
+        b"From x@y Mon Jan  6 09:00:00 2025\nSubject: m%d\n\nhi %d\n\n" % (n, n) for n in range(200_000)))
+    started = time.monotonic()
+    loaded = load_path(tmp_path / "list.mbox", tenant="t", source_id="list.mbox")
+    assert time.monotonic() - started < 60  # bounded: the messages past the cap are counted, not parsed
+    cap = mbox.MAX_MBOX_MESSAGES
+    docs, [left] = loaded[:-1], loaded[-1:]
+    assert len(docs) == cap and all(isinstance(d, Document) for d in docs)
+    assert docs[-1].source_id == f"list.mbox#{cap - 1}" and docs[-1].title == f"m{cap - 1}"
+    assert isinstance(left, Skipped) and left.reason.startswith(f"{200_000 - cap:,} more messages not read")
+    assert f"first {cap:,} messages" in left.reason
+
+
+@pytest.mark.parametrize("raw, reason", [
+    (b"Remember to water the ferns.\n", "not an mbox file (no 'From ' line first): it starts with b'Remember"),
+    (b"From the desk of Ana\n", "not an mbox file (its 'From ' line is not followed by a mail header such as "
+                                "'Subject:'): nothing follows it"),
+    (b"From the desk of Ana\nwater the ferns\n", "not an mbox file (its 'From ' line is not followed by a mail "
+                                                 "header such as 'Subject:'): the next line starts with b'water")])
+def test_a_file_named_mbox_that_is_not_mail_is_a_skip_with_its_reason(tmp_path, raw, reason):
+    (tmp_path / "notes.mbox").write_bytes(raw)
+    assert only_skip(load_path(tmp_path / "notes.mbox", tenant="t")).startswith(reason)
+
+
+@pytest.mark.parametrize("line", [b"word " * 10_000_000 + b"\n", b"a line of the body\n" * 2_700_000])
+def test_a_message_of_fifty_megabytes_is_cut_and_the_next_one_is_read(tmp_path, line):
+    (tmp_path / "big.mbox").write_bytes(_message(0, "Huge", line) + _message(1, "After", b"The small one."))
+    huge, after = load_path(tmp_path / "big.mbox", tenant="t", source_id="big.mbox")
+    cap = zip_xml_formats.MAX_DOCUMENT_CHARS
+    assert isinstance(huge, Document) and len(huge.text) == cap and huge.metadata["max_chars"] == cap
+    assert huge.metadata["max_message_bytes"] == mbox.MAX_MESSAGE_BYTES
+    assert isinstance(after, Document) and after.source_id == "big.mbox#1" and "The small one." in after.text
+
+
+def test_a_message_that_cannot_be_read_is_a_skip_of_its_own(tmp_path):
+    empty = b"From x@y Mon Jan  6 09:00:00 2025\nX-Note: nothing else\n\n"
+    (tmp_path / "mixed.mbox").write_bytes(_message(0, "Kept", b"First.") + empty + _message(2, "Also", b"Third."))
+    first, bad, third = load_path(tmp_path / "mixed.mbox", tenant="t", source_id="mixed.mbox")
+    assert isinstance(bad, Skipped) and bad.path.endswith("mixed.mbox#1")
+    assert bad.reason == "e-mail without a subject or a text body"
+    assert (first.source_id, third.source_id) == ("mixed.mbox#0", "mixed.mbox#2")
+
+
+def test_an_mbox_saved_as_txt_is_read_as_the_text_it_is(tmp_path):
+    """Text formats are known by their name, mail too (an .eml saved as .txt is text); only what would be
+    unreadable as text is sniffed (a PDF, a zip, RTF's control words). Headers read as text still say who wrote
+    what, when."""
+    raw = _message(0, "Pump", b"The pump failed.")
+    (tmp_path / "mail.txt").write_bytes(raw)
+    doc = only_document(load_path(tmp_path / "mail.txt", tenant="t"))
+    assert doc.text == raw.decode() and doc.title == ""

@@ -52,3 +52,26 @@ def test_a_job_that_reaches_no_unit_boundary_does_not_hold_the_stop_forever():
     jobs.close()
     assert job.status == "running"  # the stop went on without it
     release.set()
+
+
+def test_chunk_reports_inside_a_unit_are_recorded_beside_the_units_and_never_stop_the_job():
+    from agent_memory.stores.jobs import CHUNKS_STAGE, Job
+
+    stop = threading.Event()
+    job = Job(id="j", tenant="default", bytes=1, stop=stop)
+    job.progress("ingesting", 0, 1)
+    stop.set()  # the server stops while the unit's chunks are stored: the unit is finished, not cut
+    job.progress(CHUNKS_STAGE, 256, 1024)
+    status = job.to_dict()
+    assert (status["stage"], status["units_done"], status["units_total"]) == ("ingesting", 0, 1)
+    assert (status["chunks_done"], status["chunks_total"]) == (256, 1024)
+
+
+def test_the_remote_progress_line_shows_a_units_chunks_after_its_stage(capsys):
+    from agent_memory.remote import _printer
+    from agent_memory.stores.jobs import CHUNKS_STAGE
+
+    show = _printer("[1/1] big.pdf")
+    show("ingesting", 0, 1)
+    show(CHUNKS_STAGE, 512, 2048)
+    assert capsys.readouterr().err.split("\r")[-1] == "[1/1] big.pdf: ingesting 0/1, 512/2048 chunks"
