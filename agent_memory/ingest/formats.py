@@ -61,6 +61,12 @@ CODE_LANGUAGES = set(CODE_EXTENSIONS.values())
 # HTML that is navigation or page furniture, never the page's content.
 BOILERPLATE_TAGS = ["script", "style", "noscript", "template", "nav", "aside", "form", "button", "iframe", "svg",
                     "select", "dialog"]
+# Elements that start a line of their own (the rest flow inline, as a browser lays them out).
+BLOCK_TAGS = ["p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote",
+              "table", "tr", "section", "article", "main", "header", "footer", "figure", "figcaption", "hr",
+              "address", "details", "summary", "caption", "body"]
+_SPACES = re.compile(r"\s+")
+_SPACES_IN_LINE = re.compile(r"[ \t\f\v]+")
 BOILERPLATE_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar"}
 # A PDF, an office file, an e-book, an e-mail or a notebook is parsed whole: above this size it is skipped
 # with its size named.
@@ -259,5 +265,18 @@ def html_to_text(raw: str) -> Read:
             tag.decompose()
     if soup.title:
         soup.title.decompose()
-    lines = (line.strip() for line in soup.get_text("\n").splitlines())
+    # Text flows as a browser lays it out: inline tags (<b>, <a>, <span>) run on within their line, and the
+    # source's own line breaks inside a paragraph are spaces; a block element or <br> starts a line. Every
+    # string on a line of its own ("The\nKestrel\npump") split sentences at each link or bold word.
+    for text in soup.find_all(string=True):
+        if text.find_parent("pre") is None:
+            text.replace_with(_SPACES.sub(" ", str(text)))
+    for tag in soup.find_all(BLOCK_TAGS):
+        tag.insert_before("\n")
+        tag.insert_after("\n")
+    for tag in soup.find_all("br"):
+        tag.replace_with("\n")
+    for tag in soup.find_all(["td", "th"]):
+        tag.insert_after(" ")
+    lines = (_SPACES_IN_LINE.sub(" ", line).strip() for line in soup.get_text().splitlines())
     return Read("\n".join(line for line in lines if line), title)

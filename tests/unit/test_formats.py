@@ -11,7 +11,7 @@ from agent_memory.core.records import Document
 from agent_memory.core.tokens import make_counter
 from agent_memory.ingest import sources
 from agent_memory.ingest.decoding import fallback_now
-from agent_memory.ingest.formats import DOCUMENTS_EXTRA, split_front_matter
+from agent_memory.ingest.formats import DOCUMENTS_EXTRA, html_to_text, split_front_matter
 from agent_memory.ingest.sources import SUPPORTED_EXTENSIONS, Skipped, load_path
 from agent_memory.ingest.splitting import Splitter
 from tests.documents import FRONT, write_docx, write_pdf
@@ -264,3 +264,10 @@ def test_every_listed_language_has_a_splitter():
     for language in set(sources.CODE_EXTENSIONS.values()):
         text = "function body here;\n" * 30
         assert splitter.split(text, language=language)
+
+
+def test_html_inline_tags_run_on_within_their_line_and_blocks_start_lines():
+    """Every string was put on a line of its own: "<p>The <b>Kestrel</b> pump</p>" read "The\\nKestrel\\npump"."""
+    page = html_to_text("<h1>Pumps</h1><p>The <b>Kestrel</b> pump\n   moves <a href='#'>40 l</a>/min.<br>Next</p>"
+                        "<ul><li>one</li><li>two</li></ul><table><tr><td>a</td><td>b</td></tr></table>")
+    assert page.text == "Pumps\nThe Kestrel pump moves 40 l/min.\nNext\none\ntwo\na b"
