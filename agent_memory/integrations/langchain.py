@@ -62,7 +62,8 @@ class AgentMemoryPromptRetriever(_MemoryRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 budget: int | None = None, **kwargs: Any) -> list[Document]:
-        result = self.memory.prompt(query, budget=budget or self.budget, session_id=self.session_id,
+        # None is the default; 0 is refused by Memory.prompt as any budget too small (it had meant the default)
+        result = self.memory.prompt(query, budget=self.budget if budget is None else budget, session_id=self.session_id,
                                     filters=self.filters, tenant=self.tenant)
         return [Document(page_content=result.prompt, metadata={
             "tokens": result.total_tokens, "budget": result.budget, "sections": dict(result.sections),

@@ -207,7 +207,7 @@ def serve(*, http: bool = False, host: str | None = None, port: int | None = Non
             return 0
         settings = load_settings()
         host = host or settings.api_host
-        uvicorn.run(http_app(remote, settings, host), host=host, port=port or 8765, log_level="info")
+        uvicorn.run(http_app(remote, settings, host), host=host, port=8765 if port is None else port, log_level="info")
         return 0
     with Memory(data_dir=data_dir, tenant=tenant) as memory:
         if not http:
@@ -217,5 +217,5 @@ def serve(*, http: bool = False, host: str | None = None, port: int | None = Non
         host = host or settings.api_host
         if not is_loopback(host) and not settings.api_keys:
             raise ConfigError(f"listening on {host!r} needs API keys: set AGENT_MEMORY_API_KEYS")
-        uvicorn.run(http_app(memory, settings, host), host=host, port=port or 8765, log_level="info")
+        uvicorn.run(http_app(memory, settings, host), host=host, port=8765 if port is None else port, log_level="info")
     return 0

@@ -174,14 +174,15 @@ class Memory(DocumentMethods, SessionMethods):
         strictly, merged deeply; kept for reuse, the least recently used of more than 16 closed)."""
         if (preset is None or preset == self.preset) and not overrides:
             return self.pipeline
-        key = json.dumps([preset or self.preset, overrides or {}], sort_keys=True, default=str)
+        preset = self.preset if preset is None else preset  # "" is no preset, refused by name (not the default)
+        key = json.dumps([preset, overrides or {}], sort_keys=True, default=str)
         with self._build_lock:
             variants = self.__dict__.setdefault("_variants", OrderedDict())
             if key in variants:
                 variants.move_to_end(key)
                 return variants[key]
             memory = self.working_memory
-            variant = RetrievalPipeline.from_services(self.services, preset or self.preset, dict(overrides or {}),
+            variant = RetrievalPipeline.from_services(self.services, preset, dict(overrides or {}),
                                                       recent_turns=memory.recent_turns,
                                                       session_summaries=memory.summaries)
             variants[key] = variant

@@ -7,6 +7,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
+from agent_memory.core.errors import ConfigError
 from agent_memory.integrations.langchain import AgentMemoryChatHistory, AgentMemoryPromptRetriever, AgentMemoryRetriever
 
 NOTES = {
@@ -69,6 +70,12 @@ def test_prompt_retriever_returns_the_bounded_prompt(memory):
     assert isinstance(doc, Document) and "[S:garden/basil]" in doc.page_content
     assert doc.metadata["tokens"] <= 120 == doc.metadata["budget"]
     assert "garden/basil" in doc.metadata["source_ids"]
+    # Only None means the retriever's budget: 0 is refused as Memory.prompt refuses it (it had meant 1800).
+    with pytest.raises(ValueError, match="budget must be a whole number from 1"):
+        AgentMemoryPromptRetriever(memory=memory, budget=120).invoke("When is the basil watered?", budget=0)
+    assert AgentMemoryPromptRetriever(memory=memory, budget=120).invoke("basil?", budget=None)[0].metadata["budget"] == 120
+    with pytest.raises(ConfigError, match="unknown retrieval preset ''"):  # "" had meant the served preset
+        memory.prompt("When is the basil watered?", budget=200, preset="")
 
 
 def test_chat_history_is_a_working_memory_session(memory):
