@@ -78,6 +78,16 @@ class AskResult:
     details: Answer = field(repr=False)  # usage, timings, invented citations, the LLM's error
 
 
+# The decisions of a prompt that change what the caller gets and that the caller is told (the MCP recall's
+# ``notes``): the tenant holds nothing, the session named does not exist, archiving was still catching up.
+NOTE_ACTIONS = ("empty tenant", "no such session", "archive catching up")
+
+
+def prompt_notes(result: PromptResult) -> list[str]:
+    """The reasons of ``result``'s decisions in ``NOTE_ACTIONS``, in order."""
+    return [d.reason for d in result.decisions if d.action in NOTE_ACTIONS]
+
+
 class Memory(DocumentMethods, SessionMethods):
     """Long memory inside a bounded prompt: documents, sessions, prompts, answers, forgetting.
 
@@ -248,7 +258,7 @@ class Memory(DocumentMethods, SessionMethods):
         if session_id is not None and not self.session_exists(session_id, tenant=tenant):
             # A misspelled session ID answers from long-term memory alone: said, so the caller can tell.
             result.decisions.append(Decision("recent", session_id, "no such session",
-                                             f"tenant {tenant!r} has no session {session_id!r}: no recent turns "
+                                             f"no session {session_id!r} for this tenant: no recent turns "
                                              "shared the budget (answered from long-term memory alone)"))
         return result
 
