@@ -338,9 +338,11 @@ class SessionMessages:
     def session_id(config: RunnableConfig | dict[str, Any] | None) -> str:
         configurable = (config or {}).get("configurable") or {}
         session_id = configurable.get("session_id") or configurable.get("thread_id")
-        if not session_id:
-            raise ValueError("SessionMessages needs config['configurable']['thread_id'] (or 'session_id'), "
-                             f"got {configurable!r}")
+        if not session_id:  # named, never the whole dict (LangGraph's runtime objects live in it)
+            given = [k for k in ("thread_id", "session_id") if k in configurable]
+            got = f"got {', '.join(f'{k}={configurable[k]!r}' for k in given)}" if given else "neither is set"
+            raise ValueError("SessionMessages needs the thread's session: invoke the graph with config="
+                             "{'configurable': {'thread_id': '<session id>'}} (or 'session_id'); " + got)
         return str(session_id)
 
     def append(self, session_id: str, messages: list[BaseMessage]) -> list[int]:

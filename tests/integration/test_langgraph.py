@@ -156,3 +156,17 @@ def test_put_index_follows_langgraph_index_false_fields_and_the_store_default(me
         AgentMemoryStore(memory, index={"dims": 384, "embed": "openai:text-embedding-3-small"})
     with pytest.raises(ValueError, match="index is False, None or a list"):
         store.put(ns, "bad", {"text": "x"}, index="text")
+
+
+def test_a_graph_without_a_thread_id_is_told_what_is_missing_not_shown_its_config(memory):
+    graph = StateGraph(MessagesState)
+    graph.add_node("memory", SessionMessages(memory).sync)
+    graph.add_edge(START, "memory")
+    graph.add_edge("memory", END)
+    with pytest.raises(ValueError) as refused:
+        graph.compile().invoke({"messages": [HumanMessage("hi")]})
+    message = str(refused.value)
+    assert "'thread_id'" in message and "neither is set" in message
+    assert "__pregel" not in message and len(message) < 200
+    with pytest.raises(ValueError, match="got thread_id=''"):
+        SessionMessages.session_id({"configurable": {"thread_id": ""}})
