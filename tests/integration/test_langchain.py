@@ -106,6 +106,11 @@ def test_chat_history_is_a_working_memory_session(memory):
 
 
 def test_clear_can_forget_the_archived_turns(memory):
+    kept = AgentMemoryChatHistory(memory, "lc-kept")  # the default, as the docstring and README say
+    kept.add_user_message("The spare key to the boathouse hangs behind the red door.")
+    kept.clear()
+    assert kept.messages == []
+    assert "[S:lc-kept/m0]" in memory.prompt("Where is the spare boathouse key?", budget=400).prompt
     history = AgentMemoryChatHistory(memory, "lc-private", forget_archived=True)
     history.add_user_message("My locker code is 4411 and I decided to move to Tromso on 2025-03-01.")
     assert "[S:lc-private/m0]" in memory.prompt("Where did I decide to move?", budget=400).prompt
