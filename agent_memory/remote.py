@@ -58,7 +58,7 @@ class RemoteError(AgentMemoryError):
 
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(f"{message} (HTTP {status} {code})")
-        self.status, self.code = status, code
+        self.status, self.code, self.message = status, code, message
 
 
 def _quoted(source_id: str) -> str:

@@ -22,7 +22,7 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
     overrides: dict = {"data_dir": Path(data_dir)} if data_dir else {}
     if host:
         overrides["api_host"] = host
-    if port:
+    if port is not None:
         overrides["api_port"] = port
     settings = settings.model_copy(update=overrides)
     if not is_loopback(settings.api_host) and not settings.api_keys:

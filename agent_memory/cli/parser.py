@@ -203,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the HTTP API")
     p.add_argument("--host", default=None)
-    p.add_argument("--port", type=int, default=None)
+    p.add_argument("--port", type=_whole(1, 65535), default=None)
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("worker", help="run durable ingestion jobs from PostgreSQL into the shared stores (AGENT_MEMORY_POSTGRES_URL, _QDRANT_URL, _NEO4J_URI)")
@@ -217,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mcp", help="serve the memory over MCP (stdio; --http for streamable HTTP on /mcp)")
     p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio (API keys as in serve)")
     p.add_argument("--host", default=None)
-    p.add_argument("--port", type=int, default=None, help="HTTP port (default 8765)")
+    p.add_argument("--port", type=_whole(1, 65535), default=None, help="HTTP port (default 8765)")
     p.add_argument("--tenant", help="the tenant of a stdio session (HTTP: the API key's)")
     p.set_defaults(func=cmd_mcp)
     for subcommand in sub.choices.values():

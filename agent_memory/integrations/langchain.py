@@ -7,7 +7,8 @@
   assembled prompt (never more than ``budget`` tokens), its sources in ``metadata``.
 - ``AgentMemoryChatHistory``: a ``BaseChatMessageHistory`` over a working-memory session:
   messages go in with a retention class, ``messages`` is the compacted view within ``budget``,
-  ``clear()`` deletes the session (and, with ``forget_archived=True``, its archived turns).
+  ``clear()`` deletes the session's messages but keeps its turns archived in long-term memory unless
+  constructed with ``forget_archived=True``.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ class AgentMemoryPromptRetriever(_MemoryRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 budget: int | None = None, **kwargs: Any) -> list[Document]:
-        result = self.memory.prompt(query, budget=budget or self.budget, session_id=self.session_id,
+        # None is the default; 0 is refused by Memory.prompt as any budget too small (it had meant the default)
+        result = self.memory.prompt(query, budget=self.budget if budget is None else budget, session_id=self.session_id,
                                     filters=self.filters, tenant=self.tenant)
         return [Document(page_content=result.prompt, metadata={
             "tokens": result.total_tokens, "budget": result.budget, "sections": dict(result.sections),
@@ -93,8 +95,9 @@ class AgentMemoryChatHistory(BaseChatMessageHistory):
         self.memory.add_messages(self.session_id, dicts, retention=self.retention, tenant=self.tenant)
 
     def clear(self) -> None:
-        """Delete the session's working memory (``forget_archived=True`` at construction: its archived
-        turns in long-term memory too). Clearing an empty history is a no-op."""
+        """Remove all messages of this history (``messages`` is then empty), as LangChain's ``clear`` says;
+        by default the turns already archived to long-term memory stay there, and recall can still cite
+        them: construct with ``forget_archived=True`` to forget those too. Clearing an empty history is a no-op."""
         try:
             self.memory.delete_session(self.session_id, forget_archived=self.forget_archived, tenant=self.tenant)
         except NotFoundError:

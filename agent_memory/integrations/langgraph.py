@@ -6,6 +6,13 @@
   replaces it), ``search`` with a query is recall (``Memory.search``, scores included), ``get`` and
   ``delete`` (``Memory.forget``) act on that source, ``list_namespaces`` lists what ``put`` wrote.
   Filters are equality on the value's top-level scalar fields. TTLs are not supported.
+  Indexing follows LangGraph's ``put(..., index=)``: ``False`` keeps the item out of the store's
+  searches with a query (``get``, listing and filter-only search still find it), a list of JSON
+  paths (``"title"``, ``"notes[*].text"``, ``"$"``) indexes only their text (none found: not
+  indexed), ``None`` the store's ``index={"fields": [...]}`` paths, else the value's ``text`` or
+  ``content``, else the whole value. The memory embeds with its own models: ``dims`` and ``embed``
+  are refused. An item not indexed is still a memory source (its value as JSON): the tenant's
+  ``Memory.prompt`` can cite it.
   Labels and keys are refused (ValueError) when empty, ``.``/``..`` or holding ``/`` (a key could
   otherwise name another namespace's item: ``(users,) "u1/prefs"`` is ``(users, u1) "prefs"``);
   labels also follow LangGraph's rules (no ``.``, no NUL). The store only reads, replaces or deletes
@@ -40,6 +47,7 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
 )
+from langgraph.store.base.embed import get_text_at_path
 
 from agent_memory.answer import relevance
 from agent_memory.core.errors import NotFoundError
@@ -59,9 +67,11 @@ def _when(stamp: float | None) -> datetime:
 class AgentMemoryStore(BaseStore):
     """A LangGraph store whose items are this memory's sources (recall, citations, forgetting apply)."""
 
-    def __init__(self, memory: Memory, *, tenant: str | None = None, search_limit_scan: int = 5000) -> None:
+    def __init__(self, memory: Memory, *, tenant: str | None = None, search_limit_scan: int = 5000,
+                 index: dict[str, Any] | None = None) -> None:
         self.memory = memory
         self.tenant = tenant
+        self.index_fields = _index_fields(index)  # the default paths ``put`` indexes (None: text/content/all)
         self.search_limit_scan = search_limit_scan  # the most items a query-less search or a listing reads
 
     # -- mapping ---------------------------------------------------------------------------------
@@ -177,15 +187,18 @@ class AgentMemoryStore(BaseStore):
                              f"{source_id!r} (tenant {tenant!r}) is held by {held}; the store never replaces "
                              f"what it did not write, choose another namespace or key")
         before = self._item(tenant, source_id, rest, op.key)
+        text = self._text(op.value, op.index)
         now = datetime.now(timezone.utc).timestamp()
         metadata: dict[str, Any] = {
             "lg_key": op.key, "lg_depth": len(rest), "lg_value": json.dumps(op.value, ensure_ascii=False),
             "lg_created": before.metadata.get("lg_created", now) if before else now, "lg_updated": now,
+            "lg_indexed": text is not None,
             **{f"lg_ns_{i}": label for i, label in enumerate(rest)},
             **{f"lgv_{k}": v for k, v in op.value.items()
                if isinstance(k, str) and re.fullmatch(r"[A-Za-z0-9_-]+", k) and isinstance(v, (str, int, bool))},
         }
-        self.memory.add(self._text(op.value, op.index), source_id=source_id, metadata=metadata, tenant=tenant)
+        text = text if text is not None else json.dumps(op.value, ensure_ascii=False)  # stored, never searched here
+        self.memory.add(text, source_id=source_id, metadata=metadata, tenant=tenant)
         return None
 
     def _delete(self, tenant: str, source_id: str, rest: tuple[str, ...], key: str) -> None:
@@ -198,38 +211,55 @@ class AgentMemoryStore(BaseStore):
         with self.memory.write_lock:  # the ID also names a file: ``forget`` would take the file's sources
             forget_sources(self.memory.services, tenant, [source_id], None)
 
-    @staticmethod
-    def _text(value: dict[str, Any], index: Any) -> str:
-        """What recall reads: the indexed fields, else ``text`` / ``content``, else the whole value as JSON."""
-        if isinstance(index, list) and index:
-            parts = [value.get(field) for field in index]
-            return "\n".join(p if isinstance(p, str) else json.dumps(p, ensure_ascii=False)
-                             for p in parts if p is not None) or json.dumps(value, ensure_ascii=False)
-        for field in ("text", "content"):
-            if isinstance(value.get(field), str) and value[field].strip():
-                return value[field]
-        return json.dumps(value, ensure_ascii=False)
+    def _text(self, value: dict[str, Any], index: Any) -> str | None:
+        """What search with a query reads, as LangGraph's ``index`` says (see the module's docstring);
+        None: the item is not indexed."""
+        if index is False:
+            return None
+        if index is not None and not (isinstance(index, list) and all(isinstance(p, str) for p in index)):
+            raise ValueError(f"index is False, None or a list of field paths such as ['text', 'notes[*].body'], "
+                             f"got {index!r}")
+        paths = index if index is not None else self.index_fields
+        if paths is None:
+            for field in ("text", "content"):
+                if isinstance(value.get(field), str) and value[field].strip():
+                    return value[field]
+            return json.dumps(value, ensure_ascii=False)
+        texts = [t for path in paths for t in get_text_at_path(value, path) if t.strip()]
+        return "\n".join(texts) or None
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         tenant, rest = self._split(op.namespace_prefix)
         spec = self._prefix_filter(rest, op.filter)
-        out: list[SearchItem] = []
         if op.query and op.query.strip():  # a blank query asks for nothing in particular: the listing below
-            seen: set[str] = set()
+            wanted = op.offset + op.limit
             # Capped as Memory.search caps it: a page past it (offset 200) comes back empty instead of a
-            # ValueError; the search budget's prompt holds fewer passages than the cap anyway.
-            for passage in self.memory.search(op.query, limit=min(op.offset + op.limit, MAX_SEARCH_LIMIT),
-                                              filters={"metadata": spec}, tenant=tenant):
-                if passage.source_id in seen:
-                    continue
-                seen.add(passage.source_id)
-                found = self._item(tenant, passage.source_id)
-                if found is not None:
-                    out.append(self._as_item(tenant, found, relevance(passage.score), searched=True))  # (0, 1)
+            # ValueError; the search budget's prompt holds fewer passages than the cap anyway. Items put with
+            # index=False are passed over; when that leaves the page short, the search is asked for the cap.
+            for limit in dict.fromkeys((min(wanted, MAX_SEARCH_LIMIT), MAX_SEARCH_LIMIT)):
+                out, skipped = self._ranked(tenant, op.query, limit, spec)
+                if len(out) >= wanted or not skipped:
+                    break
             return out[op.offset:op.offset + op.limit]
         by_source = {i.source_id: i for i in self._items(tenant, spec) if _is_own(i.metadata)}
         ranked = sorted(by_source.values(), key=lambda i: -float(i.metadata.get("lg_updated") or 0))
         return [self._as_item(tenant, i, None, searched=True) for i in ranked[op.offset:op.offset + op.limit]]
+
+    def _ranked(self, tenant: str, query: str, limit: int, spec: dict[str, Any]) -> tuple[list[SearchItem], int]:
+        """The store's indexed items among ``limit`` passages for ``query``, and how many were not indexed."""
+        out: list[SearchItem] = []
+        seen: set[str] = set()
+        skipped = 0
+        for passage in self.memory.search(query, limit=limit, filters={"metadata": spec}, tenant=tenant):
+            if passage.source_id in seen:
+                continue
+            seen.add(passage.source_id)
+            found = self._item(tenant, passage.source_id)
+            if found is not None and found.metadata.get("lg_indexed") is False:
+                skipped += 1
+            elif found is not None:
+                out.append(self._as_item(tenant, found, relevance(passage.score), searched=True))  # (0, 1)
+        return out, skipped
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         tenants = [self.tenant] if self.tenant is not None else self.memory.services.catalog.tenants()
@@ -246,6 +276,19 @@ class AgentMemoryStore(BaseStore):
             if all(_matches(namespace, c.match_type, tuple(c.path)) for c in op.match_conditions or ()):
                 out.append(namespace[: op.max_depth] if op.max_depth is not None else namespace)
         return list(dict.fromkeys(out))[op.offset:op.offset + op.limit]
+
+
+def _index_fields(index: dict[str, Any] | None) -> list[str] | None:
+    """The store's default paths from LangGraph's ``IndexConfig`` (only ``fields``: the memory embeds)."""
+    if index is None:
+        return None
+    if not isinstance(index, dict) or set(index) - {"fields"}:
+        raise ValueError(f"index takes only {{'fields': [...]}} (the memory embeds with its own models: no 'dims' "
+                         f"or 'embed'), got {index!r}")
+    fields = index.get("fields")
+    if fields is not None and not (isinstance(fields, list) and all(isinstance(f, str) for f in fields)):
+        raise ValueError(f"index['fields'] is a list of field paths such as ['text', 'notes[*].body'], got {fields!r}")
+    return fields
 
 
 def _check_part(part: Any, what: str, where: str) -> None:
@@ -295,9 +338,11 @@ class SessionMessages:
     def session_id(config: RunnableConfig | dict[str, Any] | None) -> str:
         configurable = (config or {}).get("configurable") or {}
         session_id = configurable.get("session_id") or configurable.get("thread_id")
-        if not session_id:
-            raise ValueError("SessionMessages needs config['configurable']['thread_id'] (or 'session_id'), "
-                             f"got {configurable!r}")
+        if not session_id:  # named, never the whole dict (LangGraph's runtime objects live in it)
+            given = [k for k in ("thread_id", "session_id") if k in configurable]
+            got = f"got {', '.join(f'{k}={configurable[k]!r}' for k in given)}" if given else "neither is set"
+            raise ValueError("SessionMessages needs the thread's session: invoke the graph with config="
+                             "{'configurable': {'thread_id': '<session id>'}} (or 'session_id'); " + got)
         return str(session_id)
 
     def append(self, session_id: str, messages: list[BaseMessage]) -> list[int]:

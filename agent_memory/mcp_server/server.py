@@ -29,7 +29,7 @@ from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.errors import AgentMemoryError, ConfigError, contained, problem_of
 from agent_memory.mcp_server.tools import TOOLS, LocalBackend, RemoteBackend
 from agent_memory.memory import Memory
-from agent_memory.remote import RemoteMemory
+from agent_memory.remote import RemoteError, RemoteMemory
 
 log = logging.getLogger(__name__)
 INSTRUCTIONS = """Long-term memory for you, shared across conversations: documents and notes you or the user \
@@ -58,6 +58,12 @@ def _text_result(data: dict[str, Any], text: str | None = None) -> types.CallToo
 
 def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def said(exc: Exception) -> str:
+    """What a tool's error result says: the problem, the bad value and what is accepted, in the same words
+    over a local memory and through a server (no exception class, no HTTP status)."""
+    return exc.message if isinstance(exc, RemoteError) else str(exc)
 
 
 def _without_data_dir(message: str, memory: Memory | RemoteMemory) -> str:
@@ -97,10 +103,10 @@ def build_server(memory: Memory | RemoteMemory, caller_of: Callable[[ServerReque
             data = await anyio.to_thread.run_sync(contained, found.run, backend, caller, args)
             data = found.output.model_validate(data).model_dump(mode="json")  # the declared output schema
         except (AgentMemoryError, ValueError) as exc:
-            return _error(_without_data_dir(f"{type(exc).__name__}: {exc}", memory))
-        except Exception as exc:  # noqa: BLE001 - a bug fails its own call, with a log line
+            return _error(_without_data_dir(said(exc), memory))
+        except Exception:  # noqa: BLE001 - a bug fails its own call, with a log line
             log.exception("MCP tool %s failed", params.name)
-            return _error(f"internal error ({type(exc).__name__})")
+            return _error(f"internal error: {params.name} failed (the server's log has the details)")
         return _text_result(data, data.get("prompt") if params.name == "recall" else None)
 
     return Server("agent-memory", version="0.1.0", instructions=INSTRUCTIONS,
@@ -207,7 +213,7 @@ def serve(*, http: bool = False, host: str | None = None, port: int | None = Non
             return 0
         settings = load_settings()
         host = host or settings.api_host
-        uvicorn.run(http_app(remote, settings, host), host=host, port=port or 8765, log_level="info")
+        uvicorn.run(http_app(remote, settings, host), host=host, port=8765 if port is None else port, log_level="info")
         return 0
     with Memory(data_dir=data_dir, tenant=tenant) as memory:
         if not http:
@@ -217,5 +223,5 @@ def serve(*, http: bool = False, host: str | None = None, port: int | None = Non
         host = host or settings.api_host
         if not is_loopback(host) and not settings.api_keys:
             raise ConfigError(f"listening on {host!r} needs API keys: set AGENT_MEMORY_API_KEYS")
-        uvicorn.run(http_app(memory, settings, host), host=host, port=port or 8765, log_level="info")
+        uvicorn.run(http_app(memory, settings, host), host=host, port=8765 if port is None else port, log_level="info")
     return 0

@@ -9,11 +9,12 @@ only lists and dispatches this table over stdio or streamable HTTP.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable
 
 import mcp_types as types
-from pydantic import BaseModel, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from agent_memory.answer import RELEVANCE_DOC, relevance
 from agent_memory.api.routes_ask import search_hits
@@ -29,10 +30,11 @@ from agent_memory.api.schemas import (
 )
 from agent_memory.api.schemas_sessions import MessageIn, SessionDeletedOut, SessionsOut, ViewOut
 from agent_memory.api.strict import ClosedBody
-from agent_memory.conversation.message_validation import validate
+from agent_memory.conversation.message_validation import KEYS, ROLES, validate
 from agent_memory.core.errors import NotFoundError
 from agent_memory.memory import Memory
-from agent_memory.remote import RemoteMemory
+from agent_memory.memory.memory import prompt_notes
+from agent_memory.remote import RemoteError, RemoteMemory
 
 SessionId = Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["chat-1"])]
 
@@ -44,6 +46,44 @@ def generated_source_id(text: str) -> str:
     """The source ID of a text remembered without one: ``memory/<hash of the text>``, so the same
     text remembered twice is stored once."""
     return GENERATED_PREFIX + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+MESSAGE_SHAPES = ('{"role": "user", "content": "Ship on Friday.", "retention": "strict"} (flat), or '
+                  '{"message": {"role": "user", "content": "Ship on Friday."}, "retention": "strict"} (as the HTTP API)')
+
+
+def _both_forms(schema: dict[str, Any]) -> None:
+    """The schema a client reads: the HTTP API's nested message, or a flat chat message with ``retention``."""
+    nested = {k: schema.pop(k) for k in ("type", "properties", "required", "additionalProperties") if k in schema}
+    keys = sorted(set().union(*KEYS.values()) - {"role"})  # what a role may carry (the check names which)
+    flat = {"type": "object", "required": ["role"], "additionalProperties": False, "properties": {
+        "role": {"enum": list(ROLES)}, **{key: {} for key in keys}, "retention": nested["properties"]["retention"]}}
+    schema.update(anyOf=[flat, nested], description="One chat message: " + MESSAGE_SHAPES + ".")
+    schema["examples"] = [{"role": "user", "content": "Ship on Friday.", "retention": "strict"},
+                          {"message": {"role": "user", "content": "Ship on Friday."}, "retention": "strict"}]
+
+
+class RememberMessage(MessageIn):
+    """A message for ``remember``: MessageIn's ``{"message": {...}, "retention": ...}``, or the flat form a
+    model writes naturally, the chat message's own keys with ``retention`` beside them."""
+
+    model_config = ConfigDict(json_schema_extra=_both_forms)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        if "role" in data and "message" in data:
+            raise ValueError("a message is flat or nested, not both: got both 'message' and 'role'; give "
+                             + MESSAGE_SHAPES)
+        if "role" in data:
+            rest = {k: v for k, v in data.items() if k != "retention"}
+            return {"message": rest, **({"retention": data["retention"]} if "retention" in data else {})}
+        if "message" not in data:
+            raise ValueError(f"a message needs 'role' (or 'message'), got keys {sorted(map(str, data))}; give "
+                             + MESSAGE_SHAPES)
+        return data
 
 
 class RememberIn(ClosedBody):
@@ -60,7 +100,9 @@ class RememberIn(ClosedBody):
     metadata: DocumentMetadata = Field(default_factory=dict, description="Optional metadata stored with `text`.")
     documents: list[DocumentIn] = Field(default_factory=list, description="Texts stored under their source IDs.")
     session_id: SessionId | None = Field(default=None, description="The session the messages go to.")
-    messages: list[MessageIn] = Field(default_factory=list, description="Chat messages, each with a retention class.")
+    messages: list[RememberMessage] = Field(default_factory=list, description=(
+        "Chat messages for `session_id`, each with a retention class (strict, fuzzy, forgettable): "
+        + MESSAGE_SHAPES + "."))
 
     @model_validator(mode="after")
     def _something(self) -> RememberIn:
@@ -99,6 +141,9 @@ class RecallOut(BaseModel):
     budget: int
     sources: list[str] = Field(description="The source IDs the prompt cites, in prompt order.")
     passages: list[RecallPassage]
+    notes: list[str] = Field(default_factory=list, description=(
+        "What changed the answer that the prompt does not say: the session named does not exist, the tenant "
+        "holds nothing yet, archiving was still catching up. Empty when none; tell the user when it matters."))
 
 
 # The ask body without the answer's length: recall returns the prompt, the calling model answers.
@@ -180,9 +225,12 @@ class RemoteBackend:
         for doc in args.all_documents():
             out["source_ids"] += self.remote.add(doc.text, source_id=doc.source_id, title=doc.title,
                                                  metadata=doc.metadata, key=caller)
-        for message in args.messages:
-            out["seqs"].append(self.remote.add_message(args.session_id, message.message, retention=message.retention,
-                                                       key=caller))
+        for n, message in enumerate(args.messages):
+            try:
+                out["seqs"].append(self.remote.add_message(args.session_id, message.message,
+                                                           retention=message.retention, key=caller))
+            except RemoteError as exc:  # named as the local batch check names it
+                raise RemoteError(exc.status, exc.code, f"messages[{n}]: {exc.message}") from None
         return out
 
     def recall(self, caller: str | None, args: BaseModel) -> dict[str, Any]:
@@ -210,7 +258,8 @@ def recall_out(result) -> dict[str, Any]:
     return {"prompt": result.prompt, "tokens": result.total_tokens, "budget": result.budget,
             "sources": list(dict.fromkeys(p.source_id for p in result.passages)),
             "passages": [{"source_id": p.source_id, "kind": p.kind, "section": p.section,
-                          "score": relevance(p.score)} for p in result.passages]}
+                          "score": relevance(p.score)} for p in result.passages],
+            "notes": prompt_notes(result)}
 
 
 def _forgotten(data: dict[str, Any]) -> dict[str, Any]:
@@ -247,14 +296,19 @@ TOOLS: dict[str, ToolSpec] = {
         "Store something in long-term memory: `text` (a fact, note or summary; its source ID is generated "
         "and returned unless you give `source_id`, and the same ID again replaces it), `documents` (texts "
         "under IDs of their own), and/or chat `messages` appended to the session `session_id`, each with a "
-        "retention class (strict, fuzzy, forgettable).",
+        "retention class (strict, fuzzy, forgettable). A message is flat, "
+        '{"role": "user", "content": "Ship on Friday.", "retention": "strict"}, or nested as the HTTP API '
+        'takes it, {"message": {"role": "user", "content": "..."}, "retention": "strict"}. Example: '
+        '{"session_id": "chat-1", "messages": [{"role": "user", "content": "Ship on Friday.", '
+        '"retention": "strict"}]}.',
         types.ToolAnnotations(title="Remember", read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                               open_world_hint=False)),
     "recall": ToolSpec(
         RecallIn, RecallOut, lambda b, c, a: b.recall(c, a),
         "The memory for a question, as a prompt that never exceeds `budget` tokens; every passage is "
         "tagged [S:<source id>]: answer from it and cite those tags. With `session_id` it includes that "
-        "session's recent turns. Call it before answering anything that may depend on earlier facts.",
+        "session's recent turns. Call it before answering anything that may depend on earlier facts. "
+        "`notes` says what the prompt cannot: a session ID that does not exist, a tenant with nothing stored.",
         types.ToolAnnotations(title="Recall", **READ.model_dump(exclude={"title"}))),
     "search": ToolSpec(
         SearchIn, SearchOut, lambda b, c, a: b.search(c, a),

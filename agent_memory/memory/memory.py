@@ -78,6 +78,16 @@ class AskResult:
     details: Answer = field(repr=False)  # usage, timings, invented citations, the LLM's error
 
 
+# The decisions of a prompt that change what the caller gets and that the caller is told (the MCP recall's
+# ``notes``): the tenant holds nothing, the session named does not exist, archiving was still catching up.
+NOTE_ACTIONS = ("empty tenant", "no such session", "archive catching up")
+
+
+def prompt_notes(result: PromptResult) -> list[str]:
+    """The reasons of ``result``'s decisions in ``NOTE_ACTIONS``, in order."""
+    return [d.reason for d in result.decisions if d.action in NOTE_ACTIONS]
+
+
 class Memory(DocumentMethods, SessionMethods):
     """Long memory inside a bounded prompt: documents, sessions, prompts, answers, forgetting.
 
@@ -174,14 +184,15 @@ class Memory(DocumentMethods, SessionMethods):
         strictly, merged deeply; kept for reuse, the least recently used of more than 16 closed)."""
         if (preset is None or preset == self.preset) and not overrides:
             return self.pipeline
-        key = json.dumps([preset or self.preset, overrides or {}], sort_keys=True, default=str)
+        preset = self.preset if preset is None else preset  # "" is no preset, refused by name (not the default)
+        key = json.dumps([preset, overrides or {}], sort_keys=True, default=str)
         with self._build_lock:
             variants = self.__dict__.setdefault("_variants", OrderedDict())
             if key in variants:
                 variants.move_to_end(key)
                 return variants[key]
             memory = self.working_memory
-            variant = RetrievalPipeline.from_services(self.services, preset or self.preset, dict(overrides or {}),
+            variant = RetrievalPipeline.from_services(self.services, preset, dict(overrides or {}),
                                                       recent_turns=memory.recent_turns,
                                                       session_summaries=memory.summaries)
             variants[key] = variant
@@ -247,7 +258,7 @@ class Memory(DocumentMethods, SessionMethods):
         if session_id is not None and not self.session_exists(session_id, tenant=tenant):
             # A misspelled session ID answers from long-term memory alone: said, so the caller can tell.
             result.decisions.append(Decision("recent", session_id, "no such session",
-                                             f"tenant {tenant!r} has no session {session_id!r}: no recent turns "
+                                             f"no session {session_id!r} for this tenant: no recent turns "
                                              "shared the budget (answered from long-term memory alone)"))
         return result
 

@@ -97,7 +97,7 @@ class SessionMethods:
     def view(self, session_id: str, budget: int = 4000, *, tenant: str | None = None) -> list[dict[str, Any]]:
         """The session's messages for the next model call, compacted to fit ``budget`` tokens."""
         if not self.session_exists(session_id, tenant=tenant):
-            raise NotFoundError(f"no session {session_id!r} for tenant {self._tenant(tenant)!r}")
+            raise NotFoundError(f"no session {session_id!r} for this tenant")
         return self.session(session_id, tenant=tenant).view(budget)
 
     def sessions(self, *, tenant: str | None = None) -> list[dict[str, Any]]:
@@ -148,6 +148,6 @@ class SessionMethods:
                     for k, v in self.ingestion.forget(name, source_id).items():
                         removed[k] = removed.get(k, 0) + v
         if not any(r["session_id"] == key for r in rows) and not removed["sources"]:  # settings only count
-            raise NotFoundError(f"no session {session_id!r} for tenant {name!r}")
+            raise NotFoundError(f"no session {session_id!r} for this tenant")
         return removed
 

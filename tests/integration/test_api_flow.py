@@ -62,6 +62,8 @@ def test_health_and_readiness_need_no_key(server):
     ready = client.get("/readyz")
     assert ready.status_code == 200
     assert ready.json()["checks"] == {"model": "ok", "catalog": "ok", "vectors": "ok", "graph": "ok"}
+    for path in ("/debug", "/docs", "/redoc", "/openapi.json"):  # as docs/api.md's Authentication lists them
+        assert client.get(path).status_code == 200, path
 
 
 def test_openapi_lists_endpoints_with_examples(server):
@@ -300,6 +302,9 @@ def test_every_endpoint_needs_a_valid_key(server, method, path, body):
     assert "API key" in error["message"]
     assert_error(client.request(method, path, headers={"X-API-Key": "wrong"}, **kwargs), 401, "unauthorized")
     assert_error(client.request(method, path, headers={"Authorization": "Bearer wrong"}, **kwargs), 401)
+    basic = client.request(method, path, headers={"Authorization": "Basic a2V5LWFjbWU="}, **kwargs)
+    assert "scheme 'Basic'" in assert_error(basic, 401, "unauthorized")["message"]
+    assert basic.headers["www-authenticate"] == "Bearer"
 
 
 def test_tenants_cannot_read_each_others_memory(server):
@@ -321,6 +326,7 @@ def test_a_tenant_in_the_body_never_chooses_the_tenant(server):
     doc = {"source_id": "notes/tenant-probe", "text": "The saffron gateway password hint is marmalade."}
     refused = client.post("/v1/documents", headers=ACME, json={**doc, "tenant": "globex"})
     assert refused.status_code == 422 and "'tenant'" in refused.json()["error"]["message"]
+    assert refused.json()["error"]["code"] == "invalid_request"
     question = "What is the saffron gateway password hint?"
     assert "marmalade" not in ask(client, GLOBEX, question).json()["prompt"]
     assert "marmalade" not in ask(client, ACME, question).json()["prompt"]

@@ -7,6 +7,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
+from agent_memory.core.errors import ConfigError
 from agent_memory.integrations.langchain import AgentMemoryChatHistory, AgentMemoryPromptRetriever, AgentMemoryRetriever
 
 NOTES = {
@@ -69,6 +70,12 @@ def test_prompt_retriever_returns_the_bounded_prompt(memory):
     assert isinstance(doc, Document) and "[S:garden/basil]" in doc.page_content
     assert doc.metadata["tokens"] <= 120 == doc.metadata["budget"]
     assert "garden/basil" in doc.metadata["source_ids"]
+    # Only None means the retriever's budget: 0 is refused as Memory.prompt refuses it (it had meant 1800).
+    with pytest.raises(ValueError, match="budget must be a whole number from 1"):
+        AgentMemoryPromptRetriever(memory=memory, budget=120).invoke("When is the basil watered?", budget=0)
+    assert AgentMemoryPromptRetriever(memory=memory, budget=120).invoke("basil?", budget=None)[0].metadata["budget"] == 120
+    with pytest.raises(ConfigError, match="unknown retrieval preset ''"):  # "" had meant the served preset
+        memory.prompt("When is the basil watered?", budget=200, preset="")
 
 
 def test_chat_history_is_a_working_memory_session(memory):
@@ -99,6 +106,11 @@ def test_chat_history_is_a_working_memory_session(memory):
 
 
 def test_clear_can_forget_the_archived_turns(memory):
+    kept = AgentMemoryChatHistory(memory, "lc-kept")  # the default, as the docstring and README say
+    kept.add_user_message("The spare key to the boathouse hangs behind the red door.")
+    kept.clear()
+    assert kept.messages == []
+    assert "[S:lc-kept/m0]" in memory.prompt("Where is the spare boathouse key?", budget=400).prompt
     history = AgentMemoryChatHistory(memory, "lc-private", forget_archived=True)
     history.add_user_message("My locker code is 4411 and I decided to move to Tromso on 2025-03-01.")
     assert "[S:lc-private/m0]" in memory.prompt("Where did I decide to move?", budget=400).prompt

@@ -124,3 +124,49 @@ def test_an_agent_graph_keeps_its_working_memory_in_a_session(memory):
     assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant"] * 2
     assert json.loads(stored[1]["tool_calls"][0]["function"]["arguments"]) == {"order": "A-17"}
     assert memory.sessions()[0]["session_id"] == "support-1"
+
+
+def test_put_index_follows_langgraph_index_false_fields_and_the_store_default(memory):
+    """index=False: out of search with a query, still got, listed and filtered; a list of paths: only
+    their text is searched (none found: not indexed); the store's index={"fields": [...]} is the default."""
+    store = AgentMemoryStore(memory)
+    ns = ("acme", "cfg")
+    store.put(ns, "secret", {"text": "Do not index me: the vault code is ZZTOP-4471.", "tag": "s"}, index=False)
+    store.put(ns, "visible", {"text": "The vault is in the cellar behind the wine rack."})
+    hits = store.search(("acme",), query="vault code ZZTOP-4471", limit=10)
+    assert [h.key for h in hits] == ["visible"]
+    assert store.get(ns, "secret").value["tag"] == "s"
+    assert {i.key for i in store.search(ns)} == {"secret", "visible"}
+    assert [i.key for i in store.search(ns, filter={"tag": "s"})] == ["secret"]
+
+    store.put(ns, "doc", {"title": "Heron migration notes", "body": {"lines": ["Herons nest near Lake Orta."]},
+                          "owner": "Quentin Zarkowski"}, index=["title", "body.lines[*]"])
+    assert store.search(ns, query="Where do herons nest?")[0].key == "doc"
+    texts = {p.source_id: p.text for p in memory.search("herons nest", limit=10, tenant="acme")}
+    assert "Herons nest near Lake Orta." in texts["cfg/doc"] and "Zarkowski" not in texts["cfg/doc"]
+    store.put(ns, "none", {"text": "Kestrels hover over the motorway verge."}, index=["missing"])
+    assert "none" not in [h.key for h in store.search(ns, query="kestrels hovering", limit=10)]
+    assert store.get(ns, "none") is not None
+
+    fields = AgentMemoryStore(memory, index={"fields": ["summary"]})
+    fields.put(ns, "f", {"summary": "Otters play at the weir at dawn.", "text": "Unrelated words about taxes."})
+    assert fields.search(ns, query="otters at the weir")[0].key == "f"
+    assert "taxes" not in {p.source_id: p.text for p in memory.search("otters", limit=10, tenant="acme")}["cfg/f"]
+    with pytest.raises(ValueError, match="dims"):
+        AgentMemoryStore(memory, index={"dims": 384, "embed": "openai:text-embedding-3-small"})
+    with pytest.raises(ValueError, match="index is False, None or a list"):
+        store.put(ns, "bad", {"text": "x"}, index="text")
+
+
+def test_a_graph_without_a_thread_id_is_told_what_is_missing_not_shown_its_config(memory):
+    graph = StateGraph(MessagesState)
+    graph.add_node("memory", SessionMessages(memory).sync)
+    graph.add_edge(START, "memory")
+    graph.add_edge("memory", END)
+    with pytest.raises(ValueError) as refused:
+        graph.compile().invoke({"messages": [HumanMessage("hi")]})
+    message = str(refused.value)
+    assert "'thread_id'" in message and "neither is set" in message
+    assert "__pregel" not in message and len(message) < 200
+    with pytest.raises(ValueError, match="got thread_id=''"):
+        SessionMessages.session_id({"configurable": {"thread_id": ""}})

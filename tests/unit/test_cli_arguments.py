@@ -44,6 +44,8 @@ def refused(capsys, argv: list[str]) -> str:
                                                  "got 99999999"),
     (["prompt", "Who?", "--budget", "0"], "got 0"),
     (["demo", "--budget", str(MAX_PROMPT_BUDGET + 1)], f"got {MAX_PROMPT_BUDGET + 1}"),
+    (["serve", "--port", "0"], "argument --port: must be from 1 to 65535, got 0"),  # had meant the settings' port
+    (["mcp", "--http", "--port", "0"], "argument --port: must be from 1 to 65535, got 0"),  # had meant 8765
 ])
 def test_values_the_api_refuses_are_usage_errors_naming_them(capsys, argv, message):
     assert message in refused(capsys, argv)
