@@ -57,23 +57,29 @@ class DocumentMethods:
 
     def add_file(self, path: str | Path, *, source_id: str | None = None,
                  metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
-                 tenant: str | None = None, base: str | Path | None = None, named_by_user: bool = True) -> Added:
+                 tenant: str | None = None, base: str | Path | None = None, named_by_user: bool = True,
+                 client_path: str | None = None, named_by_path: bool | None = None) -> Added:
         """Ingest one file (text, Markdown, HTML, PDF, office files, EPUB, notebooks, e-mail, code, JSON/JSONL
         records, transcripts) under ``source_id`` (default: its path relative to ``base``; without ``base``,
         its file name — never an absolute path). Forgetting that ID forgets every source the file held; re-adding the
         same bytes does nothing. A skipped or failed file is in ``report``, not raised.
         ``named_by_user`` (default): a file added by name stays when a later walk of its folder ignores it
-        (``ingest/missing.py``); False for a file a folder's walk reached (an upload of a folder job)."""
+        (``ingest/missing.py``); False for a file a folder's walk reached (an upload of a folder job).
+        An ID named by the path (no ``source_id``, or ``named_by_path``: the caller named it from the path, as
+        the CLI's uploads do) that another existing file holds is refused naming that file; a ``source_id``
+        the caller chose replaces what it held. ``client_path``: where the file is as the manifest records it
+        and that check compares it (an upload's absolute path on its client; default: ``path`` made absolute)."""
         tenant = self._tenant(tenant)
         expect_type(path, (str, Path), "path", "a str or pathlib.Path of one file")
-        named = source_id is None
-        if not named:
+        named = source_id is None if named_by_path is None else bool(named_by_path)
+        if source_id is not None:
             check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse.md'"))
         source_id = source_id or file_source_id(Path(path), base)
         metadata = check_metadata(metadata)
         return self._write(lambda report: ingest_file(
             self.ingestion, Path(path), tenant=tenant, source_id=source_id, report=report, metadata=metadata,
-            progress=progress, named_by_path=named, named_by_user=named_by_user), IngestReport(files_seen=1))
+            progress=progress, named_by_path=named, named_by_user=named_by_user, origin=client_path),
+            IngestReport(files_seen=1))
 
     def _write(self, ingest: Callable[[IngestReport], list[str]], report: IngestReport | None = None) -> Added:
         """One ingestion call under the write lock; a store failure it recorded is raised."""
