@@ -19,12 +19,14 @@ _LAZY = {
     "IngestReport": "agent_memory.ingest.report", "Document": "agent_memory.core.records", "TurnRecord": "agent_memory.core.records",
     "AgentMemoryError": "agent_memory.core.errors", "ConfigError": "agent_memory.core.errors",
     "NotFoundError": "agent_memory.core.errors", "StoreError": "agent_memory.core.errors",
+    "ClosedError": "agent_memory.core.errors",
 }
 __all__ = ["Memory", "AskResult", "Added", "PromptResult", "Passage", "Decision", "IngestReport", "Document",
-           "TurnRecord", "AgentMemoryError", "ConfigError", "NotFoundError", "StoreError", "__version__"]
+           "TurnRecord", "AgentMemoryError", "ClosedError", "ConfigError", "NotFoundError", "StoreError",
+           "__version__"]
 
 if TYPE_CHECKING:
-    from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, StoreError
+    from agent_memory.core.errors import AgentMemoryError, ClosedError, ConfigError, NotFoundError, StoreError
     from agent_memory.core.records import Document, TurnRecord
     from agent_memory.ingest.report import IngestReport
     from agent_memory.memory import Added, AskResult, Memory
