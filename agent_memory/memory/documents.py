@@ -44,16 +44,25 @@ class DocumentMethods:
     def add_documents(self, docs: Iterable[Document]) -> Added:
         """Store documents as they are (each carries its tenant; unchanged ones are skipped). ``docs`` is an
         iterable of ``Document``; anything else (one dict, a list of dicts) is a TypeError naming it."""
-        docs = checked_records(docs, Document, "docs", "Document(source_id='notes/a', text='...')")
+        docs = self._tenants_checked(checked_records(docs, Document, "docs", "Document(source_id='notes/a', text='...')"))
         return self._write(lambda report: self.ingestion.ingest_documents(docs, report))
 
     def add_turns(self, turns: Sequence[TurnRecord]) -> Added:
         """Store transcript turns (one source per turn, ``<session>/<turn>``) and a summary per session.
         ``turns`` is an iterable of ``TurnRecord``; anything else is a TypeError naming it. A turn whose ID a
         file, a document or a session holds raises IngestError (ingest/ownership.py)."""
-        turns = checked_records(turns, TurnRecord, "turns",
-                                "TurnRecord(session_id='s1', turn_id='1', speaker='Ana', text='...')")
+        turns = self._tenants_checked(checked_records(
+            turns, TurnRecord, "turns", "TurnRecord(session_id='s1', turn_id='1', speaker='Ana', text='...')"))
         return self._write(lambda report: self.ingestion.ingest_direct_turns(turns, report))
+
+    def _tenants_checked(self, records: Iterable[Any]) -> Iterable[Any]:
+        """Each record's tenant checked as a ``tenant=`` argument is (``Memory._tenant``): a sequence whole
+        before anything is stored, a lazy iterable as it is drawn."""
+        if isinstance(records, Sequence):
+            for record in records:
+                self._tenant(record.tenant)
+            return records
+        return (record for record in records if self._tenant(record.tenant) is not None)
 
     def add_file(self, path: str | Path, *, source_id: str | None = None,
                  metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from agent_memory.answer import Answer, Answerer
-from agent_memory.conversation.working_memory import CATCH_UP_WAIT_S, WorkingMemory
+from agent_memory.conversation.working_memory import CATCH_UP_WAIT_S, WorkingMemory, session_key
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.diskspace import check_free
 from agent_memory.core.errors import ClosedError, ConfigError, StoreError
@@ -124,7 +124,7 @@ class Memory(DocumentMethods, SessionMethods):
         self._services = services
         self._closed = False
         self.settings = services.settings
-        self.tenant = check_tenant(tenant or self.settings.tenant)
+        self.tenant = self._tenant(self.settings.tenant if tenant is None else tenant)
         self.preset = preset
         self._promote = promote
         self._archive_in_background = archive_in_background
@@ -225,7 +225,15 @@ class Memory(DocumentMethods, SessionMethods):
         archiver(self._services, self.write_lock)(turns)
 
     def _tenant(self, tenant: str | None) -> str:
-        return check_tenant(tenant) if tenant is not None else self.tenant
+        """``tenant`` checked (``arguments.check_tenant``), or this Memory's tenant for None."""
+        return check_tenant(tenant, self._holds_tenant) if tenant is not None else self.tenant
+
+    def _holds_tenant(self, tenant: str) -> bool:
+        """Whether a source or a session is stored under ``tenant``: asked only of a name the tenant rule
+        refuses, which a data dir written before the rule may hold (it stays readable and forgettable)."""
+        services = self.services
+        return (services.catalog.count(tenant) > 0
+                or bool(services.sessions.store.session_rows(session_key(tenant, ""))))
 
     def settle(self) -> str | None:
         """Wait until long-term memory holds every archived message: the start's catch-up of what an
