@@ -264,6 +264,8 @@ class Memory(DocumentMethods, SessionMethods):
         check_question(question)
         whole_number(expect_type(budget, int, "budget", "an int (tokens)"), "budget", 1, MAX_PROMPT_BUDGET)
         tenant = self._tenant(tenant)
+        if session_id is not None:
+            self._session_id(session_id, tenant)
         pending = self.settle()
         result = self.pipeline_for(preset, overrides).run(question, tenant=tenant, session_id=session_id, budget=budget,
                                  debug=debug, question_date=question_date, **filter_args(filters))
