@@ -79,6 +79,15 @@ def check_question(question: Any, what: str = "question") -> str:
     return question
 
 
+def check_forgotten_id(source_id: Any) -> str:
+    """A source ID (or a file's path) to forget or match, as MCP's ``forget`` and ``DELETE /v1/sources/{id}``
+    take it: a str (else TypeError) that is not empty (else ValueError: nothing is named by it)."""
+    expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse.md' (or a file's path)")
+    if not source_id:
+        raise ValueError("source_id must name a source or a file, got '' (list them with `agent-memory list`)")
+    return source_id
+
+
 def check_tenant(tenant: Any, held: Callable[[str], bool] | None = None) -> str:
     """``tenant`` if it is a tenant name (``core/names.py``: TypeError for a non-str, else ConfigError naming
     the problem). ``held``: whether the data dir holds data under a name; a name the rule refuses that

@@ -16,7 +16,13 @@ from agent_memory.ingest.discovery import check_source_id, file_source_id
 from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
 from agent_memory.ingest.ownership import match_sources, near_sources
 from agent_memory.ingest.report import IngestReport
-from agent_memory.memory.arguments import check_document, check_metadata, checked_records, expect_type
+from agent_memory.memory.arguments import (
+    check_document,
+    check_forgotten_id,
+    check_metadata,
+    checked_records,
+    expect_type,
+)
 
 Progress = Callable[[str, int, int], None]
 
@@ -124,6 +130,7 @@ class DocumentMethods:
         see ``matching_sources``. Returns the counts removed (``sources``, ``items``, ``triples``):
         all zero if it was unknown. Waits for the start's catch-up first: a turn it archived later would
         come back."""
+        check_forgotten_id(source_id)
         tenant = self._tenant(tenant)
         self.settle()
         with self.write_lock:
@@ -135,10 +142,12 @@ class DocumentMethods:
 
     def matching_sources(self, source_id: str, *, tenant: str | None = None) -> list[str]:
         """The stored source IDs ``forget(source_id)`` would remove (``ingest/ownership.match_sources``)."""
+        check_forgotten_id(source_id)
         self.settle()
         return match_sources(self.services.catalog, self._tenant(tenant), source_id)
 
     def similar_sources(self, source_id: str, *, tenant: str | None = None, limit: int = 3) -> list[str]:
         """Stored source IDs that look like ``source_id``: a hint when nothing matched it."""
+        check_forgotten_id(source_id)
         self.settle()
         return near_sources(self.services, self._tenant(tenant), source_id, limit)

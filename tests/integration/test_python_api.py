@@ -223,3 +223,17 @@ def test_a_prompt_for_a_session_that_does_not_exist_says_so(memory, capsys, tmp_
     assert "'chat-l'" in said.reason and "'acme'" in said.reason and "[S:notes/bakery]" in missing.prompt
     found = memory.prompt("Who founded the Orbital Bakery?", budget=300, session_id="chat-1")
     assert not [d for d in found.decisions if d.action == "no such session"]
+
+
+def test_forget_takes_what_mcp_and_http_take(memory):
+    """forget(None) failed inside on a str concatenation; forget('') answered zeros where MCP refuses it."""
+    memory.add("The Puffin key is PK-7.", source_id="notes/puffin")
+    for call in (memory.forget, memory.matching_sources, memory.similar_sources):
+        with pytest.raises(TypeError, match="source_id must be a str such as 'notes/greenhouse.md'.*got NoneType"):
+            call(None)
+        with pytest.raises(TypeError, match="got int 7"):
+            call(7)
+        with pytest.raises(ValueError, match="source_id must name a source or a file, got ''"):
+            call("")
+    assert memory.forget("notes/puffin")["sources"] == 1
+    assert memory.forget("notes/none") == {"sources": 0, "items": 0, "triples": 0}
