@@ -6,6 +6,7 @@ They use what ``Memory`` builds and holds: ``ingestion``, ``services``, ``write_
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -77,7 +78,8 @@ class DocumentMethods:
         """Ingest one file (text, Markdown, HTML, PDF, office files, EPUB, notebooks, e-mail, code, JSON/JSONL
         records, transcripts) under ``source_id`` (default: its path relative to ``base``; without ``base``,
         its file name — never an absolute path). Forgetting that ID forgets every source the file held; re-adding the
-        same bytes does nothing. A skipped or failed file is in ``report``, not raised.
+        same bytes does nothing. A path that is no file raises FileNotFoundError (a folder: IsADirectoryError,
+        pointing to ``add_paths``); a file skipped or failed while read (binary, unreadable) is in ``report``.
         ``named_by_user`` (default): a file added by name stays when a later walk of its folder ignores it
         (``ingest/missing.py``); False for a file a folder's walk reached (an upload of a folder job).
         An ID named by the path (no ``source_id``, or ``named_by_path``: the caller named it from the path, as
@@ -86,6 +88,14 @@ class DocumentMethods:
         and that check compares it (an upload's absolute path on its client; default: ``path`` made absolute)."""
         tenant = self._tenant(tenant)
         expect_type(path, (str, Path), "path", "a str or pathlib.Path of one file")
+        # The one path the caller named: its absence is raised, not left in a report (add_paths, a job over
+        # many files, records such skips and goes on).
+        if Path(path).is_dir():
+            raise IsADirectoryError(errno.EISDIR, f"add_file takes one file, this is a folder (add_paths([{str(path)!r}], "
+                                    "recursive=True) ingests a folder)", str(path))
+        if not Path(path).is_file():
+            what = "no regular file" if Path(path).exists() else "no such file"
+            raise FileNotFoundError(errno.ENOENT, f"add_file: {what}", str(path))
         named = source_id is None if named_by_path is None else bool(named_by_path)
         if source_id is not None:
             check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse.md'"))
