@@ -13,18 +13,34 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 # name -> the module that defines it, imported when the name is first used.
+_ERRORS = ("AgentMemoryError", "BudgetError", "ClosedError", "ConfigError", "IndexFormatError", "IngestError",
+           "LLMError", "NotFoundError", "StoreError", "StoreUnavailableError")
 _LAZY = {
     "Memory": "agent_memory.memory", "AskResult": "agent_memory.memory", "Added": "agent_memory.memory",
     "PromptResult": "agent_memory.retrieval.types", "Passage": "agent_memory.retrieval.types", "Decision": "agent_memory.retrieval.types",
     "IngestReport": "agent_memory.ingest.report", "Document": "agent_memory.core.records", "TurnRecord": "agent_memory.core.records",
-    "AgentMemoryError": "agent_memory.core.errors", "ConfigError": "agent_memory.core.errors",
-    "NotFoundError": "agent_memory.core.errors", "StoreError": "agent_memory.core.errors",
+    **dict.fromkeys(_ERRORS, "agent_memory.core.errors"), "DataDirBusyError": "agent_memory.core.owner",
 }
+# The errors a caller catches: AgentMemoryError is the root of all (DataDirBusyError is a ConfigError).
 __all__ = ["Memory", "AskResult", "Added", "PromptResult", "Passage", "Decision", "IngestReport", "Document",
-           "TurnRecord", "AgentMemoryError", "ConfigError", "NotFoundError", "StoreError", "__version__"]
+           "TurnRecord", "AgentMemoryError", "BudgetError", "ClosedError", "ConfigError", "IndexFormatError",
+           "IngestError", "LLMError", "NotFoundError", "StoreError", "StoreUnavailableError", "DataDirBusyError",
+           "__version__"]
 
 if TYPE_CHECKING:
-    from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, StoreError
+    from agent_memory.core.errors import (
+        AgentMemoryError,
+        BudgetError,
+        ClosedError,
+        ConfigError,
+        IndexFormatError,
+        IngestError,
+        LLMError,
+        NotFoundError,
+        StoreError,
+        StoreUnavailableError,
+    )
+    from agent_memory.core.owner import DataDirBusyError
     from agent_memory.core.records import Document, TurnRecord
     from agent_memory.ingest.report import IngestReport
     from agent_memory.memory import Added, AskResult, Memory

@@ -252,7 +252,7 @@ class RemoteMemory:
             report.outcome(path, "skipped")
             return
         try:
-            data = self.upload(path, source_id, progress=progress, named_by_user=named_by_user)
+            data = self.upload(path, source_id, progress=progress, named_by_user=named_by_user, named_by_path=True)
         except OSError as exc:
             report.files_skipped.append((str(path), f"unreadable: {exc}"))
             report.outcome(path, "skipped")
@@ -279,13 +279,18 @@ class RemoteMemory:
             report.outcome(path, "ingested")
 
     def upload(self, path: Path, source_id: str, *, metadata: str | None = None,
-               progress: Progress | None = None, named_by_user: bool = True) -> dict[str, Any]:
+               progress: Progress | None = None, named_by_user: bool = True,
+               named_by_path: bool = False) -> dict[str, Any]:
         """One file under ``source_id``; a big one waits for its job, reporting the job's progress.
-        ``named_by_user``: False for a file a folder's walk reached (the server's manifest records it)."""
+        ``named_by_user``: False for a file a folder's walk reached (the server's manifest records it).
+        ``named_by_path``: ``source_id`` is named from the file's path (the CLI's naming): the server refuses
+        it when another existing file holds that ID (409 source_id_held), as a local job does; said only with
+        the client path (to the server that owns our data dir), the one thing that check compares."""
         with Path(path).open("rb") as handle:
             form = {"source_id": source_id, **({"metadata": metadata} if metadata else {})}
             if self.owner:  # the server owns our data dir, on this machine: forget and inspect take this path
                 form["client_path"] = os.path.abspath(path)
+                form["named_by_path"] = "true" if named_by_path else "false"
             if not named_by_user:
                 form["named_by_user"] = "false"
             response = self.request("POST", "/v1/documents", ok=(200, 202),

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from agent_memory.api.errors import ApiError, error_of
 from agent_memory.api.schemas import DocumentIn
 from agent_memory.core.errors import SourceNotFoundError
+from agent_memory.ingest.file_ingestion import HELD_BY_ANOTHER
 from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.upkeep import expire
 from agent_memory.stores.jobs import JobQueue, JobSpec, SourceLocks
@@ -39,14 +40,18 @@ def ingest_text(state, tenant: str, doc_in, progress: Progress | None = None) ->
 
 def ingest_upload(state, tenant: str, path: Path, filename: str, source_id: str, metadata: dict[str, Any],
                   progress: Progress | None = None, *, origin: str | None = None,
-                  named_by_user: bool = True) -> dict[str, Any]:
+                  named_by_user: bool = True, named_by_path: bool = False) -> dict[str, Any]:
     """The file ingestion job for an upload, under the caller's ``source_id`` instead of a path:
     forgetting the upload forgets every source it held; re-uploading the same bytes is a no-op.
     ``origin``: the file's absolute path on the client, recorded as where the source came from.
-    ``named_by_user``: False for a file a folder job's walk reached (``Memory.add_file``)."""
+    ``named_by_user``: False for a file a folder job's walk reached (``Memory.add_file``).
+    ``named_by_path``: the client named ``source_id`` from the file's path (the CLI's naming): another
+    existing file at another ``origin`` that holds it refuses the upload (409), as a local ingestion does;
+    otherwise the upload replaces what the ID held. Only with an ``origin``: nothing else is compared."""
     with state.locks.hold(tenant, source_id):
         added = state.memory.add_file(path, source_id=source_id, metadata={**metadata, "path": filename},
-                                      progress=progress, tenant=tenant, named_by_user=named_by_user)
+                                      progress=progress, tenant=tenant, named_by_user=named_by_user,
+                                      client_path=origin, named_by_path=named_by_path and origin is not None)
         # Under the source's lock:
         _record_client_path(state, tenant, source_id, added.source_ids, path, origin or filename)
     report = added.report
@@ -55,6 +60,8 @@ def ingest_upload(state, tenant: str, path: Path, filename: str, source_id: str,
         raise ApiError(400, "unsupported_file", f"{filename!r} cannot be ingested: {reason}")
     if report.files_failed:
         reason = _public(report.files_failed[0][1], path, filename)
+        if reason.startswith("source ID ") and HELD_BY_ANOTHER in reason:
+            raise ApiError(409, "source_id_held", f"{filename!r} was not ingested: {reason}")
         raise ApiError(400, "unreadable_file", f"{filename!r} could not be ingested: {reason}")
     return {"source_ids": added.source_ids, "report": _public(report.to_dict(), path, filename)}
 
@@ -162,12 +169,14 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
     filename = params.get("filename") or "upload.txt"
     if spec.path is not None:
         return ingest_upload(state, spec.tenant, spec.path, filename, spec.source_id, params.get("metadata") or {},
-                             progress, origin=params.get("origin"), named_by_user=params.get("named_by_user", True))
+                             progress, origin=params.get("origin"), named_by_user=params.get("named_by_user", True),
+                             named_by_path=params.get("named_by_path", False))
     folder = Path(tempfile.mkdtemp(prefix="agent-memory-job-"))
     try:
         path = folder / PurePath(filename).name
         path.write_bytes(spec.body or b"")
         return ingest_upload(state, spec.tenant, path, filename, spec.source_id, params.get("metadata") or {},
-                             progress, origin=params.get("origin"), named_by_user=params.get("named_by_user", True))
+                             progress, origin=params.get("origin"), named_by_user=params.get("named_by_user", True),
+                             named_by_path=params.get("named_by_path", False))
     finally:
         shutil.rmtree(folder, ignore_errors=True)

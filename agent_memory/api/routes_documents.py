@@ -47,7 +47,12 @@ _UPLOAD_DOC = {
                             "the CLI to the server owning its data dir): forget and inspect take it"},
             "named_by_user": {"type": "string", "enum": ["true", "false"], "default": "true",
                             "description": "false for a file a folder's walk reached: a later walk whose ignore "
-                            "rules leave it out forgets it; a file the user named stays"}}}},
+                            "rules leave it out forgets it; a file the user named stays"},
+            "named_by_path": {"type": "string", "enum": ["true", "false"],
+                              "description": "true: source_id is the client's name for the file from its path (the "
+                              "CLI's naming), so another existing file at another client_path that holds it refuses "
+                              "the upload (409 source_id_held) instead of being replaced; needs client_path. "
+                              "Default: true without a source_id, false with one (a chosen ID is replaced)"}}}},
     }},
 }
 
@@ -86,7 +91,7 @@ async def post_document(request: Request, state: StateDep, tenant: TenantDep):
 
 
 # The fields of a multipart upload (documented in _UPLOAD_DOC); any other is refused by name.
-UPLOAD_FIELDS = ("file", "source_id", "metadata", "client_path", "named_by_user")
+UPLOAD_FIELDS = ("file", "source_id", "metadata", "client_path", "named_by_user", "named_by_path")
 
 
 async def _upload(request: Request, state, tenant: str):
@@ -98,10 +103,15 @@ async def _upload(request: Request, state, tenant: str):
     if upload is None or isinstance(upload, str):
         raise ApiError(422, "invalid_request", "multipart body needs a 'file' part")
     filename = client_path(upload.filename)  # folders kept: "docs/a.md" and "notes/a.md" are two sources
-    source_id = chosen_source_id(str(form.get("source_id") or "")) or _file_source_id(filename)
+    chosen = chosen_source_id(str(form.get("source_id") or ""))
+    source_id = chosen or _file_source_id(filename)
     metadata = _metadata(form.get("metadata"))
     origin = _origin(form.get("client_path"))
     named_by_user = _flag(form.get("named_by_user"), "named_by_user", default=True)
+    named_by_path = _flag(form.get("named_by_path"), "named_by_path", default=not chosen)
+    if named_by_path and origin is None and form.get("named_by_path"):
+        raise ApiError(422, "invalid_request", "named_by_path 'true' needs client_path: the file's absolute path "
+                                               "on the client is what is compared with the file holding the ID")
     folder = Path(tempfile.mkdtemp(prefix="agent-memory-upload-"))
     path = folder / PurePath(filename).name
     size = 0
@@ -121,7 +131,7 @@ async def _upload(request: Request, state, tenant: str):
 
     def work(progress=None):
         return ingestion.ingest_upload(state, tenant, path, filename, source_id, metadata, progress, origin=origin,
-                                       named_by_user=named_by_user)
+                                       named_by_user=named_by_user, named_by_path=named_by_path)
 
     def cleanup():
         shutil.rmtree(folder, ignore_errors=True)
@@ -129,7 +139,7 @@ async def _upload(request: Request, state, tenant: str):
     if await run_in_threadpool(_as_job, state, size):
         spec = JobSpec(tenant=tenant, kind="upload", source_id=source_id, size=size,
                        params={"filename": filename, "metadata": metadata, "origin": origin,
-                               "named_by_user": named_by_user}, path=path,
+                               "named_by_user": named_by_user, "named_by_path": named_by_path}, path=path,
                        cleanup=cleanup)
         job = await run_in_threadpool(state.jobs.submit, spec)
         return accepted(job)

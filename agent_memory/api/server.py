@@ -29,7 +29,9 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
         # Off loopback every request needs a key; with none configured nothing could ever be served.
         raise ConfigError(f"listening on {settings.api_host!r} needs API keys: set AGENT_MEMORY_API_KEYS, "
                           'e.g. \'{"<secret>": "<tenant>"}\'')
-    check_tenant_names(settings)
+    # A data dir that holds nothing yet (and no shared catalog) holds no tenant from before the name rule.
+    fresh = not settings.postgres_url and not (settings.data_dir.is_dir() and any(settings.data_dir.iterdir()))
+    check_tenant_names(settings, (lambda name: False) if fresh else None)
     # The data dir is this server's from before anything opens its stores until the process ends: a
     # second server on it stops here, naming this one; the CLI and `mcp` find it and use its API.
     host, port = settings.api_host, settings.api_port

@@ -8,11 +8,12 @@ import ipaddress
 import logging
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from agent_memory.api import ingestion
 from agent_memory.core.config import Settings
 from agent_memory.core.errors import ConfigError
+from agent_memory.core.names import TENANT_RULE, tenant_problem
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.memory import Memory
 
@@ -44,13 +45,18 @@ def tenant_for_key(api_keys: dict[str, str], key: str) -> str | None:
 
 
 
-def check_tenant_names(settings) -> None:
-    """The served tenant and every API key's tenant are names a tenant can have (``serve`` checks before
-    it starts, so a bad key is one line, not a traceback out of the server's start-up)."""
+def check_tenant_names(settings, held: Callable[[str], bool] | None = None) -> None:
+    """The served tenant and every API key's tenant are tenant names (``core/names.py``), as every surface
+    takes them: ``serve`` checks before it starts (a bad key is one line, not a traceback out of the
+    server's start-up), the app's state again with ``held`` (whether the data dir holds data under a
+    name): a name the rule refuses that a data dir written before the rule holds is served all the same.
+    Before the stores are open (``held`` None) only a name no data dir can hold is refused (empty, '/')."""
     for tenant in [settings.tenant, *dict(settings.api_keys).values()]:
-        if not tenant or "/" in tenant:
-            raise ConfigError(f"tenant names must be non-empty and without '/', got {tenant!r}"
-                              f"{' (in AGENT_MEMORY_API_KEYS)' if tenant != settings.tenant else ''}")
+        problem = tenant_problem(tenant) if isinstance(tenant, str) else "is not a string"
+        if problem is None or (held is None and tenant and "/" not in tenant) or (held is not None and held(tenant)):
+            continue
+        raise ConfigError(f"{TENANT_RULE}; got {tenant!r} ({problem})"
+                          f"{' in AGENT_MEMORY_API_KEYS' if tenant != settings.tenant else ''}")
 
 class ApiState:
     def __init__(self, settings: Settings, services, *, job_threshold_bytes: int | None = None,
@@ -65,10 +71,10 @@ class ApiState:
         # Keys are needed whenever some are configured, and always off loopback: an open port
         # without them would let anyone read every tenant's memory.
         self.auth_required = bool(self.api_keys) or not is_loopback(settings.api_host)
-        check_tenant_names(settings)
-        self.jobs, self.locks = ingestion.job_queue(self)  # durable on PostgreSQL, else in process
         # The Python API does the work; this state adds auth, jobs and readiness around it.
         self.memory = Memory(services=services, tenant=settings.tenant, name_other_tenants=not self.auth_required)
+        check_tenant_names(settings, self.memory._holds_tenant)
+        self.jobs, self.locks = ingestion.job_queue(self)  # durable on PostgreSQL, else in process
         self.ingest_lock = self.memory.write_lock
         self.warm_error: str | None = None
         self.warm_done = threading.Event()

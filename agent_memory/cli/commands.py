@@ -41,9 +41,9 @@ def _data_dir(args, *, lenient: bool = False) -> Path:
 def _memory(args, **kwargs) -> Iterator[Memory]:
     """The Python API over the settings (``--data-dir`` overrides where the stores live), with the
     data dir owned by this process while it runs (agent_memory/core/owner.py)."""
-    tenant = getattr(args, "tenant", None)
+    tenant = getattr(args, "tenant", None)  # given blank (--tenant ''), refused as every surface does
     with own(_data_dir(args), args.command, doing=f"run `agent-memory {args.command}` on it"), \
-            Memory(data_dir=getattr(args, "data_dir", None), tenant=tenant or None, **kwargs) as memory:
+            Memory(data_dir=getattr(args, "data_dir", None), tenant=tenant, **kwargs) as memory:
         yield memory
 
 
@@ -104,12 +104,23 @@ def _tenant_through(remote: RemoteMemory, args) -> str:
     """The server's tenant for this command, refused (naming how it was given) unless it is the tenant the
     command would use locally: ``--tenant``, else AGENT_MEMORY_TENANT when set (unset: the server's own
     tenant, or its key's)."""
-    if getattr(args, "tenant", None):
-        return remote.check_tenant(args.tenant)
+    if getattr(args, "tenant", None) is not None:
+        return remote.check_tenant(_tenant_name(remote, args.tenant))
     here = settings_here()  # the tenant is read and checked even where settings the server applies are invalid
-    if "tenant" in here.set_here:  # refused as locally where it names no tenant (empty, or with a '/')
-        return remote.check_tenant(check_tenant(here.value("tenant")), given_as=TENANT_ENV)
+    if "tenant" in here.set_here:  # refused as locally where it is no tenant name (core/names.py)
+        return remote.check_tenant(_tenant_name(remote, here.value("tenant")), given_as=TENANT_ENV)
     return remote.check_tenant(None)
+
+
+def _tenant_name(remote: RemoteMemory, wanted: str) -> str:
+    """``wanted`` if it is a tenant name, or the server's own tenant (served before the rule, it holds data):
+    else the rule's refusal, as a local command gives it."""
+    try:
+        return check_tenant(wanted)
+    except ConfigError:
+        if wanted and wanted == remote.tenant():
+            return wanted
+        raise
 
 
 def cmd_ingest(args) -> int:

@@ -65,6 +65,11 @@ class SourceNotFoundError(NotFoundError):
         self.similar = list(similar)
 
 
+class ClosedError(AgentMemoryError):
+    """An object was used after its ``close()``: a closed ``Memory`` holds no data dir (another may have
+    opened it since), so it never opens its stores again; open a new one."""
+
+
 class JobInterrupted(AgentMemoryError):
     """The process is stopping: a background job ends at its next unit boundary instead of writing on
     while the stores close (its spooled copy runs again at the next start)."""

@@ -49,6 +49,8 @@ log = logging.getLogger(__name__)
 # text_encodings setting (the same bytes read in another encoding are another text), all after "partial:" when
 # records of it were refused (a hash that never matches: the next run reads it again).
 PARTIAL, READ_AS = "partial:", "@"
+# What the refusal of a file whose path-named ID another existing file holds says (the API answers it 409).
+HELD_BY_ANOTHER = "is held by another file"
 
 
 def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, tenant: str | None = None,
@@ -136,7 +138,7 @@ def _recorded(services: Services, tenant: str, prefix: str) -> list[StoredFile]:
 def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_id: str | None = None,
                 report: IngestReport | None = None, metadata: dict | None = None,
                 progress: Callable[[str, int, int], None] | None = None, named_by_path: bool = False,
-                named_by_user: bool = False) -> list[str]:
+                named_by_user: bool = False, origin: str | None = None) -> list[str]:
     """Ingest one file under ``source_id`` (default: its file name; ``ingest_paths`` names it by its path
     under a base); its units go through ``pipeline``. Returns the sources it holds.
 
@@ -147,13 +149,15 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
     failure raises. An ID named by the path (no ``source_id``, or ``named_by_path``) that another existing
     file already holds is refused with that file named: two files never share one ID silently.
     ``named_by_user``: the user named the file, not only a walk reached it; a walk of its folder whose ignore
-    rules leave it out keeps it (its manifest keeps that once said: ``missing.user_named``)."""
+    rules leave it out keeps it (its manifest keeps that once said: ``missing.user_named``).
+    ``origin``: where the file is, as its manifest records it and the check above compares it (an upload's
+    absolute path on its client); default its absolute path here. An upload without one is not compared."""
     services = pipeline.services
     report = report if report is not None else IngestReport()
     named_by_path = named_by_path or source_id is None
     file_id = source_id or file_source_id(path)
     owner = FILE_KEY + file_id
-    where = os.path.abspath(path)
+    where = origin or os.path.abspath(path)
     try:
         digest = file_hash(path)
     except OSError as exc:
@@ -162,7 +166,7 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
         return []
     previous = services.catalog.get(tenant, owner)
     if named_by_path and previous is not None and _other_file(previous.path, where):
-        report.files_failed.append((str(path), f"source ID {file_id!r} is held by another file, "
+        report.files_failed.append((str(path), f"source ID {file_id!r} {HELD_BY_ANOTHER}, "
                                     f"{previous.path!r}: give --base (or source_id) so their IDs differ, "
                                     f"or forget {file_id!r} first"))
         report.outcome(path, "failed")

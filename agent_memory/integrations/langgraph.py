@@ -50,7 +50,7 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import get_text_at_path
 
 from agent_memory.answer import relevance
-from agent_memory.core.errors import NotFoundError
+from agent_memory.core.errors import ConfigError, NotFoundError
 from agent_memory.core.limits import MAX_SEARCH_LIMIT
 from agent_memory.core.records import SearchFilter
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources
@@ -70,7 +70,7 @@ class AgentMemoryStore(BaseStore):
     def __init__(self, memory: Memory, *, tenant: str | None = None, search_limit_scan: int = 5000,
                  index: dict[str, Any] | None = None) -> None:
         self.memory = memory
-        self.tenant = tenant
+        self.tenant = None if tenant is None else self._tenant_name(tenant, "tenant")
         self.index_fields = _index_fields(index)  # the default paths ``put`` indexes (None: text/content/all)
         self.search_limit_scan = search_limit_scan  # the most items a query-less search or a listing reads
 
@@ -88,7 +88,15 @@ class AgentMemoryStore(BaseStore):
             return self.tenant, tuple(namespace)
         if not namespace:
             return self.memory.tenant, ()
-        return namespace[0], tuple(namespace[1:])
+        return self._tenant_name(namespace[0], f"namespace[0] (the tenant) of {namespace!r}"), tuple(namespace[1:])
+
+    def _tenant_name(self, tenant: Any, what: str) -> str:
+        """``tenant`` as every surface takes a tenant name (``core/names.py``; one a data dir written before
+        the rule holds too), else a ValueError naming it, as for a bad label."""
+        try:
+            return self.memory._tenant(tenant)
+        except ConfigError as exc:
+            raise ValueError(f"invalid {what}: {exc}") from None
 
     def _namespace(self, tenant: str, rest: tuple[str, ...]) -> tuple[str, ...]:
         return rest if self.tenant is not None else (tenant, *rest)

@@ -5,10 +5,11 @@ document, question and session calls (``memory.py``, ``sessions.py``) share thes
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.limits import check_document_text, question_problem
+from agent_memory.core.names import TENANT_RULE, tenant_problem
 from agent_memory.core.storable import check_storable, check_text
 
 R = TypeVar("R")
@@ -78,10 +79,24 @@ def check_question(question: Any, what: str = "question") -> str:
     return question
 
 
-def check_tenant(tenant: str) -> str:
-    if not isinstance(tenant, str) or not tenant or "/" in tenant:
-        raise ConfigError(f"tenant names must be non-empty strings without '/', got {tenant!r}")
-    return tenant
+def check_forgotten_id(source_id: Any) -> str:
+    """A source ID (or a file's path) to forget or match, as MCP's ``forget`` and ``DELETE /v1/sources/{id}``
+    take it: a str (else TypeError) that is not empty (else ValueError: nothing is named by it)."""
+    expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse.md' (or a file's path)")
+    if not source_id:
+        raise ValueError("source_id must name a source or a file, got '' (list them with `agent-memory list`)")
+    return source_id
+
+
+def check_tenant(tenant: Any, held: Callable[[str], bool] | None = None) -> str:
+    """``tenant`` if it is a tenant name (``core/names.py``: TypeError for a non-str, else ConfigError naming
+    the problem). ``held``: whether the data dir holds data under a name; a name the rule refuses that
+    does is taken all the same, so a tenant stored before the rule stays readable and forgettable."""
+    expect_type(tenant, str, "tenant", "a str such as 'acme'")
+    problem = tenant_problem(tenant)
+    if problem is None or (tenant and held is not None and held(tenant)):
+        return tenant
+    raise ConfigError(f"{TENANT_RULE}; got {tenant[:80]!r}{'...' if len(tenant) > 80 else ''} ({problem})")
 
 
 def filter_args(filters: Mapping[str, Any] | Any | None) -> dict[str, Any]:

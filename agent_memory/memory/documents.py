@@ -6,6 +6,7 @@ They use what ``Memory`` builds and holds: ``ingestion``, ``services``, ``write_
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -16,7 +17,13 @@ from agent_memory.ingest.discovery import check_source_id, file_source_id
 from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
 from agent_memory.ingest.ownership import match_sources, near_sources
 from agent_memory.ingest.report import IngestReport
-from agent_memory.memory.arguments import check_document, check_metadata, checked_records, expect_type
+from agent_memory.memory.arguments import (
+    check_document,
+    check_forgotten_id,
+    check_metadata,
+    checked_records,
+    expect_type,
+)
 from agent_memory.stores.jobs import CHUNKS_STAGE
 
 Progress = Callable[[str, int, int], None]
@@ -47,7 +54,7 @@ class DocumentMethods:
         """Store documents as they are (each carries its tenant; unchanged ones are skipped). ``docs`` is an
         iterable of ``Document``; anything else (one dict, a list of dicts) is a TypeError naming it.
         ``progress``: called ``("chunks", done, total)`` as each batch's chunks are stored."""
-        docs = checked_records(docs, Document, "docs", "Document(source_id='notes/a', text='...')")
+        docs = self._tenants_checked(checked_records(docs, Document, "docs", "Document(source_id='notes/a', text='...')"))
         on_chunks = (lambda done, total: progress(CHUNKS_STAGE, done, total)) if progress else None
         return self._write(lambda report: self.ingestion.ingest_documents(docs, report, on_chunks=on_chunks))
 
@@ -55,32 +62,56 @@ class DocumentMethods:
         """Store transcript turns (one source per turn, ``<session>/<turn>``) and a summary per session.
         ``turns`` is an iterable of ``TurnRecord``; anything else is a TypeError naming it. A turn whose ID a
         file, a document or a session holds raises IngestError (ingest/ownership.py)."""
-        turns = checked_records(turns, TurnRecord, "turns",
-                                "TurnRecord(session_id='s1', turn_id='1', speaker='Ana', text='...')")
+        turns = self._tenants_checked(checked_records(
+            turns, TurnRecord, "turns", "TurnRecord(session_id='s1', turn_id='1', speaker='Ana', text='...')"))
         return self._write(lambda report: self.ingestion.ingest_direct_turns(turns, report))
+
+    def _tenants_checked(self, records: Iterable[Any]) -> Iterable[Any]:
+        """Each record's tenant checked as a ``tenant=`` argument is (``Memory._tenant``): a sequence whole
+        before anything is stored, a lazy iterable as it is drawn."""
+        if isinstance(records, Sequence):
+            for record in records:
+                self._tenant(record.tenant)
+            return records
+        return (record for record in records if self._tenant(record.tenant) is not None)
 
     def add_file(self, path: str | Path, *, source_id: str | None = None,
                  metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
-                 tenant: str | None = None, base: str | Path | None = None, named_by_user: bool = True) -> Added:
+                 tenant: str | None = None, base: str | Path | None = None, named_by_user: bool = True,
+                 client_path: str | None = None, named_by_path: bool | None = None) -> Added:
         """Ingest one file (text, Markdown, HTML, PDF, office files, EPUB, notebooks, e-mail and mail archives,
         code, JSON/JSONL records, transcripts) under ``source_id`` (default: its path relative to ``base``; without ``base``,
         its file name — never an absolute path). Forgetting that ID forgets every source the file held; re-adding the
-        same bytes does nothing. A skipped or failed file is in ``report``, not raised. ``progress(stage, done,
-        total)``: ``("ingesting", units done, units)`` between the file's units (a record, a notebook, a whole
-        PDF) and ``("chunks", done, total)`` while a unit's chunks are stored (the file's chunks so far, of
-        those split so far; every 256 items at most), so a single large document shows how far it is.
+        same bytes does nothing. A path that is no file raises FileNotFoundError (a folder: IsADirectoryError,
+        pointing to ``add_paths``); a file skipped or failed while read (binary, unreadable) is in ``report``.
+        ``progress(stage, done, total)``: ``("ingesting", units done, units)`` between the file's units (a record,
+        a notebook, a whole PDF) and ``("chunks", done, total)`` while a unit's chunks are stored (the file's chunks
+        so far, of those split so far; every 256 items at most), so a single large document shows how far it is.
         ``named_by_user`` (default): a file added by name stays when a later walk of its folder ignores it
-        (``ingest/missing.py``); False for a file a folder's walk reached (an upload of a folder job)."""
+        (``ingest/missing.py``); False for a file a folder's walk reached (an upload of a folder job).
+        An ID named by the path (no ``source_id``, or ``named_by_path``: the caller named it from the path, as
+        the CLI's uploads do) that another existing file holds is refused naming that file; a ``source_id``
+        the caller chose replaces what it held. ``client_path``: where the file is as the manifest records it
+        and that check compares it (an upload's absolute path on its client; default: ``path`` made absolute)."""
         tenant = self._tenant(tenant)
         expect_type(path, (str, Path), "path", "a str or pathlib.Path of one file")
-        named = source_id is None
-        if not named:
+        # The one path the caller named: its absence is raised, not left in a report (add_paths, a job over
+        # many files, records such skips and goes on).
+        if Path(path).is_dir():
+            raise IsADirectoryError(errno.EISDIR, f"add_file takes one file, this is a folder (add_paths([{str(path)!r}], "
+                                    "recursive=True) ingests a folder)", str(path))
+        if not Path(path).is_file():
+            what = "no regular file" if Path(path).exists() else "no such file"
+            raise FileNotFoundError(errno.ENOENT, f"add_file: {what}", str(path))
+        named = source_id is None if named_by_path is None else bool(named_by_path)
+        if source_id is not None:
             check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse.md'"))
         source_id = source_id or file_source_id(Path(path), base)
         metadata = check_metadata(metadata)
         return self._write(lambda report: ingest_file(
             self.ingestion, Path(path), tenant=tenant, source_id=source_id, report=report, metadata=metadata,
-            progress=progress, named_by_path=named, named_by_user=named_by_user), IngestReport(files_seen=1))
+            progress=progress, named_by_path=named, named_by_user=named_by_user, origin=client_path),
+            IngestReport(files_seen=1))
 
     def _write(self, ingest: Callable[[IngestReport], list[str]], report: IngestReport | None = None) -> Added:
         """One ingestion call under the write lock; a store failure it recorded is raised."""
@@ -116,6 +147,7 @@ class DocumentMethods:
         see ``matching_sources``. Returns the counts removed (``sources``, ``items``, ``triples``):
         all zero if it was unknown. Waits for the start's catch-up first: a turn it archived later would
         come back."""
+        check_forgotten_id(source_id)
         tenant = self._tenant(tenant)
         self.settle()
         with self.write_lock:
@@ -127,10 +159,12 @@ class DocumentMethods:
 
     def matching_sources(self, source_id: str, *, tenant: str | None = None) -> list[str]:
         """The stored source IDs ``forget(source_id)`` would remove (``ingest/ownership.match_sources``)."""
+        check_forgotten_id(source_id)
         self.settle()
         return match_sources(self.services.catalog, self._tenant(tenant), source_id)
 
     def similar_sources(self, source_id: str, *, tenant: str | None = None, limit: int = 3) -> list[str]:
         """Stored source IDs that look like ``source_id``: a hint when nothing matched it."""
+        check_forgotten_id(source_id)
         self.settle()
         return near_sources(self.services, self._tenant(tenant), source_id, limit)

@@ -26,6 +26,7 @@ checks the calls share are in ``arguments.py``.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import logging
 import threading
@@ -36,10 +37,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from agent_memory.answer import Answer, Answerer
-from agent_memory.conversation.working_memory import CATCH_UP_WAIT_S, WorkingMemory
+from agent_memory.conversation.working_memory import CATCH_UP_WAIT_S, WorkingMemory, session_key
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.diskspace import check_free
-from agent_memory.core.errors import ConfigError, StoreError
+from agent_memory.core.errors import ClosedError, ConfigError, StoreError
 from agent_memory.core.limits import MAX_ANSWER_TOKENS, MAX_SEARCH_LIMIT, whole_number
 from agent_memory.core.owner import PYTHON_COMMAND, DataDirBusyError, held_here, own
 from agent_memory.core.records import TurnRecord
@@ -130,9 +131,10 @@ class Memory(DocumentMethods, SessionMethods):
             except BaseException:
                 self._hold.close()
                 raise
-        self.services = services
+        self._services = services
+        self._closed = False
         self.settings = services.settings
-        self.tenant = check_tenant(tenant or self.settings.tenant)
+        self.tenant = self._tenant(self.settings.tenant if tenant is None else tenant)
         self.preset = preset
         self._promote = promote
         self._archive_in_background = archive_in_background
@@ -156,13 +158,29 @@ class Memory(DocumentMethods, SessionMethods):
             self._hold.enter_context(own(data_dir, PYTHON_COMMAND, doing="open it with Memory()"))
 
     # ---- the parts, built on first use ------------------------------------------------------------
-    @functools.cached_property
+    @property
+    def services(self) -> Services:
+        """The stores and clients every call uses; ClosedError once ``close()`` has run."""
+        self._check_open()
+        return self._services
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError("this Memory is closed: open a new one (a closed Memory no longer holds its data "
+                              "dir, which another may have opened since)")
+
+    @property
     def ingestion(self) -> IngestionPipeline:
-        return IngestionPipeline(self.services)
+        with self._build_lock:
+            self._check_open()
+            if "_ingestion" not in self.__dict__:
+                self._ingestion = IngestionPipeline(self.services)
+            return self._ingestion
 
     @property
     def working_memory(self) -> WorkingMemory:
         with self._build_lock:
+            self._check_open()
             if "_working_memory" not in self.__dict__:
                 self._working_memory = WorkingMemory(self.services,
                                                      promote=self._promote_turns if self._promote else None)
@@ -172,6 +190,7 @@ class Memory(DocumentMethods, SessionMethods):
     @property
     def pipeline(self) -> RetrievalPipeline:
         with self._build_lock:
+            self._check_open()
             if "_pipeline" not in self.__dict__:
                 memory = self.working_memory
                 self._pipeline = RetrievalPipeline.from_services(
@@ -187,6 +206,7 @@ class Memory(DocumentMethods, SessionMethods):
         preset = self.preset if preset is None else preset  # "" is no preset, refused by name (not the default)
         key = json.dumps([preset, overrides or {}], sort_keys=True, default=str)
         with self._build_lock:
+            self._check_open()
             variants = self.__dict__.setdefault("_variants", OrderedDict())
             if key in variants:
                 variants.move_to_end(key)
@@ -211,11 +231,20 @@ class Memory(DocumentMethods, SessionMethods):
     def _promote_turns(self, turns: Sequence[TurnRecord]) -> None:
         """Working-memory turns into long-term memory (agent_memory/ingest/archive.py: transcript ingestion's own
         ``ingest_turns``, under the write lock; a store failure raised so the watermark stays)."""
-        self.check_space("archiving to long-term memory")
-        archiver(self.services, self.write_lock)(turns)
+        # Private parts: close() flushes a queued pass through here after the Memory is marked closed.
+        check_free(self.settings.data_dir, self.settings.min_free_mb, "archiving to long-term memory")
+        archiver(self._services, self.write_lock)(turns)
 
     def _tenant(self, tenant: str | None) -> str:
-        return check_tenant(tenant) if tenant is not None else self.tenant
+        """``tenant`` checked (``arguments.check_tenant``), or this Memory's tenant for None."""
+        return check_tenant(tenant, self._holds_tenant) if tenant is not None else self.tenant
+
+    def _holds_tenant(self, tenant: str) -> bool:
+        """Whether a source or a session is stored under ``tenant``: asked only of a name the tenant rule
+        refuses, which a data dir written before the rule may hold (it stays readable and forgettable)."""
+        services = self.services
+        return (services.catalog.count(tenant) > 0
+                or bool(services.sessions.store.session_rows(session_key(tenant, ""))))
 
     def settle(self) -> str | None:
         """Wait until long-term memory holds every archived message: the start's catch-up of what an
@@ -246,6 +275,8 @@ class Memory(DocumentMethods, SessionMethods):
         check_question(question)
         whole_number(expect_type(budget, int, "budget", "an int (tokens)"), "budget", 1, MAX_PROMPT_BUDGET)
         tenant = self._tenant(tenant)
+        if session_id is not None:
+            self._session_id(session_id, tenant)
         pending = self.settle()
         result = self.pipeline_for(preset, overrides).run(question, tenant=tenant, session_id=session_id, budget=budget,
                                  debug=debug, question_date=question_date, **filter_args(filters))
@@ -325,8 +356,13 @@ class Memory(DocumentMethods, SessionMethods):
 
     # ---- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:
-        """Close the pipeline, the sessions and (when built here) the services."""
+        """Close the pipeline, the sessions and (when built here) the services, and give the data dir back.
+        From then on every call raises ClosedError (open a new Memory); closing again does nothing."""
         with self._build_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self.__dict__.pop("_ingestion", None)
             pipeline = self.__dict__.pop("_pipeline", None)
             sessions = self.__dict__.pop("_working_memory", None)
             variants = self.__dict__.pop("_variants", {})
@@ -338,12 +374,29 @@ class Memory(DocumentMethods, SessionMethods):
             sessions.close()
         try:
             if self._owns_services:
-                self.services.close()
+                self._services.close()
         finally:
             self._hold.close()
 
     def __enter__(self) -> Memory:
+        self._check_open()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _refused_when_closed(method):
+    @functools.wraps(method)
+    def checked(self, *args, **kwargs):
+        self._check_open()
+        return method(self, *args, **kwargs)
+    return checked
+
+
+# Every public call, those of DocumentMethods and SessionMethods included, raises ClosedError on a closed
+# Memory before it touches anything: the parts it built are gone and it no longer holds the data dir, so a
+# call must never build them again (it would write beside whichever Memory opened the data dir since).
+for _name, _method in inspect.getmembers(Memory, inspect.isfunction):
+    if not _name.startswith("_") and _name != "close":
+        setattr(Memory, _name, _refused_when_closed(_method))

@@ -13,6 +13,7 @@ from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.message_validation import validate
 from agent_memory.conversation.working_memory import numbered_turns, session_key
 from agent_memory.core.errors import NotFoundError
+from agent_memory.core.names import SESSION_ID_RULE, session_id_problem
 from agent_memory.ingest.ownership import SESSION_OWNER
 from agent_memory.memory.arguments import expect_type, message_mapping
 
@@ -24,19 +25,30 @@ class SessionMethods:
     """The session calls of ``Memory`` (its base class). They use what ``Memory`` builds and holds:
     ``working_memory``, ``ingestion``, ``services``, ``write_lock``, ``check_space`` and ``_tenant``."""
 
+    def _session_id(self, session_id: Any, tenant: str | None) -> str:
+        """``session_id`` if the HTTP API and MCP take it too (``core/names.py``: TypeError for a non-str,
+        ValueError naming the problem), or a session stored under it before Python checked that rule (it
+        stays viewable and deletable)."""
+        expect_type(session_id, str, "session_id", "a str such as 'chat-1'")
+        problem = session_id_problem(session_id)
+        if problem is None or (session_id.strip() and self.working_memory.exists(self._tenant(tenant), session_id)):
+            return session_id
+        raise ValueError(f"{SESSION_ID_RULE}; got {session_id[:80]!r}{'...' if len(session_id) > 80 else ''} "
+                         f"({problem})")
+
     def session(self, session_id: str, *, agent_id: str | None = None, tenant: str | None = None) -> Session:
         """The live working-memory session (created on first use)."""
-        return self.working_memory.session(self._tenant(tenant), session_id, agent_id)
+        return self.working_memory.session(self._tenant(tenant), self._session_id(session_id, tenant), agent_id)
 
     def session_exists(self, session_id: str, *, tenant: str | None = None) -> bool:
-        return self.working_memory.exists(self._tenant(tenant), session_id)
+        return self.working_memory.exists(self._tenant(tenant), self._session_id(session_id, tenant))
 
     def session_configured(self, session_id: str, *, agent_id: str | None = None,
                            tenant: str | None = None) -> bool:
         """Whether the session (this agent of it) has settings of its own, stored by ``Session.configure``
         (``PUT /v1/sessions/{id}/config``), messages or not: setting the window before the first message
         is the natural order, and what was set must be readable back."""
-        key = (session_key(self._tenant(tenant), session_id), agent_id or "")
+        key = (session_key(self._tenant(tenant), self._session_id(session_id, tenant)), agent_id or "")
         return "config" in self.working_memory.sessions.store.load_state(key)
 
     def add_message(self, session_id: str, message: Mapping[str, Any], *,
@@ -75,6 +87,7 @@ class SessionMethods:
         pairing ``Session.append`` checks, by ``Session.check_batch``). A concurrent append to
         the same session after this check is covered by :meth:`add_messages`, which checks again under
         the session's lock."""
+        self._session_id(session_id, tenant)
         if isinstance(messages, (str, bytes, Mapping)):
             expect_type(messages, list, "messages", "a list of messages (for one message: add_message)")
         per_message = isinstance(retention, (list, tuple))
@@ -126,7 +139,7 @@ class SessionMethods:
         every store): a user can remove everything they said; never a document or record that holds one of
         those IDs (ingest/ownership.py). NotFoundError when there is neither."""
         name = self._tenant(tenant)
-        key = session_key(name, session_id)
+        key = session_key(name, self._session_id(session_id, tenant))
         rows = self.working_memory.sessions.store.session_rows(key)
         last = max((r["last_seq"] for r in rows if r["session_id"] == key), default=-1)
         self.working_memory.flush()  # a queued promotion must not land after the delete

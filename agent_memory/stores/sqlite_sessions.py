@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Protocol, runtime_checkable
 
-from agent_memory.core.errors import StoreError
+from agent_memory.core.errors import ClosedError, StoreError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -176,10 +176,17 @@ class SessionStore:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._db.close()
+
+    def _check_open(self) -> None:
+        # A session handle kept past its Memory's close(): said as such, not as a failed write.
+        if getattr(self, "_closed", False):
+            raise ClosedError("this session store is closed (its Memory was closed): open a new Memory")
 
     def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
         with self._lock:
+            self._check_open()
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 for sql, params in statements:
@@ -200,6 +207,7 @@ class SessionStore:
 
     def _rows(self, sql: str, params: tuple) -> list[tuple]:
         with self._lock:
+            self._check_open()
             try:
                 return self._db.execute(sql, params).fetchall()
             except sqlite3.Error as exc:

@@ -147,12 +147,21 @@ def test_the_tenant_is_checked_through_a_server_even_where_other_settings_are_in
     assert "AGENT_MEMORY_TENANT='acme': the server at" in err and "invalid settings" not in err, err
 
 
-@pytest.mark.parametrize("tenant", ["", "a/b"])
+@pytest.mark.parametrize("tenant", ["", "a/b", "acme ", "t\x01x"])
 def test_a_tenant_variable_naming_no_tenant_is_refused_through_a_server_as_locally(owned, tmp_path, capsys,
                                                                                    cli_env, tenant):
     cli_env.setenv("AGENT_MEMORY_TENANT", tenant)
     code, out, err = run_cli(capsys, ["list"])
     assert code == 2 and out == ""
-    assert f"tenant names must be non-empty strings without '/', got {tenant!r}" in err, err
+    assert "tenant names are non-blank strings" in err and f"got {tenant!r}" in err, err
     code, _, local = run_cli(capsys, ["--data-dir", str(tmp_path / "alone"), "list"])
-    assert code == 2 and f"tenant names must be non-empty strings without '/', got {tenant!r}" in local, local
+    assert code == 2 and "tenant names are non-blank strings" in local and f"got {tenant!r}" in local, local
+
+
+@pytest.mark.parametrize("tenant", ["", " ", "acme ", "a\nb"])
+def test_a_tenant_flag_naming_no_tenant_is_refused_through_a_server_as_locally(owned, tmp_path, capsys, tenant):
+    """``--tenant ''`` was the default tenant locally and refused through a server: one rule now (core/names.py)."""
+    for argv in (["list", "--tenant", tenant], ["--data-dir", str(tmp_path / "alone"), "list", "--tenant", tenant]):
+        code, out, err = run_cli(capsys, argv)
+        assert code == 2 and out == "", (argv, out)
+        assert "tenant names are non-blank strings" in err and f"got {tenant!r}" in err, (argv, err)

@@ -64,3 +64,44 @@ def test_a_memory_inside_a_command_that_holds_the_data_dir_shares_its_hold(tmp_p
             memory.add("The X-300 replaced the X-200.", source_id="notes/sensors")
         assert current_holder(tmp_path).command == "ingest"  # closing the Memory left the command's hold
     assert current_holder(tmp_path) is None
+
+
+def test_a_closed_memory_refuses_every_call_and_never_opens_its_stores_again(tmp_path):
+    """Closed, a Memory gave its data dir back: another opened since must be the only writer. Every public call
+    of the closed one raises ClosedError (closing before any use too), a session handle taken before it too;
+    closing twice is fine."""
+    from agent_memory import ClosedError
+
+    early = Memory(data_dir=tmp_path, tenant="acme")
+    handle = early.session("uac")
+    early.close()
+    early.close()
+    second = Memory(data_dir=tmp_path, tenant="acme")
+    try:
+        assert second.add_message("uac", {"role": "user", "content": "from the second: the Tern code is T-3."}) == 0
+        calls = {
+            "add_message": lambda: early.add_message("uac", {"role": "user", "content": "closed: Tern T-2."}),
+            "add_messages": lambda: early.add_messages("uac", [{"role": "user", "content": "x"}]),
+            "prompt": lambda: early.prompt("Tern code", budget=200), "search": lambda: early.search("Tern"),
+            "ask": lambda: early.ask("Tern code?"), "tenants": early.tenants, "settle": early.settle,
+            "add": lambda: early.add("x", source_id="notes/x"), "add_file": lambda: early.add_file(tmp_path / "x.md"),
+            "add_paths": lambda: early.add_paths([tmp_path]), "forget": lambda: early.forget("notes/x"),
+            "matching_sources": lambda: early.matching_sources("notes/x"), "view": lambda: early.view("uac"),
+            "sessions": early.sessions, "session": lambda: early.session("uac"),
+            "session_exists": lambda: early.session_exists("uac"),
+            "delete_session": lambda: early.delete_session("uac"), "services": lambda: early.services,
+            "working_memory": lambda: early.working_memory, "ingestion": lambda: early.ingestion,
+            "pipeline": lambda: early.pipeline, "enter": lambda: early.__enter__(),
+        }
+        for name, call in calls.items():
+            with pytest.raises(ClosedError, match="this Memory is closed: open a new one"):
+                call()
+                pytest.fail(f"{name} ran on a closed Memory")
+        with pytest.raises(ClosedError):
+            handle.append({"role": "user", "content": "through an old handle"})
+        # The second's numbering is its own: nothing of the closed one landed in between.
+        assert second.add_message("uac", {"role": "user", "content": "from the second again: Tern T-4."}) == 1
+        assert [m["content"] for m in second.view("uac", 500)][-2:] == [
+            "from the second: the Tern code is T-3.", "from the second again: Tern T-4."]
+    finally:
+        second.close()

@@ -61,7 +61,7 @@ def test_memory_refuses_a_blank_session_id_and_a_second_result(settings):
 
     with Memory(settings=settings, tenant="acme") as memory:
         for blank in ("", "  "):
-            with pytest.raises(ValueError, match=f"session ID must be a non-blank string, got {blank!r}"):
+            with pytest.raises(ValueError, match=f"session IDs are non-blank strings .*; got {blank!r} \\(is blank\\)"):
                 memory.add_message(blank, {"role": "user", "content": "hi"})
         assert memory.add_messages("s1", [CALL, RESULT]) == [0, 1]
         with pytest.raises(ValueError, match="repeated tool result"):

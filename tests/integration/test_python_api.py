@@ -223,3 +223,35 @@ def test_a_prompt_for_a_session_that_does_not_exist_says_so(memory, capsys, tmp_
     assert "no session 'chat-l' for this tenant" in said.reason and "[S:notes/bakery]" in missing.prompt
     found = memory.prompt("Who founded the Orbital Bakery?", budget=300, session_id="chat-1")
     assert not [d for d in found.decisions if d.action == "no such session"]
+
+
+def test_forget_takes_what_mcp_and_http_take(memory):
+    """forget(None) failed inside on a str concatenation; forget('') answered zeros where MCP refuses it."""
+    memory.add("The Puffin key is PK-7.", source_id="notes/puffin")
+    for call in (memory.forget, memory.matching_sources, memory.similar_sources):
+        with pytest.raises(TypeError, match="source_id must be a str such as 'notes/greenhouse.md'.*got NoneType"):
+            call(None)
+        with pytest.raises(TypeError, match="got int 7"):
+            call(7)
+        with pytest.raises(ValueError, match="source_id must name a source or a file, got ''"):
+            call("")
+    assert memory.forget("notes/puffin")["sources"] == 1
+    assert memory.forget("notes/none") == {"sources": 0, "items": 0, "triples": 0}
+
+
+def test_add_file_raises_for_a_path_that_is_no_file_while_add_paths_records_it(memory, tmp_path):
+    """The one path add_file names: a missing one or a folder is raised, naming it (a folder: add_paths);
+    add_paths, a job over many paths, records a missing one and goes on."""
+    missing = tmp_path / "does-not-exist.md"
+    with pytest.raises(FileNotFoundError, match="add_file: no such file") as gone:
+        memory.add_file(missing)
+    assert gone.value.filename == str(missing) and str(missing) in str(gone.value)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nThe Wren shed is blue.\n")
+    with pytest.raises(IsADirectoryError, match=r"add_file takes one file, this is a folder \(add_paths") as dir_:
+        memory.add_file(folder)
+    assert str(folder) in str(dir_.value)
+    assert memory.sessions() == [] and memory.matching_sources("a.md") == []
+    report = memory.add_paths([missing, folder / "a.md"])
+    assert report.paths_missing == [str(missing)] and report.files_ingested == 1

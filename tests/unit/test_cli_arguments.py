@@ -160,8 +160,18 @@ def test_serve_with_a_bad_tenant_in_its_api_keys_says_so_in_one_line_before_star
     monkeypatch.setenv("AGENT_MEMORY_API_KEYS", '{"k1": "a/b"}')
     assert main(["--data-dir", str(tmp_path), "serve", "--port", "1"]) == 2
     err = capsys.readouterr().err
-    assert "'a/b' (in AGENT_MEMORY_API_KEYS)" in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert "got 'a/b' (holds '/') in AGENT_MEMORY_API_KEYS" in err and "Traceback" not in err and len(err.splitlines()) == 1
     assert not (tmp_path / "owner.lock").exists()  # refused before it owned the data dir
+
+
+@pytest.mark.parametrize("tenant", ["acme ", "t\nx"])
+def test_serve_on_a_new_data_dir_refuses_any_tenant_name_the_rule_refuses_before_starting(tmp_path, monkeypatch,
+                                                                                        capsys, tenant):
+    monkeypatch.setenv("AGENT_MEMORY_API_KEYS", json.dumps({"k1": tenant}))
+    assert main(["--data-dir", str(tmp_path / "new"), "serve", "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"got {tenant!r}" in err and "in AGENT_MEMORY_API_KEYS" in err and "Traceback" not in err
+    assert not (tmp_path / "new" / "owner.lock").exists()
 
 
 def test_api_keys_that_are_not_json_name_the_variable_and_the_shape(tmp_path, monkeypatch, capsys):

@@ -1,0 +1,48 @@
+"""The rules for the names callers give to what they own: tenants and session IDs. One rule per kind of
+name, checked where a caller's value enters on every surface (Python, the HTTP API's key settings and
+paths, the CLI's and MCP's ``--tenant``, a LangGraph namespace), so a name one surface takes every other
+takes too.
+
+Both are parts of keys and source IDs (a session is ``<tenant>/<session id>`` in the session store, its
+archived turns ``<session id>/m<seq>``), so neither may hold ``/`` or a control character (C0, DEL, C1:
+``core/storable.control_character``), and both are at most ``MAX_NAME_CHARS`` characters, the HTTP API's
+cap on a session ID. A tenant name is also never blank nor surrounded by whitespace: ``"acme "`` would be
+another tenant than ``"acme"`` that no one can tell apart in a listing.
+"""
+
+from __future__ import annotations
+
+from agent_memory.core.storable import control_character
+
+MAX_NAME_CHARS = 256
+
+TENANT_RULE = (f"tenant names are non-blank strings of at most {MAX_NAME_CHARS} characters, without '/', "
+               "control characters or whitespace around them")
+SESSION_ID_RULE = (f"session IDs are non-blank strings of at most {MAX_NAME_CHARS} characters, without '/' or "
+                   "control characters")
+
+
+def _problem(name: str) -> str | None:
+    if not name.strip():
+        return "is blank"
+    if len(name) > MAX_NAME_CHARS:
+        return f"has {len(name)} characters"
+    if "/" in name:
+        return "holds '/'"
+    bad = control_character(name)
+    if bad is not None:
+        return f"holds a control character ({bad!r})"
+    return None
+
+
+def tenant_problem(tenant: str) -> str | None:
+    """Why ``tenant`` (a str) is no tenant name (``TENANT_RULE``), or None."""
+    problem = _problem(tenant)
+    if problem is None and tenant != tenant.strip():
+        return "has whitespace around it"
+    return problem
+
+
+def session_id_problem(session_id: str) -> str | None:
+    """Why ``session_id`` (a str) is no session ID (``SESSION_ID_RULE``), or None."""
+    return _problem(session_id)
