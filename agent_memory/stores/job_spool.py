@@ -50,7 +50,7 @@ class SpooledJobs:
                 spec = self._spool(spec, entry)
                 _write_meta(entry, {"tenant": spec.tenant, "kind": spec.kind, "source_id": spec.source_id,
                                     "size": spec.size, "params": spec.params, "attempts": attempts,
-                                    "filename": spec.path.name if spec.path else None})
+                                    "filename": spec.path.name if spec.path else None, "created_at": time.time()})
             except OSError as exc:  # a full or read-only disk: the job still runs, as before, but only once
                 log.warning("job for source %r not kept on disk (%s): a stop would lose it", spec.source_id, exc)
                 shutil.rmtree(entry, ignore_errors=True)
@@ -93,13 +93,15 @@ class SpooledJobs:
 
     def _resume(self, entry: Path, meta: dict) -> None:
         old_id, attempts = meta.get("job_id"), int(meta.get("attempts", 0)) + 1
+        # When the client submitted it: the folder's time moves with every rewrite of its description.
+        created = float(meta.get("created_at") or entry.stat().st_mtime)
         what = f"job {old_id} (tenant {meta['tenant']!r}, source {meta['source_id']!r})"
         if attempts >= MAX_ATTEMPTS:
             log.error("%s was interrupted %d times; not run again: upload it again", what, attempts)
             if old_id:
                 self._given_up[old_id] = Job(
                     id=old_id, tenant=meta["tenant"], bytes=meta["size"], status="failed", stage="done",
-                    created_at=entry.stat().st_mtime, finished_at=time.time(),
+                    created_at=created, finished_at=time.time(),
                     error={"code": "interrupted", "message": f"the server stopped {attempts} times while this job "
                                                              f"ran; upload {meta['source_id']!r} again"})
             shutil.rmtree(entry, ignore_errors=True)
@@ -110,6 +112,7 @@ class SpooledJobs:
                        body=None if filename else (entry / "body").read_bytes())
         _write_meta(entry, {**meta, "attempts": attempts})
         job = self.submit(spec, attempts=attempts, entry=entry)
+        job.created_at = created
         if old_id:
             self._aliases[old_id] = job.id
         log.warning("%s was interrupted by the last stop: queued again as job %s", what, job.id)

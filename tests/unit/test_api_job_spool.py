@@ -81,7 +81,9 @@ def test_a_job_a_stop_interrupted_runs_again_at_the_next_start_under_its_old_id(
     second = SpooledJobs(JobRegistry(_reading(seen)), tmp_path / "pending")
     second.resume()
     for old in (running, queued):
-        assert _wait(second, old.id).status == "done"
+        resumed = _wait(second, old.id)
+        assert resumed.status == "done"
+        assert resumed.created_at == pytest.approx(old.created_at, abs=1.0)  # when the client sent it, not the restart
     assert sorted(seen, key=str) == sorted([("notes.md", b"# Pump\nreplaced on 2 March"), (None, b"memo")], key=str)
     assert _emptied(tmp_path / "pending")
     with pytest.raises(NotFoundError):
@@ -93,6 +95,7 @@ def test_a_job_interrupted_again_and_again_is_reported_not_run(tmp_path):
     stuck = threading.Event()
     jobs = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}), tmp_path / "pending")
     job = jobs.submit(JobSpec("acme", "text", "memo", 4, {}, body=b"memo"))
+    time.sleep(1.1)  # each restart rewrites the job's description (its folder's time moves on)
     for _ in range(MAX_ATTEMPTS - 1):  # every start is stopped again before the job ends (it kills the process)
         jobs.close()
         jobs = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}), tmp_path / "pending")
@@ -103,6 +106,7 @@ def test_a_job_interrupted_again_and_again_is_reported_not_run(tmp_path):
     stuck.set()
     answer = last.get(job.id, "acme")
     assert answer.status == "failed" and answer.error["code"] == "interrupted"
+    assert answer.created_at == pytest.approx(job.created_at, abs=1.0)
     assert "'memo'" in answer.error["message"]
     assert list((tmp_path / "pending").iterdir()) == []
 
