@@ -110,6 +110,31 @@ def test_every_process_shares_the_same_servers():
     assert volumes[0] != volumes[1]
 
 
+def test_no_password_is_put_inside_a_url():
+    # A password from `openssl rand -base64` holds '/', '+' or '=' (and others '@', '%', ':'): raw in a
+    # URL, libpq reads another host and database. The URL names no password; libpq reads PGPASSWORD.
+    url_with_var = re.compile(r"[a-z][a-z0-9+.-]*://[^\s\"']*\$\{[A-Z0-9_]*PASSWORD")
+    assert not url_with_var.search(COMPOSE.read_text(encoding="utf-8"))
+    for name in ("api-1", "api-2", "worker"):
+        env = services()[name]["environment"]
+        url = env["AGENT_MEMORY_POSTGRES_URL"]
+        assert "${" not in url and ":" not in url.split("://", 1)[1].split("@")[0], (name, url)
+        assert env["PGPASSWORD"] == "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}", name
+    assert services()["postgres"]["environment"]["POSTGRES_PASSWORD"].startswith("${POSTGRES_PASSWORD:?")
+
+
+def test_a_url_without_its_password_is_taken_and_redacted():
+    from psycopg.conninfo import conninfo_to_dict
+
+    from agent_memory.stores.postgres import redact
+
+    url = services()["api-1"]["environment"]["AGENT_MEMORY_POSTGRES_URL"]
+    parts = conninfo_to_dict(url)
+    assert parts == {"user": "agent_memory", "host": "postgres", "port": "5432", "dbname": "agent_memory"}
+    assert redact(url) == "postgres:5432/agent_memory"
+    assert Settings(postgres_url=url).postgres_url == url
+
+
 def test_every_setting_named_in_compose_exists():
     fields = set(Settings.model_fields)
     for name, service in services().items():
