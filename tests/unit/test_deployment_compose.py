@@ -135,6 +135,17 @@ def test_a_url_without_its_password_is_taken_and_redacted():
     assert Settings(postgres_url=url).postgres_url == url
 
 
+def test_the_default_qdrant_is_the_version_the_docs_name():
+    image = services()["qdrant"]["image"]
+    tag = re.fullmatch(r"qdrant/qdrant:\$\{QDRANT_TAG:-v(\d+\.\d+\.\d+)\}", image).group(1)
+    docs = COMPOSE.parent / "docs"
+    assert f"checked against {tag}" in (docs / "deployment.md").read_text(encoding="utf-8")
+    assert f"default `v{tag}`" in (docs / "api.md").read_text(encoding="utf-8")
+    # the one thing it cannot do, and the error that says so, name the same version
+    store = (COMPOSE.parent / "agent_memory" / "stores" / "qdrant_server_store.py").read_text(encoding="utf-8")
+    assert "Qdrant 1.18 added it" in store and "1.18 or later" in COMPOSE.read_text(encoding="utf-8")
+
+
 def test_every_setting_named_in_compose_exists():
     fields = set(Settings.model_fields)
     for name, service in services().items():
