@@ -146,6 +146,21 @@ def test_the_default_qdrant_is_the_version_the_docs_name():
     assert "Qdrant 1.18 added it" in store and "1.18 or later" in COMPOSE.read_text(encoding="utf-8")
 
 
+def test_the_server_clients_stay_below_their_next_major():
+    from importlib.metadata import version
+
+    import pytest
+    from packaging.requirements import Requirement
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
+    pyproject = tomllib.loads((COMPOSE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    servers = [Requirement(r) for r in pyproject["project"]["optional-dependencies"]["servers"]]
+    assert {r.name for r in servers} == {"qdrant-client", "neo4j", "psycopg"}
+    for req in servers:
+        assert any(spec.operator == "<" for spec in req.specifier), f"{req} has no upper bound"
+        assert req.specifier.contains(version(req.name)), f"{req.name} {version(req.name)} is outside {req}"
+
+
 def test_every_setting_named_in_compose_exists():
     fields = set(Settings.model_fields)
     for name, service in services().items():
