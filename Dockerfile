@@ -8,8 +8,10 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     HF_HUB_OFFLINE=1 \
     AGENT_MEMORY_NO_PROGRESS=1 \
-    AGENT_MEMORY_DATA_DIR=/data \
-    AGENT_MEMORY_API_PORT=8080
+    AGENT_MEMORY_DATA_DIR=/data
+# No AGENT_MEMORY_API_PORT: the port is CMD's --port alone (8080, as EXPOSE and HEALTHCHECK). Set in the
+# image, every `docker exec ... agent-memory <command>` (which goes through the serving process) said
+# the variable does not apply through a server.
 
 WORKDIR /app
 # Dependencies first, in layers of their own: they are built again only when pyproject.toml or

@@ -97,6 +97,20 @@ def test_the_build_context_leaves_out_the_environment_data_and_history():
     assert "COPY ingest" not in dockerfile and "COPY retrieval" not in dockerfile
 
 
+def test_the_image_sets_no_setting_a_command_through_its_server_would_call_ignored():
+    # `docker exec <replica> agent-memory stats` goes through the server that owns /data; a server-side
+    # setting in the image's environment made every such command print "note: ... does not apply".
+    from agent_memory.cli.commands import CLIENT_SETTINGS
+
+    dockerfile = (COMPOSE.parent / "Dockerfile").read_text(encoding="utf-8")
+    fields = set(Settings.model_fields)
+    for name in re.findall(r"\bAGENT_MEMORY_(\w+)=", dockerfile):
+        setting = name.lower()
+        assert setting not in fields or setting in CLIENT_SETTINGS, f"AGENT_MEMORY_{name} in the Dockerfile's ENV"
+    cmd = re.search(r"^CMD (.+)$", dockerfile, re.M).group(1)
+    assert '"--port", "8080"' in cmd and "EXPOSE 8080" in dockerfile and "127.0.0.1:8080/readyz" in dockerfile
+
+
 def test_the_dependencies_are_installed_before_the_source_is_copied():
     # Docker's layer cache: an edit of the source must not install the dependencies (about 1 GB) again.
     dockerfile = (COMPOSE.parent / "Dockerfile").read_text(encoding="utf-8")
