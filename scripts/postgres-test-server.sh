@@ -62,7 +62,9 @@ running() {
 
 print_exports() {
     local port; port="$(cat "$STATE/port")"
-    echo "export AGENT_MEMORY_POSTGRES_URL=postgresql://$DB_USER:$PASSWORD@127.0.0.1:$port/$DB_NAME"
+    # Percent-encoded: a password with '/', '@', '%' or ':' raw in the URL makes libpq read another host.
+    local quoted; quoted="$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$PASSWORD")"
+    echo "export AGENT_MEMORY_POSTGRES_URL=postgresql://$DB_USER:$quoted@127.0.0.1:$port/$DB_NAME"
     echo "export POSTGRES_TEST_STATE_DIR=$STATE"
 }
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import uvicorn
 
 from agent_memory.api.app import create_app
-from agent_memory.api.state import check_tenant_names, is_loopback
+from agent_memory.api.state import check_api_keys, check_tenant_names, is_loopback
 from agent_memory.core.config import load_settings
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.owner import client_url, own
@@ -29,6 +29,7 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
         # Off loopback every request needs a key; with none configured nothing could ever be served.
         raise ConfigError(f"listening on {settings.api_host!r} needs API keys: set AGENT_MEMORY_API_KEYS, "
                           'e.g. \'{"<secret>": "<tenant>"}\'')
+    check_api_keys(settings.api_keys, settings.api_host)
     # A data dir that holds nothing yet (and no shared catalog) holds no tenant from before the name rule.
     fresh = not settings.postgres_url and not (settings.data_dir.is_dir() and any(settings.data_dir.iterdir()))
     check_tenant_names(settings, (lambda name: False) if fresh else None)

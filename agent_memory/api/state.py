@@ -34,6 +34,33 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+# The keys the docs and docker-compose.yml show: copied as they are, anyone who read the docs is let in.
+PLACEHOLDER_KEYS = frozenset({"change-me-long-random-key", "k-acme", "k-globex", "<secret>", "<key>"})
+MIN_KEY_CHARS = 16  # off loopback; `openssl rand -hex 32` gives 64
+
+
+def check_api_keys(api_keys: dict[str, str], host: str) -> None:
+    """Before a server listens: a key the docs show as an example is refused wherever it listens, and one
+    shorter than ``MIN_KEY_CHARS`` is refused off loopback (guessable by anyone who reaches the port) and
+    warned of on loopback. Messages name the key's tenant, never the key."""
+    fix = "set a long random key, e.g. `openssl rand -hex 32`"
+    short: list[str] = []
+    for key, tenant in dict(api_keys).items():
+        if key in PLACEHOLDER_KEYS:
+            raise ConfigError(f"AGENT_MEMORY_API_KEYS: the key of tenant {tenant!r} is the example from the "
+                              f"documentation, which anyone can read: {fix}")
+        if len(key) < MIN_KEY_CHARS:
+            short.append(repr(tenant))
+    if not short:
+        return
+    which = (f"the key of tenant {short[0]} is" if len(short) == 1
+             else f"the keys of tenants {', '.join(sorted(set(short)))} are")
+    problem = f"AGENT_MEMORY_API_KEYS: {which} shorter than {MIN_KEY_CHARS} characters"
+    if not is_loopback(host):
+        raise ConfigError(f"{problem}, too easily guessed by whoever reaches {host!r}: {fix}")
+    log.warning("%s: accepted on loopback (%s); off loopback it would be refused", problem, host)
+
+
 def tenant_for_key(api_keys: dict[str, str], key: str) -> str | None:
     """The tenant bound to an API key, or None. Shared by the HTTP API and the MCP server."""
     tenant = None

@@ -26,6 +26,7 @@ from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS, question_pro
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.evaluation.arguments import add_eval_arguments
 from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS
+from agent_memory.retrieval.config import PRESETS
 
 DESCRIPTION = "The agent-memory command: ingestion jobs, forgetting, the prompt debug dump, eval, the API."
 
@@ -122,6 +123,10 @@ def _global_options(parser: argparse.ArgumentParser, *, after: bool) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="log more; a failure's traceback", **unset)
 
 
+TENANT_HELP = ("the tenant whose memory this reads or writes (default: AGENT_MEMORY_TENANT, else 'default'); "
+               "through a server, only the tenant it serves this command: its API key's, or its own")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description=DESCRIPTION)
     _global_options(parser, after=False)
@@ -131,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "notebooks, e-mail and .mbox archives, source code, JSON/JSONL, transcripts)")
     p.add_argument("paths", nargs="+", help="files and folders; a file named here is read even if ignore "
                    "rules leave it out (where `git add` would need -f)")
-    p.add_argument("--tenant")
+    p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--recursive", "-r", action="store_true")
     p.add_argument("--glob", help="only files whose name matches, e.g. '*.md'")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -148,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("forget", help="remove one source (or a whole file) everywhere")
     p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
-    p.add_argument("--tenant")
+    p.add_argument("--tenant", help=TENANT_HELP)
     p.set_defaults(func=cmd_forget)
 
     p = sub.add_parser("reindex", help="re-encode the stored text with the embedding settings and keyword "
@@ -159,14 +164,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser("gc", help="remove expired items (ttl_days) from every store at once")
-    p.add_argument("--tenant")
+    p.add_argument("--tenant", help=TENANT_HELP)
     p.set_defaults(func=cmd_gc)
     p = sub.add_parser("stats", help="items per kind, sources, expiring soon, entities and triples, per tenant")
-    p.add_argument("--tenant")
+    p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--soon-days", type=_days, default=1.0, help="what 'expiring soon' means (default: a day)")
     p.set_defaults(func=cmd_stats)
     p = sub.add_parser("list", help="sources, by source ID, filtered and paged")
-    p.add_argument("--tenant")
+    p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--prefix", default="", help="only source IDs starting with this")
     p.add_argument("--kind", choices=["chunk", "summary", "turn"])
     p.add_argument("--offset", type=_whole(0), default=0)
@@ -174,27 +179,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("inspect", help="everything stored for one source: catalog entry, items, metadata")
     p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
-    p.add_argument("--tenant")
+    p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--full", action="store_true", help=f"each item's whole text (default: its first {INSPECT_TEXT_CHARS} characters; "
                    "an item cut says so: text_truncated, and chars is its whole length)")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("prompt", help="debug dump: routes, fusion, compaction and the final prompt")
     p.add_argument("question", type=_question)
-    p.add_argument("--session")
+    p.add_argument("--session", help="a working-memory session ID: its recent turns and summaries join the "
+                   "prompt beside what is recalled")
     p.add_argument("--where", help='JSON filter on items\' metadata, e.g. \'{"version": {"gte": 2}, "team": "ops"}\' '
                    'or a date range \'{"published": {"gte": "2024-03-01", "lte": "2024-06-30"}}\'')
-    p.add_argument("--tenant")
+    p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--budget", type=_budget, default=1800, help=f"token budget, 1 to {MAX_PROMPT_BUDGET}")
-    p.add_argument("--preset", default="default")
+    p.add_argument("--preset", default="default", help="retrieval preset: " + ", ".join(PRESETS) +
+                   " (default: default; agent_memory/retrieval/config.py)")
     p.add_argument("--question-date", help="when the question is asked, a date that names its year "
                    "(2024-08-01, '2023/05/30 (Tue) 14:06'): 'last month' and 上个月 count back from it")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the dump as JSON")
     p.set_defaults(func=cmd_prompt)
 
     p = sub.add_parser("demo", help="ingest the bundled sample corpus and print a prompt (the main job)")
-    p.add_argument("--question", type=_question, default="Which vector store does agent-memory embed, and why?")
-    p.add_argument("--budget", type=_budget, default=800)
+    p.add_argument("--question", type=_question, default="Which vector store does agent-memory embed, and why?",
+                   help="the question the prompt answers (default: %(default)r)")
+    p.add_argument("--budget", type=_budget, default=800,
+                   help=f"the prompt's token budget, 1 to {MAX_PROMPT_BUDGET} (default: 800)")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("eval", help="evidence recall inside a bounded prompt on a benchmark file")

@@ -116,7 +116,8 @@ class Settings(BaseSettings):
     # Shared state: catalog, sessions and ingestion jobs on PostgreSQL when the URL is set.
     postgres_url: str | None = Field(
         default=None,
-        description="PostgreSQL URL (postgresql://user:password@host:port/db). Set: the catalog, sessions and "
+        description="PostgreSQL URL (postgresql://user@host:port/db, the password in libpq's PGPASSWORD, or "
+                    "postgresql://user:password@host:port/db with the password URL-escaped). Set: the catalog, sessions and "
                     "a durable job queue live there, shared by every API replica and `agent-memory worker`. "
                     "Unset: SQLite files under data_dir and in-process jobs.")
     postgres_pool_size: int = Field(default=8, ge=1, description="Connections per process in the pool.")

@@ -23,7 +23,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from starlette.responses import JSONResponse
 
-from agent_memory.api.state import is_loopback, tenant_for_key
+from agent_memory.api.state import check_api_keys, is_loopback, tenant_for_key
 from agent_memory.api.strict import Contain, StrictJson, json_problem, jsonrpc_refusal
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.errors import AgentMemoryError, ConfigError, contained, problem_of
@@ -213,6 +213,7 @@ def serve(*, http: bool = False, host: str | None = None, port: int | None = Non
             return 0
         settings = load_settings()
         host = host or settings.api_host
+        check_api_keys(settings.api_keys, host)
         uvicorn.run(http_app(remote, settings, host), host=host, port=8765 if port is None else port, log_level="info")
         return 0
     with Memory(data_dir=data_dir, tenant=tenant) as memory:
@@ -223,5 +224,6 @@ def serve(*, http: bool = False, host: str | None = None, port: int | None = Non
         host = host or settings.api_host
         if not is_loopback(host) and not settings.api_keys:
             raise ConfigError(f"listening on {host!r} needs API keys: set AGENT_MEMORY_API_KEYS")
+        check_api_keys(settings.api_keys, host)
         uvicorn.run(http_app(memory, settings, host), host=host, port=8765 if port is None else port, log_level="info")
     return 0

