@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 EVAL_DIR = REPO.parent / "shared" / "eval"
-SAMPLES = REPO / "samples"
+SAMPLES = REPO / "agent_memory" / "samples"
 
 
 # Settings that would point a CLI test at a server, another tenant or an LLM instead of the embedded defaults.

@@ -16,8 +16,7 @@ from typing import Iterator
 import uvicorn
 
 from agent_memory.core.owner import own
-
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+from agent_memory.core.sample_corpus import SAMPLES
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from agent_memory.core.config import load_settings, setting_variable
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.metafilter import conditions
 from agent_memory.core.owner import current_holder, own
+from agent_memory.core.sample_corpus import SAMPLES
 from agent_memory.core.settings_here import settings_here
 from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.reindex import reindex
@@ -24,7 +25,6 @@ from agent_memory.retrieval.debug import render_dump
 # The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK), and `eval`
 # the evaluation harness, when they run, so that the other commands and --help do not load them.
 
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 # Decisions of a prompt that change what the caller gets (memory/memory.py): `prompt` also says them on stderr.
 NOTED_DECISIONS = ("no such session", "archive catching up")
 

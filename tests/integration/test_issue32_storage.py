@@ -106,7 +106,7 @@ def _corrupt(path: Path) -> None:
 
 def test_a_corrupted_catalog_is_a_store_error_on_every_surface(tmp_path):
     data_dir = tmp_path / "data"
-    assert _cli(data_dir, "ingest", str(ROOT / "samples" / "docs")).returncode == 0
+    assert _cli(data_dir, "ingest", str(ROOT / "agent_memory" / "samples" / "docs")).returncode == 0
     _corrupt(data_dir / "catalog.sqlite")
     # CLI: one line naming the fault; the traceback only with -v.
     listed = _cli(data_dir, "stats")
@@ -135,7 +135,7 @@ def test_a_corrupted_catalog_is_a_store_error_on_every_surface(tmp_path):
 
 def test_a_read_only_data_dir_is_one_clear_cli_line(tmp_path):
     data_dir = tmp_path / "data"
-    assert _cli(data_dir, "ingest", str(ROOT / "samples" / "docs")).returncode == 0
+    assert _cli(data_dir, "ingest", str(ROOT / "agent_memory" / "samples" / "docs")).returncode == 0
     readonly = tmp_path / "ro"
     readonly.mkdir()
     done = subprocess.run(["mount", "--bind", "-o", "ro", str(data_dir), str(readonly)], capture_output=True)
@@ -144,7 +144,7 @@ def test_a_read_only_data_dir_is_one_clear_cli_line(tmp_path):
         pytest.skip(f"cannot bind-mount read-only here: {done.stderr.decode().strip()}")
     try:
         subprocess.run(["mount", "-o", "remount,bind,ro", str(readonly)], capture_output=True)
-        ingest = _cli(readonly, "ingest", str(ROOT / "samples" / "docs" / "embedded-stores.md"))
+        ingest = _cli(readonly, "ingest", str(ROOT / "agent_memory" / "samples" / "docs" / "embedded-stores.md"))
         assert ingest.returncode != 0 and "Traceback" not in ingest.stderr, ingest.stderr
         assert [line for line in ingest.stderr.splitlines() if line.startswith("error:")], ingest.stderr
     finally:

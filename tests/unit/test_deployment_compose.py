@@ -88,7 +88,7 @@ def test_the_build_context_leaves_out_the_environment_data_and_history():
                if line.strip() and not line.startswith("#")}
     assert {".venv", "data", "reports", ".git"} <= ignored
     dockerfile = (COMPOSE.parent / "Dockerfile").read_text(encoding="utf-8")
-    for copied in ("agent_memory", "samples", "pyproject.toml", "requirements-models.txt"):
+    for copied in ("agent_memory", "pyproject.toml", "requirements-models.txt"):
         assert copied in dockerfile and copied not in ignored, copied
     # the served API reads office documents and PDFs, as the README's formats say, not skips them
     assert re.search(r'pip install [^\n]*-e "\.\[[^\]]*\bdocuments\b', dockerfile)
