@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from agent_memory.core.version import __version__
+
 # name -> the module that defines it, imported when the name is first used.
 _ERRORS = ("AgentMemoryError", "BudgetError", "ClosedError", "ConfigError", "IndexFormatError", "IngestError",
            "LLMError", "NotFoundError", "StoreError", "StoreUnavailableError")

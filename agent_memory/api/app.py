@@ -23,6 +23,7 @@ from agent_memory.api.routes_health import STATIC
 from agent_memory.api.state import MAX_UPLOAD_BYTES, ApiState
 from agent_memory.api.strict import Contain, StrictJson
 from agent_memory.core.config import Settings, load_settings
+from agent_memory.core.version import __version__
 from agent_memory.ingest.upgrade import open_services
 
 DESCRIPTION = """Long memory for LLM agents: ingest documents, keep working memory per session, and ask
@@ -66,7 +67,7 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
         finally:
             state.close()
 
-    app = FastAPI(title="agent-memory", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    app = FastAPI(title="agent-memory", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     install_error_handlers(app)
     app.add_middleware(StrictJson)  # 400 for NaN/Infinity/lone surrogates/deep nesting in a JSON body
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # 413 on every endpoint (documents: their own)

@@ -10,6 +10,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from agent_memory.api.deps import StateDep
 from agent_memory.api.errors import error_body
 from agent_memory.api.schemas import ReadyOut, StatusOut, error_responses
+from agent_memory.core.version import __version__
 
 router = APIRouter(tags=["health"])
 STATIC = Path(__file__).resolve().parent / "static"
@@ -18,7 +19,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 @router.get("/healthz", response_model=StatusOut, summary="The process is up")
 def healthz() -> dict:
     """Liveness: 200 as soon as the process answers, before the model or the stores are ready."""
-    return {"status": "ok"}
+    return {"status": "ok", "version": __version__}
 
 
 @router.get("/readyz", response_model=ReadyOut, responses=error_responses(503),
@@ -30,8 +31,9 @@ def readyz(state: StateDep):
     failed = {name: value for name, value in checks.items() if value != "ok"}
     if failed:
         message = "; ".join(f"{name}: {value}" for name, value in failed.items())
-        return JSONResponse({**error_body("not_ready", message), "checks": checks}, status_code=503)
-    return {"status": "ready", "checks": checks}
+        return JSONResponse({**error_body("not_ready", message), "checks": checks, "version": __version__},
+                            status_code=503)
+    return {"status": "ready", "checks": checks, "version": __version__}
 
 
 @router.get("/debug", include_in_schema=False)

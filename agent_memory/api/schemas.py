@@ -218,11 +218,13 @@ class AskOut(BaseModel):
 
 class StatusOut(BaseModel):
     status: str = Field(examples=["ok"])
+    version: str = Field(description="The version of agent-memory serving.", examples=["0.1.0"])
 
 
 class ReadyOut(BaseModel):
     status: Literal["ready"]
     checks: dict[str, str] = Field(description="Each part (model, catalog, vectors, graph): 'ok' or why not.")
+    version: str = Field(description="The version of agent-memory serving.", examples=["0.1.0"])
 
 
 class WhoamiOut(BaseModel):

@@ -24,6 +24,7 @@ from agent_memory.cli.commands import (
 )
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS, question_problem
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
+from agent_memory.core.version import __version__
 from agent_memory.evaluation.arguments import add_eval_arguments
 from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS
 from agent_memory.retrieval.config import PRESETS
@@ -129,6 +130,7 @@ TENANT_HELP = ("the tenant whose memory this reads or writes (default: AGENT_MEM
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"agent-memory {__version__}")
     _global_options(parser, after=False)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_AnyOrder)
 

@@ -27,6 +27,7 @@ from agent_memory.api.state import check_api_keys, is_loopback, tenant_for_key
 from agent_memory.api.strict import Contain, StrictJson, json_problem, jsonrpc_refusal
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.errors import AgentMemoryError, ConfigError, contained, problem_of
+from agent_memory.core.version import __version__
 from agent_memory.mcp_server.tools import TOOLS, LocalBackend, RemoteBackend
 from agent_memory.memory import Memory
 from agent_memory.remote import RemoteError, RemoteMemory
@@ -109,7 +110,7 @@ def build_server(memory: Memory | RemoteMemory, caller_of: Callable[[ServerReque
             return _error(f"internal error: {params.name} failed (the server's log has the details)")
         return _text_result(data, data.get("prompt") if params.name == "recall" else None)
 
-    return Server("agent-memory", version="0.1.0", instructions=INSTRUCTIONS,
+    return Server("agent-memory", version=__version__, instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 

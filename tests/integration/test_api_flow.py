@@ -19,6 +19,7 @@ from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api import ingestion as ingestion_module  # noqa: E402
 from agent_memory.api.testing import serve_in_thread, upload_samples, wait_ready  # noqa: E402
 from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.core.version import __version__  # noqa: E402
 from agent_memory.remote import RemoteMemory  # noqa: E402
 
 ACME = {"X-API-Key": "key-acme"}
@@ -58,7 +59,7 @@ def assert_error(response, status: int, code: str | None = None) -> dict:
 
 def test_health_and_readiness_need_no_key(server):
     client, _ = server
-    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/healthz").json() == {"status": "ok", "version": __version__}
     ready = client.get("/readyz")
     assert ready.status_code == 200
     assert ready.json()["checks"] == {"model": "ok", "catalog": "ok", "vectors": "ok", "graph": "ok"}

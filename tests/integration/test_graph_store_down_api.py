@@ -19,6 +19,7 @@ os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api.testing import serve_in_subprocess, serve_in_thread  # noqa: E402
 from agent_memory.core.config import load_settings  # noqa: E402
+from agent_memory.core.version import __version__  # noqa: E402
 from tests.helpers import api_error  # noqa: E402
 
 pytest.importorskip("neo4j")  # the `servers` extra: without it a Neo4j URI is a config error, tested elsewhere
@@ -63,7 +64,7 @@ def served(tmp_path_factory):
 
 def test_the_api_starts_and_says_the_graph_store_is_down(served):
     http, uri = served
-    assert http.get("/healthz").json() == {"status": "ok"}
+    assert http.get("/healthz").json() == {"status": "ok", "version": __version__}
     graph_down_named(settled(http), uri)
 
 
