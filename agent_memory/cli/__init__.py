@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         if isinstance(exc, AgentMemoryError):
             print(f"error: {exc}", file=sys.stderr)
-            return 2
+            return getattr(exc, "exit_code", 2)
         # Not raised on purpose (a corrupted or read-only file the store met first, a bug): still one line.
         print(f"error: {type(exc).__name__}: {exc} (run with -v for the traceback)", file=sys.stderr)
         return 1

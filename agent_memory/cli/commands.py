@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from agent_memory.core.config import load_settings, setting_variable
-from agent_memory.core.errors import ConfigError
+from agent_memory.core.errors import AgentMemoryError, ConfigError
 from agent_memory.core.metafilter import conditions
 from agent_memory.core.owner import current_holder, own
 from agent_memory.core.sample_corpus import SAMPLES
@@ -37,12 +37,33 @@ def _data_dir(args, *, lenient: bool = False) -> Path:
     return settings_here().value("data_dir") if lenient else load_settings().data_dir
 
 
+class NoDataDirError(AgentMemoryError):
+    """A command that reads what is stored was pointed at a data dir that does not exist: nothing to read,
+    and nothing is created for it (exit 1, as a source not found)."""
+
+    exit_code = 1
+
+
+def _stored_data_dir(args) -> Path:
+    """The data dir a command that only reads (or removes) what is stored works on: it must exist. Opening
+    the stores would create it (the session database, the embedding cache, the vector shards' sparse
+    files), in whatever folder the command happened to run."""
+    data_dir = _data_dir(args)
+    if not data_dir.exists():
+        raise NoDataDirError(f"no data dir at {data_dir.resolve()}: nothing is stored there yet (`agent-memory "
+                             "ingest` creates it; --data-dir or AGENT_MEMORY_DATA_DIR choose another)")
+    return data_dir
+
+
 @contextmanager
-def _memory(args, **kwargs) -> Iterator[Memory]:
+def _memory(args, *, creates: bool = True, **kwargs) -> Iterator[Memory]:
     """The Python API over the settings (``--data-dir`` overrides where the stores live), with the
-    data dir owned by this process while it runs (agent_memory/core/owner.py)."""
+    data dir owned by this process while it runs (agent_memory/core/owner.py). ``creates``: False for a
+    command that only reads or removes what is stored, which refuses a data dir that does not exist
+    rather than create one."""
     tenant = getattr(args, "tenant", None)  # given blank (--tenant ''), refused as every surface does
-    with own(_data_dir(args), args.command, doing=f"run `agent-memory {args.command}` on it"), \
+    data_dir = _data_dir(args) if creates else _stored_data_dir(args)
+    with own(data_dir, args.command, doing=f"run `agent-memory {args.command}` on it"), \
             Memory(data_dir=getattr(args, "data_dir", None), tenant=tenant, **kwargs) as memory:
         yield memory
 
@@ -154,7 +175,7 @@ def cmd_forget(args) -> int:
             _nothing_under(args.source_id, tenant, similar)
             return 1
         return 0
-    with _memory(args) as memory:
+    with _memory(args, creates=False) as memory:
         matched = memory.matching_sources(args.source_id)
         removed = {"sources": 0, "items": 0, "triples": 0}
         for sid in matched:
@@ -185,7 +206,7 @@ def cmd_gc(args) -> int:
             _tenant_through(remote, args)
             print(json.dumps(remote.gc()))
         return 0
-    with _memory(args) as memory, memory.write_lock:
+    with _memory(args, creates=False) as memory, memory.write_lock:
         removed = expire(memory.services, memory.ingestion.forget, tenants=[args.tenant] if args.tenant else None)
     print(json.dumps({"expired": removed}))
     return 0
@@ -204,7 +225,8 @@ def cmd_reindex(args) -> int:
 
 def _note_if_empty(memory, tenant: str | None) -> None:
     """On stderr (stdout stays the JSON scripts read): an empty tenant, and the tenants that hold data."""
-    note = empty_tenant_note(memory.services, tenant or memory.tenant, name_others=True)
+    note = empty_tenant_note(memory.services, tenant or memory.tenant, name_others=True,
+                             where=f"the data dir {memory.services.settings.data_dir.resolve()}")
     if note:
         print(f"note: {note}", file=sys.stderr)
 
@@ -216,7 +238,7 @@ def cmd_stats(args) -> int:
             tenant = _tenant_through(remote, args)
             print(json.dumps({tenant: remote.stats(args.soon_days)}, indent=2))
         return 0
-    with _memory(args) as memory:
+    with _memory(args, creates=False) as memory:
         print(json.dumps(stats(memory.services, args.tenant, soon_days=args.soon_days), indent=2))
         if args.tenant or not memory.services.catalog.tenants():
             _note_if_empty(memory, args.tenant)
@@ -230,7 +252,7 @@ def cmd_list(args) -> int:
             _tenant_through(remote, args)
             rows = remote.list_sources(prefix=args.prefix, kind=args.kind, offset=args.offset, limit=args.limit)
     else:
-        with _memory(args) as memory:
+        with _memory(args, creates=False) as memory:
             rows = list_sources(memory.services, args.tenant or memory.services.settings.tenant, prefix=args.prefix,
                                 kind=args.kind, offset=args.offset, limit=args.limit)
             if not rows:
@@ -248,7 +270,7 @@ def cmd_inspect(args) -> int:
             # The server resolves a path as forget does, and names the stored IDs like one that matched nothing.
             found, similar = remote.inspect_or_similar(args.source_id, full=args.full)
     else:
-        with _memory(args) as memory:
+        with _memory(args, creates=False) as memory:
             tenant = memory.tenant
             # The given ID last: a source known only by its items has no catalog entry to match.
             named = [*memory.matching_sources(args.source_id), args.source_id]
@@ -283,7 +305,7 @@ def cmd_prompt(args) -> int:
                                     "preset": args.preset, "filters": filters or {},
                                     "question_date": args.question_date})
     else:
-        with _memory(args, preset=args.preset) as memory:
+        with _memory(args, creates=False, preset=args.preset) as memory:
             result = memory.prompt(args.question, session_id=args.session, budget=args.budget, debug=True,
                                    filters=filters, question_date=args.question_date)
             if not result.passages:

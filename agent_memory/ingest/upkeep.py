@@ -106,13 +106,14 @@ def tenants_with_data(services) -> list[str]:
     return sorted(services.catalog.tenants())
 
 
-def empty_tenant_note(services, tenant: str, *, name_others: bool) -> str | None:
+def empty_tenant_note(services, tenant: str, *, name_others: bool, where: str | None = None) -> str | None:
     """None when ``tenant`` holds stored sources; else a line saying so, naming the tenants that do
     hold data when the caller may see them (``name_others``: the CLI and Python, never an API key
-    bound to one tenant: another tenant's name is not its to know)."""
+    bound to one tenant: another tenant's name is not its to know); ``where``: the place looked in (the
+    CLI names its data dir; the API names no server path)."""
     if services.catalog.count(tenant) > 0:
         return None
-    note = f"tenant {tenant!r} holds no stored memory"
+    note = f"tenant {tenant!r} holds no stored memory" + (f" in {where}" if where else "")
     if not name_others:
         return note
     others = [t for t in tenants_with_data(services) if t != tenant]
