@@ -17,6 +17,7 @@ holder and the fix in the message, instead of a store's own "WouldBlock" after t
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -115,6 +116,19 @@ def held_here(data_dir: str | Path) -> str | None:
     return _held.get(Path(data_dir).resolve())
 
 
+# A data dir this process cannot write: on a read-only file system, or not this user's to write.
+_NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def not_writable_message(data_dir: str | Path, exc: OSError) -> str:
+    """Why a data dir cannot be opened when its owner lock cannot be written, and what to do."""
+    where = Path(data_dir).resolve()
+    why = "is on a read-only file system" if exc.errno == errno.EROFS else "is not writable by this user"
+    return (f"the data dir {where} {why}: agent-memory writes there even to read it (its owner lock, "
+            f"{LOCK_NAME}, and its stores' files); copy it somewhere writable (cp -a {where} <writable folder>) "
+            "and give the copy with --data-dir or AGENT_MEMORY_DATA_DIR")
+
+
 def busy_message(data_dir: str | Path, holder: Holder, doing: str, command: str = "") -> str:
     if holder.url and doing == "serve":
         return (f"cannot serve: the data dir {data_dir} is already served by {holder.describe()}; use that "
@@ -139,8 +153,13 @@ def own(data_dir: str | Path, command: str, *, address: str | None = None, url: 
     """Hold ``data_dir`` for this process until the block ends; raise ``DataDirBusyError`` naming
     the holder when another live process owns it."""
     data_dir = Path(data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    handle = lock_path(data_dir).open("a+")
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        handle = lock_path(data_dir).open("a+")
+    except OSError as exc:
+        if exc.errno not in _NOT_WRITABLE:
+            raise
+        raise ConfigError(not_writable_message(data_dir, exc)) from exc
     try:
         for attempt in range(_CLAIM_TRIES):
             try:
