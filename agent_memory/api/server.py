@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import logging
+import signal
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
+from uvicorn.server import HANDLED_SIGNALS
 
 from agent_memory.api.app import create_app
 from agent_memory.api.state import check_api_keys, check_tenant_names, is_loopback
@@ -39,5 +45,34 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
     with own(settings.data_dir, "serve", address=f"{host}:{port}", url=client_url(host, port), doing="serve"):
         app = create_app(settings)
         log.info("serving on http://%s:%d", host, port)
-        uvicorn.run(app, host=host, port=port, log_level="info")
+        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
+        with _stop_signals_to(server):
+            server.run()
+    if not server.started:
+        return STARTUP_FAILURE  # uvicorn logged why (uvicorn.run exits with the same code)
     return 0
+
+
+@contextmanager
+def _stop_signals_to(server: uvicorn.Server) -> Iterator[None]:
+    """SIGTERM and SIGINT stop ``server`` gracefully, and the process then exits 0.
+
+    uvicorn catches both while it serves, shuts down, then restores the handlers it found and raises the
+    signal again (uvicorn/server.py ``capture_signals``): under the default handlers that killed the
+    process by SIGTERM after a clean shutdown (exit 143, which systemd marks as failed) or raised
+    KeyboardInterrupt (exit 130). The handlers it finds here ask the server to stop: on that second
+    delivery it already has; before uvicorn's own are in place (during its start) it stops as soon as
+    it has started. While it serves, uvicorn's handlers are in place (a second Ctrl-C forces the exit)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # uvicorn handles no signals off the main thread either
+        return
+
+    def stop(sig: int, frame) -> None:
+        server.should_exit = True
+
+    previous = {sig: signal.signal(sig, stop) for sig in HANDLED_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
