@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import signal
+import socket
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +19,7 @@ from agent_memory.api.app import create_app
 from agent_memory.api.state import check_api_keys, check_tenant_names, is_loopback
 from agent_memory.core.config import load_settings
 from agent_memory.core.errors import ConfigError
-from agent_memory.core.owner import client_url, own
+from agent_memory.core.owner import DataDirBusyError, busy_message, client_url, current_holder, own
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,10 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
     # The data dir is this server's from before anything opens its stores until the process ends: a
     # second server on it stops here, naming this one; the CLI and `mcp` find it and use its API.
     host, port = settings.api_host, settings.api_port
+    holder = current_holder(settings.data_dir)  # a server on it already: that, rather than its port, is the news
+    if holder is not None:
+        raise DataDirBusyError(busy_message(settings.data_dir, holder, "serve", "serve"), holder)
+    check_port_free(host, port)  # before the data dir is created or opened and the model loads
     with own(settings.data_dir, "serve", address=f"{host}:{port}", url=client_url(host, port), doing="serve"):
         app = create_app(settings)
         log.info("serving on http://%s:%d", host, port)
@@ -51,6 +57,30 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
     if not server.started:
         return STARTUP_FAILURE  # uvicorn logged why (uvicorn.run exits with the same code)
     return 0
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Refuse a port that cannot be listened on, before anything starts: uvicorn finds out only after the
+    app started (the data dir's files created, the stores opened) and exits 3 with the raw OSError. Each
+    address ``host`` names is bound for an instant as asyncio's server binds it (SO_REUSEADDR, so a port
+    whose last connections linger in TIME_WAIT is free, as it is to uvicorn)."""
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"cannot listen on {host!r}: {exc.strerror or exc} (--host names an address of this "
+                          "machine)") from exc
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and hasattr(socket, "IPV6_V6ONLY"):
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)  # as asyncio's server does
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise ConfigError(f"port {port} on {host} is in use (another agent-memory serve? `--port` "
+                                      "picks another)") from exc
+                raise ConfigError(f"cannot listen on port {port} on {host}: {exc.strerror or exc}") from exc
 
 
 @contextmanager
