@@ -174,11 +174,12 @@ class Services:
         if found.get("sparse") not in (None, SPARSE_FORMAT):
             version = sparse_format_version(found["sparse"])
             current = sparse_format_version(SPARSE_FORMAT)
-            newer = (f" (a newer version of agent-memory wrote it: upgrade this one, or {RUN_REINDEX} to re-encode it as "
-                     "this version does)") if version is not None and current is not None and version > current else ""
+            # The advice once: a newer version's data dir is upgraded to, or re-encoded down to this version's.
+            newer = version is not None and current is not None and version > current
+            fix = (f"a newer version of agent-memory wrote it: upgrade this one, or {RUN_REINDEX} to re-encode it as "
+                   "this version does" if newer else f"{RUN_REINDEX} to encode the stored text again")
             raise IndexFormatError(f"data dir {self.data_dir} holds sparse vectors of format {found['sparse']!r}, this "
-                                   f"version writes {SPARSE_FORMAT!r}{newer}: {RUN_REINDEX} to encode the stored text again "
-                                   "(no source file is read again)")
+                                   f"version writes {SPARSE_FORMAT!r}: {fix} (no source file is read again)")
 
     def _refuse_unmarked_vectors(self, found: dict, vectors: SpacedVectorStore) -> None:
         """An embedded data dir with no marker is new only when its stores are empty. One that holds vectors

@@ -102,6 +102,7 @@ def test_a_newer_or_unknown_keyword_format_is_refused_not_upgraded_down(older_da
     with Memory(data_dir=older_data_dir) as memory, pytest.raises(IndexFormatError) as refused:
         memory.prompt(QUESTION, budget=400)
     assert said in str(refused.value) and "stop an `agent-memory serve` that owns it first" in str(refused.value)
+    assert str(refused.value).count("agent-memory reindex") == 1  # the advice once
     assert read_index_format(older_data_dir)["sparse"] == sparse  # left as it was
 
 
