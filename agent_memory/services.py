@@ -17,7 +17,7 @@ from agent_memory.conversation.manager import SessionManager, compaction_config
 from agent_memory.conversation.significance import LLMDetector
 from agent_memory.conversation.summarize import LLMSummarizer
 from agent_memory.core.config import Settings, load_settings
-from agent_memory.core.embedding import CachedEmbedder, collection_name, make_embedder
+from agent_memory.core.embedding import CachedEmbedder, check_model_installed, collection_name, make_embedder
 from agent_memory.core.embedding_spaces import EmbeddingSpaces, SpaceLayout
 from agent_memory.core.errors import IndexFormatError
 from agent_memory.core.llm import llm_from_settings
@@ -269,6 +269,14 @@ def space_layout(settings: Settings) -> SpaceLayout:
     if multilingual == settings.embedding_model:
         multilingual = None
     return SpaceLayout(settings.embedding_model, multilingual, settings.multilingual_share if multilingual else 0.0)
+
+
+def check_models_installed(settings: Settings) -> None:
+    """Raise the ``ConfigError`` loading would raise for an embedding model ``settings`` name that is not
+    installed, without loading any (core/embedding.py ``check_model_installed``)."""
+    layout = space_layout(settings)
+    for model in dict.fromkeys(m for m in (layout.default_model, layout.multilingual_model) if m):
+        check_model_installed(model)
 
 
 def read_index_format(data_dir: Path) -> dict:

