@@ -136,6 +136,9 @@ def test_global_options_go_before_or_after_the_subcommand(argv, expected):
 
 def test_a_data_dir_given_after_the_subcommand_is_the_one_used(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("AGENT_MEMORY_DATA_DIR", str(tmp_path / "from-env"))
+    assert main(["stats", "--data-dir", str(tmp_path / "given")]) == 1  # stats creates no data dir: it names it
+    assert f"no data dir at {tmp_path / 'given'}:" in capsys.readouterr().err
+    (tmp_path / "given").mkdir()
     assert main(["stats", "--data-dir", str(tmp_path / "given")]) == 0
     assert json.loads(capsys.readouterr().out) == {}  # a fresh data dir: no tenant holds anything
     assert (tmp_path / "given").is_dir() and not (tmp_path / "from-env").exists()
