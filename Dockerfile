@@ -33,11 +33,10 @@ print('\n'.join(p['build-system']['requires'] + p['project']['dependencies'] \
 # Then the source. README* may be absent: the glob keeps COPY from failing.
 COPY README* ./
 COPY agent_memory ./agent_memory
-COPY samples ./samples
-# Editable install: the debug page's static files are read from the source tree, whatever the
-# package-data list holds, and the demo reads samples/ beside the package. --no-deps and no build
-# isolation: its requirements and setuptools are installed above, so this layer reads no index.
-RUN pip install --no-deps --no-build-isolation -e ".[servers,documents]" \
+# Installed as the wheel is (the debug page's files, the migrations and the demo's corpus are package data,
+# agent_memory/samples/ included). --no-deps and no build isolation: its requirements and setuptools are
+# installed above, so this layer reads no index.
+RUN pip install --no-deps --no-build-isolation ".[servers,documents]" \
  && useradd --create-home --uid 10001 app \
  && mkdir -p /data && chown app /data
 USER app
