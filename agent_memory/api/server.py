@@ -55,12 +55,16 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
     with own(settings.data_dir, "serve", address=f"{host}:{port}", url=client_url(host, port), doing="serve"):
         app = create_app(settings)
         log.info("serving on http://%s:%d", host, port)
-        server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
-        with _stop_signals_to(server):
-            server.run()
-    if not server.started:
-        return STARTUP_FAILURE  # uvicorn logged why (uvicorn.run exits with the same code)
-    return 0
+        return run_app(app, host, port)
+
+
+def run_app(app, host: str, port: int) -> int:
+    """Serve ``app`` under uvicorn until SIGTERM or SIGINT; 0 after a graceful stop (``_stop_signals_to``),
+    uvicorn's startup-failure code when it never started (it logged why; ``uvicorn.run`` exits the same)."""
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
+    with _stop_signals_to(server):
+        server.run()
+    return 0 if server.started else STARTUP_FAILURE
 
 
 def check_port_free(host: str, port: int) -> None:

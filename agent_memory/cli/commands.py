@@ -21,6 +21,7 @@ from agent_memory.memory import Memory
 from agent_memory.memory.arguments import check_tenant
 from agent_memory.remote import RemoteMemory
 from agent_memory.retrieval.debug import render_dump
+from agent_memory.services import check_models_installed
 
 # The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK), and `eval`
 # the evaluation harness, when they run, so that the other commands and --help do not load them.
@@ -375,6 +376,7 @@ def cmd_worker(args) -> int:
     settings = load_settings()
     if getattr(args, "data_dir", None):
         settings = settings.model_copy(update={"data_dir": Path(args.data_dir)})
+    check_models_installed(settings)  # a configuration error now, as `serve` refuses it, not a job's failure later
     with own(settings.data_dir, "worker", doing="run a worker on it (give the worker a data dir of its own)"):
         return work(settings, once=args.once, worker_id=args.id, lease_s=args.lease_s, poll_s=args.poll_s)
 
@@ -387,6 +389,12 @@ def cmd_mcp(args) -> int:
         with remote:
             _tenant_through(remote, args)
             return serve(http=args.http, host=args.host, port=args.port, remote=remote)
+    check_models_installed(load_settings())  # the models are this process's only without a server
+    if args.http:  # before `own` creates the data dir, as `serve` checks it
+        from agent_memory.api.server import check_port_free
+        from agent_memory.mcp_server.server import HTTP_PORT
+
+        check_port_free(args.host or load_settings().api_host, HTTP_PORT if args.port is None else args.port)
     with own(_data_dir(args), "mcp", doing="serve MCP on it"):
         return serve(http=args.http, host=args.host, port=args.port, data_dir=getattr(args, "data_dir", None),
                      tenant=args.tenant)

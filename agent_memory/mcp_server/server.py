@@ -16,13 +16,13 @@ from typing import Any, Callable
 
 import anyio
 import mcp_types as types
-import uvicorn
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from starlette.responses import JSONResponse
 
+from agent_memory.api.server import check_port_free, run_app
 from agent_memory.api.state import check_api_keys, is_loopback, tenant_for_key
 from agent_memory.api.strict import Contain, StrictJson, json_problem, jsonrpc_refusal
 from agent_memory.core.config import Settings, load_settings
@@ -33,6 +33,7 @@ from agent_memory.memory import Memory
 from agent_memory.remote import RemoteError, RemoteMemory
 
 log = logging.getLogger(__name__)
+HTTP_PORT = 8765  # `mcp --http` without --port
 INSTRUCTIONS = """Long-term memory for you, shared across conversations: documents and notes you or the user \
 stored, and the turns of chat sessions.
 
@@ -215,8 +216,10 @@ def serve(*, http: bool = False, host: str | None = None, port: int | None = Non
         settings = load_settings()
         host = host or settings.api_host
         check_api_keys(settings.api_keys, host)
-        uvicorn.run(http_app(remote, settings, host), host=host, port=8765 if port is None else port, log_level="info")
-        return 0
+        check_port_free(host, HTTP_PORT if port is None else port)
+        return run_app(http_app(remote, settings, host), host, HTTP_PORT if port is None else port)
+    if http:  # the port before the data dir is opened and the models load, as `serve` checks it
+        check_port_free(host or load_settings().api_host, HTTP_PORT if port is None else port)
     with Memory(data_dir=data_dir, tenant=tenant) as memory:
         if not http:
             serve_stdio(memory)
@@ -226,5 +229,5 @@ def serve(*, http: bool = False, host: str | None = None, port: int | None = Non
         if not is_loopback(host) and not settings.api_keys:
             raise ConfigError(f"listening on {host!r} needs API keys: set AGENT_MEMORY_API_KEYS")
         check_api_keys(settings.api_keys, host)
-        uvicorn.run(http_app(memory, settings, host), host=host, port=8765 if port is None else port, log_level="info")
-    return 0
+        # SIGTERM and SIGINT stop it gracefully and it exits 0, as `serve` does (uvicorn.run re-raised them: 143).
+        return run_app(http_app(memory, settings, host), host, HTTP_PORT if port is None else port)

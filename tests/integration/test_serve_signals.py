@@ -27,12 +27,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_serve(data_dir: Path, port: int, log: Path) -> subprocess.Popen:
+def start_serve(data_dir: Path, port: int, log: Path, command: tuple[str, ...] = ("serve",)) -> subprocess.Popen:
     environ = {**os.environ, "PYTHONPATH": str(ROOT)}
     for name, value in ENV.items():
         environ.pop(name, None) if value is None else environ.__setitem__(name, value)
     with log.open("w") as out:
-        return subprocess.Popen([sys.executable, "-m", "agent_memory.cli", "--data-dir", str(data_dir), "serve",
+        return subprocess.Popen([sys.executable, "-m", "agent_memory.cli", "--data-dir", str(data_dir), *command,
                                  "--host", "127.0.0.1", "--port", str(port)],
                                 cwd=ROOT, env=environ, stdout=out, stderr=subprocess.STDOUT)
 
@@ -65,3 +65,26 @@ def test_a_stop_signal_is_a_clean_exit(sig, tmp_path):
     assert code == 0, text
     assert "Finished server process" in text and "interrupted" not in text and "Traceback" not in text, text
     assert current_holder(data_dir) is None  # the data dir is free again
+
+
+def test_mcp_over_http_stopped_by_sigterm_exits_0(tmp_path):
+    """`mcp --http` ran uvicorn.run, which re-raised the signal after its clean shutdown: exit 143."""
+    data_dir, port, log = tmp_path / "data", free_port(), tmp_path / "mcp.log"
+    proc = start_serve(data_dir, port, log, ("mcp", "--http"))
+    try:
+        deadline = time.monotonic() + 180
+        while True:  # up once its port accepts a connection
+            assert proc.poll() is None, log.read_text()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0, log.read_text()
+    assert current_holder(data_dir) is None
