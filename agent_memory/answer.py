@@ -11,7 +11,6 @@ supporting passages, which a calling agent can still use.
 from __future__ import annotations
 
 import logging
-import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any
 from agent_memory.core.citations import TAG, split_tag, tag, tag_ids
 from agent_memory.core.errors import LLMError
 from agent_memory.retrieval.render import TITLES
+from agent_memory.retrieval.types import relevance
 
 FACTS_TITLE = TITLES["facts"]
 
@@ -84,14 +84,6 @@ RELEVANCE_DOC = ("Relevance from 0 to 1, higher is better: the logistic of the r
                  "up standardized signals (each one's z-score over this question's candidates). 0.5 is a "
                  "candidate as good as this question's average one; 0.9 is about 2.2 standard deviations "
                  "above it. Comparable within one answer, a rough guide across questions.")
-
-
-def relevance(score: float) -> float:
-    """A passage's score as a relevance in (0, 1) (RELEVANCE_DOC): monotone, so the order stays."""
-    value = float(score)
-    if not math.isfinite(value):
-        return 1.0 if value > 0 else 0.0
-    return round(1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value)))), 4)
 
 
 def passages_out(result, limit: int = TOP_PASSAGES) -> list[dict[str, Any]]:

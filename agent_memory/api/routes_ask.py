@@ -9,11 +9,12 @@ import orjson
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from agent_memory.answer import passages_out, relevance
+from agent_memory.answer import passages_out
 from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
 from agent_memory.api.schemas import AskIn, AskOut, PromptOut, SearchIn, SearchOut, error_responses
 from agent_memory.core.errors import ConfigError, IndexFormatError
+from agent_memory.retrieval.types import relevance
 
 router = APIRouter(tags=["ask"])
 

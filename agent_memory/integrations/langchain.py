@@ -22,9 +22,9 @@ from langchain_core.messages import BaseMessage, convert_to_messages, convert_to
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, StrictInt
 
-from agent_memory.answer import relevance
 from agent_memory.core.errors import NotFoundError
 from agent_memory.memory import Memory
+from agent_memory.retrieval.types import relevance
 
 
 class _MemoryRetriever(BaseRetriever):

@@ -49,12 +49,12 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path
 
-from agent_memory.answer import relevance
 from agent_memory.core.errors import ConfigError, NotFoundError
 from agent_memory.core.limits import MAX_SEARCH_LIMIT
 from agent_memory.core.records import SearchFilter
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources
 from agent_memory.memory import Memory
+from agent_memory.retrieval.types import relevance
 
 _MARKER = ("lg_key", "lg_depth", "lg_value")  # the metadata every item ``put`` writes carries
 VIEW_ID = "am-view-"  # ids of the view's messages in a graph's state: ``sync`` never appends them again

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Callable
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from agent_memory.answer import RELEVANCE_DOC, relevance
+from agent_memory.answer import RELEVANCE_DOC
 from agent_memory.api.routes_ask import search_hits
 from agent_memory.api.schemas import (
     DOCUMENT_TEXT,
@@ -35,6 +35,7 @@ from agent_memory.core.errors import NotFoundError
 from agent_memory.memory import Memory
 from agent_memory.memory.memory import prompt_notes
 from agent_memory.remote import RemoteError, RemoteMemory
+from agent_memory.retrieval.types import relevance
 
 SessionId = Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["chat-1"])]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -44,6 +45,21 @@ class Passage:
     original_tokens: int = 0
     item_ids: list[str] = field(default_factory=list)
     section: str = "passages"
+
+    @property
+    def relevance(self) -> float:
+        """``score`` (the reranker's, unbounded) as a relevance in (0, 1), as the HTTP API, MCP and the
+        adapters give it (``relevance``)."""
+        return relevance(self.score)
+
+
+def relevance(score: float) -> float:
+    """A passage's score as a relevance in (0, 1), its logistic: monotone, so the order stays (the HTTP API's
+    description of it: ``answer.RELEVANCE_DOC``)."""
+    value = float(score)
+    if not math.isfinite(value):
+        return 1.0 if value > 0 else 0.0
+    return round(1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value)))), 4)
 
 
 @dataclass

@@ -8,11 +8,11 @@ import pytest
 from mcp.client import Client
 from pydantic import ValidationError
 
-from agent_memory.answer import relevance
 from agent_memory.api.app import create_app
 from agent_memory.mcp_server.server import build_server
 from agent_memory.mcp_server.tools import TOOLS, RememberIn, generated_source_id
 from agent_memory.memory import Memory
+from agent_memory.retrieval.types import relevance
 
 
 def test_every_operation_has_a_typed_success_response_and_a_description(tmp_path):
@@ -177,3 +177,11 @@ def test_a_recall_with_a_bad_retrieval_override_is_an_error_naming_the_key_and_v
                          (boolean, "dense.limit: should be a number, not a boolean, got True")):
         text = " ".join(getattr(part, "text", "") for part in result.content)
         assert result.is_error and said in text, text
+
+
+def test_a_python_passage_gives_the_relevance_the_http_api_and_mcp_give():
+    from agent_memory.retrieval.types import Passage
+
+    passage = Passage(source_id="a.md", text="t", kind="chunk", score=2.0, tokens=1)
+    assert passage.relevance == relevance(2.0) == 0.8808
+    assert Passage(source_id="a.md", text="t", kind="chunk", score=float("-inf"), tokens=1).relevance == 0.0
