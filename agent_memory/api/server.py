@@ -62,9 +62,30 @@ def run_app(app, host: str, port: int) -> int:
     """Serve ``app`` under uvicorn until SIGTERM or SIGINT; 0 after a graceful stop (``_stop_signals_to``),
     uvicorn's startup-failure code when it never started (it logged why; ``uvicorn.run`` exits the same)."""
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
-    with _stop_signals_to(server):
-        server.run()
+    quiet = QuietHealthChecks()
+    access = logging.getLogger("uvicorn.access")
+    access.addFilter(quiet)
+    try:
+        with _stop_signals_to(server):
+            server.run()
+    finally:
+        access.removeFilter(quiet)
     return 0 if server.started else STARTUP_FAILURE
+
+
+class QuietHealthChecks(logging.Filter):
+    """Leave answered health checks out of the access log: a compose health check or a load balancer asks
+    every few seconds, and those lines buried every other request. A failing one is still logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        # uvicorn's access record: (client, method, path, http version, status)
+        if len(args) == 5 and str(args[2]).split("?")[0] in HEALTH_PATHS and args[4] == 200:
+            return False
+        return True
+
+
+HEALTH_PATHS = ("/healthz", "/readyz")
 
 
 def check_port_free(host: str, port: int) -> None:

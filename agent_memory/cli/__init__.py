@@ -8,6 +8,7 @@ into one line (the traceback with ``-v``). The server commands (serve, worker, m
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import traceback
 
@@ -19,10 +20,34 @@ __all__ = ["build_parser", "main"]
 RESUMABLE = ("ingest", "demo")
 
 
+SERVERS = ("serve", "worker", "mcp")
+LOG_LEVEL_VARIABLE = "AGENT_MEMORY_LOG_LEVEL"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def log_level(verbose: bool) -> int:
+    """``-v``: INFO; else ``AGENT_MEMORY_LOG_LEVEL`` (one of LOG_LEVELS, any case); else WARNING."""
+    if verbose:
+        return logging.INFO
+    named = os.environ.get(LOG_LEVEL_VARIABLE, "").strip().upper()
+    if not named:
+        return logging.WARNING
+    if named not in LOG_LEVELS:
+        raise ValueError(f"{LOG_LEVEL_VARIABLE}={os.environ[LOG_LEVEL_VARIABLE]!r} is not one of "
+                         f"{', '.join(LOG_LEVELS)}")
+    return getattr(logging, named)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        level = log_level(args.verbose)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    # A server's lines are read later, beside other processes' (docker logs, the journal): each says when.
+    stamp = "%(asctime)s " if args.command in SERVERS else ""
+    logging.basicConfig(level=level, format=stamp + "%(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args)
     except KeyboardInterrupt:

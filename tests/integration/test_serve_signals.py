@@ -64,6 +64,7 @@ def test_a_stop_signal_is_a_clean_exit(sig, tmp_path):
     text = log.read_text()
     assert code == 0, text
     assert "Finished server process" in text and "interrupted" not in text and "Traceback" not in text, text
+    assert "GET /healthz" not in text  # answered health checks stay out of the access log (api/server.py)
     assert current_holder(data_dir) is None  # the data dir is free again
 
 
