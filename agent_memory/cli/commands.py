@@ -48,9 +48,14 @@ class NoDataDirError(AgentMemoryError):
 def _stored_data_dir(args) -> Path:
     """The data dir a command that only reads (or removes) what is stored works on: it must exist. Opening
     the stores would create it (the session database, the embedding cache, the vector shards' sparse
-    files), in whatever folder the command happened to run."""
-    data_dir = _data_dir(args)
+    files), in whatever folder the command happened to run. Invalid settings are said first: they stop the
+    command wherever its data dir is."""
+    settings = load_settings()
+    data_dir = Path(args.data_dir) if getattr(args, "data_dir", None) else settings.data_dir
     if not data_dir.exists():
+        # The tenant named is checked as Memory would (no data, so no name from before the rule): a name no
+        # data dir could hold is the mistake to say, wherever the data dir is.
+        check_tenant(settings.tenant if getattr(args, "tenant", None) is None else args.tenant)
         raise NoDataDirError(f"no data dir at {data_dir.resolve()}: nothing is stored there yet (`agent-memory "
                              "ingest` creates it; --data-dir or AGENT_MEMORY_DATA_DIR choose another)")
     return data_dir
