@@ -21,6 +21,9 @@ log = logging.getLogger(__name__)
 # One question per language path: the first Chinese question loads jieba's part-of-speech tagger
 # (question entities), 1.1 s that would otherwise fall on a user's first request.
 WARM_UP_QUESTIONS = ("warm up", "预热问题是什么？")
+# How long a stop waits for a warm-up still running (loading the models takes seconds; a stop's grace, as
+# docker's 10 s, is the operator's bound anyway).
+WARM_UP_STOP_WAIT_S = 60
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024  # above this: 413
 
@@ -186,6 +189,11 @@ class ApiState:
         return checks
 
     def close(self) -> None:
+        # A stop during the warm-up waits for it: closing the model and the stores under its thread, then
+        # leaving the interpreter with that thread inside the ONNX runtime, aborted the process after a
+        # graceful shutdown ("terminate called without an active exception", exit -6).
+        if not self.warm_done.wait(WARM_UP_STOP_WAIT_S):
+            log.warning("stopping before the warm-up finished (%d s): closing under it", WARM_UP_STOP_WAIT_S)
         self.jobs.close()
         self.memory.close()
         self.services.close()
