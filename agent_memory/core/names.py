@@ -46,3 +46,9 @@ def tenant_problem(tenant: str) -> str | None:
 def session_id_problem(session_id: str) -> str | None:
     """Why ``session_id`` (a str) is no session ID (``SESSION_ID_RULE``), or None."""
     return _problem(session_id)
+
+
+def refusal(rule: str, name: str, problem: str) -> str:
+    """The words of a refused name: the rule, the name given (its first 80 characters: a 10,000-character name
+    is not echoed whole) and what is wrong with it."""
+    return f"{rule}; got {name[:80]!r}{'...' if len(name) > 80 else ''} ({problem})"

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.limits import check_document_text, question_problem
-from agent_memory.core.names import TENANT_RULE, tenant_problem
+from agent_memory.core.names import TENANT_RULE, refusal, tenant_problem
 from agent_memory.core.storable import check_storable, check_text
 
 R = TypeVar("R")
@@ -96,7 +96,7 @@ def check_tenant(tenant: Any, held: Callable[[str], bool] | None = None) -> str:
     problem = tenant_problem(tenant)
     if problem is None or (tenant and held is not None and held(tenant)):
         return tenant
-    raise ConfigError(f"{TENANT_RULE}; got {tenant[:80]!r}{'...' if len(tenant) > 80 else ''} ({problem})")
+    raise ConfigError(refusal(TENANT_RULE, tenant, problem))
 
 
 def filter_args(filters: Mapping[str, Any] | Any | None) -> dict[str, Any]:

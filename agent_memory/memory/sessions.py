@@ -13,7 +13,7 @@ from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.message_validation import validate
 from agent_memory.conversation.working_memory import numbered_turns, session_key
 from agent_memory.core.errors import NotFoundError
-from agent_memory.core.names import SESSION_ID_RULE, session_id_problem
+from agent_memory.core.names import SESSION_ID_RULE, refusal, session_id_problem
 from agent_memory.ingest.ownership import SESSION_OWNER
 from agent_memory.memory.arguments import expect_type, message_mapping
 
@@ -33,8 +33,7 @@ class SessionMethods:
         problem = session_id_problem(session_id)
         if problem is None or (session_id.strip() and self.working_memory.exists(self._tenant(tenant), session_id)):
             return session_id
-        raise ValueError(f"{SESSION_ID_RULE}; got {session_id[:80]!r}{'...' if len(session_id) > 80 else ''} "
-                         f"({problem})")
+        raise ValueError(refusal(SESSION_ID_RULE, session_id, problem))
 
     def session(self, session_id: str, *, agent_id: str | None = None, tenant: str | None = None) -> Session:
         """The live working-memory session (created on first use)."""
