@@ -394,12 +394,13 @@ def cmd_mcp(args) -> int:
         with remote:
             _tenant_through(remote, args)
             return serve(http=args.http, host=args.host, port=args.port, remote=remote)
-    check_models_installed(load_settings())  # the models are this process's only without a server
+    settings = load_settings()
+    check_models_installed(settings)  # the models are this process's only without a server
     if args.http:  # before `own` creates the data dir, as `serve` checks it
         from agent_memory.api.server import check_port_free
         from agent_memory.mcp_server.server import HTTP_PORT
 
-        check_port_free(args.host or load_settings().api_host, HTTP_PORT if args.port is None else args.port)
+        check_port_free(args.host or settings.api_host, HTTP_PORT if args.port is None else args.port)
     with own(_data_dir(args), "mcp", doing="serve MCP on it"):
         return serve(http=args.http, host=args.host, port=args.port, data_dir=getattr(args, "data_dir", None),
                      tenant=args.tenant)

@@ -208,7 +208,9 @@ def http_app(memory: Memory | RemoteMemory, settings: Settings, host: str):
 def serve(*, http: bool = False, host: str | None = None, port: int | None = None, data_dir: str | None = None,
           tenant: str | None = None, remote: RemoteMemory | None = None) -> int:
     """Run the MCP server until the client disconnects (stdio) or until interrupted (HTTP); with
-    ``remote``, over that server's HTTP API instead of the stores."""
+    ``remote``, over that server's HTTP API instead of the stores. Over a local memory, the caller checks
+    the port is free before it takes the data dir (``cli/commands.py`` ``cmd_mcp``), as ``serve`` does."""
+    port = HTTP_PORT if port is None else port
     if remote is not None:
         if not http:
             serve_stdio(remote)
@@ -216,10 +218,8 @@ def serve(*, http: bool = False, host: str | None = None, port: int | None = Non
         settings = load_settings()
         host = host or settings.api_host
         check_api_keys(settings.api_keys, host)
-        check_port_free(host, HTTP_PORT if port is None else port)
-        return run_app(http_app(remote, settings, host), host, HTTP_PORT if port is None else port)
-    if http:  # the port before the data dir is opened and the models load, as `serve` checks it
-        check_port_free(host or load_settings().api_host, HTTP_PORT if port is None else port)
+        check_port_free(host, port)
+        return run_app(http_app(remote, settings, host), host, port)
     with Memory(data_dir=data_dir, tenant=tenant) as memory:
         if not http:
             serve_stdio(memory)
@@ -230,4 +230,4 @@ def serve(*, http: bool = False, host: str | None = None, port: int | None = Non
             raise ConfigError(f"listening on {host!r} needs API keys: set AGENT_MEMORY_API_KEYS")
         check_api_keys(settings.api_keys, host)
         # SIGTERM and SIGINT stop it gracefully and it exits 0, as `serve` does (uvicorn.run re-raised them: 143).
-        return run_app(http_app(memory, settings, host), host, HTTP_PORT if port is None else port)
+        return run_app(http_app(memory, settings, host), host, port)
