@@ -26,14 +26,19 @@ NOTE = "The greenhouse pump P-7 was replaced by Ilse Varga last Friday; it now m
 QUESTION = "Who replaced the greenhouse pump?"
 
 
-@pytest.fixture()
-def older_data_dir(tmp_path, monkeypatch):
-    """A data dir holding one note, whose marker says its keyword terms were cut by an older version."""
-    data = tmp_path / "data"
+def data_dir_with_note(data, monkeypatch):
+    """``data`` made the CLI's and Memory's data dir, holding one note stored by this version."""
     embedded_cli_env(monkeypatch, data)
     monkeypatch.delenv(KEY_ENV, raising=False)
     with Memory(data_dir=data) as memory:
         memory.add(NOTE, source_id="pump.md")
+    return data
+
+
+@pytest.fixture()
+def older_data_dir(tmp_path, monkeypatch):
+    """A data dir holding one note, whose marker says its keyword terms were cut by an older version."""
+    data = data_dir_with_note(tmp_path / "data", monkeypatch)
     write_index_format(data, {**read_index_format(data), "sparse": OLDER_FORMAT})
     return data
 
@@ -148,10 +153,7 @@ def test_a_job_into_an_unmarked_full_data_dir_fails_before_reading_its_files(old
 
 
 def test_a_new_data_dir_gets_its_marker_when_its_stores_open(tmp_path, monkeypatch):
-    data = tmp_path / "fresh"
-    embedded_cli_env(monkeypatch, data)
-    monkeypatch.delenv(KEY_ENV, raising=False)
-    with Memory(data_dir=data) as memory:
-        memory.add(NOTE, source_id="pump.md")
-        assert "Ilse Varga" in memory.prompt(QUESTION, budget=400).prompt
+    data = data_dir_with_note(tmp_path / "fresh", monkeypatch)
     assert read_index_format(data)["sparse"] == SPARSE_FORMAT
+    with Memory(data_dir=data) as memory:
+        assert "Ilse Varga" in memory.prompt(QUESTION, budget=400).prompt
