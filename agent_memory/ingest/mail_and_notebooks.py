@@ -335,17 +335,20 @@ def _one_group(raw: str) -> str:
     return "".join(kept)
 
 
-def looks_rtf(head: bytes) -> bool:
-    """Whether a file's first bytes are an RTF header. Its ``\\bin`` data (pictures, objects) may hold any byte,
-    NUL included, so such a file is not judged binary by its first block."""
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{\\rtf")
+def looks_rtf(head: bytes | str) -> bool:
+    """Whether a file's first bytes (or its text, read) are an RTF header, after a byte-order mark and blank
+    space. Its ``\\bin`` data (pictures, objects) may hold any byte, NUL included, so such a file is not judged
+    binary by its first block."""
+    if isinstance(head, bytes):
+        return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{\\rtf")
+    return head.lstrip("\ufeff \t\r\n").startswith("{\\rtf")
 
 
 def read_rtf(raw: str) -> Read:
     """RTF's text (striprtf), its control words, embedded pictures and ``\\bin`` data dropped; the title from its
     info group. An escaped byte the file's code page cannot decode is kept as a replacement mark, not dropped;
     text after a stray closing brace is kept (``_one_group``)."""
-    if not raw.lstrip("\ufeff \t\r\n").startswith("{\\rtf"):
+    if not looks_rtf(raw):
         raise FormatError(f"not an RTF file (no {{\\rtf header): it starts with {raw[:16]!r}")
     try:
         from striprtf.striprtf import rtf_to_text
