@@ -29,7 +29,7 @@ MAX_OUTPUT_CHARS = 1_000
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1", re.MULTILINE | re.DOTALL)  # its "#" lines are code
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 # What an e-mail starts with: a header field ("Received:", "From:") or an mbox "From " separator line.
-_HEADER_LINE = re.compile(rb"^(?:From |[!-9;-~]+:)")
+HEADER_LINE = re.compile(rb"^(?:From |[!-9;-~]+:)")
 # E-mail headers are read from their raw value cut to this many characters before the standard library parses
 # them: its address parser took 49 s on a To line of 50,000 addresses (589 KB), all of which then became prompt
 # text and metadata. 8,000 characters hold a few hundred addresses and any real Subject.
@@ -262,7 +262,7 @@ def read_eml(path: Path) -> Read:
     Every problem is a ``FormatError``; a header the parser refuses is read as its text (``_header``). The text
     is cut at ``MAX_DOCUMENT_CHARS`` (metadata ``max_chars``), as any document read whole."""
     data = path.read_bytes()
-    if not _HEADER_LINE.match(data.lstrip(b"\xef\xbb\xbf\r\n")):
+    if not HEADER_LINE.match(data.lstrip(b"\xef\xbb\xbf\r\n")):
         raise FormatError(f"not an EML file (no header line such as 'From:' first): it starts with {data[:16]!r}")
     return read_message(data)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agent_memory.ingest.formats import MAX_DOCUMENT_BYTES, FormatError, Read
-from agent_memory.ingest.mail_and_notebooks import _HEADER_LINE, read_message
+from agent_memory.ingest.mail_and_notebooks import HEADER_LINE, read_message
 from agent_memory.ingest.zip_xml_formats import MAX_DOCUMENT_CHARS
 
 MBOX_EXTENSIONS = {".mbox"}
@@ -119,7 +119,7 @@ def _finish(out: Mbox, lines: list[bytes] | None, cut: bool) -> None:
         return
     data = b"".join(lines)
     first = data.lstrip(b"\r\n")
-    if not out.messages and not _HEADER_LINE.match(first):
+    if not out.messages and not HEADER_LINE.match(first):
         after = f"the next line starts with {first[:16]!r}" if first else "nothing follows it"
         raise FormatError(f"not an mbox file (its 'From ' line is not followed by a mail header such as 'Subject:'): "
                           f"{after}")
