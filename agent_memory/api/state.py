@@ -13,7 +13,7 @@ from typing import Any, Callable
 from agent_memory.api import ingestion
 from agent_memory.core.config import Settings
 from agent_memory.core.errors import ConfigError
-from agent_memory.core.names import TENANT_RULE, tenant_problem
+from agent_memory.core.names import TENANT_RULE, refusal, tenant_problem
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.memory import Memory
 
@@ -85,8 +85,9 @@ def check_tenant_names(settings, held: Callable[[str], bool] | None = None) -> N
         problem = tenant_problem(tenant) if isinstance(tenant, str) else "is not a string"
         if problem is None or (held is None and tenant and "/" not in tenant) or (held is not None and held(tenant)):
             continue
-        raise ConfigError(f"{TENANT_RULE}; got {tenant!r} ({problem})"
-                          f"{' in AGENT_MEMORY_API_KEYS' if tenant != settings.tenant else ''}")
+        # Worded as every surface words a refused name (the name cut at 80 characters), and where it was given.
+        raise ConfigError(refusal(TENANT_RULE, str(tenant), problem)
+                          + (" in AGENT_MEMORY_API_KEYS" if tenant != settings.tenant else ""))
 
 class ApiState:
     def __init__(self, settings: Settings, services, *, job_threshold_bytes: int | None = None,

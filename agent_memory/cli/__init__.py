@@ -1,8 +1,9 @@
 """The ``agent-memory`` command: ingestion jobs, forgetting, the prompt debug dump, eval, the API.
 
-``parser.py`` reads the command line, ``commands.py`` runs the subcommand; ``main`` turns any failure
-into one line (the traceback with ``-v``). The server commands (serve, worker, mcp) import their stacks
-(FastAPI, uvicorn, the MCP SDK) when they run, so that the other commands and ``--help`` do not load them.
+``parser.py`` reads the command line, ``commands.py`` runs the subcommand over the stores or the server
+that ``stores_or_server.py`` chooses; ``main`` turns any failure into one line (the traceback with ``-v``).
+The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK) when they
+run, so that the other commands and ``--help`` do not load them.
 """
 
 from __future__ import annotations

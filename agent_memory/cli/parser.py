@@ -32,6 +32,8 @@ from agent_memory.retrieval.config import PRESETS
 DESCRIPTION = "The agent-memory command: ingestion jobs, forgetting, the prompt debug dump, eval, the API."
 
 
+# Argument types: a value the HTTP API answers 422 for is refused here too, naming it, so a command
+# behaves the same with and without a server (argparse prints "argument --x: <message>", rc 2).
 def _whole(minimum: int, maximum: int | None = None):
     def parse(text: str) -> int:
         try:

@@ -11,7 +11,7 @@ A ``Memory`` built from settings (the Python API) owns its data dir the same way
 already holds it (the CLI and ``serve`` own it, then build their ``Memory``).
 
 The CLI asks ``current_holder`` before it opens anything: a live ``serve`` means "go through its
-HTTP API" (``agent_memory/remote.py``); any other live owner means "cannot proceed", with the
+HTTP API" (``agent_memory/remote/``); any other live owner means "cannot proceed", with the
 holder and the fix in the message, instead of a store's own "WouldBlock" after the model loaded.
 """
 

@@ -12,7 +12,7 @@ a relevance in 0..1), ``forget``, ``session_view``, ``session_list`` and
 has one, ``agent_memory/api/schemas.py`` and ``schemas_sessions.py``), the same models validate the
 arguments and shape the structured results, and each tool says whether it only reads or may destroy
 (annotations). A thin layer over ``agent_memory.Memory`` or, when a server owns the data dir,
-over that server's HTTP API (``agent_memory/remote.py``); the low-level ``Server`` is used so the
+over that server's HTTP API (``agent_memory/remote/``); the low-level ``Server`` is used so the
 schemas are the models' own.
 
 Two modules: ``tools.py`` (the tools: argument and result models, the local and remote backends,

@@ -33,7 +33,7 @@ from agent_memory.api.strict import ClosedBody
 from agent_memory.conversation.message_validation import KEYS, ROLES, validate
 from agent_memory.core.errors import NotFoundError
 from agent_memory.memory import Memory
-from agent_memory.memory.memory import prompt_notes
+from agent_memory.memory.questions import prompt_notes
 from agent_memory.remote import RemoteError, RemoteMemory
 from agent_memory.retrieval.types import relevance
 

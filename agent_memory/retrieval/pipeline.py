@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Callable
 
 from agent_memory.conversation.working_memory import catalog_recent_turns
-from agent_memory.core.embedding_spaces import QueryVectors
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.errors import AgentMemoryError, StoreError
 from agent_memory.core.records import MemoryItem, SearchFilter
@@ -29,6 +28,7 @@ from agent_memory.retrieval.hop import SecondHop
 from agent_memory.retrieval.links import LinkFollower, spread
 from agent_memory.retrieval.neighbours import add_neighbours
 from agent_memory.retrieval.pages import Pages
+from agent_memory.retrieval.question_vectors import drop_speaker_names, encode_question, speaker_directory
 from agent_memory.retrieval.recent import gate_recent
 from agent_memory.retrieval.rerank import DefaultReranker, Reranker
 from agent_memory.retrieval.rewrite import QueryRewriter
@@ -43,7 +43,7 @@ from agent_memory.retrieval.routes import (
     SummaryRoute,
 )
 from agent_memory.retrieval.similarity import QuestionSimilarity, candidate_vectors, spaces_of
-from agent_memory.retrieval.speakers import Unnamed, named_by_space, unnamed, unnamed_from
+from agent_memory.retrieval.speakers import named_by_space, unnamed_from
 from agent_memory.retrieval.types import Candidate, Decision, PromptResult
 from agent_memory.retrieval.validity import order_facts
 from agent_memory.retrieval.when import DateSlack, parse_stamp, question_window, told_window
@@ -166,15 +166,16 @@ class RetrievalPipeline:
         # seconds, and could otherwise change between the steps).
         spaces = self.services.vectors.occupied_spaces(tenant)
         needs_directory = self.config.dense_without_speakers or "speakers" in self.routes
-        query.speakers = named_by_space(question, self._speaker_directory(tenant)) if needs_directory else {}
+        query.speakers = named_by_space(question, speaker_directory(self.services, tenant)) if needs_directory else {}
         unnamed = unnamed_from(question, query.speakers, spaces) if self.config.dense_without_speakers else None
-        query.dense = self._encode(question, spaces, unnamed, decisions)
+        query.dense = encode_question(self.services, question, spaces, unnamed, decisions)
         lap("encode")
 
         outputs = self._collect({**early, **self._start_routes(query, dense=True)})
         self.rewriter.recall(self, query, variants, outputs)
         if self.config.dense_without_speakers:
-            self._drop_speaker_names(query, outputs, decisions, done=unnamed)
+            drop_speaker_names(self.services, self.routes.get("dense"), self.config.dense.limit, query, outputs,
+                               decisions, done=unnamed)
         lap("routes")
 
         weights = {name: getattr(self.config, name).weight for name in self.routes}
@@ -267,21 +268,6 @@ class RetrievalPipeline:
                                       "past their time to live (gc removes them from the stores)"))
         return kept
 
-    def _encode(self, question: str, spaces: list[str], unnamed: Unnamed | None,
-                decisions: list[Decision]) -> QueryVectors:
-        """The question in each space that holds the tenant's items, without the speaker names it
-        names in the spaces of those speakers' turns (``unnamed``). One model after the other: side
-        by side in threads they took longer (11k mixed items, quiet: p50 75 ms against 53), both
-        encoders spreading over the same two cores."""
-        embedder = self.services.embedder
-        if unnamed is None:
-            return embedder.embed_query(question, spaces)
-        named = [s for s in spaces if s not in unnamed.spaces]
-        vectors = dict(embedder.embed_query(question, named)) if named else {}
-        vectors.update(embedder.embed_query(unnamed.text, sorted(unnamed.spaces)))
-        decisions.append(unnamed.decision())
-        return QueryVectors(vectors, embedder.lang_of(question))
-
     def _start_routes(self, query: Query, *, dense: bool) -> dict[str, Future]:
         """Submit the routes that do (``dense``) or do not read the question's dense vectors."""
         futures = {}
@@ -315,36 +301,6 @@ class RetrievalPipeline:
         if down is not None:
             raise down
         return outputs
-
-    def _speaker_directory(self, tenant: str) -> dict[str, set[str]]:
-        """The speakers of the tenant's turns per space, read from the vector store and kept a few
-        seconds: a question that names one is known before it is embedded, so it is embedded once,
-        without the name, in those speakers' spaces, and the speaker route searches their turns. No
-        route waits for it: the keyword route, which used to name the speakers first, held back the
-        embedding by 4 ms at 11k items and 13-15 at 100k."""
-        try:
-            return dict(self.services.vectors.speakers(tenant))
-        except StoreError as exc:  # the routes will meet the store's failure too, and report it
-            log.warning("speaker directory unavailable: %s", exc)
-            return {}
-
-    def _drop_speaker_names(self, query: Query, outputs: dict[str, RouteOutput], decisions: list[Decision],
-                            done: Unnamed | None) -> None:
-        """The same for the speakers named in the question whose turns only the other routes found
-        (``done``: what the keyword route's turns already took out): embed again, run dense again."""
-        wanted = unnamed(query.text, [h for out in outputs.values() for h in out.hits], self.services.embedder,
-                         list(query.dense))  # the spaces the question was embedded in
-        if wanted is None or (done is not None and wanted.text == done.text and wanted.spaces <= done.spaces):
-            return
-        embedder = self.services.embedder
-        query.dense = QueryVectors({**query.dense, **embedder.embed_query(wanted.text, sorted(wanted.spaces))},
-                                   query.dense.lang)
-        decisions.append(wanted.decision())
-        if "dense" in self.routes:
-            try:
-                outputs["dense"] = self.routes["dense"].recall(query, self.config.dense.limit)
-            except Exception as exc:  # noqa: BLE001 - keep the first answer of the route
-                log.warning("route dense failed without speaker names: %s", exc)
 
     def _question_entities(self, question: str, tenant: str) -> list[str]:
         try:

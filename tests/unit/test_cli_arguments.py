@@ -12,10 +12,12 @@ from agent_memory.api.app import create_app
 from agent_memory.api.schemas import AskIn, SearchIn
 from agent_memory.cli import build_parser, main
 from agent_memory.core.config import load_settings
+from agent_memory.core.errors import ConfigError
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_QUESTION_CHARS, MAX_SOON_DAYS
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.ingest.upkeep import list_sources, stats
 from agent_memory.memory import Memory
+from agent_memory.memory.arguments import check_tenant
 
 
 def refused(capsys, argv: list[str]) -> str:
@@ -176,6 +178,19 @@ def test_serve_on_a_new_data_dir_refuses_any_tenant_name_the_rule_refuses_before
     assert f"got {tenant!r}" in err and "in AGENT_MEMORY_API_KEYS" in err and "Traceback" not in err
     assert not (tmp_path / "new" / "owner.lock").exists()
 
+
+@pytest.mark.parametrize("variable", ["AGENT_MEMORY_TENANT", "AGENT_MEMORY_API_KEYS"])
+def test_serve_words_a_refused_tenant_name_as_every_surface_does(tmp_path, monkeypatch, capsys, variable):
+    """serve's start-up check echoed a bad name whole (a 10,000-character one filled the terminal); it now
+    gives the refusal every other surface gives, the name cut at 80 characters (core/names.py refusal)."""
+    name = "team/" + "x" * 300
+    monkeypatch.setenv(variable, name if variable == "AGENT_MEMORY_TENANT" else json.dumps({"k1": name}))
+    assert main(["--data-dir", str(tmp_path / "new"), "serve", "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    with pytest.raises(ConfigError) as local:
+        check_tenant(name)
+    keys = " in AGENT_MEMORY_API_KEYS" if variable == "AGENT_MEMORY_API_KEYS" else ""
+    assert err == f"error: {local.value}{keys}\n" and "x" * 81 not in err and "(has 305 characters)" in err
 
 def test_api_keys_that_are_not_json_name_the_variable_and_the_shape(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("AGENT_MEMORY_API_KEYS", "key1=acme")

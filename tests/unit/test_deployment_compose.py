@@ -101,7 +101,7 @@ def test_the_build_context_leaves_out_the_environment_data_and_history():
 def test_the_image_sets_no_setting_a_command_through_its_server_would_call_ignored():
     # `docker exec <replica> agent-memory stats` goes through the server that owns /data; a server-side
     # setting in the image's environment made every such command print "note: ... does not apply".
-    from agent_memory.cli.commands import CLIENT_SETTINGS
+    from agent_memory.cli.stores_or_server import CLIENT_SETTINGS
 
     dockerfile = (COMPOSE.parent / "Dockerfile").read_text(encoding="utf-8")
     fields = set(Settings.model_fields)

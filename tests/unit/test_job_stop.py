@@ -68,10 +68,10 @@ def test_chunk_reports_inside_a_unit_are_recorded_beside_the_units_and_never_sto
 
 
 def test_the_remote_progress_line_shows_a_units_chunks_after_its_stage(capsys):
-    from agent_memory.remote import _printer
+    from agent_memory.remote.upload_job import progress_line
     from agent_memory.stores.jobs import CHUNKS_STAGE
 
-    show = _printer("[1/1] big.pdf")
+    show = progress_line("[1/1] big.pdf")
     show("ingesting", 0, 1)
     show(CHUNKS_STAGE, 512, 2048)
     assert capsys.readouterr().err.split("\r")[-1] == "[1/1] big.pdf: ingesting 0/1, 512/2048 chunks"

@@ -1,64 +1,29 @@
-"""A running ``agent-memory serve`` as the CLI's and the MCP server's memory: the same commands,
-through its HTTP API instead of the stores it owns (``agent_memory/core/owner.py``).
-
-Files are uploaded one by one under the source ID a local ingestion would give them
-(``agent_memory.ingest.discovery.file_source_id``), big ones through the server's background jobs, whose
-status gives the progress; the per-file reports add up to the same ``IngestReport`` a local job
-prints. Through the server that owns the data dir, a folder job also forgets the files gone from disk
-that a local job would (``agent_memory/ingest/missing.py``). The API key comes from
-``AGENT_MEMORY_API_KEY`` (a server beyond loopback, or one with ``AGENT_MEMORY_API_KEYS``, needs one);
-the server answers for that key's tenant.
+"""``RemoteMemory``: a running ``agent-memory serve`` as the CLI's and the MCP server's memory, the same
+calls through its HTTP API instead of the stores it owns (``agent_memory/core/owner.py``). The API key
+comes from ``AGENT_MEMORY_API_KEY`` (a server beyond loopback, or one with ``AGENT_MEMORY_API_KEYS``,
+needs one); the server answers for that key's tenant. The ingestion job over files and folders is
+``upload_job.py``; reading the answers back, ``responses.py``.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import sys
 import time
-from dataclasses import fields
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 from urllib.parse import quote
 
 import httpx
 
-from agent_memory.core.errors import (
-    AgentMemoryError,
-    ConfigError,
-    NotFoundError,
-    SourceNotFoundError,
-    StoreUnavailableError,
-)
-from agent_memory.ingest.discovery import named_files
-from agent_memory.ingest.missing import (
-    StoredFile,
-    ignored_by,
-    keep_stored_ids,
-    remove_gone_through,
-    stored_bases,
-    unrecorded_note,
-    user_named,
-)
+from agent_memory.core.errors import ConfigError, NotFoundError, SourceNotFoundError, StoreUnavailableError
+from agent_memory.ingest.missing import StoredFile
 from agent_memory.ingest.report import IngestReport
-from agent_memory.ingest.sources import refused_by_name
-from agent_memory.retrieval.types import Decision, Passage, PromptResult
+from agent_memory.remote.responses import KEY_ENV, RemoteError, prompt_result, refusal
+from agent_memory.remote.upload_job import Progress, ingest_through
+from agent_memory.retrieval.types import PromptResult
 from agent_memory.stores.jobs import CHUNKS_STAGE
 
-KEY_ENV = "AGENT_MEMORY_API_KEY"
-# Per-file report fields that add up across uploads (the lists are extended, the rest summed).
-_SUMMED = ("sources_written", "sources_unchanged", "sources_removed", "chunks", "summaries", "turns", "triples",
-           "items_deleted", "embeddings_computed")
-Progress = Callable[[str, int, int], None]
 CONNECT_WAIT_S = 15.0
-
-
-class RemoteError(AgentMemoryError):
-    """The server refused a request: its status, error code and message."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(f"{message} (HTTP {status} {code})")
-        self.status, self.code, self.message = status, code, message
 
 
 def _quoted(source_id: str) -> str:
@@ -96,22 +61,7 @@ class RemoteMemory:
                 raise self._unreachable(exc) from None
         if response.status_code in ok:
             return response
-        similar = None
-        try:
-            body = response.json()
-            error = body["error"]
-            code, message = str(error.get("code")), str(error.get("message"))
-            similar = body.get("similar")
-        except (ValueError, KeyError, TypeError, AttributeError):
-            code, message = "error", response.text[:300]
-        if response.status_code == 401:
-            raise ConfigError(f"the server at {self.url} needs an API key: {message}; set {KEY_ENV} to a key "
-                              "from its AGENT_MEMORY_API_KEYS (its tenant is the one you work in)")
-        if response.status_code == 404:
-            if isinstance(similar, list):  # a source ID that matched nothing: the IDs like it, for the hint
-                raise SourceNotFoundError(message, [str(s) for s in similar])
-            raise NotFoundError(message)
-        raise RemoteError(response.status_code, code, message)
+        raise refusal(response, self.url)
 
     def _unreachable(self, exc: Exception) -> StoreUnavailableError:
         who = f" ({self.owner})" if self.owner else ""
@@ -185,98 +135,8 @@ class RemoteMemory:
         ``data_dir``: that server's data dir on this machine, never walked nor uploaded, as in a local job.
         The walk is this machine's (the server only takes uploads), ignore rules included (``ignore_rules``);
         the stored files it now ignores are forgotten as the gone ones are."""
-        report = IngestReport()
-        started = time.perf_counter()
-        # One listing of a folder serves every step (a failed one is asked again, and warned of, by each).
-        listing = functools.lru_cache(maxsize=None)(self.files_under)
-        # The IDs keep the base a folder's stored files were named from (below): so do its ignore rules.
-        bases = stored_bases(paths, listing) if base is None and self.owner and ignore_rules else None
-        files = named_files(paths, recursive=recursive, glob=glob, report=report, base=base, data_dir=data_dir,
-                            ignore_rules=ignore_rules, stored_bases=bases)
-        if not keep_missing and not self._mirror(report, paths, recursive, glob, listing, [p for p, _ in files]):
-            for path, _ in files:
-                report.outcome(path, "not attempted")
-            report.seconds = time.perf_counter() - started
-            return report
-        if base is None and self.owner:  # a file stored already keeps its ID, as in a local job
-            files = keep_stored_ids(files, paths, listing, report)
-        named = user_named(paths, report)
-        try:
-            for n, (path, source_id) in enumerate(files, start=1):
-                report.files_seen += 1
-                shown = _printer(f"[{n}/{len(files)}] {path}") if progress else None
-                if shown:
-                    shown("uploading", 0, 0)
-                self._upload_into(report, path, shown, source_id, named_by_user=named(path))
-                if shown:
-                    print(file=sys.stderr)
-        except StoreUnavailableError as exc:
-            if progress:
-                print(file=sys.stderr)  # ends the file's progress line before the report
-            # The server went away mid-job (stopped, killed): whether it took the file in flight is unknown (a
-            # big one may be in its spooled jobs, run again at its next start); the rest were never sent.
-            report.store_error = str(exc)
-            in_flight = files[report.files_seen - 1][0]
-            report.files_failed.append((str(in_flight),
-                                        f"server failed during its upload, so it may or may not be stored: {exc}"))
-            report.outcome(in_flight, "failed")
-            left = [path for path, _ in files[report.files_seen:]]
-            for path in left:
-                report.outcome(path, "not attempted")
-            if left:
-                report.warnings.append(f"{len(left)} files not sent: the server stopped answering; run the same "
-                                       "command again once it is back (files stored already are skipped as unchanged)")
-        finally:
-            report.seconds = time.perf_counter() - started
-        return report
-
-    def _mirror(self, report: IngestReport, paths: Sequence[str | Path], recursive: bool, glob: str | None,
-                listing: Callable[[str], list[StoredFile]], read: list[Path]) -> bool:
-        """Forget the files gone from the folders given (before any upload: a renamed file of records then
-        claims its IDs afresh); False when the server stopped answering (the job stops, as on a store error)."""
-        if not self.owner:
-            report.warnings += unrecorded_note(paths, self.url)
-            return True
-        try:
-            remove_gone_through(listing, self.forget, paths, recursive=recursive, glob=glob, report=report,
-                                ignored=ignored_by(report, read))
-        except StoreUnavailableError as exc:
-            report.store_error = str(exc)
-            return False
-        return True
-
-    def _upload_into(self, report: IngestReport, path: Path, progress: Progress | None, source_id: str, *,
-                     named_by_user: bool = True) -> None:
-        if refusal := refused_by_name(path):  # decided here: a key file's bytes never leave this machine
-            report.files_skipped.append((str(path), refusal))
-            report.outcome(path, "skipped")
-            return
-        try:
-            data = self.upload(path, source_id, progress=progress, named_by_user=named_by_user, named_by_path=True)
-        except OSError as exc:
-            report.files_skipped.append((str(path), f"unreadable: {exc}"))
-            report.outcome(path, "skipped")
-            return
-        except RemoteError as exc:
-            if exc.code in ("config_error", "reindex_required"):
-                raise  # the server's data dir takes no writes (e.g. other models: reindex): every file would fail
-            if exc.code == "unsupported_file":
-                report.files_skipped.append((str(path), str(exc)))
-                report.outcome(path, "skipped")
-            else:
-                report.files_failed.append((str(path), str(exc)))
-                report.outcome(path, "failed")
-            return
-        one = data.get("report") or {}
-        for name in _SUMMED:
-            setattr(report, name, getattr(report, name) + int(one.get(name) or 0))
-        report.warnings += list(one.get("warnings") or [])
-        if one.get("files_unchanged"):
-            report.files_unchanged += 1
-            report.outcome(path, "unchanged")
-        else:
-            report.files_ingested += 1
-            report.outcome(path, "ingested")
+        return ingest_through(self, paths, recursive=recursive, glob=glob, progress=progress, base=base,
+                              keep_missing=keep_missing, data_dir=data_dir, ignore_rules=ignore_rules)
 
     def upload(self, path: Path, source_id: str, *, metadata: str | None = None,
                progress: Progress | None = None, named_by_user: bool = True,
@@ -336,8 +196,10 @@ class RemoteMemory:
         try:
             data = self.answer(self.request("DELETE", f"/v1/sources/{_quoted(source_id)}", ok=(200, 202), key=key),
                                key=key)
-        except NotFoundError as exc:
-            return nothing, getattr(exc, "similar", [])
+        except SourceNotFoundError as exc:
+            return nothing, exc.similar
+        except NotFoundError:
+            return nothing, []
         except RemoteError as exc:
             if exc.code != "not_found":  # the queued forget found nothing: as the inline answer's 404
                 raise
@@ -375,8 +237,10 @@ class RemoteMemory:
         """The source as stored, or None and the stored IDs the server found like ``source_id``."""
         try:
             return self.json("GET", f"/v1/sources/{_quoted(source_id)}", params={"full": "true"} if full else None), []
-        except NotFoundError as exc:
-            return None, getattr(exc, "similar", [])
+        except SourceNotFoundError as exc:
+            return None, exc.similar
+        except NotFoundError:
+            return None, []
 
     def delete_session(self, session_id: str, *, forget: bool = False, key: str | None = None) -> dict[str, Any]:
         """The session deleted (``forget``: its archived turns too); queued behind a running job (202),
@@ -409,34 +273,3 @@ class RemoteMemory:
         return self.json("GET", f"/v1/sessions/{quote(session_id, safe='')}/view", params={"budget": budget},
                          key=key)
 
-
-def prompt_result(data: dict[str, Any]) -> PromptResult:
-    """``PromptResult.debug_dict()`` back into a PromptResult (what ``render_dump`` reads)."""
-    known = {f.name for f in fields(PromptResult)}
-    out = {k: v for k, v in data.items() if k in known}
-    out["passages"] = [_record(Passage, p) for p in data.get("passages", [])]
-    for name in ("assembly_drops", "decisions"):
-        out[name] = [_record(Decision, d) for d in data.get(name, [])]
-    return PromptResult(**out)
-
-
-def _record(cls, data: dict[str, Any]):
-    names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in names})
-
-
-def _printer(label: str) -> Progress:
-    """A job's progress on one stderr line (the local job's progress bar goes there too)."""
-
-    last = {"stage": ("", 0, 0), "chunks": ""}  # the stage's counts, and the chunks shown after them
-
-    def show(stage: str, done: int, total: int) -> None:
-        if stage == CHUNKS_STAGE:
-            last["chunks"] = f", {done}/{total} chunks"
-            stage, done, total = last["stage"]
-        else:
-            last["stage"] = (stage, done, total)
-        counts = f" {done}/{total}" if total else ""
-        print(f"\r{label}: {stage}{counts}{last['chunks']}", end="", file=sys.stderr, flush=True)
-
-    return show
