@@ -4,6 +4,8 @@ scripts/test.sh starts (AGENT_MEMORY_POSTGRES_URL); tests needing it skip, with 
 from __future__ import annotations
 
 import os
+import socket
+import threading
 import uuid
 
 import pytest
@@ -76,3 +78,91 @@ class BackendOpener:
             store.close()
         if self.schema:
             self.schema.cleanup()
+class CuttableRelay:
+    """A loopback TCP relay to the test server that a test cuts and restores on the same port: while cut,
+    connections are refused and the open ones are dropped, which is what a client sees of a database that
+    went down (the shared test server itself stays up for the other tests). ``hang()``: the open ones are
+    dropped and new ones accepted but never answered, as by a server that hangs."""
+
+    def __init__(self, url: str) -> None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        self._target = (parts.hostname or "127.0.0.1", parts.port or 5432)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = url.replace(f"@{parts.hostname}:{parts.port}/", f"@127.0.0.1:{self.port}/", 1)
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self._listening = False
+        self._hanging = False
+        self._acceptor: threading.Thread | None = None
+        self.restore()
+
+    def hang(self) -> None:
+        self.cut()
+        self.restore(hanging=True)
+
+    def restore(self, hanging: bool = False) -> None:
+        self._hanging = hanging
+        listener = socket.create_server(("127.0.0.1", self.port))
+        listener.settimeout(0.05)
+        self._listening = True
+        self._acceptor = threading.Thread(target=self._accept, args=(listener,), daemon=True)
+        self._acceptor.start()
+
+    def cut(self) -> None:
+        """Refuse new connections (the listener is closed when this returns) and drop the open ones."""
+        with self._lock:
+            self._listening = False
+            for sock in self._open:
+                _shut(sock)
+            self._open.clear()
+        if self._acceptor:
+            self._acceptor.join()
+
+    close = cut
+
+    def _accept(self, listener: socket.socket) -> None:
+        with listener:
+            while self._listening:
+                try:
+                    client, _ = listener.accept()
+                except TimeoutError:
+                    continue
+                if self._hanging:
+                    with self._lock:
+                        self._open.add(client)
+                    continue
+                try:
+                    server = socket.create_connection(self._target)
+                except OSError:
+                    client.close()
+                    continue
+                with self._lock:
+                    if not self._listening:  # cut while this one was being accepted
+                        _shut(client)
+                        _shut(server)
+                        return
+                    self._open |= {client, server}
+                for source, sink in ((client, server), (server, client)):
+                    threading.Thread(target=_pipe, args=(source, sink), daemon=True).start()
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        _shut(source)
+        _shut(sink)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass

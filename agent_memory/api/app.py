@@ -18,7 +18,7 @@ from agent_memory.api import routes_ask, routes_documents, routes_health, routes
 from agent_memory.api.errors import install_error_handlers
 from agent_memory.api.http_edges import HeadAsGet, Utf8Path
 from agent_memory.api.limits import MAX_BODY_BYTES, BodyLimit
-from agent_memory.api.openapi_docs import describe_operations
+from agent_memory.api.openapi_docs import describe_operations, documented_app
 from agent_memory.api.routes_health import STATIC
 from agent_memory.api.state import MAX_UPLOAD_BYTES, ApiState
 from agent_memory.api.strict import Contain, StrictJson
@@ -67,7 +67,7 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
         finally:
             state.close()
 
-    app = FastAPI(title="agent-memory", version=__version__, description=DESCRIPTION, lifespan=lifespan)
+    app = documented_app(title="agent-memory", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     install_error_handlers(app)
     app.add_middleware(StrictJson)  # 400 for NaN/Infinity/lone surrogates/deep nesting in a JSON body
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # 413 on every endpoint (documents: their own)

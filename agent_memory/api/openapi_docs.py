@@ -1,11 +1,25 @@
-"""Descriptions of the operations whose handlers carry no docstring of their own (FastAPI takes
-the docstring as the OpenAPI description), so every operation in ``/openapi.json`` says what it
-does, for a client generator and for a model reading the document."""
+"""The API's documentation: the app whose ``/docs`` (Swagger UI) and ``/redoc`` pages load their
+scripts, styles and icon from this server, and descriptions of the operations whose handlers carry no
+docstring of their own (FastAPI takes the docstring as the OpenAPI description), so every operation
+in ``/openapi.json`` says what it does, for a client generator and for a model reading the document."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
+from fastapi_offline import FastAPIOffline
+
+# Where the documentation pages' assets are served (the fastapi-offline package ships them): FastAPI's
+# own pages load them from a CDN, and on a machine without the internet they stayed blank.
+DOCS_ASSETS = "/docs/static"
+
+
+def documented_app(**kwargs: Any) -> FastAPI:
+    """A FastAPI app (``kwargs`` as FastAPI takes them) with ``/docs`` and ``/redoc`` served offline."""
+    # validatorUrl: Swagger UI would otherwise send the document to validator.swagger.io for its badge.
+    return FastAPIOffline(static_url=DOCS_ASSETS, swagger_ui_parameters={"validatorUrl": None}, **kwargs)
 
 DESCRIPTIONS: dict[tuple[str, str], str] = {
     ("POST", "/v1/documents"): (

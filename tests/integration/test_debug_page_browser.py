@@ -1,5 +1,6 @@
 """The /debug page in a real headless Chromium (Debian's, driven by Playwright): ask a question
-against the sample corpus, see the prompt sections and token bar, click a citation, screenshot."""
+against the sample corpus, see the prompt sections and token bar, click a citation, screenshot. And the
+API's /docs and /redoc pages, rendered with every host but the server refused."""
 
 from __future__ import annotations
 
@@ -97,3 +98,28 @@ def test_debug_page_reports_errors(base_url, browser):
     page.wait_for_function("document.getElementById('status').className === 'error'", timeout=60_000)
     assert "400 budget" in page.inner_text("#status")
     page.close()
+
+
+@pytest.mark.parametrize("page_path", ["/docs", "/redoc"])
+def test_the_api_docs_pages_render_with_every_other_host_refused(browser, tmp_path, page_path):
+    """On a machine without the internet: /docs and /redoc loaded their scripts from a CDN, and stayed blank."""
+    settings = load_settings(data_dir=tmp_path / "data", triple_extractor="rules", api_keys={})
+    with serve_in_thread(create_app(settings, warm=False)) as url:
+        context = browser.new_context()
+        elsewhere: list[str] = []
+
+        def only_this_server(route):
+            if route.request.url.startswith(url + "/"):
+                route.continue_()
+            else:
+                elsewhere.append(route.request.url)
+                route.abort()
+
+        context.route("**/*", only_this_server)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url + page_path)
+        page.wait_for_function("document.body.innerText.includes('/v1/documents')", timeout=60_000)
+        assert elsewhere == [] and errors == []
+        context.close()
