@@ -22,7 +22,9 @@ class MessageIn(ClosedBody):
     message: dict[str, Any] = Field(description=(
         "An OpenAI or Anthropic style chat message (role, content ...). Optional: `name` (the speaker, else the "
         "role) and `timestamp` (ISO 8601 or Unix seconds; default now), the turn's time in long-term memory: "
-        "date headings, time windows, supersession, TTL. A bad timestamp is a 400 naming it."))
+        "date headings, time windows, supersession, TTL. A bad timestamp is a 400 naming it. An undated message "
+        "in a session replaying its history takes the time of the dated message after it (`timestamp_inferred` "
+        "on its archived turn)."))
     retention: Literal["forgettable", "fuzzy", "strict"] | None = Field(
         default=None, description="Retention class; unclassified messages count as 'fuzzy'.")
 

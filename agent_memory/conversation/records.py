@@ -41,3 +41,7 @@ class Appended:
     reasons: list[str]
     created_at: float
     more: bool = False  # more messages of the same batch follow (their records come next)
+    inferred: bool = False  # undated, ``created_at`` taken from a later dated message (timeline.py)
+    # Messages stored before, undated, that this one redated: {seq: the detector's reasons}; their
+    # turns are archived again with the inferred time.
+    redated: dict[int, list[str]] = field(default_factory=dict)

@@ -1,9 +1,10 @@
 """One conversation's working memory: append, a token-bounded view, scheduled compaction.
 
 The session holds the state (the unit log, summaries, key entities, settings) and keeps the store in
-step with it; how that state is shown to a model within a budget is ``view.py``, and when and how it is
-compacted is ``scheduler.py``, both mixed into ``Session``. Compaction runs on append, against the
-configured window, never against a caller's budget.
+step with it; how that state is shown to a model within a budget is ``view.py``, when and how it is
+compacted is ``scheduler.py``, and when an undated message was said is ``timeline.py``, all three
+mixed into ``Session``. Compaction runs on append, against the configured window, never against a
+caller's budget.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from agent_memory.conversation.records import Appended, SignificantTurn
 from agent_memory.conversation.scheduler import Scheduler, loaded_status
 from agent_memory.conversation.significance import RuleDetector, SignificanceDetector
 from agent_memory.conversation.summarize import StructuralSummarizer, Summarizer
+from agent_memory.conversation.timeline import Timeline, TimelineKeeper
 from agent_memory.conversation.view import ViewBuilder, copied
 from agent_memory.core.errors import StoreError
 from agent_memory.stores.sqlite_sessions import NewMessage, SessionConflictError, SessionStore
@@ -52,13 +54,19 @@ class _Pending:
     tokens: int
     judgement: Any
     entities: tuple[str, ...]
+    stated: bool = False  # ``created_at`` is the message's own timestamp (else: when it was appended)
+    inferred: bool = False  # ``created_at`` was taken from a later dated message (timeline.py)
 
     @property
     def significant(self) -> bool:
         return bool(self.judgement and self.judgement.significant)
 
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return tuple(self.judgement.reasons) if self.significant else ()
 
-class Session(Scheduler, ViewBuilder):
+
+class Session(Scheduler, ViewBuilder, TimelineKeeper):
     def __init__(self, store: SessionStore, session_id: str, agent_id: str | None, counter, *,
                  config: CompactionConfig | None = None, defaults: CompactionConfig | None = None,
                  summarizer: Summarizer | None = None,
@@ -125,6 +133,7 @@ class Session(Scheduler, ViewBuilder):
         self._summaries = [{**row, "tokens": self.counter.count(row["text"])} for row in self.store.summaries(self.key)]
         self._entities = {name: [count, last] for name, count, last in self.store.entities(self.key)}
         self._entity_version = 0
+        self._timeline = Timeline()  # undated messages of a replayed history: only this process's appends
         self._top_cache: tuple[int, list[str]] = (-1, [])
         self._header_cache: dict[tuple, tuple[list[dict[str, Any]], int]] = {}
         self._state = {"compactions": 0, "tiers": {}, "summary_fallbacks": 0, "validations": [], "forced": 0,
@@ -214,7 +223,7 @@ class Session(Scheduler, ViewBuilder):
         # list headings and filler, which would crowd out what the user actually talks about.
         found = judgement.entities if judgement and (role == "user" or judgement.significant) else []
         return _Pending(message, klass, retention is None, time.time() if stated is None else stated,
-                        self.message_tokens(message), judgement, tuple(found))
+                        self.message_tokens(message), judgement, tuple(found), stated=stated is not None)
 
     def _store(self, items: list[_Pending], *, batch: bool) -> list[int]:
         """Store ``items`` in one transaction at the next seqs, then take them into the session's state."""
@@ -226,6 +235,7 @@ class Session(Scheduler, ViewBuilder):
                 else:
                     self._pairing.check(items[0].message)
                 first = self._next_seq
+                items, redated, timeline = self._dated(first, items)
                 rows = [NewMessage(first + n, item.message, item.klass.value, item.unclassified, item.tokens,
                                    item.significant, item.entities, item.created_at, self._tokenizer)
                         for n, item in enumerate(items)]
@@ -237,11 +247,14 @@ class Session(Scheduler, ViewBuilder):
                         raise
                     time.sleep(random.uniform(0, CONFLICT_PAUSE_S))
                     self._load()  # another replica appended since: its messages, then these after them
+            self._timeline = timeline
+            self._redate(redated)
             for row, item in zip(rows, items):  # stored: now the session's state, which cannot fail midway
                 self._admit(row.seq, item)
             self._compact_after_append()
         for n, (row, item) in enumerate(zip(rows, items)):
-            self._announce(row.seq, item, more=n < len(items) - 1)
+            last = n == len(items) - 1
+            self._announce(row.seq, item, more=not last, redated=redated if last else {})
         return [row.seq for row in rows]
 
     def _admit(self, seq: int, item: _Pending) -> None:
@@ -256,9 +269,10 @@ class Session(Scheduler, ViewBuilder):
             slot[1] = seq
         self._entity_version += bool(item.entities)
 
-    def _announce(self, seq: int, item: _Pending, *, more: bool) -> None:
+    def _announce(self, seq: int, item: _Pending, *, more: bool, redated: dict) -> None:
         """The hooks, outside the lock: the promotion of a significant turn, then the archive (``more``:
-        messages of the same batch follow, so the archive pass waits for the last of them)."""
+        messages of the same batch follow, so the archive pass waits for the last of them; ``redated``:
+        messages stored before, whose inferred times the archive takes in again)."""
         judgement = item.judgement
         if item.significant:
             self._significant += 1
@@ -269,8 +283,8 @@ class Session(Scheduler, ViewBuilder):
         if self.on_appended is not None:
             try:  # the archive: every message, significance only a signal (working_memory.py)
                 self.on_appended(Appended(self.session_id, self.agent_id, seq, item.significant,
-                                          list(judgement.reasons) if item.significant else [], item.created_at,
-                                          more=more))
+                                          list(item.reasons), item.created_at, more=more, inferred=item.inferred,
+                                          redated={s: list(reasons) for s, (_, reasons) in redated.items()}))
             except Exception as exc:  # noqa: BLE001 - stored already; the archive catches up on its next pass
                 self._state["hook_failures"] += 1
                 log.warning("archive hook failed for session %s seq %d: %s", self.session_id, seq, exc)

@@ -112,6 +112,8 @@ class WorkingMemory:
         self._archive_lock = threading.Lock()  # one pass at a time: passes read and raise one watermark
         self._queued: set[tuple[str, str]] = set()
         self._reasons: dict[tuple[str, str, int], list[str]] = {}  # the detector's reasons, until archived
+        self._inferred: set[tuple[str, str, int]] = set()  # undated turns dated by a later one, until archived
+        self._redo: dict[tuple[str, str], int] = {}  # per session: the first archived turn to archive again
         self._appended_at: dict[tuple[str, str, int], float] = {}
         self.archive_lags: deque[float] = deque(maxlen=100_000)  # seconds from append to searchable
         self._catch_up: threading.Thread | None = None
@@ -149,6 +151,14 @@ class WorkingMemory:
         key = (record.session_id, record.agent_id or "")
         if record.reasons:
             self._reasons[(*key, record.seq)] = record.reasons
+        if record.inferred:
+            self._inferred.add((*key, record.seq))
+        if record.redated:  # archived already, with the time they were appended: archived again, dated
+            for seq, reasons in record.redated.items():
+                self._inferred.add((*key, seq))
+                if reasons:
+                    self._reasons[(*key, seq)] = reasons
+            self._redo[key] = min(self._redo.get(key, record.seq), *record.redated)
         self._appended_at[(*key, record.seq)] = time.monotonic()
         if record.more:
             return  # a batch: the pass after its last message archives it whole, every reason known by then
@@ -218,23 +228,31 @@ class WorkingMemory:
             return 0
         key = (session, agent_id)
         store = self.sessions.store
+        redo = None
         try:
             with self._archive_lock:
+                redo = self._redo.pop(key, None)
                 mark = store.archived_through(key)
-                rows = store.messages_after(key, max(-1, mark - CONTEXT_LOOKBACK))
-                records, through = self._records(session, agent_id, rows, mark)
+                # Turns redated since they were archived are read again: unchanged ones are skipped by
+                # ingestion (same content hash), the redated ones rewritten with their inferred time.
+                start = mark if redo is None else min(mark, redo - 1)
+                rows = store.messages_after(key, max(-1, start - CONTEXT_LOOKBACK))
+                records, through = self._records(session, agent_id, rows, start)
                 if records:
                     # contained: a native panic fails this pass only (the mark stays; the next pass retries)
                     contained(self._store_turns, records)  # the callback serializes its writes (Memory's write lock)
                 if through > mark:
                     store.mark_archived(key, through)
         except Exception as exc:  # noqa: BLE001 - the history is safe in the store; the next pass retries
+            if redo is not None:
+                self._redo[key] = min(self._redo.get(key, redo), redo)
             log.warning("archiving session %s (agent %r) failed: %s", session, agent_id, exc)
             return 0
         self.promoted += len(records)
         now = time.monotonic()
-        for seq in range(mark + 1, through + 1):
+        for seq in range(start + 1, through + 1):
             self._reasons.pop((*key, seq), None)
+            self._inferred.discard((*key, seq))
             appended = self._appended_at.pop((*key, seq), None)
             if appended is not None:
                 self.archive_lags.append(now - appended)
@@ -308,6 +326,8 @@ class WorkingMemory:
                                     "reasons": list(reasons), "retention": row["retention"], "role": message["role"]}
         if tools:
             metadata["tools"] = tools
+        if key in self._inferred:  # undated; its time is that of the dated message after it (timeline.py)
+            metadata["timestamp_inferred"] = True
         if previous and previous["seq"] != seq - 1:
             # The turn it answers is not the stored turn before it (a tool call, a system message, a
             # forgettable turn between): its context travels with it (agent_memory/index/context.py).

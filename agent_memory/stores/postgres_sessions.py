@@ -87,6 +87,11 @@ class PostgresSessionStore:
                                 " AND agent_id=%s AND seq=%s", (tokens, tokenizer, *key, seq))
                                for seq, tokens in counts])
 
+    def redate(self, key: Key, times: list[tuple[int, float]]) -> None:
+        """Give messages (seq, Unix time) the times inferred for them, in one transaction."""
+        self._session_tx(key, [("UPDATE session_messages SET created_at=%s WHERE session_id=%s AND agent_id=%s"
+                                " AND seq=%s", (float(when), *key, seq)) for seq, when in times])
+
     def compact(self, key: Key, seqs: list[int], status: str, summary: dict[str, Any] | None,
                 state: dict[str, Any]) -> None:
         """One transaction: mark the span, store its summary, save the session state."""

