@@ -221,13 +221,16 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
     encoding = text_encoding(head)
     # A UTF-16/32 file is mostly NUL bytes: its binariness is judged on its characters.
     sample = head if encoding == "utf-8-sig" else head.decode(encoding, errors="replace").encode()
-    if looks_binary(sample) and not looks_rtf(head):
+    # Whether it is RTF, whatever its name, is decided once, on its first non-blank characters, and holds for
+    # each step below: the binary check, a large file (parsed whole, never streamed as text), the decoding, the parse.
+    rtf = looks_rtf(sample)
+    if looks_binary(sample) and not rtf:
         return [Skipped(str(path), "binary content")], None
     if ext in MBOX_EXTENSIONS:  # mail, from its bytes (each part its charset), read as it goes whatever its size
         return _mbox_messages(path, tenant, sid), None
-    if size > STREAM_THRESHOLD_BYTES and not (ext in TEXT_DOCUMENT_READERS and size <= MAX_DOCUMENT_BYTES):
-        if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
-            return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")], None
+    if size > STREAM_THRESHOLD_BYTES and not ((ext in TEXT_DOCUMENT_READERS or rtf) and size <= MAX_DOCUMENT_BYTES):
+        if rtf or (ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS):
+            return [Skipped(str(path), f"{'RTF' if rtf else ext} file of {size} bytes is too large to parse whole")], None
         problem = check_decodes(path, encoding, tried=encodings)
         fallback = first_fallback(path, encodings) if problem and encoding == "utf-8-sig" else None
         if problem and fallback is None:
@@ -239,12 +242,12 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
     try:
         raw, fallback = decoded(data, encoding, encodings)
     except UnicodeDecodeError as exc:
-        if not (ext == ".rtf" or looks_rtf(head)) or encoding != "utf-8-sig":
+        if not (ext == ".rtf" or rtf) or encoding != "utf-8-sig":
             return [Skipped(str(path), decoding_error(exc, encoding, tried=encodings))], None
         raw, fallback = data.decode("latin-1"), None  # RTF is 7-bit: other bytes are \bin data
     if reads_blank(raw):  # blank in UTF-16/32 (its bytes are not), or only invisible characters
         return [Skipped(str(path), EMPTY_FILE)], None
-    loaded = _parsed_text(raw, ext, tenant, sid, path)
+    loaded = _parsed_text(raw, ext, tenant, sid, path, rtf)
     if fallback is not None:  # said in the item's metadata: `inspect` shows how the file was read
         for unit in loaded:
             if isinstance(unit, Document):
@@ -252,12 +255,13 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
     return loaded, fallback
 
 
-def _parsed_text(raw: str, ext: str, tenant: str, sid: str, path: Path) -> list[Loaded]:
+def _parsed_text(raw: str, ext: str, tenant: str, sid: str, path: Path, rtf: bool) -> list[Loaded]:
+    """A file's decoded text as documents or a transcript; ``rtf``: its first bytes said RTF (``read_path``)."""
     if ext in HTML_EXTENSIONS:
         page = html_to_text(raw)
         return storable([Document(source_id=sid, text=page.text, tenant=tenant, path=str(path), title=page.title)]
                         if page.text.strip() else [Skipped(str(path), "HTML without text")])
-    if ext in TEXT_DOCUMENT_READERS or raw.startswith("{\\rtf"):  # an RTF file saved as .txt is read as RTF
+    if ext in TEXT_DOCUMENT_READERS or rtf:  # an RTF file saved as .txt is read as RTF
         reader = TEXT_DOCUMENT_READERS.get(ext, read_rtf)
         return _document(path, lambda: reader(raw), tenant, sid)
     if ext in JSON_EXTENSIONS:
