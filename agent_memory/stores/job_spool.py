@@ -97,13 +97,16 @@ class SpooledJobs:
         created = float(meta.get("created_at") or entry.stat().st_mtime)
         what = f"job {old_id} (tenant {meta['tenant']!r}, source {meta['source_id']!r})"
         filename = meta.get("filename")
-        spec = JobSpec(meta["tenant"], meta["kind"], meta["source_id"], meta["size"], meta["params"],
-                       path=entry / "files" / filename if filename else None,
-                       body=None if filename else (entry / "body").read_bytes())
+        spec = JobSpec(meta["tenant"], meta["kind"], meta["source_id"], meta["size"], meta["params"])
         if attempts >= MAX_ATTEMPTS:
-            # Not run again; its run takes out what the earlier ones stored, and a stop during that does it again.
+            # Not run again (nor its body read): its run takes out what the earlier ones stored, and a stop
+            # during that does it again.
             log.error("%s was interrupted %d times; not run again: upload it again", what, attempts)
             spec.given_up = f"the server stopped {attempts} times while this job ran"
+        elif filename:
+            spec.path = entry / "files" / filename
+        else:
+            spec.body = (entry / "body").read_bytes()
         _write_meta(entry, {**meta, "attempts": attempts})
         job = self.submit(spec, attempts=attempts, entry=entry)
         job.created_at = created
