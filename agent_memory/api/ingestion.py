@@ -16,8 +16,9 @@ from fastapi.responses import JSONResponse
 
 from agent_memory.api.errors import ApiError, error_of
 from agent_memory.api.schemas import DocumentIn
-from agent_memory.core.errors import SourceNotFoundError
+from agent_memory.core.errors import JobGivenUp, SourceNotFoundError
 from agent_memory.ingest.file_ingestion import HELD_BY_ANOTHER
+from agent_memory.ingest.incomplete import undo_document, undo_file
 from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.upkeep import expire
 from agent_memory.stores.jobs import JobQueue, JobSpec, SourceLocks
@@ -151,7 +152,10 @@ def job_queue(state) -> tuple[JobQueue, SourceLocks]:
 
 
 def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str, Any]:
-    """Do what a job describes; ``state`` has ``memory`` and ``locks`` (the API's, or a worker's)."""
+    """Do what a job describes; ``state`` has ``memory`` and ``locks`` (the API's, or a worker's). A job given up
+    (``spec.given_up``) is not done: what its earlier runs stored is taken out, and it fails saying so."""
+    if spec.given_up:
+        raise JobGivenUp(f"{spec.given_up}; not run again: {undo_given_up(state, spec)}")
     params = spec.params
     if spec.kind == "text":
         doc = DocumentIn.model_construct(text=(spec.body or b"").decode("utf-8"), source_id=spec.source_id,
@@ -180,3 +184,16 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
                              named_by_path=params.get("named_by_path", False))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def undo_given_up(state, spec: JobSpec) -> str:
+    """Take out what the runs of a given-up job stored (``ingest/incomplete.py``); what the job's record says of it."""
+    if spec.kind == "upload":
+        name = spec.params.get("filename") or spec.source_id
+        undo, again = undo_file, f"upload {name!r} again"
+    elif spec.kind == "text":
+        undo, again = undo_document, f"post {spec.source_id!r} again"
+    else:  # a forget, a gc pass, a session's deletion: each may simply be asked again
+        return "ask for it again"
+    with state.locks.hold(spec.tenant, spec.source_id), state.memory.write_lock:
+        return f"{undo(state.services, spec.tenant, spec.source_id)}; {again}"

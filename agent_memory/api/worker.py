@@ -22,7 +22,7 @@ from typing import Any
 
 from agent_memory.api.errors import error_of
 from agent_memory.api.ingestion import run_job
-from agent_memory.core.errors import ConfigError, StoreError, StoreUnavailableError, contained
+from agent_memory.core.errors import ConfigError, JobGivenUp, StoreError, StoreUnavailableError, contained
 from agent_memory.ingest.upgrade import open_services
 from agent_memory.memory import Memory
 from agent_memory.stores.jobs import Job, JobSpec, job_from_row
@@ -54,13 +54,16 @@ class Worker:
         self.jobs_done = 0
 
     def run_one(self) -> bool:
-        """Take one job and run it to its end; False when the queue had nothing open."""
-        row = self.store.claim(self.id, self.lease_s, self.max_attempts)
+        """Take one job and run it to its end; False when the queue had nothing open. A job that lost its worker
+        ``max_attempts`` times is taken first, given up: what its runs stored is taken out, and it fails."""
+        row = self.store.give_up(self.id, self.lease_s, self.max_attempts)
+        given_up = f"the job lost its worker {row['attempts']} times (killed or out of memory?)" if row else ""
+        row = row or self.store.claim(self.id, self.lease_s, self.max_attempts)
         if row is None:
             return False
         job = job_from_row(row)
         spec = JobSpec(tenant=row["tenant"], kind=row["kind"], source_id=row["source_key"], size=row["bytes"],
-                       params=row["params"] or {}, body=row["body"])
+                       params=row["params"] or {}, body=row["body"], given_up=given_up)
         log.info("worker %s took job %s (%s %r, attempt %d)", self.id, job.id, spec.kind, spec.source_id,
                  row["attempts"])
         beating = threading.Event()
@@ -73,6 +76,8 @@ class Worker:
             result = contained(run_job, self, spec, job.progress)  # a native panic fails this job only
         except StoreUnavailableError as exc:
             away = exc
+        except JobGivenUp as exc:
+            error = {"code": "worker_lost", "message": str(exc)}
         except Exception as exc:  # noqa: BLE001 - the job reports its failure; the worker goes on
             error = error_of(exc, job.id)
         finally:
@@ -81,9 +86,10 @@ class Worker:
         if away is not None:
             # A store that is away (Neo4j restarting, Qdrant unreachable) is no fault of the job: it goes back
             # in the queue and runs again once the store answers; ingestion is idempotent, so what it wrote
-            # before stays and is not written twice. The worker pauses before it takes a job again.
+            # before stays and is not written twice. The worker pauses before it takes a job again. A given-up
+            # job stays taken, unbeaten: once its lease has passed, a worker takes it up again (``give_up``).
             log.warning("job %s waits for a store: %s", job.id, away)
-            if not self.store.requeue(job.id, self.id, str(away)):
+            if not spec.given_up and not self.store.requeue(job.id, self.id, str(away)):
                 log.warning("job %s was taken by another worker while %s ran it", job.id, self.id)
             self.stopping.wait(self.outage_pause_s)
             return True

@@ -75,6 +75,11 @@ class JobInterrupted(AgentMemoryError):
     while the stores close (its spooled copy runs again at the next start)."""
 
 
+class JobGivenUp(JobInterrupted):
+    """A background job interrupted too often (each run ended by a stop, or its process or worker killed) is
+    not run again: what its runs stored was taken out, and its record fails with this message."""
+
+
 class InternalError(AgentMemoryError):
     """A native library failed inside one request with a non-``Exception`` error (e.g. a Rust panic
     surfacing through pyo3): that request fails, the process and other requests go on."""

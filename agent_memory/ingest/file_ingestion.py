@@ -23,6 +23,7 @@ from agent_memory.core.errors import ConfigError, IngestError, JobInterrupted, S
 from agent_memory.core.records import Document
 from agent_memory.ingest.decoding import fallback_now
 from agent_memory.ingest.discovery import file_source_id, named_files
+from agent_memory.ingest.items import session_summary_id
 from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.missing import (
     StoredFile,
@@ -219,6 +220,8 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
             elif isinstance(unit, TextStream):
                 children += pipeline._ingest_stream(unit, report, on_chunks=chunks)
             elif isinstance(unit, Transcript):
+                if pipeline.builder.summaries:  # derived, but the file's from the start (ingest/incomplete.py)
+                    services.catalog.claim(tenant, owner, sorted({session_summary_id(t.session_id) for t in unit.turns}))
                 children += pipeline.ingest_turns(unit.turns, report)
             chunks.unit_done()
         progress("ingesting", len(units), len(units))

@@ -3,7 +3,7 @@ and notebooks are in ``office_formats.py`` and ``mail_and_notebooks.py``), Markd
 HTML without its boilerplate, and source code (named by extension; split by ``agent_memory/ingest/splitting.py``).
 
 Each reader returns text and what the file says about itself (title, metadata), or raises
-``FormatError`` with a reason the job report shows as a skip.
+``FormatError`` with a reason the job report shows as a skip (``Skipped``).
 """
 
 from __future__ import annotations
@@ -134,6 +134,14 @@ class Read:
     text: str
     title: str = ""
     metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class Skipped:
+    """A file (or one record of it) not read, and why: a line of the job report, never an exception."""
+
+    path: str
+    reason: str
 
 
 def _missing_extra(kind: str, module: str) -> FormatError:

@@ -117,3 +117,15 @@ def rederive(services, tenant: str, subjects) -> int:
     if not subjects:
         return 0
     return services.graph.update_validity(tenant, sorted(subjects), services.settings.functional_relations)
+
+
+def write_facts(services, units: list, triples: list, report: IngestReport) -> None:
+    """A batch's facts into the graph, each rewritten source's old facts replaced; ``units``: (its items, its
+    catalog entry before or None)."""
+    rewritten: dict[str, set[str]] = defaultdict(set)  # tenant -> subjects of replaced facts
+    for unit, previous in units:
+        if previous is not None and previous.n_triples:
+            rewritten[unit.tenant].update(delete_source_facts(services, unit.tenant, unit.source_id)[1])
+    merge_triples(services, triples, report)
+    for tenant, subjects in rewritten.items():
+        rederive(services, tenant, subjects)

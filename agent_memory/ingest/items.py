@@ -125,7 +125,7 @@ class ItemBuilder:
             return None
         text = "\n".join(f"{t.speaker}: {t.text}" for t in turns)
         digest = content_hash(text)
-        source_id = f"{session_id}#summary"
+        source_id = session_summary_id(session_id)
         out = SourceItems(tenant, source_id, "session", digest, session_id=None, timestamp=turns[0].timestamp)
         summary = self.summarizer.summarize(text[:200_000], max_tokens=self.summary_tokens.session)
         if summary:
@@ -133,3 +133,8 @@ class ItemBuilder:
                                     {"summary_of": session_id, "scope": "session", "session_id": session_id,
                                      "timestamp": turns[0].timestamp})]
         return out
+
+
+def session_summary_id(session_id: str) -> str:
+    """The source ID of a session's summary, derived from its turns (``ItemBuilder.session_summary``)."""
+    return f"{session_id}#summary"

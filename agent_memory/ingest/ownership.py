@@ -11,6 +11,7 @@ theirs) is held all the same: no document, record or live session's turn replace
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import posixpath
 from typing import Iterable
@@ -21,6 +22,8 @@ from agent_memory.ingest.graph_writes import delete_source_facts, rederive
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import Transcript
 from agent_memory.stores.catalog import SourceEntry
+
+log = logging.getLogger(__name__)
 
 # Catalog key of a file's manifest (its hash and the sources it held). A plain text file is
 # also a source under its own path, so the manifest needs a key of its own.
@@ -71,6 +74,18 @@ def refuse_held(catalog, tenant: str, source_ids: list[str], writer: str | None,
     if taken:
         sid, who = next(iter(taken.items()))
         raise IngestError(f"{what} {sid!r} belongs to {describe_owner(who)}: forget it first, or {fix}")
+
+
+def release_unwritten(catalog, tenant: str, source_ids: list[str]) -> None:
+    """Drop the claims a write that failed made on ``source_ids`` where it wrote no catalog entry: the ID is free
+    again, not held for text that was never stored. Best effort: the write's own error is what is said."""
+    try:
+        written = catalog.get_many(tenant, source_ids)
+        for sid in source_ids:
+            if sid not in written:
+                catalog.delete(tenant, sid)  # no entry: only its claim goes
+    except Exception as exc:  # noqa: BLE001
+        log.warning("could not release the claims of a write that failed: %s", exc)
 
 
 def unit_source_ids(unit) -> list[str]:

@@ -4,13 +4,16 @@ Files on disk and their manifests are ``file_ingestion.py``, which reads them an
 this pipeline (it calls down to here, never the other way); from sources on, it is here.
 
 Batches sources so the embedder sees many texts at once. Per source, the order of writes
-keeps what was stored safe: new items are upserted before stale ones are deleted, and
-the catalog (which decides "unchanged") is written last, so a crash mid-way means the
-source is simply re-ingested next time.
+keeps what was stored safe: new items are upserted, then the facts go to the graph, then stale
+items are deleted, and the catalog (which decides "unchanged") is written last, so a crash mid-way
+means the source is simply re-ingested next time. A graph that refuses the facts (Neo4j away) takes
+the new items back: nothing is searchable that the catalog does not know, and the version stored
+before stays whole.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,9 +27,9 @@ from agent_memory.index.items import embedding_text, stamp_terms
 from agent_memory.ingest import sources as readers
 from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
-from agent_memory.ingest.graph_writes import delete_source_facts, extract_triples, merge_triples, rederive
+from agent_memory.ingest.graph_writes import extract_triples, write_facts
 from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
-from agent_memory.ingest.ownership import DIRECT_OWNER, forget, refuse_held
+from agent_memory.ingest.ownership import DIRECT_OWNER, forget, refuse_held, release_unwritten
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import TextStream
 from agent_memory.ingest.splitting import Splitter
@@ -36,6 +39,7 @@ from agent_memory.ingest.vectors import point_vectors
 from agent_memory.services import Services
 from agent_memory.stores.catalog import SourceEntry
 
+log = logging.getLogger(__name__)
 BATCH_SOURCES = 256
 # A call's items are embedded and stored this many at a time, each slice then reported to the caller's
 # ``on_chunks``: a document of thousands of chunks (a 300-page PDF is one source) shows how far it is
@@ -96,26 +100,40 @@ class IngestionPipeline:
         for tenant, group in by_tenant.items():
             ids = [d.source_id for d in group]
             refuse_held(self.services.catalog, tenant, ids, owner, "source", "use another source_id")
+            claimed_before = self.services.catalog.owners(tenant, ids)
             self.services.catalog.claim(tenant, owner, ids)
-            known = self.services.catalog.get_many(tenant, ids)
-            fresh = []
-            for doc in group:
-                if not doc.text.strip():
-                    report.warnings.append(f"{doc.source_id}: empty text")
-                    continue
-                if len(doc.text) > readers.STREAM_THRESHOLD_BYTES:
-                    # A large posted text takes the path of an uploaded file of the same size
-                    # (segments, no per-chunk summaries): as fast, and memory bounded the same way.
-                    self._document_stream(doc, known.get(doc.source_id), report, on_chunks)
-                    continue
-                built = self.builder.document(doc)
-                entry = known.get(doc.source_id)
-                if entry is not None and entry.content_hash == built.content_hash:
-                    report.sources_unchanged += 1
-                    continue
-                fresh.append((built, entry))
-            self._write(fresh, report, on_chunks)
+            try:
+                self._document_group(group, report, on_chunks)
+            except Exception:
+                # A refused write (a store away) holds no ID it claimed and did not write: 404 for it, and no
+                # other writer refused for it.
+                release_unwritten(self.services.catalog, tenant, [sid for sid in ids if sid not in claimed_before])
+                raise
         return [d.source_id for d in docs]
+
+    def _document_group(self, group: list[Document], report: IngestReport,
+                        on_chunks: ChunkProgress | None = None) -> None:
+        """One tenant's documents of a batch, their IDs claimed: each unchanged one counted, each new or
+        changed one written."""
+        known = self.services.catalog.get_many(group[0].tenant, [d.source_id for d in group])
+        fresh = []
+        for doc in group:
+            if not doc.text.strip():
+                report.warnings.append(f"{doc.source_id}: empty text")
+                continue
+            if len(doc.text) > readers.STREAM_THRESHOLD_BYTES:
+                # A large posted text takes the path of an uploaded file of the same size
+                # (segments, no per-chunk summaries): as fast, and memory bounded the same way.
+                self._document_stream(doc, known.get(doc.source_id), report, on_chunks)
+                continue
+            built = self.builder.document(doc)
+            entry = known.get(doc.source_id)
+            if entry is not None and entry.content_hash == built.content_hash:
+                report.sources_unchanged += 1
+                continue
+            fresh.append((built, entry))
+        self._write(fresh, report, on_chunks)
+
 
     def _document_stream(self, doc: Document, entry: SourceEntry | None, report: IngestReport,
                          on_chunks: ChunkProgress | None = None) -> None:
@@ -274,18 +292,19 @@ class IngestionPipeline:
                               on_chunks=on_chunks)
             triples, triples_per_source, warnings = extraction.result() if extraction is not None else ([], {}, [])
         report.warnings.extend(warnings)
-        rewritten: dict[str, set[str]] = defaultdict(set)  # tenant -> subjects of replaced facts
+        try:
+            write_facts(self.services, units, triples, report)
+        except Exception:
+            # The graph refused (Neo4j away): the new items go again, so nothing is searchable that the
+            # catalog does not know, and the version stored before (items not deleted yet, entry) stays.
+            self._take_back(units)
+            raise
         for unit, previous in units:
             if previous is not None:
                 stale = sorted(set(previous.item_ids) - {i.id for i in unit.items})
                 if stale:
                     self.services.vectors.delete_ids(stale)
                     report.items_deleted += len(stale)
-                if previous.n_triples:
-                    rewritten[unit.tenant].update(delete_source_facts(self.services, unit.tenant, unit.source_id)[1])
-        merge_triples(self.services, triples, report)
-        for tenant, subjects in rewritten.items():
-            rederive(self.services, tenant, subjects)
         self.services.catalog.put_many([
             SourceEntry(u.tenant, u.source_id, u.kind, u.content_hash, path=u.path, title=u.title,
                         session_id=u.session_id, seq=u.seq, timestamp=u.timestamp,
@@ -293,6 +312,20 @@ class IngestionPipeline:
             for u, _ in units
         ])
         report.sources_written += len(units)
+
+    def _take_back(self, units: list[tuple[SourceItems, SourceEntry | None]]) -> None:
+        """Delete the items ``_write`` stored that the units' catalog entries do not hold (an item of the
+        version stored before has the same ID, and stays). Best effort: the write's own error is what is said."""
+        new: list[str] = []
+        for unit, previous in units:
+            kept = set(previous.item_ids) if previous is not None else set()
+            new += [i.id for i in unit.items if i.id not in kept]
+        if not new:
+            return
+        try:
+            self.services.vectors.delete_ids(new)
+        except Exception as exc:  # noqa: BLE001 - the store that failed the write is the one to report
+            log.warning("could not take back %d items of a write that failed: %s", len(new), exc)
 
     def _store_items(self, units: list[SourceItems], report: IngestReport,
                      may_move: Sequence[str] | None = None, on_chunks: ChunkProgress | None = None) -> None:

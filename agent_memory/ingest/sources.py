@@ -2,18 +2,18 @@
 
 Bad input never raises out of here: every problem becomes a ``Skipped`` with a reason
 the job report shows. Large text files are read in segments so memory stays bounded.
+A file's kind is decided here (its name, its first bytes); each format's reader is a module of its
+own (``formats.py``, ``office_formats.py``, ``mail_and_notebooks.py``, ``mbox.py``, ``json_records.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from agent_memory.core.errors import IngestError
 from agent_memory.core.lookalikes import reads_blank
 from agent_memory.core.records import Document
 from agent_memory.core.storable import check_storable, text_problem
@@ -30,54 +30,35 @@ from agent_memory.ingest.formats import (
     CODE_EXTENSIONS,
     DOCUMENTS_EXTRA,
     EXTRA_EXTENSIONS,
-    JSON_SPELLING,
     MARKDOWN_EXTENSIONS,
     MAX_DOCUMENT_BYTES,
     PLAIN_TEXT_EXTENSIONS,
     TEXT_FILE_NAMES,
     FormatError,
     Read,
-    as_text_if_infinite,
+    Skipped,
     file_extension,
     html_to_text,
     secret_file,
     split_front_matter,
 )
+from agent_memory.ingest.json_records import load_json_text
 from agent_memory.ingest.mail_and_notebooks import TEXT_DOCUMENT_READERS, looks_rtf, read_rtf
 from agent_memory.ingest.mbox import MBOX_EXTENSIONS, read_mbox
 from agent_memory.ingest.office_formats import DOCUMENT_READERS, read_document, sniff_document
-from agent_memory.ingest.paragraph_ids import ParagraphIds
-from agent_memory.ingest.shapes import (
-    HotpotContext,
-    SquadArticle,
-    TextRecord,
-    check,
-    holds_something,
-    parse_json,
-    parse_json_lines,
-    record_id,
-    string_chars,
-)
-from agent_memory.ingest.transcripts import Transcript, parse_transcript
+from agent_memory.ingest.transcripts import Transcript
 
 TEXT_EXTENSIONS = {".txt", ".text", ".md", ".markdown", ".rst", ".log", ".csv"} | PLAIN_TEXT_EXTENSIONS
 HTML_EXTENSIONS = {".html", ".htm", ".xhtml"}
 JSON_EXTENSIONS = {".json", ".jsonl", ".ndjson"}
 SUPPORTED_EXTENSIONS = (TEXT_EXTENSIONS | HTML_EXTENSIONS | JSON_EXTENSIONS | set(CODE_EXTENSIONS)
                         | set(DOCUMENT_READERS) | set(TEXT_DOCUMENT_READERS) | MBOX_EXTENSIONS)
-TEXT_FIELDS = ("text", "content", "body", "paragraph_text", "context", "document", "passage")
 # Files above this size are streamed segment by segment (only plain text can be).
 STREAM_THRESHOLD_BYTES = 8 * 1024 * 1024
 SEGMENT_CHARS = 1_000_000
 # The metadata key naming the encoding a file that is not UTF-8 was read in (ingest/file_ingestion.py reports it).
 DECODED_FROM = "decoded_from"
 EMPTY_FILE = "empty file"  # a skip reason that is also content: the file now holds nothing
-
-
-@dataclass
-class Skipped:
-    path: str
-    reason: str
 
 
 @dataclass
@@ -221,13 +202,16 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
     encoding = text_encoding(head)
     # A UTF-16/32 file is mostly NUL bytes: its binariness is judged on its characters.
     sample = head if encoding == "utf-8-sig" else head.decode(encoding, errors="replace").encode()
-    if looks_binary(sample) and not looks_rtf(head):
+    # Whether it is RTF, whatever its name, is decided once, on its first non-blank characters, and holds for
+    # each step below: the binary check, a large file (parsed whole, never streamed as text), the decoding, the parse.
+    rtf = looks_rtf(sample)
+    if looks_binary(sample) and not rtf:
         return [Skipped(str(path), "binary content")], None
     if ext in MBOX_EXTENSIONS:  # mail, from its bytes (each part its charset), read as it goes whatever its size
         return _mbox_messages(path, tenant, sid), None
-    if size > STREAM_THRESHOLD_BYTES and not (ext in TEXT_DOCUMENT_READERS and size <= MAX_DOCUMENT_BYTES):
-        if ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS:
-            return [Skipped(str(path), f"{ext} file of {size} bytes is too large to parse whole")], None
+    if size > STREAM_THRESHOLD_BYTES and not ((ext in TEXT_DOCUMENT_READERS or rtf) and size <= MAX_DOCUMENT_BYTES):
+        if rtf or (ext not in TEXT_EXTENSIONS and ext not in CODE_EXTENSIONS):
+            return [Skipped(str(path), f"{'RTF' if rtf else ext} file of {size} bytes is too large to parse whole")], None
         problem = check_decodes(path, encoding, tried=encodings)
         fallback = first_fallback(path, encodings) if problem and encoding == "utf-8-sig" else None
         if problem and fallback is None:
@@ -239,12 +223,12 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
     try:
         raw, fallback = decoded(data, encoding, encodings)
     except UnicodeDecodeError as exc:
-        if not (ext == ".rtf" or looks_rtf(head)) or encoding != "utf-8-sig":
+        if not (ext == ".rtf" or rtf) or encoding != "utf-8-sig":
             return [Skipped(str(path), decoding_error(exc, encoding, tried=encodings))], None
         raw, fallback = data.decode("latin-1"), None  # RTF is 7-bit: other bytes are \bin data
     if reads_blank(raw):  # blank in UTF-16/32 (its bytes are not), or only invisible characters
         return [Skipped(str(path), EMPTY_FILE)], None
-    loaded = _parsed_text(raw, ext, tenant, sid, path)
+    loaded = _parsed_text(raw, ext, tenant, sid, path, rtf)
     if fallback is not None:  # said in the item's metadata: `inspect` shows how the file was read
         for unit in loaded:
             if isinstance(unit, Document):
@@ -252,12 +236,13 @@ def read_path(path: Path, *, tenant: str, source_id: str | None = None,
     return loaded, fallback
 
 
-def _parsed_text(raw: str, ext: str, tenant: str, sid: str, path: Path) -> list[Loaded]:
+def _parsed_text(raw: str, ext: str, tenant: str, sid: str, path: Path, rtf: bool) -> list[Loaded]:
+    """A file's decoded text as documents or a transcript; ``rtf``: its first bytes said RTF (``read_path``)."""
     if ext in HTML_EXTENSIONS:
         page = html_to_text(raw)
         return storable([Document(source_id=sid, text=page.text, tenant=tenant, path=str(path), title=page.title)]
                         if page.text.strip() else [Skipped(str(path), "HTML without text")])
-    if ext in TEXT_DOCUMENT_READERS or raw.startswith("{\\rtf"):  # an RTF file saved as .txt is read as RTF
+    if ext in TEXT_DOCUMENT_READERS or rtf:  # an RTF file saved as .txt is read as RTF
         reader = TEXT_DOCUMENT_READERS.get(ext, read_rtf)
         return _document(path, lambda: reader(raw), tenant, sid)
     if ext in JSON_EXTENSIONS:
@@ -297,122 +282,3 @@ def _check_id(source_id: str, where: str) -> None:
     # (the tag encodes it); an ID a caller chooses is held to more (discovery.check_source_id).
     if (problem := text_problem(source_id)) is not None:
         raise ValueError(f"{where}: the ID {source_id!r} {problem}")
-
-
-def load_json_text(raw: str, *, tenant: str, source_id: str, path: str = "", jsonl: bool = False) -> list[Loaded]:
-    """JSON/JSONL: a conversation transcript, or records carrying a text field, else the file's own text.
-
-    Depth and shape are checked first (``shapes.py``): a bad file is one ``Skipped`` naming the
-    field; in a list of records, a bad record is a ``Skipped`` of its own and the rest go on. JSON that
-    holds no record with a text field (a config file, a list of data rows), or is one object (no list, no
-    dataset shape) whose text field holds less than half of the text of its string values (``{"name": ..,
-    "context": "prod", "image": ..}`` is a config, not a record), is a document of its own text, as written, under the file's ID: what it says
-    is found as a YAML or TOML file's is, never skipped. In a list whose other records carry a text field, a
-    record without one is a document of its own JSON text under ``<file ID>#<index>``; one with a blank text
-    field, or with nothing in it (``{}``, ``null``), is a ``Skipped`` of its own."""
-    where = path or source_id
-    broken: dict[int, str] = {}
-    try:
-        data, broken = parse_json_lines(raw) if jsonl else (parse_json(raw, jsonl=False), {})
-        good = [value for n, value in enumerate(data) if n not in broken] if jsonl else data
-        if broken and (not good or parse_transcript(good, tenant=tenant, source_id=source_id) is not None):
-            # Nothing parses (pretty-printed JSON named .jsonl), or a transcript: its turns are
-            # numbered by position, so one lost line would renumber the rest: the file waits whole.
-            raise IngestError(next(iter(broken.values())))
-        transcript = parse_transcript(data, tenant=tenant, source_id=source_id)
-    except IngestError as exc:
-        return [Skipped(where, str(exc))]
-    if transcript is not None:
-        return [transcript] if transcript.turns else [Skipped(where, "transcript without turns")]
-    if not jsonl and _config_object(data):
-        return [Document(source_id=source_id, text=raw, tenant=tenant, path=path)]
-    records = data if isinstance(data, list) else [data]
-    units: list[list[Loaded]] = []  # what each record is read as, in order
-    names = ParagraphIds()  # one file: its paragraphs of one title are told apart
-    for index, record in enumerate(records):
-        if index in broken:  # a JSONL line that does not parse: skipped alone, the others keep their #index
-            units.append([Skipped(f"{where}#{index}", broken[index])])
-            continue
-        try:
-            units.append(_records_to_documents(record, tenant=tenant, source_id=source_id, index=index, path=path,
-                                               names=names))
-        except IngestError as exc:
-            units.append([Skipped(f"{where}#{index}" if isinstance(data, list) else where, str(exc))])
-    textless = [index for index, read in enumerate(units) if not read]  # records that carry no text field
-    if any(isinstance(unit, Document) for read in units for unit in read):
-        for index in textless:
-            units[index] = [_textless_record(records[index], tenant, f"{source_id}#{index}", f"{where}#{index}", path)]
-        return [unit for read in units for unit in read]
-    out = [unit for read in units for unit in read]
-    if not textless or not any(holds_something(records[index]) for index in textless):
-        return out or [Skipped(where, "JSON without content")]
-    return out + [Document(source_id=source_id, text=raw, tenant=tenant, path=path)]
-
-
-def _dataset_shaped(record: dict) -> bool:
-    """A HotpotQA (``contexts``) or SQuAD (``data``) record, read by its own shape (``_records_to_documents``)."""
-    contexts = record.get("contexts")
-    return (isinstance(contexts, list) and bool(contexts) and isinstance(contexts[0], dict)) or isinstance(
-        record.get("data"), list)
-
-
-def _text_field(record: dict) -> str | None:
-    """The first of ``TEXT_FIELDS`` a record holds text in, else None."""
-    return next((key for key in TEXT_FIELDS if isinstance(record.get(key), str) and record[key].strip()), None)
-
-
-def _config_object(data) -> bool:
-    """One JSON object, no dataset shape, whose text field holds less than half of its text (the characters
-    of its string values, nested ones too): a config file with a ``context`` or ``body`` key, not a record."""
-    if not isinstance(data, dict) or _dataset_shaped(data) or (key := _text_field(data)) is None:
-        return False
-    return 2 * len(data[key]) < string_chars(data)
-
-
-def _textless_record(record, tenant: str, sid: str, where: str, path: str) -> Loaded:
-    """A record among records with text that carries no text field: a document of its JSON text, so what it
-    says is found; skipped when it holds nothing, has a blank text field or is a dataset record without text."""
-    if (isinstance(record, dict) and (_dataset_shaped(record) or any(key in record for key in TEXT_FIELDS))
-            or isinstance(record, str) or not holds_something(record)):
-        return Skipped(where, f"no text field ({', '.join(TEXT_FIELDS)}) in this record")
-    return Document(source_id=sid, text=json.dumps(record, ensure_ascii=False), tenant=tenant, path=path)
-
-
-def _records_to_documents(record, *, tenant: str, source_id: str, index: int, path: str,
-                          names: ParagraphIds) -> list[Document]:
-    if not isinstance(record, dict):
-        return [Document(source_id=f"{source_id}#{index}", text=record, tenant=tenant, path=path)] if isinstance(
-            record, str
-        ) and record.strip() else []
-    # HotpotQA-style records: a list of titled paragraphs, each its own document.
-    contexts = record.get("contexts")
-    if isinstance(contexts, list) and contexts and isinstance(contexts[0], dict):
-        docs = []
-        for n, raw_ctx in enumerate(contexts):
-            ctx = check(HotpotContext, raw_ctx, f"record {index}.contexts.{n}")
-            text = ctx.paragraph_text or ctx.text or ""
-            if text.strip():
-                docs.append(Document(source_id=names(ctx.title, text), text=text, title=ctx.title,
-                                     tenant=tenant, path=path, metadata={"title": ctx.title}))
-        return docs
-    # SQuAD-style: data[].paragraphs[].context
-    if isinstance(record.get("data"), list):
-        docs = []
-        for n, raw_article in enumerate(record["data"]):
-            article = check(SquadArticle, raw_article, f"record {index}.data.{n}")
-            for para in article.paragraphs:
-                if para.context.strip():
-                    pid = record_id(para.id, f"record {index}.data.{n}.id")
-                    docs.append(Document(source_id=pid or names(article.title, para.context),
-                                         text=para.context, tenant=tenant, path=path, title=article.title))
-        return docs
-    if (key := _text_field(record)) is not None:
-        value = record[key]
-        fields = check(TextRecord, record, f"record {index}")
-        rid = record_id(fields.id, f"record {index}.id") or record_id(fields.source_id, f"record {index}.source_id")
-        title = str(fields.title or "")
-        meta = {k: as_text_if_infinite(v, JSON_SPELLING) for k, v in record.items()
-                if k != key and isinstance(v, (str, int, float, bool))}
-        return [Document(source_id=rid or f"{source_id}#{index}", text=value, title=title, tenant=tenant,
-                         path=path, metadata=meta)]
-    return []

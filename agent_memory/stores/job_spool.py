@@ -6,8 +6,9 @@ was left in /tmp, and after the restart its job ID answered 404 with nothing sto
 description and body are written under ``<data dir>/pending-jobs/<entry>/`` before it is queued and
 removed once it ends; at the next start every entry left there is queued again (the ingestion is
 idempotent: a job that had finished runs as a no-op) and its old job ID answers for the new job. A job
-interrupted ``MAX_ATTEMPTS`` times (one that kills the process, say) is not run again: its ID answers
-``failed`` with the code ``interrupted``, as PostgreSQL's queue gives up after three lost workers.
+interrupted ``MAX_ATTEMPTS`` times (one that kills the process, say) is not run again: it is queued given up
+(``JobSpec.given_up``), its run takes out what the earlier runs stored, and its ID answers ``failed`` with the
+code ``interrupted``, as PostgreSQL's queue gives up after three lost workers.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ class SpooledJobs:
     def __init__(self, queue: JobQueue, folder: Path) -> None:
         self.queue, self.folder = queue, folder
         self._aliases: dict[str, str] = {}  # an interrupted job's ID -> the ID of its run after the restart
-        self._given_up: dict[str, Job] = {}
         self._closing = False
         self._lock = threading.Lock()
         # What the last process left: only these are resumed. The server resumes after its warm-up, and a
@@ -96,31 +96,26 @@ class SpooledJobs:
         # When the client submitted it: the folder's time moves with every rewrite of its description.
         created = float(meta.get("created_at") or entry.stat().st_mtime)
         what = f"job {old_id} (tenant {meta['tenant']!r}, source {meta['source_id']!r})"
-        if attempts >= MAX_ATTEMPTS:
-            log.error("%s was interrupted %d times; not run again: upload it again", what, attempts)
-            if old_id:
-                self._given_up[old_id] = Job(
-                    id=old_id, tenant=meta["tenant"], bytes=meta["size"], status="failed", stage="done",
-                    created_at=created, finished_at=time.time(),
-                    error={"code": "interrupted", "message": f"the server stopped {attempts} times while this job "
-                                                             f"ran; upload {meta['source_id']!r} again"})
-            shutil.rmtree(entry, ignore_errors=True)
-            return
         filename = meta.get("filename")
-        spec = JobSpec(meta["tenant"], meta["kind"], meta["source_id"], meta["size"], meta["params"],
-                       path=entry / "files" / filename if filename else None,
-                       body=None if filename else (entry / "body").read_bytes())
+        spec = JobSpec(meta["tenant"], meta["kind"], meta["source_id"], meta["size"], meta["params"])
+        if attempts >= MAX_ATTEMPTS:
+            # Not run again (nor its body read): its run takes out what the earlier ones stored, and a stop
+            # during that does it again.
+            log.error("%s was interrupted %d times; not run again: upload it again", what, attempts)
+            spec.given_up = f"the server stopped {attempts} times while this job ran"
+        elif filename:
+            spec.path = entry / "files" / filename
+        else:
+            spec.body = (entry / "body").read_bytes()
         _write_meta(entry, {**meta, "attempts": attempts})
         job = self.submit(spec, attempts=attempts, entry=entry)
         job.created_at = created
         if old_id:
             self._aliases[old_id] = job.id
-        log.warning("%s was interrupted by the last stop: queued again as job %s", what, job.id)
+        if not spec.given_up:
+            log.warning("%s was interrupted by the last stop: queued again as job %s", what, job.id)
 
     def get(self, job_id: str, tenant: str) -> Job:
-        given_up = self._given_up.get(job_id)
-        if given_up is not None and given_up.tenant == tenant:
-            return given_up
         return self.queue.get(self._aliases.get(job_id, job_id), tenant)
 
     def close(self) -> None:

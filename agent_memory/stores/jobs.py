@@ -56,6 +56,10 @@ class JobSpec:
     body: bytes | None = None
     path: Path | None = None
     cleanup: Callable[[], None] | None = None  # in process: removes ``path`` once the job ends
+    # Why the job is given up ("the server stopped 3 times while this job ran"), set by the queue that gives
+    # it up; empty: run it. A given-up job's run takes out what its earlier runs stored, then fails
+    # (core/errors.JobGivenUp).
+    given_up: str = ""
 
 
 @dataclass

@@ -4,8 +4,8 @@ The API inserts a job with its body; any number of workers take jobs with
 ``FOR UPDATE SKIP LOCKED`` (two workers never take one job), keep a heartbeat while they run
 it, and write the outcome. A running job whose heartbeat is older than the lease lost its
 worker (killed, machine gone) and is taken again; after ``max_attempts`` such losses it is
-failed instead of killing worker after worker. Rows are plain dicts: the job records live in
-``jobs.py``.
+given up instead of killing worker after worker: a worker takes it (``give_up``) to take out what
+its runs stored, then fails it. Rows are plain dicts: the job records live in ``jobs.py``.
 
 Whoever writes a source (a worker, an API replica ingesting inline, a forget) holds its
 advisory lock, so one source is never ingested twice at the same time anywhere.
@@ -46,29 +46,35 @@ class PostgresJobStore:
         return _public(row) if row else None
 
     def claim(self, worker: str, lease_s: float, max_attempts: int = 3) -> dict[str, Any] | None:
-        """Take the oldest open job (queued, or running with an expired heartbeat); its row with
-        ``params`` and ``body``, or None when there is nothing to do."""
+        """Take the oldest open job (queued, or running with an expired heartbeat and fewer than
+        ``max_attempts`` takes: ``give_up`` takes the others); its row with ``params`` and ``body``, or None
+        when there is nothing to do."""
         now = time.time()
-        with self.db.connection() as conn, conn.transaction():
-            conn.execute(
-                "UPDATE jobs SET status='failed', stage='failed', finished_at=%s, body=NULL,"
-                " error=jsonb_build_object('code', 'worker_lost', 'message',"
-                "   'the job lost its worker ' || attempts || ' times (killed or out of memory?); not retried')"
-                " WHERE status='running' AND heartbeat_at < %s AND attempts >= %s",
-                (now, now - lease_s, max_attempts))
+        with self.db.connection() as conn:
             row = conn.execute(
-                "WITH next AS (SELECT id FROM jobs WHERE status='queued' OR (status='running' AND heartbeat_at < %s)"
+                "WITH next AS (SELECT id FROM jobs WHERE status='queued'"
+                "  OR (status='running' AND heartbeat_at < %s AND attempts < %s)"
                 "  ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)"
                 " UPDATE jobs SET status='running', stage='starting', worker=%s, heartbeat_at=%s,"
                 "  started_at=coalesce(jobs.started_at, %s), attempts=jobs.attempts + 1"
-                f" FROM next WHERE jobs.id = next.id RETURNING {', '.join('jobs.' + c.strip() for c in _PUBLIC.split(','))},"
-                " jobs.params, jobs.body",
-                (now - lease_s, worker, now, now)).fetchone()
-        if row is None:
-            return None
-        out = _public(row[:-2])
-        out["params"], out["body"] = row[-2], bytes(row[-1]) if row[-1] is not None else None
-        return out
+                f" FROM next WHERE jobs.id = next.id RETURNING {_RETURNED}",
+                (now - lease_s, max_attempts, worker, now, now)).fetchone()
+        return _taken(row)
+
+    def give_up(self, worker: str, lease_s: float, max_attempts: int = 3) -> dict[str, Any] | None:
+        """Take the oldest job that lost its worker ``max_attempts`` times (running, its heartbeat expired),
+        not to run it: to take out what its runs stored, then ``finish`` it failed. Its row as ``claim``'s
+        (``attempts`` unchanged, stage "given up"), or None. A worker lost while it does that leaves the job to
+        the next one, once the lease has passed."""
+        now = time.time()
+        with self.db.connection() as conn:
+            row = conn.execute(
+                "WITH lost AS (SELECT id FROM jobs WHERE status='running' AND heartbeat_at < %s AND attempts >= %s"
+                "  ORDER BY created_at, id FOR UPDATE SKIP LOCKED LIMIT 1)"
+                " UPDATE jobs SET stage='given up', worker=%s, heartbeat_at=%s"
+                f" FROM lost WHERE jobs.id = lost.id RETURNING {_RETURNED}",
+                (now - lease_s, max_attempts, worker, now)).fetchone()
+        return _taken(row)
 
     def heartbeat(self, job_id: str, worker: str, stage: str, done: int, total: int, *,
                   chunks: tuple[int, int] = (0, 0)) -> bool:
@@ -122,6 +128,18 @@ class PostgresJobStore:
                 yield
             finally:
                 conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+
+
+_RETURNED = ", ".join("jobs." + c.strip() for c in _PUBLIC.split(",")) + ", jobs.params, jobs.body"
+
+
+def _taken(row) -> dict[str, Any] | None:
+    """A taken job's row: its public columns, ``params`` and ``body``."""
+    if row is None:
+        return None
+    out = _public(row[:-2])
+    out["params"], out["body"] = row[-2], bytes(row[-1]) if row[-1] is not None else None
+    return out
 
 
 def _public(row) -> dict[str, Any]:

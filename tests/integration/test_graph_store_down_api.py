@@ -85,9 +85,29 @@ def test_a_write_that_reaches_the_graph_answers_503_and_is_done_again_by_the_nex
     posted = http.post("/v1/documents", json={"source_id": "harbour.md",
                                               "text": "The harbour of Velmora opened in 1892."})
     assert api_error(posted, 503, "store_unavailable").startswith(f"Neo4j at {uri} is unavailable")
-    # The vectors are written beside the graph and the catalog entry last: no entry means a retry once Neo4j is
-    # back writes the source whole (its hash is not taken as unchanged).
-    assert http.get("/v1/sources/harbour.md").json()["catalog"] is None
+    # The refused write takes back the text it had stored (it was searchable once Neo4j answered, with no
+    # catalog entry); with no entry, a retry once Neo4j is back writes the source whole.
+    api_error(http.get("/v1/sources/harbour.md"), 404, "not_found")
+    # Nor does the refused document hold its ID: a file may take it (its claim was released with its text).
+    upload = http.post("/v1/documents", files={"file": ("harbour.md", b"the tide was low and the boats stayed in.")})
+    assert upload.status_code == 200 and upload.json()["report"]["files_ingested"] == 1, upload.text
+
+
+def test_a_write_refused_for_the_graph_keeps_the_version_stored_before(served):
+    """The new version's text was stored, then the earlier version's pieces deleted, then the graph refused:
+    the source held text its catalog entry did not know, and lost the one it did."""
+    http, uri = served
+    settled(http)
+    before = http.post("/v1/documents", json={"source_id": "tides.md", "text": "the tide was low and the boats "
+                                              "stayed in."})  # no fact in it: the graph is not asked
+    assert before.status_code == 200, before.text
+    stored = http.get("/v1/sources/tides.md").json()
+    posted = http.post("/v1/documents", json={"source_id": "tides.md",
+                                              "text": "The lighthouse of Velmora was painted white in 1901."})
+    assert api_error(posted, 503, "store_unavailable").startswith(f"Neo4j at {uri} is unavailable")
+    after = http.get("/v1/sources/tides.md").json()
+    assert after == stored  # its catalog entry and its items, as they were
+    assert [item["text"] for item in after["items"]] == ["the tide was low and the boats stayed in."]
 
 
 def test_serve_starts_while_neo4j_is_away_and_reports_it(tmp_path):

@@ -173,14 +173,62 @@ def test_a_job_whose_worker_stopped_beating_is_taken_again_and_the_old_outcome_i
 
 
 @pytest.mark.parametrize("_", [postgres_param("pg")])
-def test_a_job_that_loses_its_worker_too_often_fails_instead_of_killing_more(_, job_store):
+def test_a_job_that_loses_its_worker_too_often_is_given_up_instead_of_killing_more(_, job_store):
     [job_id] = enqueue(job_store, 1)
+    assert job_store.give_up("w", lease_s=0.1, max_attempts=2) is None  # queued: nothing to give up
     for attempt in range(2):
         assert job_store.claim(f"w{attempt}", lease_s=0.1, max_attempts=2)["id"] == job_id
         time.sleep(0.2)
-    assert job_store.claim("w9", lease_s=0.1, max_attempts=2) is None
+    assert job_store.claim("w9", lease_s=0.1, max_attempts=2) is None  # not run a third time
+    taken = job_store.give_up("w9", lease_s=0.1, max_attempts=2)  # taken to undo what its runs stored
+    assert taken["id"] == job_id and taken["attempts"] == 2 and taken["stage"] == "given up" and taken["body"] == b"x"
+    assert job_store.give_up("w8", lease_s=0.1, max_attempts=2) is None  # w9 holds it (its heartbeat is fresh)
+    time.sleep(0.2)
+    again = job_store.give_up("w8", lease_s=0.1, max_attempts=2)  # w9 lost too: w8 takes the undo up
+    assert again["id"] == job_id and again["attempts"] == 2 and again["worker"] == "w8"
+    assert not job_store.finish(job_id, "w9", None, {"code": "worker_lost", "message": "late"}, 0, 0)
+    assert job_store.finish(job_id, "w8", None, {"code": "worker_lost", "message": "lost 2 times"}, 0, 0)
     row = job_store.get(job_id, "acme")
-    assert row["status"] == "failed" and row["error"]["code"] == "worker_lost" and "2 times" in row["error"]["message"]
+    assert row["status"] == "failed" and row["error"] == {"code": "worker_lost", "message": "lost 2 times"}
+
+
+@pytest.mark.parametrize("_", [postgres_param("pg")])
+def test_a_worker_gives_up_an_upload_and_takes_out_what_its_runs_stored(_, tmp_path):
+    """Each run of the upload was killed after storing its first record: the records stayed, answering
+    questions for a file that was never stored (no manifest)."""
+    from agent_memory.core.errors import JobInterrupted
+
+    records = "\n".join(f'{{"text": "Crate {n} of copper wire went to bay {n}."}}' for n in range(3)).encode()
+    backend = Backend("postgres", tmp_path)
+    try:
+        upload = tmp_path / "crates.jsonl"
+        upload.write_bytes(records)
+
+        def killed_at_the_second_record(stage, done, total):
+            if stage == "ingesting" and done == 1:
+                raise JobInterrupted("killed")
+
+        with pytest.raises(JobInterrupted):  # what the runs stored
+            backend.worker.memory.add_file(upload, source_id="crates.jsonl", tenant="acme",
+                                           progress=killed_at_the_second_record)
+        assert backend.services.catalog.get("acme", "crates.jsonl#0") is not None
+        job_id = backend.queue.submit(JobSpec("acme", "upload", "crates.jsonl", len(records),
+                                              {"filename": "crates.jsonl", "metadata": {}}, body=records)).id
+        store = backend.services.job_store
+        for attempt in range(backend.worker.max_attempts):  # three workers lost with it
+            assert store.claim(f"lost{attempt}", lease_s=0.1)["id"] == job_id
+            time.sleep(0.2)
+        backend.worker.lease_s = 0.1
+        assert backend.worker.run_one()
+        row = store.get(job_id, "acme")
+        assert row["status"] == "failed" and row["error"]["code"] == "worker_lost", row
+        assert row["error"]["message"] == ("the job lost its worker 3 times (killed or out of memory?); not run again: "
+                                           "what its runs had stored was removed (1 item); upload 'crates.jsonl' again")
+        assert backend.services.catalog.get("acme", "crates.jsonl#0") is None
+        assert backend.services.catalog.owned_by("acme", "file:crates.jsonl") == []
+        assert backend.services.vectors.ids_for_source("acme", "crates.jsonl#0") == []
+    finally:
+        backend.close()
 
 
 @pytest.mark.parametrize("_", [postgres_param("pg")])

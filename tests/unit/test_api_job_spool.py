@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from agent_memory.core.errors import NotFoundError
+from agent_memory.core.errors import JobGivenUp, NotFoundError
 from agent_memory.stores.job_spool import MAX_ATTEMPTS, SpooledJobs
 from agent_memory.stores.jobs import JobRegistry, JobSpec
 
@@ -101,14 +101,25 @@ def test_a_job_interrupted_again_and_again_is_reported_not_run(tmp_path):
         jobs = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}), tmp_path / "pending")
         jobs.resume()
     jobs.close()
-    last = SpooledJobs(JobRegistry(lambda spec, job: pytest.fail("run again")), tmp_path / "pending")
+    given: list[JobSpec] = []
+
+    def given_up(spec, job):  # as api/ingestion.run_job: what the runs stored is taken out, and the job fails
+        given.append(spec)
+        if not spec.given_up:
+            pytest.fail("run again")
+        raise JobGivenUp(f"{spec.given_up}; not run again: post {spec.source_id!r} again")
+
+    last = SpooledJobs(JobRegistry(given_up), tmp_path / "pending")
     last.resume()
     stuck.set()
-    answer = last.get(job.id, "acme")
+    answer = _wait(last, job.id)
     assert answer.status == "failed" and answer.error["code"] == "interrupted"
+    assert answer.error["message"].startswith(f"the server stopped {MAX_ATTEMPTS} times while this job ran")
     assert answer.created_at == pytest.approx(job.created_at, abs=1.0)
     assert "'memo'" in answer.error["message"]
-    assert list((tmp_path / "pending").iterdir()) == []
+    assert [(spec.kind, spec.source_id) for spec in given] == [("text", "memo")]
+    assert _emptied(tmp_path / "pending")
+    last.close()
 
 
 def test_an_unreadable_entry_is_dropped_not_fatal(tmp_path):

@@ -11,8 +11,9 @@ import shutil
 from agent_memory.core.records import Document
 from agent_memory.ingest import decoding, sources
 from agent_memory.ingest.discovery import discover_files
+from agent_memory.ingest.json_records import load_json_text
 from agent_memory.ingest.report import IngestReport
-from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, load_json_text, load_path
+from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, load_path
 from tests.documents import write_docx, write_pdf
 
 

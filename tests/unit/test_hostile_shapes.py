@@ -7,8 +7,9 @@ import json
 import pytest
 
 from agent_memory.conversation.message_validation import validate
+from agent_memory.ingest.json_records import load_json_text
 from agent_memory.ingest.shapes import MAX_JSON_DEPTH
-from agent_memory.ingest.sources import Document, Skipped, Transcript, load_json_text
+from agent_memory.ingest.sources import Document, Skipped, Transcript
 
 
 def _load(data, jsonl: bool = False):

@@ -9,7 +9,7 @@ import shutil
 import sys
 import zipfile
 
-from agent_memory.ingest import office_formats
+from agent_memory.ingest import office_formats, sources
 from agent_memory.ingest.formats import DOCUMENTS_EXTRA
 from agent_memory.ingest.sources import SUPPORTED_EXTENSIONS, load_path
 from tests.documents import write_docx
@@ -151,6 +151,35 @@ def test_rtf_is_its_text_and_title_even_saved_as_txt(tmp_path):
     (tmp_path / "fake.rtf").write_text("plain words")
     assert only_skip(load_path(tmp_path / "fake.rtf", tenant="t")).startswith("not an RTF file")
 
+
+KESTREL_TEXT = "The Kestrel board met in Café Nordwerk.\nDecision: the Osprey budget rises to 40 000 euros."
+
+
+def test_rtf_saved_as_txt_after_blank_space_is_read_as_rtf_everywhere(tmp_path, monkeypatch):
+    """Its header after blank lines passed the binary check (which strips blank space) but the text was read as
+    plain text, control words and all (the parse asked for the header at the very start). One rule decides now,
+    on the file's first non-blank bytes: read as RTF whole, streamed or not, with ``\\bin`` data or not."""
+    (tmp_path / "blank.txt").write_text("\n\n  \t" + RTF)
+    (tmp_path / "bom.txt").write_text("\ufeff\r\n" + RTF)
+    blob = bytes(range(0, 32)) * 8 + bytes(range(0x80, 0x100))  # NUL, control characters, bytes UTF-8 refuses
+    (tmp_path / "pict.txt").write_bytes(b"\r\n\r\n{\\rtf1\\ansi Heron {\\pict\\bin" + str(len(blob)).encode() + b" "
+                                        + blob + b"} pump ready}")
+    for name in ("blank.txt", "bom.txt"):
+        doc = only_document(load_path(tmp_path / name, tenant="t"))
+        assert (doc.text, doc.title) == (KESTREL_TEXT, "Kestrel minutes"), name
+    assert only_document(load_path(tmp_path / "pict.txt", tenant="t")).text.split() == ["Heron", "pump", "ready"]
+    monkeypatch.setattr(sources, "STREAM_THRESHOLD_BYTES", 64)  # a large one is parsed whole, not streamed as text
+    assert only_document(load_path(tmp_path / "blank.txt", tenant="t")).text == KESTREL_TEXT
+    monkeypatch.setattr(sources, "MAX_DOCUMENT_BYTES", 128)  # too large to parse whole: skipped, as an .rtf is
+    for name in ("blank.txt", "blank.rtf"):
+        (tmp_path / name).write_text("\n\n  \t" + RTF)
+        assert only_skip(load_path(tmp_path / name, tenant="t")).startswith("RTF file of 223 bytes is too large"), name
+
+
+def test_text_that_only_mentions_an_rtf_header_is_text_everywhere(tmp_path):
+    (tmp_path / "notes.txt").write_text("Paste this header: " + RTF)
+    doc = only_document(load_path(tmp_path / "notes.txt", tenant="t"))
+    assert doc.text.startswith("Paste this header: {\\rtf1\\ansi") and doc.title == ""
 
 def test_office_and_ebook_files_under_the_wrong_name_are_read_by_their_bytes(tmp_path):
     made = {"deck": write_pptx(tmp_path / "deck.pptx", DECK),

@@ -23,10 +23,10 @@ def test_every_public_error_is_exported_from_the_package_root():
     from agent_memory import ClosedError, DataDirBusyError  # noqa: F401 - the import is what is tested
     raised_on_purpose = {name for name, value in vars(errors).items()
                          if isinstance(value, type) and issubclass(value, errors.AgentMemoryError)}
-    # Every error a call of Memory raises is there (InternalError and JobInterrupted stay inside the server;
-    # SourceNotFoundError is the API's and the remote client's NotFoundError carrying similar IDs).
+    # Every error a call of Memory raises is there (InternalError, JobInterrupted and JobGivenUp stay inside the
+    # server; SourceNotFoundError is the API's and the remote client's NotFoundError carrying similar IDs).
     assert raised_on_purpose - set(ERRORS) == {"DimensionMismatchError", "InternalError", "JobInterrupted",
-                                               "SourceNotFoundError"}
+                                               "JobGivenUp", "SourceNotFoundError"}
     assert issubclass(errors.SourceNotFoundError, errors.NotFoundError)
 
 

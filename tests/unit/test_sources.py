@@ -6,7 +6,8 @@ import json
 
 from agent_memory.core.records import Document
 from agent_memory.core.tokens import TiktokenCounter
-from agent_memory.ingest.sources import Skipped, Transcript, load_json_text, load_path
+from agent_memory.ingest.json_records import load_json_text
+from agent_memory.ingest.sources import Skipped, Transcript, load_path
 from agent_memory.ingest.splitting import Splitter
 
 

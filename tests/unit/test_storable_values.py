@@ -12,7 +12,7 @@ from agent_memory.conversation.message_validation import check_session_id, valid
 from agent_memory.core.storable import check_storable, control_character, text_problem
 from agent_memory.ingest.discovery import check_source_id
 from agent_memory.ingest.formats import split_front_matter
-from agent_memory.ingest.sources import load_json_text
+from agent_memory.ingest.json_records import load_json_text
 from agent_memory.memory.arguments import check_document, check_metadata
 
 
