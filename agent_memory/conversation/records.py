@@ -1,4 +1,5 @@
-"""What a session hands its hooks: a significant turn to promote, and every stored message to archive.
+"""What a session stores and hands its hooks: a message ready to store, a significant turn to promote,
+and every stored message to archive.
 
 Their own module so that the hooks' receivers (``working_memory.py``, ``manager.py``) need not
 reach into the session's internals; ``session.py`` re-exports both.
@@ -9,6 +10,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from agent_memory.conversation.compaction import Retention
 
 
 @dataclass
@@ -45,3 +48,26 @@ class Appended:
     # Messages stored before, undated, that this one redated: {seq: the detector's reasons}; their
     # turns are archived again with the inferred time.
     redated: dict[int, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PendingMessage:
+    """A message checked and classified, ready to store (``Session._prepare``)."""
+
+    message: dict[str, Any]
+    klass: Retention
+    unclassified: bool
+    created_at: float
+    tokens: int
+    judgement: Any
+    entities: tuple[str, ...]
+    stated: bool = False  # ``created_at`` is the message's own timestamp (else: when it was appended)
+    inferred: bool = False  # ``created_at`` was taken from a later dated message (timeline.py)
+
+    @property
+    def significant(self) -> bool:
+        return bool(self.judgement and self.judgement.significant)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return tuple(self.judgement.reasons) if self.significant else ()

@@ -14,7 +14,7 @@ import logging
 import random
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from agent_memory.conversation import messages as msgs
@@ -27,7 +27,7 @@ from agent_memory.conversation.message_validation import (
     message_time,
     validate,
 )
-from agent_memory.conversation.records import Appended, SignificantTurn
+from agent_memory.conversation.records import Appended, PendingMessage, SignificantTurn
 from agent_memory.conversation.scheduler import Scheduler, loaded_status
 from agent_memory.conversation.significance import RuleDetector, SignificanceDetector
 from agent_memory.conversation.summarize import StructuralSummarizer, Summarizer
@@ -41,29 +41,6 @@ log = logging.getLogger(__name__)
 # and a short random pause (two replicas appending in a tight loop would otherwise keep colliding).
 CONFLICT_RETRIES = 50
 CONFLICT_PAUSE_S = 0.01
-
-
-@dataclass(frozen=True)
-class _Pending:
-    """A message ready to store (``Session._prepare``)."""
-
-    message: dict[str, Any]
-    klass: Retention
-    unclassified: bool
-    created_at: float
-    tokens: int
-    judgement: Any
-    entities: tuple[str, ...]
-    stated: bool = False  # ``created_at`` is the message's own timestamp (else: when it was appended)
-    inferred: bool = False  # ``created_at`` was taken from a later dated message (timeline.py)
-
-    @property
-    def significant(self) -> bool:
-        return bool(self.judgement and self.judgement.significant)
-
-    @property
-    def reasons(self) -> tuple[str, ...]:
-        return tuple(self.judgement.reasons) if self.significant else ()
 
 
 class Session(Scheduler, ViewBuilder, TimelineKeeper):
@@ -209,7 +186,7 @@ class Session(Scheduler, ViewBuilder, TimelineKeeper):
                 raise type(exc)(f"messages[{n}]: {exc}") from None
         return self._store(prepared, batch=True) if prepared else []
 
-    def _prepare(self, message: dict[str, Any], retention: Retention | str | None) -> _Pending:
+    def _prepare(self, message: dict[str, Any], retention: Retention | str | None) -> PendingMessage:
         """What storing ``message`` needs, made before the lock: its checked copy, class, time, tokens, judgement."""
         message = copy.deepcopy(validate(message))  # the caller may reuse its dict; history must not move
         # When it was said (``timestamp``, validated above; absent: now) is stored as the row's time, not in
@@ -222,10 +199,10 @@ class Session(Scheduler, ViewBuilder, TimelineKeeper):
         # Key entities come from user turns and significant assistant turns: assistants capitalize
         # list headings and filler, which would crowd out what the user actually talks about.
         found = judgement.entities if judgement and (role == "user" or judgement.significant) else []
-        return _Pending(message, klass, retention is None, time.time() if stated is None else stated,
+        return PendingMessage(message, klass, retention is None, time.time() if stated is None else stated,
                         self.message_tokens(message), judgement, tuple(found), stated=stated is not None)
 
-    def _store(self, items: list[_Pending], *, batch: bool) -> list[int]:
+    def _store(self, items: list[PendingMessage], *, batch: bool) -> list[int]:
         """Store ``items`` in one transaction at the next seqs, then take them into the session's state."""
         with self._lock:  # held across the batch: another append to this session waits for all of it
             for attempt in range(CONFLICT_RETRIES + 1):
@@ -257,7 +234,7 @@ class Session(Scheduler, ViewBuilder, TimelineKeeper):
             self._announce(row.seq, item, more=not last, redated=redated if last else {})
         return [row.seq for row in rows]
 
-    def _admit(self, seq: int, item: _Pending) -> None:
+    def _admit(self, seq: int, item: PendingMessage) -> None:
         self._next_seq = seq + 1
         self._pairing.note(item.message)
         self._log.add(Entry(seq, item.message, item.klass, item.tokens, item.message, item.significant))
@@ -269,7 +246,7 @@ class Session(Scheduler, ViewBuilder, TimelineKeeper):
             slot[1] = seq
         self._entity_version += bool(item.entities)
 
-    def _announce(self, seq: int, item: _Pending, *, more: bool, redated: dict) -> None:
+    def _announce(self, seq: int, item: PendingMessage, *, more: bool, redated: dict) -> None:
         """The hooks, outside the lock: the promotion of a significant turn, then the archive (``more``:
         messages of the same batch follow, so the archive pass waits for the last of them; ``redated``:
         messages stored before, whose inferred times the archive takes in again)."""

@@ -75,7 +75,7 @@ class TimelineKeeper:
     writes inferred times through ``store``."""
 
     def _dated(self, first: int, items: list[Any]) -> tuple[list[Any], dict, Timeline]:
-        """``items`` (``session._Pending``, to be stored from seq ``first``) with the times inferred for
+        """``items`` (``records.PendingMessage``, to be stored from seq ``first``) with the times inferred for
         their undated ones, the messages stored before them that a dated one among them redates
         ({seq: (time, reasons)}), and the session's timeline after them."""
         timeline, inferred = self._timeline.replay(first, [(i.created_at, i.stated, i.reasons) for i in items])
