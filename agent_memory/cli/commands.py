@@ -113,14 +113,18 @@ def _note_if_empty(memory, tenant: str | None) -> None:
 
 
 def cmd_stats(args) -> int:
+    """``--tenant T``: that tenant's counts, the object ``GET /v1/stats`` answers for it; else the counts of
+    every tenant the command may see, by tenant (through a server: the one it serves this caller)."""
     remote = server_for(args)
     if remote is not None:
         with remote:
             tenant = tenant_through(remote, args)
-            print(json.dumps({tenant: remote.stats(args.soon_days)}, indent=2))
+            counts = remote.stats(args.soon_days)
+        print(json.dumps(counts if args.tenant is not None else {tenant: counts}, indent=2))
         return 0
     with local_memory(args, creates=False, encodes=False) as memory:
-        print(json.dumps(stats(memory.services, args.tenant, soon_days=args.soon_days), indent=2))
+        counts = stats(memory.services, args.tenant, soon_days=args.soon_days)
+        print(json.dumps(counts[args.tenant] if args.tenant is not None else counts, indent=2))
         if args.tenant or not memory.services.catalog.tenants():
             _note_if_empty(memory, args.tenant)
     return 0
