@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from agent_memory.conversation.compaction import MARKER, CompactionConfig
+from agent_memory.conversation.message_validation import check_session_id
 from agent_memory.conversation.session import Appended, Session, SignificantTurn
 from agent_memory.conversation.significance import RuleDetector, SignificanceDetector
 from agent_memory.conversation.summarize import Summarizer
@@ -47,8 +48,7 @@ class SessionManager:
 
     def session(self, session_id: str, agent_id: str | None = None, *,
                 config: CompactionConfig | None = None) -> Session:
-        if not session_id:
-            raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+        check_session_id(session_id)  # refused as every surface words it (core/names.py), before any lookup
         key = (session_id, agent_id or "")
         with self._lock:
             found = self._sessions.get(key)
