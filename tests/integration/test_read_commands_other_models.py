@@ -40,7 +40,7 @@ def test_commands_that_encode_nothing_read_and_remove_what_is_stored(other_model
     code, out, err = run_cli(capsys, ["forget", "notes/pump.md"])
     assert code == 0 and json.loads(out)["items"] == 1, err
     code, out, err = run_cli(capsys, ["gc"])
-    assert code == 0 and json.loads(out) == {"expired": {"sources": 0, "items": 0, "triples": 0}}, err
+    assert code == 0 and json.loads(out)["expired"]["items"] == 0, err
     code, out, err = run_cli(capsys, ["list"])
     assert [row["source_id"] for row in json.loads(out)] == ["notes/valve.md"]
     assert read_index_format(data) == recorded  # the data dir still records the models it holds
