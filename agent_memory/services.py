@@ -16,7 +16,7 @@ from typing import Any, Callable
 from agent_memory.conversation.manager import SessionManager, compaction_config
 from agent_memory.conversation.significance import LLMDetector
 from agent_memory.conversation.summarize import LLMSummarizer
-from agent_memory.core.config import Settings, load_settings
+from agent_memory.core.config import Settings, load_settings, setting_variable
 from agent_memory.core.embedding import CachedEmbedder, check_model_installed, collection_name, make_embedder
 from agent_memory.core.embedding_spaces import EmbeddingSpaces, SpaceLayout
 from agent_memory.core.errors import IndexFormatError
@@ -168,9 +168,10 @@ class Services:
                                    f"({found[UNREADABLE]}): {RUN_REINDEX} to encode the stored text again and write it afresh")
         if found.get("embedding") not in (None, wanted):
             raise IndexFormatError(
-                f"data dir {self.data_dir} was embedded with {found['embedding']}, but the settings ask for "
-                f"{wanted}: {RUN_REINDEX} to re-embed the stored text with the new models "
-                "(no source file is read again), or restore the embedding settings")
+                f"data dir {self.data_dir} was embedded with {describe_layout(found['embedding'])}, but the "
+                f"settings ask for {describe_layout(wanted)}: {RUN_REINDEX} to re-embed the stored text with the "
+                f"new models (no source file is read again), or set those settings back ({READS_STORED} read it "
+                "meanwhile)")
         if found.get("sparse") not in (None, SPARSE_FORMAT):
             version = sparse_format_version(found["sparse"])
             current = sparse_format_version(SPARSE_FORMAT)
@@ -269,6 +270,42 @@ def space_layout(settings: Settings) -> SpaceLayout:
     if multilingual == settings.embedding_model:
         multilingual = None
     return SpaceLayout(settings.embedding_model, multilingual, settings.multilingual_share if multilingual else 0.0)
+
+
+# The commands that never encode text: on a data dir embedded with other models than the settings ask for,
+# they read (and remove) what is stored in the models it records (``settings_for_stored_layout``).
+READS_STORED = "`agent-memory stats`, `list`, `inspect`, `forget` and `gc`"
+LAYOUT_SETTINGS = {"default_model": "embedding_model", "multilingual_model": "multilingual_embedding_model",
+                   "multilingual_share": "multilingual_share"}
+
+
+def describe_layout(layout: object) -> str:
+    """A recorded or wanted layout (``SpaceLayout.as_dict``) as the settings that give it, by their variable
+    names: what a person sets to get it back. A marker written by hand that is no such layout, as JSON."""
+    if not isinstance(layout, dict) or set(layout) != set(LAYOUT_SETTINGS) or not layout["default_model"]:
+        return json.dumps(layout, ensure_ascii=False)
+    default = f"{setting_variable('embedding_model')}={layout['default_model']}"
+    if not layout["multilingual_model"]:
+        return f"{default} alone (no other {setting_variable('multilingual_embedding_model')})"
+    return ", ".join(f"{setting_variable(name)}={layout[key]}" for key, name in LAYOUT_SETTINGS.items())
+
+
+def settings_for_stored_layout(settings: Settings) -> Settings:
+    """``settings`` with the embedding models the data dir records (unchanged where it records none, or the
+    same): for a command that encodes nothing (``READS_STORED``), which then reads the vectors where they are
+    instead of being refused for settings it would not use."""
+    recorded = read_index_format(settings.data_dir).get("embedding")
+    if (not isinstance(recorded, dict) or set(recorded) != set(LAYOUT_SETTINGS)
+            or recorded == space_layout(settings).as_dict()):
+        return settings
+    return settings_with_layout(settings, recorded)
+
+
+def settings_with_layout(settings: Settings, layout: dict) -> Settings:
+    """``settings`` asking for the embedding ``layout`` (``SpaceLayout.as_dict``)."""
+    return settings.model_copy(update={"embedding_model": layout["default_model"],
+                                       "multilingual_embedding_model": layout["multilingual_model"],
+                                       "multilingual_share": layout["multilingual_share"] or settings.multilingual_share})
 
 
 def check_models_installed(settings: Settings) -> None:

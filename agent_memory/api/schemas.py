@@ -329,6 +329,8 @@ class RemovedCounts(BaseModel):
     sources: int
     items: int
     triples: int
+    session_messages: int = Field(default=0, description="Working-memory messages that left their sessions "
+                                                         "(ttl_days 'session').")
 
 
 class GcOut(BaseModel):

@@ -56,7 +56,7 @@ def cmd_forget(args) -> int:
             _nothing_under(args.source_id, tenant, similar)
             return 1
         return 0
-    with local_memory(args, creates=False) as memory:
+    with local_memory(args, creates=False, encodes=False) as memory:
         matched = memory.matching_sources(args.source_id)
         removed = {"sources": 0, "items": 0, "triples": 0}
         for sid in matched:
@@ -87,7 +87,7 @@ def cmd_gc(args) -> int:
             tenant_through(remote, args)
             print(json.dumps(remote.gc()))
         return 0
-    with local_memory(args, creates=False) as memory, memory.write_lock:
+    with local_memory(args, creates=False, encodes=False) as memory, memory.write_lock:
         removed = expire(memory.services, memory.ingestion.forget, tenants=[args.tenant] if args.tenant else None)
     print(json.dumps({"expired": removed}))
     return 0
@@ -113,14 +113,18 @@ def _note_if_empty(memory, tenant: str | None) -> None:
 
 
 def cmd_stats(args) -> int:
+    """``--tenant T``: that tenant's counts, the object ``GET /v1/stats`` answers for it; else the counts of
+    every tenant the command may see, by tenant (through a server: the one it serves this caller)."""
     remote = server_for(args)
     if remote is not None:
         with remote:
             tenant = tenant_through(remote, args)
-            print(json.dumps({tenant: remote.stats(args.soon_days)}, indent=2))
+            counts = remote.stats(args.soon_days)
+        print(json.dumps(counts if args.tenant is not None else {tenant: counts}, indent=2))
         return 0
-    with local_memory(args, creates=False) as memory:
-        print(json.dumps(stats(memory.services, args.tenant, soon_days=args.soon_days), indent=2))
+    with local_memory(args, creates=False, encodes=False) as memory:
+        counts = stats(memory.services, args.tenant, soon_days=args.soon_days)
+        print(json.dumps(counts[args.tenant] if args.tenant is not None else counts, indent=2))
         if args.tenant or not memory.services.catalog.tenants():
             _note_if_empty(memory, args.tenant)
     return 0
@@ -133,7 +137,7 @@ def cmd_list(args) -> int:
             tenant_through(remote, args)
             rows = remote.list_sources(prefix=args.prefix, kind=args.kind, offset=args.offset, limit=args.limit)
     else:
-        with local_memory(args, creates=False) as memory:
+        with local_memory(args, creates=False, encodes=False) as memory:
             rows = list_sources(memory.services, args.tenant or memory.services.settings.tenant, prefix=args.prefix,
                                 kind=args.kind, offset=args.offset, limit=args.limit)
             if not rows:
@@ -151,7 +155,7 @@ def cmd_inspect(args) -> int:
             # The server resolves a path as forget does, and names the stored IDs like one that matched nothing.
             found, similar = remote.inspect_or_similar(args.source_id, full=args.full)
     else:
-        with local_memory(args, creates=False) as memory:
+        with local_memory(args, creates=False, encodes=False) as memory:
             tenant = memory.tenant
             # The given ID last: a source known only by its items has no catalog entry to match.
             named = [*memory.matching_sources(args.source_id), args.source_id]

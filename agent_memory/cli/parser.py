@@ -170,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("gc", help="remove expired items (ttl_days) from every store at once")
     p.add_argument("--tenant", help=TENANT_HELP)
     p.set_defaults(func=cmd_gc)
-    p = sub.add_parser("stats", help="items per kind, sources, expiring soon, entities and triples, per tenant")
+    p = sub.add_parser("stats", help="items per kind, sources, expiring soon, entities and triples: with --tenant "
+                       "that tenant's (the object GET /v1/stats answers), else by tenant")
     p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--soon-days", type=_days, default=1.0, help="what 'expiring soon' means (default: a day)")
     p.set_defaults(func=cmd_stats)

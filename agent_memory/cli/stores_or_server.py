@@ -17,6 +17,7 @@ from agent_memory.core.settings_here import settings_here
 from agent_memory.memory import Memory
 from agent_memory.memory.arguments import check_tenant
 from agent_memory.remote import RemoteMemory
+from agent_memory.services import settings_for_stored_layout
 
 
 def data_dir_of(args, *, lenient: bool = False) -> Path:
@@ -51,15 +52,20 @@ def _stored_data_dir(args) -> Path:
 
 
 @contextmanager
-def local_memory(args, *, creates: bool = True, **kwargs) -> Iterator[Memory]:
+def local_memory(args, *, creates: bool = True, encodes: bool = True, **kwargs) -> Iterator[Memory]:
     """The Python API over the settings (``--data-dir`` overrides where the stores live), with the
     data dir owned by this process while it runs (agent_memory/core/owner.py). ``creates``: False for a
     command that only reads or removes what is stored, which refuses a data dir that does not exist
-    rather than create one."""
+    rather than create one. ``encodes``: False for a command that never embeds text (``READS_STORED``),
+    which opens the vectors in the embedding models the data dir records: settings asking for others
+    (refused where text is embedded, services.py) are none of its business."""
     tenant = getattr(args, "tenant", None)  # given blank (--tenant ''), refused as every surface does
     data_dir = data_dir_of(args) if creates else _stored_data_dir(args)
+    settings = load_settings(data_dir=data_dir)
+    if not encodes:
+        settings = settings_for_stored_layout(settings)
     with own(data_dir, args.command, doing=f"run `agent-memory {args.command}` on it"), \
-            Memory(data_dir=getattr(args, "data_dir", None), tenant=tenant, **kwargs) as memory:
+            Memory(settings=settings, tenant=tenant, **kwargs) as memory:
         yield memory
 
 

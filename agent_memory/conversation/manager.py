@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import threading
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
 from agent_memory.conversation.compaction import MARKER, CompactionConfig
+from agent_memory.conversation.expiry import KEPT_ROLES, removable_through, removal_marker
+from agent_memory.conversation.message_validation import check_session_id
 from agent_memory.conversation.session import Appended, Session, SignificantTurn
 from agent_memory.conversation.significance import RuleDetector, SignificanceDetector
 from agent_memory.conversation.summarize import Summarizer
@@ -47,8 +50,7 @@ class SessionManager:
 
     def session(self, session_id: str, agent_id: str | None = None, *,
                 config: CompactionConfig | None = None) -> Session:
-        if not session_id:
-            raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+        check_session_id(session_id)  # refused as every surface words it (core/names.py), before any lookup
         key = (session_id, agent_id or "")
         with self._lock:
             found = self._sessions.get(key)
@@ -99,6 +101,32 @@ class SessionManager:
             for key in [k for k in self._sessions if k[0] == session_id]:
                 del self._sessions[key]
             return self.store.delete(session_id)
+
+    def expire(self, before: float, days: float, prefix: str = "") -> int:
+        """Remove from every session whose key starts with ``prefix`` its messages said before ``before``, within
+        the limits of ``conversation/expiry.py`` (``days``: the time to live, named in the marker the view
+        shows). A live session is read again, so its view serves what the store holds. Returns the messages
+        removed."""
+        removed = 0
+        for row in self.store.session_rows(prefix):
+            if row["messages"] and row["created_at"] < before:
+                removed += self._expire((row["session_id"], row["agent_id"]), before, days)
+        return removed
+
+    def _expire(self, key: tuple[str, str], before: float, days: float) -> int:
+        with self._lock:
+            live = self._sessions.get(key)
+        with live._lock if live is not None else nullcontext():  # no append lands while the span is chosen
+            rows, summaries = self.store.load_messages(key), self.store.summaries(key)
+            through = removable_through(rows, summaries, self.store.archived_through(key), before)
+            if through < 0:
+                return 0
+            removed = [r for r in rows if r["seq"] <= through and r["message"].get("role") not in KEPT_ROLES]
+            marker = removal_marker(removed, summaries, days, self.counter.count)
+            count = self.store.remove_through(key, through, marker, keep_roles=KEPT_ROLES)
+            if live is not None:
+                live._load()
+        return count
 
     def close(self) -> None:
         self.store.close()

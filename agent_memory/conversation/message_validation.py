@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from agent_memory.conversation import messages as msgs
+from agent_memory.core.names import SESSION_ID_RULE, refusal
 from agent_memory.core.storable import check_storable, control_character
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -215,15 +216,15 @@ def check_session_id(session_id: str) -> str:
     ``<tenant>/<session id>`` (working_memory.session_key) and archives its turns as ``<session id>/m<seq>``,
     so a blank ID would give sources like ``/m0`` that no caller can name."""
     if not isinstance(session_id, str):
-        raise TypeError(f"session ID must be a string, got {type(session_id).__name__} {session_id!r}")
+        raise TypeError(f"session ID must be a string, got {type(session_id).__name__} {_short(session_id)}")
     _, sep, name = session_id.partition("/")
     name = name if sep else session_id
     if not name.strip():
-        raise ValueError(f"session ID must be a non-blank string, got {name!r}")
+        raise ValueError(refusal(SESSION_ID_RULE, name, "is blank"))
     # A control character (NUL, which PostgreSQL's text refuses; a newline in a source ID) has no place in
     # a key of every session store and the prefix of the archived turns' source IDs (which refuse C1 too:
-    # ingest/discovery.check_source_id).
+    # ingest/discovery.check_source_id). Worded by the one rule (core/names.py), the ID cut at 80 characters.
     bad = control_character(name)
     if bad is not None:
-        raise ValueError(f"a session ID cannot contain control characters ({bad!r}), got {name!r}")
+        raise ValueError(refusal(SESSION_ID_RULE, name, f"holds a control character ({bad!r})"))
     return session_id

@@ -298,12 +298,23 @@ def earlier_note(rows: list[dict[str, Any]]) -> str:
     summaries = len(rows) - len(markers)
     first, last = min(r["first_seq"] for r in rows), max(r["last_seq"] for r in rows)
     parts = [f"{summaries} older summaries"] if summaries else []
-    if markers:
-        tools: dict[str, int] = {}
-        for row in markers:
-            for name, n in (row["validation"].get("tools") or {}).items():
-                tools[name] = tools.get(name, 0) + n
-        counts = {"messages": sum(r["validation"].get("messages", 0) for r in markers),
-                  "tokens": sum(r["validation"].get("tokens", 0) for r in markers), "tools": tools}
-        parts.append(f"dropped {describe(counts)}")
-    return f"[Earlier, {span_name(first, last)}, not shown here: {'; '.join(parts)}; {ARCHIVED}]"
+    # A time to live's marker (expiry.py): those messages are no longer in the session history.
+    removed = [r for r in markers if r["validation"].get("removed")]
+    dropped = [r for r in markers if not r["validation"].get("removed")]
+    if dropped:
+        parts.append(f"dropped {describe(marker_counts(dropped))}")
+    if parts:
+        parts.append(ARCHIVED)
+    if removed:
+        parts.append(f"removed by the time to live: {describe(marker_counts(removed))}")
+    return f"[Earlier, {span_name(first, last)}, not shown here: {'; '.join(parts)}]"
+
+
+def marker_counts(markers: list[dict[str, Any]]) -> dict[str, Any]:
+    """The messages, tokens and tool calls that ``markers`` (drop or removal marker rows) name, added up."""
+    tools: dict[str, int] = {}
+    for row in markers:
+        for name, n in (row["validation"].get("tools") or {}).items():
+            tools[name] = tools.get(name, 0) + n
+    return {"messages": sum(r["validation"].get("messages", 0) for r in markers),
+            "tokens": sum(r["validation"].get("tokens", 0) for r in markers), "tools": tools}

@@ -108,6 +108,9 @@ class Session(Scheduler, ViewBuilder, TimelineKeeper):
         self._keep_counts(recounted)
         # Summaries are few and short: always counted again, so they are in this tokenizer's units too.
         self._summaries = [{**row, "tokens": self.counter.count(row["text"])} for row in self.store.summaries(self.key)]
+        # And after the messages a time to live removed (their marker's span, expiry.py): it may have left only the
+        # instructions before them, or nothing.
+        self._next_seq = max([self._next_seq, *(row["last_seq"] + 1 for row in self._summaries)])
         self._entities = {name: [count, last] for name, count, last in self.store.entities(self.key)}
         self._entity_version = 0
         self._timeline = Timeline()  # undated messages of a replayed history: only this process's appends

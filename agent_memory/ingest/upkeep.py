@@ -18,6 +18,8 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agent_memory.conversation.working_memory import session_key
+from agent_memory.core.config import TTL_SESSION
 from agent_memory.core.limits import MAX_LIST_LIMIT, check_soon_days, whole_number
 from agent_memory.core.metafilter import parse_when
 from agent_memory.core.records import MemoryItem, SearchFilter
@@ -86,16 +88,23 @@ def stamp_expiry(items: Iterable[MemoryItem], rules: Mapping[str, float]) -> Non
 
 def expire(services, forget, *, now: float | None = None, tenants: Iterable[str] | None = None) -> dict[str, int]:
     """Forget every source with an expired item (``forget(tenant, source_id) -> counts``, the
-    ingestion pipeline's), expiry computed now from the settings' rules. Returns the totals removed."""
+    ingestion pipeline's), expiry computed now from the settings' rules; with a ``"session"`` rule, the
+    working-memory messages said before it out of their sessions (conversation/expiry.py). Returns the totals
+    removed."""
     now = time.time() if now is None else now
     rules = services.settings.ttl_days
-    totals = {"sources": 0, "items": 0, "triples": 0}
+    tenants = None if tenants is None else list(tenants)
+    totals = {"sources": 0, "items": 0, "triples": 0, "session_messages": 0}
     for tenant in tenants if tenants is not None else services.catalog.tenants():
         expired = sorted({item.source_id for item in services.vectors.scroll(SearchFilter(tenant=tenant))
                           if effective_expiry(item, rules) <= now})
         for source_id in expired:
             for key, value in forget(tenant, source_id).items():
                 totals[key] = totals.get(key, 0) + value
+    if TTL_SESSION in rules:  # sessions are keyed <tenant>/<session id>: every tenant's, or those asked for
+        days = rules[TTL_SESSION]
+        for prefix in [session_key(t, "") for t in tenants] if tenants is not None else [""]:
+            totals["session_messages"] += services.sessions.expire(now - days * DAY, days, prefix)
     return totals
 
 

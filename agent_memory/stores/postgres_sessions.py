@@ -13,11 +13,13 @@ cached session is reloaded when the store's fingerprint shows another replica's 
 from __future__ import annotations
 
 import json
-import time
 from typing import Any, Iterable
 
 from agent_memory.stores.postgres import PostgresDB
-from agent_memory.stores.sqlite_sessions import Key, NewMessage, SessionConflictError, message_row
+from agent_memory.stores.sqlite_sessions import Key, NewMessage, SessionConflictError, message_row, summary_statement
+
+SUMMARY_INSERT = ("INSERT INTO session_summaries (session_id, agent_id, first_seq, last_seq, tier, text, tokens, method,"
+                  " validation, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)")
 
 
 class PostgresSessionStore:
@@ -100,12 +102,7 @@ class PostgresSessionStore:
             (status, *key, list(seqs)),
         )] if seqs else []
         if summary is not None:
-            statements.append((
-                "INSERT INTO session_summaries (session_id, agent_id, first_seq, last_seq, tier, text, tokens, method,"
-                " validation, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                (*key, summary["first_seq"], summary["last_seq"], summary["tier"], summary["text"],
-                 summary["tokens"], summary["method"], json.dumps(summary["validation"]), time.time()),
-            ))
+            statements.append(summary_statement(key, summary, SUMMARY_INSERT))
         statements.append(_state_statement(key, state))
         self._session_tx(key, statements)
 
@@ -167,6 +164,21 @@ class PostgresSessionStore:
                 conn.execute(f"DELETE FROM {table} WHERE session_id=%s", (session_id,))
         return int(count)
 
+    def remove_through(self, key: Key, seq: int, marker: dict[str, Any], *,
+                       keep_roles: tuple[str, ...] = ()) -> int:
+        """The messages up to ``seq`` but those of ``keep_roles``, the summaries and entities ending among them,
+        out; ``marker`` in: one transaction under the session's lock (its new summary changes the fingerprint
+        other replicas check)."""
+        span = (*key, seq, list(keep_roles))
+        (count,) = self._rows("SELECT count(*) FROM session_messages WHERE session_id=%s AND agent_id=%s"
+                              " AND seq<=%s AND NOT role = ANY(%s)", span)[0]
+        self._session_tx(key, [("DELETE FROM session_messages WHERE session_id=%s AND agent_id=%s AND seq<=%s"
+                                " AND NOT role = ANY(%s)", span)]
+                         + [(f"DELETE FROM {table} WHERE session_id=%s AND agent_id=%s AND last_seq<=%s", (*key, seq))
+                            for table in ("session_summaries", "session_entities")]
+                         + [summary_statement(key, marker, SUMMARY_INSERT)])
+        return int(count)
+
     # -- the archive watermark (migrations/005_session_archive.sql) ------------------------------
     def archived_through(self, key: Key) -> int:
         rows = self._rows("SELECT archived_through FROM session_archive_marks WHERE session_id=%s AND agent_id=%s",
@@ -197,9 +209,11 @@ class PostgresSessionStore:
 
 
 def _fingerprint(conn, key: Key) -> tuple:
+    # The newest summary's id too: a removal (``remove_through``) may leave as many summaries as it found.
     row = conn.execute(
         "SELECT (SELECT coalesce(max(seq), -1) FROM session_messages WHERE session_id=%s AND agent_id=%s),"
-        " (SELECT count(*) FROM session_summaries WHERE session_id=%s AND agent_id=%s),"
+        " (SELECT count(*) || ':' || coalesce(max(id), 0) FROM session_summaries WHERE session_id=%s"
+        " AND agent_id=%s),"
         " (SELECT md5(state) FROM session_state WHERE session_id=%s AND agent_id=%s)", (*key, *key, *key)).fetchone()
     return tuple(row)
 

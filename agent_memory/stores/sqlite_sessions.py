@@ -145,6 +145,12 @@ class SessionStorage(Protocol):
 
     def delete(self, session_id: str) -> int: ...
 
+    # The messages up to ``seq`` but those of ``keep_roles`` leave (a time to live, conversation/expiry.py), with
+    # the summaries and entities that end among them, and ``marker`` (a summary row) says what went: one
+    # transaction. Returns the messages removed; the archive watermark stays, so archiving goes on where it was.
+    def remove_through(self, key: Key, seq: int, marker: dict[str, Any], *,
+                       keep_roles: tuple[str, ...] = ()) -> int: ...
+
     def close(self) -> None: ...
 
 
@@ -250,12 +256,9 @@ class SessionStore:
             (status, *key, *seqs),
         )] if seqs else []
         if summary is not None:
-            statements.append((
-                "INSERT INTO summaries (session_id, agent_id, first_seq, last_seq, tier, text, tokens, method,"
-                " validation, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (*key, summary["first_seq"], summary["last_seq"], summary["tier"], summary["text"],
-                 summary["tokens"], summary["method"], json.dumps(summary["validation"]), time.time()),
-            ))
+            statements.append(summary_statement(
+                key, summary, "INSERT INTO summaries (session_id, agent_id, first_seq, last_seq, tier, text, tokens,"
+                " method, validation, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)"))
         statements.append(self._state_statement(key, state))
         self._tx(statements)
 
@@ -321,6 +324,22 @@ class SessionStore:
         self._tx([(f"DELETE FROM {table} WHERE session_id=?", (session_id,)) for table in TABLES])
         return int(count)
 
+    def remove_through(self, key: Key, seq: int, marker: dict[str, Any], *,
+                       keep_roles: tuple[str, ...] = ()) -> int:
+        """The messages up to ``seq`` but those of ``keep_roles``, the summaries and entities ending among them,
+        out; ``marker`` in."""
+        kept = f" AND role NOT IN ({','.join('?' * len(keep_roles))})" if keep_roles else ""
+        span = (*key, seq, *keep_roles)
+        count = self._rows(f"SELECT COUNT(*) FROM messages WHERE session_id=? AND agent_id=? AND seq<=?{kept}",
+                           span)[0][0]
+        self._tx([(f"DELETE FROM messages WHERE session_id=? AND agent_id=? AND seq<=?{kept}", span)]
+                 + [(f"DELETE FROM {table} WHERE session_id=? AND agent_id=? AND last_seq<=?", (*key, seq))
+                    for table in ("summaries", "entities")]
+                 + [summary_statement(key, marker, "INSERT INTO summaries (session_id, agent_id, first_seq, "
+                                      "last_seq, tier, text, tokens, method, validation, created_at) "
+                                      "VALUES (?,?,?,?,?,?,?,?,?,?)")])
+        return int(count)
+
     # -- the archive watermark -----------------------------------------------------------------
     def archived_through(self, key: Key) -> int:
         rows = self._rows("SELECT archived_through FROM archive_marks WHERE session_id=? AND agent_id=?", key)
@@ -353,3 +372,10 @@ def message_row(r: tuple) -> dict[str, Any]:
     status, significant, created_at, tokenizer) -> the dict ``load_messages`` and ``messages_after`` return."""
     return dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
                 status=r[5], significant=bool(r[6]), created_at=float(r[7]), tokenizer=r[8])
+
+
+def summary_statement(key: Key, summary: dict[str, Any], insert: str) -> tuple[str, tuple]:
+    """A summary row's ``insert`` (both drivers: session_id, agent_id, first_seq, last_seq, tier, text, tokens,
+    method, validation, created_at) with its values, stored now."""
+    return insert, (*key, summary["first_seq"], summary["last_seq"], summary["tier"], summary["text"],
+                    summary["tokens"], summary["method"], json.dumps(summary["validation"]), time.time())

@@ -34,7 +34,8 @@ def test_a_documents_own_expiry_of_any_form_never_stops_gc_or_stats(tmp_path):
         left = {i.source_id for i in memory.services.vectors.scroll(SearchFilter(tenant="default"))}
         assert left == {"notes/later", "notes/vague", "notes/office"}
         assert memory.services.catalog.get("default", "notes/coupon") is None
-        assert expire(memory.services, memory.ingestion.forget) == {"sources": 0, "items": 0, "triples": 0}
+        assert expire(memory.services, memory.ingestion.forget) == {"sources": 0, "items": 0, "triples": 0,
+                                                                    "session_messages": 0}
 
 
 def test_an_expired_item_is_never_recalled_even_before_gc(tmp_path):

@@ -56,6 +56,25 @@ def test_a_config_set_before_the_first_message_is_read_back(client):
     assert sent.status_code == 200 and sent.json()["stats"]["config"]["window_tokens"] == 300
 
 
+LONG_ID = "x" * 10_000
+
+
+@pytest.mark.parametrize("method, path, body", [
+    ("POST", f"/v1/sessions/{LONG_ID}/messages", {"message": {"role": "user", "content": "hi"}}),
+    ("GET", f"/v1/sessions/{LONG_ID}/view", None),
+    ("DELETE", f"/v1/sessions/{LONG_ID}", None),
+    ("POST", "/v1/prompt", {"question": "hi", "budget": 200, "session_id": LONG_ID}),
+    # Within the length cap but refused by the session rule: worded by it, the ID cut at 80 characters.
+    ("POST", f"/v1/sessions/{'y' * 200}%01/messages", {"message": {"role": "user", "content": "hi"}}),
+])
+def test_a_long_session_id_is_refused_without_echoing_it_whole(client, method, path, body):
+    answer = client.request(method, path, json=body)
+    assert answer.status_code in (400, 422), answer.text
+    message = answer.json()["error"]["message"]
+    assert "x" * 81 not in message and "y" * 81 not in message and len(message) < 500, message
+    assert "session ID" in message or "at most 256 characters" in message, message
+
+
 @pytest.fixture
 def memory(settings):
     from agent_memory import Memory

@@ -52,3 +52,16 @@ def test_a_session_stored_before_the_rule_stays_viewable_and_deletable(memory):
     with pytest.raises(ValueError, match="holds '/'"):  # gone: the rule holds again
         memory.view("team/alpha")
     assert memory.add_message("team-alpha", MESSAGE) == 0 and memory.add_message(" s 1 ", MESSAGE) == 0
+
+
+def test_a_10000_character_session_id_is_named_by_its_first_80_characters_at_every_layer(memory):
+    long = "x" * 10_000
+    with pytest.raises(ValueError, match="has 10000 characters") as refused:
+        memory.add_message(long, MESSAGE)
+    assert repr("x" * 80) + "..." in str(refused.value) and "x" * 81 not in str(refused.value)
+    # Below Memory (the session manager takes a key it never built from a checked ID): the same rule's words.
+    for session_id in (long + "\x00", "acme/" + long + "\n", " " * 10_000):
+        with pytest.raises(ValueError, match="session IDs are non-blank strings") as refused:
+            memory.working_memory.sessions.session(session_id)
+        assert len(str(refused.value)) < 300, str(refused.value)
+    assert memory.sessions() == []

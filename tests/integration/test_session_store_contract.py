@@ -217,3 +217,48 @@ def test_a_deleted_session_starts_empty_through_the_manager(opener):
     assert manager.delete("acme/chat") == 2
     fresh = manager.session("acme/chat")
     assert fresh.messages() == [] and fresh.append({"role": "user", "content": "Hi."}) == 0
+
+
+MARKER_ROW = {"first_seq": 0, "last_seq": 2, "tier": 0, "text": "[Removed m1-m2]", "tokens": 4, "method": "marker",
+              "validation": {"messages": 2, "tokens": 2, "tools": {}, "removed": True}}
+
+
+def test_remove_through_takes_the_oldest_messages_with_what_ends_among_them(opener):
+    store = opener()
+    store.append(KEY, 0, {"role": "system", "content": "Be brief."}, retention="strict", unclassified=False,
+                 tokens=3, significant=False, entities=())
+    append(store, 1, "a", entities=["Paris"])
+    append(store, 2, "b", entities=["Oslo"])
+    append(store, 3, "c", entities=["Oslo"])
+    store.compact(KEY, [1, 2], "summarized", {"first_seq": 1, "last_seq": 2, "tier": 2, "text": "a, b", "tokens": 2,
+                                              "method": "structural", "validation": {}}, {"compactions": 1})
+    store.compact(KEY, [], "dropped", {"first_seq": 3, "last_seq": 3, "tier": 2, "text": "c", "tokens": 1,
+                                       "method": "structural", "validation": {}}, {"compactions": 2})
+    store.mark_archived(KEY, 3)
+    assert store.remove_through(KEY, 2, MARKER_ROW, keep_roles=("system", "developer")) == 2
+    assert [r["seq"] for r in store.load_messages(KEY)] == [0, 3]  # the instructions stay
+    assert [(s["text"], s["validation"]) for s in store.summaries(KEY)] == [
+        ("c", {}), ("[Removed m1-m2]", MARKER_ROW["validation"])]
+    assert store.entities(KEY) == [("Oslo", 2, 3)]  # Paris was named only in what went
+    assert store.archived_through(KEY) == 3 and store.load_state(KEY) == {"compactions": 2}
+    assert store.remove_through(KEY, 3, {**MARKER_ROW, "last_seq": 3}) == 2  # no role kept: all up to 3
+    assert store.load_messages(KEY) == [] and store.sessions() == []
+
+
+def test_a_time_to_live_removes_old_messages_from_a_live_session_and_its_view_says_so(opener):
+    manager = opener.manager()
+    session = manager.session("acme/chat")
+    session.append({"role": "system", "content": "You plan trips."})
+    old = 1_700_000_000.0
+    for n in range(3):
+        session.append({"role": "user", "content": f"Old leg {n}: train T-{n}.", "timestamp": old + n})
+        session.append({"role": "assistant", "content": f"Noted leg {n}.", "timestamp": old + n + 0.5})
+    session.append({"role": "user", "content": "Which leg is cheapest?"})  # said now: inside the time to live
+    manager.store.mark_archived(session.key, 6)  # archived (working_memory.py raises it in a Memory)
+    assert manager.expire(before=old + 100, days=30) == 6
+    view = session.view(2_000)  # the live handle reads the store again
+    assert [m["content"] for m in view][0] == "You plan trips."
+    assert "[Removed m1-m6 (time to live: said more than 30 days ago): 6 messages" in view[1]["content"]
+    assert [m["content"] for m in view[2:]] == ["Which leg is cheapest?"]
+    assert manager.expire(before=old + 100, days=30) == 0  # nothing more to remove
+    assert [r["seq"] for r in manager.store.load_messages(session.key)] == [0, 7]

@@ -36,7 +36,8 @@ def test_expired_source_leaves_every_route_at_once(services):
         return found | {p.source_id for p in result.passages}
 
     assert TOOL in seen() and NOTE in seen()
-    assert expire(services, ingest.forget, now=time.time()) == {"sources": 0, "items": 0, "triples": 0}
+    assert expire(services, ingest.forget, now=time.time()) == {"sources": 0, "items": 0, "triples": 0,
+                                                                 "session_messages": 0}
     removed = expire(services, ingest.forget, now=time.time() + 2 * DAY)
     assert removed["sources"] == 1 and removed["items"] == 1 and removed["triples"] >= 1
     assert TOOL not in seen() and NOTE in seen()  # dense, keyword, graph and the prompt alike
@@ -85,9 +86,11 @@ def test_unknown_ttl_selectors_are_refused_when_settings_load(tmp_path, monkeypa
         load_settings(data_dir=tmp_path)
     message = str(caught.value)
     assert "'turns'" in message and "kind:<chunk|summary|turn>" in message and "source:<ID prefix>" in message
-    for bad in ({"colour:red": 1}, {"kind:turns": 1}, {"retention:sometimes": 1}, {"source:": 1}, {"turn": -1}):
+    for bad in ({"colour:red": 1}, {"kind:turns": 1}, {"retention:sometimes": 1}, {"source:": 1}, {"turn": -1},
+                {"sessions": 1}):
         with pytest.raises(ConfigError, match="ttl_days"):
             load_settings(data_dir=tmp_path, ttl_days=bad)
     monkeypatch.delenv("AGENT_MEMORY_TTL_DAYS")
-    good = {"turn": 30, "kind:chunk": 365, "source:tools/": 1, "tenant:acme": 7, "retention:forgettable": 1}
+    good = {"turn": 30, "kind:chunk": 365, "source:tools/": 1, "tenant:acme": 7, "retention:forgettable": 1,
+            "session": 30}
     assert load_settings(data_dir=tmp_path, ttl_days=good).ttl_days == good

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 
+from agent_memory.api import create_app
+from agent_memory.api.testing import serve_in_thread
 from agent_memory.cli import main
+from agent_memory.core.config import load_settings
 from tests.helpers import embedded_cli_env
 
 
@@ -33,7 +37,7 @@ def run(capsys, argv):
 
 def test_stats_list_inspect_then_gc(data_dir, capsys):
     code, out = run(capsys, ["stats", "--tenant", "default"])
-    before = json.loads(out)["default"]
+    before = json.loads(out)
     assert code == 0 and before["sources"] == 2 and before["items_per_kind"]["chunk"] == 2
     assert before["expiring_soon"] == 1 and before["entities"] > 0
 
@@ -72,3 +76,19 @@ def test_prompt_with_a_metadata_filter(data_dir, capsys):
     capsys.readouterr()
     assert main(["prompt", "x", "--where", '{"published": {"gte": "2024-02-30"}}']) == 2
     assert "'2024-02-30'" in capsys.readouterr().err
+
+
+def test_stats_has_one_shape_locally_through_a_server_and_over_http(data_dir, capsys):
+    """One tenant's counts are one flat object everywhere (``--tenant T``, ``GET /v1/stats``); without
+    ``--tenant`` the CLI prints them by tenant, locally and through a server alike."""
+    code, out = run(capsys, ["stats", "--tenant", "default"])
+    local = json.loads(out)
+    assert code == 0 and local["sources"] >= 1 and "default" not in local
+    assert json.loads(run(capsys, ["stats"])[1]) == {"default": local}
+    with serve_in_thread(create_app(load_settings(), warm=False)) as url:
+        answered = httpx.get(f"{url}/v1/stats", timeout=60)
+        assert answered.status_code == 200 and answered.json() == local
+        code, out = run(capsys, ["--server", url, "stats", "--tenant", "default"])
+        assert code == 0 and json.loads(out) == local
+        code, out = run(capsys, ["--server", url, "stats"])
+        assert code == 0 and json.loads(out) == {"default": local}
