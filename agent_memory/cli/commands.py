@@ -120,9 +120,11 @@ def cmd_stats(args) -> int:
             print(json.dumps({tenant: remote.stats(args.soon_days)}, indent=2))
         return 0
     with local_memory(args, creates=False) as memory:
-        print(json.dumps(stats(memory.services, args.tenant, soon_days=args.soon_days), indent=2))
+        found = stats(memory.services, args.tenant, soon_days=args.soon_days)
+        # The catalog read before anything is printed: a damaged one is one error, not the JSON and then an error.
         if args.tenant or not memory.services.catalog.tenants():
             _note_if_empty(memory, args.tenant)
+    print(json.dumps(found, indent=2))
     return 0
 
 

@@ -283,9 +283,8 @@ class IngestionPipeline:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="triples") as pool:
             extraction = None
             if self._extracting(graph_units):
-                settings = self.services.settings
-                extraction = pool.submit(extract_triples, self.extractor, graph_units, speaker_relations={
-                    g: settings.functional_relations[g] for g in settings.speaker_fact_groups} or None)
+                extraction = pool.submit(extract_triples, self.extractor, graph_units,
+                                         speaker_relations=self.speaker_relations)
             # Only a re-written source's items may sit in another space (see SpacedVectorStore.upsert).
             self._store_items([u for u, _ in units], report,
                               may_move=[i.id for u, previous in units if previous is not None for i in u.items],
@@ -367,6 +366,12 @@ class IngestionPipeline:
                 report.summaries += 1
             else:
                 report.turns += 1
+
+    @property
+    def speaker_relations(self) -> dict | None:
+        """The functional relations a speaker's first person is read for (graph_writes.extract_triples); None: off."""
+        settings = self.services.settings
+        return {g: settings.functional_relations[g] for g in settings.speaker_fact_groups} or None
 
     def _extracting(self, units: list[SourceItems]) -> bool:
         return bool(units) and self.services.settings.triple_extractor != "none" and self.extractor is not None

@@ -101,6 +101,9 @@ def expire(services, forget, *, now: float | None = None, tenants: Iterable[str]
 
 # ---- upkeep views: stats, list, inspect (the CLI's and the API's) --------------------------------------
 
+RUN_CHECK = "run `agent-memory check`, which says what the stores disagree on and how to mend it"
+
+
 def tenants_with_data(services) -> list[str]:
     """The tenants that hold stored sources, by name."""
     return sorted(services.catalog.tenants())
@@ -113,11 +116,19 @@ def empty_tenant_note(services, tenant: str, *, name_others: bool, where: str | 
     CLI names its data dir; the API names no server path)."""
     if services.catalog.count(tenant) > 0:
         return None
+    held = services.vectors.count(SearchFilter(tenant=tenant))
+    if held:  # the catalog lost it (ingest/consistency.py): not an empty tenant
+        return (f"tenant {tenant!r} holds {held} stored items" + (f" in {where}" if where else "")
+                + f", but the catalog records none of its sources (lost or replaced?): {RUN_CHECK}")
     note = f"tenant {tenant!r} holds no stored memory" + (f" in {where}" if where else "")
     if not name_others:
         return note
     others = [t for t in tenants_with_data(services) if t != tenant]
     if not others:
+        uncatalogued = sorted(services.vectors.tenants() - {tenant})
+        if uncatalogued:
+            return note + (f"; the catalog records no tenant's sources, but the vectors hold items of "
+                           f"{', '.join(uncatalogued)}: {RUN_CHECK}")
         return note + "; no tenant holds any yet"
     return note + f"; tenants with data: {', '.join(others)} (choose one with --tenant, tenant= or AGENT_MEMORY_TENANT)"
 
