@@ -150,7 +150,9 @@ class TenantRepair:
 
 def repair(services, pipeline, found: TenantCheck, *, adopt: bool = False) -> TenantRepair:
     """Mend what ``found`` (this tenant's :func:`check_tenant`) names; the caller holds the write lock, so no
-    ingestion writes between the check and the repair. ``pipeline``: the ingestion pipeline (its extractor)."""
+    ingestion of this process writes between the check and the repair (``agent-memory worker`` processes
+    writing shared stores are not held by it: repair while none runs a job). ``pipeline``: the ingestion
+    pipeline (its extractor)."""
     out = TenantRepair()
     tenant = found.tenant
     if found.uncatalogued:

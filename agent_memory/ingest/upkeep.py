@@ -90,7 +90,7 @@ def expire(services, forget, *, now: float | None = None, tenants: Iterable[str]
     now = time.time() if now is None else now
     rules = services.settings.ttl_days
     totals = {"sources": 0, "items": 0, "triples": 0}
-    for tenant in tenants if tenants is not None else services.catalog.tenants():
+    for tenant in tenants if tenants is not None else stored_tenants(services):
         expired = sorted({item.source_id for item in services.vectors.scroll(SearchFilter(tenant=tenant))
                           if effective_expiry(item, rules) <= now})
         for source_id in expired:
@@ -133,8 +133,15 @@ def empty_tenant_note(services, tenant: str, *, name_others: bool, where: str | 
     return note + f"; tenants with data: {', '.join(others)} (choose one with --tenant, tenant= or AGENT_MEMORY_TENANT)"
 
 
+def stored_tenants(services) -> list[str]:
+    """The catalog's tenants, then any other whose items the vectors hold: one the catalog lost (a lost or
+    restored file, ingest/consistency.py) is still counted and expired, not skipped."""
+    names = services.catalog.tenants()
+    return names + sorted(services.vectors.tenants() - set(names))
+
+
 def _tenants(services, tenant: str | None) -> list[str]:
-    return [tenant] if tenant else services.catalog.tenants()
+    return [tenant] if tenant else stored_tenants(services)
 
 
 def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: float | None = None) -> dict:

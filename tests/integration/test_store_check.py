@@ -59,6 +59,10 @@ def check(capsys, *argv: str) -> tuple[int, dict, str]:
     return code, json.loads(out), err
 
 
+def report_items(capsys, tenant: str) -> int:
+    return check(capsys, "--tenant", tenant)[1]["tenants"][tenant]["vector_items"]
+
+
 def locker_cited(tenant: str = "acme") -> bool:
     with Memory(tenant=tenant) as memory:
         return "7741" in memory.prompt("What is my locker combination at the Oslo office?", budget=400).prompt
@@ -82,10 +86,17 @@ def test_a_lost_catalog_is_found_forget_still_removes_and_a_repair_refuses_to_de
     assert {"notes/alpha.md", "week-1/m0"} <= {row["source_id"] for row in acme["uncatalogued"]}
     assert "--adopt" in err
 
-    # stats says what is wrong rather than "no tenant holds any"
+    # stats says what is wrong rather than "no tenant holds any", and counts the tenants the vectors hold
     code, out, err = run_cli(capsys, ["stats", "--tenant", "acme"])
-    assert code == 0 and json.loads(out)["acme"]["items"] > 0
+    items = json.loads(out)["acme"]["items"]
+    assert code == 0 and items == acme["vector_items"] > 0
     assert "the catalog records none of its sources" in err and "agent-memory check" in err
+    code, out, err = run_cli(capsys, ["stats"])
+    assert code == 0 and set(json.loads(out)) == {"acme", "globex"}
+    assert "the catalog records no tenant's sources, but the vectors hold items of acme, globex" in err
+    # reindex moves the items of the tenants the catalog lost too
+    code, out, _ = run_cli(capsys, ["reindex", "--all"])
+    assert code == 0 and json.loads(out)["items"] == items + report_items(capsys, "globex")
 
     # forget works from the vectors: the note and the session's turns go, and say so
     code, out, _ = run_cli(capsys, ["forget", "notes/alpha.md", "--tenant", "acme"])
