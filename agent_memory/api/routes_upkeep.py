@@ -126,7 +126,7 @@ def post_gc(state: StateDep, tenant: TenantDep):
     return expire_tenant(state, tenant)
 
 
-@router.post("/v1/check", response_model=CheckOut, response_model_exclude_none=True,
+@router.post("/v1/check", response_model=CheckOut, response_model_exclude_unset=True,  # repair only with repair=true
              responses={**queued_response("the check"), **error_responses(401, 503)},
              summary="Whether the catalog, the vectors and the graph agree; repair=true mends what it can")
 def post_check(state: StateDep, tenant: TenantDep,
