@@ -203,7 +203,7 @@ def undo_given_up(state, spec: JobSpec) -> str:
         undo, again = undo_file, f"upload {name!r} again"
     elif spec.kind == "text":
         undo, again = undo_document, f"post {spec.source_id!r} again"
-    else:  # a forget, a gc pass, a session's deletion: each may simply be asked again
+    else:  # a forget, a gc pass, a check, a session's deletion: each may simply be asked again
         return "ask for it again"
     with state.locks.hold(spec.tenant, spec.source_id), state.memory.write_lock:
         return f"{undo(state.services, spec.tenant, spec.source_id)}; {again}"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from agent_memory.core.records import MemoryItem, SearchFilter
-from agent_memory.ingest.graph_writes import extract_triples, merge_triples
+from agent_memory.ingest.graph_writes import extract_triples, merge_triples, speaker_relations
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.ownership import FILE_KEY, forget_sources
 from agent_memory.ingest.report import IngestReport
@@ -250,7 +250,8 @@ def _rebuild_facts(services, pipeline, tenant: str, entries: list[SourceEntry], 
     for batch, items in _items_by_source(services, tenant, list(by_id)):
         units = [SourceItems(tenant, sid, by_id[sid].kind, by_id[sid].content_hash, items=items[sid])
                  for sid in batch if items.get(sid)]
-        triples, _, _ = extract_triples(pipeline.extractor, units, speaker_relations=pipeline.speaker_relations)
+        triples, _, _ = extract_triples(pipeline.extractor, units,
+                                        speaker_relations=speaker_relations(services.settings))
         merge_triples(services, triples, report)
     stored = services.graph.fact_sources(tenant).get(tenant, {})
     services.catalog.put_many([replace(e, n_triples=stored.get(e.source_id, 0)) for e in entries])

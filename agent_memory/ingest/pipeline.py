@@ -27,7 +27,7 @@ from agent_memory.index.items import embedding_text, stamp_terms
 from agent_memory.ingest import sources as readers
 from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
-from agent_memory.ingest.graph_writes import extract_triples, write_facts
+from agent_memory.ingest.graph_writes import extract_triples, speaker_relations, write_facts
 from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
 from agent_memory.ingest.ownership import DIRECT_OWNER, forget, refuse_held, release_unwritten
 from agent_memory.ingest.report import IngestReport
@@ -284,7 +284,7 @@ class IngestionPipeline:
             extraction = None
             if self._extracting(graph_units):
                 extraction = pool.submit(extract_triples, self.extractor, graph_units,
-                                         speaker_relations=self.speaker_relations)
+                                         speaker_relations=speaker_relations(self.services.settings))
             # Only a re-written source's items may sit in another space (see SpacedVectorStore.upsert).
             self._store_items([u for u, _ in units], report,
                               may_move=[i.id for u, previous in units if previous is not None for i in u.items],
@@ -366,12 +366,6 @@ class IngestionPipeline:
                 report.summaries += 1
             else:
                 report.turns += 1
-
-    @property
-    def speaker_relations(self) -> dict | None:
-        """The functional relations a speaker's first person is read for (graph_writes.extract_triples); None: off."""
-        settings = self.services.settings
-        return {g: settings.functional_relations[g] for g in settings.speaker_fact_groups} or None
 
     def _extracting(self, units: list[SourceItems]) -> bool:
         return bool(units) and self.services.settings.triple_extractor != "none" and self.extractor is not None
