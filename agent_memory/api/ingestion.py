@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from agent_memory.api.errors import ApiError, error_of
 from agent_memory.api.schemas import DocumentIn
 from agent_memory.core.errors import JobGivenUp, SourceNotFoundError
+from agent_memory.ingest.consistency import check_and_repair
 from agent_memory.ingest.file_ingestion import HELD_BY_ANOTHER
 from agent_memory.ingest.incomplete import undo_document, undo_file
 from agent_memory.ingest.ownership import FILE_KEY
@@ -131,6 +132,12 @@ def no_source(state, tenant: str, source_id: str) -> SourceNotFoundError:
     return SourceNotFoundError(f"no source {source_id!r} for this tenant{hint}", similar)
 
 
+def check_tenant_stores(state, tenant: str, *, repair: bool = False, adopt: bool = False) -> dict[str, Any]:
+    """``POST /v1/check``'s answer, inline or as a job's result: the tenant's stores compared (and repaired)."""
+    with state.memory.write_lock:
+        return check_and_repair(state.services, state.memory.ingestion, [tenant], repair_them=repair, adopt=adopt)
+
+
 def expire_tenant(state, tenant: str) -> dict[str, Any]:
     """``POST /v1/gc``'s answer, inline or as a job's result: the tenant's sources past their time to live
     forgotten in every store."""
@@ -165,6 +172,9 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
         return forget_source(state, spec.tenant, spec.source_id)
     if spec.kind == "gc":
         return expire_tenant(state, spec.tenant)
+    if spec.kind == "check":
+        return check_tenant_stores(state, spec.tenant, repair=bool(params.get("repair")),
+                                   adopt=bool(params.get("adopt")))
     if spec.kind == "delete_session":
         return state.memory.delete_session(params["session_id"], forget_archived=bool(params.get("forget")),
                                            tenant=spec.tenant)
@@ -193,7 +203,7 @@ def undo_given_up(state, spec: JobSpec) -> str:
         undo, again = undo_file, f"upload {name!r} again"
     elif spec.kind == "text":
         undo, again = undo_document, f"post {spec.source_id!r} again"
-    else:  # a forget, a gc pass, a session's deletion: each may simply be asked again
+    else:  # a forget, a gc pass, a check, a session's deletion: each may simply be asked again
         return "ask for it again"
     with state.locks.hold(spec.tenant, spec.source_id), state.memory.write_lock:
         return f"{undo(state.services, spec.tenant, spec.source_id)}; {again}"

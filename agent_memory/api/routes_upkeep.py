@@ -1,8 +1,8 @@
-"""Upkeep over HTTP: counts, the source list, one source's stored state, the expiry pass, and the files
-recorded under a folder.
+"""Upkeep over HTTP: counts, the source list, one source's stored state, the expiry pass, the stores'
+check and repair, and the files recorded under a folder.
 
-The same views as ``agent-memory stats | list | inspect | gc`` (agent_memory/ingest/upkeep.py), always
-within the caller's tenant; ``GET /v1/files`` is what a folder job through the server asks to find the
+The same views as ``agent-memory stats | list | inspect | gc | check`` (agent_memory/ingest/upkeep.py,
+agent_memory/ingest/consistency.py), always within the caller's tenant; ``GET /v1/files`` is what a folder job through the server asks to find the
 files gone from disk (agent_memory/ingest/missing.py).
 """
 
@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query, Response
 
 from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
-from agent_memory.api.ingestion import accepted, expire_tenant, no_source, write_lock_busy
+from agent_memory.api.ingestion import accepted, check_tenant_stores, expire_tenant, no_source, write_lock_busy
 from agent_memory.api.schemas import (
     FilesOut,
     GcOut,
@@ -25,6 +25,7 @@ from agent_memory.api.schemas import (
     error_responses,
     queued_response,
 )
+from agent_memory.api.schemas_check import CheckOut
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS
 from agent_memory.ingest.missing import files_under
 from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS, empty_tenant_note, inspect, list_sources, stats
@@ -123,3 +124,25 @@ def post_gc(state: StateDep, tenant: TenantDep):
     if write_lock_busy(state):
         return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="gc", source_id="", size=0)))
     return expire_tenant(state, tenant)
+
+
+@router.post("/v1/check", response_model=CheckOut, response_model_exclude_unset=True,  # repair only with repair=true
+             responses={**queued_response("the check"), **error_responses(401, 503)},
+             summary="Whether the catalog, the vectors and the graph agree; repair=true mends what it can")
+def post_check(state: StateDep, tenant: TenantDep,
+               repair: Annotated[bool, Query(description="Remove what the catalog does not know from the vectors and "
+                                                         "the graph, mark sources whose items are missing to be "
+                                                         "ingested again, extract missing facts again.")] = False,
+               adopt: Annotated[bool, Query(description="With repair: record what the catalog does not know in it "
+                                                        "instead of removing it.")] = False):
+    """The caller's tenant, checked across the three stores (``agent-memory check``): sources the vectors or
+    the graph hold that the catalog does not know, catalog sources whose items or facts are missing, a store
+    empty beside a catalog that records data. A POST: it holds the write lock (no write lands between what it
+    compares), and with ``repair`` it writes. A tenant whose catalog records nothing while the stores hold its
+    data is refused a removal (restore a backup, or ``adopt``)."""
+    if adopt and not repair:
+        raise ApiError(422, "invalid_request", "adopt=true goes with repair=true")
+    if write_lock_busy(state):
+        return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="check", source_id="", size=0,
+                                                  params={"repair": repair, "adopt": adopt})))
+    return check_tenant_stores(state, tenant, repair=repair, adopt=adopt)

@@ -124,9 +124,11 @@ def cmd_stats(args) -> int:
         return 0
     with local_memory(args, creates=False, encodes=False) as memory:
         counts = stats(memory.services, args.tenant, soon_days=args.soon_days)
-        print(json.dumps(counts[args.tenant] if args.tenant is not None else counts, indent=2))
+        found = counts[args.tenant] if args.tenant is not None else counts
+        # The catalog read before anything is printed: a damaged one is one error, not the JSON and then an error.
         if args.tenant or not memory.services.catalog.tenants():
             _note_if_empty(memory, args.tenant)
+    print(json.dumps(found, indent=2))
     return 0
 
 

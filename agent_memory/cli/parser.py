@@ -7,6 +7,7 @@ import argparse
 import copy
 import math
 
+from agent_memory.cli.check import cmd_check
 from agent_memory.cli.commands import (
     cmd_demo,
     cmd_eval,
@@ -170,6 +171,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("gc", help="remove expired items (ttl_days) from every store at once")
     p.add_argument("--tenant", help=TENANT_HELP)
     p.set_defaults(func=cmd_gc)
+    p = sub.add_parser("check", help="whether the catalog, the vectors and the graph agree, per tenant (exit 1 "
+                                     "when they do not); --repair mends what it can")
+    p.add_argument("--tenant", help="only this tenant (default: every tenant any store holds); through a server, "
+                                    "only the tenant it serves this command")
+    p.add_argument("--repair", action="store_true",
+                   help="remove what the catalog does not know from the vectors and the graph (refused for a tenant "
+                        "whose catalog records nothing), mark sources whose items are missing so that the next "
+                        "ingest writes them again (and list their files), extract missing facts again")
+    p.add_argument("--adopt", action="store_true",
+                   help="with --repair: record in the catalog what it does not know, as the vectors hold it, "
+                        "instead of removing it (a lost catalog without a backup)")
+    p.set_defaults(func=cmd_check)
     p = sub.add_parser("stats", help="items per kind, sources, expiring soon, entities and triples: with --tenant "
                        "that tenant's (the object GET /v1/stats answers), else by tenant")
     p.add_argument("--tenant", help=TENANT_HELP)

@@ -58,6 +58,11 @@ def extract_triples(extractor, units: list[SourceItems], *,
     return triples, counts, warnings
 
 
+def speaker_relations(settings) -> dict | None:
+    """The functional relations a speaker's first person is read for (``extract_triples``); None: off."""
+    return {g: settings.functional_relations[g] for g in settings.speaker_fact_groups} or None
+
+
 def _extract_texts(extractor, items: list, texts: list[str], tenant: str) -> list:
     return extractor.extract_many(texts, tenant=tenant, source_ids=[i.source_id for i in items],
                                   item_ids=[i.id for i in items])

@@ -14,6 +14,7 @@ import difflib
 import logging
 import os
 import posixpath
+import re
 from typing import Iterable
 
 from agent_memory.core.errors import IngestError
@@ -173,11 +174,13 @@ def forget_sources(services, tenant: str, source_ids: Iterable[str], report: Ing
     removed = {"sources": 0, "items": 0, "triples": 0}
     subjects: set[str] = set()
     for sid in source_ids:
-        removed["items"] += services.vectors.delete_by_source(tenant, sid)
+        items = services.vectors.delete_by_source(tenant, sid)
         triples, about = delete_source_facts(services, tenant, sid)
+        removed["items"] += items
         removed["triples"] += triples
         subjects.update(about)
-        removed["sources"] += int(services.catalog.delete(tenant, sid))
+        # A source the catalog lost (a lost or restored file: agent-memory check) counts when its items or facts went.
+        removed["sources"] += int(services.catalog.delete(tenant, sid) or items > 0 or triples > 0)
     rederive(services, tenant, subjects)
     if report is not None:
         report.sources_removed += removed["sources"]
@@ -193,11 +196,7 @@ def match_sources(catalog, tenant: str, given: str) -> list[str]:
     never forgets another ``README.md``."""
     if not given:
         return []
-    written = [given]
-    normal = posixpath.normpath(given.replace(os.sep, "/"))
-    if not normal.startswith("../") and normal != "..":
-        written.append(normal)
-    for sid in dict.fromkeys(written):
+    for sid in _spellings(given):
         if catalog.get(tenant, FILE_KEY + sid) is not None or catalog.get(tenant, sid) is not None:
             return [sid]
     if not (os.path.isabs(given) or given.startswith(("./", "../", "." + os.sep, ".." + os.sep))):
@@ -208,6 +207,39 @@ def match_sources(catalog, tenant: str, given: str) -> list[str]:
     manifests = catalog.get_many(tenant, [FILE_KEY + s for s in suffixes])
     return [key[len(FILE_KEY):] for key, entry in manifests.items()
             if entry.path and os.path.abspath(entry.path) == where]
+
+
+def _spellings(given: str) -> list[str]:
+    """A source ID as given, and written as a normalized path (``./notes/x.md``, ``notes//x.md``)."""
+    written = [given]
+    normal = posixpath.normpath(given.replace(os.sep, "/"))
+    if not normal.startswith("../") and normal != "..":
+        written.append(normal)
+    return list(dict.fromkeys(written))
+
+
+def match_stored(services, tenant: str, given: str) -> list[str]:
+    """:func:`match_sources`; else ``given`` (or its path spelling) when the vectors or the graph hold a source
+    under it that the catalog does not know (a catalog lost or restored older: ``agent-memory check``). Such a
+    source is forgotten all the same: nothing else could remove it, and it may be what a user asked to delete."""
+    matched = match_sources(services.catalog, tenant, given)
+    if matched or not given:
+        return matched
+    for sid in _spellings(given):
+        if (services.vectors.count(SearchFilter(tenant=tenant, source_ids=[sid]))
+                or services.graph.source_subjects(tenant, sid)):
+            return [sid]
+    return []
+
+
+def uncatalogued_turns(services, tenant: str, session_id: str) -> list[str]:
+    """The session's archived turns (``<session id>/m<n>``, turns of that session) that the vectors hold and
+    the catalog does not know: deleting the session with its archive forgets them too."""
+    pattern = re.compile(re.escape(session_id) + r"/m\d+")
+    flt = SearchFilter(tenant=tenant, kinds=["turn"], metadata={"session_id": session_id})
+    held = sorted({sid for sid, _ in services.vectors.source_points(flt) if pattern.fullmatch(sid)})
+    known = services.catalog.get_many(tenant, held) if held else {}
+    return [sid for sid in held if sid not in known]
 
 
 def near_sources(services, tenant: str, given: str, limit: int = 3) -> list[str]:

@@ -27,7 +27,7 @@ from agent_memory.index.items import embedding_text, stamp_terms
 from agent_memory.ingest import sources as readers
 from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
-from agent_memory.ingest.graph_writes import extract_triples, write_facts
+from agent_memory.ingest.graph_writes import extract_triples, speaker_relations, write_facts
 from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
 from agent_memory.ingest.ownership import DIRECT_OWNER, forget, refuse_held, release_unwritten
 from agent_memory.ingest.report import IngestReport
@@ -283,9 +283,8 @@ class IngestionPipeline:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="triples") as pool:
             extraction = None
             if self._extracting(graph_units):
-                settings = self.services.settings
-                extraction = pool.submit(extract_triples, self.extractor, graph_units, speaker_relations={
-                    g: settings.functional_relations[g] for g in settings.speaker_fact_groups} or None)
+                extraction = pool.submit(extract_triples, self.extractor, graph_units,
+                                         speaker_relations=speaker_relations(self.services.settings))
             # Only a re-written source's items may sit in another space (see SpacedVectorStore.upsert).
             self._store_items([u for u, _ in units], report,
                               may_move=[i.id for u, previous in units if previous is not None for i in u.items],

@@ -51,7 +51,9 @@ class ReindexReport:
 
 def _stored_items(services: Services) -> list[MemoryItem]:
     items: dict[str, MemoryItem] = {}
-    for tenant in services.catalog.tenants():
+    # The vectors' own tenants: a tenant the catalog lost (agent-memory check) is moved too, never left behind
+    # in the old format under a marker that names the new one.
+    for tenant in sorted(services.vectors.tenants()):
         for item in services.vectors.scroll(SearchFilter(tenant=tenant)):
             items[item.id] = item
     return list(items.values())

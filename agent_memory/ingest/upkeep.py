@@ -95,7 +95,7 @@ def expire(services, forget, *, now: float | None = None, tenants: Iterable[str]
     rules = services.settings.ttl_days
     tenants = None if tenants is None else list(tenants)
     totals = {"sources": 0, "items": 0, "triples": 0, "session_messages": 0}
-    for tenant in tenants if tenants is not None else services.catalog.tenants():
+    for tenant in tenants if tenants is not None else stored_tenants(services):
         expired = sorted({item.source_id for item in services.vectors.scroll(SearchFilter(tenant=tenant))
                           if effective_expiry(item, rules) <= now})
         for source_id in expired:
@@ -110,6 +110,9 @@ def expire(services, forget, *, now: float | None = None, tenants: Iterable[str]
 
 # ---- upkeep views: stats, list, inspect (the CLI's and the API's) --------------------------------------
 
+RUN_CHECK = "run `agent-memory check`, which says what the stores disagree on and how to mend it"
+
+
 def tenants_with_data(services) -> list[str]:
     """The tenants that hold stored sources, by name."""
     return sorted(services.catalog.tenants())
@@ -122,17 +125,32 @@ def empty_tenant_note(services, tenant: str, *, name_others: bool, where: str | 
     CLI names its data dir; the API names no server path)."""
     if services.catalog.count(tenant) > 0:
         return None
+    held = services.vectors.count(SearchFilter(tenant=tenant))
+    if held:  # the catalog lost it (ingest/consistency.py): not an empty tenant
+        return (f"tenant {tenant!r} holds {held} stored items" + (f" in {where}" if where else "")
+                + f", but the catalog records none of its sources (lost or replaced?): {RUN_CHECK}")
     note = f"tenant {tenant!r} holds no stored memory" + (f" in {where}" if where else "")
     if not name_others:
         return note
     others = [t for t in tenants_with_data(services) if t != tenant]
     if not others:
+        uncatalogued = sorted(services.vectors.tenants() - {tenant})
+        if uncatalogued:
+            return note + (f"; the catalog records no tenant's sources, but the vectors hold items of "
+                           f"{', '.join(uncatalogued)}: {RUN_CHECK}")
         return note + "; no tenant holds any yet"
     return note + f"; tenants with data: {', '.join(others)} (choose one with --tenant, tenant= or AGENT_MEMORY_TENANT)"
 
 
+def stored_tenants(services) -> list[str]:
+    """The catalog's tenants, then any other whose items the vectors hold: one the catalog lost (a lost or
+    restored file, ingest/consistency.py) is still counted and expired, not skipped."""
+    names = services.catalog.tenants()
+    return names + sorted(services.vectors.tenants() - set(names))
+
+
 def _tenants(services, tenant: str | None) -> list[str]:
-    return [tenant] if tenant else services.catalog.tenants()
+    return [tenant] if tenant else stored_tenants(services)
 
 
 def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: float | None = None) -> dict:

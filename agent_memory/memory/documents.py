@@ -15,7 +15,7 @@ from agent_memory.core.errors import StoreUnavailableError
 from agent_memory.core.records import Document, TurnRecord
 from agent_memory.ingest.discovery import check_source_id, file_source_id
 from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
-from agent_memory.ingest.ownership import match_sources, near_sources
+from agent_memory.ingest.ownership import match_stored, near_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.memory.arguments import (
     check_document,
@@ -152,16 +152,17 @@ class DocumentMethods:
         self.settle()
         with self.write_lock:
             totals = {"sources": 0, "items": 0, "triples": 0}
-            for sid in match_sources(self.services.catalog, tenant, source_id) or [source_id]:
+            for sid in match_stored(self.services, tenant, source_id) or [source_id]:
                 for key, value in self.ingestion.forget(tenant, sid).items():
                     totals[key] = totals.get(key, 0) + value
             return totals
 
     def matching_sources(self, source_id: str, *, tenant: str | None = None) -> list[str]:
-        """The stored source IDs ``forget(source_id)`` would remove (``ingest/ownership.match_sources``)."""
+        """The stored source IDs ``forget(source_id)`` would remove (``ingest/ownership.match_stored``): those the
+        catalog knows, else the ID when the vectors or the graph hold a source under it that the catalog lost."""
         check_forgotten_id(source_id)
         self.settle()
-        return match_sources(self.services.catalog, self._tenant(tenant), source_id)
+        return match_stored(self.services, self._tenant(tenant), source_id)
 
     def similar_sources(self, source_id: str, *, tenant: str | None = None, limit: int = 3) -> list[str]:
         """Stored source IDs that look like ``source_id``: a hint when nothing matched it."""

@@ -14,7 +14,7 @@ from agent_memory.conversation.message_validation import validate
 from agent_memory.conversation.working_memory import numbered_turns, session_key
 from agent_memory.core.errors import NotFoundError
 from agent_memory.core.names import SESSION_ID_RULE, refusal, session_id_problem
-from agent_memory.ingest.ownership import SESSION_OWNER
+from agent_memory.ingest.ownership import SESSION_OWNER, uncatalogued_turns
 from agent_memory.memory.arguments import expect_type, message_mapping
 
 # A batch's retention: one class for every message, or a list of one per message (None: the default).
@@ -156,6 +156,8 @@ class SessionMethods:
                 mine = [sid for sid, entry in found.items()
                         if owners.get(sid) == SESSION_OWNER + session_id
                         or (sid not in owners and entry.kind == "turn" and entry.session_id == session_id)]
+                # Its turns the catalog lost (a lost or restored file) are the session's all the same.
+                mine += uncatalogued_turns(self.services, name, session_id)
                 for source_id in sorted(mine):
                     for k, v in self.ingestion.forget(name, source_id).items():
                         removed[k] = removed.get(k, 0) + v

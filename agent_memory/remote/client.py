@@ -257,6 +257,11 @@ class RemoteMemory:
     def gc(self) -> dict[str, Any]:
         return self.answer(self.request("POST", "/v1/gc", ok=(200, 202)))
 
+    def check(self, *, repair: bool = False, adopt: bool = False) -> dict[str, Any]:
+        """``POST /v1/check``: the key's tenant's stores compared (and with ``repair`` mended)."""
+        params = {"repair": str(repair).lower(), "adopt": str(adopt).lower()}
+        return self.answer(self.request("POST", "/v1/check", params=params, ok=(200, 202)))
+
     # ---- questions and sessions -----------------------------------------------------------------------
     def prompt(self, body: dict[str, Any], *, key: str | None = None) -> PromptResult:
         return prompt_result(self.json("POST", "/v1/prompt", json=body, key=key))

@@ -78,6 +78,15 @@ class VectorStore(Protocol):
 
     def scroll(self, flt: SearchFilter) -> Iterator[MemoryItem]: ...
 
+    def tenants(self) -> set[str]:
+        """The tenants that hold at least one point."""
+        ...
+
+    def source_points(self, flt: SearchFilter) -> Iterator[tuple[str, str]]:
+        """(source ID, point ID) of every point ``flt`` selects, read a page at a time with the source ID as
+        the only payload and no vector: what ``agent-memory check`` compares with the catalog."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -125,5 +134,10 @@ class GraphStore(Protocol):
     def entity_names(self, tenant: str, limit: int | None = None) -> list[str]: ...
 
     def stats(self, tenant: str | None = None) -> dict[str, int]: ...
+
+    def fact_sources(self, tenant: str | None = None) -> dict[str, dict[str, int]]:
+        """Tenant → source ID → how many relations it holds (of ``tenant`` alone when given): what
+        ``agent-memory check`` compares with the catalog."""
+        ...
 
     def close(self) -> None: ...

@@ -116,6 +116,11 @@ class SourceCatalog(Protocol):
 
     def tenants(self) -> list[str]: ...
 
+    def entries(self, tenant: str) -> list[SourceEntry]:
+        """Every entry of the tenant (a file's manifest too), by source ID: what ``agent-memory check``
+        compares with the vectors and the graph."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -129,14 +134,31 @@ def _store_errors(cls):
             try:
                 return fn(self, *args, **kwargs)
             except (sqlite3.Error, OSError) as exc:
-                raise StoreError(f"catalog {getattr(self, 'name', 'catalog.sqlite3')}: {name} failed: "
-                                 f"{type(exc).__name__}: {exc}") from exc
+                file = getattr(self, "name", "catalog.sqlite")
+                raise StoreError(f"catalog {file}: {name} failed: {type(exc).__name__}: {exc}"
+                                 f"{catalog_advice(exc, file)}") from exc
         return call
 
     for name, fn in list(vars(cls).items()):
         if callable(fn) and (name == "__init__" or not name.startswith("_")):
             setattr(cls, name, wrap(name, fn))
     return cls
+
+
+def catalog_advice(exc: BaseException, file: str) -> str:
+    """What to do about a catalog file's fault, as the end of its error (empty when there is nothing to say):
+    a damaged file is restored or rebuilt, one that cannot be written has its permissions checked."""
+    text = str(exc).lower()
+    if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in text or "not a database" in text):
+        return (f": the file is damaged: restore the data dir from a backup (the whole folder, copied while "
+                f"nothing ran), or move {file} aside and run `agent-memory check --repair --adopt`, which records "
+                "what the vectors hold in a new catalog (then ingest your files again)")
+    if "readonly" in text or "read-only" in text or isinstance(exc, PermissionError):
+        return (f": check the permissions of {file} and of its folder: this process must be able to write the "
+                f"file and the {file}-wal and {file}-shm files beside it")
+    if "disk is full" in text or "no space" in text:
+        return ": free disk space where the data dir is, then run the command again"
+    return ""
 
 
 @_store_errors
@@ -291,6 +313,11 @@ class SQLiteCatalog:
     def tenants(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._conn.execute("SELECT DISTINCT tenant FROM sources")]
+
+    def entries(self, tenant: str) -> list[SourceEntry]:
+        with self._lock:
+            rows = self._conn.execute(f"{_SELECT} WHERE tenant=? ORDER BY source_id", (tenant,)).fetchall()
+        return [_entry(r) for r in rows]
 
     def close(self) -> None:
         self._conn.close()

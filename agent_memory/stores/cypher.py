@@ -114,6 +114,8 @@ class Queries:
     delete_tenant_entities: str
     mark_validity: str
     count_superseded_tenant: str
+    fact_sources: str
+    fact_sources_tenant: str
 
 
 def build_queries(d: Dialect) -> Queries:
@@ -186,6 +188,10 @@ def build_queries(d: Dialect) -> Queries:
         count_superseded_tenant=(
             "MATCH (:Entity)-[x:REL]->(:Entity) WHERE x.tenant = $tenant AND x.valid_to <> '' RETURN count(x) AS n"
         ),
+        fact_sources=("MATCH (:Entity)-[x:REL]->(:Entity) RETURN x.tenant AS tenant, x.source_id AS source_id,"
+                      " count(x) AS n"),
+        fact_sources_tenant=("MATCH (:Entity)-[x:REL]->(:Entity) WHERE x.tenant = $tenant"
+                             " RETURN x.tenant AS tenant, x.source_id AS source_id, count(x) AS n"),
         # Found from the subject's key (an index seek), then the relation by its key among its edges.
         mark_validity=(
             "UNWIND $rows AS r MATCH (a:Entity {key: r.subject_key})-[x:REL]->(b:Entity) WHERE x.key = r.key"
@@ -347,6 +353,15 @@ class Runner:
             entities = self.read(self._q.count_entities_tenant, {"tenant": tenant})
             relations = self.read(self._q.count_relations_tenant, {"tenant": tenant})
         return {"entities": int(entities[0]["n"]), "relations": int(relations[0]["n"])}
+
+    def fact_sources(self, tenant: str | None = None) -> dict[str, dict[str, int]]:
+        """Tenant → source ID → its relations (the tenant's alone when given)."""
+        rows = (self.read(self._q.fact_sources, {}) if tenant is None
+                else self.read(self._q.fact_sources_tenant, {"tenant": tenant}))
+        out: dict[str, dict[str, int]] = {}
+        for row in rows:
+            out.setdefault(row["tenant"], {})[row["source_id"] or ""] = int(row["n"])
+        return out
 
 
 def neighbourhood_rows(run: Runner, q: Queries, tenant: str, names: Sequence[str], hops: int, limit: int) -> list[dict]:

@@ -132,6 +132,11 @@ class PostgresCatalog:
     def tenants(self) -> list[str]:
         return [r[0] for r in self._rows("SELECT DISTINCT tenant FROM catalog_sources", ())]
 
+    def entries(self, tenant: str) -> list[SourceEntry]:
+        """Every entry of the tenant, by source ID (see ``SQLiteCatalog.entries``)."""
+        return [_entry(r) for r in self._rows(f"{_SELECT} WHERE tenant=%s ORDER BY source_id COLLATE \"C\"",
+                                              (tenant,))]
+
     def close(self) -> None:
         """The pool belongs to the services, which close it."""
 

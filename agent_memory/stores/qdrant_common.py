@@ -45,6 +45,8 @@ INDEXED_FIELDS = (("tenant", "keyword"), ("source_id", "keyword"), ("kind", "key
                   (SPEAKER_KEY, "keyword"))
 # Distinct speakers a tenant's directory reads at most: a question is matched against every one.
 SPEAKER_LIMIT = 10_000
+# Distinct tenants ``tenants`` reads at most (a facet over the indexed field, not a scroll of every point).
+TENANT_LIMIT = 100_000
 
 
 # Points of equal score come back in the engine's internal order, which differs between two stores holding
@@ -248,7 +250,15 @@ class QdrantStore:
         for record in self._scroll_records(flt, True):
             yield MemoryItem.from_payload(str(record.id), record.payload or {})
 
-    def _scroll_records(self, flt: SearchFilter, with_payload: bool) -> Iterator:
+    def tenants(self) -> set[str]:
+        self._check_open()
+        return {str(value) for value in self._facet("tenant", None, TENANT_LIMIT) if value}
+
+    def source_points(self, flt: SearchFilter) -> Iterator[tuple[str, str]]:
+        for record in self._scroll_records(flt, ["source_id"]):
+            yield str((record.payload or {}).get("source_id", "")), str(record.id)
+
+    def _scroll_records(self, flt: SearchFilter, with_payload: bool | list[str]) -> Iterator:
         if filter_is_empty(flt):
             return
         offset = None
@@ -322,11 +332,12 @@ class QdrantStore:
     def _count(self, flt: SearchFilter | None) -> int:
         raise NotImplementedError
 
-    def _scroll_page(self, flt: SearchFilter, offset, with_payload: bool) -> tuple[list, Any]:
+    def _scroll_page(self, flt: SearchFilter, offset, with_payload: bool | list[str]) -> tuple[list, Any]:
+        """A page of records; ``with_payload``: all of it, none, or the payload keys named."""
         raise NotImplementedError
 
-    def _facet(self, key: str, flt: SearchFilter, limit: int) -> list:
-        """The distinct values of the indexed payload ``key`` among the points ``flt`` selects."""
+    def _facet(self, key: str, flt: SearchFilter | None, limit: int) -> list:
+        """The distinct values of the indexed payload ``key`` among the points ``flt`` selects (None: all)."""
         raise NotImplementedError
 
     def _close(self) -> None:

@@ -100,7 +100,7 @@ class EdgeVectorStore(QdrantStore):
         except Exception as exc:  # the binding raises plain Exception for runtime errors
             if "WouldBlock" in str(exc):
                 raise StoreUnavailableError(f"Qdrant Edge shard {self.path} is locked by another process or store: {exc}") from exc
-            raise StoreUnavailableError(f"cannot open Qdrant Edge shard at {self.path}: {exc}") from exc
+            raise StoreUnavailableError(f"cannot open Qdrant Edge shard at {self.path}: {exc}{open_advice(exc, self.path)}") from exc
         stored = self._stored_vectors(config_file) if config_file.exists() else {CONTEXT, SENTENCES}
         if CONTEXT not in stored:
             # A shard from before turn-context vectors: add the named vector (no point is rewritten).
@@ -206,13 +206,14 @@ class EdgeVectorStore(QdrantStore):
     def _count(self, flt: SearchFilter | None) -> int:
         return self._shard.count(qe.CountRequest(exact=True, filter=edge_filter(flt) if flt is not None else None))
 
-    def _facet(self, key: str, flt: SearchFilter, limit: int) -> list:
+    def _facet(self, key: str, flt: SearchFilter | None, limit: int) -> list:
+        where = edge_filter(flt) if flt is not None else None
         try:
-            return [hit.value for hit in self._shard.facet(qe.FacetRequest(key, limit=limit, filter=edge_filter(flt))).hits]
+            return [hit.value for hit in self._shard.facet(qe.FacetRequest(key, limit=limit, filter=where)).hits]
         except Exception as exc:
             raise StoreError(f"Qdrant Edge facet failed on {self.path}: {exc}") from exc
 
-    def _scroll_page(self, flt: SearchFilter, offset, with_payload: bool):
+    def _scroll_page(self, flt: SearchFilter, offset, with_payload: bool | list[str]):
         request = qe.ScrollRequest(offset=offset, limit=SCROLL_PAGE, filter=edge_filter(flt),
                                    with_payload=with_payload, with_vector=False)
         return self._shard.scroll(request)
@@ -238,6 +239,19 @@ class EdgeVectorStore(QdrantStore):
 
     def __repr__(self) -> str:
         return f"EdgeVectorStore(path={str(self.path)!r}, dimension={self.dimension})"
+
+
+def open_advice(exc: Exception, path: Path) -> str:
+    """What to do about a shard that does not open, as the end of its error: free space, fix permissions, or
+    (anything else: its files are damaged or incomplete) restore a backup or rebuild the collection."""
+    text = str(exc).lower()
+    if "no space" in text or "disk full" in text:
+        return ": free disk space where the data dir is, then run the command again"
+    if "permission denied" in text or "read-only" in text:
+        return f": check the permissions of {path} and the files under it: this process must be able to write them"
+    return (f": its files are damaged or incomplete. Restore the data dir from a backup (the whole folder, copied "
+            f"while nothing ran); or move {path} aside, run `agent-memory check --repair` (it marks every source "
+            "whose items are gone) and ingest again the files it lists")
 
 
 def edge_filter(flt: SearchFilter) -> qe.Filter:

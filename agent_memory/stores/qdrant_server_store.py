@@ -210,11 +210,12 @@ class QdrantServerVectorStore(QdrantStore):
         qflt = qdrant_filter(flt) if flt is not None else None
         return self._call("count", self._client.count, self.collection, count_filter=qflt, exact=True).count
 
-    def _facet(self, key: str, flt: SearchFilter, limit: int) -> list:
+    def _facet(self, key: str, flt: SearchFilter | None, limit: int) -> list:
+        where = qdrant_filter(flt) if flt is not None else None
         return [hit.value for hit in self._call("facet", self._client.facet, self.collection, key,
-                                                 facet_filter=qdrant_filter(flt), limit=limit).hits]
+                                                 facet_filter=where, limit=limit).hits]
 
-    def _scroll_page(self, flt: SearchFilter, offset, with_payload: bool):
+    def _scroll_page(self, flt: SearchFilter, offset, with_payload: bool | list[str]):
         return self._call("scroll", self._client.scroll, self.collection, scroll_filter=qdrant_filter(flt),
                           limit=SCROLL_PAGE, offset=offset, with_payload=with_payload, with_vectors=False)
 

@@ -241,6 +241,12 @@ class SpacedVectorStore:
     def scroll(self, flt: SearchFilter) -> Iterator[MemoryItem]:
         return itertools.chain.from_iterable(store.scroll(flt) for store in self.stores.values())
 
+    def tenants(self) -> set[str]:
+        return set().union(*(store.tenants() for store in self.stores.values()))
+
+    def source_points(self, flt: SearchFilter) -> Iterator[tuple[str, str]]:
+        return itertools.chain.from_iterable(store.source_points(flt) for store in self.stores.values())
+
     def close(self) -> None:
         for store in self.stores.values():
             store.close()

@@ -193,3 +193,14 @@ def test_named_by_user_is_set_cleared_and_forgotten_with_its_entry(catalog):
     catalog.put_many([entry("file:n.md", kind="file", path="/r/n.md")])
     assert catalog.get("t", "file:n.md").named_by_user is False  # the old flag went with the entry
     assert catalog.get_many("t", ["file:n.md"])["file:n.md"].named_by_user is False
+
+
+def test_entries_are_every_entry_of_one_tenant_by_source_id(catalog):
+    """What `agent-memory check` compares with the vectors and the graph: a tenant's entries, manifests too."""
+    catalog.put_many([entry("b", item_ids=["i2"]), entry("a", item_ids=["i1"], kind="turn", session_id="s", seq=0),
+                      entry("file:a.md", kind="file", item_ids=["a"]), entry("a", tenant="other")])
+    got = catalog.entries("t")
+    assert [e.source_id for e in got] == ["a", "b", "file:a.md"]
+    assert got[0].item_ids == ["i1"] and got[0].session_id == "s" and got[2].kind == "file"
+    assert [e.source_id for e in catalog.entries("other")] == ["a"]
+    assert catalog.entries("nobody") == []

@@ -104,6 +104,20 @@ def test_neighbourhood_one_and_two_hops_with_source_ids(graph):
         graph.store.neighbourhood(graph.tenant, ["Alice"], hops=3)
 
 
+def test_fact_sources_count_each_sources_relations_per_tenant(graph):
+    """What `agent-memory check` compares with the catalog: which sources hold facts, and how many."""
+    other = graph.tenant + "-other"
+    graph.store.merge_triples([graph.t("Alice", "works at", "ACME", "doc-1"), graph.t("ACME", "based in", "Paris", "doc-1"),
+                               graph.t("Bob", "knows", "Alice", "doc-2"),
+                               graph.t("Carol", "lives in", "Oslo", "doc-1", tenant=other)])
+    assert graph.store.fact_sources(graph.tenant) == {graph.tenant: {"doc-1": 2, "doc-2": 1}}
+    everything = graph.store.fact_sources()
+    assert everything[graph.tenant] == {"doc-1": 2, "doc-2": 1} and everything[other] == {"doc-1": 1}
+    graph.store.delete_by_source(graph.tenant, "doc-1")
+    assert graph.store.fact_sources(graph.tenant) == {graph.tenant: {"doc-2": 1}}
+    assert graph.store.fact_sources(graph.tenant + "-none") == {}
+
+
 def test_a_newer_functional_fact_supersedes_the_older_one_which_is_kept(graph):
     from agent_memory.core.updates import FUNCTIONAL_RELATIONS
 

@@ -125,6 +125,23 @@ def test_scroll_pages_through_everything(store):
     assert all(t.kind == "turn" for t in turns)
 
 
+def test_source_points_page_through_a_tenants_points_with_their_source_and_tenants_are_listed(store):
+    """What `agent-memory check` reads: every point's source ID, a page at a time (more than one page here),
+    filtered as scroll is; and the tenants holding any point."""
+    items = [make_item(f"row {i}", source=f"s{i % 3}", start=i, kind="turn" if i % 2 else "chunk")
+             for i in range(600)]
+    items.append(make_item("another tenant's", tenant="B", source="s0"))
+    put(store, items, np.tile(onehot(1), (len(items), 1)))
+    got = list(store.source_points(SearchFilter(tenant="A")))
+    assert sorted(got) == sorted((i.source_id, i.id) for i in items if i.tenant == "A")
+    turns = set(store.source_points(SearchFilter(tenant="A", kinds=["turn"], source_ids=["s1"])))
+    assert turns == {(i.source_id, i.id) for i in items if i.tenant == "A" and i.kind == "turn" and i.source_id == "s1"}
+    assert list(store.source_points(SearchFilter(tenant="C"))) == []
+    assert store.tenants() == {"A", "B"}
+    store.delete_by_source("B", "s0")
+    assert store.tenants() == {"A"}
+
+
 def test_upsert_rejects_mismatched_batches(store):
     items = [make_item("x"), make_item("y", start=5)]
     with pytest.raises(DimensionMismatchError):

@@ -1,0 +1,47 @@
+"""``agent-memory check``: whether the catalog, the vectors and the graph agree, per tenant; ``--repair``
+mends what it can (agent_memory/ingest/consistency.py). The JSON report goes to stdout; exit 1 when the
+stores disagree (with ``--repair``: when anything is left to do by hand)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
+from agent_memory.core.errors import ConfigError
+from agent_memory.ingest.consistency import check_and_repair
+
+
+def cmd_check(args) -> int:
+    if args.adopt and not args.repair:
+        raise ConfigError("--adopt goes with --repair: it records in the catalog what a repair would otherwise remove")
+    remote = server_for(args)
+    if remote is not None:
+        with remote:
+            tenant_through(remote, args)
+            report = remote.check(repair=args.repair, adopt=args.adopt)
+    else:
+        with local_memory(args, creates=False) as memory:
+            memory.settle()  # the start's archive pass first: its turns are written before they are recorded
+            with memory.write_lock:
+                report = check_and_repair(memory.services, memory.ingestion, [args.tenant] if args.tenant else None,
+                                          repair_them=args.repair, adopt=args.adopt)
+    print(json.dumps(report, indent=2, ensure_ascii=False))
+    if not report["ok"]:
+        _say_what_is_wrong(report, repaired=args.repair)
+    return 0 if report["ok"] else 1
+
+
+def _say_what_is_wrong(report: dict, *, repaired: bool) -> None:
+    """On stderr, one line per tenant whose stores disagree (stdout stays the JSON scripts read)."""
+    for tenant, row in report["tenants"].items():
+        if repaired and "repair" in row:
+            for line in row["repair"]["left"]:
+                print(f"note: tenant {tenant!r}: {line}", file=sys.stderr)
+        elif not row["ok"]:
+            counts = [f"{len(row[key])} {what}" for key, what in (
+                ("uncatalogued", "sources the catalog does not know"), ("items_missing", "sources missing items"),
+                ("facts_missing", "sources missing facts")) if row[key]]
+            # A problem says its own way out; the counts alone are for the repair.
+            said = "; ".join(row["problems"]) or "; ".join(counts) + ": `agent-memory check --repair` mends what it can"
+            print(f"note: tenant {tenant!r}: {said}", file=sys.stderr)
