@@ -88,7 +88,7 @@ def test_a_lost_catalog_is_found_forget_still_removes_and_a_repair_refuses_to_de
 
     # stats says what is wrong rather than "no tenant holds any", and counts the tenants the vectors hold
     code, out, err = run_cli(capsys, ["stats", "--tenant", "acme"])
-    items = json.loads(out)["acme"]["items"]
+    items = json.loads(out)["items"]  # --tenant: the flat object GET /v1/stats answers
     assert code == 0 and items == acme["vector_items"] > 0
     assert "the catalog records none of its sources" in err and "agent-memory check" in err
     code, out, err = run_cli(capsys, ["stats"])
