@@ -165,6 +165,10 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
         return forget_source(state, spec.tenant, spec.source_id)
     if spec.kind == "gc":
         return expire_tenant(state, spec.tenant)
+    if spec.kind == "forget_prefix":
+        return state.memory.forget_prefix(spec.source_id, tenant=spec.tenant)
+    if spec.kind == "forget_tenant":
+        return state.memory.forget_tenant(spec.tenant)
     if spec.kind == "delete_session":
         return state.memory.delete_session(params["session_id"], forget_archived=bool(params.get("forget")),
                                            tenant=spec.tenant)

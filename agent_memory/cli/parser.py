@@ -10,7 +10,6 @@ import math
 from agent_memory.cli.commands import (
     cmd_demo,
     cmd_eval,
-    cmd_forget,
     cmd_gc,
     cmd_ingest,
     cmd_inspect,
@@ -22,6 +21,7 @@ from agent_memory.cli.commands import (
     cmd_stats,
     cmd_worker,
 )
+from agent_memory.cli.forget_many import cmd_forget_any
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS, question_problem
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.core.version import __version__
@@ -155,10 +155,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "ignored files are counted, not listed)")
     p.set_defaults(func=cmd_ingest)
 
-    p = sub.add_parser("forget", help="remove one source (or a whole file) everywhere")
-    p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
+    p = sub.add_parser("forget", help="remove one source (or a whole file), every source under a prefix, or a "
+                                      "whole tenant, everywhere")
+    p.add_argument("source_id", nargs="?", help="a source ID as ingest stored it, or the ingested file's ./ or "
+                   "absolute path")
+    p.add_argument("--prefix", help="every source (and ingested file) whose ID starts with this, in batches")
+    p.add_argument("--all", action="store_true", dest="everything", help="everything the tenant named by --tenant "
+                   "holds: sources, sessions, facts (asks to confirm; --yes confirms)")
+    p.add_argument("--yes", action="store_true", help="confirm --all without asking")
     p.add_argument("--tenant", help=TENANT_HELP)
-    p.set_defaults(func=cmd_forget)
+    p.set_defaults(func=cmd_forget_any)
 
     p = sub.add_parser("reindex", help="re-encode the stored text with the embedding settings and keyword "
                                        "tokenization in force (after changing models or upgrading)")
