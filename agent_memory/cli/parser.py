@@ -22,6 +22,7 @@ from agent_memory.cli.commands import (
     cmd_worker,
 )
 from agent_memory.cli.forget_many import cmd_forget_any
+from agent_memory.cli.transfer import cmd_export, cmd_import
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS, question_problem
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.core.version import __version__
@@ -165,6 +166,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="confirm --all without asking")
     p.add_argument("--tenant", help=TENANT_HELP)
     p.set_defaults(func=cmd_forget_any)
+
+    p = sub.add_parser("export", help="everything a tenant holds as JSON Lines: sources with their text, sessions "
+                                      "with their raw messages (a data request, a move to another deployment)")
+    p.add_argument("--tenant", help=TENANT_HELP)
+    p.add_argument("--out", metavar="FILE", help="write it to FILE (whole, or not at all) instead of stdout")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import", help="read an export back: sources re-ingested and sessions appended with this "
+                                      "deployment's models and settings; importing twice changes nothing")
+    p.add_argument("file", help="the export (JSON Lines; '-' reads stdin)")
+    p.add_argument("--tenant", help="the tenant it goes into (default: the tenant the export names)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("reindex", help="re-encode the stored text with the embedding settings and keyword "
                                        "tokenization in force (after changing models or upgrading)")
