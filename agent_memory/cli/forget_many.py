@@ -8,7 +8,8 @@ import json
 import sys
 from urllib.parse import urlencode
 
-from agent_memory.cli.commands import _memory, _server, _tenant_through, cmd_forget
+from agent_memory.cli.commands import cmd_forget
+from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
 from agent_memory.core.errors import ConfigError
 
 
@@ -26,13 +27,13 @@ def cmd_forget_any(args) -> int:
 
 
 def _forget_prefix(args) -> int:
-    remote = _server(args)
+    remote = server_for(args)
     if remote is not None:
         with remote:
-            tenant = _tenant_through(remote, args)
+            tenant = tenant_through(remote, args)
             removed = _answer(remote, "/v1/sources?" + urlencode({"prefix": args.prefix}))
     else:
-        with _memory(args, creates=False) as memory:
+        with local_memory(args, creates=False, encodes=False) as memory:
             tenant = memory.tenant
             removed = memory.forget_prefix(args.prefix)
     print(json.dumps(removed, ensure_ascii=False))
@@ -49,13 +50,13 @@ def _forget_tenant(args) -> int:
                           "default tenant are never taken for it)")
     if not args.yes:
         _confirm(args.tenant)
-    remote = _server(args)
+    remote = server_for(args)
     if remote is not None:
         with remote:
-            tenant = _tenant_through(remote, args)
+            tenant = tenant_through(remote, args)
             removed = _answer(remote, "/v1/tenant?" + urlencode({"confirm": tenant}))
     else:
-        with _memory(args, creates=False) as memory:
+        with local_memory(args, creates=False, encodes=False) as memory:
             removed = memory.forget_tenant(args.tenant)
     print(json.dumps(removed, ensure_ascii=False))
     return 0

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
-from agent_memory.cli.commands import _memory, _note_if_empty, _server, _tenant_through
+from agent_memory.cli.commands import _note_if_empty
+from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
 from agent_memory.core.errors import ConfigError, StoreUnavailableError
 from agent_memory.remote import RemoteMemory
 
@@ -31,14 +32,14 @@ def cmd_export(args) -> int:
 
 
 def _export(args) -> int:
-    remote = _server(args)
+    remote = server_for(args)
     with _output(args.out) as out:
         if remote is not None:
             with remote:
-                tenant = _tenant_through(remote, args)
+                tenant = tenant_through(remote, args)
                 counts = _stream_from(remote, out)
         else:
-            with _memory(args, creates=False) as memory:
+            with local_memory(args, creates=False, encodes=False) as memory:
                 tenant = memory.tenant
                 counts = {}
                 for line in memory.export():
@@ -95,7 +96,7 @@ def _stream_from(remote: RemoteMemory, out: IO[str]) -> dict:
 
 def cmd_import(args) -> int:
     """An export's lines into the data dir's stores, for ``--tenant`` or the tenant the export names."""
-    if _server(args) is not None:
+    if server_for(args) is not None:
         raise ConfigError("`agent-memory import` does not work through a server: it re-ingests through the stores "
                           "itself. Stop the server that owns the data dir, run the import, then start the server "
                           "again (or import into another data dir with --data-dir)")
@@ -104,7 +105,7 @@ def cmd_import(args) -> int:
                           "stdin)")
     handle = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
     try:
-        with _memory(args) as memory:
+        with local_memory(args) as memory:
             report = memory.import_export(handle, tenant=args.tenant)
     finally:
         if handle is not sys.stdin:
