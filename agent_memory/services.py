@@ -274,7 +274,7 @@ def space_layout(settings: Settings) -> SpaceLayout:
 
 # The commands that never encode text: on a data dir embedded with other models than the settings ask for,
 # they read (and remove) what is stored in the models it records (``settings_for_stored_layout``).
-READS_STORED = "`agent-memory stats`, `list`, `inspect`, `forget` and `gc`"
+READS_STORED = "`agent-memory stats`, `list`, `inspect`, `forget`, `gc` and `export`"
 LAYOUT_SETTINGS = {"default_model": "embedding_model", "multilingual_model": "multilingual_embedding_model",
                    "multilingual_share": "multilingual_share"}
 

@@ -14,7 +14,14 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from agent_memory.api import routes_ask, routes_documents, routes_health, routes_sessions, routes_upkeep
+from agent_memory.api import (
+    routes_ask,
+    routes_documents,
+    routes_export,
+    routes_health,
+    routes_sessions,
+    routes_upkeep,
+)
 from agent_memory.api.errors import install_error_handlers
 from agent_memory.api.http_edges import HeadAsGet, Utf8Path
 from agent_memory.api.limits import MAX_BODY_BYTES, BodyLimit
@@ -79,5 +86,6 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
     app.include_router(describe_operations(routes_sessions.router))
     app.include_router(describe_operations(routes_ask.router))
     app.include_router(describe_operations(routes_upkeep.router))
+    app.include_router(describe_operations(routes_export.router))
     app.mount("/debug/static", StaticFiles(directory=STATIC), name="debug-static")
     return app

@@ -175,6 +175,10 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
     if spec.kind == "check":
         return check_tenant_stores(state, spec.tenant, repair=bool(params.get("repair")),
                                    adopt=bool(params.get("adopt")))
+    if spec.kind == "forget_prefix":
+        return state.memory.forget_prefix(spec.source_id, tenant=spec.tenant)
+    if spec.kind == "forget_tenant":
+        return state.memory.forget_tenant(spec.tenant)
     if spec.kind == "delete_session":
         return state.memory.delete_session(params["session_id"], forget_archived=bool(params.get("forget")),
                                            tenant=spec.tenant)

@@ -8,8 +8,9 @@ import posixpath
 import shutil
 import tempfile
 from pathlib import Path, PurePath
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import ValidationError
 
@@ -26,6 +27,7 @@ from agent_memory.api.schemas import (
     error_responses,
     queued_response,
 )
+from agent_memory.api.schemas_bulk import PrefixForgottenOut, TenantForgottenOut
 from agent_memory.api.strict import MAX_JSON_DEPTH, unknown_keys_problem
 from agent_memory.core.errors import problem_of
 from agent_memory.core.storable import check_storable
@@ -245,6 +247,36 @@ def _validation_message(exc: ValidationError) -> str:
             summary="Progress and result of a background ingestion job")
 def get_job(job_id: str, state: StateDep, tenant: TenantDep) -> dict:
     return state.jobs.get(job_id, tenant).to_dict()
+
+
+@router.delete("/v1/sources", response_model=PrefixForgottenOut,
+               responses={**queued_response("the forget"), **error_responses(401, 422, 503)},
+               summary="Forget every source whose ID starts with a prefix, in every store")
+def delete_sources(state: StateDep, tenant: TenantDep,
+                   prefix: Annotated[str, Query(min_length=1, max_length=512, description=(
+                       "Every source whose ID starts with it goes, and every uploaded file whose ID does, with all "
+                       "it held; DELETE /v1/tenant removes a whole tenant."))]):
+    """What ``DELETE /v1/sources/{source_id}`` of each would remove, done in batches. Counts of zero: nothing
+    matched (not an error: the prefix holds nothing now)."""
+    if write_lock_busy(state):
+        return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="forget_prefix", source_id=prefix, size=0)))
+    return state.memory.forget_prefix(prefix, tenant=tenant)
+
+
+@router.delete("/v1/tenant", response_model=TenantForgottenOut,
+               responses={**queued_response("the removal"), **error_responses(401, 422, 503)},
+               summary="Remove everything the caller's tenant holds: sources, sessions, facts")
+def delete_tenant(state: StateDep, tenant: TenantDep,
+                  confirm: Annotated[str, Query(description=(
+                      "The tenant's name (GET /v1/whoami), repeated: nothing removes a whole tenant by accident."))]):
+    """Every session (all agents' messages and settings) and every source, item, triple and catalog record of
+    the API key's tenant, in every store. ``confirm`` must name that tenant, else 422 and nothing is removed."""
+    if confirm != tenant:
+        raise ApiError(422, "invalid_request", f"confirm must repeat the tenant's name to remove all it holds: "
+                                               f"this key's tenant is {tenant!r}, got {confirm[:200]!r}")
+    if write_lock_busy(state):
+        return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="forget_tenant", source_id="", size=0)))
+    return state.memory.forget_tenant(tenant)
 
 
 @router.delete("/v1/sources/{source_id:path}", response_model=ForgetOut,

@@ -19,6 +19,7 @@ from agent_memory.api.schemas_sessions import (
     CompactOut,
     MessageIn,
     MessageOut,
+    MessagesOut,
     SessionConfigIn,
     SessionConfigOut,
     SessionDeletedOut,
@@ -27,6 +28,7 @@ from agent_memory.api.schemas_sessions import (
 )
 from agent_memory.conversation.message_validation import check_session_id
 from agent_memory.core.errors import NotFoundError
+from agent_memory.core.limits import MAX_LIST_LIMIT
 from agent_memory.stores.jobs import JobSpec
 
 router = APIRouter(tags=["sessions"])
@@ -72,6 +74,21 @@ def view(session_id: SessionId, state: StateDep, tenant: TenantDep,
     messages = session.view(budget)
     return {"session_id": session_id, "agent_id": agent_id, "budget": budget, "tokens": session.count_view(messages),
             "messages": messages}
+
+
+@router.get("/v1/sessions/{session_id}/messages", response_model=MessagesOut,
+            responses=error_responses(400, 401, 404, 422),
+            summary="The session's messages as appended, compaction notwithstanding (a pure read)")
+def messages(session_id: SessionId, state: StateDep, tenant: TenantDep, agent_id: AgentId = None,
+             offset: Annotated[int, Query(ge=0)] = 0,
+             limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = MAX_LIST_LIMIT) -> dict:
+    """Every message of the session (of this agent) in order, each with its ``seq``, its ``timestamp``, its
+    retention class and its compaction ``status``: the raw history, where ``view`` gives the compacted window.
+    Paged by ``offset`` and ``limit``; ``total`` and ``next_offset`` say what is left."""
+    rows = state.memory.messages(session_id, agent_id=agent_id, tenant=tenant)
+    following = offset + limit
+    return {"session_id": session_id, "agent_id": agent_id, "offset": offset, "limit": limit, "total": len(rows),
+            "next_offset": following if following < len(rows) else None, "messages": rows[offset:following]}
 
 
 @router.post("/v1/sessions/{session_id}/compact", response_model=CompactOut,

@@ -28,7 +28,7 @@ from agent_memory.api.schemas import (
 from agent_memory.api.schemas_check import CheckOut
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS
 from agent_memory.ingest.missing import files_under
-from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS, empty_tenant_note, inspect, list_sources, stats
+from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS, empty_tenant_note, inspect, source_page, stats
 from agent_memory.stores.jobs import JobSpec
 
 router = APIRouter(tags=["upkeep"])
@@ -72,11 +72,12 @@ def get_sources(state: StateDep, tenant: TenantDep, response: Response,
                 offset: Annotated[int, Query(ge=0)] = 0,
                 limit: Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)] = 50) -> dict[str, Any]:
     """The tenant's sources in source-ID order, each with its kinds, item count and oldest item time;
-    ``prefix`` keeps IDs starting with it, ``kind`` those holding items of that kind."""
-    rows = list_sources(state.services, tenant, prefix=prefix, kind=kind, offset=offset, limit=limit)
-    if not rows:
+    ``prefix`` keeps IDs starting with it, ``kind`` those holding items of that kind. ``total`` counts every
+    source the filter matches; ``next_offset`` is the next page's offset (null on the last page)."""
+    page = source_page(state.services, tenant, prefix=prefix, kind=kind, offset=offset, limit=limit)
+    if not page["sources"]:
         _note_if_empty(state, tenant, response)
-    return {"offset": offset, "limit": limit, "sources": rows}
+    return page
 
 
 @router.get("/v1/files", response_model=FilesOut, responses=error_responses(401, 422),

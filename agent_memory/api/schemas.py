@@ -257,6 +257,8 @@ class SourceRow(BaseModel):
 class SourcesOut(BaseModel):
     offset: int
     limit: int
+    total: int = Field(description="The sources the filter matches, every page together.")
+    next_offset: int | None = Field(description="The offset of the next page; null on the last page.")
     sources: list[SourceRow]
 
 

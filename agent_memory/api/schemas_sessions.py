@@ -48,6 +48,30 @@ class ViewOut(BaseModel):
     messages: list[dict[str, Any]]
 
 
+class StoredMessage(BaseModel):
+    seq: int = Field(description="Its sequence number in the session.")
+    message: dict[str, Any] = Field(description="The message as appended (role, content, name, tool calls ...).")
+    timestamp: float = Field(description="Unix seconds: the timestamp it was given, else when it was appended.")
+    retention: Literal["forgettable", "fuzzy", "strict"] | None = Field(
+        description="Its retention class; null: unclassified (the session's default applied).")
+    status: str = Field(description="'active', or what compaction did to it in the view (it stays here whole).")
+
+
+class MessagesOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "session_id": "s1", "agent_id": None, "offset": 0, "limit": 1000, "total": 1, "next_offset": None,
+        "messages": [{"seq": 0, "message": {"role": "user", "content": "Order 40 units of the X-300."},
+                      "timestamp": 1764700000.0, "retention": "strict", "status": "active"}]}]})
+
+    session_id: str
+    agent_id: str | None = None
+    offset: int
+    limit: int
+    total: int = Field(description="The session's messages (of this agent), every page together.")
+    next_offset: int | None = Field(description="The offset of the next page; null on the last page.")
+    messages: list[StoredMessage]
+
+
 class CompactOut(BaseModel):
     session_id: str
     agent_id: str | None = None

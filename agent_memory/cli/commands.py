@@ -14,7 +14,7 @@ from agent_memory.core.owner import own
 from agent_memory.core.sample_corpus import SAMPLES
 from agent_memory.ingest.lock import ingest_lock
 from agent_memory.ingest.reindex import reindex
-from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, list_sources, stats
+from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, source_page, stats
 from agent_memory.retrieval.debug import render_dump
 from agent_memory.services import check_models_installed
 
@@ -137,14 +137,16 @@ def cmd_list(args) -> int:
     if remote is not None:
         with remote:
             tenant_through(remote, args)
-            rows = remote.list_sources(prefix=args.prefix, kind=args.kind, offset=args.offset, limit=args.limit)
+            params = {"prefix": args.prefix, "offset": args.offset, "limit": args.limit,
+                      **({"kind": args.kind} if args.kind else {})}
+            page = remote.json("GET", "/v1/sources", params=params)  # its total and next offset too
     else:
         with local_memory(args, creates=False, encodes=False) as memory:
-            rows = list_sources(memory.services, args.tenant or memory.services.settings.tenant, prefix=args.prefix,
-                                kind=args.kind, offset=args.offset, limit=args.limit)
-            if not rows:
+            page = source_page(memory.services, args.tenant or memory.services.settings.tenant, prefix=args.prefix,
+                               kind=args.kind, offset=args.offset, limit=args.limit)
+            if not page["sources"]:
                 _note_if_empty(memory, args.tenant)
-    print(json.dumps(rows, indent=2, ensure_ascii=False))
+    print(json.dumps(page, indent=2, ensure_ascii=False))
     return 0
 
 

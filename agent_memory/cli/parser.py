@@ -11,7 +11,6 @@ from agent_memory.cli.check import cmd_check
 from agent_memory.cli.commands import (
     cmd_demo,
     cmd_eval,
-    cmd_forget,
     cmd_gc,
     cmd_ingest,
     cmd_inspect,
@@ -23,6 +22,8 @@ from agent_memory.cli.commands import (
     cmd_stats,
     cmd_worker,
 )
+from agent_memory.cli.forget_many import cmd_forget_any
+from agent_memory.cli.transfer import cmd_export, cmd_import
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS, question_problem
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.core.version import __version__
@@ -156,10 +157,29 @@ def build_parser() -> argparse.ArgumentParser:
                    "ignored files are counted, not listed)")
     p.set_defaults(func=cmd_ingest)
 
-    p = sub.add_parser("forget", help="remove one source (or a whole file) everywhere")
-    p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
+    p = sub.add_parser("forget", help="remove one source (or a whole file), every source under a prefix, or a "
+                                      "whole tenant, everywhere")
+    p.add_argument("source_id", nargs="?", help="a source ID as ingest stored it, or the ingested file's ./ or "
+                   "absolute path")
+    p.add_argument("--prefix", help="every source (and ingested file) whose ID starts with this, in batches")
+    p.add_argument("--all", action="store_true", dest="everything", help="everything the tenant named by --tenant "
+                   "holds: sources, sessions, facts (asks to confirm; --yes confirms)")
+    p.add_argument("--yes", action="store_true", help="confirm --all without asking")
     p.add_argument("--tenant", help=TENANT_HELP)
-    p.set_defaults(func=cmd_forget)
+    p.set_defaults(func=cmd_forget_any)
+
+    p = sub.add_parser("export", help="everything a tenant holds as JSON Lines: sources with their text, sessions "
+                                      "with their raw messages (a data request, a move to another deployment)")
+    p.add_argument("--tenant", help=TENANT_HELP)
+    p.add_argument("--out", metavar="FILE", help="write it to FILE (whole, or not at all) instead of stdout")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import", help="read an export back: sources re-ingested and sessions appended with this "
+                                      "deployment's models and settings; importing twice changes nothing")
+    p.add_argument("file", help="the export (JSON Lines; '-' reads stdin)")
+    p.add_argument("--tenant", help="the tenant it goes into (default: the tenant the export names)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("reindex", help="re-encode the stored text with the embedding settings and keyword "
                                        "tokenization in force (after changing models or upgrading)")

@@ -23,6 +23,10 @@ class Document:
     title: str = ""
     path: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Unix time it was first stored, when it is known apart from now (an imported export keeps its time, so
+    # time filters and TTL count from it); None: its items are stored now. A text past the streaming threshold
+    # (8 MB, ingest/sources.py) is stored in segments, dated now.
+    created_at: float | None = None
 
 
 @dataclass(kw_only=True)

@@ -78,6 +78,9 @@ class ItemBuilder:
         out.items = self.chunk_items(doc.tenant, doc.source_id, spans, meta, start_index=0)
         if self.summaries:
             out.items += self.summary_items(doc.tenant, doc.source_id, doc.text, out.items, meta)
+        if doc.created_at is not None:
+            for item in out.items:
+                item.created_at = doc.created_at
         return out
 
     def chunk_items(self, tenant, source_id, spans, meta, start_index: int) -> list[MemoryItem]:

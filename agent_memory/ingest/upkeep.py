@@ -179,6 +179,14 @@ def stats(services, tenant: str | None = None, *, soon_days: float = 1.0, now: f
 def list_sources(services, tenant: str, *, prefix: str = "", kind: str | None = None, offset: int = 0,
                  limit: int = 50) -> list[dict]:
     """Sources with their kinds, item count and oldest item time, by source ID; filtered and paged."""
+    return source_page(services, tenant, prefix=prefix, kind=kind, offset=offset, limit=limit)["sources"]
+
+
+def source_page(services, tenant: str, *, prefix: str = "", kind: str | None = None, offset: int = 0,
+                limit: int = 50) -> dict:
+    """One page of ``list_sources`` as ``list`` and ``GET /v1/sources`` answer it: ``offset``, ``limit``,
+    ``total`` (the sources the filter matches, every page together), ``next_offset`` (the next page's
+    offset; None on the last page) and ``sources``."""
     # A negative bound would slice from the end (offset -2: the last two), not page; the API's caps
     # (core/limits.py) hold here too, so a page refused through a server is refused locally.
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -194,7 +202,10 @@ def list_sources(services, tenant: str, *, prefix: str = "", kind: str | None = 
         row["created_at"] = min(row["created_at"], item.created_at)
         if item.kind not in row["kinds"]:
             row["kinds"].append(item.kind)
-    return [found[s] for s in sorted(found)][offset:offset + limit]
+    rows = [found[s] for s in sorted(found)]
+    following = offset + limit
+    return {"offset": offset, "limit": limit, "total": len(rows),
+            "next_offset": following if following < len(rows) else None, "sources": rows[offset:following]}
 
 
 # How much of each item's text ``inspect`` shows unless asked for all of it: a source's view stays small

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from agent_memory.conversation.working_memory import session_key
 from agent_memory.core.errors import StoreUnavailableError
 from agent_memory.core.records import Document, TurnRecord
+from agent_memory.ingest.bulk_forget import forget_many, forget_tenant, sources_with_prefix
 from agent_memory.ingest.discovery import check_source_id, file_source_id
 from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
 from agent_memory.ingest.ownership import match_stored, near_sources
@@ -156,6 +158,41 @@ class DocumentMethods:
                 for key, value in self.ingestion.forget(tenant, sid).items():
                     totals[key] = totals.get(key, 0) + value
             return totals
+
+    def forget_prefix(self, prefix: str, *, tenant: str | None = None) -> dict[str, Any]:
+        """Forget every source whose ID starts with ``prefix`` (and every file whose ID does, with all it held),
+        from every store, in batches (``ingest/bulk_forget.py``): what a ``forget`` of each would remove, in one
+        round of each store per batch. Found in the catalog and in the vectors, so a source whose catalog entry
+        was lost goes too. Returns ``prefix`` and the counts removed: ``sources``, ``items``,
+        ``items_per_kind``, ``triples``, ``files`` (all zero: nothing matched). An empty prefix is refused (it
+        names every source: ``forget_tenant`` says so)."""
+        expect_type(prefix, str, "prefix", "a str such as 'notes/'")
+        if not prefix:
+            raise ValueError("prefix must not be empty: it would name every source (forget_tenant(tenant) removes "
+                             "a whole tenant)")
+        tenant = self._tenant(tenant)
+        self.settle()  # a turn the start's catch-up archived later would come back
+        self.check_space("forgetting")  # the stores write their deletions too
+        with self.write_lock:
+            return {"prefix": prefix, **forget_many(self.services, tenant, sources_with_prefix(self.services, tenant, prefix))}
+
+    def forget_tenant(self, tenant: str) -> dict[str, Any]:
+        """Everything ``tenant`` holds, from every store: its sessions (every agent's messages, summaries and
+        settings), then its sources, items, triples and catalog entries. The tenant is always named (no
+        default: nothing removes a whole tenant by omission). Returns ``tenant``, ``sessions``, ``messages``
+        and the counts ``forget_prefix`` returns."""
+        expect_type(tenant, str, "tenant", "a str naming the tenant to remove")
+        tenant = self._tenant(tenant)
+        self.settle()
+        self.check_space("forgetting")
+        prefix = session_key(tenant, "")
+        wm = self.working_memory
+        wm.flush()  # a queued archive pass must not write the tenant's turns back after this
+        keys = sorted({row["session_id"] for row in wm.sessions.store.session_rows(prefix)})
+        messages = sum(wm.sessions.delete(key) for key in keys)
+        with self.write_lock:
+            removed = forget_tenant(self.services, tenant)
+        return {"tenant": tenant, "sessions": len(keys), "messages": messages, **removed}
 
     def matching_sources(self, source_id: str, *, tenant: str | None = None) -> list[str]:
         """The stored source IDs ``forget(source_id)`` would remove (``ingest/ownership.match_stored``): those the

@@ -19,9 +19,9 @@ tenant); a ``tenant=`` keyword on a call selects another one for that call only.
 never reads another's documents or sessions.
 
 The document calls (``add`` ... ``forget``) are in ``documents.py``, the session calls (``session``,
-``add_message`` ... ``delete_session``) in ``sessions.py`` and the question calls (``prompt``, ``search``,
-``ask``, ``reinforce``, ``tenants``) in ``questions.py``, base classes of ``Memory``; the argument checks
-the calls share are in ``arguments.py``.
+``add_message`` ... ``delete_session``) in ``sessions.py``, the question calls (``prompt``, ``search``,
+``ask``, ``reinforce``, ``tenants``) in ``questions.py`` and ``export`` / ``import_export`` in ``transfer.py``,
+base classes of ``Memory``; the argument checks the calls share are in ``arguments.py``.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from agent_memory.memory.arguments import check_tenant
 from agent_memory.memory.documents import Added, DocumentMethods, Progress
 from agent_memory.memory.questions import AskResult, QuestionMethods
 from agent_memory.memory.sessions import SessionMethods
+from agent_memory.memory.transfer import TransferMethods
 from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.services import Services
 
@@ -57,7 +58,7 @@ log = logging.getLogger(__name__)
 __all__ = ["Added", "AskResult", "Memory", "Progress"]
 
 
-class Memory(DocumentMethods, SessionMethods, QuestionMethods):
+class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
     """Long memory inside a bounded prompt: documents, sessions, prompts, answers, forgetting.
 
     ``Memory()`` reads the settings from the environment (``AGENT_MEMORY_*``); ``data_dir``

@@ -112,6 +112,22 @@ class SessionMethods:
             raise NotFoundError(f"no session {session_id!r} for this tenant")
         return self.session(session_id, tenant=tenant).view(budget)
 
+    def messages(self, session_id: str, *, agent_id: str | None = None,
+                 tenant: str | None = None) -> list[dict[str, Any]]:
+        """The session's messages as appended, compaction notwithstanding (``view`` gives the compacted window):
+        per message ``seq``, ``message`` (its role, content, name, tool calls ...), ``timestamp`` (Unix seconds:
+        the one given, else when it was appended), ``retention`` (None: unclassified, the session's default
+        applied) and ``status`` (``active``, or what compaction did to it in the view). NotFoundError for a
+        session (of this agent) that holds no message."""
+        name = self._tenant(tenant)
+        if not self.working_memory.exists(name, self._session_id(session_id, tenant), agent_id):
+            who = f" (agent {agent_id!r})" if agent_id else ""
+            raise NotFoundError(f"no session {session_id!r}{who} for this tenant")
+        rows = self.working_memory.sessions.store.load_messages((session_key(name, session_id), agent_id or ""))
+        return [{"seq": row["seq"], "message": row["message"], "timestamp": row["created_at"],
+                 "retention": None if row["unclassified"] else row["retention"], "status": row["status"]}
+                for row in rows]
+
     def sessions(self, *, tenant: str | None = None) -> list[dict[str, Any]]:
         """The tenant's working-memory sessions, by ID: ``session_id``, ``agents`` (sub-agents' IDs; the
         main agent is ``None``), ``messages``, ``created_at`` / ``updated_at`` (Unix seconds; None for a

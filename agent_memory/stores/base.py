@@ -37,6 +37,10 @@ class VectorStore(Protocol):
 
     def delete_by_source(self, tenant: str, source_id: str) -> int: ...
 
+    def delete_where(self, flt: SearchFilter) -> int:
+        """Every item the filter matches (its tenant always applies); returns how many were removed."""
+        ...
+
     def delete_ids(self, ids: Sequence[str]) -> None: ...
 
     def update_metadata(self, updates: Mapping[str, Mapping[str, Any]]) -> int:
@@ -108,8 +112,20 @@ class GraphStore(Protocol):
 
     def delete_by_source(self, tenant: str, source_id: str) -> int: ...
 
+    def delete_by_sources(self, tenant: str, source_ids: Sequence[str]) -> int:
+        """``delete_by_source`` of many sources at once (one transaction): relations removed."""
+        ...
+
+    def delete_tenant(self, tenant: str) -> int:
+        """Every entity and relation of the tenant; returns the entities removed."""
+        ...
+
     def source_subjects(self, tenant: str, source_id: str) -> list[str]:
         """The names of the subjects of the source's relations."""
+        ...
+
+    def sources_subjects(self, tenant: str, source_ids: Sequence[str]) -> list[str]:
+        """``source_subjects`` of many sources at once."""
         ...
 
     def update_validity(self, tenant: str, subjects: Sequence[str], functional: Mapping[str, Sequence[str]]) -> int:

@@ -63,6 +63,10 @@ _SELECT = ("SELECT tenant, source_id, kind, content_hash, path, title, session_i
            "AND n.source_id = s.source_id) FROM sources s")
 
 
+# The tables holding a source's rows: its entry first (``delete_many`` counts those).
+_SOURCE_TABLES = ("sources", "titles", "owners", "named_files")
+
+
 @dataclass
 class SourceEntry:
     tenant: str
@@ -96,6 +100,12 @@ class SourceCatalog(Protocol):
     def put_many(self, entries: list[SourceEntry]) -> None: ...
 
     def delete(self, tenant: str, source_id: str) -> bool: ...
+
+    def delete_many(self, tenant: str, source_ids: list[str]) -> int: ...
+
+    def delete_tenant(self, tenant: str) -> int: ...
+
+    def source_ids(self, tenant: str, prefix: str = "") -> list[str]: ...
 
     def owners(self, tenant: str, source_ids: list[str]) -> dict[str, str]: ...
 
@@ -224,12 +234,37 @@ class SQLiteCatalog:
                                    [(e.tenant, k, e.source_id) for e in entries if (k := title_key(e.title))])
 
     def delete(self, tenant: str, source_id: str) -> bool:
+        return self.delete_many(tenant, [source_id]) > 0
+
+    def delete_many(self, tenant: str, source_ids: list[str]) -> int:
+        """Every row of ``source_ids`` (entry, title, owner, named file) in one transaction; returns the
+        entries removed (an ID with only a claim counts none)."""
+        rows = [(tenant, sid) for sid in dict.fromkeys(source_ids)]
+        removed = 0
         with self._lock, self._conn:
-            cur = self._conn.execute("DELETE FROM sources WHERE tenant=? AND source_id=?", (tenant, source_id))
-            self._conn.execute("DELETE FROM titles WHERE tenant=? AND source_id=?", (tenant, source_id))
-            self._conn.execute("DELETE FROM owners WHERE tenant=? AND source_id=?", (tenant, source_id))
-            self._conn.execute("DELETE FROM named_files WHERE tenant=? AND source_id=?", (tenant, source_id))
-        return cur.rowcount > 0
+            for table in _SOURCE_TABLES:
+                cur = self._conn.executemany(f"DELETE FROM {table} WHERE tenant=? AND source_id=?", rows)
+                if table == "sources":
+                    removed = cur.rowcount
+        return max(removed, 0)
+
+    def delete_tenant(self, tenant: str) -> int:
+        """Everything the catalog holds for ``tenant``, in one transaction; returns the entries removed."""
+        with self._lock, self._conn:
+            removed = self._conn.execute("DELETE FROM sources WHERE tenant=?", (tenant,)).rowcount
+            for table in _SOURCE_TABLES[1:]:
+                self._conn.execute(f"DELETE FROM {table} WHERE tenant=?", (tenant,))
+        return removed
+
+    def source_ids(self, tenant: str, prefix: str = "") -> list[str]:
+        """The IDs starting with ``prefix`` that have an entry or an owner (a claim a job died before writing,
+        a file's manifest ``file:...``), in order. Compared by substr, not LIKE: an ID may hold '%' or '_'."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT source_id FROM sources WHERE tenant=? AND substr(source_id, 1, ?)=?"
+                " UNION SELECT source_id FROM owners WHERE tenant=? AND substr(source_id, 1, ?)=? ORDER BY 1",
+                (tenant, len(prefix), prefix, tenant, len(prefix), prefix)).fetchall()
+        return [r[0] for r in rows]
 
     # Ownership: which file (manifest) or API caller wrote a source ID. A record of one file must
     # never take over a source another file owns (agent_memory/ingest/pipeline.py refuses it).

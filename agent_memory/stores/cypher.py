@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from agent_memory.core.entities import normalize_name, normalize_type
 from agent_memory.core.records import Triple
@@ -140,16 +140,18 @@ def build_queries(d: Dialect) -> Queries:
             " ON MATCH SET x.item_id = r.item_id, x.evidence = r.evidence, x.confidence = r.confidence,"
             " x.valid_from = r.valid_from"
         ),
+        # Over a list of sources: one scan of the relations for a batch (a forget by prefix, a tenant's
+        # sources), not one per source.
         source_endpoints=(
-            "MATCH (a:Entity)-[x:REL]->(b:Entity) WHERE x.tenant = $tenant AND x.source_id = $source_id"
-            " RETURN a.key AS a, b.key AS b"
+            "MATCH (a:Entity)-[x:REL]->(b:Entity) WHERE x.tenant = $tenant AND x.source_id IN $source_ids"
+            " RETURN a.key AS a, b.key AS b, x.source_id AS source_id"
         ),
         source_subjects=(
-            "MATCH (a:Entity)-[x:REL]->(b:Entity) WHERE x.tenant = $tenant AND x.source_id = $source_id"
+            "MATCH (a:Entity)-[x:REL]->(b:Entity) WHERE x.tenant = $tenant AND x.source_id IN $source_ids"
             " RETURN DISTINCT a.name AS name"
         ),
         delete_source_relations=(
-            "MATCH (a:Entity)-[x:REL]->(b:Entity) WHERE x.tenant = $tenant AND x.source_id = $source_id"
+            "MATCH (a:Entity)-[x:REL]->(b:Entity) WHERE x.tenant = $tenant AND x.source_id IN $source_ids"
             " DELETE x RETURN count(*) AS n"
         ),
         strip_source=(
@@ -298,7 +300,13 @@ class Runner:
 
     def source_subjects(self, tenant: str, source_id: str) -> list[str]:
         """The names of the subjects of the source's relations (whose validity a forget may change)."""
-        rows = self.read(self._q.source_subjects, {"tenant": tenant, "source_id": source_id})
+        return self.sources_subjects(tenant, [source_id])
+
+    def sources_subjects(self, tenant: str, source_ids: Sequence[str]) -> list[str]:
+        """``source_subjects`` of several sources at once."""
+        if not source_ids:
+            return []
+        rows = self.read(self._q.source_subjects, {"tenant": tenant, "source_ids": list(source_ids)})
         return sorted({r["name"] for r in rows if r["name"]})
 
     def find_entities(self, tenant: str, names: Sequence[str]) -> list[EntityRecord]:
@@ -362,6 +370,26 @@ class Runner:
         for row in rows:
             out.setdefault(row["tenant"], {})[row["source_id"] or ""] = int(row["n"])
         return out
+
+
+def delete_sources(run: Callable[[str, dict[str, Any]], list[dict[str, Any]]], q: Queries, tenant: str,
+                   source_ids: Sequence[str]) -> int:
+    """Inside the caller's transaction (``run``: one statement → dict rows): remove the sources' relations, then
+    the entities no other source supports; returns the relations removed. A batch of sources costs one scan of
+    the relations, whatever its size."""
+    ids = sorted(set(source_ids))
+    if not ids:
+        return 0
+    by_source: dict[str, set[str]] = {}
+    for row in run(q.source_endpoints, {"tenant": tenant, "source_ids": ids}):
+        by_source.setdefault(row["source_id"], set()).update((row["a"], row["b"]))
+    if not by_source:
+        return 0
+    removed = run(q.delete_source_relations, {"tenant": tenant, "source_ids": ids})[0]["n"]
+    for sid, keys in sorted(by_source.items()):
+        run(q.strip_source, {"keys": sorted(keys), "source_id": sid})
+    run(q.delete_orphans, {"keys": sorted(set().union(*by_source.values()))})
+    return int(removed)
 
 
 def neighbourhood_rows(run: Runner, q: Queries, tenant: str, names: Sequence[str], hops: int, limit: int) -> list[dict]:

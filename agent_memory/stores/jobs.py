@@ -46,11 +46,13 @@ class JobSpec:
     filename and metadata; "forget": remove ``source_id``; "gc": the tenant's expiry pass;
     "delete_session": delete the session ``params["session_id"]`` (``params["forget"]``: its archived
     turns too); "check": compare the tenant's stores (``params["repair"]``, ``params["adopt"]``: and mend
-    them, agent_memory/ingest/consistency.py). The last four are queued only when a running job holds the write lock (a request
-    must not wait for the whole job). ``source_id`` is also the key of the per-source lock."""
+    them, agent_memory/ingest/consistency.py); "forget_prefix": every source whose ID starts with ``source_id``;
+    "forget_tenant": everything the tenant holds. All but the first two are queued only when a running job holds
+    the write lock (a request must not wait for the whole job). ``source_id`` is also the key of the per-source
+    lock."""
 
     tenant: str
-    kind: Literal["text", "upload", "forget", "gc", "delete_session", "check"]
+    kind: Literal["text", "upload", "forget", "gc", "delete_session", "check", "forget_prefix", "forget_tenant"]
     source_id: str
     size: int
     params: dict[str, Any] = field(default_factory=dict)

@@ -13,7 +13,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import ladybug
 
@@ -146,21 +146,13 @@ class LadybugGraphStore(cypher.Runner):
 
     def delete_by_source(self, tenant: str, source_id: str) -> int:
         """Remove the source's relations, then entities no other source supports; returns relations removed."""
-        params = {"tenant": tenant, "source_id": source_id}
+        return self.delete_by_sources(tenant, [source_id])
 
-        def work() -> int:
-            ends = self._execute(self._q.source_endpoints, params)
-            keys = sorted({k for row in ends for k in (row["a"], row["b"])})
-            if not keys:
-                return 0
-            removed = self._execute(self._q.delete_source_relations, params)[0]["n"]
-            self._execute(self._q.strip_source, {"keys": keys, "source_id": source_id})
-            self._execute(self._q.delete_orphans, {"keys": keys})
-            return int(removed)
-
+    def delete_by_sources(self, tenant: str, source_ids: Sequence[str]) -> int:
+        """``delete_by_source`` of several sources in one transaction; returns the relations removed."""
         with self._lock:
             self._names = None
-            return self._transaction(work)
+            return self._transaction(lambda: cypher.delete_sources(self._execute, self._q, tenant, source_ids))
 
     def delete_tenant(self, tenant: str) -> int:
         """Remove everything of one tenant; returns entities removed."""

@@ -9,7 +9,7 @@ ones in :mod:`agent_memory.stores.cypher`, shared with the embedded backend.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
@@ -116,19 +116,12 @@ class Neo4jGraphStore(cypher.Runner):
 
     def delete_by_source(self, tenant: str, source_id: str) -> int:
         """Remove the source's relations, then entities no other source supports; returns relations removed."""
-        params = {"tenant": tenant, "source_id": source_id}
+        return self.delete_by_sources(tenant, [source_id])
 
-        def work(tx) -> int:
-            ends = self._run(tx, self._q.source_endpoints, params)
-            keys = sorted({k for row in ends for k in (row["a"], row["b"])})
-            if not keys:
-                return 0
-            removed = self._run(tx, self._q.delete_source_relations, params)[0]["n"]
-            self._run(tx, self._q.strip_source, {"keys": keys, "source_id": source_id})
-            self._run(tx, self._q.delete_orphans, {"keys": keys})
-            return int(removed)
-
-        return self._write(work)
+    def delete_by_sources(self, tenant: str, source_ids: Sequence[str]) -> int:
+        """``delete_by_source`` of several sources in one transaction; returns the relations removed."""
+        return self._write(lambda tx: cypher.delete_sources(
+            lambda query, params: self._run(tx, query, params), self._q, tenant, source_ids))
 
     def delete_tenant(self, tenant: str) -> int:
         """Remove everything of one tenant; returns entities removed."""

@@ -17,6 +17,10 @@ _SELECT = (f"SELECT {_COLUMNS}, EXISTS (SELECT 1 FROM catalog_named_files n WHER
            " AND n.source_id = s.source_id) FROM catalog_sources s")
 
 
+# The tables holding a source's rows: its entry first.
+_SOURCE_TABLES = ("catalog_sources", "catalog_titles", "catalog_owners", "catalog_named_files")
+
+
 class PostgresCatalog:
     def __init__(self, db: PostgresDB) -> None:
         self.db = db
@@ -60,12 +64,35 @@ class PostgresCatalog:
                 cur.executemany("INSERT INTO catalog_titles VALUES (%s,%s,%s) ON CONFLICT DO NOTHING", titles)
 
     def delete(self, tenant: str, source_id: str) -> bool:
+        return self.delete_many(tenant, [source_id]) > 0
+
+    def delete_many(self, tenant: str, source_ids: list[str]) -> int:
+        """Every row of ``source_ids`` in one transaction (see ``SQLiteCatalog.delete_many``)."""
+        ids = list(dict.fromkeys(source_ids))
+        if not ids:
+            return 0
         with self.db.connection() as conn, conn.transaction():
-            cur = conn.execute("DELETE FROM catalog_sources WHERE tenant=%s AND source_id=%s", (tenant, source_id))
-            conn.execute("DELETE FROM catalog_titles WHERE tenant=%s AND source_id=%s", (tenant, source_id))
-            conn.execute("DELETE FROM catalog_owners WHERE tenant=%s AND source_id=%s", (tenant, source_id))
-            conn.execute("DELETE FROM catalog_named_files WHERE tenant=%s AND source_id=%s", (tenant, source_id))
-            return cur.rowcount > 0
+            removed = conn.execute("DELETE FROM catalog_sources WHERE tenant=%s AND source_id = ANY(%s)",
+                                   (tenant, ids)).rowcount
+            for table in _SOURCE_TABLES[1:]:
+                conn.execute(f"DELETE FROM {table} WHERE tenant=%s AND source_id = ANY(%s)", (tenant, ids))
+            return removed
+
+    def delete_tenant(self, tenant: str) -> int:
+        """Everything the catalog holds for ``tenant`` (see ``SQLiteCatalog.delete_tenant``)."""
+        with self.db.connection() as conn, conn.transaction():
+            removed = conn.execute("DELETE FROM catalog_sources WHERE tenant=%s", (tenant,)).rowcount
+            for table in _SOURCE_TABLES[1:]:
+                conn.execute(f"DELETE FROM {table} WHERE tenant=%s", (tenant,))
+            return removed
+
+    def source_ids(self, tenant: str, prefix: str = "") -> list[str]:
+        """The IDs starting with ``prefix`` with an entry or an owner (see ``SQLiteCatalog.source_ids``)."""
+        # Sorted here: code point order, as SQLite's (a UNION orders by its columns only, not by a collation).
+        return sorted(r[0] for r in self._rows(
+            "SELECT source_id FROM catalog_sources WHERE tenant=%s AND left(source_id, %s::int)=%s"
+            " UNION SELECT source_id FROM catalog_owners WHERE tenant=%s AND left(source_id, %s::int)=%s",
+            (tenant, len(prefix), prefix, tenant, len(prefix), prefix)))
 
     def owners(self, tenant: str, source_ids: list[str]) -> dict[str, str]:
         """{source_id: owner} for those of ``source_ids`` that have an owner (see ``SQLiteCatalog.owners``)."""

@@ -123,7 +123,11 @@ class QdrantStore:
             self._update_vectors(points)
 
     def delete_by_source(self, tenant: str, source_id: str) -> int:
-        flt = SearchFilter(tenant=tenant, source_ids=[source_id])
+        return self.delete_where(SearchFilter(tenant=tenant, source_ids=[source_id]))
+
+    def delete_where(self, flt: SearchFilter) -> int:
+        if filter_is_empty(flt):
+            return 0
         with self._lock:
             self._check_open()
             n = self._count(flt)

@@ -139,6 +139,9 @@ class SpacedVectorStore:
     def delete_by_source(self, tenant: str, source_id: str) -> int:
         return sum(store.delete_by_source(tenant, source_id) for store in self.stores.values())
 
+    def delete_where(self, flt: SearchFilter) -> int:
+        return sum(store.delete_where(flt) for store in self.stores.values())
+
     def delete_ids(self, ids: Sequence[str]) -> None:
         for store in self.stores.values():
             store.delete_ids(ids)

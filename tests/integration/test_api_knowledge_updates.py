@@ -67,6 +67,9 @@ def test_upkeep_views_through_the_api(client):
     assert stats["superseded_triples"] == 2 and 0 < stats["superseded_share"] < 1  # Berlin and Lisbon
     page = client.get("/v1/sources", params={"prefix": "moves/", "limit": 2}).json()
     assert [r["source_id"] for r in page["sources"]] == ["moves/2023-11", "moves/2024-02"]
+    assert page["total"] == 3 and page["next_offset"] == 2  # every page together, and where the next starts
+    last = client.get("/v1/sources", params={"prefix": "moves/", "limit": 2, "offset": 2}).json()
+    assert [r["source_id"] for r in last["sources"]] == ["moves/2024-06"] and last["next_offset"] is None
     assert client.get("/v1/sources/", params={"prefix": "moves/", "limit": 2}).json() == page  # trailing slash
     found = client.get("/v1/sources/moves/2024-06").json()
     assert found["catalog"]["triples"] >= 1 and found["items"][0]["metadata"]["importance"] == 0.5

@@ -139,6 +139,21 @@ def test_owners_are_claimed_per_tenant_and_forgotten_with_the_source(catalog):
     assert catalog.owners("t", ["a", "b"]) == {"b": "file:/y.jsonl"} and catalog.owners("u", ["a"]) == {"a": "api"}
 
 
+def test_source_ids_by_prefix_and_deleting_many_or_a_whole_tenant(catalog):
+    catalog.put_many([entry("notes/a", title="Alpha"), entry("notes/b"), entry("notes%/c"), entry("other/d"),
+                      entry("file:notes/b", kind="file"), entry("notes/a", tenant="u")])
+    catalog.claim("t", "file:notes/e.jsonl", ["notes/e#0"])  # a claim whose entry was never written
+    assert catalog.source_ids("t", "notes/") == ["notes/a", "notes/b", "notes/e#0"]
+    assert catalog.source_ids("t", "notes%") == ["notes%/c"]  # no wildcard: compared as text
+    assert catalog.source_ids("t") == ["file:notes/b", "notes%/c", "notes/a", "notes/b", "notes/e#0", "other/d"]
+    assert catalog.delete_many("t", ["notes/a", "notes/e#0", "missing", "notes/a"]) == 1
+    assert catalog.source_ids("t", "notes/") == ["notes/b"] and catalog.titled("t", ["alpha"]) == {}
+    assert catalog.owners("t", ["notes/e#0"]) == {} and catalog.delete_many("t", []) == 0
+    assert catalog.delete_tenant("t") == 4
+    assert catalog.source_ids("t") == [] and catalog.count("t") == 0
+    assert catalog.source_ids("u") == ["notes/a"] and catalog.get("u", "notes/a") is not None
+
+
 def test_under_path_finds_entries_of_a_kind_by_path_prefix(catalog):
     catalog.put_many([entry("file:n/a.md", kind="file", path="/r/n/a.md"),
                       entry("file:n/s/b.md", kind="file", path="/r/n/s/b.md"),

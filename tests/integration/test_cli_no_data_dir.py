@@ -3,6 +3,8 @@ say so, naming it, and exit 1; `ingest` is what creates it."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.helpers import embedded_cli_env, run_cli
@@ -32,5 +34,5 @@ def test_the_empty_tenant_note_names_the_data_dir(tmp_path, monkeypatch, capsys)
     data.mkdir()  # exists, holds nothing yet: the stores open, and the note says where it looked
     embedded_cli_env(monkeypatch, data)
     code, out, err = run_cli(capsys, ["list"])
-    assert code == 0 and out.strip() == "[]"
+    assert code == 0 and json.loads(out)["sources"] == [] and json.loads(out)["total"] == 0
     assert f"tenant 'default' holds no stored memory in the data dir {data.resolve()}; no tenant holds any yet" in err

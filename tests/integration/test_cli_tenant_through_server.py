@@ -44,7 +44,7 @@ def test_a_server_without_keys_says_it_serves_its_own_tenant_only(tmp_path, caps
         assert "--tenant 'default'" in err and "AGENT_MEMORY_TENANT=acme" in err and "API key in" not in err
         # Its own tenant goes through.
         code, out, _ = run_cli(capsys, ["--server", url, "list", "--tenant", "default"])
-        assert code == 0 and out.strip() == "[]"
+        assert code == 0 and json.loads(out)["sources"] == []
         # Found as the data dir's owner, the fix is to stop that server.
         with RemoteMemory(url, owner="pid 1 (agent-memory serve)") as remote, pytest.raises(ConfigError) as refused:
             remote.check_tenant("acme")
@@ -88,7 +88,7 @@ def test_agent_memory_tenant_is_refused_by_a_server_serving_another(owned, capsy
     assert "stop the server that owns the data dir" in err and "AGENT_MEMORY_TENANT unset or 'default'" in err
     cli_env.delenv("AGENT_MEMORY_TENANT")
     code, out, _ = run_cli(capsys, ["list"])
-    assert code == 0 and json.loads(out) == []  # the refused ingest wrote nothing to 'default'
+    assert code == 0 and json.loads(out)["sources"] == []  # the refused ingest wrote nothing to 'default'
 
 
 def test_agent_memory_tenant_naming_the_server_s_own_goes_through(owned, capsys, cli_env):
@@ -96,11 +96,11 @@ def test_agent_memory_tenant_naming_the_server_s_own_goes_through(owned, capsys,
     code, out, _ = run_cli(capsys, ["ingest", "notes", "--json"])
     assert code == 0 and json.loads(out)["files_ingested"] == 1
     code, out, _ = run_cli(capsys, ["list"])
-    assert code == 0 and [r["source_id"] for r in json.loads(out)] == ["notes/team.md"]
+    assert code == 0 and [r["source_id"] for r in json.loads(out)["sources"]] == ["notes/team.md"]
     # --tenant still chooses per call, over the variable, as it does locally.
     cli_env.setenv("AGENT_MEMORY_TENANT", "acme")
     code, out, _ = run_cli(capsys, ["list", "--tenant", "default"])
-    assert code == 0 and len(json.loads(out)) == 1
+    assert code == 0 and json.loads(out)["total"] == 1
 
 
 def test_with_keys_agent_memory_tenant_must_be_the_key_s(tmp_path, capsys, cli_env):

@@ -39,7 +39,7 @@ def ingest(capsys, *argv) -> tuple[int, dict]:
 def listed(capsys) -> list[str]:
     capsys.readouterr()
     main(["list"])
-    return [r["source_id"] for r in json.loads(capsys.readouterr().out)]
+    return [r["source_id"] for r in json.loads(capsys.readouterr().out)["sources"]]
 
 
 ALL = ["notes/budget.md", "notes/sub/deep.md", "notes/team.md", "notes/todo.txt"]

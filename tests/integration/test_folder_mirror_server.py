@@ -50,7 +50,7 @@ def ingest(capsys, *argv) -> tuple[int, dict, str]:
 def listed(capsys, *server: str) -> list[str]:
     capsys.readouterr()
     assert main([*server, "list"]) == 0
-    return [r["source_id"] for r in json.loads(capsys.readouterr().out)]
+    return [r["source_id"] for r in json.loads(capsys.readouterr().out)["sources"]]
 
 
 def test_a_renamed_file_is_forgotten_through_the_server(served, capsys):

@@ -213,6 +213,26 @@ def test_delete_by_source_keeps_entities_other_sources_support(graph):
     assert graph.stats() == {"entities": 0, "relations": 0}
 
 
+def test_deleting_many_sources_at_once_is_deleting_each(graph):
+    graph.store.merge_triples([
+        graph.t("Alice", "knows", "Bob", "doc-1"),
+        graph.t("Bob", "likes", "Jazz", "doc-2"),
+        graph.t("Alice", "knows", "Bob", "doc-3"),
+        graph.t("Carol", "leads", "Kestrel", "doc-4"),
+        graph.t("Alice", "knows", "Bob", "doc-1", tenant=graph.tenant + "-other"),
+    ])
+    assert graph.store.sources_subjects(graph.tenant, ["doc-1", "doc-2", "doc-4"]) == ["Alice", "Bob", "Carol"]
+    assert graph.store.sources_subjects(graph.tenant, []) == []
+    assert graph.store.delete_by_sources(graph.tenant, ["doc-1", "doc-2", "doc-4", "nothing"]) == 3
+    assert graph.stats() == {"entities": 2, "relations": 1}
+    [bob] = graph.store.find_entities(graph.tenant, ["Bob"])
+    assert bob.source_ids == ["doc-3"]
+    assert graph.store.delete_by_sources(graph.tenant, []) == 0
+    assert graph.store.stats(graph.tenant + "-other") == {"entities": 2, "relations": 1}
+    assert graph.store.delete_tenant(graph.tenant) == 2
+    assert graph.stats() == {"entities": 0, "relations": 0}
+
+
 def test_find_entities_exact_and_normalized(graph):
     graph.store.merge_triples([graph.t("ACME  Corp.", "employs", "Alice", "doc-1"), graph.t("acme corp", "employs", "Bob", "doc-2")])
     assert normalize_name("ACME  Corp.") == normalize_name("ａｃｍｅ corp") == "acme corp"

@@ -38,7 +38,7 @@ def test_a_folder_job_passes_the_data_dir_by_once(project, capsys):
 
     capsys.readouterr()
     assert main(["list"]) == 0
-    assert [row["source_id"] for row in json.loads(capsys.readouterr().out)] == ["project/notes/pump.md"]
+    assert [row["source_id"] for row in json.loads(capsys.readouterr().out)["sources"]] == ["project/notes/pump.md"]
 
 
 def test_a_file_named_inside_the_data_dir_is_refused(project, capsys):

@@ -19,7 +19,7 @@ def _ingest(capsys, *argv: str) -> dict:
 def _listed(capsys) -> list[str]:
     code, out, _ = run_cli(capsys, ["list"])
     assert code == 0
-    return sorted(r["source_id"] for r in json.loads(out))
+    return sorted(r["source_id"] for r in json.loads(out)["sources"])
 
 
 def test_generated_files_are_left_out_of_a_walk_unless_named_or_no_ignore(tmp_path, monkeypatch, capsys):

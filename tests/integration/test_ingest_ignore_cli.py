@@ -45,7 +45,7 @@ def ingest(capsys, *argv: str) -> tuple[int, dict]:
 def listed(capsys) -> list[str]:
     code, out, _ = run_cli(capsys, ["list"])
     assert code == 0
-    return [r["source_id"] for r in json.loads(out)]
+    return [r["source_id"] for r in json.loads(out)["sources"]]
 
 
 def test_ignored_files_are_counted_not_stored_and_no_ignore_reads_them(repo, capsys):

@@ -81,7 +81,7 @@ def test_cli_and_mcp_go_through_the_server_that_owns_the_data_dir(tmp_path):
         assert stats.returncode == 0, stats.stderr
         assert json.loads(stats.stdout)["acme"]["sources"] >= 2
         listed = json.loads(cli(data, "list").stdout)
-        assert {"notes/greenhouse.md", "notes/bakery.txt"} <= {row["source_id"] for row in listed}
+        assert {"notes/greenhouse.md", "notes/bakery.txt"} <= {row["source_id"] for row in listed["sources"]}
         wrong_tenant = cli(data, "stats", "--tenant", "other")
         assert wrong_tenant.returncode == 2 and "'acme'" in wrong_tenant.stderr
 

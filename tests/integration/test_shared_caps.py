@@ -152,4 +152,4 @@ def test_ingest_takes_options_between_its_paths(tmp_path, monkeypatch, capsys):
     assert json.loads(out)  # the report, as JSON: --json after the paths was taken too
     code, out, _ = run_cli(capsys, ["list"])
     # -r between the paths applied to the folder: the file two levels down was ingested.
-    assert sorted(row["source_id"] for row in json.loads(out)) == ["a.md", "folder/deep/c.md"]
+    assert sorted(row["source_id"] for row in json.loads(out)["sources"]) == ["a.md", "folder/deep/c.md"]

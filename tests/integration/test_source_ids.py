@@ -22,7 +22,7 @@ def root(tmp_path, monkeypatch):
 
 
 def listed(capsys) -> list[str]:
-    return [r["source_id"] for r in json.loads(run_cli(capsys, ["list"])[1])]
+    return [r["source_id"] for r in json.loads(run_cli(capsys, ["list"])[1])["sources"]]
 
 
 def test_the_same_folder_gets_the_same_ids_from_any_working_folder(root, capsys, monkeypatch):

@@ -42,12 +42,17 @@ def test_stats_list_inspect_then_gc(data_dir, capsys):
     assert before["expiring_soon"] == 1 and before["entities"] > 0
 
     code, out = run(capsys, ["list", "--kind", "chunk", "--limit", "1"])
-    page = json.loads(out)
+    listed = json.loads(out)
+    page = listed["sources"]
     assert code == 0 and len(page) == 1 and page[0]["kinds"] == ["chunk"]
+    # The page says how many there are in all and where the next one starts.
+    assert listed["total"] >= 2 and listed["next_offset"] == 1 and listed["offset"] == 0 and listed["limit"] == 1
     code, out = run(capsys, ["list", "--offset", "1"])
-    assert [r["source_id"] for r in json.loads(out)] != [page[0]["source_id"]] or len(json.loads(out)) == 1
+    rest = json.loads(out)
+    assert rest["sources"][0]["source_id"] != page[0]["source_id"] or rest["total"] == 1
+    assert rest["next_offset"] is None and rest["total"] == len(rest["sources"]) + 1
 
-    scan_id = next(r["source_id"] for r in json.loads(run(capsys, ["list"])[1]) if r["source_id"].endswith("scan.md"))
+    scan_id = next(r["source_id"] for r in json.loads(run(capsys, ["list"])[1])["sources"] if r["source_id"].endswith("scan.md"))
     code, out = run(capsys, ["inspect", scan_id])
     found = json.loads(out)
     assert code == 0 and found["catalog"]["triples"] >= 1 and "expires_at" in found["items"][0]["metadata"]

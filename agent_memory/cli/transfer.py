@@ -1,0 +1,132 @@
+"""``agent-memory export`` and ``agent-memory import``: a tenant's memory as JSON Lines and back (a user's data
+request, a move between deployments: ``memory/export_lines.py`` says what the lines hold).
+
+``export`` goes through the server that owns the data dir, as the other commands do (``GET /v1/export``).
+``import`` opens the stores itself: through a server it is refused, naming what to do instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator
+
+from agent_memory.cli.commands import _note_if_empty
+from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
+from agent_memory.core.errors import ConfigError, StoreUnavailableError
+from agent_memory.remote import RemoteMemory
+
+
+def cmd_export(args) -> int:
+    """The tenant's export to ``--out`` (written whole, then renamed into place) or to stdout."""
+    try:
+        return _export(args)
+    except BrokenPipeError:
+        # The reader of stdout stopped early (`| head`): what it read is all it wanted; no traceback, and no
+        # second error when Python flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _export(args) -> int:
+    remote = server_for(args)
+    with _output(args.out) as out:
+        if remote is not None:
+            with remote:
+                tenant = tenant_through(remote, args)
+                counts = _stream_from(remote, out)
+        else:
+            with local_memory(args, creates=False, encodes=False) as memory:
+                tenant = memory.tenant
+                counts = {}
+                for line in memory.export():
+                    out.write(json.dumps(line, ensure_ascii=False) + "\n")
+                    if line["type"] == "end":
+                        counts = line
+                if not counts.get("sources") and not counts.get("sessions"):
+                    _note_if_empty(memory, args.tenant)
+    where = f" to {args.out}" if args.out else ""
+    print(f"exported tenant {tenant!r}{where}: {counts.get('sources', 0)} sources, {counts.get('sessions', 0)} "
+          f"sessions, {counts.get('messages', 0)} messages", file=sys.stderr)
+    return 0
+
+
+@contextmanager
+def _output(path: str | None) -> Iterator[IO[str]]:
+    """stdout, or a file written beside ``path`` and renamed onto it once whole: a failed export leaves no
+    half file that an import would take for the tenant's data."""
+    if not path or path == "-":
+        yield sys.stdout
+        return
+    target = Path(path)
+    partial = target.with_name(target.name + ".partial")
+    try:
+        with partial.open("w", encoding="utf-8") as out:
+            yield out
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _stream_from(remote: RemoteMemory, out: IO[str]) -> dict:
+    """``GET /v1/export`` into ``out`` as it arrives; the end line's counts (an export cut short raises)."""
+    counts: dict = {}
+    with remote.client.stream("GET", "/v1/export") as response:
+        if response.status_code != 200:
+            response.read()
+            try:
+                reason = response.json()["error"]["message"]
+            except (ValueError, KeyError, TypeError):
+                reason = response.text[:300]
+            raise StoreUnavailableError(f"the server at {remote.url} refused the export: {reason} (HTTP "
+                                        f"{response.status_code})")
+        for line in response.iter_lines():
+            if line:
+                out.write(line + "\n")
+                if line.startswith('{"type": "end"'):
+                    counts = json.loads(line)
+    if not counts:
+        raise StoreUnavailableError(f"the export from {remote.url} ended before its last line: it was cut short "
+                                    "(nothing was written in place of --out); run it again")
+    return counts
+
+
+def cmd_import(args) -> int:
+    """An export's lines into the data dir's stores, for ``--tenant`` or the tenant the export names."""
+    if server_for(args) is not None:
+        raise ConfigError("`agent-memory import` does not work through a server: it re-ingests through the stores "
+                          "itself. Stop the server that owns the data dir, run the import, then start the server "
+                          "again (or import into another data dir with --data-dir)")
+    if args.file != "-" and not Path(args.file).is_file():
+        raise ConfigError(f"no export file at {args.file!r} (`agent-memory export --out FILE` writes one; '-' reads "
+                          "stdin)")
+    handle = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+    try:
+        with local_memory(args) as memory:
+            report = memory.import_export(handle, tenant=args.tenant)
+    finally:
+        if handle is not sys.stdin:
+            handle.close()
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(_render(report))
+    return 0 if report.ok else 1
+
+
+def _render(report) -> str:
+    lines = [f"imported into tenant {report.tenant!r}",
+             f"  sources written    {report.sources_written}",
+             f"  sources unchanged  {report.sources_unchanged}",
+             f"  sessions imported  {report.sessions_imported} ({report.messages_appended} messages)",
+             f"  sessions unchanged {report.sessions_unchanged}"]
+    if report.sessions_refused:
+        lines.append(f"  sessions refused   {report.sessions_refused}")
+    if report.turns_forgotten:
+        lines.append(f"  turns forgotten    {report.turns_forgotten} (forgotten where it was exported)")
+    lines += [f"  skipped line {number}: {why}" for number, why in report.skipped]
+    lines += [f"  warning: {warning}" for warning in report.warnings]
+    return "\n".join(lines)

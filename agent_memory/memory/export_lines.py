@@ -1,0 +1,175 @@
+"""What a tenant's export holds, line by line (JSON Lines): ``export_tenant`` writes them, ``memory/import_lines.py``
+reads them back.
+
+1. A header: ``{"type": "header", "format": "agent-memory-export", "version": 1, "tenant": ..., "exported_at":
+   ..., "agent_memory": <version>}``.
+2. One ``source`` line per stored document or turn: its ID, kind, title, metadata, times, where it came from
+   (``path``) and who wrote it (``owner``: the file ``file:<id>`` that held it, ``api:`` for a document written
+   directly, ``session:<id>`` for a deleted session's kept turns), and its text, put back together from its
+   stored pieces by their character offsets. Only the whitespace between two pieces is not stored: the text
+   is ``text_verified`` when it hashes to what ingestion recorded, else that whitespace is a guess. Summaries,
+   vectors and graph facts are not exported: the importing deployment derives them again with its own models
+   and settings. A live session's archived turns are not source lines either: its messages rebuild them.
+3. Per working-memory session (and sub-agent): a ``session`` line (its ID, agent, settings, how far it was
+   archived and which archived turns long-term memory no longer holds, because they were forgotten) followed by
+   its ``message`` lines as appended: role, content, name, tool calls, with ``timestamp`` (Unix seconds) and
+   the retention class (None: unclassified), compaction notwithstanding.
+4. An ``end`` line with the counts: a file without it was cut short.
+
+Nothing of another tenant is read: every lookup is scoped to the tenant exported.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any, Iterator
+
+from agent_memory.conversation.working_memory import session_key
+from agent_memory.core.ids import content_hash
+from agent_memory.core.records import MemoryItem, SearchFilter
+from agent_memory.core.version import __version__
+from agent_memory.index.importance import IMPORTANCE
+from agent_memory.ingest.bulk_forget import sources_with_prefix
+from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER
+
+EXPORT_FORMAT = "agent-memory-export"
+EXPORT_VERSION = 1
+# Sources read together: one catalog lookup and one filtered scroll of the vectors per batch.
+EXPORT_BATCH = 256
+# Item metadata that ingestion derives from the source's own fields (a title, a turn's place in its
+# session): exported as those fields, not as metadata.
+DERIVED_KEYS = {"document": ("title",), "turn": ("session_id", "turn_id", "speaker", "timestamp", "seq")}
+
+
+def export_tenant(services, working_memory, tenant: str) -> Iterator[dict[str, Any]]:
+    """Every line of ``tenant``'s export, in order (see the module's doc)."""
+    yield {"type": "header", "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "tenant": tenant,
+           "exported_at": time.time(), "agent_memory": __version__}
+    store = working_memory.sessions.store
+    prefix = session_key(tenant, "")
+    rows = store.session_rows(prefix)
+    live = {row["session_id"][len(prefix):] for row in rows}
+    counts = {"sources": 0, "sessions": 0, "messages": 0}
+    for line in _sources(services, tenant, live):
+        counts["sources"] += 1
+        yield line
+    for row in rows:
+        key = (row["session_id"], row["agent_id"])
+        session_id = row["session_id"][len(prefix):]
+        messages = store.load_messages(key)
+        through = store.archived_through(key)
+        yield {"type": "session", "session_id": session_id, "agent_id": row["agent_id"] or None,
+               "config": store.load_state(key).get("config"), "messages": len(messages),
+               "archived_through": through,
+               "forgotten_turns": [] if row["agent_id"] else _forgotten(services, tenant, session_id, messages, through)}
+        counts["sessions"] += 1
+        for message in messages:
+            counts["messages"] += 1
+            yield {"type": "message", "session_id": session_id, "agent_id": row["agent_id"] or None,
+                   "seq": message["seq"], "retention": None if message["unclassified"] else message["retention"],
+                   "message": {**message["message"], "timestamp": message["created_at"]}}
+    yield {"type": "end", **counts}
+
+
+def _forgotten(services, tenant: str, session_id: str, messages: list[dict], through: int) -> list[int]:
+    """The seqs archived already whose turn long-term memory does not hold: forgotten since (or never a turn:
+    a tool result, a system message). An import forgets the turns these become again."""
+    archived = [m["seq"] for m in messages if m["seq"] <= through]
+    stored = services.catalog.get_many(tenant, [f"{session_id}/m{seq}" for seq in archived])
+    return [seq for seq in archived if f"{session_id}/m{seq}" not in stored]
+
+
+def _sources(services, tenant: str, live_sessions: set[str]) -> Iterator[dict[str, Any]]:
+    ids = [sid for sid in sources_with_prefix(services, tenant, "") if not sid.startswith(FILE_KEY)]
+    for start in range(0, len(ids), EXPORT_BATCH):
+        batch = ids[start:start + EXPORT_BATCH]
+        entries = services.catalog.get_many(tenant, batch)
+        owners = services.catalog.owners(tenant, batch)
+        items: dict[str, list[MemoryItem]] = defaultdict(list)
+        for item in services.vectors.scroll(SearchFilter(tenant=tenant, source_ids=batch)):
+            items[item.source_id].append(item)
+        for sid in batch:
+            entry, owner = entries.get(sid), owners.get(sid)
+            if entry is not None and entry.kind == "session":
+                continue  # a transcript's session summary: derived again when its turns are imported
+            if owner and owner.startswith(SESSION_OWNER) and owner[len(SESSION_OWNER):] in live_sessions:
+                continue  # a live session's archived turn: its message is exported and archived again
+            line = source_line(sid, entry, owner, items.get(sid, []))
+            if line is not None:
+                yield line
+
+
+def source_line(source_id: str, entry, owner: str | None, items: list[MemoryItem]) -> dict[str, Any] | None:
+    """One source's line, or None when nothing of it is stored but a claim (a job that died before writing)."""
+    kind = entry.kind if entry is not None else ("turn" if any(i.kind == "turn" for i in items) else "document")
+    pieces = [i for i in items if i.kind == ("turn" if kind == "turn" else "chunk")]
+    if entry is None and not pieces:
+        return None
+    first = min(pieces, key=lambda i: (i.start, i.chunk_index)) if pieces else None
+    metadata = dict(first.metadata) if first is not None else {}
+    for key in DERIVED_KEYS.get(kind, ()):
+        metadata.pop(key, None)
+    if metadata.get("importance") == IMPORTANCE.default:
+        del metadata["importance"]  # the default ingestion stamps on every item; a raised one is kept
+    line: dict[str, Any] = {
+        "type": "source", "source_id": source_id, "kind": kind, "title": entry.title if entry else "",
+        "metadata": metadata, "created_at": min((i.created_at for i in pieces), default=None),
+        "updated_at": entry.updated_at if entry else None, "path": entry.path if entry else "", "owner": owner,
+        "text": "", "text_verified": False}
+    if kind == "turn":
+        meta = first.metadata if first is not None else {}
+        line.update(session_id=(entry.session_id if entry else None) or meta.get("session_id", ""),
+                    turn_id=str(meta.get("turn_id", "")), speaker=str(meta.get("speaker", "")),
+                    timestamp=(entry.timestamp if entry else "") or str(meta.get("timestamp", "")),
+                    seq=entry.seq if entry is not None and entry.seq is not None else meta.get("seq"))
+        said = f"{line['speaker']}\x1f{line['timestamp']}\x1f"
+    else:
+        said = line["title"] + "\x1f"
+    line["text"], line["text_verified"] = _verified(rebuilt_text(pieces), pieces,
+                                                    lambda text: entry is not None and content_hash(said + text) == entry.content_hash)
+    if not pieces:
+        line["problem"] = "the catalog lists it but no stored item holds its text"
+    return line
+
+
+def rebuilt_text(pieces: list[MemoryItem]) -> str:
+    """A source's text from its stored pieces (chunks, or a turn's pieces), each placed at its character
+    offset: overlaps are read once, and the whitespace the splitter stripped between two pieces is put back
+    as a guess (a blank line for two characters, a space after a sentence's end, else newlines)."""
+    out: list[str] = []
+    end = None
+    for piece in sorted(pieces, key=lambda i: (i.start, i.chunk_index)):
+        text = piece.text
+        if end is None:
+            out.append(text)
+        elif piece.start >= end:
+            out.append(_gap(out[-1] if out else "", piece.start - end) + text)
+        else:  # overlap: the part not read yet (an offset an approximate split gave is read as it is)
+            out.append(text[end - piece.start:])
+        end = max(end or 0, piece.start + len(text))
+    return "".join(out)
+
+
+# The whitespace a source's text most often starts or ends with, which the splitter strips from its pieces.
+_EDGES = ("", "\n", "\n\n", " ", "\r\n")
+
+
+def _verified(text: str, pieces: list[MemoryItem], matches) -> tuple[str, bool]:
+    """``text`` with the leading and trailing whitespace that makes it hash to what ingestion recorded, and
+    True; else ``text`` as rebuilt, and False."""
+    lead = min((p.start for p in pieces), default=0)
+    heads = ("",) if lead == 0 else ("\n" * lead, " " * lead)
+    for head in heads:
+        for tail in _EDGES:
+            if matches(head + text + tail):
+                return head + text + tail, True
+    return text, False
+
+
+def _gap(before: str, width: int) -> str:
+    if width <= 0:
+        return ""
+    if width == 1:
+        return " " if before.rstrip()[-1:] in (".", "!", "?", ";", ",", ":") else "\n"
+    return "\n" * width

@@ -1,0 +1,228 @@
+"""A tenant's export and its import into another data dir (a user's data request, a move between
+deployments): documents and sessions come back whole, prompts cite the same sources, importing twice changes
+nothing, a bad line is a skip with its number, another format version is refused, and nothing of another
+tenant is ever exported."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_memory import IngestError, Memory
+from agent_memory.core.records import Document, TurnRecord
+from agent_memory.memory.export_lines import EXPORT_VERSION
+from tests.helpers import embedded_cli_env, run_cli
+
+NOTES = {
+    "notes/kestrel.md": ("Kestrel", "# Kestrel\n\nOrla Vance leads the Kestrel platform team in Lyon.\n\n"
+                         "The Kestrel budget for 2026 is 40,000 euros, approved in March.\n"),
+    "notes/heron.md": ("", "The Heron archive lives on the Tromso server. Backups run nightly at 02:00.\n"),
+    "notes/long.md": ("Osprey", "\n\n".join(f"Paragraph {n}: the Osprey pipeline step {n} reads batch {n * 7} "
+                                           "from the staging bucket and writes a report." for n in range(60))),
+}
+QUESTION = "Who leads the Kestrel platform team?"
+MESSAGES = [
+    {"role": "user", "content": "My locker combination at the Oslo office is 7741.", "timestamp": 1767603600.0},
+    {"role": "assistant", "content": "Noted: locker 7741 in Oslo.", "name": "helper", "timestamp": 1767603660.5},
+    {"role": "assistant", "content": None, "timestamp": 1767603700.0,
+     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\": \"x\"}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "found x", "timestamp": 1767603701.0},
+    {"role": "user", "content": "I moved to the Bergen office in May.", "timestamp": 1767607200.0},
+]
+
+
+def fill(memory: Memory, tenant: str = "acme") -> None:
+    memory.add_documents([Document(source_id=sid, title=title, text=text, tenant=tenant, metadata={"team": "ops"})
+                          for sid, (title, text) in NOTES.items()])
+    memory.add_turns([TurnRecord(session_id="call-7", turn_id=str(n), speaker=who, text=text, tenant=tenant,
+                                 timestamp="2025-05-08")
+                      for n, (who, text) in enumerate([("Ana", "The Pelican release ships on Friday."),
+                                                       ("Bo", "Then I book the Lisbon venue.")])])
+    memory.add_messages("chat-1", MESSAGES, retention=["strict", None, None, "fuzzy", "strict"], tenant=tenant)
+    memory.session("chat-1", tenant=tenant).configure(window_tokens=50_000)
+
+
+def exported(memory: Memory, tenant: str = "acme") -> list[str]:
+    return [json.dumps(line, ensure_ascii=False) for line in memory.export(tenant=tenant)]
+
+
+@pytest.fixture()
+def source(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
+    with Memory(data_dir=tmp_path / "a", tenant="acme") as memory:
+        fill(memory)
+        memory.add("Globex keeps its payroll on the Falcon server.", source_id="notes/globex-secret.md",
+                   tenant="globex")
+        memory.add_message("globex-chat", {"role": "user", "content": "Globex only: the vault code is 9981."},
+                           tenant="globex")
+        lines = exported(memory)
+        before = memory.prompt(QUESTION, budget=600)
+    return tmp_path, lines, [p.source_id for p in before.passages]
+
+
+def test_documents_and_sessions_come_back_whole_with_the_same_citations(source):
+    tmp_path, lines, cited = source
+    records = [json.loads(line) for line in lines]
+    assert records[0]["type"] == "header" and records[0]["version"] == EXPORT_VERSION and records[0]["tenant"] == "acme"
+    assert records[-1] == {"type": "end", "sources": 5, "sessions": 1, "messages": 5}
+    by_id = {r["source_id"]: r for r in records if r["type"] == "source"}
+    # Each document's text put back together from its chunks, checked against the hash ingestion recorded.
+    for sid, (title, text) in NOTES.items():
+        assert by_id[sid]["text"] == text and by_id[sid]["text_verified"], sid
+        assert by_id[sid]["title"] == title and by_id[sid]["metadata"] == {"team": "ops"}
+    assert by_id["call-7/1"]["kind"] == "turn" and by_id["call-7/1"]["speaker"] == "Bo"
+    assert by_id["call-7/1"]["text"] == "Then I book the Lisbon venue." and by_id["call-7/1"]["text_verified"]
+    # A live session's archived turns are rebuilt from its messages, not exported twice.
+    assert not [sid for sid in by_id if sid.startswith("chat-1/")]
+    [session] = [r for r in records if r["type"] == "session"]
+    assert session["config"] == {"window_tokens": 50_000} and session["messages"] == 5
+    sent = [r for r in records if r["type"] == "message"]
+    assert [m["message"] for m in sent] == MESSAGES and [m["retention"] for m in sent] == ["strict", None, None,
+                                                                                          "fuzzy", "strict"]
+    # Never another tenant's data.
+    assert "globex" not in "\n".join(lines).lower() and "9981" not in "\n".join(lines)
+
+    with Memory(data_dir=tmp_path / "b") as target:
+        report = target.import_export(lines)
+        assert report.ok and report.tenant == "acme", report.to_dict()
+        assert report.sources_written == 5 + 1 and report.sessions_imported == 1 and report.messages_appended == 5
+        after = target.prompt(QUESTION, budget=600, tenant="acme")
+        assert [p.source_id for p in after.passages] == cited and "notes/kestrel.md" in cited
+        assert [m["message"] for m in target.messages("chat-1", tenant="acme")] == \
+            [{k: v for k, v in m.items() if k != "timestamp"} for m in MESSAGES]
+        assert [m["timestamp"] for m in target.messages("chat-1", tenant="acme")] == [m["timestamp"] for m in MESSAGES]
+        assert target.session("chat-1", tenant="acme").config.window_tokens == 50_000
+        assert "7741" in " ".join(p.text for p in target.prompt("What is my locker combination?", budget=600,
+                                                                      tenant="acme").passages)
+        assert target.tenants() == ["acme"]
+        # Twice: nothing changes.
+        again = target.import_export(lines)
+        assert again.ok and again.sources_written == 0 and again.sources_unchanged == 5 + 1
+        assert again.sessions_unchanged == 1 and again.messages_appended == 0
+        assert len(target.messages("chat-1", tenant="acme")) == 5
+        assert exported(target)[1:-1] != [] and _sans_times(exported(target)) == _sans_times(lines)
+
+
+def _sans_times(lines: list[str]) -> list[dict]:
+    """The export's lines without the times the import sets anew (when it was exported, stored, updated)."""
+    out = []
+    for line in lines[1:]:
+        record = json.loads(line)
+        for key in ("exported_at", "updated_at"):
+            record.pop(key, None)
+        out.append(record)
+    return out
+
+
+def test_bad_lines_are_skipped_by_number_and_the_rest_is_imported(source):
+    tmp_path, lines, _ = source
+    broken = list(lines)
+    broken.insert(2, "{not json")
+    broken.insert(3, json.dumps({"type": "source", "source_id": "x/empty", "kind": "document", "text": ""}))
+    broken.insert(4, json.dumps({"type": "recipe"}))
+    broken.insert(5, "[1, 2]")
+    # Values no store holds are refused as a caller's are (Memory.add): the file is input like any other.
+    broken.insert(6, json.dumps({"type": "source", "source_id": "x/nul", "kind": "document", "text": "a\u0000b"}))
+    broken.insert(7, json.dumps({"type": "source", "source_id": "x/meta", "kind": "document", "text": "fine",
+                                 "metadata": ["not", "a", "mapping"]}))
+    broken.insert(8, json.dumps({"type": "source", "source_id": "../x", "kind": "document", "text": "fine"}))
+    message_at = next(n for n, line in enumerate(broken) if '"type": "message"' in line)
+    bad = json.loads(broken[message_at + 1])
+    bad["message"] = {"role": "wizard", "content": "abracadabra"}
+    broken[message_at + 1] = json.dumps(bad)
+    with Memory(data_dir=tmp_path / "b") as target:
+        report = target.import_export(broken)
+        skipped = dict(report.skipped)
+        assert sorted(skipped) == [3, 4, 5, 6, 7, 8, 9, message_at + 2], report.to_dict()
+        assert skipped[3].startswith("not JSON") and "x/empty" in skipped[4] and "'recipe'" in skipped[5]
+        assert "NUL" in skipped[7] and "metadata" in skipped[8] and "source_id '../x'" in skipped[9]
+        assert "role" in skipped[message_at + 2] and not report.ok and report.complete
+        assert report.sources_written == 5 + 1 and report.messages_appended == 4
+
+
+def test_another_format_version_or_no_header_is_refused_before_anything_is_stored(source):
+    tmp_path, lines, _ = source
+    header = json.loads(lines[0])
+    with Memory(data_dir=tmp_path / "b") as target:
+        with pytest.raises(IngestError, match=r"export format version 99 is not the version this agent-memory reads \(1\)"):
+            target.import_export([json.dumps({**header, "version": 99}), *lines[1:]])
+        with pytest.raises(IngestError, match="not an agent-memory export"):
+            target.import_export(lines[1:])
+        with pytest.raises(IngestError, match="the export is empty"):
+            target.import_export(["", "  "])
+        assert target.tenants() == [] and target.sessions(tenant="acme") == []
+        # Cut short: what it holds is imported, and the report says the end is missing.
+        report = target.import_export(lines[:4])  # two turns of call-7 (and its summary made again), one note
+        assert report.complete is False and not report.ok and report.sources_written == 4
+        assert "cut short" in report.warnings[-1]
+
+
+def test_a_session_holding_other_messages_is_refused_one_holding_the_first_gets_the_rest(source):
+    tmp_path, lines, _ = source
+    with Memory(data_dir=tmp_path / "b", tenant="acme") as target:
+        target.add_messages("chat-1", MESSAGES[:2], retention=["strict", None])  # an import stopped midway
+        report = target.import_export(lines)
+        assert report.ok and report.sessions_imported == 1 and report.messages_appended == 3
+        assert len(target.messages("chat-1")) == 5
+        target.delete_session("chat-1")
+        target.add_message("chat-1", {"role": "user", "content": "Something else entirely."})
+        refused = target.import_export(lines)
+        [(number, why)] = refused.skipped
+        assert refused.sessions_refused == 1 and json.loads(lines[number - 1])["type"] == "session"
+        assert "session 'chat-1' holds other messages here" in why and "delete it first" in why
+        assert [m["message"]["content"] for m in target.messages("chat-1")] == ["Something else entirely."]
+        # Into another tenant it goes whole.
+        other = target.import_export(lines, tenant="acme-copy")
+        assert other.ok and other.tenant == "acme-copy" and len(target.messages("chat-1", tenant="acme-copy")) == 5
+
+
+def test_a_turn_forgotten_before_the_export_stays_forgotten_after_the_import(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
+    with Memory(data_dir=tmp_path / "a", tenant="acme") as memory:
+        memory.add_messages("chat-1", MESSAGES)
+        assert memory.forget("chat-1/m0")["sources"] == 1  # the locker combination, forgotten
+        lines = exported(memory)
+    [session] = [json.loads(line) for line in lines if '"type": "session"' in line]
+    assert 0 in session["forgotten_turns"]
+    with Memory(data_dir=tmp_path / "b", tenant="acme") as target:
+        report = target.import_export(lines)
+        assert report.ok and report.turns_forgotten == 1
+        recalled = target.prompt("What is my locker combination at the Oslo office?", budget=600)
+        assert "chat-1/m0" not in [p.source_id for p in recalled.passages if p.section != "recent"]
+        assert target.matching_sources("chat-1/m0") == [] and target.matching_sources("chat-1/m4") == ["chat-1/m4"]
+
+
+def test_export_and_import_on_the_command_line(source, monkeypatch, capsys):
+    tmp_path, lines, _ = source
+    embedded_cli_env(monkeypatch, tmp_path / "a")
+    out = tmp_path / "acme.jsonl"
+    code, stdout, err = run_cli(capsys, ["export", "--tenant", "acme", "--out", str(out)])
+    assert code == 0 and stdout == "" and "exported tenant 'acme' to" in err and "5 sources, 1 sessions" in err
+    assert _sans_times(out.read_text().splitlines()) == _sans_times(lines)
+    assert not (tmp_path / "acme.jsonl.partial").exists()
+    code, stdout, _ = run_cli(capsys, ["export", "--tenant", "globex"])
+    assert code == 0 and "9981" in stdout and "Kestrel" not in stdout
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(out), "--json"])
+    report = json.loads(stdout)
+    assert code == 0 and report["tenant"] == "acme" and report["sources_written"] == 6 and report["complete"]
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(out)])
+    assert code == 0 and "sources unchanged  6" in stdout and "sessions unchanged 1" in stdout
+    out.write_text(out.read_text() + "{broken\n")
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(out)])
+    assert code == 1 and f"skipped line {len(lines) + 1}: not JSON" in stdout
+    code, _, err = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(tmp_path / "none.jsonl")])
+    assert code == 2 and "no export file at" in err
+
+
+def test_a_session_with_settings_and_no_message_yet_comes_back_configured(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "none")
+    with Memory(data_dir=tmp_path / "a", tenant="acme") as memory:
+        memory.session("planned").configure(window_tokens=9000)
+        lines = exported(memory)
+    assert json.loads(lines[-1]) == {"type": "end", "sources": 0, "sessions": 1, "messages": 0}
+    with Memory(data_dir=tmp_path / "b", tenant="acme") as target:
+        report = target.import_export(lines)
+        assert report.ok and report.sessions_imported == 1 and report.messages_appended == 0
+        assert target.session_configured("planned") and target.session("planned").config.window_tokens == 9000
+        assert target.import_export(lines).sessions_unchanged == 1
