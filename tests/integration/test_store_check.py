@@ -137,7 +137,7 @@ def test_what_a_restored_older_catalog_does_not_know_is_removed(data_dir, tmp_pa
     assert code == 0 and removed["sources"] == 1 and removed["items"] >= 1 and removed["triples"] >= 1
     assert check(capsys, "--tenant", "acme")[0] == 0
     code, out, _ = run_cli(capsys, ["list", "--tenant", "acme", "--prefix", "notes/"])
-    assert [row["source_id"] for row in json.loads(out)] == ["notes/alpha.md", "notes/beta.md", "notes/gamma.md"]
+    assert [row["source_id"] for row in json.loads(out)["sources"]] == ["notes/alpha.md", "notes/beta.md", "notes/gamma.md"]
 
 
 def test_items_lost_from_the_vectors_are_marked_and_the_next_ingest_writes_them_again(data_dir, capsys):
