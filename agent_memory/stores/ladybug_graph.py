@@ -20,7 +20,7 @@ import ladybug
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.errors import StoreError, StoreUnavailableError
 from agent_memory.core.records import Triple
-from agent_memory.stores import cypher
+from agent_memory.stores import cypher, cypher_statements
 from agent_memory.stores.base import EntityRecord
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ _CREATE_ENTITIES = (
     " type: r.type, source_ids: r.source_ids})"
 )
 _ADD_ENTITY_SOURCES = ("UNWIND $rows AS r MATCH (e:Entity {key: r.key}) SET e.source_ids = "
-                       + cypher.LADYBUG.list_union.format(a="e.source_ids", b="r.source_ids"))
+                       + cypher_statements.LADYBUG.list_union.format(a="e.source_ids", b="r.source_ids"))
 
 
 class LadybugGraphStore(cypher.Runner):
@@ -44,7 +44,7 @@ class LadybugGraphStore(cypher.Runner):
     def __init__(self, path: str | Path, *, batch_size: int = cypher.BATCH_SIZE) -> None:
         self.path = Path(path)
         self.batch_size = batch_size
-        self._q = cypher.build_queries(cypher.LADYBUG)
+        self._q = cypher_statements.build_queries(cypher_statements.LADYBUG)
         self._lock = threading.RLock()
         self._names: dict[tuple[str, str], list[dict[str, Any]]] | None = None
         try:
@@ -53,7 +53,7 @@ class LadybugGraphStore(cypher.Runner):
             self._conn = ladybug.Connection(self._db)
         except RuntimeError as exc:
             raise StoreUnavailableError(f"cannot open LadybugDB graph at {self.path}: {exc}") from exc
-        for statement in cypher.LADYBUG.schema:
+        for statement in cypher_statements.LADYBUG.schema:
             self._execute(statement, {})
 
     def _open(self) -> ladybug.Database:

@@ -17,7 +17,7 @@ from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionE
 
 from agent_memory.core.errors import StoreError, StoreUnavailableError
 from agent_memory.core.records import Triple
-from agent_memory.stores import cypher
+from agent_memory.stores import cypher, cypher_statements
 
 log = logging.getLogger(__name__)
 RETRY_S = 5.0  # how long the driver retries a transaction that failed on a transient error
@@ -39,7 +39,7 @@ class Neo4jGraphStore(cypher.Runner):
         self.uri = uri
         self.database = database
         self.batch_size = batch_size
-        self._q = cypher.build_queries(cypher.NEO4J)
+        self._q = cypher_statements.build_queries(cypher_statements.NEO4J)
         try:
             self._driver = GraphDatabase.driver(
                 uri,
@@ -59,7 +59,7 @@ class Neo4jGraphStore(cypher.Runner):
             raise StoreUnavailableError(f"invalid Neo4j URI {uri!r}: {exc}") from exc
         try:
             self._guard(self._driver.verify_connectivity)
-            for statement in cypher.NEO4J.schema:
+            for statement in cypher_statements.NEO4J.schema:
                 self._guard(lambda s=statement: self._driver.execute_query(s, database_=database))
         except BaseException:
             self._driver.close()
