@@ -28,6 +28,7 @@ from agent_memory.api.schemas import (
 from agent_memory.api.schemas_check import CheckOut
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS
 from agent_memory.ingest.missing import files_under
+from agent_memory.ingest.ownership import match_sources
 from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS, empty_tenant_note, inspect, source_page, stats
 from agent_memory.stores.jobs import JobSpec
 
@@ -109,7 +110,9 @@ def get_source(source_id: str, state: StateDep, tenant: TenantDep,
     JSONL file of records) gives the file: its manifest, and ``file_sources``, each source it holds with its
     items count. 404 for a source the tenant does not hold."""
     # Named as forget takes it: an ID, its ./ spelling, or the ingested (or uploaded) file's absolute path.
-    named = [*state.memory.matching_sources(source_id, tenant=tenant), source_id]
+    # The catalog names them; a source it lost is still read from the vectors under the ID given. Not the
+    # graph, which forget also asks: a read must answer while Neo4j is away (inspect reads no graph).
+    named = [*match_sources(state.services.catalog, tenant, source_id), source_id]
     found = next(filter(None, (inspect(state.services, tenant, sid, full=full) for sid in named)), None)
     if found is None:
         raise no_source(state, tenant, source_id)
