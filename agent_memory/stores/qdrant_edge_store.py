@@ -15,6 +15,7 @@ stays at a few ms at 5k and tens of ms at 100k (see benchmarks/bench_vector_stor
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import qdrant_edge as qe
@@ -39,6 +40,7 @@ from agent_memory.stores.qdrant_inputs import (  # noqa: F401 - re-exported: old
     normalize_id,
     valid_ids,
 )
+from agent_memory.stores.snapshots import copy_tree
 
 _CONFIG_FILE = "edge_config.json"
 # Indexing threshold in KB of vectors per segment (~650k 384-d float32 vectors): optimize()
@@ -248,6 +250,28 @@ class EdgeVectorStore(QdrantStore):
         with self._lock:
             self._check_open()
             self._shard.flush()
+
+    def snapshot_to(self, path: Path) -> None:
+        """The shard's files at ``path/<collection>``: Qdrant Edge has no snapshot call, so its pending writes
+        are flushed and its files copied while the lock keeps writes out (reads go on; they write nothing).
+        The copy is the shard as it is, its write-ahead log and the pages of deleted points included."""
+        target = Path(path) / self.collection
+        with self._lock:
+            self._check_open()
+            if target.exists():
+                raise StoreError(f"Qdrant Edge shard {self.collection}: the copy's folder {target} exists already")
+            try:
+                self._shard.flush()
+                copy_tree(self.path, target)
+            except OSError as exc:
+                raise StoreError(f"copying Qdrant Edge shard {self.collection} to {target} failed: {exc}") from exc
+            except Exception as exc:  # the binding raises plain Exception for runtime errors
+                raise StoreError(f"Qdrant Edge flush failed on {self.path}: {exc}") from exc
+
+    def drop(self) -> None:
+        """Close the shard and remove its folder: a collection no embedding space reads any more (reindex)."""
+        self.close()
+        shutil.rmtree(self.path)
 
     def __repr__(self) -> str:
         return f"EdgeVectorStore(path={str(self.path)!r}, dimension={self.dimension})"
