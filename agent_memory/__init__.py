@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from agent_memory.core.version import __version__
 
 # name -> the module that defines it, imported when the name is first used.
-_ERRORS = ("AgentMemoryError", "BudgetError", "ClosedError", "ConfigError", "IndexFormatError", "IngestError",
-           "LLMError", "NotFoundError", "StoreError", "StoreUnavailableError")
+_ERRORS = ("AgentMemoryError", "BackupError", "BudgetError", "ClosedError", "ConfigError", "IndexFormatError",
+           "IngestError", "LLMError", "NotFoundError", "StoreError", "StoreUnavailableError")
 _LAZY = {
     "Memory": "agent_memory.memory", "AskResult": "agent_memory.memory", "Added": "agent_memory.memory",
     "PromptResult": "agent_memory.retrieval.types", "Passage": "agent_memory.retrieval.types", "Decision": "agent_memory.retrieval.types",
@@ -24,13 +24,14 @@ _LAZY = {
 }
 # The errors a caller catches: AgentMemoryError is the root of all (DataDirBusyError is a ConfigError).
 __all__ = ["Memory", "AskResult", "Added", "PromptResult", "Passage", "Decision", "IngestReport", "Document",
-           "TurnRecord", "AgentMemoryError", "BudgetError", "ClosedError", "ConfigError", "IndexFormatError",
-           "IngestError", "LLMError", "NotFoundError", "StoreError", "StoreUnavailableError", "DataDirBusyError",
-           "__version__"]
+           "TurnRecord", "AgentMemoryError", "BackupError", "BudgetError", "ClosedError", "ConfigError",
+           "IndexFormatError", "IngestError", "LLMError", "NotFoundError", "StoreError", "StoreUnavailableError",
+           "DataDirBusyError", "__version__"]
 
 if TYPE_CHECKING:
     from agent_memory.core.errors import (
         AgentMemoryError,
+        BackupError,
         BudgetError,
         ClosedError,
         ConfigError,

@@ -32,6 +32,11 @@ from agent_memory.stores.spaced import SpacedVectorStore
 from agent_memory.stores.vector_factory import open_vector_store
 
 log = logging.getLogger(__name__)
+# The embedded catalog's, sessions' and embedding cache's SQLite files under the data dir.
+CATALOG_FILE = "catalog.sqlite"
+SESSIONS_FILE = "sessions.sqlite3"
+EMBEDDING_CACHE_FILE = "embedding-cache.sqlite"
+PENDING_JOBS = "pending-jobs"  # the in-process job queue's spool (stores/job_spool.py)
 
 
 class Services:
@@ -62,7 +67,7 @@ class Services:
             from agent_memory.stores.postgres_catalog import PostgresCatalog
 
             return PostgresCatalog(self.postgres)
-        return SQLiteCatalog(self.data_dir / "catalog.sqlite")
+        return SQLiteCatalog(self.data_dir / CATALOG_FILE)
 
     @functools.cached_property
     def session_store(self):
@@ -80,7 +85,7 @@ class Services:
         data_dir), counted with ``counter``; the LLM summarizer and significance detector when a model is
         configured, the offline ones otherwise."""
         parts = {} if self.llm is None else {"summarizer": LLMSummarizer(self.llm), "detector": LLMDetector(self.llm)}
-        return SessionManager(self.data_dir / "sessions.sqlite3", self.counter, store=self.session_store,
+        return SessionManager(self.data_dir / SESSIONS_FILE, self.counter, store=self.session_store,
                               config=compaction_config(self.settings), **parts)
 
     @functools.cached_property
@@ -106,14 +111,14 @@ class Services:
         PostgreSQL beside an embedded vector store or graph, no worker could write where this process reads: its
         jobs sat queued for ever (``job_runner`` says otherwise). Called once, by the API."""
         if not self.settings.jobs_go_to_workers:
-            return SpooledJobs(JobRegistry(run, describe_error=describe_error), self.data_dir / "pending-jobs")
+            return SpooledJobs(JobRegistry(run, describe_error=describe_error), self.data_dir / PENDING_JOBS)
         return DurableJobQueue(self.job_store)
 
     @functools.cached_property
     def embedder(self) -> EmbeddingSpaces:
         """Each text embedded by the model that reads it (see embedding_spaces.py)."""
         layout = self.space_layout
-        cache = EmbeddingCache(self.data_dir / "embedding-cache.sqlite")
+        cache = EmbeddingCache(self.data_dir / EMBEDDING_CACHE_FILE)
         models = list(dict.fromkeys(m for m in (layout.default_model, layout.multilingual_model) if m))
         batch, graphs = self.settings.embedding_batch_size, self.settings.model_cache_dir
         embedders = {m: CachedEmbedder(make_embedder(m, batch, graphs), cache) for m in models}

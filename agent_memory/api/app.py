@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 
 from agent_memory.api import (
     routes_ask,
+    routes_backup,
     routes_documents,
     routes_export,
     routes_health,
@@ -87,5 +88,6 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
     app.include_router(describe_operations(routes_ask.router))
     app.include_router(describe_operations(routes_upkeep.router))
     app.include_router(describe_operations(routes_export.router))
+    app.include_router(describe_operations(routes_backup.router))
     app.mount("/debug/static", StaticFiles(directory=STATIC), name="debug-static")
     return app

@@ -179,6 +179,8 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
         return state.memory.forget_prefix(spec.source_id, tenant=spec.tenant)
     if spec.kind == "forget_tenant":
         return state.memory.forget_tenant(spec.tenant)
+    if spec.kind == "backup":
+        return state.memory.backup(params["destination"])
     if spec.kind == "delete_session":
         return state.memory.delete_session(params["session_id"], forget_archived=bool(params.get("forget")),
                                            tenant=spec.tenant)

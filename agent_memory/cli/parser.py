@@ -7,6 +7,8 @@ import argparse
 import copy
 import math
 
+from agent_memory.cli.backup import DESTINATION_HELP, cmd_backup
+from agent_memory.cli.backup import HELP as BACKUP_HELP
 from agent_memory.cli.check import cmd_check
 from agent_memory.cli.commands import (
     cmd_demo,
@@ -187,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="re-embed every item even when the recorded layout matches (after changing the "
                         "sentence-vector settings, for example)")
     p.set_defaults(func=cmd_reindex)
+
+    p = sub.add_parser("backup", help=BACKUP_HELP)
+    p.add_argument("destination", metavar="DEST", help=DESTINATION_HELP)
+    p.set_defaults(func=cmd_backup)
 
     p = sub.add_parser("gc", help="remove expired items (ttl_days) from every store at once")
     p.add_argument("--tenant", help=TENANT_HELP)

@@ -35,7 +35,7 @@ class NoDataDirError(AgentMemoryError):
     exit_code = 1
 
 
-def _stored_data_dir(args) -> Path:
+def stored_data_dir(args) -> Path:
     """The data dir a command that only reads (or removes) what is stored works on: it must exist. Opening
     the stores would create it (the session database, the embedding cache, the vector shards' sparse
     files), in whatever folder the command happened to run. Invalid settings are said first: they stop the
@@ -60,7 +60,7 @@ def local_memory(args, *, creates: bool = True, encodes: bool = True, **kwargs) 
     which opens the vectors in the embedding models the data dir records: settings asking for others
     (refused where text is embedded, services.py) are none of its business."""
     tenant = getattr(args, "tenant", None)  # given blank (--tenant ''), refused as every surface does
-    data_dir = data_dir_of(args) if creates else _stored_data_dir(args)
+    data_dir = data_dir_of(args) if creates else stored_data_dir(args)
     settings = load_settings(data_dir=data_dir)
     if not encodes:
         settings = settings_for_stored_layout(settings)

@@ -33,14 +33,21 @@ def free_bytes(path: Path) -> int | None:
     return None
 
 
-def check_free(data_dir: Path, reserve_mb: int, what: str) -> None:
-    """DiskFullError when fewer than ``reserve_mb`` MB are free under ``data_dir`` (0: no check)."""
+def check_free(data_dir: Path, reserve_mb: int, what: str, *, need_mb: int = 0, needed_for: str = "") -> None:
+    """DiskFullError when fewer than ``reserve_mb`` MB are free under ``data_dir`` (0: no check), or fewer than
+    ``reserve_mb + need_mb`` for a write known to take ``need_mb`` MB at once (``needed_for`` says what takes it)."""
     if reserve_mb <= 0:
         return
     free = free_bytes(Path(data_dir))
-    if free is None or free >= reserve_mb * 1024 * 1024:
+    wanted = reserve_mb + need_mb
+    if free is None or free >= wanted * 1024 * 1024:
         return
-    message = (f"{what} refused: the data dir's filesystem has {free / 1048576:.1f} MB free, below the reserve "
-               f"of {reserve_mb} MB (AGENT_MEMORY_MIN_FREE_MB); reads go on")
+    if need_mb:
+        message = (f"{what} refused: it needs about {need_mb} MB ({needed_for}) beyond the reserve of {reserve_mb} "
+                   f"MB (AGENT_MEMORY_MIN_FREE_MB), {wanted} MB in all, and the data dir's filesystem has "
+                   f"{free / 1048576:.1f} MB free: free space there, or give a data dir on a larger filesystem")
+    else:
+        message = (f"{what} refused: the data dir's filesystem has {free / 1048576:.1f} MB free, below the reserve "
+                   f"of {reserve_mb} MB (AGENT_MEMORY_MIN_FREE_MB); reads go on")
     log.error(message)
     raise DiskFullError(message)

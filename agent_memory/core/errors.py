@@ -65,6 +65,11 @@ class SourceNotFoundError(NotFoundError):
         self.similar = list(similar)
 
 
+class BackupError(AgentMemoryError):
+    """A backup cannot be made as asked: its destination is taken or lies inside the data dir, or a store lives
+    on a server, whose own backup tool copies it (the message names it)."""
+
+
 class ClosedError(AgentMemoryError):
     """An object was used after its ``close()``: a closed ``Memory`` holds no data dir (another may have
     opened it since), so it never opens its stores again; open a new one."""

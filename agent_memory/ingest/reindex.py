@@ -4,8 +4,9 @@ A data dir records the models its vectors were written by (``index-format.json``
 whose settings ask for other models is refused (``Services._refuse_other_format``) rather than
 mixing two vector spaces. ``agent-memory reindex`` reads every stored item back (all tenants,
 all spaces), embeds its text with the models now configured, writes it to the space its text
-routes to, removes it from collections the new layout no longer uses, and records the new
-layout. No source file is read again; IDs, payloads, the catalog and the graph are unchanged.
+routes to, records the new layout, and removes the collections the new layout no longer uses
+(embedded: with their folders; on a Qdrant server, shared with other processes: emptied). No source
+file is read again; IDs, payloads, the catalog and the graph are unchanged.
 Each turn's ``context`` vector (the turn read after the one it answers, agent_memory/index/context.py) is
 rebuilt with it, so are a long turn's sentence vectors (agent_memory/index/sentences.py), and each item's
 keyword terms are stored with it; a data dir written before those
@@ -16,7 +17,7 @@ for them alone (its dense vectors come from the embedding cache when it still ho
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent_memory.core.config import Settings
 from agent_memory.core.records import MemoryItem, SearchFilter
@@ -43,10 +44,11 @@ class ReindexReport:
     after: dict
     items: int = 0
     embeddings_computed: int = 0
+    removed_collections: list[str] = field(default_factory=list)  # of models the new layout does not use
 
     def to_dict(self) -> dict:
         return {"before": self.before, "after": self.after, "items": self.items,
-                "embeddings_computed": self.embeddings_computed}
+                "embeddings_computed": self.embeddings_computed, "removed_collections": self.removed_collections}
 
 
 def _stored_items(services: Services) -> list[MemoryItem]:
@@ -108,13 +110,19 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
                                context=vectors.context, sentences=vectors.sentences)
             report.items += len(batch)
         dropped = old_models - set(spaces.embedders)
+    # Recorded first: a stop in what follows leaves a collection that nothing consults, never a layout
+    # that names a collection gone.
+    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted, **extras})
     for model in sorted(dropped):
-        # Collections of models the new layout does not use: emptied, never silently consulted.
+        # Collections of models the new layout does not use: an embedded one is removed with its files (the
+        # text it held with them); a Qdrant server's is shared with other processes: emptied, and left.
         gone = settings.model_copy(update={"embedding_model": model, "multilingual_embedding_model": None})
         with Services(gone, check_layout=False) as leftover:
-            ids = [i.id for i in items]
-            for start in range(0, len(ids), BATCH):
-                leftover.vectors.delete_ids(ids[start : start + BATCH])
-    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted, **extras})
+            if settings.qdrant_url:
+                ids = [i.id for i in items]
+                for start in range(0, len(ids), BATCH):
+                    leftover.vectors.delete_ids(ids[start : start + BATCH])
+            else:
+                report.removed_collections += leftover.vectors.drop()
     log.info("re-indexed %d items from %s to %s", report.items, old_layout, wanted)
     return report

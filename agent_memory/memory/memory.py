@@ -44,6 +44,7 @@ from agent_memory.core.errors import ClosedError, ConfigError
 from agent_memory.core.owner import PYTHON_COMMAND, DataDirBusyError, held_here, own
 from agent_memory.core.records import TurnRecord
 from agent_memory.ingest.archive import archiver
+from agent_memory.ingest.backup import backup
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.ingest.upgrade import open_services
 from agent_memory.memory.arguments import check_tenant
@@ -229,6 +230,11 @@ class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
                 f"answered without those not archived yet (they are found once it finishes)")
         log.warning(note)
         return note
+
+    def backup(self, destination: str | Path) -> dict[str, Any]:
+        """Copy the data dir's stores into ``destination`` (a new or empty folder) while writes wait: the copy
+        opens as a data dir as it is (agent_memory/ingest/backup.py). Returns what it holds."""
+        return backup(self.services, destination, self.write_lock).to_dict()
 
     # ---- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:

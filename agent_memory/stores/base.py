@@ -6,6 +6,7 @@ Every implementation must pass the matching contract suite in ``tests/integratio
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -91,6 +92,12 @@ class VectorStore(Protocol):
         the only payload and no vector: what ``agent-memory check`` compares with the catalog."""
         ...
 
+    def snapshot_to(self, path: Path) -> None:
+        """Copy what this store holds to ``path``, the folder a store opened there reads it from as it is (the
+        equivalent of the folder this one was opened at); the caller holds other writers still. A store on a
+        server raises BackupError naming the server's own backup tool."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -154,6 +161,11 @@ class GraphStore(Protocol):
     def fact_sources(self, tenant: str | None = None) -> dict[str, dict[str, int]]:
         """Tenant → source ID → how many relations it holds (of ``tenant`` alone when given): what
         ``agent-memory check`` compares with the catalog."""
+        ...
+
+    def snapshot_to(self, path: Path) -> None:
+        """Copy the graph to ``path``, where a store opened there reads it as it is; the caller holds other
+        writers still. A store on a server raises BackupError naming the server's own backup tool."""
         ...
 
     def close(self) -> None: ...

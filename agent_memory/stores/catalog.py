@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 
 from agent_memory.core.entities import normalize_name, without_disambiguation
 from agent_memory.core.errors import StoreError
+from agent_memory.stores.snapshots import sqlite_snapshot
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sources (
@@ -129,6 +130,11 @@ class SourceCatalog(Protocol):
     def entries(self, tenant: str) -> list[SourceEntry]:
         """Every entry of the tenant (a file's manifest too), by source ID: what ``agent-memory check``
         compares with the vectors and the graph."""
+        ...
+
+    def snapshot_to(self, path: Path) -> None:
+        """A consistent copy of the catalog at ``path`` (a new file the SQLite catalog opens as it is); one in
+        PostgreSQL raises BackupError naming pg_dump."""
         ...
 
     def close(self) -> None: ...
@@ -353,6 +359,10 @@ class SQLiteCatalog:
         with self._lock:
             rows = self._conn.execute(f"{_SELECT} WHERE tenant=? ORDER BY source_id", (tenant,)).fetchall()
         return [_entry(r) for r in rows]
+
+    def snapshot_to(self, path: Path) -> None:
+        with self._lock:  # no write of this process in between (SQLite keeps other processes' out)
+            sqlite_snapshot(self._conn, Path(path), f"catalog {self.name}")
 
     def close(self) -> None:
         self._conn.close()

@@ -6,6 +6,8 @@ from agent_memory.core.config import Settings
 from agent_memory.core.extras import require_extra
 from agent_memory.stores.base import GraphStore
 
+GRAPH_FILE = "graph"  # the embedded graph's database file under the data dir (LadybugDB adds graph.wal beside it)
+
 
 def open_graph_store(settings: Settings) -> GraphStore:
     """``neo4j_uri`` set -> Neo4j (user/password/database from settings); else LadybugDB at ``data_dir/graph``.
@@ -25,4 +27,4 @@ def open_graph_store(settings: Settings) -> GraphStore:
         )
     from agent_memory.stores.ladybug_graph import LadybugGraphStore
 
-    return LadybugGraphStore(settings.data_dir / "graph")
+    return LadybugGraphStore(settings.data_dir / GRAPH_FILE)

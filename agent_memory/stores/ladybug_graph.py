@@ -22,6 +22,7 @@ from agent_memory.core.errors import StoreError, StoreUnavailableError
 from agent_memory.core.records import Triple
 from agent_memory.stores import cypher, cypher_statements
 from agent_memory.stores.base import EntityRecord
+from agent_memory.stores.snapshots import copy_file
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ class LadybugGraphStore(cypher.Runner):
         try:
             return ladybug.Database(str(self.path))
         except RuntimeError as exc:
-            wal = self.path.with_name(self.path.name + ".wal")
+            wal = self._wal(self.path)
             if not wal.exists() or "wal" not in str(exc).lower():
                 raise
             kept = wal.with_name(f"{wal.name}.torn-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
@@ -204,6 +205,30 @@ class LadybugGraphStore(cypher.Runner):
     def find_entities(self, tenant: str, names) -> list[EntityRecord]:
         rows = sorted(self._indexed(tenant, names), key=lambda r: (r["normalized"], r["type"]))
         return [cypher.row_to_entity(r) for r in rows]
+
+    def snapshot_to(self, path: Path) -> None:
+        """The database file at ``path``: LadybugDB has no backup call, so a checkpoint folds the write-ahead
+        log into the file, which is copied while the lock keeps writes out (a log left, written since, goes
+        beside it). The copy is the file as it is, the pages of deleted relations included."""
+        target = Path(path)
+        with self._lock:
+            if self._conn is None:
+                raise StoreError(f"LadybugDB graph at {self.path} is closed")
+            wal, copied_wal = self._wal(self.path), self._wal(target)
+            if target.exists() or copied_wal.exists():
+                raise StoreError(f"LadybugDB graph: the copy's file {target} exists already")
+            self._execute("CHECKPOINT", {})
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                copy_file(self.path, target)
+                if wal.exists() and wal.stat().st_size:
+                    copy_file(wal, copied_wal)
+            except OSError as exc:
+                raise StoreError(f"copying the LadybugDB graph to {target} failed: {exc}") from exc
+
+    @staticmethod
+    def _wal(path: Path) -> Path:
+        return path.with_name(path.name + ".wal")
 
     def close(self) -> None:
         with self._lock:

@@ -9,13 +9,14 @@ ones in :mod:`agent_memory.stores.cypher`, shared with the embedded backend.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
 
-from agent_memory.core.errors import StoreError, StoreUnavailableError
+from agent_memory.core.errors import BackupError, StoreError, StoreUnavailableError
 from agent_memory.core.records import Triple
 from agent_memory.stores import cypher, cypher_statements
 
@@ -131,6 +132,10 @@ class Neo4jGraphStore(cypher.Runner):
             return int(self._run(tx, self._q.delete_tenant_entities, {"tenant": tenant})[0]["n"])
 
         return self._write(work)
+
+    def snapshot_to(self, path: Path) -> None:
+        raise BackupError(f"the graph is in Neo4j ({self.uri}): back it up with neo4j-admin database dump (or "
+                          "the server's own backups); `agent-memory backup` copies an embedded data dir")
 
     def close(self) -> None:
         self._driver.close()

@@ -17,7 +17,7 @@ from pathlib import Path
 from time import monotonic
 from typing import Iterator
 
-from agent_memory.core.errors import ConfigError, StoreError, StoreUnavailableError
+from agent_memory.core.errors import BackupError, ConfigError, StoreError, StoreUnavailableError
 from agent_memory.core.extras import require_extra
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -41,6 +41,12 @@ def redact(url: str) -> str:
     except Exception:  # noqa: BLE001 - an unparsable URL is reported as such
         return "<unparsable PostgreSQL URL>"
     return f"{parts.get('host', 'localhost')}:{parts.get('port', 5432)}/{parts.get('dbname', '')}"
+
+
+def backup_refused(what: str, where: str) -> BackupError:
+    """``snapshot_to`` of a store in PostgreSQL: its server's own tool copies it, with the other tables."""
+    return BackupError(f"the {what} is in PostgreSQL ({where}): back the database up with pg_dump "
+                       "(or the server's own backups); `agent-memory backup` copies an embedded data dir")
 
 
 class PostgresDB:

@@ -4,11 +4,12 @@ API replica and worker (``AGENT_MEMORY_POSTGRES_URL``). Tables: ``migrations/001
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from psycopg.types.json import Jsonb
 
 from agent_memory.stores.catalog import SourceEntry, title_key
-from agent_memory.stores.postgres import PostgresDB
+from agent_memory.stores.postgres import PostgresDB, backup_refused
 
 _COLUMNS = ("tenant, source_id, kind, content_hash, path, title, session_id, seq, \"timestamp\", item_ids,"
             " n_triples, updated_at")
@@ -163,6 +164,9 @@ class PostgresCatalog:
         """Every entry of the tenant, by source ID (see ``SQLiteCatalog.entries``)."""
         return [_entry(r) for r in self._rows(f"{_SELECT} WHERE tenant=%s ORDER BY source_id COLLATE \"C\"",
                                               (tenant,))]
+
+    def snapshot_to(self, path: Path) -> None:
+        raise backup_refused("catalog", self.db.where)
 
     def close(self) -> None:
         """The pool belongs to the services, which close it."""

@@ -13,9 +13,10 @@ cached session is reloaded when the store's fingerprint shows another replica's 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Iterable
 
-from agent_memory.stores.postgres import PostgresDB
+from agent_memory.stores.postgres import PostgresDB, backup_refused
 from agent_memory.stores.sqlite_sessions import Key, NewMessage, SessionConflictError, message_row, summary_statement
 
 SUMMARY_INSERT = ("INSERT INTO session_summaries (session_id, agent_id, first_seq, last_seq, tier, text, tokens, method,"
@@ -29,6 +30,9 @@ class PostgresSessionStore:
         self.db = db
         self.path = f"postgresql {db.where}"  # named in messages like the SQLite store's file
         self._own: dict[Key, tuple] = {}  # key -> fingerprint right after this process's last write
+
+    def snapshot_to(self, path: Path) -> None:
+        raise backup_refused("session store", self.db.where)
 
     def close(self) -> None:
         """The pool belongs to the services, which close it."""

@@ -20,7 +20,7 @@ from pathlib import Path
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
 
-from agent_memory.core.errors import DimensionMismatchError, StoreError, StoreUnavailableError
+from agent_memory.core.errors import BackupError, DimensionMismatchError, StoreError, StoreUnavailableError
 from agent_memory.core.records import SearchFilter
 from agent_memory.core.sparse import SparseVector
 from agent_memory.stores.qdrant_common import (
@@ -221,6 +221,42 @@ class QdrantServerVectorStore(QdrantStore):
 
     def _close(self) -> None:
         self._client.close()
+
+    # -- maintenance ---------------------------------------------------------------
+
+    def snapshot_to(self, path: Path) -> None:
+        """Local mode: every point, with its vectors and payload, written to a new local store at ``path``
+        while the lock keeps writes out. A server's collection is copied by the server's own snapshots."""
+        if not self.local:
+            raise BackupError(f"the vectors are on a Qdrant server ({self.where}): take a snapshot of collection "
+                              f"{self.collection!r} with the server's snapshot API (POST /collections/"
+                              f"{self.collection}/snapshots); `agent-memory backup` copies an embedded data dir")
+        with self._lock:
+            self._check_open()
+            copy = QdrantServerVectorStore(self.collection, self.dimension, path=Path(path))
+            try:
+                if copy.count():
+                    raise StoreError(f"collection {self.collection!r}: the copy at {path} holds points already")
+                offset = None
+                while True:
+                    records, offset = self._call("scroll", self._client.scroll, self.collection, limit=SCROLL_PAGE,
+                                                 offset=offset, with_payload=True, with_vectors=True)
+                    if records:
+                        copy._upsert_points([models.PointStruct(id=r.id, vector=r.vector, payload=r.payload)
+                                             for r in records])
+                    if offset is None:
+                        break
+            finally:
+                copy.close()
+
+    def drop(self) -> None:
+        """Local mode: remove the collection with all it holds, then close (reindex). A server's collections
+        are shared with other processes and stay."""
+        if not self.local:
+            raise StoreError(f"collection {self.collection!r} is on a Qdrant server ({self.where}): not dropped")
+        with self._lock:
+            self._call("delete collection", self._client.delete_collection, self.collection)
+        self.close()
 
     def __repr__(self) -> str:
         return f"QdrantServerVectorStore(where={self.where!r}, collection={self.collection!r}, dimension={self.dimension})"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -249,6 +250,19 @@ class SpacedVectorStore:
 
     def source_points(self, flt: SearchFilter) -> Iterator[tuple[str, str]]:
         return itertools.chain.from_iterable(store.source_points(flt) for store in self.stores.values())
+
+    def snapshot_to(self, path: Path) -> None:
+        """Every space's collection copied under ``path`` (the caller holds writes still)."""
+        for store in self.stores.values():
+            store.snapshot_to(path)
+
+    def drop(self) -> list[str]:
+        """Close every space's collection and remove it with all it holds; the collections' names."""
+        names = []
+        for store in self.stores.values():
+            store.drop()
+            names.append(store.collection)
+        return names
 
     def close(self) -> None:
         for store in self.stores.values():

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol, runtime_checkable
 
 from agent_memory.core.errors import ClosedError, StoreError
+from agent_memory.stores.snapshots import sqlite_snapshot
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -151,6 +152,9 @@ class SessionStorage(Protocol):
     def remove_through(self, key: Key, seq: int, marker: dict[str, Any], *,
                        keep_roles: tuple[str, ...] = ()) -> int: ...
 
+    # A consistent copy at ``path`` (a new file the SQLite store opens as it is); PostgreSQL: BackupError (pg_dump).
+    def snapshot_to(self, path: Path) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -182,6 +186,11 @@ class SessionStore:
         except sqlite3.OperationalError as exc:
             if "duplicate column" not in str(exc):  # another connection added it first: fine
                 raise
+
+    def snapshot_to(self, path: Path) -> None:
+        with self._lock:  # no append in between: the copy holds every message acknowledged before it
+            self._check_open()
+            sqlite_snapshot(self._db, Path(path), f"session store {self.path.name}")
 
     def close(self) -> None:
         with self._lock:

@@ -25,10 +25,15 @@ def open_vector_store(settings: Settings, dimension: int, collection: str) -> Ve
     if settings.vector_backend == "edge":
         from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
 
-        return EdgeVectorStore(settings.data_dir / "qdrant-edge", collection, dimension,
-                               in_memory=settings.edge_in_memory)
+        return EdgeVectorStore(settings.data_dir / vectors_folder(settings), collection, dimension,
+                               in_memory=settings.edge_in_memory, reserve_mb=settings.min_free_mb)
     if settings.vector_backend == "local":
         from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore
 
-        return QdrantServerVectorStore(collection, dimension, path=settings.data_dir / "qdrant-local")
+        return QdrantServerVectorStore(collection, dimension, path=settings.data_dir / vectors_folder(settings))
     raise ConfigError(f"vector_backend={settings.vector_backend!r} is not one of 'edge', 'local'")
+
+
+def vectors_folder(settings: Settings) -> str:
+    """The folder under the data dir that holds the embedded vector store's collections."""
+    return "qdrant-local" if settings.vector_backend == "local" else "qdrant-edge"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from postgres_support import BackendOpener, postgres_param
 
+from agent_memory.core.errors import BackupError, StoreError
 from agent_memory.stores.catalog import Catalog, SourceCatalog, SourceEntry, SQLiteCatalog
 
 
@@ -219,3 +220,26 @@ def test_entries_are_every_entry_of_one_tenant_by_source_id(catalog):
     assert got[0].item_ids == ["i1"] and got[0].session_id == "s" and got[2].kind == "file"
     assert [e.source_id for e in catalog.entries("other")] == ["a"]
     assert catalog.entries("nobody") == []
+
+
+def test_a_snapshot_opens_with_every_entry_or_names_the_servers_backup_tool(opener, tmp_path):
+    catalog = opener()
+    catalog.put_many([entry("a", item_ids=["i1"]), entry("b", tenant="u", title="Über uns")])
+    target = tmp_path / "backup" / "catalog.sqlite"
+    if opener.backend == "postgres":
+        with pytest.raises(BackupError, match="pg_dump"):
+            catalog.snapshot_to(target)
+        assert not target.exists()
+        return
+    catalog.put_many([entry("c")])  # still in the live file's write-ahead log: a copy of the file alone lacked it
+    catalog.snapshot_to(target)
+    catalog.put_many([entry("after")])  # the copy is the catalog as it was
+    assert not target.with_name("catalog.sqlite-wal").exists()
+    copy = SQLiteCatalog(target)
+    try:
+        assert copy.count() == 3 and copy.get("t", "after") is None
+        assert copy.get("t", "a").item_ids == ["i1"] and copy.get("u", "b").title == "Über uns"
+    finally:
+        copy.close()
+    with pytest.raises(StoreError, match="exists already"):
+        catalog.snapshot_to(target)

@@ -16,7 +16,7 @@ import pytest
 
 from agent_memory.core.config import load_settings
 from agent_memory.core.entities import normalize_name
-from agent_memory.core.errors import StoreUnavailableError
+from agent_memory.core.errors import BackupError, StoreUnavailableError
 from agent_memory.core.records import Triple
 from agent_memory.stores.base import GraphStore
 from agent_memory.stores.graph_factory import open_graph_store
@@ -116,6 +116,21 @@ def test_fact_sources_count_each_sources_relations_per_tenant(graph):
     graph.store.delete_by_source(graph.tenant, "doc-1")
     assert graph.store.fact_sources(graph.tenant) == {graph.tenant: {"doc-2": 1}}
     assert graph.store.fact_sources(graph.tenant + "-none") == {}
+
+
+def test_a_snapshot_opens_with_every_relation_or_names_the_servers_backup_tool(graph, tmp_path):
+    graph.store.merge_triples([graph.t("Alice", "works at", "ACME", "doc-1", evidence="Alice works at ACME."),
+                               graph.t("ACME", "based in", "Paris", "doc-2")])
+    target = tmp_path / "backup" / "graph"
+    if not isinstance(graph.store, LadybugGraphStore):
+        with pytest.raises(BackupError, match="neo4j-admin"):
+            graph.store.snapshot_to(target)
+        return
+    before = (graph.stats(), graph.store.neighbourhood(graph.tenant, ["Alice"], hops=2))
+    graph.store.snapshot_to(target)
+    graph.store.merge_triples([graph.t("Bob", "knows", "Alice", "doc-3")])  # after the copy: not in it
+    with LadybugGraphStore(target) as copy:
+        assert (copy.stats(graph.tenant), copy.neighbourhood(graph.tenant, ["Alice"], hops=2)) == before
 
 
 def test_a_newer_functional_fact_supersedes_the_older_one_which_is_kept(graph):

@@ -149,3 +149,22 @@ def test_a_read_only_data_dir_is_one_clear_cli_line(tmp_path):
         assert [line for line in ingest.stderr.splitlines() if line.startswith("error:")], ingest.stderr
     finally:
         subprocess.run(["umount", "-l", str(readonly)], capture_output=True)
+
+
+def test_a_new_data_dir_on_a_small_disk_is_refused_naming_the_space_it_needs(tmp_path, monkeypatch, capsys):
+    """A new collection's files take about 48 MB at once on some filesystems (tmpfs): on an 80 MB disk, above
+    the 64 MB reserve, the first ingest died of SIGBUS with no message. The free space read is injected."""
+    from agent_memory.core import diskspace
+    from tests.helpers import embedded_cli_env, run_cli
+
+    embedded_cli_env(monkeypatch, tmp_path / "data")
+    note = tmp_path / "note.md"
+    note.write_text("The X-300 sensor replaced the X-200 in March.")
+    monkeypatch.setattr(diskspace, "free_bytes", lambda path: 80 * 1048576)
+    code, _, err = run_cli(capsys, ["ingest", str(note)])
+    assert code != 0 and "Traceback" not in err
+    assert "80.0 MB free" in err and "112 MB in all" in err and "AGENT_MEMORY_MIN_FREE_MB" in err, err
+    assert not list((tmp_path / "data").glob("qdrant-edge/*/segments"))  # no shard begun
+    monkeypatch.setattr(diskspace, "free_bytes", lambda path: 113 * 1048576)
+    code, _, err = run_cli(capsys, ["ingest", str(note)])
+    assert code == 0, err

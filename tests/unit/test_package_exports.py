@@ -10,7 +10,7 @@ import sys
 import agent_memory
 from agent_memory.core import errors, owner
 
-ERRORS = ["AgentMemoryError", "BudgetError", "ClosedError", "ConfigError", "IndexFormatError", "IngestError",
+ERRORS = ["AgentMemoryError", "BackupError", "BudgetError", "ClosedError", "ConfigError", "IndexFormatError", "IngestError",
           "LLMError", "NotFoundError", "StoreError", "StoreUnavailableError", "DataDirBusyError"]
 
 

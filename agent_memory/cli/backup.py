@@ -1,0 +1,51 @@
+"""``agent-memory backup DEST``: a consistent copy of the data dir in a new folder, which opens as a data dir
+as it is (agent_memory/ingest/backup.py).
+
+Only the process that holds a data dir's stores can hold their writes still: with a server on the data dir
+(found through its owner lock, or named by --server) the server copies it, into DEST on its own machine;
+otherwise this command owns the data dir while it copies, as every write command does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_memory.cli.stores_or_server import server_for, stored_data_dir
+from agent_memory.core.config import load_settings
+from agent_memory.core.errors import ConfigError
+from agent_memory.core.owner import own
+from agent_memory.ingest.backup import backup_data_dir
+from agent_memory.remote import RemoteMemory
+
+HELP = ("copy the data dir, consistently, into a new folder that opens as a data dir as it is (restore: stop what "
+        "uses the data dir, move it aside, copy the backup to its path; never over it)")
+DESTINATION_HELP = ("a new or empty folder outside the data dir; through a server, on the server's machine "
+                    "(with --server: its absolute path there)")
+
+
+def cmd_backup(args) -> int:
+    remote = server_for(args)
+    if remote is not None:
+        with remote:
+            destination = _on_server(args.destination, remote)
+            report = remote.answer(remote.request("POST", "/v1/backup", ok=(202,), json={"destination": destination}))
+    else:
+        data_dir = stored_data_dir(args)
+        settings = load_settings(data_dir=data_dir)
+        with own(data_dir, "backup", doing="back it up"):
+            report = backup_data_dir(settings, args.destination).to_dict()
+    print(json.dumps(report, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _on_server(destination: str, remote: RemoteMemory) -> str:
+    """DEST as the server reads it: a server found through the data dir's lock runs on this machine, so a
+    relative path is made absolute here; one named by --server may run elsewhere, where only an absolute
+    path means what the user meant."""
+    if remote.owner:
+        return str(Path(destination).expanduser().resolve())
+    if not Path(destination).is_absolute():
+        raise ConfigError(f"backup through --server: the destination {destination!r} is a folder on the server's "
+                          "machine: give its absolute path there")
+    return destination
