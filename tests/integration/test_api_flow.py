@@ -231,7 +231,7 @@ def test_a_forget_or_gc_sent_while_a_job_writes_is_queued_behind_it_not_held(ser
     failed = _done(client, unknown.json()["url"])
     assert failed["status"] == "failed" and failed["error"]["code"] == "not_found", failed
     assert "notes/no-such.md" in failed["error"]["message"]
-    assert set(_done(client, expiry.json()["url"], GLOBEX)["result"]["expired"]) == {"sources", "items", "triples"}
+    assert set(_done(client, expiry.json()["url"], GLOBEX)["result"]["expired"]) == {"sources", "items", "triples", "session_messages"}
     assert_error(client.get(gone.json()["url"], headers=GLOBEX), 404, "not_found")  # a job is its tenant's
     assert_error(client.delete("/v1/sources/notes/tram.md", headers=ACME), 404, "not_found")  # it was forgotten
 

@@ -75,7 +75,7 @@ def test_upkeep_views_through_the_api(client):
     assert found["catalog"]["triples"] >= 1 and found["items"][0]["metadata"]["importance"] == 0.5
     assert found["items"][0]["metadata"]["date"] == "2024-06-20"
     assert client.get("/v1/sources/moves/none").status_code == 404
-    assert client.post("/v1/gc").json() == {"expired": {"sources": 0, "items": 0, "triples": 0}}  # nothing expires
+    assert client.post("/v1/gc").json() == {"expired": {"sources": 0, "items": 0, "triples": 0, "session_messages": 0}}  # nothing expires
 
 
 def test_metadata_filter_through_the_api(client):
