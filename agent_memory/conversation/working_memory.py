@@ -110,6 +110,10 @@ class WorkingMemory:
         self._queue: ThreadPoolExecutor | None = None
         self._queue_lock = threading.Lock()
         self._archive_lock = threading.Lock()  # one pass at a time: passes read and raise one watermark
+        # The per-turn notes below (reasons, inferred times, turns to archive again) are written by appends on
+        # the request thread and cleared by passes on the archive thread: one lock, so a pass that ends after
+        # an append redated one of its turns cannot clear the note the next pass needs.
+        self._notes_lock = threading.Lock()
         self._queued: set[tuple[str, str]] = set()
         self._reasons: dict[tuple[str, str, int], list[str]] = {}  # the detector's reasons, until archived
         self._inferred: set[tuple[str, str, int]] = set()  # undated turns dated by a later one, until archived
@@ -149,17 +153,18 @@ class WorkingMemory:
     # -- the archive -----------------------------------------------------------------------
     def _appended(self, record: Appended) -> None:
         key = (record.session_id, record.agent_id or "")
-        if record.reasons:
-            self._reasons[(*key, record.seq)] = record.reasons
-        if record.inferred:
-            self._inferred.add((*key, record.seq))
-        if record.redated:  # archived already, with the time they were appended: archived again, dated
-            for seq, reasons in record.redated.items():
-                self._inferred.add((*key, seq))
-                if reasons:
-                    self._reasons[(*key, seq)] = reasons
-            self._redo[key] = min(self._redo.get(key, record.seq), *record.redated)
-        self._appended_at[(*key, record.seq)] = time.monotonic()
+        with self._notes_lock:
+            if record.reasons:
+                self._reasons[(*key, record.seq)] = record.reasons
+            if record.inferred:
+                self._inferred.add((*key, record.seq))
+            if record.redated:  # archived already, with the time they were appended: archived again, dated
+                for seq, reasons in record.redated.items():
+                    self._inferred.add((*key, seq))
+                    if reasons:
+                        self._reasons[(*key, seq)] = reasons
+                self._redo[key] = min(self._redo.get(key, record.seq), *record.redated)
+            self._appended_at[(*key, record.seq)] = time.monotonic()
         if record.more:
             return  # a batch: the pass after its last message archives it whole, every reason known by then
         if not self.background:
@@ -231,7 +236,8 @@ class WorkingMemory:
         redo = None
         try:
             with self._archive_lock:
-                redo = self._redo.pop(key, None)
+                with self._notes_lock:
+                    redo = self._redo.pop(key, None)
                 mark = store.archived_through(key)
                 # Turns redated since they were archived are read again: unchanged ones are skipped by
                 # ingestion (same content hash), the redated ones rewritten with their inferred time.
@@ -245,17 +251,22 @@ class WorkingMemory:
                     store.mark_archived(key, through)
         except Exception as exc:  # noqa: BLE001 - the history is safe in the store; the next pass retries
             if redo is not None:
-                self._redo[key] = min(self._redo.get(key, redo), redo)
+                with self._notes_lock:
+                    self._redo[key] = min(self._redo.get(key, redo), redo)
             log.warning("archiving session %s (agent %r) failed: %s", session, agent_id, exc)
             return 0
         self.promoted += len(records)
         now = time.monotonic()
-        for seq in range(start + 1, through + 1):
-            self._reasons.pop((*key, seq), None)
-            self._inferred.discard((*key, seq))
-            appended = self._appended_at.pop((*key, seq), None)
-            if appended is not None:
-                self.archive_lags.append(now - appended)
+        with self._notes_lock:
+            again = self._redo.get(key)  # redated while this pass ran: the next pass needs their notes
+            for seq in range(start + 1, through + 1):
+                if again is not None and seq >= again:
+                    continue
+                self._reasons.pop((*key, seq), None)
+                self._inferred.discard((*key, seq))
+                appended = self._appended_at.pop((*key, seq), None)
+                if appended is not None:
+                    self.archive_lags.append(now - appended)
         return len(records)
 
     def _records(self, session: str, agent_id: str, rows: list[dict[str, Any]],
