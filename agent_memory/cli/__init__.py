@@ -57,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
               + ("; run it again to go on from where it stopped (unchanged files are not read again)"
                  if args.command in RESUMABLE else ""), file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (`| head`): end quietly as Unix tools do when SIGPIPE ends them (141),
+        # stdout pointed at /dev/null so that the interpreter's last flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
     except Exception as exc:  # noqa: BLE001 - one clear line for any failure; the traceback with -v
         if args.verbose:
             traceback.print_exc()

@@ -14,6 +14,9 @@ from agent_memory.core.errors import ConfigError
 
 
 def cmd_forget_any(args) -> int:
+    if args.prefix is not None and not args.prefix.strip("/ "):
+        raise ConfigError(f"--prefix {args.prefix!r} would name every source: to forget everything a tenant holds, "
+                          "use --all --tenant T (it asks for the tenant's name first)")
     given = [name for name, value in (("a source ID", args.source_id), ("--prefix", args.prefix),
                                       ("--all", args.everything)) if value]
     if len(given) != 1:

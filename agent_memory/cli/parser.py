@@ -275,4 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_mcp)
     for subcommand in sub.choices.values():
         _global_options(subcommand, after=True)
+    # `agent-memory CMD --help` opens with what CMD does (argparse shows a subcommand's help only in the list).
+    for listed in sub._choices_actions:
+        sub.choices[listed.dest].description = sub.choices[listed.dest].description or listed.help
     return parser

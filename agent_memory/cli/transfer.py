@@ -21,14 +21,9 @@ from agent_memory.remote import RemoteMemory
 
 
 def cmd_export(args) -> int:
-    """The tenant's export to ``--out`` (written whole, then renamed into place) or to stdout."""
-    try:
-        return _export(args)
-    except BrokenPipeError:
-        # The reader of stdout stopped early (`| head`): what it read is all it wanted; no traceback, and no
-        # second error when Python flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    """The tenant's export to ``--out`` (written whole, then renamed into place) or to stdout (a reader that
+    stops early, ``| head``, ends it as it ends every command: ``cli.main``)."""
+    return _export(args)
 
 
 def _export(args) -> int:

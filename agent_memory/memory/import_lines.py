@@ -255,7 +255,7 @@ def import_session(memory, tenant: str, session: _Session, report: ImportReport)
             report.sessions_refused += 1
             report.skipped.append((session.number, (
                 f"session {session.session_id!r}{_agent(session)} holds other messages here (they differ at its "
-                f"message {n + 1}, line {number}): delete it first (DELETE /v1/sessions/{{id}}, "
+                f"message m{row.get('seq', n)}, line {number}): delete it first (DELETE /v1/sessions/{{id}}, "
                 "Memory.delete_session), or import into another tenant")))
             return
     if len(held) > len(wanted):

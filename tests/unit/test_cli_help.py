@@ -35,3 +35,13 @@ def test_tenant_session_preset_and_budget_say_what_they_do():
 def test_the_help_pages_render():
     for name, parser in subcommands().items():
         assert parser.format_help(), name
+
+
+def test_a_subcommands_help_opens_with_what_it_does():
+    """`agent-memory check --help` said only its usage: what the command does was in the top-level list alone."""
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    listed = {action.dest: action.help for action in sub._choices_actions}
+    for name, command in sub.choices.items():
+        assert listed[name] and listed[name] in command.format_help().replace("\n", " ").replace("  ", " ") \
+            or command.description == listed[name], name
