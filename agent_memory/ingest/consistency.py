@@ -28,10 +28,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
+from agent_memory.conversation.working_memory import session_key
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.ingest.graph_writes import extract_triples, merge_triples, speaker_relations
 from agent_memory.ingest.items import SourceItems
-from agent_memory.ingest.ownership import FILE_KEY, forget_sources
+from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER, forget_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
 
@@ -203,13 +204,28 @@ def _items_by_source(services, tenant: str, source_ids: list[str]) -> Iterable[t
 
 def _adopt(services, tenant: str, source_ids: list[str], found: TenantCheck) -> int:
     """Record each source in the catalog as the vectors hold it, with no content hash: nothing calls it
-    unchanged, so an ingestion of its file writes it afresh (and the file owns it again)."""
+    unchanged, so an ingestion of its file writes it afresh (and the file owns it again). A live session's archived
+    turn (``<session id>/m<seq>``) is claimed for its session, as the archive claims it: an export leaves it to the
+    session's messages, which rebuild it, instead of writing it a second time as a source of no one's."""
     adopted = 0
+    live = _live_sessions(services, tenant)
     for batch, items in _items_by_source(services, tenant, source_ids):
         entries = [_entry_of(tenant, sid, items[sid], found.uncatalogued[sid]["triples"]) for sid in batch if items.get(sid)]
         services.catalog.put_many(entries)
+        claims: dict[str, list[str]] = defaultdict(list)
+        for entry in entries:
+            if entry.kind == "turn" and entry.session_id in live and entry.source_id == f"{entry.session_id}/m{entry.seq}":
+                claims[SESSION_OWNER + entry.session_id].append(entry.source_id)
+        for owner, sids in claims.items():
+            services.catalog.claim(tenant, owner, sids)
         adopted += len(entries)
     return adopted
+
+
+def _live_sessions(services, tenant: str) -> set[str]:
+    """The IDs of the tenant's working-memory sessions (those whose messages an export writes)."""
+    prefix = session_key(tenant, "")
+    return {row["session_id"][len(prefix):] for row in services.sessions.store.session_rows(prefix)}
 
 
 def _entry_of(tenant: str, source_id: str, items: list[MemoryItem], triples: int) -> SourceEntry:

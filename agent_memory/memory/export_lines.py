@@ -21,6 +21,7 @@ Nothing of another tenant is read: every lookup is scoped to the tenant exported
 
 from __future__ import annotations
 
+import re
 import time
 from collections import defaultdict
 from typing import Any, Iterator
@@ -95,9 +96,22 @@ def _sources(services, tenant: str, live_sessions: set[str]) -> Iterator[dict[st
                 continue  # a transcript's session summary: derived again when its turns are imported
             if owner and owner.startswith(SESSION_OWNER) and owner[len(SESSION_OWNER):] in live_sessions:
                 continue  # a live session's archived turn: its message is exported and archived again
+            if owner is None and _unclaimed_session_turn(sid, items.get(sid, []), live_sessions):
+                continue  # the same, its claim lost (a catalog rebuilt by an older `check --repair --adopt`)
             line = source_line(sid, entry, owner, items.get(sid, []))
             if line is not None:
                 yield line
+
+
+def _unclaimed_session_turn(source_id: str, items: list[MemoryItem], live_sessions: set[str]) -> bool:
+    """``source_id`` is ``<session id>/m<n>`` of a live session and its items are that session's turns: an archived
+    turn of the session whose messages the export writes, though no session claims it."""
+    if not items or any(i.kind != "turn" for i in items):
+        return False
+    session = items[0].metadata.get("session_id")
+    return (isinstance(session, str) and session in live_sessions
+            and all(i.metadata.get("session_id") == session for i in items)
+            and re.fullmatch(re.escape(session) + r"/m\d+", source_id) is not None)
 
 
 def source_line(source_id: str, entry, owner: str | None, items: list[MemoryItem]) -> dict[str, Any] | None:

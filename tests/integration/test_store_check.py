@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import httpx
@@ -15,6 +16,7 @@ import pytest
 from agent_memory.api import create_app
 from agent_memory.api.testing import serve_in_thread
 from agent_memory.core.config import load_settings
+from agent_memory.core.errors import IngestError
 from agent_memory.memory import Memory
 from tests.helpers import embedded_cli_env, run_cli
 
@@ -116,6 +118,41 @@ def test_a_lost_catalog_is_found_forget_still_removes_and_a_repair_refuses_to_de
     assert check(capsys)[0] == 0
     code, out, _ = run_cli(capsys, ["forget", "notes/beta.md", "--tenant", "acme"])  # through the catalog again
     assert code == 0 and json.loads(out)["sources"] == 1
+
+
+def test_adopted_turns_stay_their_sessions_so_an_export_imported_elsewhere_holds_each_turn_once(data_dir, tmp_path,
+                                                                                                  capsys):
+    (data_dir / "catalog.sqlite").unlink()
+    assert check(capsys, "--repair", "--adopt")[0] == 0
+    out = tmp_path / "acme.jsonl"
+
+    def exported_turn_sources() -> list[str]:
+        assert run_cli(capsys, ["export", "--tenant", "acme", "--out", str(out)])[0] == 0
+        lines = [json.loads(line) for line in out.read_text().splitlines()]
+        return [line["source_id"] for line in lines if line["type"] == "source" and line["kind"] == "turn"]
+
+    # A data dir adopted before adoption claimed a session's turns: the turns are in the catalog, unclaimed.
+    with sqlite3.connect(data_dir / "catalog.sqlite") as conn:
+        conn.execute("DELETE FROM owners WHERE owner = 'session:week-1'")
+    assert exported_turn_sources() == []
+    check(capsys, "--repair", "--adopt")  # records nothing again (the catalog knows every source now)
+
+    # Adopted as the archive records them: the session's messages alone carry its turns out.
+    (data_dir / "catalog.sqlite").unlink()
+    assert check(capsys, "--repair", "--adopt")[0] == 0
+    with Memory(tenant="acme") as memory, pytest.raises(IngestError, match=r"session 'week-1' \(one of its archived"):
+        memory.add("A note under a turn's ID.", source_id="week-1/m0")
+    assert exported_turn_sources() == []
+    fresh = tmp_path / "fresh"
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(fresh), "import", str(out), "--json"])
+    assert code == 0 and json.loads(stdout)["complete"]
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(fresh), "list", "--tenant", "acme", "--kind", "turn"])
+    assert code == 0 and [row["source_id"] for row in json.loads(stdout)["sources"]] == [
+        f"week-1/m{seq}" for seq in range(4)]
+    with Memory(data_dir=fresh, tenant="acme") as memory:
+        assert len(memory.messages("week-1")) == 4
+        passages = memory.prompt("What is my locker combination at the Oslo office?", budget=400).passages
+    assert [p.source_id for p in passages if "7741" in p.text] == ["week-1/m0"]
 
 
 def test_what_a_restored_older_catalog_does_not_know_is_removed(data_dir, tmp_path, capsys):
