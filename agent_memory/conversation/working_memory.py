@@ -39,6 +39,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
 from agent_memory.conversation import messages as msgs
+from agent_memory.conversation.expiry import is_removal
 from agent_memory.conversation.messages import text_of
 from agent_memory.conversation.session import Appended
 from agent_memory.core.errors import contained
@@ -136,7 +137,13 @@ class WorkingMemory:
         return self.sessions.session(session_key(tenant, session_id), agent_id)
 
     def exists(self, tenant: str, session_id: str, agent_id: str | None = None) -> bool:
-        return bool(self.sessions.store.recent((session_key(tenant, session_id), agent_id or ""), 1))
+        """Whether the session holds a message, or held some that a time to live removed (its marker stays:
+        the session keeps its settings, its view says what went and its numbering goes on)."""
+        key = (session_key(tenant, session_id), agent_id or "")
+        return self._holds_messages(key) or any(is_removal(row) for row in self.sessions.store.summaries(key))
+
+    def _holds_messages(self, key: tuple[str, str]) -> bool:
+        return bool(self.sessions.store.recent(key, 1))
 
     def _first_seq(self, session: str, agent_id: str) -> int:
         """Where an empty session's numbering starts: after the last turn long-term memory holds under its
@@ -358,10 +365,11 @@ class WorkingMemory:
             queue.submit(lambda: None).result()
 
     def recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
-        """The live session's last user/assistant messages; else ingested transcript turns of that session.
+        """The live session's last user/assistant messages; else (none held: never said, or every one expired)
+        ingested transcript turns of that session.
         Each carries its speaker and time (``timestamp``): the prompt heads them with their date."""
-        if self.exists(tenant, session_id):
-            key = session_key(tenant, session_id)
+        key = session_key(tenant, session_id)
+        if self._holds_messages((key, "")):
             # Sequence numbers are consecutive but need not start at 0 (Session._load): the last n.
             first = self.session(tenant, session_id).next_seq - n
             items = []

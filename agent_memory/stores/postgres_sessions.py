@@ -143,7 +143,9 @@ class PostgresSessionStore:
         return json.loads(rows[0][0]) if rows else {}
 
     def sessions(self) -> list[Key]:
-        rows = self._rows("SELECT session_id, agent_id FROM session_messages GROUP BY session_id, agent_id"
+        # A session whose every message a time to live removed is still one: its removal marker stays.
+        rows = self._rows("SELECT * FROM (SELECT session_id, agent_id FROM session_messages"
+                          " UNION SELECT session_id, agent_id FROM session_summaries) listed"
                           " ORDER BY session_id COLLATE \"C\", agent_id COLLATE \"C\"", ())
         return [(r[0], r[1]) for r in rows]
 
@@ -152,10 +154,13 @@ class PostgresSessionStore:
         rows = self._rows(
             "SELECT * FROM (SELECT session_id, agent_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(seq)"
             " FROM session_messages WHERE left(session_id, %s) = %s GROUP BY session_id, agent_id"
-            # A session configured before its first message (settings only: 0 messages, no times).
-            " UNION ALL SELECT session_id, agent_id, 0, NULL, NULL, -1 FROM session_state s"
+            # Settings before the first message, or summaries (a removal's marker) after the last went.
+            " UNION ALL SELECT session_id, agent_id, 0, NULL, NULL, COALESCE(MAX(last_seq), -1) FROM"
+            " (SELECT session_id, agent_id, NULL::integer AS last_seq FROM session_state"
+            " UNION ALL SELECT session_id, agent_id, last_seq FROM session_summaries) s"
             " WHERE left(session_id, %s) = %s AND NOT EXISTS (SELECT 1 FROM session_messages m"
-            " WHERE m.session_id = s.session_id AND m.agent_id = s.agent_id)) listed"
+            " WHERE m.session_id = s.session_id AND m.agent_id = s.agent_id)"
+            " GROUP BY session_id, agent_id) listed"
             " ORDER BY session_id COLLATE \"C\", agent_id COLLATE \"C\"", (len(prefix), prefix, len(prefix), prefix))
         return [dict(session_id=r[0], agent_id=r[1], messages=r[2], created_at=r[3], updated_at=r[4], last_seq=r[5])
                 for r in rows]

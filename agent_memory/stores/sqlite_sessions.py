@@ -309,20 +309,26 @@ class SessionStore:
         return json.loads(rows[0][0]) if rows else {}
 
     def sessions(self) -> list[Key]:
-        rows = self._rows("SELECT DISTINCT session_id, agent_id FROM messages ORDER BY session_id, agent_id", ())
+        # A session whose every message a time to live removed is still one: its removal marker stays.
+        rows = self._rows("SELECT session_id, agent_id FROM messages UNION SELECT session_id, agent_id FROM summaries"
+                          " ORDER BY session_id, agent_id", ())
         return [(r[0], r[1]) for r in rows]
 
     def session_rows(self, prefix: str = "") -> list[dict[str, Any]]:
         """Per (session, agent) whose session ID starts with ``prefix``: message count, first/last append
         time, highest seq (compared by substring: a ``%`` or ``_`` in a tenant is no wildcard); a session
-        with settings and no message yet counts 0 messages, its times None and its seq -1."""
+        with settings and no message yet counts 0 messages, its times None and its seq -1; one whose every
+        message a time to live removed counts 0 messages, its times None and its seq the last removed."""
         rows = self._rows(
             "SELECT session_id, agent_id, COUNT(*), MIN(created_at), MAX(created_at), MAX(seq) FROM messages"
             " WHERE substr(session_id, 1, ?) = ? GROUP BY session_id, agent_id"
-            # A session configured before its first message (settings only: 0 messages, no times).
-            " UNION ALL SELECT session_id, agent_id, 0, NULL, NULL, -1 FROM session_state s"
+            # Settings before the first message, or summaries (a removal's marker) after the last went.
+            " UNION ALL SELECT session_id, agent_id, 0, NULL, NULL, COALESCE(MAX(last_seq), -1) FROM"
+            " (SELECT session_id, agent_id, NULL AS last_seq FROM session_state"
+            " UNION ALL SELECT session_id, agent_id, last_seq FROM summaries) s"
             " WHERE substr(session_id, 1, ?) = ? AND NOT EXISTS (SELECT 1 FROM messages m"
-            " WHERE m.session_id = s.session_id AND m.agent_id = s.agent_id) ORDER BY 1, 2",
+            " WHERE m.session_id = s.session_id AND m.agent_id = s.agent_id)"
+            " GROUP BY session_id, agent_id ORDER BY 1, 2",
             (len(prefix), prefix, len(prefix), prefix))
         return [dict(session_id=r[0], agent_id=r[1], messages=r[2], created_at=r[3], updated_at=r[4], last_seq=r[5])
                 for r in rows]

@@ -242,7 +242,9 @@ def test_remove_through_takes_the_oldest_messages_with_what_ends_among_them(open
     assert store.entities(KEY) == [("Oslo", 2, 3)]  # Paris was named only in what went
     assert store.archived_through(KEY) == 3 and store.load_state(KEY) == {"compactions": 2}
     assert store.remove_through(KEY, 3, {**MARKER_ROW, "last_seq": 3}) == 2  # no role kept: all up to 3
-    assert store.load_messages(KEY) == [] and store.sessions() == []
+    # The marker stays: the session is still listed, its numbering after the last seq removed.
+    assert store.load_messages(KEY) == [] and store.sessions() == [KEY]
+    assert [(r["messages"], r["last_seq"], r["created_at"]) for r in store.session_rows("acme/")] == [(0, 3, None)]
 
 
 def test_a_time_to_live_removes_old_messages_from_a_live_session_and_its_view_says_so(opener):

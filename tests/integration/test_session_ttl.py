@@ -64,3 +64,28 @@ def test_post_gc_removes_them_for_the_callers_tenant(tmp_path):
         assert answered.status_code == 200 and answered.json()["expired"]["session_messages"] == 4, answered.text
         view = http.get("/v1/sessions/chat/view", params={"budget": 1_000})
         assert view.status_code == 200 and "7741" not in view.text and "[Removed m0-m3" in view.text
+
+
+def test_a_session_whose_every_message_expired_stays_with_its_settings(tmp_path, monkeypatch, capsys):
+    data = tmp_path / "data"
+    embedded_cli_env(monkeypatch, data)
+    long_ago = time.time() - 60 * DAY
+    with Memory(data_dir=data, tenant="acme") as memory:
+        memory.session("chat-1").configure(window_tokens=50_000)
+        for session_id in ("chat-1", "chat-2"):  # chat-2: no settings of its own
+            memory.add_messages(session_id, [{"role": "user" if n % 2 == 0 else "assistant",
+                                              "content": f"Old note {n}.", "timestamp": long_ago + n}
+                                             for n in range(50)])
+    monkeypatch.setenv("AGENT_MEMORY_TTL_DAYS", json.dumps({"session": 30}))
+    code, out, err = run_cli(capsys, ["gc", "--tenant", "acme"])
+    assert code == 0 and json.loads(out)["expired"]["session_messages"] == 100, err
+    with Memory(data_dir=data, tenant="acme") as memory:
+        assert [(s["session_id"], s["messages"]) for s in memory.sessions()] == [("chat-1", 0), ("chat-2", 0)]
+        view = memory.view("chat-1", 1_000)
+        assert len(view) == 1 and "[Removed m0-m49 (time to live: said more than 30 days ago): 50 messages" in (
+            view[0]["content"])
+        assert memory.messages("chat-1") == []
+        assert memory.session("chat-1").config.window_tokens == 50_000
+        assert memory.add_message("chat-1", {"role": "user", "content": "Back again."}) == 50
+        assert [m["seq"] for m in memory.messages("chat-1")] == [50]
+        assert memory.messages("chat-2") == [] and "[Removed m0-m49" in memory.view("chat-2", 1_000)[0]["content"]
