@@ -1,8 +1,7 @@
 """Which turns matter: a rule-based detector offline, LLM judgement when configured.
 
 Also the extractors shared with compaction validation: numbers and named entities
-(capitalized words, identifiers like ``X-200``, jieba ``nr/ns/nt/nz`` for Chinese), less what
-``entity_filter`` shows to be filler or units.
+(capitalized words, identifiers like ``X-200``, jieba ``nr/ns/nt/nz`` for Chinese).
 """
 
 from __future__ import annotations
@@ -14,30 +13,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from agent_memory.conversation.entity_filter import (
-    is_unit,
-    names_among_openers,
-    qualifies_number,
-    reply_words,
-    sentence_start,
-    starts_sentence,
-)
-from agent_memory.core.english_nlp import is_english_word
 from agent_memory.core.errors import LLMError
 from agent_memory.core.prompt_data import DATA_RULE, data_block
-from agent_memory.core.text import CJK_RANGES, STOPWORDS, has_cjk, load_jieba
+from agent_memory.core.text import STOPWORDS, has_cjk, load_jieba
 
 log = logging.getLogger(__name__)
 
 # Not after a Latin letter or digit ("v2", "abc123"), but right after a Chinese character ("端口8004"):
 # \w would match the Chinese character too and hide the number.
 NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:[.,:/-]\d+)*%?")
-# Word edges that a Chinese character makes too: \b sees none between 用 and AWS (both are \w), so
-# "我们用AWS和Kubernetes部署" would name nothing.
-_START = rf"(?<![^\W{CJK_RANGES}])"
-_END = rf"(?![^\W{CJK_RANGES}])"
-IDENTIFIER = re.compile(rf"{_START}[A-Za-z]+[-_]?\d+[A-Za-z0-9-]*{_END}|{_START}[A-Z]{{2,}}[A-Z0-9]*{_END}")
-CAPITALIZED = re.compile(rf"{_START}[A-Z][a-z]+(?:[A-Z][a-z]+)*{_END}")
+IDENTIFIER = re.compile(r"\b[A-Za-z]+[-_]?\d+[A-Za-z0-9-]*\b|\b[A-Z]{2,}[A-Z0-9]*\b")
+CAPITALIZED = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*\b")
 DATE = re.compile(
     r"\b\d{4}[-/]\d{1,2}[-/]\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b"
     r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|yesterday|next week)\b"
@@ -148,63 +134,38 @@ def identifier_list(text: str) -> list[str]:
 
 
 def is_entity_word(token: str) -> bool:
-    """False for calendar names, sentence-initial verbs and unit symbols, which capitalization alone made
-    look like names (the rules that need the sentence: ``entity_filter``)."""
-    return token not in _CALENDAR and token not in _VERBS and token not in _NOT_ENTITIES and not is_unit(token)
+    """False for calendar names and sentence-initial verbs, which capitalization alone made look like names."""
+    return token not in _CALENDAR and token not in _VERBS and token not in _NOT_ENTITIES
 
 
 def entities(text: str) -> set[str]:
     """Named things: capitalized words, identifiers (X-200, API), Chinese nr/ns/nt/nz words.
 
     Line by line, each line's result cached: compaction validates span after span over the same
-    messages, and tagging Chinese with jieba is the slow part (a tool loop re-read it thousands of times).
-    A capitalized word opening a sentence counts when it is capitalized mid-sentence anywhere in ``text``
-    too, else when spaCy's model reads it as a name (``entity_filter.names_among_openers``)."""
+    messages, and tagging Chinese with jieba is the slow part (a tool loop re-read it thousands of times)."""
     found: set[str] = set()
-    openers: list[tuple[str, str]] = []
     for line in text.split("\n"):
         if line.strip():
-            names, line_openers = _line_entities(line)
-            found |= names
-            openers += line_openers
-    named = names_among_openers([snippet for token, snippet in openers if token not in found])
-    found.update(token for token, snippet in openers if token in found or snippet in named)
+            found |= _line_entities(line)
     return found
 
 
 @functools.lru_cache(maxsize=32768)
-def _line_entities(text: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
-    """The line's names, and its capitalized words opening a sentence, each with its sentence's start
-    (those are names only if the rest of the text or the model says so)."""
+def _line_entities(text: str) -> frozenset[str]:
     found: set[str] = set()
-    openers: list[tuple[str, str]] = []
     for match in IDENTIFIER.finditer(text):
         token = match.group(0)
-        if token.isdigit() or qualifies_number(text, match.start(), match.end()):
-            continue
-        if token.isalpha() and starts_sentence(text, match.start()) and is_english_word(token):
-            openers.append((token, sentence_start(text, match.start())))  # "OK, thanks", "NOTE: ..."
-        else:
+        if not token.isdigit():
             found.add(token)
     for match in CAPITALIZED.finditer(text):
         token = match.group(0)
         if is_entity_word(token) and token.lower() not in STOPWORDS:
-            if starts_sentence(text, match.start()):
-                openers.append((token, sentence_start(text, match.start())))
-            else:
-                found.add(token)
+            found.add(token)
     if has_cjk(text):
-        tagged = [(word, flag) for word, flag in _posseg().cut(text)]
-        replies = reply_words(tagged, _in_dictionary)
-        for i, (word, flag) in enumerate(tagged):
-            if flag in ("nr", "ns", "nt", "nz") and len(word.strip()) > 1 and i not in replies:
+        for word, flag in _posseg().cut(text):
+            if flag in ("nr", "ns", "nt", "nz") and len(word.strip()) > 1:
                 found.add(word.strip())
-    return frozenset(found), tuple(openers)
-
-
-def _in_dictionary(word: str) -> bool:
-    """Whether jieba's dictionary lists ``word`` (a word it found by its HMM, like most people's names, is not)."""
-    return bool(load_jieba().dt.FREQ.get(word))
+    return frozenset(found)
 
 
 @dataclass
