@@ -68,8 +68,8 @@ def numbered_turns(catalog, tenant: str, session_id: str) -> tuple[int, dict[str
     ``Memory.add_turns`` named so)."""
     stored = catalog.recent_turns(tenant, session_id, ALL_TURNS)
     after = max((e.seq + 1 for e in stored if e.seq is not None), default=0)
-    pattern = re.compile(re.escape(session_id) + r"/m(\d+)")
-    return after, {e.source_id: int(m.group(1)) for e in stored if (m := pattern.fullmatch(e.source_id))}
+    numbered = {e.source_id: turn_seq(session_id, e.source_id) for e in stored}
+    return after, {sid: seq for sid, seq in numbered.items() if seq is not None}
 
 
 def catalog_recent_turns(services, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
@@ -85,6 +85,17 @@ def iso_time(stamp: float) -> str:
 
 def session_key(tenant: str, session_id: str) -> str:
     return f"{tenant}/{session_id}"
+
+
+def turn_source_id(session_id: str, seq: int) -> str:
+    """The source ID long-term memory holds the session's message ``seq`` under, once archived."""
+    return f"{session_id}/m{seq}"
+
+
+def turn_seq(session_id: str, source_id: str) -> int | None:
+    """The message position ``source_id`` names as a turn of ``session_id`` (``<session id>/m<n>``), or None."""
+    match = re.fullmatch(re.escape(session_id) + r"/m(\d+)", source_id)
+    return int(match.group(1)) if match else None
 
 
 def split_key(key: str, default_tenant: str) -> tuple[str, str]:
@@ -378,7 +389,7 @@ class WorkingMemory:
                 text = text_of(message)
                 if message.get("role") in TURN_ROLES and text.strip():
                     items.append(MemoryItem(
-                        id=f"wm:{tenant}/{session_id}/{seq}", tenant=tenant, source_id=f"{session_id}/m{seq}",
+                        id=f"wm:{tenant}/{session_id}/{seq}", tenant=tenant, source_id=turn_source_id(session_id, seq),
                         kind="turn", text=text, created_at=row["created_at"],
                         metadata={"session_id": session_id, "speaker": speaker_of(message), "seq": seq,
                                   "timestamp": iso_time(row["created_at"])}))

@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from agent_memory.conversation.working_memory import session_key
+from agent_memory.conversation.working_memory import session_key, turn_source_id
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.ingest.graph_writes import extract_triples, merge_triples, speaker_relations
 from agent_memory.ingest.items import SourceItems
@@ -214,7 +214,7 @@ def _adopt(services, tenant: str, source_ids: list[str], found: TenantCheck) -> 
         services.catalog.put_many(entries)
         claims: dict[str, list[str]] = defaultdict(list)
         for entry in entries:
-            if entry.kind == "turn" and entry.session_id in live and entry.source_id == f"{entry.session_id}/m{entry.seq}":
+            if entry.kind == "turn" and entry.session_id in live and entry.source_id == turn_source_id(entry.session_id, entry.seq):
                 claims[SESSION_OWNER + entry.session_id].append(entry.source_id)
         for owner, sids in claims.items():
             services.catalog.claim(tenant, owner, sids)

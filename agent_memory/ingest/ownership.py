@@ -14,9 +14,9 @@ import difflib
 import logging
 import os
 import posixpath
-import re
 from typing import Iterable
 
+from agent_memory.conversation.working_memory import turn_seq
 from agent_memory.core.errors import IngestError
 from agent_memory.core.records import SearchFilter
 from agent_memory.ingest.graph_writes import delete_source_facts, rederive
@@ -235,9 +235,8 @@ def match_stored(services, tenant: str, given: str) -> list[str]:
 def uncatalogued_turns(services, tenant: str, session_id: str) -> list[str]:
     """The session's archived turns (``<session id>/m<n>``, turns of that session) that the vectors hold and
     the catalog does not know: deleting the session with its archive forgets them too."""
-    pattern = re.compile(re.escape(session_id) + r"/m\d+")
     flt = SearchFilter(tenant=tenant, kinds=["turn"], metadata={"session_id": session_id})
-    held = sorted({sid for sid, _ in services.vectors.source_points(flt) if pattern.fullmatch(sid)})
+    held = sorted({sid for sid, _ in services.vectors.source_points(flt) if turn_seq(session_id, sid) is not None})
     known = services.catalog.get_many(tenant, held) if held else {}
     return [sid for sid in held if sid not in known]
 

@@ -21,12 +21,11 @@ Nothing of another tenant is read: every lookup is scoped to the tenant exported
 
 from __future__ import annotations
 
-import re
 import time
 from collections import defaultdict
 from typing import Any, Iterator
 
-from agent_memory.conversation.working_memory import session_key
+from agent_memory.conversation.working_memory import session_key, turn_seq, turn_source_id
 from agent_memory.core.ids import content_hash
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.version import __version__
@@ -77,8 +76,8 @@ def _forgotten(services, tenant: str, session_id: str, messages: list[dict], thr
     """The seqs archived already whose turn long-term memory does not hold: forgotten since (or never a turn:
     a tool result, a system message). An import forgets the turns these become again."""
     archived = [m["seq"] for m in messages if m["seq"] <= through]
-    stored = services.catalog.get_many(tenant, [f"{session_id}/m{seq}" for seq in archived])
-    return [seq for seq in archived if f"{session_id}/m{seq}" not in stored]
+    stored = services.catalog.get_many(tenant, [turn_source_id(session_id, seq) for seq in archived])
+    return [seq for seq in archived if turn_source_id(session_id, seq) not in stored]
 
 
 def _sources(services, tenant: str, live_sessions: set[str]) -> Iterator[dict[str, Any]]:
@@ -111,7 +110,7 @@ def _unclaimed_session_turn(source_id: str, items: list[MemoryItem], live_sessio
     session = items[0].metadata.get("session_id")
     return (isinstance(session, str) and session in live_sessions
             and all(i.metadata.get("session_id") == session for i in items)
-            and re.fullmatch(re.escape(session) + r"/m\d+", source_id) is not None)
+            and turn_seq(session, source_id) is not None)
 
 
 def source_line(source_id: str, entry, owner: str | None, items: list[MemoryItem]) -> dict[str, Any] | None:

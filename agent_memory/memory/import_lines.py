@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from agent_memory.conversation.working_memory import session_key
+from agent_memory.conversation.working_memory import session_key, turn_source_id
 from agent_memory.core.errors import IngestError
 from agent_memory.core.records import Document, TurnRecord
 from agent_memory.core.storable import check_text
@@ -313,7 +313,7 @@ def _append(memory, tenant: str, session: _Session, batch: list, report: ImportR
 def _forget_again(memory, tenant: str, session: _Session, report: ImportReport) -> None:
     """The turns the exporting deployment had forgotten, archived again by the append: forgotten again, so that
     what a user removed does not come back with a move."""
-    ids = [f"{session.session_id}/m{seq}" for seq in session.forgotten_turns]
+    ids = [turn_source_id(session.session_id, seq) for seq in session.forgotten_turns]
     memory.working_memory.flush()
     with memory.write_lock:
         owners = memory.services.catalog.owners(tenant, ids)

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping
 from agent_memory.conversation import Retention, Session
 from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.message_validation import validate
-from agent_memory.conversation.working_memory import numbered_turns, session_key
+from agent_memory.conversation.working_memory import numbered_turns, session_key, turn_source_id
 from agent_memory.core.errors import NotFoundError
 from agent_memory.core.names import SESSION_ID_RULE, refusal, session_id_problem
 from agent_memory.ingest.ownership import SESSION_OWNER, uncatalogued_turns
@@ -162,7 +162,7 @@ class SessionMethods:
                                    "messages": self.working_memory.sessions.delete(key),
                                    "sources": 0, "items": 0, "triples": 0}
         if forget_archived:
-            ids = {f"{session_id}/m{seq}" for seq in range(last + 1)}
+            ids = {turn_source_id(session_id, seq) for seq in range(last + 1)}
             ids |= set(numbered_turns(self.services.catalog, name, session_id)[1])
             with self.write_lock:
                 found = self.services.catalog.get_many(name, sorted(ids))
