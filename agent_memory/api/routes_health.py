@@ -9,7 +9,8 @@ from fastapi.responses import FileResponse, JSONResponse
 
 from agent_memory.api.deps import StateDep
 from agent_memory.api.errors import error_body
-from agent_memory.api.schemas import ReadyOut, StatusOut, error_responses
+from agent_memory.api.schemas import error_responses
+from agent_memory.api.schemas_upkeep import ReadyOut, StatusOut
 from agent_memory.core.version import __version__
 
 router = APIRouter(tags=["health"])

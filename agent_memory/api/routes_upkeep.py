@@ -15,17 +15,9 @@ from fastapi import APIRouter, Query, Response
 from agent_memory.api.deps import StateDep, TenantDep
 from agent_memory.api.errors import ApiError
 from agent_memory.api.ingestion import accepted, check_tenant_stores, expire_tenant, no_source, write_lock_busy
-from agent_memory.api.schemas import (
-    FilesOut,
-    GcOut,
-    SourceOut,
-    SourcesOut,
-    StatsOut,
-    WhoamiOut,
-    error_responses,
-    queued_response,
-)
+from agent_memory.api.schemas import error_responses, queued_response
 from agent_memory.api.schemas_check import CheckOut
+from agent_memory.api.schemas_upkeep import FilesOut, GcOut, SourceOut, SourcesOut, StatsOut, WhoamiOut
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS
 from agent_memory.ingest.missing import files_under
 from agent_memory.ingest.ownership import match_sources

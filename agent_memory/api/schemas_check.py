@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_memory.api.schemas import RemovedCounts
+from agent_memory.api.schemas_upkeep import RemovedCounts
 
 
 class UncataloguedOut(BaseModel):
