@@ -39,7 +39,9 @@ questions answered from a token-bounded prompt with `[S:id]` citations.
 
 Authentication: send `X-API-Key: <key>` or `Authorization: Bearer <key>`. A key is required whenever
 keys are configured (`AGENT_MEMORY_API_KEYS`) or the server listens on anything but loopback; each
-key is bound to one tenant, and every read and write is scoped to it.
+key is bound to one tenant, and every read and write is scoped to it. Admin keys
+(`AGENT_MEMORY_ADMIN_KEYS`) run the server-wide operations (`POST /v1/backup`, `POST /v1/check` over every
+tenant) and reach no tenant's memory.
 
 Errors are JSON: `{"error": {"code": "...", "message": "..."}}`.
 

@@ -1,14 +1,21 @@
-"""Dependencies: the app's state and the caller's tenant (from the API key, never from the body)."""
+"""Dependencies: the app's state and the caller (from the API key, never from the body): a tenant's key reaches
+that tenant's memory alone; an admin key (AGENT_MEMORY_ADMIN_KEYS) the server-wide operations alone (a backup,
+a check over every tenant, their jobs), no tenant's memory, so that holding one never means reading a tenant's
+notes through the routes a tenant key uses."""
 
 from __future__ import annotations
 
+import json
+import re
+from dataclasses import dataclass
 from typing import Annotated
+from urllib.parse import urlencode
 
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from agent_memory.api.errors import ApiError
-from agent_memory.api.state import ApiState, tenant_for_key
+from agent_memory.api.state import ApiState, is_admin_key, tenant_for_key
 
 _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="API key bound to a tenant.")
 _bearer = HTTPBearer(auto_error=False, description="The same API key as a Bearer token.")
@@ -21,23 +28,120 @@ def get_state(request: Request) -> ApiState:
 StateDep = Annotated[ApiState, Depends(get_state)]
 
 
-def get_tenant(state: StateDep, request: Request,
+# The job records of the server-wide operations an admin key queues: '/' is in no tenant's name, so no tenant
+# key ever reads them (GET /v1/jobs/{id} answers a job to the tenant that queued it).
+ADMIN_JOBS = "/admin"
+ADMIN_KEY_FIX = ("set AGENT_MEMORY_ADMIN_KEYS on the server (a comma-separated list of long random keys, e.g. "
+                 "`openssl rand -hex 32`) and send one of them as X-API-Key or Authorization: Bearer (the CLI sends "
+                 "AGENT_MEMORY_ADMIN_KEY)")
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who a request comes from: a tenant's key (``tenant``), an admin key (``admin``: the server-wide
+    operations, no tenant's memory), or anyone where the server needs no key (the default tenant)."""
+
+    tenant: str | None
+    admin: bool = False
+
+    @property
+    def job_owner(self) -> str:
+        """The tenant the caller's jobs are recorded under (and read back by)."""
+        return self.tenant if self.tenant is not None else ADMIN_JOBS
+
+
+def get_caller(state: StateDep, request: Request,
                api_key: Annotated[str | None, Security(_api_key_header)] = None,
-               bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None) -> str:
-    """The tenant bound to the caller's key; the default tenant when the server needs no key."""
+               bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None) -> Caller:
+    """The caller's key read: a tenant's, an admin's, or none needed (the server's default tenant)."""
     key = api_key or (bearer.credentials if bearer else None)
     if not state.auth_required:
-        return state.settings.tenant
+        return Caller(state.settings.tenant)
     if not key:
         # Another scheme (Basic, Token ...) is not a missing key: say which one came instead.
         scheme = request.headers.get("authorization", "").split(" ", 1)[0]
         sent = f"; got an Authorization header of scheme {scheme[:40]!r}" if scheme else ""
         raise ApiError(401, "unauthorized", f"an API key is required (X-API-Key or Authorization: Bearer){sent}",
                        {"WWW-Authenticate": "Bearer"})
+    if is_admin_key(state.admin_keys, key):
+        return Caller(None, admin=True)
     tenant = tenant_for_key(state.api_keys, key)
     if tenant is None:
         raise ApiError(401, "unauthorized", "invalid API key", {"WWW-Authenticate": "Bearer"})
-    return tenant
+    return Caller(tenant)
+
+
+CallerDep = Annotated[Caller, Depends(get_caller)]
+
+
+def get_tenant(caller: CallerDep, request: Request) -> str:
+    """The tenant bound to the caller's key; the default tenant when the server needs no key. An admin key
+    is no tenant's key: 403 on every route that reads or writes a tenant's memory."""
+    if caller.tenant is None:
+        raise ApiError(403, "forbidden", f"{request.method} {request.url.path} reads or writes a tenant's memory, "
+                       "and an admin key reaches none (it runs the server-wide operations: POST /v1/backup, POST "
+                       "/v1/check over every tenant): send the tenant's API key (AGENT_MEMORY_API_KEYS)")
+    return caller.tenant
 
 
 TenantDep = Annotated[str, Depends(get_tenant)]
+
+
+def get_admin(caller: CallerDep, state: StateDep, request: Request) -> Caller:
+    """The caller of a server-wide operation: an admin key, or anyone where the server needs no key (as
+    before admin keys). A tenant's key is refused: 403 naming how to configure an admin key."""
+    if caller.admin or not state.auth_required:
+        return caller
+    raise ApiError(403, "forbidden", f"{request.method} {request.url.path} works on every tenant's memory, and this "
+                   f"API key reaches one tenant ({caller.tenant!r}): it needs an admin key; {ADMIN_KEY_FIX}")
+
+
+AdminDep = Annotated[Caller, Depends(get_admin)]
+
+
+# ---- routes whose options are query parameters: a body would be ignored, so it is refused ----------------
+_EMPTY_BODY = re.compile(rb"\s*(\{\s*\})?\s*")  # nothing, or {}: nothing that could be taken for an option
+
+
+async def refuse_body(request: Request) -> None:
+    """422 for a request that carries a body to a route that reads none. ``POST /v1/check`` with
+    ``{"repair": true}`` once answered 200 without repairing: the body was ignored, and its sender believed it
+    repaired. These routes take their options as query parameters, as every route that takes no document does
+    (DELETE /v1/sources?prefix=, DELETE /v1/sessions/{id}?forget=true); a second spelling in the body would
+    leave open which wins when both are sent. The refusal names the query parameters, and the body's options
+    as a query string when it held them."""
+    body = await request.body()
+    if _EMPTY_BODY.fullmatch(body):
+        return
+    route = request.scope.get("route")
+    names = _query_names(route.dependant) if route is not None else []
+    where = f"{request.method} {request.url.path}"
+    if not names:
+        raise ApiError(422, "invalid_request", f"{where} takes no body and no options: send it without a body "
+                       "(nothing was done)")
+    raise ApiError(422, "invalid_request", f"{where} takes no body: its options are query parameters ("
+                   f"{', '.join(names)}), e.g. {request.url.path}?{_as_query(body, names)} (nothing was done)")
+
+
+def _query_names(dependant) -> list[str]:
+    """The query parameters a route reads, its dependencies' included, in order."""
+    names = [field.alias for field in dependant.query_params]
+    for inner in dependant.dependencies:
+        names.extend(n for n in _query_names(inner) if n not in names)
+    return names
+
+
+def _as_query(body: bytes, names: list[str]) -> str:
+    """The options a JSON body held, as the query string that says them; else the first option, unset."""
+    try:
+        given = json.loads(body)
+    except (ValueError, RecursionError):
+        given = None
+    if isinstance(given, dict):
+        known = {k: v for k, v in given.items() if k in names and isinstance(v, (bool, int, float, str))}
+        if known:
+            return urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in known.items()})
+    return f"{names[0]}=..."
+
+
+NO_BODY = Depends(refuse_body)

@@ -132,10 +132,12 @@ def no_source(state, tenant: str, source_id: str) -> SourceNotFoundError:
     return SourceNotFoundError(f"no source {source_id!r} for this tenant{hint}", similar)
 
 
-def check_tenant_stores(state, tenant: str, *, repair: bool = False, adopt: bool = False) -> dict[str, Any]:
-    """``POST /v1/check``'s answer, inline or as a job's result: the tenant's stores compared (and repaired)."""
+def check_tenant_stores(state, tenant: str | None, *, repair: bool = False, adopt: bool = False) -> dict[str, Any]:
+    """``POST /v1/check``'s answer, inline or as a job's result: the tenant's stores compared (and repaired);
+    ``tenant`` None: every tenant any store holds (an admin key's check, as ``agent-memory check`` locally)."""
     with state.memory.write_lock:
-        return check_and_repair(state.services, state.memory.ingestion, [tenant], repair_them=repair, adopt=adopt)
+        return check_and_repair(state.services, state.memory.ingestion, None if tenant is None else [tenant],
+                                repair_them=repair, adopt=adopt)
 
 
 def expire_tenant(state, tenant: str) -> dict[str, Any]:
@@ -173,8 +175,8 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
     if spec.kind == "gc":
         return expire_tenant(state, spec.tenant)
     if spec.kind == "check":
-        return check_tenant_stores(state, spec.tenant, repair=bool(params.get("repair")),
-                                   adopt=bool(params.get("adopt")))
+        return check_tenant_stores(state, None if params.get("every_tenant") else spec.tenant,
+                                   repair=bool(params.get("repair")), adopt=bool(params.get("adopt")))
     if spec.kind == "forget_prefix":
         return state.memory.forget_prefix(spec.source_id, tenant=spec.tenant)
     if spec.kind == "forget_tenant":

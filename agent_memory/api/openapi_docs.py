@@ -30,7 +30,8 @@ DESCRIPTIONS: dict[tuple[str, str], str] = {
         "ingested by a background job: 202 with the job's URL, whose status gives the progress."),
     ("GET", "/v1/jobs/{job_id}"): (
         "A background ingestion job of the caller's tenant: status (queued, running, done, failed), the "
-        "stage and units done of total, and when done the same result a direct ingestion returns."),
+        "stage and units done of total, and when done the same result a direct ingestion returns. An admin "
+        "key reads the jobs of the server-wide operations it queued (a backup, a check of every tenant)."),
     ("DELETE", "/v1/sources/{source_id}"): (
         "Forget a source in every store (vectors, graph, catalog), or an uploaded/ingested file and every "
         "source it held. Returns the counts removed; 404 when the tenant holds no such source."),

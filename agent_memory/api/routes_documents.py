@@ -15,7 +15,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import ValidationError
 
 from agent_memory.api import ingestion
-from agent_memory.api.deps import StateDep, TenantDep
+from agent_memory.api.deps import NO_BODY, CallerDep, StateDep, TenantDep
 from agent_memory.api.errors import ApiError
 from agent_memory.api.ingestion import accepted, write_lock_busy
 from agent_memory.api.schemas import (
@@ -245,11 +245,12 @@ def _validation_message(exc: ValidationError) -> str:
 
 @router.get("/v1/jobs/{job_id}", response_model=JobOut, responses=error_responses(401, 404),
             summary="Progress and result of a background ingestion job")
-def get_job(job_id: str, state: StateDep, tenant: TenantDep) -> dict:
-    return state.jobs.get(job_id, tenant).to_dict()
+def get_job(job_id: str, state: StateDep, caller: CallerDep) -> dict:
+    # A job the caller queued: its tenant's, or for an admin key a server-wide operation's.
+    return state.jobs.get(job_id, caller.job_owner).to_dict()
 
 
-@router.delete("/v1/sources", response_model=PrefixForgottenOut,
+@router.delete("/v1/sources", response_model=PrefixForgottenOut, dependencies=[NO_BODY],
                responses={**queued_response("the forget"), **error_responses(401, 422, 503)},
                summary="Forget every source whose ID starts with a prefix, in every store")
 def delete_sources(state: StateDep, tenant: TenantDep,
@@ -263,7 +264,7 @@ def delete_sources(state: StateDep, tenant: TenantDep,
     return state.memory.forget_prefix(prefix, tenant=tenant)
 
 
-@router.delete("/v1/tenant", response_model=TenantForgottenOut,
+@router.delete("/v1/tenant", response_model=TenantForgottenOut, dependencies=[NO_BODY],
                responses={**queued_response("the removal"), **error_responses(401, 422, 503)},
                summary="Remove everything the caller's tenant holds: sources, sessions, facts")
 def delete_tenant(state: StateDep, tenant: TenantDep,
@@ -279,8 +280,8 @@ def delete_tenant(state: StateDep, tenant: TenantDep,
     return state.memory.forget_tenant(tenant)
 
 
-@router.delete("/v1/sources/{source_id:path}", response_model=ForgetOut,
-               responses={**queued_response("the forget"), **error_responses(401, 404, 503)},
+@router.delete("/v1/sources/{source_id:path}", response_model=ForgetOut, dependencies=[NO_BODY],
+               responses={**queued_response("the forget"), **error_responses(401, 404, 422, 503)},
                summary="Forget a source (or an uploaded file and all it held) in every store")
 def delete_source(source_id: str, state: StateDep, tenant: TenantDep):
     if write_lock_busy(state):

@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 from pydantic import AfterValidator
 
-from agent_memory.api.deps import StateDep, TenantDep
+from agent_memory.api.deps import NO_BODY, StateDep, TenantDep
 from agent_memory.api.ingestion import accepted, write_lock_busy
 from agent_memory.api.schemas import error_responses, queued_response
 from agent_memory.api.schemas_sessions import (
@@ -91,8 +91,8 @@ def messages(session_id: SessionId, state: StateDep, tenant: TenantDep, agent_id
             "next_offset": following if following < len(rows) else None, "messages": rows[offset:following]}
 
 
-@router.post("/v1/sessions/{session_id}/compact", response_model=CompactOut,
-             responses=error_responses(401, 404, 503), summary="Summarize everything that can go, now")
+@router.post("/v1/sessions/{session_id}/compact", response_model=CompactOut, dependencies=[NO_BODY],
+             responses=error_responses(401, 404, 422, 503), summary="Summarize everything that can go, now")
 def compact(session_id: SessionId, state: StateDep, tenant: TenantDep, agent_id: AgentId = None) -> dict:
     session = _existing(state, tenant, session_id, agent_id)
     tier = session.compact(force=True)
@@ -124,9 +124,9 @@ def list_sessions(state: StateDep, tenant: TenantDep) -> dict:
     return {"sessions": state.memory.sessions(tenant=tenant)}
 
 
-@router.delete("/v1/sessions/{session_id}", response_model=SessionDeletedOut,
+@router.delete("/v1/sessions/{session_id}", response_model=SessionDeletedOut, dependencies=[NO_BODY],
                responses={**queued_response("the delete (a pending archive pass of the session waits for that lock)"),
-                          **error_responses(401, 404, 503)},
+                          **error_responses(401, 404, 422, 503)},
                summary="Delete a session (every agent); forget=true also forgets its archived turns")
 def delete_session(session_id: SessionId, state: StateDep, tenant: TenantDep,
                    forget: Annotated[bool, Query(description="Also remove the session's turns from long-term "

@@ -2,7 +2,8 @@
 check and repair, and the files recorded under a folder.
 
 The same views as ``agent-memory stats | list | inspect | gc | check`` (agent_memory/ingest/upkeep.py,
-agent_memory/ingest/consistency.py), always within the caller's tenant; ``GET /v1/files`` is what a folder job through the server asks to find the
+agent_memory/ingest/consistency.py), always within the caller's tenant (the check of an admin key: every
+tenant); ``GET /v1/files`` is what a folder job through the server asks to find the
 files gone from disk (agent_memory/ingest/missing.py).
 """
 
@@ -12,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
 
-from agent_memory.api.deps import StateDep, TenantDep
+from agent_memory.api.deps import NO_BODY, CallerDep, StateDep, TenantDep
 from agent_memory.api.errors import ApiError
 from agent_memory.api.ingestion import accepted, check_tenant_stores, expire_tenant, no_source, write_lock_busy
 from agent_memory.api.schemas import error_responses, queued_response
@@ -111,8 +112,8 @@ def get_source(source_id: str, state: StateDep, tenant: TenantDep,
     return found
 
 
-@router.post("/v1/gc", response_model=GcOut,
-             responses={**queued_response("the pass"), **error_responses(401, 503)},
+@router.post("/v1/gc", response_model=GcOut, dependencies=[NO_BODY],
+             responses={**queued_response("the pass"), **error_responses(401, 422, 503)},
              summary="Remove expired items from every store at once")
 def post_gc(state: StateDep, tenant: TenantDep):
     """The expiry pass for the caller's tenant: every source holding an item past its time to live
@@ -123,9 +124,9 @@ def post_gc(state: StateDep, tenant: TenantDep):
 
 
 @router.post("/v1/check", response_model=CheckOut, response_model_exclude_unset=True,  # repair only with repair=true
-             responses={**queued_response("the check"), **error_responses(401, 503)},
+             dependencies=[NO_BODY], responses={**queued_response("the check"), **error_responses(401, 422, 503)},
              summary="Whether the catalog, the vectors and the graph agree; repair=true mends what it can")
-def post_check(state: StateDep, tenant: TenantDep,
+def post_check(state: StateDep, caller: CallerDep,
                repair: Annotated[bool, Query(description="Remove what the catalog does not know from the vectors and "
                                                          "the graph, mark sources whose items are missing to be "
                                                          "ingested again, extract missing facts again.")] = False,
@@ -135,10 +136,13 @@ def post_check(state: StateDep, tenant: TenantDep,
     the graph hold that the catalog does not know, catalog sources whose items or facts are missing, a store
     empty beside a catalog that records data. A POST: it holds the write lock (no write lands between what it
     compares), and with ``repair`` it writes. A tenant whose catalog records nothing while the stores hold its
-    data is refused a removal (restore a backup, or ``adopt``)."""
+    data is refused a removal (restore a backup, or ``adopt``). An admin key (AGENT_MEMORY_ADMIN_KEYS) checks
+    every tenant any store holds, as ``agent-memory check`` does on the data dir."""
     if adopt and not repair:
         raise ApiError(422, "invalid_request", "adopt=true goes with repair=true")
+    tenant = None if caller.admin else caller.tenant
     if write_lock_busy(state):
-        return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="check", source_id="", size=0,
-                                                  params={"repair": repair, "adopt": adopt})))
+        return accepted(state.jobs.submit(JobSpec(tenant=caller.job_owner, kind="check", source_id="", size=0,
+                                                  params={"repair": repair, "adopt": adopt,
+                                                          "every_tenant": tenant is None})))
     return check_tenant_stores(state, tenant, repair=repair, adopt=adopt)

@@ -16,7 +16,7 @@ from uvicorn.config import STARTUP_FAILURE
 from uvicorn.server import HANDLED_SIGNALS
 
 from agent_memory.api.app import create_app
-from agent_memory.api.state import check_api_keys, check_tenant_names, is_loopback
+from agent_memory.api.state import check_admin_keys, check_api_keys, check_tenant_names, is_loopback
 from agent_memory.core.config import load_settings
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.owner import DataDirBusyError, busy_message, client_url, current_holder, own
@@ -39,6 +39,7 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
         raise ConfigError(f"listening on {settings.api_host!r} needs API keys: set AGENT_MEMORY_API_KEYS, "
                           'e.g. \'{"<secret>": "<tenant>"}\'')
     check_api_keys(settings.api_keys, settings.api_host)
+    check_admin_keys(settings)
     # A model that is not installed is a configuration error: refused now, as the CLI refuses it, not met by
     # the warm-up after the server started (which then stayed up, unready for ever).
     check_models_installed(settings)

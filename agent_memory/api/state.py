@@ -64,6 +64,46 @@ def check_api_keys(api_keys: dict[str, str], host: str) -> None:
     log.warning("%s: accepted on loopback (%s); off loopback it would be refused", problem, host)
 
 
+def check_admin_keys(settings) -> None:
+    """Admin keys (AGENT_MEMORY_ADMIN_KEYS) pass the API keys' rules (no example key; long off loopback) and
+    two of their own: none is also an API key (an admin key reaches no tenant's memory, and a key that was both
+    would make a tenant's holder the whole server's), and they go with API keys (a server without them lets
+    every caller run the server-wide operations already). Each key is named by its position, never quoted."""
+    admin = list(settings.admin_keys)
+    if not admin:
+        return
+    if not settings.api_keys:
+        raise ConfigError("AGENT_MEMORY_ADMIN_KEYS is set but AGENT_MEMORY_API_KEYS is not: without API keys every "
+                          "caller runs the server-wide operations already; set API keys for the tenants, or unset "
+                          "the admin keys")
+    for n, key in enumerate(admin, 1):
+        tenant = tenant_for_key(dict(settings.api_keys), key)
+        if tenant is not None:
+            raise ConfigError(f"AGENT_MEMORY_ADMIN_KEYS: admin key {n} is also the API key of tenant {tenant!r}; "
+                              "an admin key is no tenant's key: give it a key of its own")
+    fix = "set a long random key, e.g. `openssl rand -hex 32`"
+    if any(key in PLACEHOLDER_KEYS for key in admin):
+        n = next(n for n, key in enumerate(admin, 1) if key in PLACEHOLDER_KEYS)
+        raise ConfigError(f"AGENT_MEMORY_ADMIN_KEYS: admin key {n} is the example from the documentation, which "
+                          f"anyone can read: {fix}")
+    short = [str(n) for n, key in enumerate(admin, 1) if len(key) < MIN_KEY_CHARS]
+    if not short:
+        return
+    problem = (f"AGENT_MEMORY_ADMIN_KEYS: admin key{'s' if len(short) > 1 else ''} {', '.join(short)} "
+               f"{'are' if len(short) > 1 else 'is'} shorter than {MIN_KEY_CHARS} characters")
+    if not is_loopback(settings.api_host):
+        raise ConfigError(f"{problem}, too easily guessed by whoever reaches {settings.api_host!r}: {fix}")
+    log.warning("%s: accepted on loopback (%s); off loopback it would be refused", problem, settings.api_host)
+
+
+def is_admin_key(admin_keys: list[str], key: str) -> bool:
+    """Whether ``key`` is one of the admin keys, compared against every one in constant time."""
+    found = False
+    for known in admin_keys:
+        found |= hmac.compare_digest(known.encode(), key.encode())
+    return found
+
+
 def tenant_for_key(api_keys: dict[str, str], key: str) -> str | None:
     """The tenant bound to an API key, or None. Shared by the HTTP API and the MCP server."""
     tenant = None
@@ -99,6 +139,8 @@ class ApiState:
                                     else job_threshold_bytes)
         self.max_upload_bytes = max_upload_bytes
         self.api_keys: dict[str, str] = dict(settings.api_keys)
+        # The server-wide operations' keys (api/deps.py); `serve` checked them (check_admin_keys).
+        self.admin_keys: list[str] = list(settings.admin_keys)
         # Keys are needed whenever some are configured, and always off loopback: an open port
         # without them would let anyone read every tenant's memory.
         self.auth_required = bool(self.api_keys) or not is_loopback(settings.api_host)

@@ -3,12 +3,15 @@ as it is (agent_memory/ingest/backup.py).
 
 Only the process that holds a data dir's stores can hold their writes still: with a server on the data dir
 (found through its owner lock, or named by --server) the server copies it, into DEST on its own machine;
-otherwise this command owns the data dir while it copies, as every write command does.
+otherwise this command owns the data dir while it copies, as every write command does. A server that requires
+API keys takes a backup from an admin key alone (its AGENT_MEMORY_ADMIN_KEYS): this command sends the one in
+``ADMIN_KEY_ENV`` when it is set, as every command sends AGENT_MEMORY_API_KEY.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from agent_memory.cli.stores_or_server import server_for, stored_data_dir
@@ -18,8 +21,10 @@ from agent_memory.core.owner import own
 from agent_memory.ingest.backup import backup_data_dir
 from agent_memory.remote import RemoteMemory
 
+ADMIN_KEY_ENV = "AGENT_MEMORY_ADMIN_KEY"
 HELP = ("copy the data dir, consistently, into a new folder that opens as a data dir as it is (restore: stop what "
-        "uses the data dir, move it aside, copy the backup to its path; never over it)")
+        "uses the data dir, move it aside, copy the backup to its path; never over it); through a server that "
+        f"requires API keys, with one of its admin keys in {ADMIN_KEY_ENV}")
 DESTINATION_HELP = ("a new or empty folder outside the data dir; through a server, on the server's machine "
                     "(with --server: its absolute path there)")
 
@@ -27,9 +32,18 @@ DESTINATION_HELP = ("a new or empty folder outside the data dir; through a serve
 def cmd_backup(args) -> int:
     remote = server_for(args)
     if remote is not None:
+        admin_key = os.environ.get(ADMIN_KEY_ENV) or None
         with remote:
             destination = _on_server(args.destination, remote)
-            report = remote.answer(remote.request("POST", "/v1/backup", ok=(202,), json={"destination": destination}))
+            try:
+                response = remote.request("POST", "/v1/backup", ok=(202,), json={"destination": destination},
+                                          key=admin_key)
+            except ConfigError as exc:  # a 401: the key sent is none of the server's
+                if admin_key is None:
+                    raise
+                raise ConfigError(f"the server at {remote.url} refused the admin key in {ADMIN_KEY_ENV}: it is none "
+                                  "of its AGENT_MEMORY_ADMIN_KEYS") from exc
+            report = remote.answer(response, key=admin_key)
     else:
         data_dir = stored_data_dir(args)
         settings = load_settings(data_dir=data_dir)

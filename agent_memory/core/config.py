@@ -238,6 +238,9 @@ class Settings(BaseSettings):
     api_port: int = 8080
     api_keys: dict[str, str] = Field(default_factory=dict, description="API key -> tenant",
                                      examples=[{"key-acme": "acme", "key-globex": "globex"}])
+    admin_keys: Annotated[list[str], NoDecode] = Field(default_factory=list, repr=False, description=(  # secrets
+        "Keys for the server-wide operations (POST /v1/backup, POST /v1/check over every tenant), which reach no "
+        "tenant's memory. Environment: a comma-separated list or JSON; needs api_keys beside it."))
     api_job_threshold_bytes: int = Field(
         default=1_000_000, ge=0,
         description="Documents and uploads larger than this are ingested by a background job (202 + job URL).")
@@ -291,6 +294,25 @@ class Settings(BaseSettings):
                 raise ValueError(f"{name!r} is not a text encoding Python knows (e.g. gb18030, cp1252, shift_jis, "
                                  "latin-1)")
         return names
+
+    @field_validator("admin_keys", mode="before")
+    @classmethod
+    def _admin_key_list(cls, value):
+        """A comma-separated or JSON list of non-blank strings; a blank entry (``a,,b``, a trailing comma) is
+        refused rather than dropped, by its position: no message quotes a key."""
+        if isinstance(value, str):
+            try:
+                value = json.loads(value) if value.lstrip().startswith("[") else [v for v in value.split(",")
+                                                                               if value.strip()]
+            except ValueError:
+                raise ValueError("is not a JSON list (give a comma-separated list or a JSON list of strings)") from None
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"must be a list of keys, got {type(value).__name__}")
+        for n, key in enumerate(value, 1):
+            if not isinstance(key, str) or not key.strip():
+                raise ValueError(f"entry {n} is " + ("blank (a stray comma?)" if isinstance(key, str)
+                                                     else f"not a string ({type(key).__name__})"))
+        return [key.strip() for key in value]
 
     @field_validator("chunk_overlap_tokens")
     @classmethod

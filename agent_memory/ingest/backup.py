@@ -24,7 +24,9 @@ older files, and the catalog would name sources the vectors do not hold.
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass
@@ -35,6 +37,7 @@ from agent_memory.core.config import Settings
 from agent_memory.core.errors import BackupError
 from agent_memory.core.owner import LOCK_NAME
 from agent_memory.ingest.lock import LOCK_NAME as INGEST_LOCK
+from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.services import (
     CATALOG_FILE,
     EMBEDDING_CACHE_FILE,
@@ -52,7 +55,11 @@ from agent_memory.stores.vector_factory import vectors_folder
 class BackupReport:
     destination: str
     copied: list[str]  # what the backup holds, relative to it
-    sources: int  # the catalog's sources and the vector stores' items at the moment of the copy
+    # At the moment of the copy: the catalog's sources (what `check` counts as its catalog_sources: a file's
+    # manifest is none, it records the sources the file held), the files ingested (their manifests), and the
+    # vector stores' items.
+    sources: int
+    files: int
     items: int
     seconds: float
 
@@ -76,8 +83,10 @@ def refuse_server_stores(settings: Settings) -> None:
 
 
 def check_destination(destination: str | Path, data_dir: Path) -> Path:
-    """The backup's folder, absolute: refused when it holds anything, is no folder, or lies inside the data
-    dir (which a restore would then copy back into itself)."""
+    """The backup's folder, absolute: refused when it holds anything, is no folder, lies inside the data
+    dir (which a restore would then copy back into itself), or cannot be written (a read-only folder or
+    filesystem, a path under a file, /proc): said before the copy starts (``POST /v1/backup`` answers 400),
+    not as the failure of a job that began."""
     target = Path(destination).expanduser().resolve()
     source = Path(data_dir).resolve()
     if target == source or source in target.parents:
@@ -85,10 +94,36 @@ def check_destination(destination: str | Path, data_dir: Path) -> Path:
                           "outside it")
     if target.exists() and not target.is_dir():
         raise BackupError(f"the backup's destination {target} exists and is no folder: give a new folder")
-    if target.is_dir() and any(target.iterdir()):
+    try:
+        held = target.is_dir() and any(target.iterdir())
+    except OSError as exc:
+        raise BackupError(f"the backup's destination {target} cannot be read: {exc.strerror or exc}") from None
+    if held:
         raise BackupError(f"the backup's destination {target} is not empty: give a new or empty folder (a backup "
                           "never writes over files)")
+    problem = _unwritable(target)
+    if problem:
+        raise BackupError(f"the backup's destination {target} cannot be written: {problem}; give a folder this "
+                          "process can create and write")
     return target
+
+
+def _unwritable(target: Path) -> str | None:
+    """Why no backup can be written at ``target`` (an empty folder, or none yet), or None. Tried, not
+    inferred from permission bits: root passes every ``access`` check, yet not a read-only mount, nor /proc.
+    Only what the probe made is removed: nothing at ``target`` changes."""
+    base = next((p for p in (target, *target.parents) if p.exists()), None)
+    if base is None or not base.is_dir():
+        return f"{base} is a file, not a folder" if base is not None else "no part of the path exists"
+    try:
+        if base == target:  # an empty folder given: the files go in it
+            with tempfile.NamedTemporaryFile(dir=target, prefix=".agent-memory-backup-probe-"):
+                pass
+        else:  # the folder is made under its nearest existing parent
+            os.rmdir(tempfile.mkdtemp(dir=base, prefix=".agent-memory-backup-probe-"))
+    except OSError as exc:
+        return f"{base} takes no new {'file' if base == target else 'folder'} ({exc.strerror or exc})"
+    return None
 
 
 def check_space(data_dir: Path, target: Path, reserve_mb: int) -> None:
@@ -125,12 +160,26 @@ def backup(services: Services, destination: str | Path, hold: AbstractContextMan
             marker = services.data_dir / INDEX_FORMAT_FILE
             if marker.exists():
                 shutil.copy2(marker, target / INDEX_FORMAT_FILE)
-            sources, items = services.catalog.count(), services.vectors.count()
+            sources, files = _catalog_counts(services.catalog)
+            items = services.vectors.count()
     except BaseException:
         _remove_contents(target, created)
         raise
-    return BackupReport(str(target), _listed(target, vectors_folder(services.settings)), sources, items,
+    return BackupReport(str(target), _listed(target, vectors_folder(services.settings)), sources, files, items,
                         round(time.monotonic() - started, 2))
+
+
+def _catalog_counts(catalog) -> tuple[int, int]:
+    """The catalog's sources and files' manifests, every tenant together (counted as the catalog holds them:
+    a plain text file is a source under its path and a manifest beside it, one of each)."""
+    sources = files = 0
+    for tenant in catalog.tenants():
+        for entry in catalog.entries(tenant):
+            if entry.source_id.startswith(FILE_KEY):
+                files += 1
+            else:
+                sources += 1
+    return sources, files
 
 
 def backup_data_dir(settings: Settings, destination: str | Path) -> BackupReport:

@@ -45,8 +45,9 @@ class JobSpec:
     metadata; "upload": ``body`` (or, in process, ``path``) holds the file, ``params`` its
     filename and metadata; "forget": remove ``source_id``; "gc": the tenant's expiry pass;
     "delete_session": delete the session ``params["session_id"]`` (``params["forget"]``: its archived
-    turns too); "check": compare the tenant's stores (``params["repair"]``, ``params["adopt"]``: and mend
-    them, agent_memory/ingest/consistency.py); "forget_prefix": every source whose ID starts with ``source_id``;
+    turns too); "check": compare the tenant's stores (``params["every_tenant"]``: every tenant's;
+    ``params["repair"]``, ``params["adopt"]``: and mend them, agent_memory/ingest/consistency.py);
+    "forget_prefix": every source whose ID starts with ``source_id``;
     "forget_tenant": everything the tenant holds. All but the first two are queued only when a running job holds
     the write lock (a request must not wait for the whole job), but for "backup": copy the data dir into
     ``params["destination"]``, always a job (it may outlast a request). ``source_id`` is also the key of the

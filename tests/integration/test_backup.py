@@ -1,11 +1,13 @@
 """`agent-memory backup DEST`: a consistent copy of an embedded data dir that opens as it is: taken by the CLI
 on a data dir no process holds, by the server that owns it, and by ``Memory.backup`` while a writer appends
-(the catalog, the vectors and the sessions of the copy agree); refused for a destination that holds anything,
-for a server with API keys, and for stores on servers (naming their own backup tools)."""
+(the catalog, the vectors and the sessions of the copy agree); on a server with API keys, from an admin key alone;
+refused before it starts for a destination that holds anything or cannot be written, and for stores on servers
+(naming their own backup tools)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -134,13 +136,117 @@ def test_a_backup_through_the_server_that_owns_the_data_dir(cli_env, capsys):
         assert services.catalog.count("acme") == 6 and services.catalog.get("acme", "notes/after") is None
 
 
-def test_a_server_with_api_keys_takes_no_backup(tmp_path):
-    settings = load_settings(data_dir=tmp_path / "data", api_keys={"key-acme-0123456789abcdef": "acme"})
+ACME_KEY, GLOBEX_KEY, ADMIN_KEY = "key-acme-0123456789abcdef", "key-globex-0123456789abcdef", "adm-0123456789abcdef"
+
+
+def _wait(http: httpx.Client, accepted: httpx.Response, key: str) -> dict:
+    assert accepted.status_code == 202, accepted.text
+    for _ in range(600):
+        job = http.get(accepted.json()["url"], headers={"X-API-Key": key}).json()
+        if job["status"] in ("done", "failed"):
+            return job
+        threading.Event().wait(0.1)
+    raise AssertionError(f"the job did not end: {job}")
+
+
+def test_a_server_with_api_keys_takes_a_backup_from_an_admin_key_alone(cli_env, capsys, monkeypatch):
+    source = cli_env / "data"
+    _fill(source)
+    with Memory(data_dir=source, tenant="globex") as memory:
+        memory.add("Globex ships turbines from Hall Sud.", source_id="notes/turbines")
+    settings = load_settings(data_dir=source, api_keys={ACME_KEY: "acme", GLOBEX_KEY: "globex"},
+                             admin_keys=[ADMIN_KEY])
+    with serve_in_thread(create_app(settings), owns=source) as url, httpx.Client(base_url=url, timeout=60) as http:
+        wait_ready(http)
+        # A tenant's key: 403, saying an admin key is needed and how to configure one; nothing is copied.
+        refused = http.post("/v1/backup", json={"destination": str(cli_env / "by-tenant")},
+                            headers={"X-API-Key": ACME_KEY})
+        message = refused.json()["error"]["message"]
+        assert refused.status_code == 403 and "admin key" in message and "AGENT_MEMORY_ADMIN_KEYS" in message
+        assert "'acme'" in message and not (cli_env / "by-tenant").exists()
+        # The admin key: the job is queued, read back with that key (a tenant's key does not find it).
+        accepted = http.post("/v1/backup", json={"destination": str(cli_env / "by-admin")},
+                             headers={"Authorization": f"Bearer {ADMIN_KEY}"})
+        job = _wait(http, accepted, ADMIN_KEY)
+        assert job["status"] == "done" and job["result"]["sources"] == 7, job
+        assert http.get(accepted.json()["url"], headers={"X-API-Key": ACME_KEY}).status_code == 404
+        # An admin key is no tenant's key: it reads and writes no tenant's memory.
+        for method, path in (("GET", "/v1/stats"), ("GET", "/v1/whoami"), ("POST", "/v1/search")):
+            answer = http.request(method, path, headers={"X-API-Key": ADMIN_KEY}, json={"query": "pumps"})
+            assert answer.status_code == 403 and "an admin key reaches none" in answer.json()["error"]["message"]
+        # The check: a tenant's key checks its tenant, the admin key every tenant.
+        mine = http.post("/v1/check", headers={"X-API-Key": ACME_KEY}).json()
+        every = http.post("/v1/check", headers={"X-API-Key": ADMIN_KEY}).json()
+        assert set(mine["tenants"]) == {"acme"} and set(every["tenants"]) == {"acme", "globex"}
+        assert every["ok"] and every["tenants"]["globex"]["catalog_sources"] == 1
+
+        # The CLI through the server that owns the data dir: the admin key from AGENT_MEMORY_ADMIN_KEY.
+        monkeypatch.setenv("AGENT_MEMORY_API_KEY", ACME_KEY)
+        code, _, err = run_cli(capsys, ["backup", str(cli_env / "cli-tenant")])
+        assert code != 0 and "AGENT_MEMORY_ADMIN_KEY" in err and not (cli_env / "cli-tenant").exists()
+        monkeypatch.setenv("AGENT_MEMORY_ADMIN_KEY", "not-an-admin-key-0123456789")
+        code, _, err = run_cli(capsys, ["backup", str(cli_env / "cli-wrong")])
+        assert code == 2 and "refused the admin key in AGENT_MEMORY_ADMIN_KEY" in err
+        assert "not-an-admin-key" not in err
+        monkeypatch.setenv("AGENT_MEMORY_ADMIN_KEY", ADMIN_KEY)
+        code, out, err = run_cli(capsys, ["backup", str(cli_env / "cli-admin")])
+        assert code == 0, err
+        assert json.loads(out)["destination"] == str((cli_env / "cli-admin").resolve())
+    with build_services(settings.model_copy(update={"data_dir": cli_env / "cli-admin"})) as services:
+        assert services.catalog.count("acme") == 6 and services.catalog.count("globex") == 1
+
+
+def test_an_unusable_destination_is_refused_before_a_job_starts(cli_env, capsys):
+    source = cli_env / "data"
+    _fill(source)
+    a_file = cli_env / "a-file"
+    a_file.write_text("not a folder")
+    unusable = {"/proc/agent-memory-backup": "takes no new folder", str(a_file): "is no folder",
+                str(a_file / "below"): f"{a_file} is a file, not a folder",
+                str(source / "inside"): "inside the data dir"}
+    settings = load_settings(data_dir=source)
     with serve_in_thread(create_app(settings, warm=False)) as url, httpx.Client(base_url=url, timeout=60) as http:
-        refused = http.post("/v1/backup", json={"destination": str(tmp_path / "backup")},
-                            headers={"X-API-Key": "key-acme-0123456789abcdef"})
-    assert refused.status_code == 403 and "agent-memory backup" in refused.json()["error"]["message"]
-    assert not (tmp_path / "backup").exists()
+        for destination, reason in unusable.items():
+            refused = http.post("/v1/backup", json={"destination": destination})
+            message = refused.json()["error"]["message"]
+            assert refused.status_code == 400 and reason in message, message
+            assert Path(destination).name in message
+    for destination, reason in unusable.items():  # the CLI on the data dir says the same
+        code, _, err = run_cli(capsys, ["backup", destination])
+        assert code == 2 and reason in err, err
+    assert not Path("/proc/agent-memory-backup").exists() and not (source / "inside").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a folder without write permission")
+def test_a_read_only_destination_is_refused_before_a_job_starts(cli_env, capsys):
+    _fill(cli_env / "data")
+    locked = cli_env / "locked"
+    locked.mkdir(mode=0o555)
+    try:
+        code, _, err = run_cli(capsys, ["backup", str(locked / "backup")])
+        assert code == 2 and "cannot be written" in err and str(locked) in err
+        code, _, err = run_cli(capsys, ["backup", str(locked)])
+        assert code == 2 and "takes no new file" in err
+    finally:
+        locked.chmod(0o755)
+
+
+def test_the_report_counts_sources_and_files_apart(cli_env, capsys):
+    source = cli_env / "data"
+    _fill(source)  # 2 documents and 4 turns: 6 sources
+    (cli_env / "manual.md").write_text("# Pump P-7\n\nOil the bearings every 200 hours.\n")
+    (cli_env / "records.jsonl").write_text('{"id": "r1", "text": "Gate 3 closes at 18:00."}\n'
+                                           '{"id": "r2", "text": "Gate 4 closes at 20:00."}\n')
+    code, _, err = run_cli(capsys, ["ingest", str(cli_env / "manual.md"), str(cli_env / "records.jsonl"),
+                                    "--tenant", "acme"])
+    assert code == 0, err
+    code, out, err = run_cli(capsys, ["backup", str(cli_env / "backup")])
+    assert code == 0, err
+    report = json.loads(out)
+    # The text file is a source; the JSONL file holds two. Each file's record counts as a file, not a source.
+    code, checked, _ = run_cli(capsys, ["check", "--tenant", "acme"])
+    assert report["files"] == 2 and report["sources"] == json.loads(checked)["tenants"]["acme"]["catalog_sources"]
+    assert report["sources"] == 6 + 1 + 2
 
 
 def test_a_deployment_on_servers_is_refused_naming_their_backup_tools(cli_env, capsys, monkeypatch):

@@ -76,3 +76,70 @@ def test_the_mcp_http_server_refuses_a_placeholder(monkeypatch):
     monkeypatch.setenv("AGENT_MEMORY_API_KEYS", json.dumps({"change-me-long-random-key": "acme"}))
     with pytest.raises(ConfigError, match="tenant 'acme' is the example"):
         serve(http=True, host="127.0.0.1", port=1, remote=object())  # type: ignore[arg-type]
+
+
+# ---- admin keys (AGENT_MEMORY_ADMIN_KEYS): the server-wide operations' keys, named by position only ------
+ADMIN = "adm1n-s3cret-0123456789"
+
+
+def _settings(monkeypatch, admin: str, api_keys: dict | None = None, host: str = "127.0.0.1"):
+    from agent_memory.core.config import load_settings
+
+    monkeypatch.setenv("AGENT_MEMORY_ADMIN_KEYS", admin)
+    monkeypatch.delenv("AGENT_MEMORY_API_KEYS", raising=False)
+    return load_settings(api_keys=api_keys if api_keys is not None else {LONG: "acme"}, api_host=host)
+
+
+def test_admin_keys_are_a_comma_list_or_json_and_never_in_the_settings_repr(monkeypatch):
+    settings = _settings(monkeypatch, f" {ADMIN} , second-{ADMIN}")
+    assert settings.admin_keys == [ADMIN, f"second-{ADMIN}"]
+    assert ADMIN not in repr(settings)
+    assert _settings(monkeypatch, json.dumps([ADMIN])).admin_keys == [ADMIN]
+    assert _settings(monkeypatch, "").admin_keys == []
+
+
+@pytest.mark.parametrize("value, problem", [(f"{ADMIN},,other-{ADMIN}", "entry 2 is blank"),
+                                            (f"{ADMIN},", "entry 2 is blank"),
+                                            (f'["{ADMIN}", 7]', "entry 2 is not a string (int)"),
+                                            (f'["{ADMIN}"', "is not a JSON list")])
+def test_a_malformed_admin_key_list_is_refused_by_position_without_the_keys(monkeypatch, value, problem):
+    with pytest.raises(ConfigError) as refused:
+        _settings(monkeypatch, value)
+    message = str(refused.value)
+    assert "AGENT_MEMORY_ADMIN_KEYS" in message and problem in message and ADMIN not in message
+
+
+def test_admin_keys_need_api_keys_and_are_no_tenant_key(monkeypatch):
+    from agent_memory.api.state import check_admin_keys
+
+    with pytest.raises(ConfigError, match="AGENT_MEMORY_API_KEYS is not"):
+        check_admin_keys(_settings(monkeypatch, ADMIN, api_keys={}))
+    with pytest.raises(ConfigError) as refused:
+        check_admin_keys(_settings(monkeypatch, f"other-{ADMIN},{ADMIN}", api_keys={ADMIN: "acme"}))
+    message = str(refused.value)
+    assert "admin key 2 is also the API key of tenant 'acme'" in message and ADMIN not in message
+
+
+def test_an_admin_key_from_the_docs_or_short_off_loopback_is_refused_by_position(monkeypatch, caplog):
+    from agent_memory.api.state import check_admin_keys
+
+    with pytest.raises(ConfigError, match="admin key 2 is the example from the documentation"):
+        check_admin_keys(_settings(monkeypatch, f"{ADMIN},change-me-long-random-key"))
+    with pytest.raises(ConfigError) as refused:
+        check_admin_keys(_settings(monkeypatch, f"{ADMIN},Zq", host="0.0.0.0"))
+    assert "admin key 2 is shorter than" in str(refused.value) and "Zq" not in str(refused.value)
+    with caplog.at_level(logging.WARNING, logger="agent_memory.api.state"):
+        check_admin_keys(_settings(monkeypatch, "Zq"))  # on loopback: warned of, served
+    (record,) = caplog.records
+    assert "admin key 1 is shorter" in record.getMessage() and "Zq" not in record.getMessage()
+
+
+def test_serve_refuses_admin_keys_without_api_keys_before_it_listens(monkeypatch, tmp_path, capsys):
+    from tests.helpers import embedded_cli_env, run_cli
+
+    embedded_cli_env(monkeypatch, tmp_path / "data")
+    monkeypatch.setenv("AGENT_MEMORY_ADMIN_KEYS", ADMIN)
+    monkeypatch.delenv("AGENT_MEMORY_API_KEYS", raising=False)
+    code, _, err = run_cli(capsys, ["serve", "--port", "9"])
+    assert code == 2 and "AGENT_MEMORY_API_KEYS is not" in err and ADMIN not in err
+    assert not (tmp_path / "data").exists()
