@@ -292,3 +292,25 @@ def test_a_file_is_not_recorded_when_one_of_its_sources_was_not_imported(tmp_pat
     assert code == 0 and report["files_recorded"] == 0 and report["sources_written"] == 1
     assert "1 of its 2 sources were not imported (first 'notes/c.jsonl#1')" in report["warnings"][0]
     assert _ingested(capsys, tmp_path / "b", notes)["files_ingested"] == 1  # read again: its lost record comes back
+
+
+def test_an_import_over_another_version_of_a_file_has_the_next_ingest_read_it_again(tmp_path, monkeypatch, capsys):
+    """The import writes the exported version's text over the one ingested here: the file's manifest here no
+    longer says what is stored, so the next ingest reads the file again (it called it unchanged, and the
+    exported text stayed where the file on disk says otherwise)."""
+    embedded_cli_env(monkeypatch, tmp_path / "unused")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "b.txt").write_text("The Heron archive lives on the Tromso server.\n")
+    _ingested(capsys, tmp_path / "a", notes)
+    out = tmp_path / "export.jsonl"
+    assert run_cli(capsys, ["--data-dir", str(tmp_path / "a"), "export", "--out", str(out)])[0] == 0
+    (notes / "b.txt").write_text("The Heron archive moved to the Bergen server.\n")
+    _ingested(capsys, tmp_path / "b", notes)
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "b"), "import", str(out), "--json"])
+    report = json.loads(stdout)
+    assert code == 0 and report["sources_written"] == 1 and report["files_recorded"] == 0
+    assert "file 'notes/b.txt': this data dir held another version of it" in report["warnings"][0]
+    assert _ingested(capsys, tmp_path / "b", notes)["files_ingested"] == 1
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "b"), "export"])
+    assert "Bergen" in stdout and "Tromso" not in stdout
