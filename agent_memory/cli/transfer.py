@@ -23,6 +23,8 @@ from agent_memory.remote.responses import RemoteError
 
 # What is sent at a time of an export read from stdin (a file is sent whole, with its length).
 SEND_CHUNK = 1 << 20
+# The header is one short line: a first line longer than this is no export's (and is not read whole).
+MAX_HEADER_BYTES = 64 * 1024
 
 
 def cmd_export(args) -> int:
@@ -150,7 +152,7 @@ def _header(handle: BinaryIO) -> tuple[bytes, dict]:
     """What was read of ``handle`` up to its header line, and the header: read here first, so that a file that
     is no export is refused as it is without a server (nothing is sent)."""
     read = b""
-    for line in iter(handle.readline, b""):
+    for line in iter(lambda: handle.readline(MAX_HEADER_BYTES), b""):
         read += line
         if line.strip():
             return read, read_header(line)
