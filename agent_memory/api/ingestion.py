@@ -1,16 +1,17 @@
 """The writes behind the API: POST /v1/documents (a JSON text document, or an uploaded file of any format
-the ingestion job reads: text, Markdown, HTML, JSON/JSONL records, transcripts), DELETE /v1/sources and
-POST /v1/gc, inline or as background jobs. The work is the Python API's (``state.memory``); this adds
+the ingestion job reads: text, Markdown, HTML, JSON/JSONL records, transcripts), POST /v1/import, DELETE
+/v1/sources and POST /v1/gc, inline or as background jobs. The work is the Python API's (``state.memory``); this adds
 progress and the HTTP errors."""
 
 from __future__ import annotations
 
+import io
 import logging
 import shutil
 import tempfile
 from dataclasses import replace
 from pathlib import Path, PurePath
-from typing import Any, Callable
+from typing import IO, Any, Callable, Iterator
 
 from fastapi.responses import JSONResponse
 
@@ -87,6 +88,29 @@ def _record_client_path(state, tenant: str, source_id: str, source_ids: list[str
     moved = [replace(e, path=_public(e.path, path, filename)) for e in entries.values() if str(path.parent) in e.path]
     if moved:
         catalog.put_many(moved)
+
+
+# An import's progress is said every this many lines (a job's stage, where a stopping server may end it).
+IMPORT_PROGRESS_LINES = 200
+
+
+def import_file(state, tenant: str, path: Path, progress: Progress | None = None) -> dict[str, Any]:
+    """``POST /v1/import``'s answer, inline or as a job's result: the export at ``path`` imported into ``tenant``."""
+    with path.open("rb") as handle:
+        return import_lines(state, tenant, handle, progress)
+
+
+def import_lines(state, tenant: str, handle: IO[bytes], progress: Progress | None = None) -> dict[str, Any]:
+    """The export read line by line from ``handle`` (as bytes: a line that is not UTF-8 is a skip with its number,
+    never the request's error) into ``tenant``: the API key's, whatever tenant the export's header names."""
+    return state.memory.import_export(_counted(handle, progress), tenant=tenant).to_dict()
+
+
+def _counted(handle: IO[bytes], progress: Progress | None) -> Iterator[bytes]:
+    for number, line in enumerate(handle, start=1):
+        if progress and number % IMPORT_PROGRESS_LINES == 0:
+            progress("importing", number, 0)  # a stopping server ends the job here; run again, it goes on
+        yield line
 
 
 # How long a write waits for the write lock before it is queued instead: a forget, a gc pass or a session's
@@ -181,6 +205,10 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
         return state.memory.forget_prefix(spec.source_id, tenant=spec.tenant)
     if spec.kind == "forget_tenant":
         return state.memory.forget_tenant(spec.tenant)
+    if spec.kind == "import":
+        if spec.path is not None:
+            return import_file(state, spec.tenant, spec.path, progress)
+        return import_lines(state, spec.tenant, io.BytesIO(spec.body or b""), progress)
     if spec.kind == "backup":
         return state.memory.backup(params["destination"])
     if spec.kind == "delete_session":
@@ -211,7 +239,8 @@ def undo_given_up(state, spec: JobSpec) -> str:
         undo, again = undo_file, f"upload {name!r} again"
     elif spec.kind == "text":
         undo, again = undo_document, f"post {spec.source_id!r} again"
-    else:  # a forget, a gc pass, a check, a session's deletion: each may simply be asked again
+    else:  # a forget, a gc pass, a check, a session's deletion, an import (what it stored stays; importing
+        # again skips it as unchanged and goes on): each may simply be asked again
         return "ask for it again"
     with state.locks.hold(spec.tenant, spec.source_id), state.memory.write_lock:
         return f"{undo(state.services, spec.tenant, spec.source_id)}; {again}"

@@ -1,6 +1,7 @@
 """A body limit on every endpoint: a request larger than its route allows is answered 413.
 
-``/v1/documents`` has its own, larger limit and streams uploads to disk (routes_documents.py);
+``/v1/documents`` and ``/v1/import`` have their own, larger limit (the upload limit) and stream their bodies
+to disk (routes_documents.py, routes_export.py);
 every other body (a session message, a question) is small, so it is read here up to the
 limit, counted, and refused with 413 before any route parses or stores it. A declared
 ``Content-Length`` over the limit is refused before a byte is read; a chunked body without
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a session message or a question; documents have their own limit
-OWN_LIMIT_PREFIXES = ("/v1/documents",)
+OWN_LIMIT_PREFIXES = ("/v1/documents", "/v1/import")
 
 
 # A refused body is read and dropped up to this much before the 413, so a client still sending gets

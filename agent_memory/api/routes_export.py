@@ -1,19 +1,35 @@
-"""The export of the caller's tenant as JSON Lines (``GET /v1/export``): what ``agent-memory export`` writes,
-streamed (``memory/export_lines.py`` says what each line holds). Only the API key's tenant, ever."""
+"""The caller's tenant moved out and back in as JSON Lines: ``GET /v1/export`` streams what ``agent-memory
+export`` writes (``memory/export_lines.py`` says what each line holds), ``POST /v1/import`` reads it back as
+``agent-memory import`` does. Only the API key's tenant, ever: an import goes into it whatever tenant the
+export's header names."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 
+from agent_memory.api import ingestion
 from agent_memory.api.deps import StateDep, TenantDep
-from agent_memory.api.schemas import error_responses
+from agent_memory.api.errors import ApiError
+from agent_memory.api.ingestion import accepted, write_lock_busy
+from agent_memory.api.schemas import JobAccepted, error_responses
 from agent_memory.api.schemas_bulk import EXPORT_LINES_DOC
+from agent_memory.api.schemas_transfer import IMPORT_BODY_DOC, IMPORT_MEDIA_TYPES, ImportOut
+from agent_memory.core.errors import IngestError
+from agent_memory.memory.import_lines import read_header
+from agent_memory.stores.jobs import JobSpec
 
 router = APIRouter(tags=["upkeep"])
 MEDIA_TYPE = "application/x-ndjson"
+# The header is one short line: a first line longer than this is no export's (and is not read whole).
+MAX_HEADER_BYTES = 64 * 1024
+BODY_FILE = "import.jsonl"
 
 
 @router.get("/v1/export", response_class=StreamingResponse, responses={200: EXPORT_LINES_DOC, **error_responses(401, 503)},
@@ -26,3 +42,78 @@ def export(state: StateDep, tenant: TenantDep) -> StreamingResponse:
     body = (json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     return StreamingResponse(body, media_type=MEDIA_TYPE,
                              headers={"Content-Disposition": 'attachment; filename="agent-memory-export.jsonl"'})
+
+
+@router.post("/v1/import", response_model=ImportOut, openapi_extra=IMPORT_BODY_DOC,
+             responses={202: {"model": JobAccepted, "description": "A body over the job threshold (or sent while a "
+                                                                   "job holds the write lock): imported by a "
+                                                                   "background job, whose result is this answer"},
+                        **error_responses(401, 413, 415, 422, 503)},
+             summary="Import an export (JSON Lines) into the caller's tenant")
+async def import_export(request: Request, state: StateDep, tenant: TenantDep):
+    """An export's lines read back into the API key's tenant, as ``agent-memory import`` does: sources
+    re-ingested with this server's models, ingested files recorded (the next ingestion skips an unchanged one),
+    sessions appended. Importing twice changes nothing; a bad line is a skip with its number and the rest is
+    imported; a body of another format or version is refused (422) before anything is stored. The body is
+    held on disk while it is imported, up to the upload limit (413 past it); one larger than the job
+    threshold is imported by a background job (202)."""
+    state.services.check_index_format()  # a data dir of other models takes no writes: said before the body is read
+    _check_media_type(request.headers.get("content-type", ""))
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > state.max_upload_bytes:
+        raise ApiError(413, "too_large", f"an import of {declared} bytes exceeds the limit of "
+                                         f"{state.max_upload_bytes} bytes")
+    folder = Path(tempfile.mkdtemp(prefix="agent-memory-import-"))
+    try:
+        path, size = folder / BODY_FILE, 0
+        with path.open("wb") as out:
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > state.max_upload_bytes:
+                    raise ApiError(413, "too_large", f"the import exceeds the limit of {state.max_upload_bytes} "
+                                                     "bytes")
+                out.write(chunk)
+        await run_in_threadpool(_check_header, path)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+    def cleanup() -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    if await run_in_threadpool(_as_job, state, size):
+        spec = JobSpec(tenant=tenant, kind="import", source_id="", size=size, path=path, cleanup=cleanup)
+        return accepted(await run_in_threadpool(state.jobs.submit, spec))
+    try:
+        return await run_in_threadpool(ingestion.import_file, state, tenant, path)
+    finally:
+        cleanup()
+
+
+def _check_media_type(content_type: str) -> None:
+    kind = content_type.split(";")[0].strip().lower()
+    if kind not in IMPORT_MEDIA_TYPES:
+        raise ApiError(415 if kind else 400, "unsupported_media_type",
+                       f"send the export as {MEDIA_TYPE} (or {', '.join(IMPORT_MEDIA_TYPES[1:])}), got "
+                       f"{kind[:100] or 'no content-type'!r}")
+
+
+def _check_header(path: Path) -> None:
+    """A 422 naming what the body is, unless its first line is an export's header of the version read here."""
+    with path.open("rb") as handle:
+        for line in iter(lambda: handle.readline(MAX_HEADER_BYTES), b""):
+            if line.strip():
+                break
+        else:
+            raise ApiError(422, "invalid_export", "the body is empty: an export starts with its header line "
+                                                  "(GET /v1/export writes one)")
+    try:
+        read_header(line)
+    except IngestError as exc:
+        raise ApiError(422, "invalid_export", str(exc)) from None
+
+
+def _as_job(state, size: int) -> bool:
+    """As a document's upload: a large body goes to a background job; so does a small one while a job holds the
+    write lock past its grace (``ingestion.write_lock_busy``). Blocking: run it in the thread pool."""
+    return size > state.job_threshold_bytes or write_lock_busy(state)

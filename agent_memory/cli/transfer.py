@@ -1,8 +1,8 @@
 """``agent-memory export`` and ``agent-memory import``: a tenant's memory as JSON Lines and back (a user's data
 request, a move between deployments: ``memory/export_lines.py`` says what the lines hold).
 
-``export`` goes through the server that owns the data dir, as the other commands do (``GET /v1/export``).
-``import`` opens the stores itself: through a server it is refused, naming what to do instead.
+Both go through the server that owns the data dir (or ``--server``), as the other commands do (``GET
+/v1/export``, ``POST /v1/import``), and print what they print without one.
 """
 
 from __future__ import annotations
@@ -12,12 +12,19 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, BinaryIO, Iterator
 
 from agent_memory.cli.commands import _note_if_empty
 from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
-from agent_memory.core.errors import ConfigError, StoreUnavailableError
+from agent_memory.core.errors import ConfigError, IngestError, StoreUnavailableError
+from agent_memory.memory.import_lines import ImportReport, read_header
 from agent_memory.remote import RemoteMemory
+from agent_memory.remote.responses import RemoteError
+
+# What is sent at a time of an export read from stdin (a file is sent whole, with its length).
+SEND_CHUNK = 1 << 20
+# The header is one short line: a first line longer than this is no export's (and is not read whole).
+MAX_HEADER_BYTES = 64 * 1024
 
 
 def cmd_export(args) -> int:
@@ -90,21 +97,23 @@ def _stream_from(remote: RemoteMemory, out: IO[str]) -> dict:
 
 
 def cmd_import(args) -> int:
-    """An export's lines into the data dir's stores, for ``--tenant`` or the tenant the export names."""
-    if server_for(args) is not None:
-        raise ConfigError("`agent-memory import` does not work through a server: it re-ingests through the stores "
-                          "itself. Stop the server that owns the data dir, run the import, then start the server "
-                          "again (or import into another data dir with --data-dir)")
+    """An export's lines into the data dir's stores, for ``--tenant`` or the tenant the export names; through
+    the server that owns the data dir when one runs (``POST /v1/import``)."""
     if args.file != "-" and not Path(args.file).is_file():
         raise ConfigError(f"no export file at {args.file!r} (`agent-memory export --out FILE` writes one; '-' reads "
                           "stdin)")
-    handle = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
-    try:
-        with local_memory(args) as memory:
-            report = memory.import_export(handle, tenant=args.tenant)
-    finally:
-        if handle is not sys.stdin:
-            handle.close()
+    remote = server_for(args)
+    if remote is not None:
+        with remote:
+            report = _import_through(remote, args)
+    else:
+        handle = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+        try:
+            with local_memory(args) as memory:
+                report = memory.import_export(handle, tenant=args.tenant)
+        finally:
+            if handle is not sys.stdin:
+                handle.close()
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -112,10 +121,56 @@ def cmd_import(args) -> int:
     return 0 if report.ok else 1
 
 
+def _import_through(remote: RemoteMemory, args) -> ImportReport:
+    """The export sent to the server, into the tenant the import would go to here: ``--tenant``, else the one
+    the export names; refused, naming the fix, where that is not the tenant the server writes for this key."""
+    handle: BinaryIO = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
+    try:
+        first, header = _header(handle)
+        if args.tenant is not None:
+            tenant_through(remote, args)
+        elif header["tenant"] != (served := remote.tenant()):
+            raise ConfigError(f"the export is of tenant {header['tenant']!r}, and the server at {remote.url} writes "
+                              f"tenant {served!r} for this client: import it there with --tenant {served!r}, or "
+                              f"through a key bound to {header['tenant']!r} (AGENT_MEMORY_API_KEY)")
+        if handle is sys.stdin.buffer:
+            data = remote.import_export(_chunks(first, handle))
+        else:
+            handle.seek(0)  # sent whole, with its length: a server whose limit it passes says so at once
+            data = remote.import_export(handle)
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+    try:
+        return ImportReport.from_dict(data)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise RemoteError(200, "bad_answer", f"the server at {remote.url} answered the import with no report: "
+                                             f"{str(data)[:200]} ({exc!r})") from None
+
+
+def _header(handle: BinaryIO) -> tuple[bytes, dict]:
+    """What was read of ``handle`` up to its header line, and the header: read here first, so that a file that
+    is no export is refused as it is without a server (nothing is sent)."""
+    read = b""
+    for line in iter(lambda: handle.readline(MAX_HEADER_BYTES), b""):
+        read += line
+        if line.strip():
+            return read, read_header(line)
+    raise IngestError("the export is empty: no header line")
+
+
+def _chunks(first: bytes, handle: BinaryIO) -> Iterator[bytes]:
+    yield first
+    while chunk := handle.read(SEND_CHUNK):
+        yield chunk
+
+
 def _render(report) -> str:
     lines = [f"imported into tenant {report.tenant!r}",
              f"  sources written    {report.sources_written}",
              f"  sources unchanged  {report.sources_unchanged}",
+             *([f"  files recorded     {report.files_recorded} (an unchanged one is skipped by the next ingest)"]
+               if report.files_recorded else []),
              f"  sessions imported  {report.sessions_imported} ({report.messages_appended} messages)",
              f"  sessions unchanged {report.sessions_unchanged}"]
     if report.sessions_refused:

@@ -10,11 +10,15 @@ reads them back.
    is ``text_verified`` when it hashes to what ingestion recorded, else that whitespace is a guess. Summaries,
    vectors and graph facts are not exported: the importing deployment derives them again with its own models
    and settings. A live session's archived turns are not source lines either: its messages rebuild them.
-3. Per working-memory session (and sub-agent): a ``session`` line (its ID, agent, settings, how far it was
+3. One ``file`` line per ingested file that holds exported sources, after the sources: its manifest (its ID,
+   ``path``, ``content_hash``, ``named_by_user``) and the IDs of its ``sources`` written above, so that an import
+   records the file as ingested and the next ingestion of the same file skips it as unchanged instead of
+   reading and embedding it again. An export without these lines (written before them) imports all the same.
+4. Per working-memory session (and sub-agent): a ``session`` line (its ID, agent, settings, how far it was
    archived and which archived turns long-term memory no longer holds, because they were forgotten) followed by
    its ``message`` lines as appended: role, content, name, tool calls, with ``timestamp`` (Unix seconds) and
    the retention class (None: unclassified), compaction notwithstanding.
-4. An ``end`` line with the counts: a file without it was cut short.
+5. An ``end`` line with the counts: a file without it was cut short.
 
 Nothing of another tenant is read: every lookup is scoped to the tenant exported.
 """
@@ -50,9 +54,15 @@ def export_tenant(services, working_memory, tenant: str) -> Iterator[dict[str, A
     prefix = session_key(tenant, "")
     rows = store.session_rows(prefix)
     live = {row["session_id"][len(prefix):] for row in rows}
-    counts = {"sources": 0, "sessions": 0, "messages": 0}
+    counts = {"sources": 0, "files": 0, "sessions": 0, "messages": 0}
+    of_files: dict[str, list[str]] = defaultdict(list)  # a file's owner key -> its sources written
     for line in _sources(services, tenant, live):
         counts["sources"] += 1
+        if isinstance(line["owner"], str) and line["owner"].startswith(FILE_KEY):
+            of_files[line["owner"]].append(line["source_id"])
+        yield line
+    for line in _file_lines(services, tenant, of_files):
+        counts["files"] += 1
         yield line
     for row in rows:
         key = (row["session_id"], row["agent_id"])
@@ -70,6 +80,20 @@ def export_tenant(services, working_memory, tenant: str) -> Iterator[dict[str, A
                    "seq": message["seq"], "retention": None if message["unclassified"] else message["retention"],
                    "message": {**message["message"], "timestamp": message["created_at"]}}
     yield {"type": "end", **counts}
+
+
+def _file_lines(services, tenant: str, of_files: dict[str, list[str]]) -> Iterator[dict[str, Any]]:
+    """The manifest of each file whose sources were written (none for a file whose job died before writing one:
+    the next ingestion reads it, as it would here)."""
+    owners = sorted(of_files)
+    for start in range(0, len(owners), EXPORT_BATCH):
+        manifests = services.catalog.get_many(tenant, owners[start:start + EXPORT_BATCH])
+        for owner in owners[start:start + EXPORT_BATCH]:
+            manifest = manifests.get(owner)
+            if manifest is not None:
+                yield {"type": "file", "file_id": owner[len(FILE_KEY):], "path": manifest.path,
+                       "content_hash": manifest.content_hash, "named_by_user": manifest.named_by_user,
+                       "sources": of_files[owner]}
 
 
 def _forgotten(services, tenant: str, session_id: str, messages: list[dict], through: int) -> list[int]:

@@ -4,9 +4,10 @@ again with the importing deployment's models and settings (a move between embedd
 
 Importing twice changes nothing: a source whose text is stored unchanged is skipped by its content hash, a
 session that holds the same messages is skipped, and one holding the first of them (an import stopped
-midway) gets the rest. A session holding other messages is refused, naming it. A line that cannot be read
-is a skip with its line number, and the import goes on; a file of another format or version is refused
-whole before anything is stored.
+midway) gets the rest. A session holding other messages is refused, naming it. An ingested file's manifest
+is recorded again once its sources are (``memory/import_files.py``), so the next ingestion of an unchanged file
+skips it. A line that cannot be read (not JSON, not UTF-8) is a skip with its line number, and the import goes
+on; a file of another format or version is refused whole before anything is stored.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from agent_memory.ingest.ownership import DIRECT_OWNER, FILE_KEY, SESSION_OWNER,
 from agent_memory.ingest.report import IngestReport
 from agent_memory.memory.arguments import check_document, check_metadata, expect_type
 from agent_memory.memory.export_lines import EXPORT_FORMAT, EXPORT_VERSION
+from agent_memory.memory.import_files import record_file
 
 # Sources stored together (one embedding batch), and messages appended together (one transaction).
 IMPORT_BATCH = 64
@@ -40,6 +42,7 @@ class ImportReport:
     tenant: str = ""
     sources_written: int = 0
     sources_unchanged: int = 0
+    files_recorded: int = 0  # ingested files' manifests recorded: the next ingestion skips them unchanged
     sessions_imported: int = 0
     sessions_unchanged: int = 0
     sessions_refused: int = 0
@@ -55,15 +58,30 @@ class ImportReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"tenant": self.tenant, "sources_written": self.sources_written,
-                "sources_unchanged": self.sources_unchanged, "sessions_imported": self.sessions_imported,
+                "sources_unchanged": self.sources_unchanged, "files_recorded": self.files_recorded,
+                "sessions_imported": self.sessions_imported,
                 "sessions_unchanged": self.sessions_unchanged, "sessions_refused": self.sessions_refused,
                 "messages_appended": self.messages_appended, "turns_forgotten": self.turns_forgotten,
                 "complete": self.complete, "skipped": [{"line": n, "reason": why} for n, why in self.skipped],
                 "warnings": list(self.warnings)}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ImportReport:
+        """The report :meth:`to_dict` wrote (a server's answer); ValueError/KeyError/TypeError when it is not one."""
+        counts = {name: int(data[name]) for name in _COUNTS if name in data}
+        skipped = [(int(s["line"]), str(s["reason"])) for s in data.get("skipped") or []]
+        return cls(tenant=str(data["tenant"]), skipped=skipped, warnings=[str(w) for w in data.get("warnings") or []],
+                   complete=data["complete"] is True, **counts)
 
-def read_header(line: str) -> dict[str, Any]:
+
+_COUNTS = ("sources_written", "sources_unchanged", "files_recorded", "sessions_imported", "sessions_unchanged",
+           "sessions_refused", "messages_appended", "turns_forgotten")
+
+
+def read_header(line: str | bytes) -> dict[str, Any]:
     """The export's header, or IngestError naming what the file is instead."""
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", "replace")
     try:
         header = json.loads(line)
     except ValueError:
@@ -89,7 +107,8 @@ class Importer:
         self.turns: dict[tuple[str | None, str], list[tuple[int, TurnRecord]]] = defaultdict(list)
         self.session: _Session | None = None
 
-    def feed(self, number: int, line: str) -> None:
+    def feed(self, number: int, line: str | bytes) -> None:
+        """One line, as text or as the UTF-8 bytes of a body read as it arrives (one not UTF-8 is a skip)."""
         if not line.strip():
             return
         try:
@@ -99,6 +118,13 @@ class Importer:
             kind = record.get("type")
             if kind == "source":
                 self._source(number, record)
+            elif kind == "file":
+                if self.session is not None:
+                    raise ValueError("a file line after the sessions began: files follow the sources in an export")
+                self._flush_sources()  # the file's sources first: recorded only where they are stored
+                recorded, warning = record_file(self.memory, self.tenant, record)
+                self.report.files_recorded += recorded
+                self.report.warnings += [warning] if warning else []
             elif kind == "session":
                 self._flush_session()
                 self._flush_sources()
@@ -108,7 +134,7 @@ class Importer:
             elif kind == "end":
                 self.report.complete = True
             else:
-                raise ValueError(f"unknown line type {kind!r} (source, session, message, end)")
+                raise ValueError(f"unknown line type {kind!r} (source, file, session, message, end)")
         except (ValueError, TypeError, KeyError) as exc:
             self.report.skipped.append((number, _reason(exc)))
 
@@ -178,8 +204,12 @@ class Importer:
         ingestion = self.memory.ingestion
         if not owner or not owner.startswith((FILE_KEY, SESSION_OWNER)):
             return ingestion.ingest_direct_turns(turns, report)
-        self.memory.services.catalog.claim(self.tenant, owner, [t.source_id for t in turns])
-        return ingestion.ingest_turns(turns, report)
+        catalog = self.memory.services.catalog
+        catalog.claim(self.tenant, owner, [t.source_id for t in turns])
+        written = ingestion.ingest_turns(turns, report)
+        if owner.startswith(FILE_KEY):  # a transcript's summary is its file's, as ingesting the file makes it
+            catalog.claim(self.tenant, owner, written)
+        return written
 
     def _store(self, pending: list[tuple[int, Any]], write) -> None:
         """One batch through ingestion (``write(records, report)``). Refused (a source another owner holds
@@ -340,11 +370,14 @@ def _reason(exc: BaseException) -> str:
         return f"missing field {exc.args[0]!r}"
     if isinstance(exc, json.JSONDecodeError):
         return f"not JSON: {exc}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text: {exc}"
     return str(exc)
 
 
-def import_lines(memory, lines: Iterable[str], tenant: str | None = None) -> ImportReport:
-    """Import an export's lines into ``memory``: for ``tenant``, else the tenant the export names."""
+def import_lines(memory, lines: Iterable[str] | Iterable[bytes], tenant: str | None = None) -> ImportReport:
+    """Import an export's lines (text, or UTF-8 bytes) into ``memory``: for ``tenant``, else the tenant the
+    export names."""
     numbered = enumerate(lines, start=1)
     for _number, first in numbered:
         if first.strip():

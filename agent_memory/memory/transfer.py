@@ -23,8 +23,8 @@ class TransferMethods:
         self.settle()
         return export_tenant(self.services, self.working_memory, tenant)
 
-    def import_export(self, lines: Iterable[str], *, tenant: str | None = None) -> ImportReport:
-        """Import an export (its JSON lines, as text) for ``tenant``, else for the tenant it names: sources
+    def import_export(self, lines: Iterable[str] | Iterable[bytes], *, tenant: str | None = None) -> ImportReport:
+        """Import an export (its JSON lines, as text or UTF-8 bytes) for ``tenant``, else for the tenant it names: sources
         through ingestion and messages through the session append, so this deployment's models and settings
         make the vectors, the graph and the archive again. Importing twice changes nothing; a bad line is a
         skip with its number (``report.skipped``) and the rest goes on; a file of another format or version

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import IO, Any, Iterable, Sequence
 from urllib.parse import quote
 
 import httpx
@@ -43,8 +43,8 @@ class RemoteMemory:
 
     # ---- plumbing ---------------------------------------------------------------------------------
     def request(self, method: str, path: str, *, ok: Sequence[int] = (200,), key: str | None = None,
-                **kwargs: Any) -> httpx.Response:
-        headers = {"X-API-Key": key} if key else None
+                headers: dict[str, str] | None = None, **kwargs: Any) -> httpx.Response:
+        headers = {**({"X-API-Key": key} if key else {}), **(headers or {})} or None
         # A server takes its data dir before it listens: one found through the lock file may still be
         # starting, so a refused connection is tried again for a few seconds (nothing was sent).
         deadline = time.monotonic() + (CONNECT_WAIT_S if self.owner else 0.0)
@@ -205,6 +205,13 @@ class RemoteMemory:
                 raise
             return nothing, []
         return {k: int(data.get(k, 0)) for k in ("sources", "items", "triples")}, []
+
+    def import_export(self, body: Iterable[bytes] | IO[bytes], *, progress: Progress | None = None) -> dict[str, Any]:
+        """``POST /v1/import``: an export's JSON Lines (a binary file, sent with its length, or an iterable of
+        byte chunks) imported into the key's tenant; the report, waited for when the server imports it as a job."""
+        response = self.request("POST", "/v1/import", ok=(200, 202), content=body,
+                                headers={"Content-Type": "application/x-ndjson"})
+        return self.answer(response, progress)
 
     # ---- upkeep ---------------------------------------------------------------------------------------
     def stats(self, soon_days: float = 1.0) -> dict[str, Any]:

@@ -1,10 +1,10 @@
 """The export, a session's raw messages and the bulk forgets over HTTP, each for the API key's tenant only; and
-the CLI's `export` and `forget --prefix/--all` through the server that owns the data dir (`import` refused
-there, naming what to do)."""
+the CLI's `export`, `import` and `forget --prefix/--all` through the server that owns the data dir."""
 
 from __future__ import annotations
 
 import json
+import sys
 
 import httpx
 import pytest
@@ -42,7 +42,8 @@ def test_the_export_holds_the_key_s_tenant_only(http):
     response = http.get("/v1/export", headers=A)
     assert response.status_code == 200 and response.headers["content-type"].startswith("application/x-ndjson")
     lines = [json.loads(line) for line in response.text.splitlines()]
-    assert lines[0]["tenant"] == "alpha" and lines[-1] == {"type": "end", "sources": 4, "sessions": 1, "messages": 3}
+    assert lines[0]["tenant"] == "alpha" and lines[-1] == {"type": "end", "sources": 4, "files": 0, "sessions": 1,
+                                                                  "messages": 3}
     assert "beta" not in response.text
     assert api_error(http.get("/v1/export"), 401, "unauthorized")
 
@@ -93,18 +94,60 @@ def owned(tmp_path, monkeypatch):
         yield tmp_path
 
 
-def test_the_cli_exports_and_forgets_through_the_server_and_refuses_to_import_there(owned, capsys):
+def test_the_cli_exports_and_forgets_through_the_server(owned, capsys):
     out = owned / "default.jsonl"
     code, _, err = run_cli(capsys, ["export", "--out", str(out)])
     assert code == 0 and "working through its HTTP API" in err and "2 sources, 1 sessions, 1 messages" in err, err
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["source_id"] for r in lines if r["type"] == "source"] == ["notes/a.md", "notes/b.md"]
     assert lines[-1]["type"] == "end"
-    code, _, err = run_cli(capsys, ["import", str(out)])
-    assert code == 2 and "does not work through a server" in err and "Stop the server" in err
     code, stdout, _ = run_cli(capsys, ["forget", "--prefix", "notes/a"])
     assert code == 0 and json.loads(stdout)["sources"] == 1 and json.loads(stdout)["files"] == 1
     code, stdout, _ = run_cli(capsys, ["forget", "--all", "--tenant", "default", "--yes"])
     assert code == 0 and json.loads(stdout)["sessions"] == 1 and json.loads(stdout)["sources"] == 2  # b.md, s1/m0
     code, stdout, _ = run_cli(capsys, ["list"])
     assert code == 0 and json.loads(stdout)["total"] == 0
+
+
+def test_the_cli_imports_through_the_server_as_it_does_without_one(owned, capsys, monkeypatch):
+    out = owned / "default.jsonl"
+    assert run_cli(capsys, ["export", "--out", str(out)])[0] == 0
+    code, stdout, err = run_cli(capsys, ["import", str(out)])
+    assert code == 0 and "working through its HTTP API" in err, err
+    assert "imported into tenant 'default'" in stdout and "sources unchanged  2" in stdout
+    assert "sessions unchanged 1" in stdout
+    code, stdout, _ = run_cli(capsys, ["forget", "--prefix", "notes/a"])
+    assert code == 0 and json.loads(stdout)["files"] == 1
+    code, stdout, _ = run_cli(capsys, ["import", str(out), "--json"])
+    report = json.loads(stdout)
+    assert code == 0 and report["sources_written"] == 1 and report["sources_unchanged"] == 1, report
+    assert report["files_recorded"] == 1 and report["complete"] and report["skipped"] == []
+    # The file's record came back with it: ingesting the folder through the server reads nothing again.
+    code, stdout, _ = run_cli(capsys, ["ingest", "notes", "--json"])
+    assert code == 0 and json.loads(stdout)["files_unchanged"] == 2 and json.loads(stdout)["files_ingested"] == 0
+    # From stdin, and a bad line is a skip by its number, exit 1, as without a server.
+    lines = out.read_text().splitlines()
+    stdin = owned / "stdin.jsonl"
+    stdin.write_text("\n".join([*lines, "{broken"]) + "\n")
+    with stdin.open() as handle:
+        monkeypatch.setattr(sys, "stdin", handle)
+        code, stdout, _ = run_cli(capsys, ["import", "-"])
+    assert code == 1 and f"skipped line {len(lines) + 1}: not JSON" in stdout, stdout
+
+
+def test_an_import_through_the_server_goes_into_its_tenant_only(owned, capsys):
+    out = owned / "acme.jsonl"
+    assert run_cli(capsys, ["export", "--out", str(out)])[0] == 0
+    lines = out.read_text().splitlines()
+    header = {**json.loads(lines[0]), "tenant": "acme"}
+    out.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    # Without --tenant an import goes into the tenant the export names, which this server does not serve.
+    code, stdout, err = run_cli(capsys, ["import", str(out)])
+    assert code == 2 and stdout == ""
+    assert "the export is of tenant 'acme'" in err and "--tenant 'default'" in err, err
+    code, _, err = run_cli(capsys, ["import", str(out), "--tenant", "acme"])
+    assert code == 2 and "serves only its own tenant 'default'" in err, err
+    code, stdout, _ = run_cli(capsys, ["import", str(out), "--tenant", "default"])
+    assert code == 0 and "imported into tenant 'default'" in stdout
+    code, _, err = run_cli(capsys, ["import", str(owned / "notes" / "a.md")])
+    assert code != 0 and "not an agent-memory export" in err, err

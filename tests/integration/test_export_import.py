@@ -65,7 +65,7 @@ def test_documents_and_sessions_come_back_whole_with_the_same_citations(source):
     tmp_path, lines, cited = source
     records = [json.loads(line) for line in lines]
     assert records[0]["type"] == "header" and records[0]["version"] == EXPORT_VERSION and records[0]["tenant"] == "acme"
-    assert records[-1] == {"type": "end", "sources": 5, "sessions": 1, "messages": 5}
+    assert records[-1] == {"type": "end", "sources": 5, "files": 0, "sessions": 1, "messages": 5}
     by_id = {r["source_id"]: r for r in records if r["type"] == "source"}
     # Each document's text put back together from its chunks, checked against the hash ingestion recorded.
     for sid, (title, text) in NOTES.items():
@@ -220,9 +220,97 @@ def test_a_session_with_settings_and_no_message_yet_comes_back_configured(tmp_pa
     with Memory(data_dir=tmp_path / "a", tenant="acme") as memory:
         memory.session("planned").configure(window_tokens=9000)
         lines = exported(memory)
-    assert json.loads(lines[-1]) == {"type": "end", "sources": 0, "sessions": 1, "messages": 0}
+    assert json.loads(lines[-1]) == {"type": "end", "sources": 0, "files": 0, "sessions": 1, "messages": 0}
     with Memory(data_dir=tmp_path / "b", tenant="acme") as target:
         report = target.import_export(lines)
         assert report.ok and report.sessions_imported == 1 and report.messages_appended == 0
         assert target.session_configured("planned") and target.session("planned").config.window_tokens == 9000
         assert target.import_export(lines).sessions_unchanged == 1
+
+
+def _ingested(capsys, data_dir, folder) -> dict:
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(data_dir), "ingest", str(folder), "--json"])
+    assert code == 0, stdout
+    return json.loads(stdout)
+
+
+def test_an_ingest_after_an_import_skips_the_files_it_imported_unchanged_and_reads_a_changed_one(
+        tmp_path, monkeypatch, capsys):
+    """Ingest a folder, export, import into a fresh data dir: the files' manifests come along, so ingesting the
+    same folder there reads and embeds nothing again (it re-read every file); a changed file is still read."""
+    embedded_cli_env(monkeypatch, tmp_path / "unused")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nThe Kestrel team meets on Mondays in Lyon.\n")
+    (notes / "b.txt").write_text("The Heron archive lives on the Tromso server.\n")
+    (notes / "c.jsonl").write_text('{"text": "Record one: Osprey ships in May."}\n'
+                                   '{"text": "Record two: Pelican ships in June."}\n')
+    (notes / "call.json").write_text(json.dumps({"session_id": "call-9", "turns": [
+        {"turn_id": "1", "speaker": "Ana", "timestamp": "2026-05-08", "text": "The Falcon launch moves to July."},
+        {"turn_id": "2", "speaker": "Bo", "timestamp": "2026-05-08", "text": "Then I book the Porto venue."}]}))
+    assert _ingested(capsys, tmp_path / "a", notes)["files_ingested"] == 4
+    out = tmp_path / "export.jsonl"
+    assert run_cli(capsys, ["--data-dir", str(tmp_path / "a"), "export", "--out", str(out)])[0] == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    files = {r["file_id"]: r for r in records if r["type"] == "file"}
+    assert sorted(files) == ["notes/a.md", "notes/b.txt", "notes/c.jsonl", "notes/call.json"]
+    assert files["notes/c.jsonl"]["sources"] == ["notes/c.jsonl#0", "notes/c.jsonl#1"]
+    assert records[-1]["files"] == 4
+
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "b"), "import", str(out), "--json"])
+    assert code == 0 and json.loads(stdout)["files_recorded"] == 4, stdout
+    again = _ingested(capsys, tmp_path / "b", notes)
+    assert again["files_unchanged"] == 4 and again["files_ingested"] == 0 and again["embeddings_computed"] == 0
+    (notes / "b.txt").write_text("The Heron archive moved to the Bergen server.\n")
+    changed = _ingested(capsys, tmp_path / "b", notes)
+    assert changed["files_ingested"] == 1 and changed["files_unchanged"] == 3
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "b"), "export"])
+    assert "Bergen" in stdout and "Tromso" not in stdout
+
+    # An export written before file lines imports as it did: the next ingest reads every file again.
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(line + "\n" for line in out.read_text().splitlines() if '"type": "file"' not in line))
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(old), "--json"])
+    assert code == 0 and json.loads(stdout)["files_recorded"] == 0 and json.loads(stdout)["sources_written"] == 7
+    assert _ingested(capsys, tmp_path / "c", notes)["files_unchanged"] == 0
+
+
+def test_a_file_is_not_recorded_when_one_of_its_sources_was_not_imported(tmp_path, monkeypatch, capsys):
+    embedded_cli_env(monkeypatch, tmp_path / "unused")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "c.jsonl").write_text('{"text": "Record one: Osprey ships in May."}\n'
+                                   '{"text": "Record two: Pelican ships in June."}\n')
+    _ingested(capsys, tmp_path / "a", notes)
+    out = tmp_path / "export.jsonl"
+    assert run_cli(capsys, ["--data-dir", str(tmp_path / "a"), "export", "--out", str(out)])[0] == 0
+    lines = out.read_text().splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("".join(line + "\n" for line in lines if '"notes/c.jsonl#1"' not in line or '"file"' in line))
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "b"), "import", str(broken), "--json"])
+    report = json.loads(stdout)
+    assert code == 0 and report["files_recorded"] == 0 and report["sources_written"] == 1
+    assert "1 of its 2 sources were not imported (first 'notes/c.jsonl#1')" in report["warnings"][0]
+    assert _ingested(capsys, tmp_path / "b", notes)["files_ingested"] == 1  # read again: its lost record comes back
+
+
+def test_an_import_over_another_version_of_a_file_has_the_next_ingest_read_it_again(tmp_path, monkeypatch, capsys):
+    """The import writes the exported version's text over the one ingested here: the file's manifest here no
+    longer says what is stored, so the next ingest reads the file again (it called it unchanged, and the
+    exported text stayed where the file on disk says otherwise)."""
+    embedded_cli_env(monkeypatch, tmp_path / "unused")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "b.txt").write_text("The Heron archive lives on the Tromso server.\n")
+    _ingested(capsys, tmp_path / "a", notes)
+    out = tmp_path / "export.jsonl"
+    assert run_cli(capsys, ["--data-dir", str(tmp_path / "a"), "export", "--out", str(out)])[0] == 0
+    (notes / "b.txt").write_text("The Heron archive moved to the Bergen server.\n")
+    _ingested(capsys, tmp_path / "b", notes)
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "b"), "import", str(out), "--json"])
+    report = json.loads(stdout)
+    assert code == 0 and report["sources_written"] == 1 and report["files_recorded"] == 0
+    assert "file 'notes/b.txt': this data dir held another version of it" in report["warnings"][0]
+    assert _ingested(capsys, tmp_path / "b", notes)["files_ingested"] == 1
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "b"), "export"])
+    assert "Bergen" in stdout and "Tromso" not in stdout
