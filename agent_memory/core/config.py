@@ -136,7 +136,7 @@ class Settings(BaseSettings):
                     "which still count deleted items (a forget, a changed file's replaced items, an expiry) "
                     "until the collection is loaded again. Once deleted items are this share of what it "
                     "counts, the collection is reopened in the background, a second after the deletes "
-                    "stop (writes and reads wait meanwhile: 0.13 s at 10k items, 0.6 s at 100k); "
+                    "stop (writes and reads wait meanwhile: 0.16 s at 10k items, 0.84 s at 100k); "
                     "`agent-memory gc` reopens it whatever the share. 0: after every delete; 1: never "
                     "on its own (a restart or gc). Keyword ranking after deletes then matches a "
                     "fresh collection's.")
