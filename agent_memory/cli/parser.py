@@ -194,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("destination", metavar="DEST", help=DESTINATION_HELP)
     p.set_defaults(func=cmd_backup)
 
-    p = sub.add_parser("gc", help="remove expired items (ttl_days) from every store at once")
+    p = sub.add_parser("gc", help="remove expired items (ttl_days) from every store at once; then keyword weights "
+                                  "count no deleted item (forgotten, replaced or expired)")
     p.add_argument("--tenant", help=TENANT_HELP)
     p.set_defaults(func=cmd_gc)
     p = sub.add_parser("check", help="whether the catalog, the vectors and the graph agree, per tenant (exit 1 "

@@ -89,8 +89,9 @@ def stamp_expiry(items: Iterable[MemoryItem], rules: Mapping[str, float]) -> Non
 def expire(services, forget, *, now: float | None = None, tenants: Iterable[str] | None = None) -> dict[str, int]:
     """Forget every source with an expired item (``forget(tenant, source_id) -> counts``, the
     ingestion pipeline's), expiry computed now from the settings' rules; with a ``"session"`` rule, the
-    working-memory messages said before it out of their sessions (conversation/expiry.py). Returns the totals
-    removed."""
+    working-memory messages said before it out of their sessions (conversation/expiry.py); then the keyword
+    weighting of every collection stops counting deleted items (stores/edge_reload.py), whoever deleted them.
+    Returns the totals removed."""
     now = time.time() if now is None else now
     rules = services.settings.ttl_days
     tenants = None if tenants is None else list(tenants)
@@ -105,6 +106,7 @@ def expire(services, forget, *, now: float | None = None, tenants: Iterable[str]
         days = rules[TTL_SESSION]
         for prefix in [session_key(t, "") for t in tenants] if tenants is not None else [""]:
             totals["session_messages"] += services.sessions.expire(now - days * DAY, days, prefix)
+    services.vectors.refresh_keyword_weights()
     return totals
 
 

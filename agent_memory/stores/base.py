@@ -101,6 +101,15 @@ class VectorStore(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class KeywordWeightsUpkeep(Protocol):
+    """A vector store whose keyword (IDF) weighting may still count deleted points until it is refreshed."""
+
+    def refresh_keyword_weights(self) -> int:
+        """Count the live points only from now on; returns how many deleted points were still counted."""
+        ...
+
+
 @dataclass
 class EntityRecord:
     name: str

@@ -273,6 +273,12 @@ class QdrantStore:
             if offset is None:
                 return
 
+    def refresh_keyword_weights(self) -> int:
+        """Make the keyword weighting count the live points only; returns how many deleted points it counted.
+        A server keeps its own counts (its optimizer vacuums segments once 20% of them are deleted); local
+        mode counts the live points at once: nothing to do (Qdrant Edge: ``EdgeVectorStore``)."""
+        return 0
+
     # -- lifecycle -------------------------------------------------------------------
 
     def close(self) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from agent_memory.core.records import MemoryItem, ScoredItem, SearchFilter
 from agent_memory.core.sparse import SparseVector
-from agent_memory.stores.base import VectorStore
+from agent_memory.stores.base import KeywordWeightsUpkeep, VectorStore
 
 # How long this process trusts what it read of which spaces a tenant's items occupy (seconds).
 OCCUPANCY_TTL_S = 10.0
@@ -255,6 +255,11 @@ class SpacedVectorStore:
         """Every space's collection copied under ``path`` (the caller holds writes still)."""
         for store in self.stores.values():
             store.snapshot_to(path)
+
+    def refresh_keyword_weights(self) -> int:
+        """Every space's keyword weighting counts its live points only (upkeep: ``agent-memory gc``)."""
+        return sum(store.refresh_keyword_weights() for store in self.stores.values()
+                   if isinstance(store, KeywordWeightsUpkeep))
 
     def drop(self) -> list[str]:
         """Close every space's collection and remove it with all it holds; the collections' names."""

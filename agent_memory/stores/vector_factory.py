@@ -26,7 +26,8 @@ def open_vector_store(settings: Settings, dimension: int, collection: str) -> Ve
         from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
 
         return EdgeVectorStore(settings.data_dir / vectors_folder(settings), collection, dimension,
-                               in_memory=settings.edge_in_memory, reserve_mb=settings.min_free_mb)
+                               in_memory=settings.edge_in_memory, reserve_mb=settings.min_free_mb,
+                               reopen_share=settings.edge_reopen_deleted_share)
     if settings.vector_backend == "local":
         from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore
 
