@@ -105,3 +105,16 @@ def test_a_graph_that_refuses_leaves_every_store_as_it_was_and_forgetting_again_
         assert memory.forget("notes/kestrel.md") == {"sources": 1, "items": 1,
                                                      "triples": before["fact_sources"]["notes/kestrel.md"]}
         assert memory.forget_prefix("notes")["sources"] == 6
+
+
+def test_forget_on_the_command_line_releases_what_a_killed_upload_claimed_as_the_api_does(twins, capsys):
+    with Memory(tenant="acme") as memory:  # a file's job that died before writing its manifest, or anything else
+        memory.services.catalog.claim("acme", "file:killed.jsonl", ["killed/1", "killed/2"])
+    code, out, err = run_cli(capsys, ["forget", "killed.jsonl", "--tenant", "acme"])
+    assert code == 0 and json.loads(out) == {"source_id": "killed.jsonl", "matched": [], "sources": 0, "items": 0,
+                                             "triples": 0, "claims_released": 2}, err
+    with Memory(tenant="acme") as memory:
+        assert memory.services.catalog.owners("acme", ["killed/1", "killed/2"]) == {}
+        memory.add("Written again under a released ID.", source_id="killed/1")
+    code, _, err = run_cli(capsys, ["forget", "killed.jsonl", "--tenant", "acme"])
+    assert code == 1 and "nothing stored under 'killed.jsonl'" in err
