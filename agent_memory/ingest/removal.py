@@ -130,19 +130,21 @@ def forget_names(services, tenant: str, names: Iterable[str], report: IngestRepo
     return removed
 
 
-def file_or_source(catalog, tenant: str, source_id: str) -> str:
-    """The name ``forget`` of ``source_id`` takes: the file (``FILE_KEY`` + it) when a manifest or the claims of
-    an unfinished job of a file stand under that ID, else the source ID itself."""
-    key = FILE_KEY + source_id
-    if catalog.get(tenant, key) is not None or catalog.owned_by(tenant, key):
-        return key
-    return source_id
+def files_or_sources(catalog, tenant: str, source_ids: list[str]) -> list[str]:
+    """The names ``forget`` of each of ``source_ids`` takes: the file (``FILE_KEY`` + it) when a manifest or the
+    claims of an unfinished job of a file stand under that ID, else the source ID itself."""
+    names: list[str] = []
+    for start in range(0, len(source_ids), BATCH_SOURCES):
+        batch = source_ids[start:start + BATCH_SOURCES]
+        manifests = catalog.get_many(tenant, [FILE_KEY + sid for sid in batch])
+        names += [FILE_KEY + sid if FILE_KEY + sid in manifests or catalog.owned_by(tenant, FILE_KEY + sid) else sid
+                  for sid in batch]
+    return names
 
 
 def forget_ids(services, tenant: str, source_ids: Iterable[str], report: IngestReport | None = None) -> Removed:
     """``forget`` of each of ``source_ids`` (each a file's ID or a source ID), in one batched removal."""
-    return forget_names(services, tenant, [file_or_source(services.catalog, tenant, sid) for sid in source_ids],
-                        report)
+    return forget_names(services, tenant, files_or_sources(services.catalog, tenant, list(source_ids)), report)
 
 
 def forget(services, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
