@@ -32,7 +32,8 @@ from agent_memory.conversation.working_memory import session_key, turn_source_id
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.ingest.graph_writes import extract_triples, merge_triples, speaker_relations
 from agent_memory.ingest.items import SourceItems
-from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER, forget_sources
+from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER
+from agent_memory.ingest.removal import forget_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
 

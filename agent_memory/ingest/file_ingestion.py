@@ -34,7 +34,8 @@ from agent_memory.ingest.missing import (
     stored_bases,
     user_named,
 )
-from agent_memory.ingest.ownership import FILE_KEY, forget_sources, own_units, still_owned
+from agent_memory.ingest.ownership import FILE_KEY, own_units, still_owned
+from agent_memory.ingest.removal import forget_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, read_path
 from agent_memory.stores.catalog import SourceEntry

@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from agent_memory.ingest.file_ingestion import PARTIAL
-from agent_memory.ingest.ownership import DIRECT_OWNER, FILE_KEY, forget, forget_sources, release_unwritten
+from agent_memory.ingest.ownership import DIRECT_OWNER, FILE_KEY, release_unwritten
+from agent_memory.ingest.removal import forget, forget_sources
 
 
 def undo_file(services, tenant: str, file_id: str) -> str:

@@ -1,4 +1,4 @@
-"""Who may write a source ID, and forgetting sources.
+"""Who may write a source ID, and which stored sources a forget names (the removal itself: ``removal.py``).
 
 A file owns the source IDs it holds, through its manifest in the catalog (key ``FILE_KEY`` + the
 file's ID: its hash and its sources); a direct caller (API JSON documents, ``Memory.add``) owns what
@@ -14,13 +14,10 @@ import difflib
 import logging
 import os
 import posixpath
-from typing import Iterable
 
 from agent_memory.conversation.working_memory import turn_seq
 from agent_memory.core.errors import IngestError
 from agent_memory.core.records import SearchFilter
-from agent_memory.ingest.graph_writes import delete_source_facts, rederive
-from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import Transcript
 from agent_memory.stores.catalog import SourceEntry
 
@@ -142,50 +139,6 @@ def own_units(catalog, tenant: str, owner: str, units: list) -> tuple[list, list
             kept.append(unit)
     catalog.claim(tenant, owner, [sid for unit in kept for sid in unit_source_ids(unit)])
     return kept, refused
-
-
-def forget(services, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
-    """Remove one source everywhere; given a file's ID, every source that file held and its
-    manifest. Forgetting one source of a file also drops that file's manifest: manifest and
-    sources go together, so the next run reads the file again instead of calling it unchanged."""
-    catalog = services.catalog
-    manifest = catalog.get(tenant, FILE_KEY + source_id)
-    # A file whose job died before its manifest was written still owns what it claimed: its ID
-    # forgets those sources too (and releases them), so they can be written again.
-    orphaned = [] if manifest is not None else catalog.owned_by(tenant, FILE_KEY + source_id)
-    if manifest is not None:
-        targets = list(dict.fromkeys(manifest.item_ids))
-    elif orphaned:
-        targets = orphaned
-    else:
-        targets = [source_id]
-        owner = catalog.owners(tenant, [source_id]).get(source_id, "")
-        if owner.startswith(FILE_KEY):
-            catalog.delete(tenant, owner)
-    removed = forget_sources(services, tenant, targets, report)
-    if manifest is not None:
-        catalog.delete(tenant, FILE_KEY + source_id)
-    if orphaned:
-        removed["claims_released"] = len(orphaned)
-    return removed
-
-
-def forget_sources(services, tenant: str, source_ids: Iterable[str], report: IngestReport | None) -> dict[str, int]:
-    removed = {"sources": 0, "items": 0, "triples": 0}
-    subjects: set[str] = set()
-    for sid in source_ids:
-        items = services.vectors.delete_by_source(tenant, sid)
-        triples, about = delete_source_facts(services, tenant, sid)
-        removed["items"] += items
-        removed["triples"] += triples
-        subjects.update(about)
-        # A source the catalog lost (a lost or restored file: agent-memory check) counts when its items or facts went.
-        removed["sources"] += int(services.catalog.delete(tenant, sid) or items > 0 or triples > 0)
-    rederive(services, tenant, subjects)
-    if report is not None:
-        report.sources_removed += removed["sources"]
-        report.items_deleted += removed["items"]
-    return removed
 
 
 def match_sources(catalog, tenant: str, given: str) -> list[str]:

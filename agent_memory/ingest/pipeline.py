@@ -29,7 +29,8 @@ from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
 from agent_memory.ingest.graph_writes import extract_triples, speaker_relations, write_facts
 from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
-from agent_memory.ingest.ownership import DIRECT_OWNER, forget, refuse_held, release_unwritten
+from agent_memory.ingest.ownership import DIRECT_OWNER, refuse_held, release_unwritten
+from agent_memory.ingest.removal import forget
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import TextStream
 from agent_memory.ingest.splitting import Splitter
@@ -373,7 +374,7 @@ class IngestionPipeline:
     # ---- forgetting --------------------------------------------------------------------------------
 
     def forget(self, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
-        """Remove one source everywhere (agent_memory/ingest/ownership.py ``forget``)."""
+        """Remove one source everywhere (agent_memory/ingest/removal.py ``forget``)."""
         return forget(self.services, tenant, source_id, report)
 
 

@@ -52,7 +52,8 @@ from langgraph.store.base.embed import get_text_at_path
 from agent_memory.core.errors import ConfigError, NotFoundError
 from agent_memory.core.limits import MAX_SEARCH_LIMIT
 from agent_memory.core.records import SearchFilter
-from agent_memory.ingest.ownership import FILE_KEY, forget_sources
+from agent_memory.ingest.ownership import FILE_KEY
+from agent_memory.ingest.removal import forget_sources
 from agent_memory.memory import Memory
 from agent_memory.retrieval.types import relevance
 

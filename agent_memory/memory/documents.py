@@ -14,10 +14,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from agent_memory.conversation.working_memory import session_key
 from agent_memory.core.errors import StoreUnavailableError
 from agent_memory.core.records import Document, TurnRecord
-from agent_memory.ingest.bulk_forget import forget_many, forget_tenant, sources_with_prefix
+from agent_memory.ingest.bulk_forget import forget_many, forget_tenant, sources_to_forget
 from agent_memory.ingest.discovery import check_source_id, file_source_id
 from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
 from agent_memory.ingest.ownership import match_stored, near_sources
+from agent_memory.ingest.removal import forget_ids
 from agent_memory.ingest.report import IngestReport
 from agent_memory.memory.arguments import (
     check_document,
@@ -153,17 +154,13 @@ class DocumentMethods:
         tenant = self._tenant(tenant)
         self.settle()
         with self.write_lock:
-            totals = {"sources": 0, "items": 0, "triples": 0}
-            for sid in match_stored(self.services, tenant, source_id) or [source_id]:
-                for key, value in self.ingestion.forget(tenant, sid).items():
-                    totals[key] = totals.get(key, 0) + value
-            return totals
+            return forget_ids(self.services, tenant, match_stored(self.services, tenant, source_id) or [source_id]).counts()
 
     def forget_prefix(self, prefix: str, *, tenant: str | None = None) -> dict[str, Any]:
         """Forget every source whose ID starts with ``prefix`` (and every file whose ID does, with all it held),
         from every store, in batches (``ingest/bulk_forget.py``): what a ``forget`` of each would remove, in one
-        round of each store per batch. Found in the catalog and in the vectors, so a source whose catalog entry
-        was lost goes too. Returns ``prefix`` and the counts removed: ``sources``, ``items``,
+        round of each store per batch. Found in the catalog, the vectors and the graph, so a source whose catalog
+        entry was lost goes too. Returns ``prefix`` and the counts removed: ``sources``, ``items``,
         ``items_per_kind``, ``triples``, ``files`` (all zero: nothing matched). An empty prefix is refused (it
         names every source: ``forget_tenant`` says so)."""
         expect_type(prefix, str, "prefix", "a str such as 'notes/'")
@@ -174,7 +171,7 @@ class DocumentMethods:
         self.settle()  # a turn the start's catch-up archived later would come back
         self.check_space("forgetting")  # the stores write their deletions too
         with self.write_lock:
-            return {"prefix": prefix, **forget_many(self.services, tenant, sources_with_prefix(self.services, tenant, prefix))}
+            return {"prefix": prefix, **forget_many(self.services, tenant, sources_to_forget(self.services, tenant, prefix))}
 
     def forget_tenant(self, tenant: str) -> dict[str, Any]:
         """Everything ``tenant`` holds, from every store: its sessions (every agent's messages, summaries and
