@@ -48,7 +48,8 @@ class Scheduler:
 
     # -- utilization ------------------------------------------------------------------------
     def _used(self, window: int) -> int:
-        return self._log.active_tokens + self._header(window, window)[1]
+        # The header as sized without the entity filter's reading (view.py): close enough to schedule by.
+        return self._log.active_tokens + self._header(window, window, judged=False)[1]
 
     def utilization(self) -> float | None:
         """Share of the configured window in use (None without a window)."""

@@ -114,7 +114,8 @@ class Session(Scheduler, ViewBuilder, TimelineKeeper):
         self._entities = {name: [count, last] for name, count, last in self.store.entities(self.key)}
         self._entity_version = 0
         self._timeline = Timeline()  # undated messages of a replayed history: only this process's appends
-        self._top_cache: tuple[int, list[str]] = (-1, [])
+        self._top_cache: dict[bool, tuple[int, list[str]]] = {}  # judged? -> (entity version, names)
+        self._entity_verdicts: dict[str, tuple[bool, int]] = {}  # name -> (a name?, the seq it was judged on)
         self._header_cache: dict[tuple, tuple[list[dict[str, Any]], int]] = {}
         self._state = {"compactions": 0, "tiers": {}, "summary_fallbacks": 0, "validations": [], "forced": 0,
                        "hook_failures": 0, "condensed": 0, "redone": 0, "kept_longer": {}, **stored}

@@ -1,7 +1,8 @@
 """Which turns matter: a rule-based detector offline, LLM judgement when configured.
 
 Also the extractors shared with compaction validation: numbers and named entities
-(capitalized words, identifiers like ``X-200``, jieba ``nr/ns/nt/nz`` for Chinese).
+(capitalized words, identifiers like ``X-200``, jieba ``nr/ns/nt/nz`` for Chinese): candidates, cheap enough
+for every append; which of them a header or a digest shows is ``entity_filter``'s judgement.
 """
 
 from __future__ import annotations
@@ -15,15 +16,19 @@ from typing import Protocol
 
 from agent_memory.core.errors import LLMError
 from agent_memory.core.prompt_data import DATA_RULE, data_block
-from agent_memory.core.text import STOPWORDS, has_cjk, load_jieba
+from agent_memory.core.text import CJK_RANGES, STOPWORDS, has_cjk, load_jieba
 
 log = logging.getLogger(__name__)
 
 # Not after a Latin letter or digit ("v2", "abc123"), but right after a Chinese character ("端口8004"):
 # \w would match the Chinese character too and hide the number.
 NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:[.,:/-]\d+)*%?")
-IDENTIFIER = re.compile(r"\b[A-Za-z]+[-_]?\d+[A-Za-z0-9-]*\b|\b[A-Z]{2,}[A-Z0-9]*\b")
-CAPITALIZED = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*\b")
+# Word edges that a Chinese character makes too: \b sees none between 用 and AWS (both are \w), so
+# "我们用AWS和Kubernetes部署" would name nothing.
+_START = rf"(?<![^\W{CJK_RANGES}])"
+_END = rf"(?![^\W{CJK_RANGES}])"
+IDENTIFIER = re.compile(rf"{_START}[A-Za-z]+[-_]?\d+[A-Za-z0-9-]*{_END}|{_START}[A-Z]{{2,}}[A-Z0-9]*{_END}")
+CAPITALIZED = re.compile(rf"{_START}[A-Z][a-z]+(?:[A-Z][a-z]+)*{_END}")
 DATE = re.compile(
     r"\b\d{4}[-/]\d{1,2}[-/]\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b"
     r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|yesterday|next week)\b"

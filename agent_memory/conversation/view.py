@@ -16,12 +16,21 @@ Its own file because rendering within a budget is separate from keeping the sess
 
 from __future__ import annotations
 
+import bisect
 import copy
 import heapq
 from typing import Any
 
 from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.compaction import MARKER, Unit
+from agent_memory.conversation.entity_filter import (
+    CANDIDATE_FACTOR,
+    is_name_in,
+    named_mid_sentence,
+    names_among,
+    openers_to_read,
+    read_openers,
+)
 from agent_memory.conversation.scheduler import describe, earlier_note, span_name, tools_of
 from agent_memory.conversation.significance import is_entity_word
 from agent_memory.core.errors import BudgetError
@@ -32,7 +41,8 @@ ENTITY_HEADER = "[Key entities]"
 
 class ViewBuilder:
     """Mixed into ``Session``: it reads ``_log``, ``_summaries``, ``_entities``, ``config``, ``counter`` and
-    ``message_tokens`` under ``_lock``, and keeps ``_top_cache`` and ``_header_cache`` (reset by the session)."""
+    ``message_tokens`` under ``_lock``, and keeps ``_top_cache``, ``_entity_verdicts`` and ``_header_cache``
+    (reset by the session)."""
 
     def view(self, budget: int) -> list[dict[str, Any]]:
         """Messages for the next model call, within ``budget`` tokens (see :meth:`count_view`).
@@ -148,28 +158,67 @@ class ViewBuilder:
         protected = self._protected_units()
         return protected[-1] if protected else None
 
-    def _top_entities(self) -> list[str]:
-        if self._top_cache[0] != self._entity_version:  # cached: views far outnumber entity changes
+    def _top_entities(self, judged: bool = True) -> list[str]:
+        """The names the header shows, each judged by ``entity_filter`` (``judged``), or the same candidates
+        unread: the scheduler sizes the header after every append, and the model's reading belongs to the
+        view, not to an append (a name it judged filler before is left out either way)."""
+        cached = self._top_cache.get(judged)
+        if cached is None or cached[0] != self._entity_version:  # views far outnumber entity changes
             # Filtered here too: sessions stored before the filter still hold "Fix" or "March".
             names = ((k, v) for k, v in self._entities.items() if is_entity_word(k))
-            top = heapq.nlargest(self.config.max_entities, names, key=lambda kv: (kv[1][0], kv[1][1]))
-            self._top_cache = (self._entity_version, [name for name, _ in top])
-        return list(self._top_cache[1])
+            limit = self.config.max_entities
+            ranked = heapq.nlargest(CANDIDATE_FACTOR * limit, names, key=lambda kv: (kv[1][0], kv[1][1]))
+            if judged:
+                # The sentence starts that new candidates need read, in one batch of the model.
+                read_openers([snippet for name, (_, last) in ranked if name not in self._entity_verdicts
+                              for snippet in openers_to_read(name, self._message_text(last) or "")])
+                top = names_among((name for name, _ in ranked), self._is_key_entity, limit)
+            else:
+                top = [name for name, _ in ranked if self._entity_verdicts.get(name, (True,))[0]][:limit]
+            cached = self._top_cache[judged] = (self._entity_version, top)
+        return list(cached[1])
 
-    def _header(self, budget: int, room: int) -> tuple[list[dict[str, Any]], int]:
-        """The one header message (entities + summaries) that fits, and its tokens."""
+    def _is_key_entity(self, name: str) -> bool:
+        """``entity_filter``'s verdict on ``name``, judged against the newest message that named it, once. A
+        name stays a name; a word judged filler becomes one when a newer message capitalizes it mid-sentence
+        (the model reads each name once at most)."""
+        last = self._entities[name][1]
+        kept = self._entity_verdicts.get(name)
+        if kept is not None and (kept[0] or kept[1] == last):
+            return kept[0]
+        text = self._message_text(last)
+        if text is None:
+            verdict = True
+        elif kept is None:
+            verdict = is_name_in(name, text)
+        else:
+            verdict = named_mid_sentence(name, text) and is_name_in(name, text)  # no sentence for the model
+        self._entity_verdicts[name] = (verdict, last)
+        return verdict
+
+    def _message_text(self, seq: int) -> str | None:
+        """The text of message ``seq`` of the log (None: no longer held)."""
+        entries = self._log.entries
+        i = bisect.bisect_left(entries, seq, key=lambda entry: entry.seq)
+        return msgs.text_of(entries[i].message) if i < len(entries) and entries[i].seq == seq else None
+
+    def _header(self, budget: int, room: int, judged: bool = True) -> tuple[list[dict[str, Any]], int]:
+        """The one header message (entities + summaries) that fits, and its tokens (``judged``: see
+        :meth:`_top_entities`)."""
+        names = self._top_entities(judged)
         # Keyed on the top entity *set* (rendered sorted), which changes far less often than counts do.
-        key = (budget, len(self._summaries), tuple(sorted(self._top_entities())), id(self.config))
+        key = (budget, len(self._summaries), tuple(sorted(names)), id(self.config))
         cached = self._header_cache.get(key)
         if cached is not None and cached[1] <= room:
             return list(cached[0]), cached[1]
-        result = self._build_header(budget, room)
-        if room >= budget:  # only an unconstrained header is reusable
-            self._header_cache = {key: result}
+        result = self._build_header(budget, room, names)
+        if room >= budget:  # only an unconstrained header is reusable: the view's and the scheduler's
+            if len(self._header_cache) > 1:
+                self._header_cache.clear()
+            self._header_cache[key] = result
         return list(result[0]), result[1]
 
-    def _build_header(self, budget: int, room: int) -> tuple[list[dict[str, Any]], int]:
-        names = self._top_entities()
+    def _build_header(self, budget: int, room: int, names: list[str]) -> tuple[list[dict[str, Any]], int]:
         entity_cap = int(budget * self.config.entity_share)
         entity_line = ""
         while names:
