@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from agent_memory.cli.stores_or_server import server_for, stored_data_dir
 from agent_memory.core.config import load_settings
@@ -32,17 +34,12 @@ DESTINATION_HELP = ("a new or empty folder outside the data dir; through a serve
 def cmd_backup(args) -> int:
     remote = server_for(args)
     if remote is not None:
-        admin_key = os.environ.get(ADMIN_KEY_ENV) or None
+        admin_key = given_admin_key()
         with remote:
             destination = _on_server(args.destination, remote)
-            try:
+            with admin_key_refused(remote, admin_key):
                 response = remote.request("POST", "/v1/backup", ok=(202,), json={"destination": destination},
                                           key=admin_key)
-            except ConfigError as exc:  # a 401: the key sent is none of the server's
-                if admin_key is None:
-                    raise
-                raise ConfigError(f"the server at {remote.url} refused the admin key in {ADMIN_KEY_ENV}: it is none "
-                                  "of its AGENT_MEMORY_ADMIN_KEYS") from exc
             report = remote.answer(response, key=admin_key)
     else:
         data_dir = stored_data_dir(args)
@@ -51,6 +48,23 @@ def cmd_backup(args) -> int:
             report = backup_data_dir(settings, args.destination).to_dict()
     print(json.dumps(report, indent=2, ensure_ascii=False))
     return 0
+
+
+def given_admin_key() -> str | None:
+    """The admin key this command sends for a server-wide operation (``ADMIN_KEY_ENV``), if one is set."""
+    return os.environ.get(ADMIN_KEY_ENV) or None
+
+
+@contextmanager
+def admin_key_refused(remote: RemoteMemory, admin_key: str | None) -> Iterator[None]:
+    """A 401 answering the admin key said as what it is (the key itself never printed)."""
+    try:
+        yield
+    except ConfigError as exc:  # a 401: the key sent is none of the server's
+        if admin_key is None:
+            raise
+        raise ConfigError(f"the server at {remote.url} refused the admin key in {ADMIN_KEY_ENV}: it is none "
+                          "of its AGENT_MEMORY_ADMIN_KEYS") from exc
 
 
 def _on_server(destination: str, remote: RemoteMemory) -> str:

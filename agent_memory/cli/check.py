@@ -1,12 +1,14 @@
 """``agent-memory check``: whether the catalog, the vectors and the graph agree, per tenant; ``--repair``
 mends what it can (agent_memory/ingest/consistency.py). The JSON report goes to stdout; exit 1 when the
-stores disagree (with ``--repair``: when anything is left to do by hand)."""
+stores disagree (with ``--repair``: when anything is left to do by hand). Through a server that requires API
+keys, an admin key in AGENT_MEMORY_ADMIN_KEY (and no ``--tenant``) checks every tenant; else the API key's."""
 
 from __future__ import annotations
 
 import json
 import sys
 
+from agent_memory.cli.backup import admin_key_refused, given_admin_key
 from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
 from agent_memory.core.errors import ConfigError
 from agent_memory.ingest.consistency import check_and_repair
@@ -17,9 +19,14 @@ def cmd_check(args) -> int:
         raise ConfigError("--adopt goes with --repair: it records in the catalog what a repair would otherwise remove")
     remote = server_for(args)
     if remote is not None:
+        admin_key = given_admin_key()
         with remote:
-            tenant_through(remote, args)
-            report = remote.check(repair=args.repair, adopt=args.adopt)
+            if admin_key is not None and not args.tenant:  # an admin key checks every tenant of the server
+                with admin_key_refused(remote, admin_key):
+                    report = remote.check(repair=args.repair, adopt=args.adopt, key=admin_key)
+            else:
+                tenant_through(remote, args)
+                report = remote.check(repair=args.repair, adopt=args.adopt)
     else:
         with local_memory(args, creates=False) as memory:
             memory.settle()  # the start's archive pass first: its turns are written before they are recorded

@@ -264,10 +264,11 @@ class RemoteMemory:
     def gc(self) -> dict[str, Any]:
         return self.answer(self.request("POST", "/v1/gc", ok=(200, 202)))
 
-    def check(self, *, repair: bool = False, adopt: bool = False) -> dict[str, Any]:
-        """``POST /v1/check``: the key's tenant's stores compared (and with ``repair`` mended)."""
+    def check(self, *, repair: bool = False, adopt: bool = False, key: str | None = None) -> dict[str, Any]:
+        """``POST /v1/check``: the key's tenant's stores compared (and with ``repair`` mended); with an admin
+        ``key``, every tenant's."""
         params = {"repair": str(repair).lower(), "adopt": str(adopt).lower()}
-        return self.answer(self.request("POST", "/v1/check", params=params, ok=(200, 202)))
+        return self.answer(self.request("POST", "/v1/check", params=params, ok=(200, 202), key=key), key=key)
 
     # ---- questions and sessions -----------------------------------------------------------------------
     def prompt(self, body: dict[str, Any], *, key: str | None = None) -> PromptResult:

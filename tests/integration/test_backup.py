@@ -188,10 +188,19 @@ def test_a_server_with_api_keys_takes_a_backup_from_an_admin_key_alone(cli_env, 
         code, _, err = run_cli(capsys, ["backup", str(cli_env / "cli-wrong")])
         assert code == 2 and "refused the admin key in AGENT_MEMORY_ADMIN_KEY" in err
         assert "not-an-admin-key" not in err
+        code, _, err = run_cli(capsys, ["check"])
+        assert code == 2 and "refused the admin key in AGENT_MEMORY_ADMIN_KEY" in err
         monkeypatch.setenv("AGENT_MEMORY_ADMIN_KEY", ADMIN_KEY)
         code, out, err = run_cli(capsys, ["backup", str(cli_env / "cli-admin")])
         assert code == 0, err
         assert json.loads(out)["destination"] == str((cli_env / "cli-admin").resolve())
+        # check: the admin key checks every tenant; with --tenant, the API key's tenant is checked.
+        code, out, err = run_cli(capsys, ["check"])
+        assert code == 0, err
+        assert set(json.loads(out)["tenants"]) == {"acme", "globex"}
+        code, out, err = run_cli(capsys, ["check", "--tenant", "acme"])
+        assert code == 0, err
+        assert set(json.loads(out)["tenants"]) == {"acme"}
     with build_services(settings.model_copy(update={"data_dir": cli_env / "cli-admin"})) as services:
         assert services.catalog.count("acme") == 6 and services.catalog.count("globex") == 1
 
