@@ -168,7 +168,7 @@ def expire_tenant(state, tenant: str) -> dict[str, Any]:
     """``POST /v1/gc``'s answer, inline or as a job's result: the tenant's sources past their time to live
     forgotten in every store."""
     with state.memory.write_lock:
-        return {"expired": expire(state.services, state.memory.ingestion.forget, tenants=[tenant])}
+        return {"expired": expire(state.services, tenants=[tenant])}
 
 
 # ---- background jobs: run here (embedded) or by `agent-memory worker` (PostgreSQL) ---------------

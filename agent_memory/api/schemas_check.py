@@ -45,6 +45,8 @@ class RepairOut(BaseModel):
     facts_rebuilt: FactsRebuiltOut = Field(description="Facts extracted again from the stored text.")
     refused: str | None = Field(description="Why nothing was removed (a tenant whose catalog records nothing).")
     left: list[str] = Field(description="What is left to do by hand.")
+    held: list[str] = Field(default_factory=list, description="Sources a running write in another process (a "
+                            "worker's job, another replica) was storing: not touched, left for the next check.")
 
 
 class TenantCheckOut(BaseModel):

@@ -87,7 +87,7 @@ def cmd_gc(args) -> int:
             print(json.dumps(remote.gc()))
         return 0
     with local_memory(args, creates=False, encodes=False) as memory, memory.write_lock:
-        removed = expire(memory.services, memory.ingestion.forget, tenants=[args.tenant] if args.tenant else None)
+        removed = expire(memory.services, tenants=[args.tenant] if args.tenant else None)
     print(json.dumps({"expired": removed}))
     return 0
 

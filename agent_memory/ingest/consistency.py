@@ -20,20 +20,29 @@ remove all of the tenant's memory; restore the data dir from a backup, or ``adop
 source in the catalog as the vectors hold it (forget, stats and sessions work again; an ingestion of its file
 writes it afresh). Sources with missing items are marked so the next ingestion of their file (or a post of the
 same document) writes them again, and are listed. Missing facts are extracted again from the stored text.
+
+A repair holds this process's write lock, so no write of its own lands between the check and the repair. A write
+in another process (an ``agent-memory worker``'s job, another API replica, on shared stores) stores its items and
+facts before it records its sources in the catalog, so while it runs they read as uncatalogued (or, rewritten,
+as lacking items). Each source is therefore mended under the lock its writer holds (a file's ID for the sources
+the file claimed, the source's own otherwise: ``stores/jobs.SourceLocks``), taken without waiting, and read
+again there: a source being written is left for the next check (``held``), and one recorded meanwhile is left
+alone.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from agent_memory.conversation.working_memory import session_key, turn_source_id
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.ingest.graph_writes import extract_triples, merge_triples, speaker_relations
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER
-from agent_memory.ingest.removal import forget_sources
+from agent_memory.ingest.removal import BATCH_SOURCES, forget_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
 
@@ -138,6 +147,8 @@ class TenantRepair:
     facts_rebuilt: dict[str, int] = field(default_factory=lambda: {"sources": 0, "triples": 0})
     refused: str | None = None
     left: list[str] = field(default_factory=list)
+    # Sources a running write (in another process) holds: not touched, left for the next check.
+    held: list[str] = field(default_factory=list)
 
     @property
     def done(self) -> bool:
@@ -147,20 +158,20 @@ class TenantRepair:
     def to_dict(self) -> dict:
         return {"removed": dict(self.removed), "adopted": self.adopted,
                 "ingest_again": {"files": list(self.ingest_again_files), "sources": list(self.ingest_again_sources)},
-                "facts_rebuilt": dict(self.facts_rebuilt), "refused": self.refused, "left": list(self.left)}
+                "facts_rebuilt": dict(self.facts_rebuilt), "refused": self.refused, "left": list(self.left),
+                "held": list(self.held)}
 
 
 def repair(services, pipeline, found: TenantCheck, *, adopt: bool = False) -> TenantRepair:
     """Mend what ``found`` (this tenant's :func:`check_tenant`) names; the caller holds the write lock, so no
-    ingestion of this process writes between the check and the repair (``agent-memory worker`` processes
-    writing shared stores are not held by it: repair while none runs a job). ``pipeline``: the ingestion
-    pipeline (its extractor)."""
+    ingestion of this process writes between the check and the repair; a source another process is writing is
+    left alone (``held``: :func:`_unwritten`). ``pipeline``: the ingestion pipeline (its extractor)."""
     out = TenantRepair()
     tenant = found.tenant
     if found.uncatalogued:
         with_items = [s for s, n in found.uncatalogued.items() if n["items"]]
         if adopt:
-            out.adopted = _adopt(services, tenant, with_items, found)
+            out.adopted = _adopt(services, tenant, with_items, found, out)
             facts_only = [s for s, n in found.uncatalogued.items() if not n["items"]]
             _remove(services, tenant, facts_only, out)
         elif not found.entries:
@@ -173,22 +184,48 @@ def repair(services, pipeline, found: TenantCheck, *, adopt: bool = False) -> Te
         else:
             _remove(services, tenant, list(found.uncatalogued), out)
     if found.items_missing:
-        _mark_to_ingest(services, tenant, [found.entries[s] for s in found.items_missing], out)
-        out.left.append(f"{len(found.items_missing)} sources lack items in the vectors: marked to be written again; "
-                        "ingest again the files listed under ingest_again (and post again the other sources)")
-    rebuild = [found.entries[s] for s in found.facts_missing if s not in found.items_missing]
+        marked = _mark_to_ingest(services, tenant, list(found.items_missing), out)
+        if marked:
+            out.left.append(f"{marked} sources lack items in the vectors: marked to be written again; ingest again "
+                            "the files listed under ingest_again (and post again the other sources)")
+    rebuild = [s for s in found.facts_missing if s not in found.items_missing]
     if rebuild:
         if services.settings.triple_extractor == "none" or pipeline.extractor is None:
             out.left.append(f"{len(rebuild)} sources lack their facts in the graph, and no triple extractor is "
                             "configured (AGENT_MEMORY_TRIPLE_EXTRACTOR) to extract them again")
         else:
             _rebuild_facts(services, pipeline, tenant, rebuild, out)
+    if out.held:
+        out.held = sorted(set(out.held))
+        out.left.append(f"{len(out.held)} sources are being written by a running ingestion in another process "
+                        "(listed under held): left for the next check; run it again once that write has ended")
     return out
 
 
+@contextmanager
+def _unwritten(services, tenant: str, source_ids: list[str], out: TenantRepair) -> Iterator[list[str]]:
+    """Of ``source_ids``, those no running write holds, held against writes until the block ends (a write that
+    comes then waits); the others go to ``out.held``. A write holds the lock of what it was asked to write: the
+    file's ID for the sources a file claimed, the source's own ID otherwise (a posted document)."""
+    owners = services.catalog.owners(tenant, source_ids)
+    key = {sid: owners[sid][len(FILE_KEY):] if owners.get(sid, "").startswith(FILE_KEY) else sid
+           for sid in source_ids}
+    with services.source_locks.try_hold(tenant, sorted(set(key.values()))) as free:
+        out.held.extend(sid for sid in source_ids if key[sid] not in free)
+        yield [sid for sid in source_ids if key[sid] in free]
+
+
+def _batches(source_ids: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(source_ids), size):
+        yield source_ids[start:start + size]
+
+
 def _remove(services, tenant: str, source_ids: list[str], out: TenantRepair) -> None:
-    for key, value in forget_sources(services, tenant, source_ids, None).items():
-        out.removed[key] = out.removed.get(key, 0) + value
+    for batch in _batches(source_ids, BATCH_SOURCES):
+        with _unwritten(services, tenant, batch, out) as free:
+            known = services.catalog.get_many(tenant, free) if free else {}  # a write that ended since the check
+            for key, value in forget_sources(services, tenant, [s for s in free if s not in known], None).items():
+                out.removed[key] = out.removed.get(key, 0) + value
 
 
 def _items_by_source(services, tenant: str, source_ids: list[str]) -> Iterable[tuple[list[str], dict[str, list[MemoryItem]]]]:
@@ -203,23 +240,28 @@ def _items_by_source(services, tenant: str, source_ids: list[str]) -> Iterable[t
         yield batch, found
 
 
-def _adopt(services, tenant: str, source_ids: list[str], found: TenantCheck) -> int:
+def _adopt(services, tenant: str, source_ids: list[str], found: TenantCheck, out: TenantRepair) -> int:
     """Record each source in the catalog as the vectors hold it, with no content hash: nothing calls it
     unchanged, so an ingestion of its file writes it afresh (and the file owns it again). A live session's archived
     turn (``<session id>/m<seq>``) is claimed for its session, as the archive claims it: an export leaves it to the
     session's messages, which rebuild it, instead of writing it a second time as a source of no one's."""
     adopted = 0
     live = _live_sessions(services, tenant)
-    for batch, items in _items_by_source(services, tenant, source_ids):
-        entries = [_entry_of(tenant, sid, items[sid], found.uncatalogued[sid]["triples"]) for sid in batch if items.get(sid)]
-        services.catalog.put_many(entries)
-        claims: dict[str, list[str]] = defaultdict(list)
-        for entry in entries:
-            if entry.kind == "turn" and entry.session_id in live and entry.source_id == turn_source_id(entry.session_id, entry.seq):
-                claims[SESSION_OWNER + entry.session_id].append(entry.source_id)
-        for owner, sids in claims.items():
-            services.catalog.claim(tenant, owner, sids)
-        adopted += len(entries)
+    for held_batch in _batches(source_ids, SOURCE_BATCH):
+        with _unwritten(services, tenant, held_batch, out) as free:
+            known = services.catalog.get_many(tenant, free) if free else {}
+            for batch, items in _items_by_source(services, tenant, [s for s in free if s not in known]):
+                entries = [_entry_of(tenant, sid, items[sid], found.uncatalogued[sid]["triples"])
+                           for sid in batch if items.get(sid)]
+                services.catalog.put_many(entries)
+                claims: dict[str, list[str]] = defaultdict(list)
+                for entry in entries:
+                    if (entry.kind == "turn" and entry.session_id in live
+                            and entry.source_id == turn_source_id(entry.session_id, entry.seq)):
+                        claims[SESSION_OWNER + entry.session_id].append(entry.source_id)
+                for owner, sids in claims.items():
+                    services.catalog.claim(tenant, owner, sids)
+                adopted += len(entries)
     return adopted
 
 
@@ -247,33 +289,61 @@ def _entry_of(tenant: str, source_id: str, items: list[MemoryItem], triples: int
                        n_triples=triples)
 
 
-def _mark_to_ingest(services, tenant: str, entries: list[SourceEntry], out: TenantRepair) -> None:
-    """Each entry, and the manifest of the file that holds it, without its content hash: the next ingestion
-    of the file (or a post of the same document) writes it again instead of calling it unchanged."""
+def _mark_to_ingest(services, tenant: str, source_ids: list[str], out: TenantRepair) -> int:
+    """Each source's entry, and the manifest of the file that holds it, without its content hash: the next
+    ingestion of the file (or a post of the same document) writes it again instead of calling it unchanged.
+    Read again under the writers' locks: a source rewritten since the check lacks nothing now, and its new
+    entry is not replaced by the one the check read. Returns how many were marked."""
     catalog = services.catalog
-    owners = catalog.owners(tenant, [e.source_id for e in entries])
-    manifests = catalog.get_many(tenant, sorted({o for o in owners.values() if o.startswith(FILE_KEY)}))
-    catalog.put_many([replace(e, content_hash=NO_HASH) for e in entries]
-                     + [replace(m, content_hash=NO_HASH) for m in manifests.values()])
-    out.ingest_again_files = sorted(m.path or m.source_id[len(FILE_KEY):] for m in manifests.values())
-    out.ingest_again_sources = sorted(e.source_id for e in entries if owners.get(e.source_id) not in manifests)
+    files: set[str] = set(out.ingest_again_files)
+    others: set[str] = set(out.ingest_again_sources)
+    marked = 0
+    for batch in _batches(source_ids, SOURCE_BATCH):
+        with _unwritten(services, tenant, batch, out) as free:
+            current = catalog.get_many(tenant, free) if free else {}
+            held: dict[str, set[str]] = defaultdict(set)
+            if current:
+                for sid, point in services.vectors.source_points(SearchFilter(tenant=tenant, source_ids=list(current))):
+                    held[sid].add(point)
+            entries = [e for e in current.values() if set(e.item_ids) - held[e.source_id]]
+            if not entries:
+                continue
+            owners = catalog.owners(tenant, [e.source_id for e in entries])
+            manifests = catalog.get_many(tenant, sorted({o for o in owners.values() if o.startswith(FILE_KEY)}))
+            catalog.put_many([replace(e, content_hash=NO_HASH) for e in entries]
+                             + [replace(m, content_hash=NO_HASH) for m in manifests.values()])
+            files.update(m.path or m.source_id[len(FILE_KEY):] for m in manifests.values())
+            others.update(e.source_id for e in entries if owners.get(e.source_id) not in manifests)
+            marked += len(entries)
+    out.ingest_again_files, out.ingest_again_sources = sorted(files), sorted(others)
+    return marked
 
 
-def _rebuild_facts(services, pipeline, tenant: str, entries: list[SourceEntry], out: TenantRepair) -> None:
+def _rebuild_facts(services, pipeline, tenant: str, source_ids: list[str], out: TenantRepair) -> None:
     """The sources' facts extracted again from their stored text and merged into the graph, as ingestion
-    does; each entry's count of facts set to what the graph now holds."""
+    does; then each entry's count of facts set to what the graph now holds. Both under the writers' locks,
+    on the entries as they are then: a source rewritten since the check keeps the entry its write recorded."""
     report = IngestReport()
-    by_id = {e.source_id: e for e in entries}
-    for batch, items in _items_by_source(services, tenant, list(by_id)):
-        units = [SourceItems(tenant, sid, by_id[sid].kind, by_id[sid].content_hash, items=items[sid])
-                 for sid in batch if items.get(sid)]
-        triples, _, _ = extract_triples(pipeline.extractor, units,
-                                        speaker_relations=speaker_relations(services.settings))
-        merge_triples(services, triples, report)
-    stored = services.graph.fact_sources(tenant).get(tenant, {})
-    services.catalog.put_many([replace(e, n_triples=stored.get(e.source_id, 0)) for e in entries])
-    out.facts_rebuilt = {"sources": sum(1 for e in entries if stored.get(e.source_id)),
-                         "triples": sum(stored.get(e.source_id, 0) for e in entries)}
+    rebuilt: list[str] = []
+    for held_batch in _batches(source_ids, SOURCE_BATCH):
+        with _unwritten(services, tenant, held_batch, out) as free:
+            by_id = services.catalog.get_many(tenant, free) if free else {}
+            for batch, items in _items_by_source(services, tenant, list(by_id)):
+                units = [SourceItems(tenant, sid, by_id[sid].kind, by_id[sid].content_hash, items=items[sid])
+                         for sid in batch if items.get(sid)]
+                triples, _, _ = extract_triples(pipeline.extractor, units,
+                                                speaker_relations=speaker_relations(services.settings))
+                merge_triples(services, triples, report)
+            rebuilt += list(by_id)
+    stored = services.graph.fact_sources(tenant).get(tenant, {})  # once: it reads every fact of the tenant
+    counted: list[str] = []
+    for batch in _batches(rebuilt, SOURCE_BATCH):
+        with _unwritten(services, tenant, batch, out) as free:
+            current = services.catalog.get_many(tenant, free) if free else {}
+            services.catalog.put_many([replace(e, n_triples=stored.get(sid, 0)) for sid, e in current.items()])
+            counted += list(current)
+    out.facts_rebuilt = {"sources": sum(1 for sid in counted if stored.get(sid)),
+                         "triples": sum(stored.get(sid, 0) for sid in counted)}
 
 
 def check_and_repair(services, pipeline, tenants: Iterable[str] | None = None, *, repair_them: bool = False,

@@ -89,7 +89,7 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
         # Before the files are read: a renamed file of records then claims its IDs afresh instead of
         # being refused because the gone file still owns them.
         try:
-            remove_gone(pipeline.services.catalog, pipeline.forget, paths, tenant=tenant, recursive=recursive,
+            remove_gone(pipeline.services.catalog, pipeline.forget_ids, paths, tenant=tenant, recursive=recursive,
                         glob=glob, report=report, ignored=ignored_by(report, [path for path, _ in files]))
         except StoreError as exc:  # as below: the job stops, nothing has been read; the next run starts over
             report.store_error = str(exc)

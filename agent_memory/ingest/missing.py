@@ -51,8 +51,8 @@ class StoredFile(NamedTuple):
     named_by_user: bool = False
 
 
-# ``IngestionPipeline.forget``: a file and every source it held, out of every store.
-Forget = Callable[[str, str, IngestReport], object]
+# ``IngestionPipeline.forget_ids``: files (by their IDs) and every source they held, out of every store at once.
+ForgetFiles = Callable[[str, list[str], IngestReport], object]
 # Through a server: the files recorded under a folder's prefix, and forgetting one file ID.
 ListFiles = Callable[[str], Sequence[StoredFile]]
 ForgetId = Callable[[str], dict[str, int]]
@@ -62,13 +62,16 @@ MAX_FOLDER_CHARS = 4096
 GONE, NOW_IGNORED = "gone from disk", "now ignored"
 
 
-def remove_gone(catalog, forget: Forget, paths: Sequence[str | os.PathLike], *, tenant: str, recursive: bool,
+def remove_gone(catalog, forget: ForgetFiles, paths: Sequence[str | os.PathLike], *, tenant: str, recursive: bool,
                 glob: str | None, report: IngestReport, ignored: Ignored | None = None) -> None:
-    """Forget (``forget(tenant, file_id, report)``) every file of :func:`gone_files`, each listed in the report."""
-    for entry, why in gone_files(catalog, tenant, paths, recursive=recursive, glob=glob, ignored=ignored):
-        file_id = entry.source_id[len(FILE_KEY):]
-        forget(tenant, file_id, report)
-        _removed(report, file_id, entry.path, why)
+    """Forget every file of :func:`gone_files` in one removal (``forget(tenant, file_ids, report)``), each listed
+    in the report once it has gone (a store that fails first leaves their manifests: the next run forgets them)."""
+    gone = gone_files(catalog, tenant, paths, recursive=recursive, glob=glob, ignored=ignored)
+    if not gone:
+        return
+    forget(tenant, [entry.source_id[len(FILE_KEY):] for entry, _ in gone], report)
+    for entry, why in gone:
+        _removed(report, entry.source_id[len(FILE_KEY):], entry.path, why)
 
 
 def gone_files(catalog, tenant: str, paths: Sequence[str | os.PathLike], *, recursive: bool,

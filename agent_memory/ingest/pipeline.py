@@ -30,7 +30,7 @@ from agent_memory.ingest.extraction import make_extractor
 from agent_memory.ingest.graph_writes import extract_triples, speaker_relations, write_facts
 from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
 from agent_memory.ingest.ownership import DIRECT_OWNER, refuse_held, release_unwritten
-from agent_memory.ingest.removal import forget
+from agent_memory.ingest.removal import forget, forget_ids
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import TextStream
 from agent_memory.ingest.splitting import Splitter
@@ -376,6 +376,10 @@ class IngestionPipeline:
     def forget(self, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
         """Remove one source everywhere (agent_memory/ingest/removal.py ``forget``)."""
         return forget(self.services, tenant, source_id, report)
+
+    def forget_ids(self, tenant: str, source_ids: list[str], report: IngestReport | None = None) -> dict[str, int]:
+        """:meth:`forget` of each of ``source_ids`` in one batched removal: the counts those would add up to."""
+        return forget_ids(self.services, tenant, source_ids, report).counts()
 
 
 def _segment_chunks(on_chunks: ChunkProgress | None, before: int, estimate: int) -> ChunkProgress | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agent_memory.conversation.working_memory import session_key
@@ -24,6 +24,7 @@ from agent_memory.core.metafilter import parse_when
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.ttl_selectors import TTL_SESSION
 from agent_memory.ingest.ownership import FILE_KEY
+from agent_memory.ingest.removal import forget_ids
 
 DAY = 86_400.0
 
@@ -86,12 +87,13 @@ def stamp_expiry(items: Iterable[MemoryItem], rules: Mapping[str, float]) -> Non
             item.metadata["expires_at"] = when
 
 
-def expire(services, forget, *, now: float | None = None, tenants: Iterable[str] | None = None) -> dict[str, int]:
-    """Forget every source with an expired item (``forget(tenant, source_id) -> counts``, the
-    ingestion pipeline's), expiry computed now from the settings' rules; with a ``"session"`` rule, the
-    working-memory messages said before it out of their sessions (conversation/expiry.py); then the keyword
-    weighting of every collection stops counting deleted items (stores/edge_reload.py), whoever deleted them.
-    Returns the totals removed."""
+def expire(services, forget: Callable[[str, str], Mapping[str, int]] | None = None, *, now: float | None = None,
+           tenants: Iterable[str] | None = None) -> dict[str, int]:
+    """Forget every source with an expired item, expiry computed now from the settings' rules: each tenant's in
+    one batched removal (``removal.forget_ids``: the counts forgetting each one adds up to), or one by one through
+    a caller's own ``forget(tenant, source_id) -> counts``; with a ``"session"`` rule, the working-memory messages
+    said before it out of their sessions (conversation/expiry.py); then the keyword weighting of every collection
+    stops counting deleted items (stores/edge_reload.py), whoever deleted them. Returns the totals removed."""
     now = time.time() if now is None else now
     rules = services.settings.ttl_days
     tenants = None if tenants is None else list(tenants)
@@ -99,8 +101,10 @@ def expire(services, forget, *, now: float | None = None, tenants: Iterable[str]
     for tenant in tenants if tenants is not None else stored_tenants(services):
         expired = sorted({item.source_id for item in services.vectors.scroll(SearchFilter(tenant=tenant))
                           if effective_expiry(item, rules) <= now})
-        for source_id in expired:
-            for key, value in forget(tenant, source_id).items():
+        removed = ([forget(tenant, source_id) for source_id in expired] if forget is not None
+                   else [forget_ids(services, tenant, expired).counts()] if expired else [])
+        for counts in removed:
+            for key, value in counts.items():
                 totals[key] = totals.get(key, 0) + value
     if TTL_SESSION in rules:  # sessions are keyed <tenant>/<session id>: every tenant's, or those asked for
         days = rules[TTL_SESSION]

@@ -264,3 +264,16 @@ class SourceLocks:
             else:
                 with self.job_store.source_lock(tenant, source_id):
                     yield
+
+    @contextmanager
+    def try_hold(self, tenant: str, source_ids: list[str]) -> Iterator[set[str]]:
+        """Of ``source_ids``, those no writer in another process holds, held without waiting until the block
+        ends (a writer that comes then waits for it); the others are being written there. For a caller that
+        holds this process's write lock, so no writer of its own runs: this process's lock is not taken (a
+        writer here takes it before the write lock). Without PostgreSQL every one: no other process writes
+        these stores."""
+        if self.job_store is None:
+            yield set(source_ids)
+        else:
+            with self.job_store.try_source_locks(tenant, source_ids) as free:
+                yield free

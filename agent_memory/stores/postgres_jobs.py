@@ -129,6 +129,22 @@ class PostgresJobStore:
             finally:
                 conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
+    @contextmanager
+    def try_source_locks(self, tenant: str, source_keys: list[str]) -> Iterator[set[str]]:
+        """Of ``source_keys``, those whose advisory lock no one holds, taken without waiting (on one connection
+        of their own) and held until the block ends; the others are being written elsewhere."""
+        keys = list(dict.fromkeys(json.dumps([tenant, k]) for k in source_keys))  # once each: a lock taken twice is held twice
+        with self.db.connection() as conn:
+            rows = conn.execute("SELECT k, pg_try_advisory_lock(hashtextextended(k, 0)) FROM unnest(%s::text[]) AS k",
+                                (keys,)).fetchall() if keys else []
+            taken = [k for k, got in rows if got]
+            try:
+                yield {json.loads(k)[1] for k in taken}
+            finally:
+                if taken:
+                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(k, 0)) FROM unnest(%s::text[]) AS k",
+                                 (taken,))
+
 
 _RETURNED = ", ".join("jobs." + c.strip() for c in _PUBLIC.split(",")) + ", jobs.params, jobs.body"
 

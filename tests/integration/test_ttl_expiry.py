@@ -94,3 +94,39 @@ def test_unknown_ttl_selectors_are_refused_when_settings_load(tmp_path, monkeypa
     good = {"turn": 30, "kind:chunk": 365, "source:tools/": 1, "tenant:acme": 7, "retention:forgettable": 1,
             "session": 30}
     assert load_settings(data_dir=tmp_path, ttl_days=good).ttl_days == good
+
+
+def test_gc_removes_a_tenants_expired_sources_in_one_removal_with_the_counts_of_one_by_one(services, tmp_path):
+    """`agent-memory gc` and POST /v1/gc (no callback: one batched removal per tenant) remove what forgetting each
+    expired source in turn removes, a file's records among them, and say the same totals."""
+    from agent_memory.ingest import removal
+    from agent_memory.ingest.file_ingestion import ingest_file
+
+    services.settings.ttl_days = {"source:tools/": 1.0}
+    ingest = IngestionPipeline(services, summaries=False)
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"text": "Scanner Quovadis counted 44 Zentrix pallets on Rack R-12."}\n'
+                   '{"text": "Scanner Quovadis counted 9 Zentrix crates on Rack R-14."}\n')
+    for tenant in ("one", "batched"):
+        ingest.ingest_documents([Document(source_id=TOOL, text="Scanner Quovadis reported Rack R-12 is full.",
+                                          tenant=tenant),
+                                 Document(source_id=NOTE, text="Rack R-12 was repainted in Zentrix blue.",
+                                          tenant=tenant)])
+        ingest_file(ingest, log, tenant=tenant, source_id="tools/log.jsonl")
+    calls = []
+    real = removal.forget_ids
+
+    def counted(*args, **kwargs):
+        calls.append(args[2])
+        return real(*args, **kwargs)
+
+    later = time.time() + 2 * DAY
+    one_by_one = expire(services, ingest.forget, now=later, tenants=["one"])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("agent_memory.ingest.upkeep.forget_ids", counted)
+        batched = expire(services, now=later, tenants=["batched"])
+    assert calls == [sorted([TOOL, "tools/log.jsonl#0", "tools/log.jsonl#1"])]  # one removal for the tenant
+    assert batched == one_by_one and one_by_one["sources"] == 3 and one_by_one["items"] == 3
+    for tenant in ("one", "batched"):
+        assert services.catalog.source_ids(tenant) == [NOTE]
+        assert {i.source_id for i in services.vectors.scroll(SearchFilter(tenant=tenant))} == {NOTE}
