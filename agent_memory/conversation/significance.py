@@ -28,7 +28,28 @@ NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:[.,:/-]\d+)*%?")
 _START = rf"(?<![^\W{CJK_RANGES}])"
 _END = rf"(?![^\W{CJK_RANGES}])"
 IDENTIFIER = re.compile(rf"{_START}[A-Za-z]+[-_]?\d+[A-Za-z0-9-]*{_END}|{_START}[A-Z]{{2,}}[A-Z0-9]*{_END}")
-CAPITALIZED = re.compile(rf"{_START}[A-Z][a-z]+(?:[A-Z][a-z]+)*{_END}")
+# A word of letters (any script's, Chinese characters apart: jieba reads those); which of them are capitalized
+# (Zoë, Kraków, Łukasz, McDonald) is :func:`capitalized`'s call: ``re`` has no class for upper-case letters.
+_LETTERS = re.compile(rf"{_START}[^\W\d_{CJK_RANGES}]+{_END}")
+
+
+def capitalized(word: str) -> bool:
+    """Whether ``word`` is capitalized as a name is: humps of one upper-case letter and lower-case ones after it
+    ("Kraków", "McDonald"; not "I", "USA", "iPhone" or "HELLO")."""
+    humps = 0
+    for n, char in enumerate(word):
+        if char.isupper():
+            if n and word[n - 1].isupper():
+                return False
+            humps += 1
+        elif not (char.islower() and humps):
+            return False
+    return humps > 0 and not word[-1].isupper()
+
+
+def capitalized_words(text: str):
+    """The capitalized words of ``text`` as matches, in order."""
+    return (match for match in _LETTERS.finditer(text) if capitalized(match.group(0)))
 DATE = re.compile(
     r"\b\d{4}[-/]\d{1,2}[-/]\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b"
     r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|yesterday|next week)\b"
@@ -162,7 +183,7 @@ def _line_entities(text: str) -> frozenset[str]:
         token = match.group(0)
         if not token.isdigit():
             found.add(token)
-    for match in CAPITALIZED.finditer(text):
+    for match in capitalized_words(text):
         token = match.group(0)
         if is_entity_word(token) and token.lower() not in STOPWORDS:
             found.add(token)

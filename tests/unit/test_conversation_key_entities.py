@@ -137,3 +137,11 @@ def test_chinese_replies_are_not_names_but_names_alone_in_a_clause_are():
     text = "收到！谢谢，好的，明白了。拜拜"
     assert not any(is_name_in(word, text) for word in entities(text))
     assert all(is_name_in(name, "张伟，明天去深圳出差") for name in ("张伟", "深圳"))
+
+
+def test_names_with_letters_beyond_ascii_are_names(manager):
+    text = "We visited the Jerónimos Monastery and Café Würth with Zoë and Łukasz in Kraków. I also met Ólafur near Ærø."
+    assert {"Jerónimos", "Würth", "Zoë", "Łukasz", "Kraków", "Ólafur", "Ærø"} <= entities(text)
+    session = manager.session("travel")
+    session.append({"role": "user", "content": text})
+    assert {"Zoë", "Łukasz", "Kraków", "Ólafur", "Ærø"} <= header_names(session)
