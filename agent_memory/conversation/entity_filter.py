@@ -204,6 +204,8 @@ def _without_model(name: str, text: str) -> tuple[bool | None, list[str]]:
             return False, []
         if not is_english_word(name):  # an acronym (TAP, AWS, DHL): "OK" and "NOTE" go to the model
             return True, []
+    if not name.isalpha():  # an identifier (X-200, config.py, E1101, v2.3.1): its shape names it, wherever it stands
+        return True, []
     if any(not starts_sentence(text, s) for s in starts):
         return True, []
     return None, [sentence_start(text, s) for s in starts]

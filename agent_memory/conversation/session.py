@@ -29,7 +29,7 @@ from agent_memory.conversation.message_validation import (
 )
 from agent_memory.conversation.records import Appended, PendingMessage, SignificantTurn
 from agent_memory.conversation.scheduler import Scheduler, loaded_status
-from agent_memory.conversation.significance import RuleDetector, SignificanceDetector
+from agent_memory.conversation.significance import RuleDetector, SignificanceDetector, identifier_list
 from agent_memory.conversation.summarize import StructuralSummarizer, Summarizer
 from agent_memory.conversation.timeline import Timeline, TimelineKeeper
 from agent_memory.conversation.view import ViewBuilder, copied
@@ -203,6 +203,11 @@ class Session(Scheduler, ViewBuilder, TimelineKeeper):
         # Key entities come from user turns and significant assistant turns: assistants capitalize
         # list headings and filler, which would crowd out what the user actually talks about.
         found = judgement.entities if judgement and (role == "user" or judgement.significant) else []
+        if found or (judgement and role == "user"):
+            # What a coding agent's task is about: the files, paths, versions and error codes its user names
+            # ("fix config.py and tests/test_api.py"), beside the capitalized names.
+            idents = identifier_list(text)  # "v2" found in "v2.7.1" is only a piece of it
+            found = list(dict.fromkeys([*(n for n in found if not any(n in i and n != i for i in idents)), *idents]))
         return PendingMessage(message, klass, retention is None, time.time() if stated is None else stated,
                         self.message_tokens(message), judgement, tuple(found), stated=stated is not None)
 

@@ -145,3 +145,13 @@ def test_names_with_letters_beyond_ascii_are_names(manager):
     session = manager.session("travel")
     session.append({"role": "user", "content": text})
     assert {"Zoë", "Łukasz", "Kraków", "Ólafur", "Ærø"} <= header_names(session)
+
+
+def test_a_coding_task_is_named_by_its_files_and_codes(manager):
+    session = manager.session("fix")
+    session.append({"role": "user", "content": "Please fix config.py and tests/test_api.py; the CI run fails with "
+                                               "ModuleNotFoundError in utils/helpers.py (pydantic v2.7.1)."})
+    session.append({"role": "user", "content": "Also ECONNREFUSED on port 6333 from Qdrant, see .github/workflows/ci.yml"})
+    shown = header_names(session)
+    assert {"config.py", "tests/test_api.py", "utils/helpers.py", "v2.7.1", "ModuleNotFoundError", "ECONNREFUSED",
+            "Qdrant"} <= shown and "v2" not in shown, shown
