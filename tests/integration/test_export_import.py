@@ -314,3 +314,57 @@ def test_an_import_over_another_version_of_a_file_has_the_next_ingest_read_it_ag
     assert _ingested(capsys, tmp_path / "b", notes)["files_ingested"] == 1
     code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "b"), "export"])
     assert "Bergen" in stdout and "Tromso" not in stdout
+
+
+def _edited(lines: list[str], source_id: str, added: str, keep_hashes: bool = True) -> str:
+    """The export with ``added`` appended to one source's text, its file line as exported (or, not
+    ``keep_hashes``, as an export written before file lines carried their sources' hashes)."""
+    out = []
+    for line in lines:
+        record = json.loads(line)
+        if record["type"] == "source" and record["source_id"] == source_id:
+            record["text"] += added
+        if record["type"] == "file" and not keep_hashes:
+            del record["source_hashes"]
+        out.append(json.dumps(record) + "\n")
+    return "".join(out)
+
+
+def test_a_source_edited_in_the_export_has_the_next_ingest_read_its_file_again(tmp_path, monkeypatch, capsys):
+    """A user appends text to one record in an export and imports it, over the data dir it came from or into a
+    fresh one: the import says so, naming the file, and the next ingest reads that file again and stores the
+    file's text (it called the file unchanged, and the edited text, which no file holds, stayed)."""
+    embedded_cli_env(monkeypatch, tmp_path / "unused")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "c.jsonl").write_text('{"id": "osprey", "text": "Record one: Osprey ships in May."}\n'
+                                   '{"id": "pelican", "text": "Record two: Pelican ships in June."}\n')
+    (notes / "a.md").write_text("# A\n\nThe Kestrel team meets on Mondays in Lyon.\n")
+    _ingested(capsys, tmp_path / "a", notes)
+    out = tmp_path / "export.jsonl"
+    assert run_cli(capsys, ["--data-dir", str(tmp_path / "a"), "export", "--out", str(out)])[0] == 0
+    lines = out.read_text().splitlines()
+    file_line = next(json.loads(line) for line in lines if '"notes/c.jsonl"' in line and '"file"' in line)
+    assert sorted(file_line["source_hashes"]) == ["osprey", "pelican"]
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text(_edited(lines, "pelican", " EDITED with Zorblax."))
+    warning = ("file 'notes/c.jsonl': 1 of its 2 sources now hold text other than the file's ingestion stored "
+               "(first 'pelican'")
+    for data_dir, written, recorded in ((tmp_path / "a", 1, 0), (tmp_path / "b", 3, 1)):
+        code, stdout, _ = run_cli(capsys, ["--data-dir", str(data_dir), "import", str(edited), "--json"])
+        report = json.loads(stdout)
+        assert code == 0 and report["sources_written"] == written and report["files_recorded"] == recorded, report
+        assert len(report["warnings"]) == 1 and warning in report["warnings"][0], report["warnings"]
+        again = _ingested(capsys, data_dir, notes)
+        assert again["files_ingested"] == 1 and again["files_unchanged"] == 1
+        code, stdout, _ = run_cli(capsys, ["--data-dir", str(data_dir), "export"])
+        assert "Record two: Pelican ships in June." in stdout and "Zorblax" not in stdout
+        assert _ingested(capsys, data_dir, notes)["files_unchanged"] == 2  # the file's text, recorded as such
+
+    # An export whose file lines name no hashes (written before them) imports and records its files as it did.
+    old = tmp_path / "old.jsonl"
+    old.write_text(_edited(lines, "pelican", "", keep_hashes=False))
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(old), "--json"])
+    report = json.loads(stdout)
+    assert code == 0 and report["files_recorded"] == 2 and report["warnings"] == [], report
+    assert _ingested(capsys, tmp_path / "c", notes)["files_unchanged"] == 2
