@@ -149,3 +149,37 @@ def test_a_source_edited_in_the_export_has_the_next_ingest_read_its_file_again(t
     report = json.loads(stdout)
     assert code == 0 and report["files_recorded"] == 2 and report["warnings"] == [], report
     assert _ingested(capsys, tmp_path / "c", notes)["files_unchanged"] == 2
+
+
+def test_an_import_s_files_ingested_from_a_copy_elsewhere(tmp_path, monkeypatch, capsys):
+    """An imported manifest records the path the file had where it was exported. On the same machine, a copy of
+    the folder at another path is another live file claiming the same IDs: refused, naming the original, as
+    without an import; the original's own path is found unchanged. Once the original is gone, the copy takes the
+    manifests over, unchanged, and its deletions are mirrored from where it is."""
+    embedded_cli_env(monkeypatch, tmp_path / "unused")
+    (tmp_path / "first" / "notes").mkdir(parents=True)
+    (tmp_path / "first" / "notes" / "a.md").write_text("# A\n\nThe Kestrel team meets on Mondays in Lyon.\n")
+    (tmp_path / "first" / "notes" / "b.txt").write_text("The Heron archive lives on the Tromso server.\n")
+    monkeypatch.chdir(tmp_path / "first")
+    _ingested(capsys, tmp_path / "a", "notes")
+    out = tmp_path / "export.jsonl"
+    assert run_cli(capsys, ["--data-dir", str(tmp_path / "a"), "export", "--out", str(out)])[0] == 0
+    assert run_cli(capsys, ["--data-dir", str(tmp_path / "b"), "import", str(out)])[0] == 0
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "notes").mkdir()
+    for name in ("a.md", "b.txt"):
+        (tmp_path / "copy" / "notes" / name).write_bytes((tmp_path / "first" / "notes" / name).read_bytes())
+    monkeypatch.chdir(tmp_path / "copy")
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "b"), "ingest", "notes", "--json"])
+    report = json.loads(stdout)
+    assert code != 0 and report["files_ingested"] == 0 and len(report["files_failed"]) == 2, stdout
+    assert f"is held by another file, '{tmp_path / 'first' / 'notes' / 'a.md'}'" in stdout
+    monkeypatch.chdir(tmp_path / "first")
+    assert _ingested(capsys, tmp_path / "b", "notes")["files_unchanged"] == 2
+
+    (tmp_path / "first" / "notes" / "a.md").unlink()
+    (tmp_path / "first" / "notes" / "b.txt").unlink()
+    monkeypatch.chdir(tmp_path / "copy")
+    assert _ingested(capsys, tmp_path / "b", "notes")["files_unchanged"] == 2
+    (tmp_path / "copy" / "notes" / "b.txt").unlink()
+    assert _ingested(capsys, tmp_path / "b", "notes")["gone_from_disk"] == ["notes/b.txt"]
