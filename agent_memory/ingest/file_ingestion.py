@@ -177,8 +177,13 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
     stored_digest, stored_as = _stored_hash(previous.content_hash) if previous is not None else (None, None)
     if (stored_digest == digest and still_owned(services.catalog, tenant, owner, previous)
             and (stored_as is None or _read_as_now(path, encodings) == stored_as)):
+        changed: dict[str, object] = {}
         if named_by_user and not previous.named_by_user:  # named now: a walk's ignore rules no longer take it back
-            services.catalog.put_many([replace(previous, named_by_user=True)])
+            changed["named_by_user"] = True
+        if _moved(previous.path, where):  # moved here, or imported from another machine: where it is now, so that
+            changed["path"] = where  # a folder job mirrors its deletion from here and `forget <its path>` finds it
+        if changed:
+            services.catalog.put_many([replace(previous, **changed)])
         report.files_unchanged += 1
         report.outcome(path, "unchanged")
         return list(previous.item_ids)
@@ -293,6 +298,12 @@ def _other_file(recorded: str, where: str) -> bool:
     """The manifest names another file that still exists (an absolute path recorded at ingestion;
     older manifests hold a path relative to a working folder no one remembers: not compared)."""
     return os.path.isabs(recorded) and recorded != where and os.path.isfile(recorded)
+
+
+def _moved(recorded: str, where: str) -> bool:
+    """The manifest names a file that is gone from disk (an absolute path; older manifests' relative ones are
+    not compared), and the same bytes are read under the same ID at ``where``."""
+    return os.path.isabs(recorded) and recorded != where and not os.path.lexists(recorded)
 
 
 # The CLI's bar shows a file's chunks at most this often (a file of many one-chunk records reports each).

@@ -11,9 +11,11 @@ reads them back.
    vectors and graph facts are not exported: the importing deployment derives them again with its own models
    and settings. A live session's archived turns are not source lines either: its messages rebuild them.
 3. One ``file`` line per ingested file that holds exported sources, after the sources: its manifest (its ID,
-   ``path``, ``content_hash``, ``named_by_user``) and the IDs of its ``sources`` written above, so that an import
-   records the file as ingested and the next ingestion of the same file skips it as unchanged instead of
-   reading and embedding it again. An export without these lines (written before them) imports all the same.
+   ``path``, ``content_hash``, ``named_by_user``), the IDs of its ``sources`` written above and, in
+   ``source_hashes``, each one's content hash as the file's ingestion stored it, so that an import records the
+   file as ingested, and the next ingestion of the same file skips it as unchanged instead of reading and
+   embedding it again, only where every source it stored is the text the file gave (not one edited in the
+   export). An export without these lines (written before them) imports all the same.
 4. Per working-memory session (and sub-agent): a ``session`` line (its ID, agent, settings, how far it was
    archived and which archived turns long-term memory no longer holds, because they were forgotten) followed by
    its ``message`` lines as appended: role, content, name, tool calls, with ``timestamp`` (Unix seconds) and
@@ -55,11 +57,12 @@ def export_tenant(services, working_memory, tenant: str) -> Iterator[dict[str, A
     rows = store.session_rows(prefix)
     live = {row["session_id"][len(prefix):] for row in rows}
     counts = {"sources": 0, "files": 0, "sessions": 0, "messages": 0}
-    of_files: dict[str, list[str]] = defaultdict(list)  # a file's owner key -> its sources written
-    for line in _sources(services, tenant, live):
+    # A file's owner key -> {each of its sources written: its content hash as stored, "" for none}.
+    of_files: dict[str, dict[str, str]] = defaultdict(dict)
+    for line, stored_hash in _sources(services, tenant, live):
         counts["sources"] += 1
         if isinstance(line["owner"], str) and line["owner"].startswith(FILE_KEY):
-            of_files[line["owner"]].append(line["source_id"])
+            of_files[line["owner"]][line["source_id"]] = stored_hash
         yield line
     for line in _file_lines(services, tenant, of_files):
         counts["files"] += 1
@@ -82,7 +85,7 @@ def export_tenant(services, working_memory, tenant: str) -> Iterator[dict[str, A
     yield {"type": "end", **counts}
 
 
-def _file_lines(services, tenant: str, of_files: dict[str, list[str]]) -> Iterator[dict[str, Any]]:
+def _file_lines(services, tenant: str, of_files: dict[str, dict[str, str]]) -> Iterator[dict[str, Any]]:
     """The manifest of each file whose sources were written (none for a file whose job died before writing one:
     the next ingestion reads it, as it would here)."""
     owners = sorted(of_files)
@@ -93,7 +96,8 @@ def _file_lines(services, tenant: str, of_files: dict[str, list[str]]) -> Iterat
             if manifest is not None:
                 yield {"type": "file", "file_id": owner[len(FILE_KEY):], "path": manifest.path,
                        "content_hash": manifest.content_hash, "named_by_user": manifest.named_by_user,
-                       "sources": of_files[owner]}
+                       "sources": list(of_files[owner]),
+                       "source_hashes": {sid: digest for sid, digest in of_files[owner].items() if digest}}
 
 
 def _forgotten(services, tenant: str, session_id: str, messages: list[dict], through: int) -> list[int]:
@@ -104,7 +108,8 @@ def _forgotten(services, tenant: str, session_id: str, messages: list[dict], thr
     return [seq for seq in archived if turn_source_id(session_id, seq) not in stored]
 
 
-def _sources(services, tenant: str, live_sessions: set[str]) -> Iterator[dict[str, Any]]:
+def _sources(services, tenant: str, live_sessions: set[str]) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each source's line, with its content hash as the catalog holds it ("" where it holds no entry)."""
     ids = [sid for sid in sources_with_prefix(services, tenant, "") if not sid.startswith(FILE_KEY)]
     for start in range(0, len(ids), EXPORT_BATCH):
         batch = ids[start:start + EXPORT_BATCH]
@@ -123,7 +128,7 @@ def _sources(services, tenant: str, live_sessions: set[str]) -> Iterator[dict[st
                 continue  # the same, its claim lost (a catalog rebuilt by an older `check --repair --adopt`)
             line = source_line(sid, entry, owner, items.get(sid, []))
             if line is not None:
-                yield line
+                yield line, entry.content_hash if entry is not None else ""
 
 
 def _unclaimed_session_turn(source_id: str, items: list[MemoryItem], live_sessions: set[str]) -> bool:

@@ -1,8 +1,11 @@
 """An export's ``file`` lines read back (``memory/export_lines.py`` writes them): each ingested file's manifest
 recorded again, so the next ingestion of that file skips it as unchanged (by its content hash) instead of
 reading and embedding it again. A manifest is recorded only where the import left every source the export
-listed for the file stored here and held by that file: one recorded over a missing source would have the next
-ingestion skip the file and never write that source again."""
+listed for the file stored here, held by that file, and holding the text the file's ingestion stored (its
+content hash, the line's ``source_hashes``): one recorded over a missing source would have the next ingestion
+skip the file and never write that source again, and one recorded over a source edited in the export would
+keep text that no file holds, for as long as the file does not change. Where this data dir already records
+the file, such an import makes its manifest one that never matches, so the next ingestion reads it again."""
 
 from __future__ import annotations
 
@@ -36,24 +39,38 @@ def record_file(memory, tenant: str, record: dict[str, Any]) -> tuple[bool, str 
     sources = expect_type(record["sources"], list, "sources", "a list of the file's source IDs")
     for sid in sources:
         expect_type(sid, str, "each of sources", "a source ID")
+    # Absent from an export written before them: its sources' text is then taken as the file's.
+    exported = expect_type(record.get("source_hashes") or {}, dict, "source_hashes",
+                           "an object of each source's content hash")
+    for digest in exported.values():
+        expect_type(digest, str, "each of source_hashes", "a source's content hash")
     owner = FILE_KEY + file_id
     catalog = memory.services.catalog
     with memory.write_lock:
         present = catalog.get_many(tenant, sources)
         owners = catalog.owners(tenant, sources)
         here = catalog.get(tenant, owner)
-        if here is not None and here.content_hash == content_hash:
+        # Stored with text other than the file's ingestion stored: edited in the export (or its text not
+        # restored exactly). The file on disk is what the next ingestion stores again.
+        altered = [sid for sid in sources if sid in present and sid in exported
+                   and present[sid].content_hash != exported[sid]]
+        if here is not None and here.content_hash == content_hash and not altered:
             return False, None  # imported before (or ingested here from the same bytes)
         missing = [sid for sid in sources if sid not in present or owners.get(sid) != owner]
         if here is not None:
-            # Another version of the file was ingested here, and the import wrote the exported one over it: the
-            # manifest no longer says what is stored, so it is made one that never matches (as a file whose
-            # job died midway, ingest/incomplete.py): the next ingestion reads the file again.
+            # Another version of the file was ingested here, and the import wrote the exported one over it (or
+            # edited text over one of its sources): the manifest no longer says what is stored, so it is made one
+            # that never matches (as a file whose job died midway, ingest/incomplete.py): the next ingestion
+            # reads the file again.
             held = sorted(set(here.item_ids) | (set(sources) - set(missing)))
             stale = here.content_hash if here.content_hash.startswith(PARTIAL) else PARTIAL + here.content_hash
             catalog.put_many([replace(here, content_hash=stale, item_ids=held)])
+            if here.content_hash == content_hash:
+                return False, _altered_warning(file_id, altered, sources)
             return False, (f"file {file_id!r}: this data dir held another version of it; the next ingestion reads "
                            "it again")
+        if altered:
+            return False, _altered_warning(file_id, altered, sources)
         if missing:
             return False, (f"file {file_id!r}: {len(missing)} of its {len(sources)} sources were not imported "
                            f"(first {missing[0]!r}), so it is not recorded as ingested: the next ingestion reads it "
@@ -64,3 +81,9 @@ def record_file(memory, tenant: str, record: dict[str, Any]) -> tuple[bool, str 
         catalog.put_many([SourceEntry(tenant, owner, "file", content_hash, path=path, item_ids=held,
                                       named_by_user=record.get("named_by_user") is True)])
     return True, None
+
+
+def _altered_warning(file_id: str, altered: list[str], sources: list[str]) -> str:
+    return (f"file {file_id!r}: {len(altered)} of its {len(sources)} sources now hold text other than the file's "
+            f"ingestion stored (first {altered[0]!r}: edited in the export, or not restored exactly), so it does not count as ingested unchanged: "
+            "the next ingestion reads it again and stores the file's text")

@@ -151,3 +151,21 @@ def test_an_import_through_the_server_goes_into_its_tenant_only(owned, capsys):
     assert code == 0 and "imported into tenant 'default'" in stdout
     code, _, err = run_cli(capsys, ["import", str(owned / "notes" / "a.md")])
     assert code != 0 and "not an agent-memory export" in err, err
+
+
+def test_a_source_edited_in_the_export_and_imported_through_the_server_is_read_from_its_file_again(owned, capsys):
+    out = owned / "default.jsonl"
+    assert run_cli(capsys, ["export", "--out", str(out)])[0] == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    for record in records:
+        if record.get("source_id") == "notes/a.md":
+            record["text"] += " EDITED with Zorblax."
+    out.write_text("".join(json.dumps(record) + "\n" for record in records))
+    code, stdout, _ = run_cli(capsys, ["import", str(out), "--json"])
+    report = json.loads(stdout)
+    assert code == 0 and report["sources_written"] == 1 and report["files_recorded"] == 0, report
+    assert "file 'notes/a.md': 1 of its 1 sources now hold text other than" in report["warnings"][0], report
+    code, stdout, _ = run_cli(capsys, ["ingest", "notes", "--json"])
+    assert code == 0 and json.loads(stdout)["files_ingested"] == 1 and json.loads(stdout)["files_unchanged"] == 1
+    code, stdout, _ = run_cli(capsys, ["export"])
+    assert code == 0 and "Kestrel team meets on Mondays" in stdout and "Zorblax" not in stdout

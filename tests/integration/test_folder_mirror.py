@@ -146,3 +146,22 @@ def test_memory_add_paths_mirrors_the_folder_unless_told_to_keep(root):
         assert kept.gone_from_disk == [] and memory.matching_sources("notes/todo.txt") == ["notes/todo.txt"]
         mirrored = memory.add_paths(["notes"], recursive=True)
         assert mirrored.gone_from_disk == ["notes/todo.txt"] and memory.matching_sources("notes/todo.txt") == []
+
+
+def test_a_folder_moved_under_the_same_ids_is_mirrored_from_where_it_is_now(root, capsys, monkeypatch):
+    """Found unchanged after a move (the same IDs, read from another working folder), a file's manifest records
+    where it is now: deleting it there is mirrored, and `forget` takes its new path (the manifest kept the old
+    path, under no folder a job walks, and the deleted file went on answering)."""
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "moved").mkdir()
+    (root / "notes").rename(root / "moved" / "notes")
+    monkeypatch.chdir(root / "moved")
+    code, report = ingest(capsys, "notes", "-r")
+    assert code == 0 and report["files_unchanged"] == 4 and report["gone_from_disk"] == []
+    (root / "moved" / "notes" / "todo.txt").unlink()
+    code, report = ingest(capsys, "notes", "-r")
+    assert code == 0 and report["gone_from_disk"] == ["notes/todo.txt"]
+    capsys.readouterr()
+    assert main(["forget", str(root / "moved" / "notes" / "team.md")]) == 0
+    assert json.loads(capsys.readouterr().out)["matched"] == ["notes/team.md"]
+    assert listed(capsys) == ["notes/budget.md", "notes/sub/deep.md"]
