@@ -23,6 +23,7 @@ from agent_memory.api import (
     routes_sessions,
     routes_upkeep,
 )
+from agent_memory.api.deps import KNOWN_QUERY
 from agent_memory.api.errors import install_error_handlers
 from agent_memory.api.http_edges import HeadAsGet, Utf8Path
 from agent_memory.api.limits import MAX_BODY_BYTES, BodyLimit
@@ -84,12 +85,10 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
     app.add_middleware(HeadAsGet)  # HEAD /healthz and every GET route, as load balancers send it
     app.add_middleware(Utf8Path)  # 400 for %ff in a path: never two IDs decoded to one '\ufffd'
     app.add_middleware(Contain)  # a panic in native code fails its own request only
+    # Liveness, readiness and the debug page (whose own ?q= fills its form) take no options to misspell, and a
+    # probe's cache-busting parameter must not fail them; every /v1 route refuses a parameter it does not read.
     app.include_router(describe_operations(routes_health.router))
-    app.include_router(describe_operations(routes_documents.router))
-    app.include_router(describe_operations(routes_sessions.router))
-    app.include_router(describe_operations(routes_ask.router))
-    app.include_router(describe_operations(routes_upkeep.router))
-    app.include_router(describe_operations(routes_export.router))
-    app.include_router(describe_operations(routes_backup.router))
+    for routes in (routes_documents, routes_sessions, routes_ask, routes_upkeep, routes_export, routes_backup):
+        app.include_router(describe_operations(routes.router), dependencies=[KNOWN_QUERY])
     app.mount("/debug/static", StaticFiles(directory=STATIC), name="debug-static")
     return app

@@ -5,10 +5,14 @@ notes through the routes a tenant key uses."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated
+from types import UnionType
+from typing import Annotated, Union, get_args, get_origin
 from urllib.parse import urlencode
 
 from fastapi import Depends, Request, Security
@@ -125,10 +129,76 @@ async def refuse_body(request: Request) -> None:
 
 def _query_names(dependant) -> list[str]:
     """The query parameters a route reads, its dependencies' included, in order."""
-    names = [field.alias for field in dependant.query_params]
+    return list(_query_fields(dependant))
+
+
+def _query_fields(dependant) -> dict[str, object]:
+    """The query parameters a route reads (name: field), its dependencies' included, in order."""
+    fields = {field.alias: field for field in dependant.query_params}
     for inner in dependant.dependencies:
-        names.extend(n for n in _query_names(inner) if n not in names)
-    return names
+        for name, field in _query_fields(inner).items():
+            fields.setdefault(name, field)
+    return fields
+
+
+# ---- every /v1 route: a query parameter it does not read is refused, not ignored -------------------------
+MAX_NAMES_SHOWN = 5
+MAX_NAME_CHARS = 40
+
+
+async def refuse_unknown_query(request: Request) -> None:
+    """422 for a query parameter the route does not read, or a one-value parameter given more than once.
+    ``DELETE /v1/sessions/s1?froget=true`` once deleted the session and kept its archived turns, answering 200:
+    its sender believed everything forgotten. As for a body's unknown key (``strict.ClosedBody``) the refusal
+    names the unknown parameters (never their values) and the ones the route takes, and nothing is done: it
+    runs before any other dependency, the API key's check included, as the body refusal does."""
+    route = request.scope.get("route")
+    if route is None or not request.query_params:
+        return
+    fields = _query_fields(route.dependant)
+    given = Counter(name for name, _ in request.query_params.multi_items())
+    where = f"{request.method} {_cut(request.url.path, 200)}"
+    takes = ("it takes no query parameters" if not fields else f"it takes the query parameter{'s' * (len(fields) > 1)} "
+             f"{', '.join(fields)}")
+    unknown = [name for name in given if name not in fields]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(fields), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        what = "an unknown query parameter" if len(unknown) == 1 else f"{len(unknown)} unknown query parameters"
+        raise ApiError(422, "invalid_request", f"{where} got {what}: {_names(unknown)}{hint}; {takes} "
+                       "(nothing was done)")
+    repeated = [name for name, count in given.items() if count > 1 and not _takes_many(fields[name])]
+    if repeated:
+        raise ApiError(422, "invalid_request", f"{where} got {_names(repeated)} more than once, and "
+                       f"{'it takes' if len(repeated) == 1 else 'each takes'} one value: send it once "
+                       "(nothing was done)")
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(repr(_cut(name, MAX_NAME_CHARS)) for name in names[:MAX_NAMES_SHOWN])
+    more = len(names) - MAX_NAMES_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _takes_many(field) -> bool:
+    """Whether a query parameter is a list (``?tag=a&tag=b``), whose repetitions are its values."""
+    annotation = field.field_info.annotation
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    options = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    for option in options:
+        origin = get_origin(option) or option
+        if isinstance(origin, type) and issubclass(origin, (list, tuple, set, frozenset, Sequence)) \
+                and not issubclass(origin, (str, bytes)):
+            return True
+    return False
+
+
+KNOWN_QUERY = Depends(refuse_unknown_query)
 
 
 def _as_query(body: bytes, names: list[str]) -> str:

@@ -7,6 +7,9 @@ code knows about; only a genuine bug reaches the catch-all handler (logged, then
 from __future__ import annotations
 
 import logging
+import os
+import re
+from pathlib import Path
 from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
@@ -159,13 +162,44 @@ def without_paths(request: Request, message: str) -> str:
     """``message`` with the server's data dir shown as ``<data dir>``: a client never learns the
     server's paths (the full message is in the server's log)."""
     state = getattr(request.app.state, "api", None)
-    if state is None:
+    return message if state is None else hide_data_dir(message, state.settings.data_dir)
+
+
+# A path goes on past its end with a name character: "/srv/d1" is not the start of "/srv/d10" nor of "/srv/d1.bak".
+_NAME_GOES_ON = r"(?![\w\-~]|\.\w)"
+_OPENS = r"(?:^|(?<=[\s'\"`(]))"  # where a relative path can start: the message's start, a space, a quote
+_SEPARATORS = "/" + (re.escape(os.sep) if os.sep != "/" else "")
+
+
+def hide_data_dir(message: str, data_dir: Path) -> str:
+    """``message`` with each mention of the data dir as a path replaced by ``<data dir>``. Its absolute and
+    resolved spellings wherever they stand as a path of their own (not inside a longer name); its relative
+    spelling (``data``) where it opens a path (at the start, after a space or a quote) whose next component
+    is in the data dir (``data/catalog.sqlite``): a source ID ``data/notes.md`` is the client's own name. A
+    plain substring replace once read ``no source 'metadata/notes.md'`` as ``'meta<data dir>/notes.md'``, and
+    a job ID 4c2eb0e67d19486c as ``4c2eb0e67<data dir>9486c`` with the data dir ``d1``."""
+    absolute = {str(data_dir.resolve()), str(data_dir.absolute())}
+    patterns = [rf"(?<![\w.\-~]){re.escape(shown)}{_NAME_GOES_ON}"
+                for shown in sorted(absolute, key=len, reverse=True) if shown not in ("", ".", os.sep)]
+    relative = str(data_dir)
+    if relative not in absolute and relative not in ("", "."):
+        patterns.append(rf"{_OPENS}{re.escape(relative)}(?=[{_SEPARATORS}](?P<first>[^\s{_SEPARATORS}'\"`]+))")
+    if not patterns:
         return message
-    data_dir = state.settings.data_dir
-    for shown in sorted({str(data_dir.resolve()), str(data_dir.absolute()), str(data_dir)}, key=len, reverse=True):
-        if shown not in ("", "."):
-            message = message.replace(shown, "<data dir>")
-    return message
+
+    def hidden(match: re.Match) -> str:
+        first = match.groupdict().get("first")
+        return "<data dir>" if first is None or _holds(data_dir, first) else match.group(0)
+
+    return re.sub("|".join(patterns), hidden, message)
+
+
+def _holds(data_dir: Path, name: str) -> bool:
+    """Whether the data dir holds ``name`` (trailing punctuation of a sentence aside)."""
+    try:
+        return (data_dir / name.rstrip(".,:;)]}")).exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _short(value, limit: int = 80) -> str:

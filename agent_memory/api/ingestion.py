@@ -107,10 +107,25 @@ def import_lines(state, tenant: str, handle: IO[bytes], progress: Progress | Non
 
 
 def _counted(handle: IO[bytes], progress: Progress | None) -> Iterator[bytes]:
+    total = _lines_in(handle) if progress else 0  # the units a job's progress counts: of how many lines
+    if progress:
+        progress("importing", 0, total)
+    number = 0
     for number, line in enumerate(handle, start=1):
         if progress and number % IMPORT_PROGRESS_LINES == 0:
-            progress("importing", number, 0)  # a stopping server ends the job here; run again, it goes on
+            progress("importing", number, total)  # a stopping server ends the job here; run again, it goes on
         yield line
+    if progress:
+        progress("importing", number, total)
+
+
+def _lines_in(handle: IO[bytes]) -> int:
+    """The lines ``handle`` holds from where it stands (read through once, then back there)."""
+    start, lines, last = handle.tell(), 0, b"\n"
+    while block := handle.read(1 << 20):
+        lines, last = lines + block.count(b"\n"), block[-1:]
+    handle.seek(start)
+    return lines + (last != b"\n")
 
 
 # How long a write waits for the write lock before it is queued instead: a forget, a gc pass or a session's

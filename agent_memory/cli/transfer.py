@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 from typing import IO, BinaryIO, Iterator
 
@@ -107,12 +108,15 @@ def cmd_import(args) -> int:
         with remote:
             report = _import_through(remote, args)
     else:
-        handle = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+        # Bytes, as through a server: a file that is no export (a binary one) is refused as such by its header,
+        # read first and at most MAX_HEADER_BYTES of it; a later line that is not UTF-8 is a skip by number.
+        handle: BinaryIO = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
         try:
+            first, _ = _header(handle)
             with local_memory(args) as memory:
-                report = memory.import_export(handle, tenant=args.tenant)
+                report = memory.import_export(chain(first.splitlines(keepends=True), handle), tenant=args.tenant)
         finally:
-            if handle is not sys.stdin:
+            if handle is not sys.stdin.buffer:
                 handle.close()
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))

@@ -22,6 +22,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from starlette.responses import JSONResponse
 
+from agent_memory.api.errors import hide_data_dir
 from agent_memory.api.server import check_port_free, run_app
 from agent_memory.api.state import check_api_keys, is_loopback, tenant_for_key
 from agent_memory.api.strict import Contain, StrictJson, json_problem, jsonrpc_refusal
@@ -71,7 +72,7 @@ def said(exc: Exception) -> str:
 def _without_data_dir(message: str, memory: Memory | RemoteMemory) -> str:
     """The server's data dir is not the client's business (the full message is in the log)."""
     settings = getattr(memory, "settings", None)
-    return message.replace(str(settings.data_dir.resolve()), "<data dir>") if settings is not None else message
+    return hide_data_dir(message, settings.data_dir) if settings is not None else message
 
 
 def build_server(memory: Memory | RemoteMemory, caller_of: Callable[[ServerRequestContext], str | None]) -> Server:

@@ -213,6 +213,15 @@ def test_export_and_import_on_the_command_line(source, monkeypatch, capsys):
     assert code == 1 and f"skipped line {len(lines) + 1}: not JSON" in stdout
     code, _, err = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(tmp_path / "none.jsonl")])
     assert code == 2 and "no export file at" in err
+    # A binary file is refused as no export, as through a server (it once failed with a UnicodeDecodeError, exit
+    # 1); a line that is not UTF-8 in an export is a skip by number, the rest imported.
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(bytes(range(256)) * 64)
+    code, _, err = run_cli(capsys, ["--data-dir", str(tmp_path / "d"), "import", str(garbage)])
+    assert code == 2 and "not an agent-memory export" in err and "UnicodeDecodeError" not in err, err
+    out.write_bytes(out.read_bytes() + b"\xff\xfe\n")
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(out)])
+    assert code == 1 and f"skipped line {len(lines) + 2}: not UTF-8 text" in stdout, stdout
 
 
 def test_a_session_with_settings_and_no_message_yet_comes_back_configured(tmp_path, monkeypatch):

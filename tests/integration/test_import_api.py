@@ -128,4 +128,5 @@ def test_a_large_import_runs_as_a_job_whose_result_is_the_report(http):
         time.sleep(0.2)
     assert job["status"] == "done", job
     assert job["result"]["tenant"] == "alpha" and job["result"]["sources_written"] == 40 and job["result"]["complete"]
+    assert job["units_done"] == job["units_total"] == 42  # the export's lines (once: units_total 0 beside them)
     assert api_error(http.get(f"/v1/jobs/{response.json()['job_id']}", headers=B), 404)  # another tenant's job
