@@ -118,7 +118,8 @@ def replay(data: Path = DEFAULT_DATA, budget: int = 4000, recall: Recall | None 
 
 def _replay_with_product(items, budget: int, recall_budget: int, data_dir: Path):
     """Working memory with promotion into the real stores; recall is the retrieval prompt."""
-    from agent_memory.conversation.working_memory import WorkingMemory, session_key
+    from agent_memory.conversation.archived_turns import session_key
+    from agent_memory.conversation.working_memory import WorkingMemory
     from agent_memory.core.config import load_settings
     from agent_memory.ingest.pipeline import IngestionPipeline
     from agent_memory.retrieval.pipeline import RetrievalPipeline

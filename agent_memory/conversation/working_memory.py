@@ -29,7 +29,6 @@ working memory and recalled memory.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections import deque
@@ -39,6 +38,13 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
 from agent_memory.conversation import messages as msgs
+from agent_memory.conversation.archived_turns import (
+    catalog_recent_turns,
+    numbered_turns,
+    session_key,
+    split_key,
+    turn_source_id,
+)
 from agent_memory.conversation.expiry import is_removal
 from agent_memory.conversation.messages import text_of
 from agent_memory.conversation.session import Appended
@@ -58,49 +64,8 @@ CONTEXT_LOOKBACK = 20
 # it answers without them. Generous: a catch-up embeds every turn a crash left and extracts its triples,
 # and a store retrying a lost connection takes tens of seconds; a wait longer than this is a fault.
 CATCH_UP_WAIT_S = 120.0
-# The limit of ``catalog.recent_turns`` that reads every stored turn of a session.
-ALL_TURNS = 1_000_000
-
-
-def numbered_turns(catalog, tenant: str, session_id: str) -> tuple[int, dict[str, int]]:
-    """The session's stored turns, in one read of the catalog: the position after its last one (0: none),
-    and each ``<session id>/m<n>`` source ID among them with its n (archived turns, and turns of
-    ``Memory.add_turns`` named so)."""
-    stored = catalog.recent_turns(tenant, session_id, ALL_TURNS)
-    after = max((e.seq + 1 for e in stored if e.seq is not None), default=0)
-    numbered = {e.source_id: turn_seq(session_id, e.source_id) for e in stored}
-    return after, {sid: seq for sid, seq in numbered.items() if seq is not None}
-
-
-def catalog_recent_turns(services, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
-    """The last ``n`` ingested turns of a transcript session, oldest first."""
-    ids = [i for e in services.catalog.recent_turns(tenant, session_id, n) for i in e.item_ids]
-    found = {i.id: i for i in services.vectors.get(ids)} if ids else {}
-    return [found[i] for i in ids if i in found]
-
-
 def iso_time(stamp: float) -> str:
     return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
-
-
-def session_key(tenant: str, session_id: str) -> str:
-    return f"{tenant}/{session_id}"
-
-
-def turn_source_id(session_id: str, seq: int) -> str:
-    """The source ID long-term memory holds the session's message ``seq`` under, once archived."""
-    return f"{session_id}/m{seq}"
-
-
-def turn_seq(session_id: str, source_id: str) -> int | None:
-    """The message position ``source_id`` names as a turn of ``session_id`` (``<session id>/m<n>``), or None."""
-    match = re.fullmatch(re.escape(session_id) + r"/m(\d+)", source_id)
-    return int(match.group(1)) if match else None
-
-
-def split_key(key: str, default_tenant: str) -> tuple[str, str]:
-    tenant, sep, session_id = key.partition("/")
-    return (tenant, session_id) if sep else (default_tenant, key)
 
 
 def speaker_of(message: dict[str, Any]) -> str:

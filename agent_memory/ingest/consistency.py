@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator
 
-from agent_memory.conversation.working_memory import session_key, turn_source_id
+from agent_memory.conversation.archived_turns import session_key, turn_source_id
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.ingest.graph_writes import extract_triples, merge_triples, speaker_relations
 from agent_memory.ingest.items import SourceItems

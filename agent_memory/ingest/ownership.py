@@ -15,7 +15,7 @@ import logging
 import os
 import posixpath
 
-from agent_memory.conversation.working_memory import turn_seq
+from agent_memory.conversation.archived_turns import turn_seq
 from agent_memory.core.errors import IngestError
 from agent_memory.core.records import SearchFilter
 from agent_memory.ingest.sources import Transcript

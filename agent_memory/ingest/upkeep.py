@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from agent_memory.conversation.working_memory import session_key
+from agent_memory.conversation.archived_turns import session_key
 from agent_memory.core.limits import MAX_LIST_LIMIT, check_soon_days, whole_number
 from agent_memory.core.metafilter import parse_when
 from agent_memory.core.records import MemoryItem, SearchFilter

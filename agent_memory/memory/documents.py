@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from agent_memory.conversation.working_memory import session_key
+from agent_memory.conversation.archived_turns import session_key
 from agent_memory.core.errors import StoreUnavailableError
 from agent_memory.core.records import Document, TurnRecord
 from agent_memory.ingest.bulk_forget import forget_many, forget_tenant, sources_to_forget

@@ -31,7 +31,7 @@ import time
 from collections import defaultdict
 from typing import Any, Iterator
 
-from agent_memory.conversation.working_memory import session_key, turn_seq, turn_source_id
+from agent_memory.conversation.archived_turns import session_key, turn_seq, turn_source_id
 from agent_memory.core.ids import content_hash
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.version import __version__

@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from agent_memory.conversation.working_memory import session_key, turn_source_id
+from agent_memory.conversation.archived_turns import session_key, turn_source_id
 from agent_memory.core.errors import IngestError
 from agent_memory.core.records import Document, TurnRecord
 from agent_memory.core.storable import check_text

@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from agent_memory.answer import Answerer
-from agent_memory.conversation.working_memory import CATCH_UP_WAIT_S, WorkingMemory, session_key
+from agent_memory.conversation.archived_turns import session_key
+from agent_memory.conversation.working_memory import CATCH_UP_WAIT_S, WorkingMemory
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.diskspace import check_free
 from agent_memory.core.errors import ClosedError, ConfigError

@@ -10,8 +10,8 @@ from typing import Any, Iterable, Mapping
 
 from agent_memory.conversation import Retention, Session
 from agent_memory.conversation import messages as msgs
+from agent_memory.conversation.archived_turns import numbered_turns, session_key, turn_source_id
 from agent_memory.conversation.message_validation import validate
-from agent_memory.conversation.working_memory import numbered_turns, session_key, turn_source_id
 from agent_memory.core.errors import NotFoundError
 from agent_memory.core.names import SESSION_ID_RULE, refusal, session_id_problem
 from agent_memory.ingest.ownership import SESSION_OWNER, uncatalogued_turns

@@ -12,7 +12,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Callable
 
-from agent_memory.conversation.working_memory import catalog_recent_turns
+from agent_memory.conversation.archived_turns import catalog_recent_turns
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.errors import AgentMemoryError, StoreError
 from agent_memory.core.records import MemoryItem, SearchFilter

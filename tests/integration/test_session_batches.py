@@ -299,7 +299,7 @@ def test_a_batch_is_archived_in_one_pass_with_every_turns_reasons(services):
 
 
 def test_add_messages_takes_one_retention_class_per_message(memory):
-    from agent_memory.conversation.working_memory import session_key
+    from agent_memory.conversation.archived_turns import session_key
 
     with pytest.raises(ValueError, match=r"messages\[1\]: .*'sometimes'"):
         memory.add_messages("mixed", [user("a"), user("b")], retention=["forgettable", "sometimes"])
