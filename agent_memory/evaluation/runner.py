@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from agent_memory.core.config import load_settings
 from agent_memory.core.errors import ConfigError, StoreError
+from agent_memory.core.progress import progress_shown
 from agent_memory.evaluation.baselines import Baselines
 from agent_memory.evaluation.datasets import EvalSet, Material, Question, load_dataset
 from agent_memory.evaluation.metric import cited_ids, score_question
@@ -105,7 +106,7 @@ class RunResult:
 
 
 def _disabled(progress: bool) -> bool:
-    return not progress or os.environ.get("AGENT_MEMORY_NO_PROGRESS") == "1"
+    return not progress_shown(progress)
 
 
 def settings_for(data_dir: Path) -> Any:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from tqdm import tqdm
 
 from agent_memory.core.errors import ConfigError, IngestError, JobInterrupted, StoreError
+from agent_memory.core.progress import progress_shown
 from agent_memory.core.records import Document
 from agent_memory.ingest.decoding import fallback_now
 from agent_memory.ingest.discovery import file_source_id, named_files
@@ -326,4 +327,4 @@ def _chunks_shown(bar, path: Path) -> Callable[[str, int, int], None]:
 def _progress(total: int, enabled: bool):
     if not enabled:
         return None
-    return tqdm(total=total, unit="file", desc="ingest", disable=os.environ.get("AGENT_MEMORY_NO_PROGRESS") == "1")
+    return tqdm(total=total, unit="file", desc="ingest", disable=not progress_shown())

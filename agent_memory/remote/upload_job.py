@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from agent_memory.core.errors import StoreUnavailableError
+from agent_memory.core.progress import progress_shown
 from agent_memory.ingest.discovery import named_files
 from agent_memory.ingest.missing import (
     StoredFile,
@@ -55,6 +56,7 @@ def ingest_through(server: UploadTarget, paths: Sequence[str | Path], *, recursi
     """``RemoteMemory.ingest_paths``: the job over ``paths``, each file uploaded to ``server``."""
     report = IngestReport()
     started = time.perf_counter()
+    progress = progress_shown(progress)  # AGENT_MEMORY_NO_PROGRESS=1 quiets an upload's lines as a local job's bar
     # One listing of a folder serves every step (a failed one is asked again, and warned of, by each).
     listing = functools.lru_cache(maxsize=None)(server.files_under)
     # The IDs keep the base a folder's stored files were named from (below): so do its ignore rules.

@@ -165,3 +165,15 @@ def test_a_tenant_flag_naming_no_tenant_is_refused_through_a_server_as_locally(o
         code, out, err = run_cli(capsys, argv)
         assert code == 2 and out == "", (argv, out)
         assert "tenant names are non-blank strings" in err and f"got {tenant!r}" in err, (argv, err)
+
+
+def test_an_upload_through_a_server_shows_progress_unless_the_environment_turns_it_off(tmp_path, capsys, cli_env):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "team.md").write_text("# Team\n\nAda runs the Lisbon office.\n", encoding="utf-8")
+    with server(tmp_path / "served") as url:
+        code, _, err = run_cli(capsys, ["--server", url, "ingest", str(notes)])  # AGENT_MEMORY_NO_PROGRESS=1
+        assert code == 0 and "uploading" not in err, err
+        cli_env.delenv("AGENT_MEMORY_NO_PROGRESS")
+        code, _, err = run_cli(capsys, ["--server", url, "ingest", str(notes)])
+        assert code == 0 and "[1/1]" in err and "uploading" in err, err
