@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from agent_memory.core.errors import (
+    HIDDEN_DATA_DIR,
     AgentMemoryError,
     BudgetError,
     ConfigError,
@@ -189,7 +190,7 @@ def hide_data_dir(message: str, data_dir: Path) -> str:
 
     def hidden(match: re.Match) -> str:
         first = match.groupdict().get("first")
-        return "<data dir>" if first is None or _holds(data_dir, first) else match.group(0)
+        return HIDDEN_DATA_DIR if first is None or _holds(data_dir, first) else match.group(0)
 
     return re.sub("|".join(patterns), hidden, message)
 

@@ -75,12 +75,14 @@ def server_for(args) -> RemoteMemory | None:
     if getattr(args, "server", None):
         _note_server_settings()
         return RemoteMemory(args.server)
-    holder = current_holder(data_dir_of(args, lenient=True))
+    data_dir = data_dir_of(args, lenient=True)
+    holder = current_holder(data_dir)
     if holder is None or not holder.url:
         return None  # no owner, or one without an API: local_memory names it if it still holds the data dir
     print(f"note: the data dir is served by {holder.describe()}: working through its HTTP API", file=sys.stderr)
     _note_server_settings()
-    return RemoteMemory(holder.url, owner=holder.describe())
+    # This machine's server: its messages may name the data dir the user named, which it hides from clients.
+    return RemoteMemory(holder.url, owner=holder.describe(), data_dir=data_dir)
 
 
 # Settings this process still uses when it works through a server, so they are not said to be ignored:

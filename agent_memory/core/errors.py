@@ -14,6 +14,10 @@ from typing import Any, Callable, Mapping, TypeVar
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+# What a server shows its clients in place of its data dir's path (api/errors.py); a client on the same machine,
+# which found the server through the data dir, puts the path back (remote/responses.py).
+HIDDEN_DATA_DIR = "<data dir>"
+
 
 class AgentMemoryError(Exception):
     """Root of every error raised on purpose by agent-memory."""

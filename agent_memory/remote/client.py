@@ -34,10 +34,13 @@ class RemoteMemory:
     """The HTTP API of one server, with the calls the CLI and the MCP tools make."""
 
     def __init__(self, url: str, api_key: str | None = None, *, timeout: float = 300.0,
-                 owner: str | None = None) -> None:
+                 owner: str | None = None, data_dir: str | os.PathLike | None = None) -> None:
         self.url = url.rstrip("/")
         self.api_key = api_key if api_key is not None else (os.environ.get(KEY_ENV) or None)
         self.owner = owner  # "pid 123 (...)" when found through the data dir's lock file
+        # Found through that lock file, the server runs on this machine, on this data dir: the "<data dir>" its
+        # messages show clients in place of its path is put back (the user named the path already).
+        self.data_dir = data_dir
         headers = {"X-API-Key": self.api_key} if self.api_key else {}
         self.client = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
 
@@ -61,7 +64,7 @@ class RemoteMemory:
                 raise self._unreachable(exc) from None
         if response.status_code in ok:
             return response
-        raise refusal(response, self.url)
+        raise refusal(response, self.url, self.data_dir)
 
     def _unreachable(self, exc: Exception) -> StoreUnavailableError:
         who = f" ({self.owner})" if self.owner else ""

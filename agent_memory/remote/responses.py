@@ -4,12 +4,20 @@ prompt's JSON as a ``PromptResult``."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from agent_memory.core.errors import AgentMemoryError, ConfigError, NotFoundError, SourceNotFoundError
+from agent_memory.core.errors import (
+    HIDDEN_DATA_DIR,
+    AgentMemoryError,
+    ConfigError,
+    NotFoundError,
+    SourceNotFoundError,
+)
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
 
 KEY_ENV = "AGENT_MEMORY_API_KEY"
@@ -23,10 +31,11 @@ class RemoteError(AgentMemoryError):
         self.status, self.code, self.message = status, code, message
 
 
-def refusal(response: httpx.Response, url: str) -> AgentMemoryError:
+def refusal(response: httpx.Response, url: str, data_dir: str | os.PathLike | None = None) -> AgentMemoryError:
     """The error a refused request raises: a missing key is a configuration error, a 404 a NotFoundError
     (a ``SourceNotFoundError`` with the IDs like it when the body names them), any other a RemoteError
-    with the body's code and message (the start of the text when the body is no error JSON)."""
+    with the body's code and message (the start of the text when the body is no error JSON). ``data_dir``:
+    the path a server on this machine hides as ``<data dir>``, put back."""
     similar = None
     try:
         body = response.json()
@@ -35,6 +44,8 @@ def refusal(response: httpx.Response, url: str) -> AgentMemoryError:
         similar = body.get("similar")
     except (ValueError, KeyError, TypeError, AttributeError):
         code, message = "error", response.text[:300]
+    if data_dir is not None:
+        message = message.replace(HIDDEN_DATA_DIR, str(Path(data_dir).resolve()))
     if response.status_code == 401:
         return ConfigError(f"the server at {url} needs an API key: {message}; set {KEY_ENV} to a key "
                            "from its AGENT_MEMORY_API_KEYS (its tenant is the one you work in)")

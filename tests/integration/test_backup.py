@@ -223,6 +223,12 @@ def test_an_unusable_destination_is_refused_before_a_job_starts(cli_env, capsys)
     for destination, reason in unusable.items():  # the CLI on the data dir says the same
         code, _, err = run_cli(capsys, ["backup", destination])
         assert code == 2 and reason in err, err
+    # Through the server that owns the data dir (this machine's), the refusal names the data dir the user
+    # named, not the "<data dir>" the server shows its clients.
+    with serve_in_thread(create_app(settings, warm=False), owns=source):
+        code, _, err = run_cli(capsys, ["backup", str(source / "inside")])
+        assert code != 0 and "inside the data dir" in err and str(source.resolve()) in err, err
+        assert "<data dir>" not in err
     assert not Path("/proc/agent-memory-backup").exists() and not (source / "inside").exists()
 
 
