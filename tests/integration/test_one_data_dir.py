@@ -36,9 +36,14 @@ def _env(**extra: str | None) -> dict[str, str]:
     return env
 
 
-def cli(data_dir: Path, *args: str, key: str | None = KEY, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def cli(data_dir: Path, *args: str, key: str | None = KEY, cwd: Path = ROOT,
+        progress: bool = False) -> subprocess.CompletedProcess:
+    """``agent-memory --data-dir DATA_DIR ARGS``; ``progress``: with its progress on stderr, whatever the suite's
+    AGENT_MEMORY_NO_PROGRESS says."""
+    quiet = {"AGENT_MEMORY_NO_PROGRESS": None} if progress else {}
     return subprocess.run([sys.executable, "-m", "agent_memory.cli", "--data-dir", str(data_dir), *args],
-                          cwd=cwd, env=_env(AGENT_MEMORY_API_KEY=key), capture_output=True, text=True, timeout=300)
+                          cwd=cwd, env=_env(AGENT_MEMORY_API_KEY=key, **quiet), capture_output=True, text=True,
+                          timeout=300)
 
 
 def test_cli_and_mcp_go_through_the_server_that_owns_the_data_dir(tmp_path):
@@ -70,7 +75,7 @@ def test_cli_and_mcp_go_through_the_server_that_owns_the_data_dir(tmp_path):
         assert [path for path, _ in report["files_skipped"]] == [str(notes / "blob.xyz")]
         assert "working through its HTTP API" in ingested.stderr
         # The same text report; one file refreshed under its folder's ID (the base that job used).
-        shown = cli(data, "ingest", str(notes / "greenhouse.md"), "--base", str(tmp_path), cwd=tmp_path)
+        shown = cli(data, "ingest", str(notes / "greenhouse.md"), "--base", str(tmp_path), cwd=tmp_path, progress=True)
         assert shown.returncode == 0 and "Ingestion report" in shown.stdout and "files unchanged  1" in shown.stdout
         assert f"[1/1] {notes / 'greenhouse.md'}: done" in shown.stderr  # the job's progress, as it went
         assert '"POST /v1/documents HTTP/1.1" 202' in (tmp_path / "serve.log").read_text()  # uploads were jobs
