@@ -22,13 +22,11 @@ from agent_memory.api.schemas import JobAccepted, error_responses
 from agent_memory.api.schemas_bulk import EXPORT_LINES_DOC
 from agent_memory.api.schemas_transfer import IMPORT_BODY_DOC, IMPORT_MEDIA_TYPES, ImportOut
 from agent_memory.core.errors import IngestError
-from agent_memory.memory.import_lines import read_header
+from agent_memory.memory.export_lines import header_of
 from agent_memory.stores.jobs import JobSpec
 
 router = APIRouter(tags=["upkeep"])
 MEDIA_TYPE = "application/x-ndjson"
-# The header is one short line: a first line longer than this is no export's (and is not read whole).
-MAX_HEADER_BYTES = 64 * 1024
 BODY_FILE = "import.jsonl"
 
 
@@ -100,17 +98,14 @@ def _check_media_type(content_type: str) -> None:
 
 def _check_header(path: Path) -> None:
     """A 422 naming what the body is, unless its first line is an export's header of the version read here."""
-    with path.open("rb") as handle:
-        for line in iter(lambda: handle.readline(MAX_HEADER_BYTES), b""):
-            if line.strip():
-                break
-        else:
-            raise ApiError(422, "invalid_export", "the body is empty: an export starts with its header line "
-                                                  "(GET /v1/export writes one)")
     try:
-        read_header(line)
+        with path.open("rb") as handle:
+            found = header_of(handle)
     except IngestError as exc:
         raise ApiError(422, "invalid_export", str(exc)) from None
+    if found is None:
+        raise ApiError(422, "invalid_export", "the body is empty: an export starts with its header line "
+                                              "(GET /v1/export writes one)")
 
 
 def _as_job(state, size: int) -> bool:

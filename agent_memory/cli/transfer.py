@@ -18,14 +18,13 @@ from typing import IO, BinaryIO, Iterator
 from agent_memory.cli.commands import _note_if_empty
 from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
 from agent_memory.core.errors import ConfigError, IngestError, StoreUnavailableError
-from agent_memory.memory.import_lines import ImportReport, read_header
+from agent_memory.memory.export_lines import header_of
+from agent_memory.memory.import_lines import ImportReport
 from agent_memory.remote import RemoteMemory
 from agent_memory.remote.responses import RemoteError
 
 # What is sent at a time of an export read from stdin (a file is sent whole, with its length).
 SEND_CHUNK = 1 << 20
-# The header is one short line: a first line longer than this is no export's (and is not read whole).
-MAX_HEADER_BYTES = 64 * 1024
 
 
 def cmd_export(args) -> int:
@@ -109,7 +108,7 @@ def cmd_import(args) -> int:
             report = _import_through(remote, args)
     else:
         # Bytes, as through a server: a file that is no export (a binary one) is refused as such by its header,
-        # read first and at most MAX_HEADER_BYTES of it; a later line that is not UTF-8 is a skip by number.
+        # read first (``export_lines.header_of``); a later line that is not UTF-8 is a skip by number.
         handle: BinaryIO = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
         try:
             first, _ = _header(handle)
@@ -155,12 +154,10 @@ def _import_through(remote: RemoteMemory, args) -> ImportReport:
 def _header(handle: BinaryIO) -> tuple[bytes, dict]:
     """What was read of ``handle`` up to its header line, and the header: read here first, so that a file that
     is no export is refused as it is without a server (nothing is sent)."""
-    read = b""
-    for line in iter(lambda: handle.readline(MAX_HEADER_BYTES), b""):
-        read += line
-        if line.strip():
-            return read, read_header(line)
-    raise IngestError("the export is empty: no header line")
+    found = header_of(handle)
+    if found is None:
+        raise IngestError("the export is empty: no header line")
+    return found
 
 
 def _chunks(first: bytes, handle: BinaryIO) -> Iterator[bytes]:

@@ -27,7 +27,7 @@ from agent_memory.ingest.discovery import check_source_id
 from agent_memory.ingest.ownership import DIRECT_OWNER, FILE_KEY, SESSION_OWNER, describe_owner, holders
 from agent_memory.ingest.report import IngestReport
 from agent_memory.memory.arguments import check_document, check_metadata, expect_type
-from agent_memory.memory.export_lines import EXPORT_FORMAT, EXPORT_VERSION
+from agent_memory.memory.export_lines import read_header
 from agent_memory.memory.import_files import record_file
 
 # Sources stored together (one embedding batch), and messages appended together (one transaction).
@@ -76,26 +76,6 @@ class ImportReport:
 
 _COUNTS = ("sources_written", "sources_unchanged", "files_recorded", "sessions_imported", "sessions_unchanged",
            "sessions_refused", "messages_appended", "turns_forgotten")
-
-
-def read_header(line: str | bytes) -> dict[str, Any]:
-    """The export's header, or IngestError naming what the file is instead."""
-    if isinstance(line, bytes):
-        line = line.decode("utf-8", "replace")
-    try:
-        header = json.loads(line)
-    except ValueError:
-        header = None
-    if not isinstance(header, dict) or header.get("type") != "header" or header.get("format") != EXPORT_FORMAT:
-        raise IngestError(f"not an agent-memory export: its first line is no header of format {EXPORT_FORMAT!r} "
-                          f"(got {line[:120]!r}); `agent-memory export` writes one")
-    if header.get("version") != EXPORT_VERSION:
-        raise IngestError(f"export format version {header.get('version')!r} is not the version this agent-memory "
-                          f"reads ({EXPORT_VERSION}): export it again with this version, or import it with the "
-                          "version that wrote it")
-    if not isinstance(header.get("tenant"), str):
-        raise IngestError(f"the export's header names no tenant (got {header.get('tenant')!r})")
-    return header
 
 
 class Importer:
