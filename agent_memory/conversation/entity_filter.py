@@ -182,17 +182,16 @@ def _in_dictionary(word: str) -> bool:
 def is_name_in(name: str, text: str) -> bool:
     """Whether ``text``, a message that named ``name``, shows it to be a name (the module's rules). A name the
     text does not hold (an LLM judge proposed it) is taken as proposed."""
-    verdict, openers = _without_model(name, text)
+    return verdict_of(without_model(name, text))
+
+
+def verdict_of(ruled: tuple[bool | None, list[str]]) -> bool:
+    """The verdict :func:`without_model` reached, else the model's on the sentence starts it left to read."""
+    verdict, openers = ruled
     return verdict if verdict is not None else any(opener_is_name(snippet) for snippet in openers)
 
 
-def openers_to_read(name: str, text: str) -> list[str]:
-    """The sentence starts the model must read to judge ``name`` in ``text`` (none: the rules decide alone)."""
-    verdict, openers = _without_model(name, text)
-    return openers if verdict is None else []
-
-
-def _without_model(name: str, text: str) -> tuple[bool | None, list[str]]:
+def without_model(name: str, text: str) -> tuple[bool | None, list[str]]:
     """The verdict the rules reach without the model, else None and the sentence starts it must read."""
     if has_cjk(name):
         return _chinese_name_in(name, text), []

@@ -28,8 +28,9 @@ from agent_memory.conversation.entity_filter import (
     is_name_in,
     named_mid_sentence,
     names_among,
-    openers_to_read,
     read_openers,
+    verdict_of,
+    without_model,
 )
 from agent_memory.conversation.scheduler import describe, earlier_note, span_name, tools_of
 from agent_memory.conversation.significance import is_entity_word
@@ -169,28 +170,28 @@ class ViewBuilder:
             limit = self.config.max_entities
             ranked = heapq.nlargest(CANDIDATE_FACTOR * limit, names, key=lambda kv: (kv[1][0], kv[1][1]))
             if judged:
-                # The sentence starts that new candidates need read, in one batch of the model.
-                read_openers([snippet for name, (_, last) in ranked if name not in self._entity_verdicts
-                              for snippet in openers_to_read(name, self._message_text(last) or "")])
-                top = names_among((name for name, _ in ranked), self._is_key_entity, limit)
+                # The rules on each new candidate, once; the sentence starts they leave, in one batch of the model.
+                ruled = {name: without_model(name, text) for name, (_, last) in ranked
+                         if name not in self._entity_verdicts and (text := self._message_text(last)) is not None}
+                read_openers([snippet for _, openers in ruled.values() for snippet in openers])
+                top = names_among((name for name, _ in ranked), lambda name: self._is_key_entity(name, ruled), limit)
             else:
                 top = [name for name, _ in ranked if self._entity_verdicts.get(name, (True,))[0]][:limit]
             cached = self._top_cache[judged] = (self._entity_version, top)
         return list(cached[1])
 
-    def _is_key_entity(self, name: str) -> bool:
-        """``entity_filter``'s verdict on ``name``, judged against the newest message that named it, once. A
-        name stays a name; a word judged filler becomes one when a newer message capitalizes it mid-sentence
-        (the model reads each name once at most)."""
+    def _is_key_entity(self, name: str, ruled: dict[str, tuple[bool | None, list[str]]]) -> bool:
+        """``entity_filter``'s verdict on ``name``, judged against the newest message that named it, once (``ruled``:
+        the rules' findings on the new candidates, made with the batch). A name stays a name; a word judged filler
+        becomes one when a newer message capitalizes it mid-sentence (the model reads each name once at most)."""
         last = self._entities[name][1]
         kept = self._entity_verdicts.get(name)
         if kept is not None and (kept[0] or kept[1] == last):
             return kept[0]
-        text = self._message_text(last)
-        if text is None:
+        if kept is None:  # a candidate not ruled on: its message is no longer held
+            verdict = verdict_of(ruled[name]) if name in ruled else True
+        elif (text := self._message_text(last)) is None:
             verdict = True
-        elif kept is None:
-            verdict = is_name_in(name, text)
         else:
             verdict = named_mid_sentence(name, text) and is_name_in(name, text)  # no sentence for the model
         self._entity_verdicts[name] = (verdict, last)
