@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from agent_memory.core.records import ITEM_KINDS, SearchFilter
 from agent_memory.ingest.ownership import FILE_KEY
-from agent_memory.ingest.removal import BATCH_SOURCES, forget_names
+from agent_memory.ingest.removal import Removed, batches, forget_names
 
 
 def sources_with_prefix(services, tenant: str, prefix: str) -> list[str]:
@@ -43,23 +43,19 @@ def forget_tenant(services, tenant: str) -> dict:
     """Every source of ``tenant`` out of every store: its vectors, graph and catalog (sessions are working
     memory's: ``Memory.forget_tenant`` deletes them first). Returns the counts removed, as ``forget_many``; a
     source the catalog lost whose items are stored counts as a source, as there."""
-    removed = {"sources": 0, "items": 0, "triples": 0, "items_per_kind": dict.fromkeys(ITEM_KINDS, 0)}
+    removed = Removed()
     lost = _uncatalogued(services, tenant)
     for kind in ITEM_KINDS:
-        removed["items_per_kind"][kind] = services.vectors.count(SearchFilter(tenant=tenant, kinds=[kind]))
-    removed["triples"] = services.graph.stats(tenant)["relations"]
+        removed.items_per_kind[kind] = services.vectors.count(SearchFilter(tenant=tenant, kinds=[kind]))
+    removed.triples = services.graph.stats(tenant)["relations"]
     services.graph.delete_tenant(tenant)
-    removed["items"] = services.vectors.delete_where(SearchFilter(tenant=tenant))
-    files = len(services.catalog.source_ids(tenant, FILE_KEY))
-    entries = services.catalog.delete_tenant(tenant)
-    removed["sources"], removed["files"] = entries - files + lost, files
-    return removed
+    removed.items = services.vectors.delete_where(SearchFilter(tenant=tenant))
+    removed.files = len(services.catalog.source_ids(tenant, FILE_KEY))
+    removed.sources = services.catalog.delete_tenant(tenant) - removed.files + lost
+    return removed.totals()
 
 
 def _uncatalogued(services, tenant: str) -> int:
     """How many source IDs the tenant's vectors hold that the catalog has no entry for."""
     held = sorted({sid for sid, _ in services.vectors.source_points(SearchFilter(tenant=tenant))})
-    known = 0
-    for start in range(0, len(held), BATCH_SOURCES):
-        known += len(services.catalog.get_many(tenant, held[start:start + BATCH_SOURCES]))
-    return len(held) - known
+    return len(held) - sum(len(services.catalog.get_many(tenant, batch)) for batch in batches(held))

@@ -42,7 +42,7 @@ from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.ingest.graph_writes import extract_triples, merge_triples, speaker_relations
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER
-from agent_memory.ingest.removal import BATCH_SOURCES, forget_sources
+from agent_memory.ingest.removal import batches, forget_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
 
@@ -215,13 +215,8 @@ def _unwritten(services, tenant: str, source_ids: list[str], out: TenantRepair) 
         yield [sid for sid in source_ids if key[sid] in free]
 
 
-def _batches(source_ids: list[str], size: int) -> Iterator[list[str]]:
-    for start in range(0, len(source_ids), size):
-        yield source_ids[start:start + size]
-
-
 def _remove(services, tenant: str, source_ids: list[str], out: TenantRepair) -> None:
-    for batch in _batches(source_ids, BATCH_SOURCES):
+    for batch in batches(source_ids):
         with _unwritten(services, tenant, batch, out) as free:
             known = services.catalog.get_many(tenant, free) if free else {}  # a write that ended since the check
             for key, value in forget_sources(services, tenant, [s for s in free if s not in known], None).items():
@@ -230,8 +225,7 @@ def _remove(services, tenant: str, source_ids: list[str], out: TenantRepair) -> 
 
 def _items_by_source(services, tenant: str, source_ids: list[str]) -> Iterable[tuple[list[str], dict[str, list[MemoryItem]]]]:
     """The stored items of ``source_ids``, ``SOURCE_BATCH`` sources at a time, in their order within each source."""
-    for start in range(0, len(source_ids), SOURCE_BATCH):
-        batch = source_ids[start:start + SOURCE_BATCH]
+    for batch in batches(source_ids, SOURCE_BATCH):
         found: dict[str, list[MemoryItem]] = defaultdict(list)
         for item in services.vectors.scroll(SearchFilter(tenant=tenant, source_ids=batch)):
             found[item.source_id].append(item)
@@ -247,7 +241,7 @@ def _adopt(services, tenant: str, source_ids: list[str], found: TenantCheck, out
     session's messages, which rebuild it, instead of writing it a second time as a source of no one's."""
     adopted = 0
     live = _live_sessions(services, tenant)
-    for held_batch in _batches(source_ids, SOURCE_BATCH):
+    for held_batch in batches(source_ids, SOURCE_BATCH):
         with _unwritten(services, tenant, held_batch, out) as free:
             known = services.catalog.get_many(tenant, free) if free else {}
             for batch, items in _items_by_source(services, tenant, [s for s in free if s not in known]):
@@ -298,7 +292,7 @@ def _mark_to_ingest(services, tenant: str, source_ids: list[str], out: TenantRep
     files: set[str] = set(out.ingest_again_files)
     others: set[str] = set(out.ingest_again_sources)
     marked = 0
-    for batch in _batches(source_ids, SOURCE_BATCH):
+    for batch in batches(source_ids, SOURCE_BATCH):
         with _unwritten(services, tenant, batch, out) as free:
             current = catalog.get_many(tenant, free) if free else {}
             held: dict[str, set[str]] = defaultdict(set)
@@ -325,7 +319,7 @@ def _rebuild_facts(services, pipeline, tenant: str, source_ids: list[str], out: 
     on the entries as they are then: a source rewritten since the check keeps the entry its write recorded."""
     report = IngestReport()
     rebuilt: list[str] = []
-    for held_batch in _batches(source_ids, SOURCE_BATCH):
+    for held_batch in batches(source_ids, SOURCE_BATCH):
         with _unwritten(services, tenant, held_batch, out) as free:
             by_id = services.catalog.get_many(tenant, free) if free else {}
             for batch, items in _items_by_source(services, tenant, list(by_id)):
@@ -337,7 +331,7 @@ def _rebuild_facts(services, pipeline, tenant: str, source_ids: list[str], out: 
             rebuilt += list(by_id)
     stored = services.graph.fact_sources(tenant).get(tenant, {})  # once: it reads every fact of the tenant
     counted: list[str] = []
-    for batch in _batches(rebuilt, SOURCE_BATCH):
+    for batch in batches(rebuilt, SOURCE_BATCH):
         with _unwritten(services, tenant, batch, out) as free:
             current = services.catalog.get_many(tenant, free) if free else {}
             services.catalog.put_many([replace(e, n_triples=stored.get(sid, 0)) for sid, e in current.items()])

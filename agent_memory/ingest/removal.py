@@ -18,7 +18,7 @@ stored counts none.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from agent_memory.core.records import ITEM_KINDS, SearchFilter
 from agent_memory.ingest.graph_writes import rederive
@@ -28,6 +28,12 @@ from agent_memory.ingest.report import IngestReport
 # Sources per round of each store: bounds the filter sent to the vectors, the graph's IN list and the
 # catalog's transaction, whatever the number of sources named.
 BATCH_SOURCES = 256
+
+
+def batches(ids: list[str], size: int = BATCH_SOURCES) -> Iterator[list[str]]:
+    """``ids`` in slices of ``size``, in order."""
+    for start in range(0, len(ids), size):
+        yield ids[start:start + size]
 
 
 @dataclass
@@ -60,9 +66,8 @@ def remove_sources(services, tenant: str, source_ids: Iterable[str], report: Ing
     claims), in batches; file manifests are not touched (:func:`forget_names` does that). Adds to ``into``
     when given, and to ``report``'s sources_removed and items_deleted."""
     removed = into if into is not None else Removed()
-    ids = list(dict.fromkeys(source_ids))
-    for start in range(0, len(ids), BATCH_SOURCES):
-        _remove_batch(services, tenant, ids[start:start + BATCH_SOURCES], removed, report)
+    for batch in batches(list(dict.fromkeys(source_ids))):
+        _remove_batch(services, tenant, batch, removed, report)
     return removed
 
 
@@ -119,13 +124,11 @@ def forget_names(services, tenant: str, names: Iterable[str], report: IngestRepo
             targets.update(dict.fromkeys(held))
     ids = list(targets)
     files = set(manifest_keys)
-    for start in range(0, len(ids), BATCH_SOURCES):
-        owners = catalog.owners(tenant, ids[start:start + BATCH_SOURCES])
-        files.update(owner for owner in owners.values() if owner.startswith(FILE_KEY))
+    for batch in batches(ids):
+        files.update(owner for owner in catalog.owners(tenant, batch).values() if owner.startswith(FILE_KEY))
     removed = remove_sources(services, tenant, ids, report)
-    sorted_files = sorted(files)
-    for start in range(0, len(sorted_files), BATCH_SOURCES):
-        removed.files += catalog.delete_many(tenant, sorted_files[start:start + BATCH_SOURCES])
+    for batch in batches(sorted(files)):
+        removed.files += catalog.delete_many(tenant, batch)
     removed.claims_released = claims_released
     return removed
 
@@ -134,8 +137,7 @@ def files_or_sources(catalog, tenant: str, source_ids: list[str]) -> list[str]:
     """The names ``forget`` of each of ``source_ids`` takes: the file (``FILE_KEY`` + it) when a manifest or the
     claims of an unfinished job of a file stand under that ID, else the source ID itself."""
     names: list[str] = []
-    for start in range(0, len(source_ids), BATCH_SOURCES):
-        batch = source_ids[start:start + BATCH_SOURCES]
+    for batch in batches(source_ids):
         manifests = catalog.get_many(tenant, [FILE_KEY + sid for sid in batch])
         names += [FILE_KEY + sid if FILE_KEY + sid in manifests or catalog.owned_by(tenant, FILE_KEY + sid) else sid
                   for sid in batch]
