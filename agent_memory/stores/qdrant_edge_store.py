@@ -277,17 +277,17 @@ class EdgeVectorStore(QdrantStore):
         if self.reopen_share is not None and self.reopen_share < 1 and self.deleted_share() >= self.reopen_share:
             self._reopener.request()
 
-    def _deleted_counted(self) -> int:
+    def _deleted_counted(self) -> tuple[int, int]:
+        """How many deleted points the keyword weighting still counts, of how many it counts."""
         info = self._shard.info()
-        return max(0, info.indexed_vectors_count - info.points_count)
+        return max(0, info.indexed_vectors_count - info.points_count), info.indexed_vectors_count
 
     def deleted_share(self) -> float:
         """The share of the points the keyword weighting counts that are deleted (0: it counts the live ones)."""
         self._check_open()
         with self._guard.reading():
-            info = self._shard.info()
-        counted = info.indexed_vectors_count
-        return max(0, counted - info.points_count) / counted if counted else 0.0
+            deleted, counted = self._deleted_counted()
+        return deleted / counted if counted else 0.0
 
     def refresh_keyword_weights(self) -> int:
         """Reopen the shard when the keyword weighting still counts deleted points, so that a keyword search
@@ -296,7 +296,7 @@ class EdgeVectorStore(QdrantStore):
         with self._lock:
             if self._closed or self._lost is not None:
                 return 0
-            counted = self._deleted_counted()
+            counted, _ = self._deleted_counted()
             if not counted:
                 return 0
             with self._guard.swapping():
