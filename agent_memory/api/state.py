@@ -46,19 +46,27 @@ def check_api_keys(api_keys: dict[str, str], host: str) -> None:
     """Before a server listens: a key the docs show as an example is refused wherever it listens, and one
     shorter than ``MIN_KEY_CHARS`` is refused off loopback (guessable by anyone who reaches the port) and
     warned of on loopback. Messages name the key's tenant, never the key."""
+    named = [(key, repr(tenant)) for key, tenant in dict(api_keys).items()]
+    _check_strength("AGENT_MEMORY_API_KEYS", named, host, "the key of tenant {}",
+                    lambda tenants: f"the keys of tenants {', '.join(sorted(set(tenants)))}")
+
+
+def _check_strength(setting: str, named: list[tuple[str, str]], host: str, one: str,
+                    many: Callable[[list[str]], str]) -> None:
+    """The rule of :func:`check_api_keys` over ``named`` ((key, what names it: a tenant, a position)): a key is
+    said as ``one`` (a format of its name) or, several short ones, as ``many`` of their names."""
     fix = "set a long random key, e.g. `openssl rand -hex 32`"
     short: list[str] = []
-    for key, tenant in dict(api_keys).items():
+    for key, name in named:
         if key in PLACEHOLDER_KEYS:
-            raise ConfigError(f"AGENT_MEMORY_API_KEYS: the key of tenant {tenant!r} is the example from the "
-                              f"documentation, which anyone can read: {fix}")
+            raise ConfigError(f"{setting}: {one.format(name)} is the example from the documentation, which anyone "
+                              f"can read: {fix}")
         if len(key) < MIN_KEY_CHARS:
-            short.append(repr(tenant))
+            short.append(name)
     if not short:
         return
-    which = (f"the key of tenant {short[0]} is" if len(short) == 1
-             else f"the keys of tenants {', '.join(sorted(set(short)))} are")
-    problem = f"AGENT_MEMORY_API_KEYS: {which} shorter than {MIN_KEY_CHARS} characters"
+    which = f"{one.format(short[0])} is" if len(short) == 1 else f"{many(short)} are"
+    problem = f"{setting}: {which} shorter than {MIN_KEY_CHARS} characters"
     if not is_loopback(host):
         raise ConfigError(f"{problem}, too easily guessed by whoever reaches {host!r}: {fix}")
     log.warning("%s: accepted on loopback (%s); off loopback it would be refused", problem, host)
@@ -81,19 +89,8 @@ def check_admin_keys(settings) -> None:
         if tenant is not None:
             raise ConfigError(f"AGENT_MEMORY_ADMIN_KEYS: admin key {n} is also the API key of tenant {tenant!r}; "
                               "an admin key is no tenant's key: give it a key of its own")
-    fix = "set a long random key, e.g. `openssl rand -hex 32`"
-    if any(key in PLACEHOLDER_KEYS for key in admin):
-        n = next(n for n, key in enumerate(admin, 1) if key in PLACEHOLDER_KEYS)
-        raise ConfigError(f"AGENT_MEMORY_ADMIN_KEYS: admin key {n} is the example from the documentation, which "
-                          f"anyone can read: {fix}")
-    short = [str(n) for n, key in enumerate(admin, 1) if len(key) < MIN_KEY_CHARS]
-    if not short:
-        return
-    problem = (f"AGENT_MEMORY_ADMIN_KEYS: admin key{'s' if len(short) > 1 else ''} {', '.join(short)} "
-               f"{'are' if len(short) > 1 else 'is'} shorter than {MIN_KEY_CHARS} characters")
-    if not is_loopback(settings.api_host):
-        raise ConfigError(f"{problem}, too easily guessed by whoever reaches {settings.api_host!r}: {fix}")
-    log.warning("%s: accepted on loopback (%s); off loopback it would be refused", problem, settings.api_host)
+    _check_strength("AGENT_MEMORY_ADMIN_KEYS", [(key, str(n)) for n, key in enumerate(admin, 1)], settings.api_host,
+                    "admin key {}", lambda positions: f"admin keys {', '.join(positions)}")
 
 
 def is_admin_key(admin_keys: list[str], key: str) -> bool:
