@@ -18,7 +18,6 @@ from agent_memory.ingest.bulk_forget import forget_many, forget_tenant, sources_
 from agent_memory.ingest.discovery import check_source_id, file_source_id
 from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
 from agent_memory.ingest.ownership import match_stored, near_sources
-from agent_memory.ingest.removal import forget_ids
 from agent_memory.ingest.report import IngestReport
 from agent_memory.memory.arguments import (
     check_document,
@@ -154,7 +153,7 @@ class DocumentMethods:
         tenant = self._tenant(tenant)
         self.settle()
         with self.write_lock:
-            return forget_ids(self.services, tenant, match_stored(self.services, tenant, source_id) or [source_id]).counts()
+            return self.ingestion.forget_ids(tenant, match_stored(self.services, tenant, source_id) or [source_id])
 
     def forget_prefix(self, prefix: str, *, tenant: str | None = None) -> dict[str, Any]:
         """Forget every source whose ID starts with ``prefix`` (and every file whose ID does, with all it held),

@@ -15,7 +15,6 @@ from agent_memory.conversation.message_validation import validate
 from agent_memory.core.errors import NotFoundError
 from agent_memory.core.names import SESSION_ID_RULE, refusal, session_id_problem
 from agent_memory.ingest.ownership import SESSION_OWNER, uncatalogued_turns
-from agent_memory.ingest.removal import forget_ids
 from agent_memory.memory.arguments import expect_type, message_mapping
 
 # A batch's retention: one class for every message, or a list of one per message (None: the default).
@@ -175,7 +174,7 @@ class SessionMethods:
                         or (sid not in owners and entry.kind == "turn" and entry.session_id == session_id)]
                 # Its turns the catalog lost (a lost or restored file) are the session's all the same.
                 mine += uncatalogued_turns(self.services, name, session_id)
-                removed.update(forget_ids(self.services, name, sorted(mine)).counts())
+                removed.update(self.ingestion.forget_ids(name, sorted(mine)))
         if not any(r["session_id"] == key for r in rows) and not removed["sources"]:  # settings only count
             raise NotFoundError(f"no session {session_id!r} for this tenant")
         return removed
