@@ -21,6 +21,7 @@ from agent_memory.api import (
     routes_export,
     routes_health,
     routes_sessions,
+    routes_tenants,
     routes_upkeep,
 )
 from agent_memory.api.deps import KNOWN_QUERY
@@ -88,7 +89,8 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
     # Liveness, readiness and the debug page (whose own ?q= fills its form) take no options to misspell, and a
     # probe's cache-busting parameter must not fail them; every /v1 route refuses a parameter it does not read.
     app.include_router(describe_operations(routes_health.router))
-    for routes in (routes_documents, routes_sessions, routes_ask, routes_upkeep, routes_export, routes_backup):
+    for routes in (routes_documents, routes_sessions, routes_ask, routes_upkeep, routes_export, routes_backup,
+                   routes_tenants):
         app.include_router(describe_operations(routes.router), dependencies=[KNOWN_QUERY])
     app.mount("/debug/static", StaticFiles(directory=STATIC), name="debug-static")
     return app

@@ -1,7 +1,7 @@
 """Dependencies: the app's state and the caller (from the API key, never from the body): a tenant's key reaches
 that tenant's memory alone; an admin key (AGENT_MEMORY_ADMIN_KEYS) the server-wide operations alone (a backup,
-a check over every tenant, their jobs), no tenant's memory, so that holding one never means reading a tenant's
-notes through the routes a tenant key uses."""
+a check over every tenant, a tenant's removal, their jobs), no tenant's memory, so that holding one never means
+reading a tenant's notes through the routes a tenant key uses."""
 
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ def get_tenant(caller: CallerDep, request: Request) -> str:
     if caller.tenant is None:
         raise ApiError(403, "forbidden", f"{request.method} {request.url.path} reads or writes a tenant's memory, "
                        "and an admin key reaches none (it runs the server-wide operations: POST /v1/backup, POST "
-                       "/v1/check over every tenant): send the tenant's API key (AGENT_MEMORY_API_KEYS)")
+                       "/v1/check over every tenant, DELETE /v1/tenants/{tenant}): send the tenant's API key "
+                       "(AGENT_MEMORY_API_KEYS)")
     return caller.tenant
 
 

@@ -171,6 +171,21 @@ def no_source(state, tenant: str, source_id: str) -> SourceNotFoundError:
     return SourceNotFoundError(f"no source {source_id!r} for this tenant{hint}", similar)
 
 
+def remove_tenant(state, tenant: str, *, by: str = "its own key") -> dict[str, Any]:
+    """``DELETE /v1/tenant``'s and ``DELETE /v1/tenants/{tenant}``'s answer, inline or as a job's result:
+    everything ``tenant`` holds out of every store (``Memory.forget_tenant``: sessions, their archived turns,
+    sources, items, triples, catalog records), then the records of its finished jobs (``jobs``), whose results
+    name its sources. Logged with the counts and ``by`` (who asked): a whole tenant gone is something an
+    operator looks for later."""
+    removed = state.memory.forget_tenant(tenant)
+    removed["jobs"] = state.jobs.forget_tenant(tenant)
+    log.warning("tenant %r removed by %s: %d sessions (%d messages), %d sources, %d files, %d items, %d triples, "
+                "%d job records", tenant, by, removed["sessions"],
+                removed["messages"], removed["sources"], removed["files"], removed["items"], removed["triples"],
+                removed["jobs"])
+    return removed
+
+
 def check_tenant_stores(state, tenant: str | None, *, repair: bool = False, adopt: bool = False) -> dict[str, Any]:
     """``POST /v1/check``'s answer, inline or as a job's result: the tenant's stores compared (and repaired);
     ``tenant`` None: every tenant any store holds (an admin key's check, as ``agent-memory check`` locally)."""
@@ -218,8 +233,8 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
                                    repair=bool(params.get("repair")), adopt=bool(params.get("adopt")))
     if spec.kind == "forget_prefix":
         return state.memory.forget_prefix(spec.source_id, tenant=spec.tenant)
-    if spec.kind == "forget_tenant":
-        return state.memory.forget_tenant(spec.tenant)
+    if spec.kind == "forget_tenant":  # an admin's names the tenant; a tenant's own removal is recorded under it
+        return remove_tenant(state, params.get("tenant", spec.tenant), by=params.get("by", "its own key"))
     if spec.kind == "import":
         if spec.path is not None:
             return import_file(state, spec.tenant, spec.path, progress)

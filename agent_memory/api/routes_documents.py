@@ -277,7 +277,7 @@ def delete_tenant(state: StateDep, tenant: TenantDep,
                                                f"this key's tenant is {tenant!r}, got {confirm[:200]!r}")
     if write_lock_busy(state):
         return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="forget_tenant", source_id="", size=0)))
-    return state.memory.forget_tenant(tenant)
+    return ingestion.remove_tenant(state, tenant)
 
 
 @router.delete("/v1/sources/{source_id:path}", response_model=ForgetOut, dependencies=[NO_BODY],

@@ -61,7 +61,7 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI entries for the error statuses a route can answer."""
     words = {400: "Bad input", 401: "Missing or invalid API key", 403: "Not allowed with API keys",
              404: "Unknown session, source or job",
-             413: "Body too large", 422: "Invalid request body or parameters", 502: "The LLM endpoint failed",
+             409: "Conflicts with work in progress", 413: "Body too large", 422: "Invalid request body or parameters", 502: "The LLM endpoint failed",
              503: "A store is unreachable or the service is not ready"}
     return {s: {"model": ErrorOut, "description": words.get(s, "Error")} for s in statuses}
 

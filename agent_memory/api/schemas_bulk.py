@@ -1,5 +1,5 @@
 """Response bodies of the routes that remove many sources at once (``DELETE /v1/sources?prefix=``, ``DELETE
-/v1/tenant``) and of the export (``GET /v1/export``, whose lines ``memory/export_lines.py`` describes)."""
+/v1/tenant``, ``DELETE /v1/tenants/{tenant}``) and of the export (``GET /v1/export``, whose lines ``memory/export_lines.py`` describes)."""
 
 from __future__ import annotations
 
@@ -31,11 +31,12 @@ class PrefixForgottenOut(ForgottenCounts):
 
 class TenantForgottenOut(ForgottenCounts):
     model_config = ConfigDict(json_schema_extra={"examples": [{"tenant": "acme", "sessions": 2, "messages": 340,
-                                                               **_COUNTS}]})
+                                                               **_COUNTS, "jobs": 3}]})
 
     tenant: str
     sessions: int = Field(description="Working-memory sessions deleted (every agent's messages and settings).")
     messages: int = Field(description="Their messages deleted.")
+    jobs: int = Field(description="Records of the tenant's finished jobs removed (their results named its sources).")
 
 
 # The OpenAPI entry of GET /v1/export: JSON Lines, not one JSON document.

@@ -25,7 +25,7 @@ from agent_memory.api.ingestion import run_job
 from agent_memory.core.errors import ConfigError, JobGivenUp, StoreError, StoreUnavailableError, contained
 from agent_memory.ingest.upgrade import open_services
 from agent_memory.memory import Memory
-from agent_memory.stores.jobs import Job, JobSpec, job_from_row
+from agent_memory.stores.jobs import DurableJobQueue, Job, JobSpec, job_from_row
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED_S = 7 * 86400  # finished jobs stay this long for polling, then any worker forgets them
@@ -34,7 +34,7 @@ OUTAGE_PAUSE_S = 10.0  # after a job met a store that was away: the worker waits
 
 
 class Worker:
-    """Takes and runs jobs; ``memory`` and ``locks`` are what :func:`run_job` needs of a state."""
+    """Takes and runs jobs; ``memory``, ``locks`` and ``jobs`` are what :func:`run_job` needs of a state."""
 
     def __init__(self, services, *, worker_id: str | None = None, lease_s: float = 60.0, poll_s: float = 1.0,
                  max_attempts: int = 3, outage_pause_s: float = OUTAGE_PAUSE_S) -> None:
@@ -47,6 +47,7 @@ class Worker:
         self.store = services.job_store
         self.memory = Memory(services=services, tenant=services.settings.tenant, promote=False)
         self.locks = services.source_locks
+        self.jobs = DurableJobQueue(self.store)  # a tenant's removal forgets its finished jobs too
         self.id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.lease_s, self.poll_s, self.max_attempts = lease_s, poll_s, max_attempts
         self.outage_pause_s = outage_pause_s

@@ -1,13 +1,16 @@
 """``agent-memory forget``: one source (``commands.cmd_forget``), every source under a prefix (``--prefix``), or
 everything a tenant holds (``--all``, with the tenant named and the removal confirmed), in batches
-(``ingest/bulk_forget.py``), through the server that owns the data dir when one does."""
+(``ingest/bulk_forget.py``), through the server that owns the data dir when one does. Through a server,
+``--all`` with an admin key in AGENT_MEMORY_ADMIN_KEY removes any tenant (``DELETE /v1/tenants/{tenant}``),
+its own key not needed; else the API key's tenant, which ``--tenant`` must name."""
 
 from __future__ import annotations
 
 import json
 import sys
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
+from agent_memory.cli.backup import admin_key_refused, given_admin_key
 from agent_memory.cli.commands import cmd_forget
 from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
 from agent_memory.core.errors import ConfigError
@@ -54,7 +57,11 @@ def _forget_tenant(args) -> int:
     if not args.yes:
         _confirm(args.tenant)
     remote = server_for(args)
-    if remote is not None:
+    admin_key = given_admin_key()
+    if remote is not None and admin_key is not None:  # an operator's removal: any tenant, its key not needed
+        with remote, admin_key_refused(remote, admin_key):
+            removed = _answer(remote, f"/v1/tenants/{quote(args.tenant, safe='')}", key=admin_key)
+    elif remote is not None:
         with remote:
             tenant = tenant_through(remote, args)
             removed = _answer(remote, "/v1/tenant?" + urlencode({"confirm": tenant}))
@@ -65,9 +72,9 @@ def _forget_tenant(args) -> int:
     return 0
 
 
-def _answer(remote, path: str) -> dict:
+def _answer(remote, path: str, key: str | None = None) -> dict:
     """A DELETE's answer: inline, or the result of the job it was queued as behind a running one (waited for)."""
-    return remote.answer(remote.request("DELETE", path, ok=(200, 202)))
+    return remote.answer(remote.request("DELETE", path, ok=(200, 202), key=key), key=key)
 
 
 def _confirm(tenant: str) -> None:

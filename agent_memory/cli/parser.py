@@ -165,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "absolute path")
     p.add_argument("--prefix", help="every source (and ingested file) whose ID starts with this, in batches")
     p.add_argument("--all", action="store_true", dest="everything", help="everything the tenant named by --tenant "
-                   "holds: sources, sessions, facts (asks to confirm; --yes confirms)")
+                   "holds: sources, sessions, facts (asks to confirm; --yes confirms); through a server, with an admin "
+                   "key in AGENT_MEMORY_ADMIN_KEY, any tenant")
     p.add_argument("--yes", action="store_true", help="confirm --all without asking")
     p.add_argument("--tenant", help=TENANT_HELP)
     p.set_defaults(func=cmd_forget_any)

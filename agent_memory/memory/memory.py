@@ -43,7 +43,7 @@ from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.diskspace import check_free
 from agent_memory.core.errors import ClosedError, ConfigError
 from agent_memory.core.owner import PYTHON_COMMAND, DataDirBusyError, held_here, own
-from agent_memory.core.records import TurnRecord
+from agent_memory.core.records import SearchFilter, TurnRecord
 from agent_memory.ingest.archive import archiver
 from agent_memory.ingest.backup import backup
 from agent_memory.ingest.pipeline import IngestionPipeline
@@ -216,6 +216,14 @@ class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
         services = self.services
         return (services.catalog.count(tenant) > 0
                 or bool(services.sessions.store.session_rows(session_key(tenant, ""))))
+
+    def holds_tenant(self, tenant: str) -> bool:
+        """Whether any store holds data of ``tenant``: a session, a catalog record, an item, a graph entity (a
+        tenant whose catalog was lost counts too). What an operator's removal of a tenant asks first, so that a
+        misspelt name is said to be unknown rather than answered with counts of zero."""
+        services = self.services
+        return (self._holds_tenant(tenant) or services.vectors.count(SearchFilter(tenant=tenant)) > 0
+                or any(services.graph.stats(tenant).values()))
 
     def settle(self) -> str | None:
         """Wait until long-term memory holds every archived message: the start's catch-up of what an

@@ -118,6 +118,13 @@ class SpooledJobs:
     def get(self, job_id: str, tenant: str) -> Job:
         return self.queue.get(self._aliases.get(job_id, job_id), tenant)
 
+    def unfinished(self, tenant: str) -> int:
+        return self.queue.unfinished(tenant)
+
+    def forget_tenant(self, tenant: str) -> int:
+        """The finished jobs' records (their spooled copies went when each ended)."""
+        return self.queue.forget_tenant(tenant)
+
     def close(self) -> None:
         with self._lock:
             self._closing = True

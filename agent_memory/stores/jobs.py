@@ -121,6 +121,13 @@ class JobQueue(Protocol):
     def resume(self) -> None:
         """Queue again what the last stop interrupted, once the stores are open."""
 
+    def unfinished(self, tenant: str) -> int:
+        """How many of the jobs recorded under ``tenant`` are queued or running."""
+
+    def forget_tenant(self, tenant: str) -> int:
+        """Remove the records of the finished jobs recorded under ``tenant`` (their results name its sources);
+        returns how many. Queued and running ones stay: they end as they would."""
+
     def close(self) -> None: ...
 
 
@@ -187,6 +194,17 @@ class JobRegistry:
             raise not_found(job_id)
         return job
 
+    def unfinished(self, tenant: str) -> int:
+        with self._lock:
+            return sum(1 for job in self._jobs.values() if job.tenant == tenant and job.finished_at is None)
+
+    def forget_tenant(self, tenant: str) -> int:
+        with self._lock:
+            ended = [job_id for job_id, job in self._jobs.items() if job.tenant == tenant and job.finished_at is not None]
+            for job_id in ended:
+                del self._jobs[job_id]
+        return len(ended)
+
     def _trim(self) -> None:
         finished = [j.id for j in self._jobs.values() if j.finished_at is not None]
         for job_id in finished[: max(0, len(finished) - KEEP_FINISHED)]:
@@ -231,6 +249,12 @@ class DurableJobQueue:
         if row is None:
             raise not_found(job_id)
         return job_from_row(row)
+
+    def unfinished(self, tenant: str) -> int:
+        return self.store.unfinished(tenant)
+
+    def forget_tenant(self, tenant: str) -> int:
+        return self.store.delete_finished(tenant)
 
     def resume(self) -> None:
         """Nothing to do: the jobs are rows, and a lost worker's job goes back to the queue when its lease ends."""

@@ -117,6 +117,19 @@ class PostgresJobStore:
                                (time.time() - older_than_s,))
             return cur.rowcount
 
+    def unfinished(self, tenant: str) -> int:
+        """How many of ``tenant``'s jobs are queued or running."""
+        with self.db.connection() as conn:
+            row = conn.execute("SELECT count(*) FROM jobs WHERE tenant=%s AND status IN ('queued', 'running')",
+                               (tenant,)).fetchone()
+        return int(row[0])
+
+    def delete_finished(self, tenant: str) -> int:
+        """Forget ``tenant``'s finished jobs (a removed tenant's: their bodies and results held its data)."""
+        with self.db.connection() as conn:
+            cur = conn.execute("DELETE FROM jobs WHERE tenant=%s AND status IN ('done', 'failed')", (tenant,))
+            return cur.rowcount
+
     @contextmanager
     def source_lock(self, tenant: str, source_key: str) -> Iterator[None]:
         """Hold the source's advisory lock (waiting for it) on a connection of its own: a

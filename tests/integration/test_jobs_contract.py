@@ -329,3 +329,19 @@ def test_postgres_beside_embedded_stores_runs_its_jobs_in_process_and_a_worker_i
             work(settings, once=True)
     finally:
         backend.close()
+
+
+def test_a_tenant_s_finished_jobs_are_forgotten_and_its_unfinished_ones_counted(backend):
+    """What a tenant's removal asks of the queue: its jobs queued or running (a removal waits for none), and the
+    records of its finished ones removed, another tenant's kept."""
+    acme = backend.queue.submit(text_spec())
+    globex = backend.queue.submit(text_spec(tenant="globex"))
+    if backend.schema:  # no worker took it yet (in process it may be running or done already: see the API's test)
+        assert backend.queue.unfinished("acme") == 1
+    for job, tenant in ((acme, "acme"), (globex, "globex")):
+        assert backend.drain(job.id, tenant).status == "done"
+    assert backend.queue.unfinished("acme") == 0
+    assert backend.queue.forget_tenant("acme") == 1 and backend.queue.forget_tenant("acme") == 0
+    with pytest.raises(NotFoundError):
+        backend.queue.get(acme.id, "acme")
+    assert backend.queue.get(globex.id, "globex").status == "done"
