@@ -231,6 +231,8 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
     if spec.kind == "check":
         return check_tenant_stores(state, None if params.get("every_tenant") else spec.tenant,
                                    repair=bool(params.get("repair")), adopt=bool(params.get("adopt")))
+    if spec.kind == "forget_ids":
+        return state.memory.forget_each(params["file_ids"], tenant=spec.tenant)
     if spec.kind == "forget_prefix":
         return state.memory.forget_prefix(spec.source_id, tenant=spec.tenant)
     if spec.kind == "forget_tenant":  # an admin's names the tenant; a tenant's own removal is recorded under it

@@ -12,7 +12,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from pydantic import ValidationError
+from pydantic import StringConstraints, ValidationError
 
 from agent_memory.api import ingestion
 from agent_memory.api.deps import NO_BODY, CallerDep, StateDep, TenantDep
@@ -27,9 +27,10 @@ from agent_memory.api.schemas import (
     error_responses,
     queued_response,
 )
-from agent_memory.api.schemas_bulk import PrefixForgottenOut, TenantForgottenOut
+from agent_memory.api.schemas_bulk import SourcesForgottenOut, TenantForgottenOut
 from agent_memory.api.strict import MAX_JSON_DEPTH, unknown_keys_problem
 from agent_memory.core.errors import problem_of
+from agent_memory.core.limits import MAX_FORGET_IDS
 from agent_memory.core.storable import check_storable
 from agent_memory.ingest.discovery import check_source_id
 from agent_memory.stores.jobs import JobSpec
@@ -250,15 +251,29 @@ def get_job(job_id: str, state: StateDep, caller: CallerDep) -> dict:
     return state.jobs.get(job_id, caller.job_owner).to_dict()
 
 
-@router.delete("/v1/sources", response_model=PrefixForgottenOut, dependencies=[NO_BODY],
+@router.delete("/v1/sources", response_model=SourcesForgottenOut, dependencies=[NO_BODY],
+               response_model_exclude_unset=True,  # prefix, or file_ids and not_found: as asked
                responses={**queued_response("the forget"), **error_responses(401, 422, 503)},
-               summary="Forget every source whose ID starts with a prefix, in every store")
+               summary="Forget every source whose ID starts with a prefix, or many IDs at once, in every store")
 def delete_sources(state: StateDep, tenant: TenantDep,
-                   prefix: Annotated[str, Query(min_length=1, max_length=512, description=(
+                   prefix: Annotated[str | None, Query(min_length=1, max_length=512, description=(
                        "Every source whose ID starts with it goes, and every uploaded file whose ID does, with all "
-                       "it held; DELETE /v1/tenant removes a whole tenant."))]):
-    """What ``DELETE /v1/sources/{source_id}`` of each would remove, done in batches. Counts of zero: nothing
-    matched (not an error: the prefix holds nothing now)."""
+                       "it held; DELETE /v1/tenant removes a whole tenant."))] = None,
+                   file_ids: Annotated[list[Annotated[str, StringConstraints(min_length=1, max_length=512)]] | None,
+                                       Query(max_length=MAX_FORGET_IDS, description=(
+                       f"Up to {MAX_FORGET_IDS} IDs (repeated: ?file_ids=a&file_ids=b), each forgotten as DELETE "
+                       "/v1/sources/{id} forgets it (a file's ID: the file and every source it held)."))] = None):
+    """What ``DELETE /v1/sources/{source_id}`` of each would remove, done in batches: of every source under
+    ``prefix``, or of each of ``file_ids`` (``not_found``: those that matched nothing). One of the two. Counts of
+    zero: nothing matched (not an error: the prefix holds nothing now)."""
+    if (prefix is None) == (file_ids is None):
+        raise ApiError(422, "invalid_request", "DELETE /v1/sources takes one of prefix (every source whose ID starts "
+                       "with it) or file_ids (those IDs), got " + ("both" if prefix is not None else "neither"))
+    if file_ids is not None:
+        if write_lock_busy(state):
+            return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="forget_ids", source_id="", size=0,
+                                                      params={"file_ids": file_ids})))
+        return state.memory.forget_each(file_ids, tenant=tenant)
     if write_lock_busy(state):
         return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="forget_prefix", source_id=prefix, size=0)))
     return state.memory.forget_prefix(prefix, tenant=tenant)

@@ -1,4 +1,5 @@
-"""Response bodies of the routes that remove many sources at once (``DELETE /v1/sources?prefix=``, ``DELETE
+"""Response bodies of the routes that remove many sources at once (``DELETE /v1/sources?prefix=`` or
+``?file_ids=``, ``DELETE
 /v1/tenant``, ``DELETE /v1/tenants/{tenant}``) and of the export (``GET /v1/export``, whose lines ``memory/export_lines.py`` describes)."""
 
 from __future__ import annotations
@@ -23,10 +24,17 @@ class ForgottenCounts(BaseModel):
     files: int = Field(description="Ingested files' records removed (a file's ID takes every source it held).")
 
 
-class PrefixForgottenOut(ForgottenCounts):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"prefix": "notes/", **_COUNTS}]})
+class SourcesForgottenOut(ForgottenCounts):
+    """``DELETE /v1/sources``'s answer: with ``prefix`` or with ``file_ids`` and ``not_found``, as it was asked."""
 
-    prefix: str
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"prefix": "notes/", **_COUNTS},
+        {"file_ids": ["notes/a.md", "notes/gone.md"], "not_found": ["notes/gone.md"], **_COUNTS}]})
+
+    prefix: str | None = Field(None, description="The prefix asked for (with ?prefix=).")
+    file_ids: list[str] | None = Field(None, description="The IDs asked for (with ?file_ids=), each forgotten as "
+                                                         "DELETE /v1/sources/{id} forgets it.")
+    not_found: list[str] | None = Field(None, description="Of ``file_ids``, those that matched nothing.")
 
 
 class TenantForgottenOut(ForgottenCounts):

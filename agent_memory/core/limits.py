@@ -9,7 +9,8 @@ The prompt budget's cap, ``MAX_PROMPT_BUDGET``, lives with the token counting (c
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterator, Sequence
+from urllib.parse import quote
 
 from agent_memory.core.lookalikes import reads_blank
 from agent_memory.core.storable import check_text, text_problem
@@ -19,6 +20,27 @@ MAX_SEARCH_LIMIT = 100  # ``search``: passages returned
 MAX_ANSWER_TOKENS = 8192  # ``ask``: the longest answer asked of the LLM
 MAX_SOON_DAYS = 3650  # ``stats``: what "expiring soon" means, in days
 MAX_LIST_LIMIT = 1000  # ``list``: sources per page
+# ``forget`` of many IDs in one request (``DELETE /v1/sources?file_ids=``, IDs of up to 512 characters as a chosen
+# source ID): at most this many, in at most this many characters of query string (a request's head past 16 KiB
+# is refused by the server's HTTP parser; one ID alone, 512 characters percent-encoded, is 4.6 KiB at most).
+MAX_FORGET_IDS = 100
+MAX_FORGET_QUERY_CHARS = 8192
+
+
+def forget_batches(ids: Sequence[str]) -> Iterator[list[str]]:
+    """``ids`` in order, in batches one ``DELETE /v1/sources?file_ids=`` request carries: at most
+    ``MAX_FORGET_IDS`` IDs in at most ``MAX_FORGET_QUERY_CHARS`` characters of query string."""
+    batch: list[str] = []
+    chars = 0
+    for one in ids:
+        size = len("file_ids=") + len(quote(one, safe="")) + 1
+        if batch and (len(batch) == MAX_FORGET_IDS or chars + size > MAX_FORGET_QUERY_CHARS):
+            yield batch
+            batch, chars = [], 0
+        batch.append(one)
+        chars += size
+    if batch:
+        yield batch
 
 
 def whole_number(value: Any, what: str, low: int, high: int) -> int:

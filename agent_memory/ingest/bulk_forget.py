@@ -1,4 +1,4 @@
-"""Forgetting many sources at once: every source whose ID starts with a prefix, or a whole tenant.
+"""Forgetting many sources at once: a list of IDs, every source whose ID starts with a prefix, or a whole tenant.
 
 What a prefix names is what ``forget`` of each ID would remove, through the same batched removal
 (``removal.py``: the same end state, the same counts): a file's ID (its manifest ``file:<id>``) takes every
@@ -9,8 +9,8 @@ the file again. A whole tenant goes in one round of each store, whatever it hold
 from __future__ import annotations
 
 from agent_memory.core.records import ITEM_KINDS, SearchFilter
-from agent_memory.ingest.ownership import FILE_KEY
-from agent_memory.ingest.removal import Removed, batches, forget_names
+from agent_memory.ingest.ownership import FILE_KEY, match_stored
+from agent_memory.ingest.removal import Removed, batches, forget_ids, forget_names
 
 
 def sources_with_prefix(services, tenant: str, prefix: str) -> list[str]:
@@ -37,6 +37,15 @@ def forget_many(services, tenant: str, names: list[str]) -> dict:
     what was removed: sources, items (and ``items_per_kind``), triples, and ``files``, the file manifests
     removed."""
     return forget_names(services, tenant, names).totals()
+
+
+def forget_each(services, tenant: str, given: list[str]) -> dict:
+    """``forget`` of each of ``given`` (source IDs, file IDs, their path spellings: ``ownership.match_stored``)
+    in one batched removal: the counts as :func:`forget_many`'s, with ``not_found``, the IDs given that matched
+    nothing (in the order given)."""
+    matched = {name: match_stored(services, tenant, name) for name in dict.fromkeys(given)}
+    names = [sid for name, found in matched.items() for sid in (found or [name])]
+    return {**forget_ids(services, tenant, names).totals(), "not_found": [n for n, found in matched.items() if not found]}
 
 
 def forget_tenant(services, tenant: str) -> dict:

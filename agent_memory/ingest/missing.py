@@ -17,7 +17,8 @@ them all (a partial copy of a folder).
 Through that server (``RemoteMemory.ingest_paths``) the same files go, decided the same way: the server
 lists the file manifests recorded under each folder (``files_under``, ``GET /v1/files``), the client,
 whose disk the paths name, keeps those this walk reaches and that are gone (``remove_gone_through``), and
-forgets each by its file ID (``DELETE /v1/sources/{id}``), as a local job does.
+forgets them by their file IDs, many in one request (``DELETE /v1/sources?file_ids=``), as a local job
+forgets them in one removal.
 
 Files now ignored go the same way (``now_ignored``): a stored file under a folder given that is still on
 disk but that this walk left out by ignore rules (``build/`` added to ``.gitignore`` after it was stored;
@@ -38,6 +39,7 @@ from pathlib import PurePath
 from typing import Callable, NamedTuple, Sequence
 
 from agent_memory.core.errors import AgentMemoryError, StoreUnavailableError
+from agent_memory.core.limits import forget_batches
 from agent_memory.ingest.discovery import folder_prefix
 from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.report import IngestReport
@@ -53,9 +55,9 @@ class StoredFile(NamedTuple):
 
 # ``IngestionPipeline.forget_ids``: files (by their IDs) and every source they held, out of every store at once.
 ForgetFiles = Callable[[str, list[str], IngestReport], object]
-# Through a server: the files recorded under a folder's prefix, and forgetting one file ID.
+# Through a server: the files recorded under a folder's prefix, and forgetting a batch of file IDs at once.
 ListFiles = Callable[[str], Sequence[StoredFile]]
-ForgetId = Callable[[str], dict[str, int]]
+ForgetIds = Callable[[list[str]], dict]
 # Whether this job's walk left an absolute path out by ignore rules (``ignored_by``).
 Ignored = Callable[[str], bool]
 MAX_FOLDER_CHARS = 4096
@@ -239,13 +241,14 @@ def stored_bases(paths: Sequence[str | os.PathLike], list_files: ListFiles) -> d
     return bases
 
 
-def remove_gone_through(list_files: ListFiles, forget: ForgetId, paths: Sequence[str | os.PathLike], *,
+def remove_gone_through(list_files: ListFiles, forget: ForgetIds, paths: Sequence[str | os.PathLike], *,
                         recursive: bool, glob: str | None, report: IngestReport, ignored: Ignored | None = None) -> None:
     """:func:`remove_gone` through a server: ``list_files(prefix)`` gives the files it recorded under each
-    folder, ``forget(file_id)`` the counts removed. A folder whose listing fails is a
-    warning (nothing under it is forgotten), a file that cannot be forgotten a failure of the job; a server
-    that stops answering (StoreUnavailableError) stops the job, as a store does a local one."""
-    done: set[str] = set()
+    folder, ``forget(file_ids)`` forgets a batch of them in one request (``core/limits.forget_batches``) and
+    gives the counts removed. A folder whose listing fails is a warning (nothing under it is forgotten), a batch
+    that cannot be forgotten a failure of each of its files; a server that stops answering
+    (StoreUnavailableError) stops the job, as a store does a local one."""
+    gone: dict[str, tuple[str, str]] = {}  # file ID -> (its path, why it goes)
     for prefix in mirrored_folders(paths):
         try:
             recorded = list_files(prefix)
@@ -256,22 +259,25 @@ def remove_gone_through(list_files: ListFiles, forget: ForgetId, paths: Sequence
                                    f"list the files it recorded under that folder: {exc}")
             continue
         for file_id, path, named_by_user in recorded:
-            why = None if file_id in done else why_removed(path, prefix, recursive, glob,
+            why = None if file_id in gone else why_removed(path, prefix, recursive, glob,
                                                            None if named_by_user else ignored)
-            if why is None:
-                continue
-            done.add(file_id)
-            try:
-                removed = forget(file_id)
-            except StoreUnavailableError:
-                raise
-            except AgentMemoryError as exc:
+            if why is not None:
+                gone[file_id] = (path, why)
+    for batch in forget_batches(list(gone)):
+        try:
+            removed = forget(batch)
+        except StoreUnavailableError:
+            raise
+        except AgentMemoryError as exc:
+            for file_id in batch:
+                path, why = gone[file_id]
                 report.files_failed.append((path, f"{why}, but forgetting {file_id!r} failed: {exc}"))
                 report.outcome(path, "failed")
-                continue
-            report.sources_removed += int(removed.get("sources", 0))
-            report.items_deleted += int(removed.get("items", 0))
-            _removed(report, file_id, path, why)
+            continue
+        report.sources_removed += int(removed.get("sources", 0))
+        report.items_deleted += int(removed.get("items", 0))
+        for file_id in batch:
+            _removed(report, file_id, *gone[file_id])
 
 
 def unrecorded_note(paths: Sequence[str | os.PathLike], url: str) -> list[str]:

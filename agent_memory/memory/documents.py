@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from agent_memory.conversation.archived_turns import session_key
 from agent_memory.core.errors import StoreUnavailableError
 from agent_memory.core.records import Document, TurnRecord
-from agent_memory.ingest.bulk_forget import forget_many, forget_tenant, sources_to_forget
+from agent_memory.ingest.bulk_forget import forget_each, forget_many, forget_tenant, sources_to_forget
 from agent_memory.ingest.discovery import check_source_id, file_source_id
 from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
 from agent_memory.ingest.ownership import match_stored, near_sources
@@ -171,6 +171,20 @@ class DocumentMethods:
         self.check_space("forgetting")  # the stores write their deletions too
         with self.write_lock:
             return {"prefix": prefix, **forget_many(self.services, tenant, sources_to_forget(self.services, tenant, prefix))}
+
+    def forget_each(self, source_ids: Sequence[str], *, tenant: str | None = None) -> dict[str, Any]:
+        """``forget`` of each of ``source_ids`` (source IDs, file IDs, their path spellings) in one batched removal
+        (``ingest/bulk_forget.forget_each``): a folder job through a server forgets the files gone from disk so,
+        one request for many. Returns ``file_ids`` (as given), ``not_found`` (those that matched nothing) and the
+        counts ``forget_prefix`` returns."""
+        ids = list(expect_type(source_ids, (list, tuple), "source_ids", "a list of source or file IDs"))
+        for source_id in ids:
+            check_forgotten_id(source_id)
+        tenant = self._tenant(tenant)
+        self.settle()  # a turn the start's catch-up archived later would come back
+        self.check_space("forgetting")
+        with self.write_lock:
+            return {"file_ids": ids, **forget_each(self.services, tenant, ids)}
 
     def forget_tenant(self, tenant: str) -> dict[str, Any]:
         """Everything ``tenant`` holds, from every store: its sessions (every agent's messages, summaries and

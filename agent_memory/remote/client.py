@@ -209,6 +209,13 @@ class RemoteMemory:
             return nothing, []
         return {k: int(data.get(k, 0)) for k in ("sources", "items", "triples")}, []
 
+    def forget_files(self, file_ids: list[str], *, key: str | None = None) -> dict:
+        """``forget`` of each of ``file_ids`` in one request (``DELETE /v1/sources?file_ids=``; at most a batch of
+        ``core/limits.forget_batches``): the counts removed and ``not_found``, those that matched nothing. Queued
+        behind a running job (202), it is waited for."""
+        response = self.request("DELETE", "/v1/sources", ok=(200, 202), params={"file_ids": list(file_ids)}, key=key)
+        return self.answer(response, key=key)
+
     def import_export(self, body: Iterable[bytes] | IO[bytes], *, progress: Progress | None = None) -> dict[str, Any]:
         """``POST /v1/import``: an export's JSON Lines (a binary file, sent with its length, or an iterable of
         byte chunks) imported into the key's tenant; the report, waited for when the server imports it as a job."""

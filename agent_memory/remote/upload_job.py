@@ -43,7 +43,7 @@ class UploadTarget(Protocol):
 
     def files_under(self, folder: str) -> list[StoredFile]: ...
 
-    def forget(self, source_id: str) -> dict[str, int]: ...
+    def forget_files(self, file_ids: list[str]) -> dict: ...
 
     def upload(self, path: Path, source_id: str, *, progress: Progress | None = None, named_by_user: bool = True,
                named_by_path: bool = False) -> dict[str, Any]: ...
@@ -109,7 +109,7 @@ def _mirror(server: UploadTarget, report: IngestReport, paths: Sequence[str | Pa
         report.warnings += unrecorded_note(paths, server.url)
         return True
     try:
-        remove_gone_through(listing, server.forget, paths, recursive=recursive, glob=glob, report=report,
+        remove_gone_through(listing, server.forget_files, paths, recursive=recursive, glob=glob, report=report,
                             ignored=ignored_by(report, read))
     except StoreUnavailableError as exc:
         report.store_error = str(exc)

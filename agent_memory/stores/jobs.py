@@ -47,16 +47,17 @@ class JobSpec:
     "delete_session": delete the session ``params["session_id"]`` (``params["forget"]``: its archived
     turns too); "check": compare the tenant's stores (``params["every_tenant"]``: every tenant's;
     ``params["repair"]``, ``params["adopt"]``: and mend them, agent_memory/ingest/consistency.py);
-    "forget_prefix": every source whose ID starts with ``source_id``; "forget_tenant": everything the tenant
-    holds; "import": read an export back (``body`` or ``path``, its JSON Lines). All but the first two and
-    "import" are queued only when a running job holds
+    "forget_prefix": every source whose ID starts with ``source_id``; "forget_ids": each of
+    ``params["file_ids"]``; "forget_tenant": everything the tenant holds (``params["tenant"]``: an admin's
+    removal of that tenant, the job recorded under the admin's jobs); "import": read an export back (``body`` or
+    ``path``, its JSON Lines). All but the first two and "import" are queued only when a running job holds
     the write lock (a request must not wait for the whole job), but for "backup": copy the data dir into
     ``params["destination"]``, always a job (it may outlast a request). ``source_id`` is also the key of the
     per-source lock."""
 
     tenant: str
-    kind: Literal["text", "upload", "forget", "gc", "delete_session", "check", "forget_prefix", "forget_tenant",
-                  "backup", "import"]
+    kind: Literal["text", "upload", "forget", "gc", "delete_session", "check", "forget_prefix", "forget_ids",
+                  "forget_tenant", "backup", "import"]
     source_id: str
     size: int
     params: dict[str, Any] = field(default_factory=dict)

@@ -31,7 +31,7 @@ def http(tmp_path_factory):
     ("DELETE", "/v1/sessions/s1", {"forget": True}, "(forget), e.g. /v1/sessions/s1?forget=true"),
     ("POST", "/v1/sessions/s1/compact", {"agent": "a"}, "(agent_id), e.g. /v1/sessions/s1/compact?agent_id=..."),
     ("DELETE", "/v1/tenant", {"confirm": "default"}, "(confirm), e.g. /v1/tenant?confirm=default"),
-    ("DELETE", "/v1/sources", {"prefix": "notes/"}, "(prefix), e.g. /v1/sources?prefix=notes%2F"),
+    ("DELETE", "/v1/sources", {"prefix": "notes/"}, "(prefix, file_ids), e.g. /v1/sources?prefix=notes%2F"),
     ("DELETE", "/v1/sources/notes/gate", {"all": True}, "takes no body and no options"),
     ("POST", "/v1/gc", {"tenant": "default"}, "takes no body and no options"),
 ])

@@ -2,7 +2,7 @@
 (test_folder_mirror.py): the stored files its walk would reach that are gone from the client's disk are
 forgotten from every store, and only those; ``--keep-missing`` keeps them. The CLI asks the server which
 files it recorded under the folder (``GET /v1/files``), checks them on its own disk and forgets the gone
-ones by ID (ingest/missing.py). A failure to list or forget is in the report, never a crash."""
+ones by ID, a batch in one request (``DELETE /v1/sources?file_ids=``; ingest/missing.py). A failure to list or forget is in the report, never a crash."""
 
 from __future__ import annotations
 
@@ -166,7 +166,7 @@ def test_failures_to_list_or_forget_are_in_the_report(served, capsys, monkeypatc
     assert listed(capsys) == ALL
 
     with monkeypatch.context() as patch:  # the forget fails: a failure of the job naming the file
-        patch.setattr(RemoteMemory, "forget", refused)
+        patch.setattr(RemoteMemory, "forget_files", refused)
         code, report, _ = ingest(capsys, "notes", "-r")
     assert code == 1 and report["gone_from_disk"] == [] and [gone, "failed"] in report["files"]
     assert report["files_failed"][0][0] == gone and "'notes/todo.txt'" in report["files_failed"][0][1]
@@ -181,6 +181,57 @@ def test_failures_to_list_or_forget_are_in_the_report(served, capsys, monkeypatc
     assert code == 1 and "connection refused" in report["store_error"] and report["gone_from_disk"] == []
     assert {outcome for _, outcome in report["files"]} == {"not attempted"}
     assert listed(capsys) == ALL
+
+
+def test_gone_files_are_forgotten_a_batch_per_request(served, capsys, monkeypatch):
+    root, _ = served
+    many = root / "notes" / "many"
+    many.mkdir()
+    for n in range(12):
+        (many / f"note-{n:02}.md").write_text(f"# Note {n}\n\nThe Heron depot {n} opens at {n}:00.\n")
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    gone = [f"notes/many/note-{n:02}.md" for n in (1, 4, 5, 8, 11)]
+    for file_id in gone:
+        (root / file_id).unlink()
+    requests = []
+    real = RemoteMemory.request
+
+    def counted(self, method, path, **kwargs):
+        requests.append((method, path))
+        return real(self, method, path, **kwargs)
+
+    monkeypatch.setattr(RemoteMemory, "request", counted)
+    code, report, _ = ingest(capsys, "notes", "-r")
+    assert code == 0 and sorted(report["gone_from_disk"]) == gone and report["files_unchanged"] == 4 + 7, report
+    assert report["sources_removed"] == 5 and report["items_deleted"] >= 5
+    assert [str(root / file_id) for file_id in gone] == sorted(p for p, o in report["files"] if o == "removed: gone from disk")
+    assert [r for r in requests if r[0] == "DELETE"] == [("DELETE", "/v1/sources")]  # one request for the five
+    assert len(listed(capsys)) == 4 + 7
+    # More than a batch holds: one request per batch, every file forgotten and reported.
+    for n in (0, 2, 3):
+        (many / f"note-{n:02}.md").unlink()
+    monkeypatch.setattr("agent_memory.core.limits.MAX_FORGET_IDS", 2)
+    requests.clear()
+    code, report, _ = ingest(capsys, "notes", "-r")
+    assert code == 0 and sorted(report["gone_from_disk"]) == [f"notes/many/note-{n:02}.md" for n in (0, 2, 3)]
+    assert [r[0] for r in requests].count("DELETE") == 2 and len(listed(capsys)) == 4 + 4
+
+
+def test_many_ids_forgotten_in_one_request_over_http(served, capsys):
+    _, url = served
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    with httpx.Client(base_url=url) as http:
+        answer = http.delete("/v1/sources", params={"file_ids": ["notes/todo.txt", "notes/sub/deep.md", "notes/nope"]})
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert body["file_ids"] == ["notes/todo.txt", "notes/sub/deep.md", "notes/nope"]
+        assert body["not_found"] == ["notes/nope"] and body["sources"] == 2 and body["files"] == 2
+        for params, said in (({}, "got neither"), ({"prefix": "notes/", "file_ids": "notes/team.md"}, "got both")):
+            refused = http.delete("/v1/sources", params=params)
+            assert refused.status_code == 422 and said in refused.json()["error"]["message"]
+        too_many = http.delete("/v1/sources", params={"file_ids": [f"n/{i}" for i in range(101)]})
+        assert too_many.status_code == 422 and "file_ids" in too_many.json()["error"]["message"]
+    assert listed(capsys) == ["notes/budget.md", "notes/team.md"]
 
 
 def test_files_under_a_folder_over_http(served, capsys):
