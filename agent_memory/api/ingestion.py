@@ -171,6 +171,16 @@ def no_source(state, tenant: str, source_id: str) -> SourceNotFoundError:
     return SourceNotFoundError(f"no source {source_id!r} for this tenant{hint}", similar)
 
 
+def refuse_busy_tenant(state, tenant: str) -> None:
+    """409 while ``tenant`` has jobs queued or running: what they store after a removal of the tenant would stay.
+    Both removals of a tenant (its own key's and an admin's) ask this first; nothing is removed then."""
+    running = state.jobs.unfinished(tenant)
+    if running:
+        raise ApiError(409, "tenant_busy", f"tenant {tenant!r} has {running} job{'s' * (running > 1)} queued or "
+                       "running, whose writes would outlast the removal: ask again once they end (nothing was "
+                       "removed)")
+
+
 def remove_tenant(state, tenant: str, *, by: str = "its own key") -> dict[str, Any]:
     """``DELETE /v1/tenant``'s and ``DELETE /v1/tenants/{tenant}``'s answer, inline or as a job's result:
     everything ``tenant`` holds out of every store (``Memory.forget_tenant``: sessions, their archived turns,

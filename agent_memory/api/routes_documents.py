@@ -280,16 +280,18 @@ def delete_sources(state: StateDep, tenant: TenantDep,
 
 
 @router.delete("/v1/tenant", response_model=TenantForgottenOut, dependencies=[NO_BODY],
-               responses={**queued_response("the removal"), **error_responses(401, 422, 503)},
+               responses={**queued_response("the removal"), **error_responses(401, 409, 422, 503)},
                summary="Remove everything the caller's tenant holds: sources, sessions, facts")
 def delete_tenant(state: StateDep, tenant: TenantDep,
                   confirm: Annotated[str, Query(description=(
                       "The tenant's name (GET /v1/whoami), repeated: nothing removes a whole tenant by accident."))]):
     """Every session (all agents' messages and settings) and every source, item, triple and catalog record of
-    the API key's tenant, in every store. ``confirm`` must name that tenant, else 422 and nothing is removed."""
+    the API key's tenant, in every store. ``confirm`` must name that tenant, else 422 and nothing is removed;
+    409 while the tenant has jobs queued or running (their writes would outlast the removal)."""
     if confirm != tenant:
         raise ApiError(422, "invalid_request", f"confirm must repeat the tenant's name to remove all it holds: "
                                                f"this key's tenant is {tenant!r}, got {confirm[:200]!r}")
+    ingestion.refuse_busy_tenant(state, tenant)
     if write_lock_busy(state):
         return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="forget_tenant", source_id="", size=0)))
     return ingestion.remove_tenant(state, tenant)

@@ -48,11 +48,7 @@ def delete_any_tenant(tenant: str, state: StateDep, caller: AdminDep):
     if not held:
         raise ApiError(404, "not_found", f"no tenant {tenant!r}: no store holds data of it{_similar(state, tenant)}"
                                          " (nothing was removed)")
-    running = state.jobs.unfinished(tenant)
-    if running:
-        raise ApiError(409, "tenant_busy", f"tenant {tenant!r} has {running} job{'s' * (running > 1)} queued or "
-                       "running, whose writes would outlast the removal: ask again once they end (nothing was "
-                       "removed)")
+    ingestion.refuse_busy_tenant(state, tenant)
     by = "an admin key" if caller.admin else "a caller of a server that requires no key"
     if write_lock_busy(state):
         return accepted(state.jobs.submit(JobSpec(tenant=caller.job_owner, kind="forget_tenant", source_id="",

@@ -94,7 +94,7 @@ def test_an_admin_key_removes_a_tenant_and_nothing_of_another(served):
     assert "no tenant 'acme'" in api_error(http.delete("/v1/tenants/acme", headers=ADMIN), 404)
 
 
-def test_a_tenant_with_a_job_running_is_refused_and_a_removal_behind_a_job_is_queued(served, monkeypatch):
+def test_a_tenant_with_a_job_running_is_refused_by_both_removals_and_a_removal_behind_a_job_is_queued(served, monkeypatch):
     http, state, _ = served
     monkeypatch.setattr(ingestion, "LOCK_GRACE_S", 0.2)
     long = {"source_id": "notes/acme-late", "text": "The acme depot moved to Bergen. " * 20}
@@ -102,6 +102,9 @@ def test_a_tenant_with_a_job_running_is_refused_and_a_removal_behind_a_job_is_qu
         accepted = http.post("/v1/documents", json=long, headers=ACME)
         message = api_error(http.delete("/v1/tenants/acme", headers=ADMIN), 409, "tenant_busy")
         assert "tenant 'acme' has 1 job queued or running" in message and "nothing was removed" in message
+        # The tenant's own key is refused the same way: its job would write into the emptied tenant.
+        own = api_error(http.delete("/v1/tenant", params={"confirm": "acme"}, headers=ACME), 409, "tenant_busy")
+        assert "tenant 'acme' has 1 job queued or running" in own
     _done(http, accepted, ACME)
     # The write lock held past its grace: the removal is a job, read back with the admin key, its result the answer.
     with state.ingest_lock:
