@@ -28,7 +28,7 @@ from agent_memory.ingest.items import session_summary_id
 from agent_memory.ingest.ownership import DIRECT_OWNER, FILE_KEY, SESSION_OWNER, describe_owner, holders
 from agent_memory.ingest.report import IngestReport
 from agent_memory.memory.arguments import check_document, check_metadata, expect_type
-from agent_memory.memory.export_lines import read_header
+from agent_memory.memory.export_lines import metadata_hash, read_header
 from agent_memory.memory.import_files import record_file
 
 # Sources stored together (one embedding batch), and messages appended together (one transaction).
@@ -87,6 +87,8 @@ class Importer:
         self.documents: dict[str, list[tuple[int, Document]]] = defaultdict(list)  # owner -> pending
         self.turns: dict[tuple[str | None, str], list[tuple[int, TurnRecord]]] = defaultdict(list)
         self.session: _Session | None = None
+        # A file's sources whose metadata is not what was exported (its line's metadata_hash): edited by hand.
+        self.metadata_edited: set[str] = set()
 
     def feed(self, number: int, line: str | bytes) -> None:
         """One line, as text or as the UTF-8 bytes of a body read as it arrives (one not UTF-8 is a skip)."""
@@ -103,7 +105,7 @@ class Importer:
                 if self.session is not None:
                     raise ValueError("a file line after the sessions began: files follow the sources in an export")
                 self._flush_sources()  # the file's sources first: recorded only where they are stored
-                recorded, warning = record_file(self.memory, self.tenant, record)
+                recorded, warning = record_file(self.memory, self.tenant, record, self.metadata_edited)
                 self.report.files_recorded += recorded
                 self.report.warnings += [warning] if warning else []
             elif kind == "session":
@@ -139,6 +141,9 @@ class Importer:
         created = record.get("created_at")
         created = float(created) if isinstance(created, (int, float)) and math.isfinite(created) else None
         owner = record.get("owner")
+        if isinstance(owner, str) and owner.startswith(FILE_KEY) and "metadata_hash" in record \
+                and record["metadata_hash"] != metadata_hash(metadata):
+            self.metadata_edited.add(source_id)  # its file is not recorded unchanged (import_files.py)
         if record.get("kind") == "turn":
             check_text(source_id, "source_id")
             seq = record.get("seq")
