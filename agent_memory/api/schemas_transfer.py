@@ -23,8 +23,10 @@ class ImportOut(BaseModel):
         "warnings": []}]})
 
     tenant: str = Field(description="The tenant imported into: the API key's (the export's header is not used).")
-    sources_written: int = Field(description="Sources stored (new, or with another text than stored here).")
-    sources_unchanged: int = Field(description="Sources stored here already with the same text: skipped.")
+    sources_written: int = Field(description="The export's sources stored (new, or with another text than stored "
+                                             "here). A transcript's summary, made again from its turns, is not "
+                                             "one: it is no line of the export.")
+    sources_unchanged: int = Field(description="The export's sources stored here already with the same text: skipped.")
     files_recorded: int = Field(description="Ingested files recorded with their content hash: the next ingestion "
                                             "of an unchanged one skips it.")
     sessions_imported: int = Field(description="Sessions created, or given the messages they lacked.")

@@ -84,7 +84,8 @@ class Session(Scheduler, ViewBuilder, TimelineKeeper):
         # in the store too), so a second result for a call is refused after a restart as well.
         self._pairing = ToolPairing()
         recounted: list[tuple[int, int]] = []
-        for row in self.store.load_messages(self.key):
+        rows = self.store.load_messages(self.key)
+        for row in rows:
             tokens = row["tokens"]
             if row.get("tokenizer") != self._tokenizer:  # counted under another tokenizer (or unrecorded)
                 tokens = self.message_tokens(row["message"])
@@ -113,7 +114,7 @@ class Session(Scheduler, ViewBuilder, TimelineKeeper):
         self._next_seq = max([self._next_seq, *(row["last_seq"] + 1 for row in self._summaries)])
         self._entities = {name: [count, last] for name, count, last in self.store.entities(self.key)}
         self._entity_version = 0
-        self._timeline = Timeline()  # undated messages of a replayed history: only this process's appends
+        self._timeline = Timeline.of_stored(rows, self._stored_reasons)  # undated messages of a replayed history
         self._top_cache: dict[bool, tuple[int, list[str]]] = {}  # judged? -> (entity version, names)
         self._entity_verdicts: dict[str, tuple[bool, int]] = {}  # name -> (a name?, the seq it was judged on)
         self._header_cache: dict[tuple, tuple[list[dict[str, Any]], int]] = {}
@@ -223,7 +224,7 @@ class Session(Scheduler, ViewBuilder, TimelineKeeper):
                 first = self._next_seq
                 items, redated, timeline = self._dated(first, items)
                 rows = [NewMessage(first + n, item.message, item.klass.value, item.unclassified, item.tokens,
-                                   item.significant, item.entities, item.created_at, self._tokenizer)
+                                   item.significant, item.entities, item.created_at, self._tokenizer, item.stated)
                         for n, item in enumerate(items)]
                 try:
                     self.store.append_many(self.key, rows)

@@ -10,16 +10,19 @@ conversation continued after an import never meets the condition (its messages a
 history), nor does history appended after live messages (it goes back before the dated message that
 came before them), so neither is ever redated.
 
-Kept per session in the process (``Session._timeline``): a restart between an undated message and the
-next dated one leaves the undated message at the time it was appended.
+Kept per session in the process (``Session._timeline``) and rebuilt from the stored messages whenever the
+session is loaded (:meth:`Timeline.of_stored`: each row says whether its time was stated), so a restart, or
+another replica's write, between an undated message and the next dated one dates it as one process would.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from agent_memory.conversation import messages as msgs
+from agent_memory.conversation.significance import RuleDetector
 from agent_memory.core.errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -58,6 +61,22 @@ class Timeline:
         replayed = self.anchor is not None and created_at >= self.anchor
         return Timeline(created_at), [u for u in self.undated if replayed and u.appended_at > created_at]
 
+    @staticmethod
+    def of_stored(rows: Sequence[dict[str, Any]], reasons: Callable[[dict[str, Any]], tuple[str, ...]]) -> "Timeline":
+        """The timeline the appends that stored ``rows`` (a session's messages by seq, ``load_messages``) left:
+        the time of the last dated message and the undated ones after it, each with its ``reasons``. A row
+        stored before rows said whether their time was stated (``stated`` None) counts as live: nothing
+        before it is redated, as before a restart it was not."""
+        start = len(rows)
+        while start and rows[start - 1].get("stated") is False:
+            start -= 1
+        if not start or rows[start - 1].get("stated") is not True:
+            return Timeline()
+        timeline = Timeline(rows[start - 1]["created_at"])
+        for row in rows[start:]:
+            timeline, _ = timeline.after(row["seq"], row["created_at"], False, reasons(row))
+        return timeline
+
     def replay(self, first: int, messages: Sequence[tuple[float, bool, tuple[str, ...]]]
                ) -> tuple["Timeline", dict[int, tuple[float, tuple[str, ...]]]]:
         """The timeline once ``messages`` ((time, stated, reasons) each) are stored from seq ``first``, and
@@ -71,8 +90,15 @@ class Timeline:
 
 
 class TimelineKeeper:
-    """Mixed into ``Session``: it reads and keeps ``_timeline`` (reset by ``_load``) under ``_lock``, and
+    """Mixed into ``Session``: it reads and keeps ``_timeline`` (rebuilt by ``_load``) under ``_lock``, and
     writes inferred times through ``store``."""
+
+    def _stored_reasons(self, row: dict[str, Any]) -> tuple[str, ...]:
+        """A stored undated message's reasons, as its append judged them (``PendingMessage.reasons``): by the
+        rules, which a model's judge falls back on too, so that opening a session asks no model."""
+        if not row["significant"]:
+            return ()
+        return tuple(RuleDetector().judge(row["message"]["role"], msgs.text_of(row["message"])).reasons)
 
     def _dated(self, first: int, items: list[Any]) -> tuple[list[Any], dict, Timeline]:
         """``items`` (``records.PendingMessage``, to be stored from seq ``first``) with the times inferred for

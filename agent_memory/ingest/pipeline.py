@@ -1,7 +1,9 @@
 """The ingestion job: files → sources → items → embeddings → vector store, triples → graph.
 
 Files on disk and their manifests are ``file_ingestion.py``, which reads them and hands their units to
-this pipeline (it calls down to here, never the other way); from sources on, it is here.
+this pipeline (it calls down to here, never the other way); from sources on, it is here, conversation
+turns in ``turn_ingestion.py`` (mixed into the pipeline: a transcript's turns built into units, written
+by the same step as documents).
 
 Batches sources so the embedder sees many texts at once. Per source, the order of writes
 keeps what was stored safe: new items are upserted, then the facts go to the graph, then stale
@@ -20,10 +22,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from agent_memory.core.ids import content_hash
-from agent_memory.core.records import Document, MemoryItem, TurnRecord
-from agent_memory.index.context import context_text, next_turns, turn_context_texts
+from agent_memory.core.records import Document, MemoryItem
 from agent_memory.index.importance import stamp_importance
-from agent_memory.index.items import embedding_text, stamp_terms
+from agent_memory.index.items import stamp_terms
 from agent_memory.ingest import sources as readers
 from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
@@ -35,13 +36,13 @@ from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import TextStream
 from agent_memory.ingest.splitting import Splitter
 from agent_memory.ingest.summarize import make_summarizer
+from agent_memory.ingest.turn_ingestion import BATCH_SOURCES, TurnIngestion
 from agent_memory.ingest.upkeep import stamp_expiry
 from agent_memory.ingest.vectors import point_vectors
 from agent_memory.services import Services
 from agent_memory.stores.catalog import SourceEntry
 
 log = logging.getLogger(__name__)
-BATCH_SOURCES = 256
 # A call's items are embedded and stored this many at a time, each slice then reported to the caller's
 # ``on_chunks``: a document of thousands of chunks (a 300-page PDF is one source) shows how far it is
 # instead of nothing until its end. Four of the embedder's own batches of 64 (core/embedding.py): the
@@ -55,7 +56,10 @@ STORE_SLICE_ITEMS = 256
 ChunkProgress = Callable[[int, int], None]
 
 
-class IngestionPipeline:
+class IngestionPipeline(TurnIngestion):
+    """Sources into the stores: documents and large texts here, turns by ``TurnIngestion`` (turn_ingestion.py),
+    both written by ``_write``."""
+
     def __init__(self, services: Services, *, extractor=None, summaries: bool = True) -> None:
         self.services = services
         settings = services.settings
@@ -185,91 +189,6 @@ class IngestionPipeline:
                                                     path=str(stream.path), item_ids=new_ids)])
         report.sources_written += 1
         return [sid]
-
-    # ---- turns -------------------------------------------------------------------------------------
-
-    def ingest_direct_turns(self, turns: Sequence[TurnRecord], report: IngestReport | None = None) -> list[str]:
-        """``Memory.add_turns``: turns written directly, which claim nothing (re-adding a transcript is a
-        no-op); one whose ID a file, a document or a session holds raises IngestError before anything is
-        written (ingest/ownership.py)."""
-        turns = list(turns)
-        by_tenant: dict[str, list[str]] = defaultdict(list)
-        for turn in turns:
-            by_tenant[turn.tenant].append(turn.source_id)
-        for tenant, ids in by_tenant.items():
-            refuse_held(self.services.catalog, tenant, ids, None, "turn", "give the turn another session or turn ID")
-        return self.ingest_turns(turns, report)
-
-    def ingest_turns(self, turns: Sequence[TurnRecord], report: IngestReport | None = None) -> list[str]:
-        """Ingest conversation turns (one source per turn) and one summary per session."""
-        report = report if report is not None else IngestReport()
-        sessions: dict[tuple[str, str], list[TurnRecord]] = defaultdict(list)
-        for turn in turns:
-            sessions[(turn.tenant, turn.session_id)].append(turn)
-        ids: list[str] = []
-        pending: list[tuple[SourceItems, SourceEntry | None]] = []
-        rewritten: list[tuple[list[SourceItems], list[SourceItems]]] = []  # per session: its units, those written
-        for (tenant, session_id), session_turns in sessions.items():
-            units = [self.builder.turn(t, seq if t.seq is None else t.seq) for seq, t in enumerate(session_turns)]
-            summary = self.builder.session_summary(tenant, session_id, session_turns)
-            if summary is not None:
-                units.append(summary)
-            known = self.services.catalog.get_many(tenant, [u.source_id for u in units])
-            changed = [u for u in units if known.get(u.source_id) is None
-                       or known[u.source_id].content_hash != u.content_hash]
-            # Each written turn read after the turn before it: stored with it as its ``context``
-            # vector, the reranker's turn_context signal (agent_memory/index/context.py).
-            contexts = turn_context_texts(self.services, units, changed)
-            for unit in changed:
-                if unit.kind == "turn" and unit.items:
-                    unit.context_text = contexts.get(unit.items[0].id)
-            written = {id(u) for u in changed}
-            for unit in units:
-                ids.append(unit.source_id)
-                if id(unit) not in written:
-                    report.sources_unchanged += 1
-                    continue
-                pending.append((unit, known.get(unit.source_id)))
-                if len(pending) >= BATCH_SOURCES:
-                    self._write(pending, report)
-                    pending = []
-            if any(u.kind == "turn" for u in changed):
-                rewritten.append((units, changed))
-        self._write(pending, report)
-        for units, changed in rewritten:
-            self._refresh_next_contexts(units, changed, report)
-        return ids
-
-    def _refresh_next_contexts(self, units: list[SourceItems], changed: list[SourceItems], report: IngestReport) -> None:
-        """A written turn changes the context of the turn after it: when that one was not written
-        too (unchanged, or stored by an earlier job), its stored ``context`` vector is replaced."""
-        by_seq = {u.seq: u for u in units if u.kind == "turn" and u.items}
-        written = {id(u) for u in changed}
-        refresh: dict[str, tuple[MemoryItem, MemoryItem]] = {}  # next turn's first piece id → (it, previous)
-        stored_next: list[MemoryItem] = []
-        for unit in changed:
-            if unit.kind != "turn" or not unit.items or unit.seq is None:
-                continue
-            following = by_seq.get(unit.seq + 1)
-            if following is None:
-                stored_next.append(unit.items[-1])
-            elif id(following) not in written:
-                refresh[following.items[0].id] = (following.items[0], unit.items[-1])
-        if stored_next:
-            found = next_turns(self.services, stored_next[0].tenant, stored_next)
-            by_id = {i.id: i for i in stored_next}
-            refresh.update((n.id, (n, by_id[prev_id])) for prev_id, n in found.items())
-        if not refresh:
-            return
-        embedder = self.services.embedder
-        pairs = list(refresh.values())
-        spaces = embedder.spaces_for([embedding_text(item) for item, _ in pairs])  # where each turn lives
-        before = embedder.computed
-        limit = self.services.settings.turn_context_previous_max_words
-        vectors = embedder.embed_documents([context_text(item, prev, limit) for item, prev in pairs], spaces)
-        report.embeddings_computed += embedder.computed - before
-        self.services.vectors.set_context({item.id: (space, vector)
-                                           for (item, _), space, vector in zip(pairs, spaces, vectors)})
 
     # ---- writing -----------------------------------------------------------------------------------
 

@@ -8,15 +8,16 @@ is read by :func:`header_of` and :func:`read_header` here, beside what writes it
    (``path``) and who wrote it (``owner``: the file ``file:<id>`` that held it, ``api:`` for a document written
    directly, ``session:<id>`` for a deleted session's kept turns), and its text, put back together from its
    stored pieces by their character offsets. Only the whitespace between two pieces is not stored: the text
-   is ``text_verified`` when it hashes to what ingestion recorded, else that whitespace is a guess. Summaries,
+   is ``text_verified`` when it hashes to what ingestion recorded, else that whitespace is a guess. A file's
+   source also carries ``metadata_hash``, its metadata's hash as exported (``metadata_hash``). Summaries,
    vectors and graph facts are not exported: the importing deployment derives them again with its own models
    and settings. A live session's archived turns are not source lines either: its messages rebuild them.
 3. One ``file`` line per ingested file that holds exported sources, after the sources: its manifest (its ID,
    ``path``, ``content_hash``, ``named_by_user``), the IDs of its ``sources`` written above and, in
    ``source_hashes``, each one's content hash as the file's ingestion stored it, so that an import records the
    file as ingested, and the next ingestion of the same file skips it as unchanged instead of reading and
-   embedding it again, only where every source it stored is the text the file gave (not one edited in the
-   export). An export without these lines (written before them) imports all the same.
+   embedding it again, only where every source it stored is the text and metadata the file gave (not one
+   edited in the export). An export without these lines (written before them) imports all the same.
 4. Per working-memory session (and sub-agent): a ``session`` line (its ID, agent, settings, how far it was
    archived and which archived turns long-term memory no longer holds, because they were forgotten) followed by
    its ``message`` lines as appended: role, content, name, tool calls, with ``timestamp`` (Unix seconds) and
@@ -207,9 +208,17 @@ def source_line(source_id: str, entry, owner: str | None, items: list[MemoryItem
         said = line["title"] + "\x1f"
     line["text"], line["text_verified"] = _verified(rebuilt_text(pieces), pieces,
                                                     lambda text: entry is not None and content_hash(said + text) == entry.content_hash)
+    if isinstance(owner, str) and owner.startswith(FILE_KEY):
+        line["metadata_hash"] = metadata_hash(metadata)
     if not pieces:
         line["problem"] = "the catalog lists it but no stored item holds its text"
     return line
+
+
+def metadata_hash(metadata: dict[str, Any]) -> str:
+    """A source's metadata as one hash, its keys sorted: a file's source line carries it beside the metadata, so
+    that an import sees metadata edited in the export, which the content hash (title and text) leaves out."""
+    return content_hash(json.dumps(metadata, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
 
 
 def rebuilt_text(pieces: list[MemoryItem]) -> str:

@@ -2,9 +2,10 @@
 recorded again, so the next ingestion of that file skips it as unchanged (by its content hash) instead of
 reading and embedding it again. A manifest is recorded only where the import left every source the export
 listed for the file stored here, held by that file, and holding the text the file's ingestion stored (its
-content hash, the line's ``source_hashes``): one recorded over a missing source would have the next ingestion
-skip the file and never write that source again, and one recorded over a source edited in the export would
-keep text that no file holds, for as long as the file does not change. Where this data dir already records
+content hash, the line's ``source_hashes``) and the metadata exported (each source line's ``metadata_hash``):
+one recorded over a missing source would have the next ingestion skip the file and never write that source
+again, and one recorded over a source edited in the export would keep text or metadata that no file holds, for
+as long as the file does not change. Where this data dir already records
 the file, such an import makes its manifest one that never matches, so the next ingestion reads it again."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from agent_memory.core.storable import control_character
+from agent_memory.ingest.consistency import NO_HASH
 from agent_memory.ingest.discovery import check_source_id
 from agent_memory.ingest.file_ingestion import PARTIAL
 from agent_memory.ingest.ownership import FILE_KEY
@@ -24,9 +26,11 @@ MAX_HASH_CHARS = 256
 MAX_PATH_CHARS = 4096
 
 
-def record_file(memory, tenant: str, record: dict[str, Any]) -> tuple[bool, str | None]:
+def record_file(memory, tenant: str, record: dict[str, Any],
+                metadata_edited: set[str] | frozenset[str] = frozenset()) -> tuple[bool, str | None]:
     """Record the manifest of ``record`` (a ``file`` line) for ``tenant``: whether it was recorded now (not: it
     was before, or see the warning), and a warning saying why not and what the next ingestion does.
+    ``metadata_edited``: the sources whose lines held metadata other than exported (their ``metadata_hash``).
     ValueError/TypeError/KeyError for a line that is no file's manifest (the import's skip)."""
     file_id = check_source_id(expect_type(record["file_id"], str, "file_id", "a file's source ID"))
     content_hash = expect_type(record["content_hash"], str, "content_hash", "a file's content hash")
@@ -54,6 +58,13 @@ def record_file(memory, tenant: str, record: dict[str, Any]) -> tuple[bool, str 
         # restored exactly). The file on disk is what the next ingestion stores again.
         altered = [sid for sid in sources if sid in present and sid in exported
                    and present[sid].content_hash != exported[sid]]
+        # Metadata edited in the export, which no content hash covers: each such source of the file loses its
+        # hash (as `check --repair` marks one to ingest again), so the next ingestion writes it with the file's
+        # metadata instead of calling it unchanged by its title and text.
+        edited = [sid for sid in sources if sid in metadata_edited and sid in present and owners.get(sid) == owner]
+        if edited:
+            catalog.put_many([replace(present[sid], content_hash=NO_HASH) for sid in edited])
+            altered += [sid for sid in edited if sid not in altered]
         if here is not None and here.content_hash == content_hash and not altered:
             return False, None  # imported before (or ingested here from the same bytes)
         missing = [sid for sid in sources if sid not in present or owners.get(sid) != owner]
@@ -84,6 +95,6 @@ def record_file(memory, tenant: str, record: dict[str, Any]) -> tuple[bool, str 
 
 
 def _altered_warning(file_id: str, altered: list[str], sources: list[str]) -> str:
-    return (f"file {file_id!r}: {len(altered)} of its {len(sources)} sources now hold text other than the file's "
-            f"ingestion stored (first {altered[0]!r}: edited in the export, or not restored exactly), so it does not count as ingested unchanged: "
-            "the next ingestion reads it again and stores the file's text")
+    return (f"file {file_id!r}: {len(altered)} of its {len(sources)} sources now hold text or metadata other than "
+            f"the file's ingestion stored (first {altered[0]!r}: edited in the export, or not restored exactly), so "
+            "it does not count as ingested unchanged: the next ingestion reads it again and stores the file's text")

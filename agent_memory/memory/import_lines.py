@@ -24,10 +24,11 @@ from agent_memory.core.records import Document, TurnRecord
 from agent_memory.core.storable import check_text
 from agent_memory.ingest.bulk_forget import forget_many
 from agent_memory.ingest.discovery import check_source_id
+from agent_memory.ingest.items import session_summary_id
 from agent_memory.ingest.ownership import DIRECT_OWNER, FILE_KEY, SESSION_OWNER, describe_owner, holders
 from agent_memory.ingest.report import IngestReport
 from agent_memory.memory.arguments import check_document, check_metadata, expect_type
-from agent_memory.memory.export_lines import read_header
+from agent_memory.memory.export_lines import metadata_hash, read_header
 from agent_memory.memory.import_files import record_file
 
 # Sources stored together (one embedding batch), and messages appended together (one transaction).
@@ -86,6 +87,8 @@ class Importer:
         self.documents: dict[str, list[tuple[int, Document]]] = defaultdict(list)  # owner -> pending
         self.turns: dict[tuple[str | None, str], list[tuple[int, TurnRecord]]] = defaultdict(list)
         self.session: _Session | None = None
+        # A file's sources whose metadata is not what was exported (its line's metadata_hash): edited by hand.
+        self.metadata_edited: set[str] = set()
 
     def feed(self, number: int, line: str | bytes) -> None:
         """One line, as text or as the UTF-8 bytes of a body read as it arrives (one not UTF-8 is a skip)."""
@@ -102,7 +105,7 @@ class Importer:
                 if self.session is not None:
                     raise ValueError("a file line after the sessions began: files follow the sources in an export")
                 self._flush_sources()  # the file's sources first: recorded only where they are stored
-                recorded, warning = record_file(self.memory, self.tenant, record)
+                recorded, warning = record_file(self.memory, self.tenant, record, self.metadata_edited)
                 self.report.files_recorded += recorded
                 self.report.warnings += [warning] if warning else []
             elif kind == "session":
@@ -138,6 +141,9 @@ class Importer:
         created = record.get("created_at")
         created = float(created) if isinstance(created, (int, float)) and math.isfinite(created) else None
         owner = record.get("owner")
+        if isinstance(owner, str) and owner.startswith(FILE_KEY) and "metadata_hash" in record \
+                and record["metadata_hash"] != metadata_hash(metadata):
+            self.metadata_edited.add(source_id)  # its file is not recorded unchanged (import_files.py)
         if record.get("kind") == "turn":
             check_text(source_id, "source_id")
             seq = record.get("seq")
@@ -180,15 +186,21 @@ class Importer:
 
     def _turns(self, turns: list[TurnRecord], owner: str | None, report: IngestReport) -> list[str]:
         """Turns as their owner wrote them: a file's or a deleted session's claimed for it again, a transcript
-        added directly unclaimed (``Memory.add_turns``)."""
+        added directly unclaimed (``Memory.add_turns``). ``report`` counts the turns only: their sessions'
+        summaries, made again from them, were no line of the export (see ``_uncount_summaries``)."""
+        catalog = self.memory.services.catalog
+        summary_ids = sorted({session_summary_id(t.session_id) for t in turns})
+        before = catalog.get_many(self.tenant, summary_ids)
         ingestion = self.memory.ingestion
         if not owner or not owner.startswith((FILE_KEY, SESSION_OWNER)):
-            return ingestion.ingest_direct_turns(turns, report)
-        catalog = self.memory.services.catalog
-        catalog.claim(self.tenant, owner, [t.source_id for t in turns])
-        written = ingestion.ingest_turns(turns, report)
-        if owner.startswith(FILE_KEY):  # a transcript's summary is its file's, as ingesting the file makes it
-            catalog.claim(self.tenant, owner, written)
+            written = ingestion.ingest_direct_turns(turns, report)
+        else:
+            catalog.claim(self.tenant, owner, [t.source_id for t in turns])
+            written = ingestion.ingest_turns(turns, report)
+            if owner.startswith(FILE_KEY):  # a transcript's summary is its file's, as ingesting the file makes it
+                catalog.claim(self.tenant, owner, written)
+        made = sorted(set(summary_ids) & set(written))  # none where summaries are turned off here
+        _uncount_summaries(report, before, catalog.get_many(self.tenant, made))
         return written
 
     def _store(self, pending: list[tuple[int, Any]], write) -> None:
@@ -330,6 +342,19 @@ def _forget_again(memory, tenant: str, session: _Session, report: ImportReport) 
         mine = [sid for sid in ids if owners.get(sid) == SESSION_OWNER + session.session_id]
         if mine:
             report.turns_forgotten += forget_many(memory.services, tenant, mine)["sources"]
+
+
+def _uncount_summaries(report: IngestReport, before: dict[str, Any], after: dict[str, Any]) -> None:
+    """Takes the sessions' summaries out of ``report``'s source counts, where ingestion counted each as a source
+    written (made, or made anew) or unchanged. The import's report counts the export's source lines, so that
+    written, unchanged and skipped add up to the sources the export says it holds: a summary is derived from
+    the turns as their chunks and embeddings are, not a source the user exported (the export leaves it out)."""
+    for summary_id, entry in after.items():
+        previous = before.get(summary_id)
+        if previous is None or previous.content_hash != entry.content_hash:
+            report.sources_written -= 1
+        else:
+            report.sources_unchanged -= 1
 
 
 def _same(row: dict[str, Any], message: dict[str, Any], retention: Any) -> bool:

@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from agent_memory.stores.postgres import PostgresDB, backup_refused
-from agent_memory.stores.sqlite_sessions import Key, NewMessage, SessionConflictError, message_row, summary_statement
+from agent_memory.stores.sqlite_sessions import (
+    MESSAGE_FIELDS,
+    Key,
+    NewMessage,
+    SessionConflictError,
+    message_row,
+    summary_statement,
+)
 
 SUMMARY_INSERT = ("INSERT INTO session_summaries (session_id, agent_id, first_seq, last_seq, tier, text, tokens, method,"
                   " validation, created_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)")
@@ -80,7 +87,7 @@ class PostgresSessionStore:
         """Every row in one transaction under the session's lock: all stored or none, and no other append
         lands between them (the first seq already taken: ``SessionConflictError``)."""
         statements = NewMessage.statements(
-            key, rows, f"INSERT INTO session_messages ({NewMessage.COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            key, rows, f"INSERT INTO session_messages ({NewMessage.COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             "INSERT INTO session_entities (session_id, agent_id, name, count, last_seq) VALUES (%s,%s,%s,1,%s)"
             " ON CONFLICT (session_id, agent_id, name) DO UPDATE SET count = session_entities.count + 1,"
             " last_seq = excluded.last_seq")
@@ -115,10 +122,7 @@ class PostgresSessionStore:
 
     # -- reads -------------------------------------------------------------------------------
     def load_messages(self, key: Key) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at, tokenizer"
-            " FROM session_messages"
-            " WHERE session_id=%s AND agent_id=%s ORDER BY seq", key)
+        rows = self._rows(f"SELECT {MESSAGE_FIELDS} FROM session_messages WHERE session_id=%s AND agent_id=%s ORDER BY seq", key)
         return [message_row(r) for r in rows]
 
     def recent(self, key: Key, n: int) -> list[dict[str, Any]]:
@@ -201,10 +205,8 @@ class PostgresSessionStore:
                    " GREATEST(session_archive_marks.archived_through, excluded.archived_through)", (*key, seq))])
 
     def messages_after(self, key: Key, seq: int) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at, tokenizer"
-            " FROM session_messages"
-            " WHERE session_id=%s AND agent_id=%s AND seq > %s ORDER BY seq", (*key, seq))
+        rows = self._rows(f"SELECT {MESSAGE_FIELDS} FROM session_messages WHERE session_id=%s AND agent_id=%s AND seq > %s"
+                          " ORDER BY seq", (*key, seq))
         return [message_row(r) for r in rows]
 
     def unarchived(self) -> list[Key]:

@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS messages (
     session_id TEXT NOT NULL, agent_id TEXT NOT NULL, seq INTEGER NOT NULL,
     role TEXT NOT NULL, retention TEXT NOT NULL, unclassified INTEGER NOT NULL DEFAULT 0,
     body TEXT NOT NULL, tokens INTEGER NOT NULL, status TEXT NOT NULL DEFAULT 'active',
-    significant INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, tokenizer TEXT,
+    significant INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, tokenizer TEXT, stated INTEGER,
     PRIMARY KEY (session_id, agent_id, seq)
 );
 CREATE TABLE IF NOT EXISTS summaries (
@@ -49,6 +49,8 @@ CREATE TABLE IF NOT EXISTS archive_marks (
 """
 
 Key = tuple[str, str]
+# What both drivers select of a message row, in the order ``message_row`` reads.
+MESSAGE_FIELDS = "seq, retention, unclassified, body, tokens, status, significant, created_at, tokenizer, stated"
 # Every table holding a session's rows (``delete`` clears them all).
 TABLES = ("messages", "summaries", "entities", "session_state", "archive_marks")
 
@@ -68,16 +70,20 @@ class NewMessage:
     # The token counter ``tokens`` was counted with (``TokenCounter.name``): a session opened under
     # another one counts the message again (conversation/session.py). None: not recorded (older rows).
     tokenizer: str | None = None
+    # ``created_at`` is the message's own timestamp (else: its append's, or one inferred): a session opened again
+    # rebuilds its timeline of undated messages from it (conversation/timeline.py). None: not recorded (older rows).
+    stated: bool | None = None
 
     # The message row's columns, in this order, in both drivers (sqlite3 stores a bool as 0 or 1).
     COLUMNS = ("session_id, agent_id, seq, role, retention, unclassified, body, tokens, significant, created_at,"
-               " tokenizer")
+               " tokenizer, stated")
 
     def values(self, key: Key) -> tuple:
         """The row's values for ``COLUMNS`` (no time given: now)."""
         return (*key, self.seq, self.message["role"], self.retention, bool(self.unclassified),
                 json.dumps(self.message, ensure_ascii=False), self.tokens, bool(self.significant),
-                time.time() if self.created_at is None else float(self.created_at), self.tokenizer)
+                time.time() if self.created_at is None else float(self.created_at), self.tokenizer,
+                None if self.stated is None else bool(self.stated))
 
     @staticmethod
     def statements(key: Key, rows: list["NewMessage"], insert: str, count_entity: str) -> list[tuple[str, tuple]]:
@@ -172,20 +178,21 @@ class SessionStore:
             # FULL: each append is fsynced, surviving power loss too; NORMAL survives process crashes only.
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             self._db.executescript(SCHEMA)
-            self._add_tokenizer_column()
+            self._add_columns()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open session store {path.name}: {exc}") from exc
 
-    def _add_tokenizer_column(self) -> None:
-        """A file from before token counts named their counter gets the column (its rows: NULL, unknown)."""
+    def _add_columns(self) -> None:
+        """A file from before token counts named their counter, or before messages said whether their time was
+        stated, gets the column (its rows: NULL, unknown)."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(messages)")}
-        if "tokenizer" in columns:
-            return
-        try:
-            self._db.execute("ALTER TABLE messages ADD COLUMN tokenizer TEXT")
-        except sqlite3.OperationalError as exc:
-            if "duplicate column" not in str(exc):  # another connection added it first: fine
-                raise
+        for name, kind in (("tokenizer", "TEXT"), ("stated", "INTEGER")):
+            try:
+                if name not in columns:
+                    self._db.execute(f"ALTER TABLE messages ADD COLUMN {name} {kind}")
+            except sqlite3.OperationalError as exc:
+                if "duplicate column" not in str(exc):  # another connection added it first: fine
+                    raise
 
     def snapshot_to(self, path: Path) -> None:
         with self._lock:  # no append in between: the copy holds every message acknowledged before it
@@ -241,7 +248,7 @@ class SessionStore:
     def append_many(self, key: Key, rows: list[NewMessage]) -> None:
         """Every row in one transaction: a failure at any of them stores none (the caller's batch is atomic)."""
         statements = NewMessage.statements(
-            key, rows, f"INSERT INTO messages ({NewMessage.COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            key, rows, f"INSERT INTO messages ({NewMessage.COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             "INSERT INTO entities (session_id, agent_id, name, count, last_seq) VALUES (?,?,?,1,?)"
             " ON CONFLICT(session_id, agent_id, name) DO UPDATE SET count = count + 1, last_seq = excluded.last_seq")
         if statements:
@@ -282,9 +289,7 @@ class SessionStore:
 
     # -- reads -------------------------------------------------------------------------------
     def load_messages(self, key: Key) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at, tokenizer FROM messages"
-            " WHERE session_id=? AND agent_id=? ORDER BY seq", key)
+        rows = self._rows(f"SELECT {MESSAGE_FIELDS} FROM messages WHERE session_id=? AND agent_id=? ORDER BY seq", key)
         return [message_row(r) for r in rows]
 
     def recent(self, key: Key, n: int) -> list[dict[str, Any]]:
@@ -367,9 +372,8 @@ class SessionStore:
                    " archived_through = MAX(archived_through, excluded.archived_through)", (*key, seq))])
 
     def messages_after(self, key: Key, seq: int) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "SELECT seq, retention, unclassified, body, tokens, status, significant, created_at, tokenizer FROM messages"
-            " WHERE session_id=? AND agent_id=? AND seq > ? ORDER BY seq", (*key, seq))
+        rows = self._rows(f"SELECT {MESSAGE_FIELDS} FROM messages WHERE session_id=? AND agent_id=? AND seq > ?"
+                          " ORDER BY seq", (*key, seq))
         return [message_row(r) for r in rows]
 
     def unarchived(self) -> list[Key]:
@@ -383,10 +387,11 @@ class SessionStore:
 
 
 def message_row(r: tuple) -> dict[str, Any]:
-    """A message row as both session backends select it (seq, retention, unclassified, body, tokens,
-    status, significant, created_at, tokenizer) -> the dict ``load_messages`` and ``messages_after`` return."""
+    """A message row as both session backends select it (``MESSAGE_FIELDS``) -> the dict ``load_messages`` and
+    ``messages_after`` return."""
     return dict(seq=r[0], retention=r[1], unclassified=bool(r[2]), message=json.loads(r[3]), tokens=r[4],
-                status=r[5], significant=bool(r[6]), created_at=float(r[7]), tokenizer=r[8])
+                status=r[5], significant=bool(r[6]), created_at=float(r[7]), tokenizer=r[8],
+                stated=None if r[9] is None else bool(r[9]))
 
 
 def summary_statement(key: Key, summary: dict[str, Any], insert: str) -> tuple[str, tuple]:

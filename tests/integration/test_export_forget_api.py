@@ -164,7 +164,7 @@ def test_a_source_edited_in_the_export_and_imported_through_the_server_is_read_f
     code, stdout, _ = run_cli(capsys, ["import", str(out), "--json"])
     report = json.loads(stdout)
     assert code == 0 and report["sources_written"] == 1 and report["files_recorded"] == 0, report
-    assert "file 'notes/a.md': 1 of its 1 sources now hold text other than" in report["warnings"][0], report
+    assert "file 'notes/a.md': 1 of its 1 sources now hold text or metadata other than" in report["warnings"][0], report
     code, stdout, _ = run_cli(capsys, ["ingest", "notes", "--json"])
     assert code == 0 and json.loads(stdout)["files_ingested"] == 1 and json.loads(stdout)["files_unchanged"] == 1
     code, stdout, _ = run_cli(capsys, ["export"])

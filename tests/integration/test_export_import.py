@@ -86,7 +86,8 @@ def test_documents_and_sessions_come_back_whole_with_the_same_citations(source):
     with Memory(data_dir=tmp_path / "b") as target:
         report = target.import_export(lines)
         assert report.ok and report.tenant == "acme", report.to_dict()
-        assert report.sources_written == 5 + 1 and report.sessions_imported == 1 and report.messages_appended == 5
+        # The export's 5 source lines; call-7's summary, made again from its turns, is no source of the export.
+        assert report.sources_written == 5 and report.sessions_imported == 1 and report.messages_appended == 5
         after = target.prompt(QUESTION, budget=600, tenant="acme")
         assert [p.source_id for p in after.passages] == cited and "notes/kestrel.md" in cited
         assert [m["message"] for m in target.messages("chat-1", tenant="acme")] == \
@@ -98,7 +99,7 @@ def test_documents_and_sessions_come_back_whole_with_the_same_citations(source):
         assert target.tenants() == ["acme"]
         # Twice: nothing changes.
         again = target.import_export(lines)
-        assert again.ok and again.sources_written == 0 and again.sources_unchanged == 5 + 1
+        assert again.ok and again.sources_written == 0 and again.sources_unchanged == 5
         assert again.sessions_unchanged == 1 and again.messages_appended == 0
         assert len(target.messages("chat-1", tenant="acme")) == 5
         assert exported(target)[1:-1] != [] and _sans_times(exported(target)) == _sans_times(lines)
@@ -138,7 +139,7 @@ def test_bad_lines_are_skipped_by_number_and_the_rest_is_imported(source):
         assert skipped[3].startswith("not JSON") and "x/empty" in skipped[4] and "'recipe'" in skipped[5]
         assert "NUL" in skipped[7] and "metadata" in skipped[8] and "source_id '../x'" in skipped[9]
         assert "role" in skipped[message_at + 2] and not report.ok and report.complete
-        assert report.sources_written == 5 + 1 and report.messages_appended == 4
+        assert report.sources_written == 5 and report.messages_appended == 4
 
 
 def test_another_format_version_or_no_header_is_refused_before_anything_is_stored(source):
@@ -153,8 +154,8 @@ def test_another_format_version_or_no_header_is_refused_before_anything_is_store
             target.import_export(["", "  "])
         assert target.tenants() == [] and target.sessions(tenant="acme") == []
         # Cut short: what it holds is imported, and the report says the end is missing.
-        report = target.import_export(lines[:4])  # two turns of call-7 (and its summary made again), one note
-        assert report.complete is False and not report.ok and report.sources_written == 4
+        report = target.import_export(lines[:4])  # two turns of call-7 (and its summary, not counted), one note
+        assert report.complete is False and not report.ok and report.sources_written == 3
         assert "cut short" in report.warnings[-1]
 
 
@@ -205,9 +206,13 @@ def test_export_and_import_on_the_command_line(source, monkeypatch, capsys):
     assert code == 0 and "9981" in stdout and "Kestrel" not in stdout
     code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(out), "--json"])
     report = json.loads(stdout)
-    assert code == 0 and report["tenant"] == "acme" and report["sources_written"] == 6 and report["complete"]
+    # The report counts the export's source lines (its end line says 5), not call-7's summary made again from its
+    # turns: it said 'sources written 6' of an export of 5 sources.
+    assert json.loads(lines[-1])["sources"] == 5
+    assert code == 0 and report["tenant"] == "acme" and report["sources_written"] == 5 and report["complete"]
     code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(out)])
-    assert code == 0 and "sources unchanged  6" in stdout and "sessions unchanged 1" in stdout
+    assert code == 0 and "sources written    0" in stdout and "sources unchanged  5" in stdout, stdout
+    assert "sessions unchanged 1" in stdout
     out.write_text(out.read_text() + "{broken\n")
     code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(out)])
     assert code == 1 and f"skipped line {len(lines) + 1}: not JSON" in stdout

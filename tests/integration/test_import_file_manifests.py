@@ -52,7 +52,9 @@ def test_an_ingest_after_an_import_skips_the_files_it_imported_unchanged_and_rea
     old = tmp_path / "old.jsonl"
     old.write_text("".join(line + "\n" for line in out.read_text().splitlines() if '"type": "file"' not in line))
     code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(old), "--json"])
-    assert code == 0 and json.loads(stdout)["files_recorded"] == 0 and json.loads(stdout)["sources_written"] == 7
+    # The export's 6 sources (call.json's summary is made again from its turns, and is none of them).
+    assert records[-1]["sources"] == 6
+    assert code == 0 and json.loads(stdout)["files_recorded"] == 0 and json.loads(stdout)["sources_written"] == 6
     assert _ingested(capsys, tmp_path / "c", notes)["files_unchanged"] == 0
 
 
@@ -129,7 +131,7 @@ def test_a_source_edited_in_the_export_has_the_next_ingest_read_its_file_again(t
     assert sorted(file_line["source_hashes"]) == ["osprey", "pelican"]
     edited = tmp_path / "edited.jsonl"
     edited.write_text(_edited(lines, "pelican", " EDITED with Zorblax."))
-    warning = ("file 'notes/c.jsonl': 1 of its 2 sources now hold text other than the file's ingestion stored "
+    warning = ("file 'notes/c.jsonl': 1 of its 2 sources now hold text or metadata other than the file's ingestion stored "
                "(first 'pelican'")
     for data_dir, written, recorded in ((tmp_path / "a", 1, 0), (tmp_path / "b", 3, 1)):
         code, stdout, _ = run_cli(capsys, ["--data-dir", str(data_dir), "import", str(edited), "--json"])
@@ -149,6 +151,43 @@ def test_a_source_edited_in_the_export_has_the_next_ingest_read_its_file_again(t
     report = json.loads(stdout)
     assert code == 0 and report["files_recorded"] == 2 and report["warnings"] == [], report
     assert _ingested(capsys, tmp_path / "c", notes)["files_unchanged"] == 2
+
+
+def test_a_source_s_metadata_edited_in_the_export_has_the_next_ingest_write_the_file_s_again(
+        tmp_path, monkeypatch, capsys):
+    """A user edits one record's metadata in an export, not its text, and imports it, over the data dir it came
+    from or into a fresh one: the content hash covers title and text only, so the file was recorded unchanged and
+    the edited metadata, which no file has, stayed. Now the import warns naming the file, and the next ingest
+    reads the file again and stores the record with the file's metadata."""
+    embedded_cli_env(monkeypatch, tmp_path / "unused")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "c.jsonl").write_text('{"id": "osprey", "text": "Record one: Osprey ships in May.", "team": "ops"}\n'
+                                   '{"id": "pelican", "text": "Record two: Pelican ships in June.", "team": "ops"}\n')
+    _ingested(capsys, tmp_path / "a", notes)
+    out = tmp_path / "export.jsonl"
+    assert run_cli(capsys, ["--data-dir", str(tmp_path / "a"), "export", "--out", str(out)])[0] == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    pelican = next(r for r in records if r.get("source_id") == "pelican")
+    assert pelican["metadata"]["team"] == "ops" and pelican["metadata_hash"]
+    pelican["metadata"]["team"] = "Zorblax"
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("".join(json.dumps(r) + "\n" for r in records))
+    warning = "file 'notes/c.jsonl': 1 of its 2 sources now hold text or metadata other than"
+    for data_dir, written in ((tmp_path / "a", 0), (tmp_path / "b", 2)):
+        code, stdout, _ = run_cli(capsys, ["--data-dir", str(data_dir), "import", str(edited), "--json"])
+        report = json.loads(stdout)
+        assert code == 0 and report["sources_written"] == written and report["files_recorded"] == 0, report
+        assert len(report["warnings"]) == 1 and warning in report["warnings"][0], report["warnings"]
+        again = _ingested(capsys, data_dir, notes)
+        assert again["files_ingested"] == 1 and again["sources_written"] == 1, again
+        code, stdout, _ = run_cli(capsys, ["--data-dir", str(data_dir), "export"])
+        assert code == 0 and "Zorblax" not in stdout and '"team": "ops"' in stdout
+        assert _ingested(capsys, data_dir, notes)["files_unchanged"] == 1  # the file's metadata, recorded as such
+    # The export as written imports with its file recorded: the next ingest reads nothing again.
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "c"), "import", str(out), "--json"])
+    assert code == 0 and json.loads(stdout)["files_recorded"] == 1 and json.loads(stdout)["warnings"] == [], stdout
+    assert _ingested(capsys, tmp_path / "c", notes)["files_unchanged"] == 1
 
 
 def test_an_import_s_files_ingested_from_a_copy_elsewhere(tmp_path, monkeypatch, capsys):

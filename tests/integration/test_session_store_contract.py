@@ -12,7 +12,7 @@ from postgres_support import BackendOpener, postgres_param
 from agent_memory.conversation import CompactionConfig, SessionManager
 from agent_memory.core.errors import BackupError, StoreError
 from agent_memory.core.tokens import TiktokenCounter
-from agent_memory.stores.sqlite_sessions import SessionStorage, SessionStore
+from agent_memory.stores.sqlite_sessions import NewMessage, SessionStorage, SessionStore
 
 COUNTER = TiktokenCounter("cl100k_base")
 KEY = ("acme/chat", "")
@@ -43,6 +43,18 @@ def append(store, seq: int, content: str, key=KEY, entities=()) -> None:
                  tokens=len(content), significant=seq == 0, entities=entities, tokenizer="cl100k_base")
 
 
+def test_a_message_row_says_whether_its_time_was_its_own_timestamp(opener):
+    """What a reopened session rebuilds its timeline of undated messages from (conversation/timeline.py)."""
+    store = opener()
+    store.append_many(KEY, [NewMessage(0, {"role": "user", "content": "dated"}, "normal", False, 1, False,
+                                       created_at=1_683_554_160.0, stated=True),
+                            NewMessage(1, {"role": "user", "content": "undated"}, "normal", False, 1, False,
+                                       stated=False)])
+    append(store, 2, "not recorded")
+    assert [(r["seq"], r["stated"]) for r in store.load_messages(KEY)] == [(0, True), (1, False), (2, None)]
+    assert [r["stated"] for r in store.messages_after(KEY, 0)] == [False, None]
+
+
 def test_messages_round_trip_in_order_and_stay_per_key(opener):
     store = opener()
     assert isinstance(store, SessionStorage)
@@ -54,7 +66,7 @@ def test_messages_round_trip_in_order_and_stay_per_key(opener):
     assert rows[1] == {"seq": 1, "retention": "normal", "unclassified": True, "status": "active",
                        "message": {"role": "user", "content": "message 1 — ünïcode 你好"},
                        "tokens": len("message 1 — ünïcode 你好"), "significant": False,
-                       "created_at": rows[1]["created_at"], "tokenizer": "cl100k_base"}
+                       "created_at": rows[1]["created_at"], "tokenizer": "cl100k_base", "stated": None}
     assert rows[0]["significant"] and not rows[0]["unclassified"]
     assert [m["content"] for m in store.recent(KEY, 2)] == ["message 3 — ünïcode 你好", "message 4 — ünïcode 你好"]
     assert store.sessions() == [("acme/chat", ""), ("acme/chat", "planner")]

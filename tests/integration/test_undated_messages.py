@@ -59,6 +59,31 @@ def test_an_undated_message_in_an_imported_history_takes_the_next_dated_time(mem
     assert "[S:lease/m2]" not in late.prompt
 
 
+def test_a_restart_between_an_undated_message_and_the_next_dated_one_dates_it_the_same(tmp_path):
+    """The session's timeline of undated messages was this process's only: reopened (a restart) after the
+    undated message, the dated one after it left it at the time it was appended, under a heading of today."""
+    settings = load_settings(data_dir=tmp_path / "once", triple_extractor="rules", llm_model=None)
+    with Memory(settings=settings, tenant="acme") as memory:
+        for message in LEASE:
+            memory.add_message("lease", message)
+        memory.working_memory.flush()
+        once = turns(memory)["lease/m2"]
+        once_time = memory.messages("lease")[2]["timestamp"]
+    settings = load_settings(data_dir=tmp_path / "restarted", triple_extractor="rules", llm_model=None)
+    with Memory(settings=settings, tenant="acme") as memory:
+        for message in LEASE[:3]:
+            memory.add_message("lease", message)
+        memory.working_memory.flush()
+    with Memory(settings=settings, tenant="acme") as memory:  # the same data dir, a new process's Memory
+        memory.add_message("lease", LEASE[3])
+        memory.working_memory.flush()
+        gap = turns(memory)["lease/m2"]
+        assert memory.messages("lease")[2]["timestamp"] == once_time == MAY_8_2023 + 300
+        assert gap.created_at == once.created_at == MAY_8_2023 + 300
+        assert gap.metadata["timestamp"] == once.metadata["timestamp"] and gap.metadata["timestamp_inferred"] is True
+        assert gap.metadata["reasons"] == once.metadata["reasons"] and "decision" in gap.metadata["reasons"]
+
+
 def test_a_batch_dates_its_undated_messages_the_same_way(memory):
     memory.add_messages("lease", LEASE)
     gap = turns(memory)["lease/m2"]

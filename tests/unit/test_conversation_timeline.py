@@ -32,3 +32,20 @@ def test_a_long_undated_run_is_a_live_conversation():
     timeline, _ = Timeline(MAY_2023).replay(0, run)
     assert timeline == Timeline()
     assert timeline.replay(len(run), [(MAY_2023 + 60, True, ())])[1] == {}
+
+
+def _row(seq: int, created_at: float, stated: bool | None, significant: bool = False) -> dict:
+    return {"seq": seq, "created_at": created_at, "stated": stated, "significant": significant}
+
+
+def test_a_reopened_session_s_timeline_is_the_one_its_appends_left():
+    reasons = {2: ("decision",)}
+    rows = [_row(0, MAY_2023, True), _row(1, MAY_2023 + 60, True), _row(2, NOW, False, True), _row(3, NOW + 1, False)]
+    appended, _ = Timeline().replay(0, [(r["created_at"], r["stated"], reasons.get(r["seq"], ())) for r in rows])
+    assert Timeline.of_stored(rows, lambda row: reasons.get(row["seq"], ())) == appended
+    assert appended.anchor == MAY_2023 + 60 and [u.seq for u in appended.undated] == [2, 3]
+    # Undated with no dated message before them, or after a row that does not say (stored before rows did):
+    # live, as the appends left them.
+    assert Timeline.of_stored(rows[2:], lambda row: ()) == Timeline()
+    assert Timeline.of_stored([_row(0, MAY_2023, None), *rows[2:]], lambda row: ()) == Timeline()
+    assert Timeline.of_stored([], lambda row: ()) == Timeline()
