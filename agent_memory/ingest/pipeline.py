@@ -390,7 +390,7 @@ class IngestionPipeline:
         return self.forget_ids(tenant, [source_id], report)
 
     def forget_ids(self, tenant: str, source_ids: list[str], report: IngestReport | None = None) -> dict[str, int]:
-        """:meth:`forget` of each of ``source_ids`` in one batched removal: the counts those would add up to.
+        """:meth:`forget` of each of ``source_ids`` in batched removals: the counts those would add up to.
         Each batch under its writers' locks: a repair in another process never marks or counts a source half
         removed (and a session of thousands of turns never holds thousands of locks at once)."""
         counts = {"sources": 0, "items": 0, "triples": 0}
