@@ -33,9 +33,10 @@ Progress = Callable[[str, int, int], None]
 def ingest_text(state, tenant: str, doc_in, progress: Progress | None = None) -> dict[str, Any]:
     if progress:
         progress("ingesting", 0, 1)
-    with state.locks.hold(tenant, doc_in.source_id):
-        added = state.memory.add(doc_in.text, source_id=doc_in.source_id, title=doc_in.title,
-                                 metadata=doc_in.metadata, tenant=tenant, progress=progress)
+    # Under the write lock, the ingestion holds the source's lock from its first write to its entry (a repair
+    # in another process leaves it alone meanwhile).
+    added = state.memory.add(doc_in.text, source_id=doc_in.source_id, title=doc_in.title,
+                             metadata=doc_in.metadata, tenant=tenant, progress=progress)
     if progress:
         progress("ingesting", 1, 1)
     return {"source_ids": added.source_ids, "report": added.report.to_dict()}
@@ -51,11 +52,10 @@ def ingest_upload(state, tenant: str, path: Path, filename: str, source_id: str,
     ``named_by_path``: the client named ``source_id`` from the file's path (the CLI's naming): another
     existing file at another ``origin`` that holds it refuses the upload (409), as a local ingestion does;
     otherwise the upload replaces what the ID held. Only with an ``origin``: nothing else is compared."""
-    with state.locks.hold(tenant, source_id):
-        added = state.memory.add_file(path, source_id=source_id, metadata={**metadata, "path": filename},
-                                      progress=progress, tenant=tenant, named_by_user=named_by_user,
-                                      client_path=origin, named_by_path=named_by_path and origin is not None)
-        # Under the source's lock:
+    added = state.memory.add_file(path, source_id=source_id, metadata={**metadata, "path": filename},
+                                  progress=progress, tenant=tenant, named_by_user=named_by_user,
+                                  client_path=origin, named_by_path=named_by_path and origin is not None)
+    with state.memory.write_lock, state.locks.hold(tenant, source_id):  # the order every writer takes them in
         _record_client_path(state, tenant, source_id, added.source_ids, path, origin or filename)
     report = added.report
     if report.files_skipped:
@@ -152,8 +152,7 @@ def accepted(job) -> JSONResponse:
 
 
 def forget(state, tenant: str, source_id: str) -> dict[str, int]:
-    with state.locks.hold(tenant, source_id):
-        return state.memory.forget(source_id, tenant=tenant)
+    return state.memory.forget(source_id, tenant=tenant)  # under the write lock, then its sources' locks
 
 
 def forget_source(state, tenant: str, source_id: str) -> dict[str, Any]:
@@ -284,5 +283,5 @@ def undo_given_up(state, spec: JobSpec) -> str:
     else:  # a forget, a gc pass, a check, a session's deletion, an import (what it stored stays; importing
         # again skips it as unchanged and goes on): each may simply be asked again
         return "ask for it again"
-    with state.locks.hold(spec.tenant, spec.source_id), state.memory.write_lock:
+    with state.memory.write_lock, state.locks.hold(spec.tenant, spec.source_id):
         return f"{undo(state.services, spec.tenant, spec.source_id)}; {again}"

@@ -30,7 +30,8 @@ def archiver(services, lock: threading.Lock | None = None) -> Callable[[Sequence
     Each session claims its archived turns (``SESSION_OWNER`` + its ID), so no document or file record
     replaces one (ingest/ownership.py). A turn whose ID ``<session id>/m<seq>`` another owner already holds
     (a document posted under that ID first) is not archived: the document stays, the turn stays in the
-    session's own history, and a warning names both; overwriting either would lose it silently."""
+    session's own history, and a warning names both; overwriting either would lose it silently. Claimed first, so
+    that the pipeline's write holds each turn's lock (``ownership.writing``) where a repair looks for it."""
 
     def archive(turns: Sequence[TurnRecord]) -> list[str]:
         report = IngestReport()

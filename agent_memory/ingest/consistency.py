@@ -22,12 +22,12 @@ writes it afresh). Sources with missing items are marked so the next ingestion o
 same document) writes them again, and are listed. Missing facts are extracted again from the stored text.
 
 A repair holds this process's write lock, so no write of its own lands between the check and the repair. A write
-in another process (an ``agent-memory worker``'s job, another API replica, on shared stores) stores its items and
-facts before it records its sources in the catalog, so while it runs they read as uncatalogued (or, rewritten,
-as lacking items). Each source is therefore mended under the lock its writer holds (a file's ID for the sources
-the file claimed, the source's own otherwise: ``stores/jobs.SourceLocks``), taken without waiting, and read
-again there: a source being written is left for the next check (``held``), and one recorded meanwhile is left
-alone.
+in another process (an ``agent-memory worker``'s job, another API replica, ``agent-memory ingest`` or an import on
+shared stores, a session's archive there) stores its items and facts before it records its sources in the
+catalog, so while it runs they read as uncatalogued (or, rewritten, as lacking items). Each source is therefore
+mended under the lock its writer holds (``ownership.lock_keys``: a file's ID for the sources the file claimed, the
+source's own otherwise; ``stores/jobs.SourceLocks``), taken without waiting, and read again there: a source being
+written is left for the next check (``held``), and one recorded meanwhile is left alone.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from agent_memory.conversation.archived_turns import session_key, turn_source_id
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.ingest.graph_writes import extract_triples, merge_triples, speaker_relations
 from agent_memory.ingest.items import SourceItems
-from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER
+from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER, lock_keys
 from agent_memory.ingest.removal import batches, forget_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
@@ -207,9 +207,7 @@ def _unwritten(services, tenant: str, source_ids: list[str], out: TenantRepair) 
     """Of ``source_ids``, those no running write holds, held against writes until the block ends (a write that
     comes then waits); the others go to ``out.held``. A write holds the lock of what it was asked to write: the
     file's ID for the sources a file claimed, the source's own ID otherwise (a posted document)."""
-    owners = services.catalog.owners(tenant, source_ids)
-    key = {sid: owners[sid][len(FILE_KEY):] if owners.get(sid, "").startswith(FILE_KEY) else sid
-           for sid in source_ids}
+    key = lock_keys(services.catalog, tenant, source_ids)
     with services.source_locks.try_hold(tenant, sorted(set(key.values()))) as free:
         out.held.extend(sid for sid in source_ids if key[sid] not in free)
         yield [sid for sid in source_ids if key[sid] in free]

@@ -154,11 +154,22 @@ def ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, source_
     ``named_by_user``: the user named the file, not only a walk reached it; a walk of its folder whose ignore
     rules leave it out keeps it (its manifest keeps that once said: ``missing.user_named``).
     ``origin``: where the file is, as its manifest records it and the check above compares it (an upload's
-    absolute path on its client); default its absolute path here. An upload without one is not compared."""
-    services = pipeline.services
-    report = report if report is not None else IngestReport()
-    named_by_path = named_by_path or source_id is None
+    absolute path on its client); default its absolute path here. An upload without one is not compared.
+
+    Under the file's lock from its manifest read to its manifest written: the key a repair finds for every
+    source the file claimed (``ownership.lock_keys``), so one in another process leaves them alone meanwhile."""
     file_id = source_id or file_source_id(path)
+    with pipeline.services.source_locks.hold(tenant, file_id):
+        return _ingest_file(pipeline, path, tenant=tenant, file_id=file_id,
+                            report=report if report is not None else IngestReport(), metadata=metadata,
+                            progress=progress, named_by_path=named_by_path or source_id is None,
+                            named_by_user=named_by_user, origin=origin)
+
+
+def _ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, file_id: str, report: IngestReport,
+                 metadata: dict | None, progress: Callable[[str, int, int], None] | None, named_by_path: bool,
+                 named_by_user: bool, origin: str | None) -> list[str]:
+    services = pipeline.services
     owner = FILE_KEY + file_id
     where = origin or os.path.abspath(path)
     try:

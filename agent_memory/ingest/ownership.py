@@ -14,6 +14,8 @@ import difflib
 import logging
 import os
 import posixpath
+from contextlib import ExitStack, contextmanager
+from typing import Iterable, Iterator
 
 from agent_memory.conversation.archived_turns import turn_seq
 from agent_memory.core.errors import IngestError
@@ -84,6 +86,32 @@ def release_unwritten(catalog, tenant: str, source_ids: list[str]) -> None:
                 catalog.delete(tenant, sid)  # no entry: only its claim goes
     except Exception as exc:  # noqa: BLE001
         log.warning("could not release the claims of a write that failed: %s", exc)
+
+
+def lock_keys(catalog, tenant: str, source_ids: list[str]) -> dict[str, str]:
+    """{source ID: the key of the lock its writer holds} (``stores/jobs.SourceLocks``): the file's ID for a
+    source a file claimed, the source's own ID otherwise (a posted document, a session's archived turn, an
+    imported one). A writer claims its IDs before it writes, so a repair that reads the owners of what it saw
+    stored finds the key the writer holds (ingest/consistency.py)."""
+    owners = catalog.owners(tenant, source_ids)
+    return {sid: owners[sid][len(FILE_KEY):] if owners.get(sid, "").startswith(FILE_KEY) else sid
+            for sid in source_ids}
+
+
+@contextmanager
+def writing(services, by_tenant: dict[str, Iterable[str]]) -> Iterator[None]:
+    """Hold, until the block ends, the locks a repair looks for before it touches these sources
+    ({tenant: source IDs}, claimed already: :func:`lock_keys`): each writer of the stores holds them from before
+    its first write to its catalog entry, so a repair in another process never reads a half-written source as
+    one to remove or adopt. Taken after the write lock of this process, tenants in sorted order. Without
+    PostgreSQL only this process's lock: no other process writes these stores (the owners are not read)."""
+    locks = services.source_locks
+    with ExitStack() as stack:
+        for tenant in sorted(by_tenant):
+            ids = list(dict.fromkeys(by_tenant[tenant]))
+            keys = set(lock_keys(services.catalog, tenant, ids).values()) if locks.shared and ids else set()
+            stack.enter_context(locks.hold_many(tenant, keys))
+        yield
 
 
 def unit_source_ids(unit) -> list[str]:

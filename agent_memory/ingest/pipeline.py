@@ -30,8 +30,8 @@ from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
 from agent_memory.ingest.graph_writes import extract_triples, speaker_relations, write_facts
 from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
-from agent_memory.ingest.ownership import DIRECT_OWNER, refuse_held, release_unwritten
-from agent_memory.ingest.removal import forget, forget_ids
+from agent_memory.ingest.ownership import DIRECT_OWNER, refuse_held, release_unwritten, writing
+from agent_memory.ingest.removal import batches, forget_ids
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import TextStream
 from agent_memory.ingest.splitting import Splitter
@@ -154,6 +154,10 @@ class IngestionPipeline(TurnIngestion):
                        on_chunks: ChunkProgress | None = None) -> list[str]:
         """A large text file, segment by segment: memory stays bounded by one segment. ``on_chunks`` is told
         the chunks stored after each slice, of a total estimated from the characters read so far."""
+        with writing(self.services, {stream.tenant: [stream.source_id]}):  # from its first slice to its entry
+            return self._stream_held(stream, report, on_chunks)
+
+    def _stream_held(self, stream: TextStream, report: IngestReport, on_chunks: ChunkProgress | None) -> list[str]:
         tenant, sid = stream.tenant, stream.source_id
         previous = self.services.catalog.get(tenant, sid)
         new_ids: list[str] = []
@@ -196,6 +200,14 @@ class IngestionPipeline(TurnIngestion):
                on_chunks: ChunkProgress | None = None) -> None:
         if not units:
             return
+        by_tenant: dict[str, list[str]] = defaultdict(list)
+        for unit, _ in units:
+            by_tenant[unit.tenant].append(unit.source_id)
+        with writing(self.services, by_tenant):  # from the first item stored to the catalog's entries
+            self._write_held(units, report, on_chunks)
+
+    def _write_held(self, units: list[tuple[SourceItems, SourceEntry | None]], report: IngestReport,
+                    on_chunks: ChunkProgress | None) -> None:
         graph_units = [u for u, _ in units if u.kind in ("document", "turn")]
         # Triples are read from the texts while the embedder encodes them: extraction touches no
         # store, and the two use the cores unevenly (spaCy one, the model's matmuls the rest).
@@ -293,12 +305,19 @@ class IngestionPipeline(TurnIngestion):
     # ---- forgetting --------------------------------------------------------------------------------
 
     def forget(self, tenant: str, source_id: str, report: IngestReport | None = None) -> dict[str, int]:
-        """Remove one source everywhere (agent_memory/ingest/removal.py ``forget``)."""
-        return forget(self.services, tenant, source_id, report)
+        """Remove one source everywhere (agent_memory/ingest/removal.py ``forget``), under its writer's lock."""
+        return self.forget_ids(tenant, [source_id], report)
 
     def forget_ids(self, tenant: str, source_ids: list[str], report: IngestReport | None = None) -> dict[str, int]:
-        """:meth:`forget` of each of ``source_ids`` in one batched removal: the counts those would add up to."""
-        return forget_ids(self.services, tenant, source_ids, report).counts()
+        """:meth:`forget` of each of ``source_ids`` in batched removals: the counts those would add up to.
+        Each batch under its writers' locks: a repair in another process never marks or counts a source half
+        removed (and a session of thousands of turns never holds thousands of locks at once)."""
+        counts = {"sources": 0, "items": 0, "triples": 0}
+        for batch in batches(list(dict.fromkeys(source_ids))):
+            with writing(self.services, {tenant: batch}):
+                for key, value in forget_ids(self.services, tenant, batch, report).counts().items():
+                    counts[key] = counts.get(key, 0) + value
+        return counts
 
 
 def _segment_chunks(on_chunks: ChunkProgress | None, before: int, estimate: int) -> ChunkProgress | None:

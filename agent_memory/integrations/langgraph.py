@@ -52,7 +52,7 @@ from langgraph.store.base.embed import get_text_at_path
 from agent_memory.core.errors import ConfigError, NotFoundError
 from agent_memory.core.limits import MAX_SEARCH_LIMIT
 from agent_memory.core.records import SearchFilter
-from agent_memory.ingest.ownership import FILE_KEY
+from agent_memory.ingest.ownership import FILE_KEY, writing
 from agent_memory.ingest.removal import forget_sources
 from agent_memory.memory import Memory
 from agent_memory.retrieval.types import relevance
@@ -217,7 +217,8 @@ class AgentMemoryStore(BaseStore):
         if self.memory.services.catalog.get(tenant, FILE_KEY + source_id) is None:
             self.memory.forget(source_id, tenant=tenant)  # the ID is stored as is: forget takes exactly it
             return
-        with self.memory.write_lock:  # the ID also names a file: ``forget`` would take the file's sources
+        # The ID also names a file: ``forget`` would take the file's sources. Under the locks a writer holds.
+        with self.memory.write_lock, writing(self.memory.services, {tenant: [source_id]}):
             forget_sources(self.memory.services, tenant, [source_id], None)
 
     def _text(self, value: dict[str, Any], index: Any) -> str | None:

@@ -50,7 +50,8 @@ def record_file(memory, tenant: str, record: dict[str, Any],
         expect_type(digest, str, "each of source_hashes", "a source's content hash")
     owner = FILE_KEY + file_id
     catalog = memory.services.catalog
-    with memory.write_lock:
+    # The file's lock, as its ingestion holds it: a repair in another process does not mark its sources meanwhile.
+    with memory.write_lock, memory.services.source_locks.hold(tenant, file_id):
         present = catalog.get_many(tenant, sources)
         owners = catalog.owners(tenant, sources)
         here = catalog.get(tenant, owner)

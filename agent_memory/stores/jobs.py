@@ -23,7 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, Protocol, runtime_checkable
+from typing import Any, Callable, Iterable, Iterator, Literal, Protocol, runtime_checkable
 
 from agent_memory.core.errors import JobInterrupted, NotFoundError, contained
 
@@ -275,28 +275,50 @@ def job_from_row(row: dict[str, Any]) -> Job:
 
 class SourceLocks:
     """Who writes a source holds its lock: one writer at a time in this process (re-ingesting a
-    source is not atomic) and, with PostgreSQL, the source's advisory lock across processes."""
+    source is not atomic) and, with PostgreSQL, the source's advisory lock across processes; a repair
+    (ingest/consistency.py) leaves what a writer holds alone.
+
+    One lock order, so that no two writers wait on each other: the process's write lock first (``Memory``'s),
+    then the source locks, several at once in one sorted order (``hold_many``), several tenants' in sorted
+    tenant order. A key this thread holds already is not taken again (a file's lock covers the writes of its
+    records)."""
 
     def __init__(self, job_store=None) -> None:
-        self.process = threading.Lock()
+        self.process = threading.RLock()
         self.job_store = job_store
+        self._mine = threading.local()  # per thread: the (tenant, key) pairs it holds across processes
+
+    @property
+    def shared(self) -> bool:
+        """Whether other processes write these stores (PostgreSQL): only then do the keys matter."""
+        return self.job_store is not None
+
+    def hold(self, tenant: str, source_id: str):
+        return self.hold_many(tenant, [source_id])
 
     @contextmanager
-    def hold(self, tenant: str, source_id: str) -> Iterator[None]:
+    def hold_many(self, tenant: str, source_ids: Iterable[str]) -> Iterator[None]:
+        """Hold the locks of ``source_ids`` (waiting for them) until the block ends."""
+        mine: set[tuple[str, str]] = self._mine.__dict__.setdefault("held", set())
+        new = sorted({(tenant, key) for key in source_ids} - mine)
         with self.process:
-            if self.job_store is None:
+            if self.job_store is None or not new:
                 yield
-            else:
-                with self.job_store.source_lock(tenant, source_id):
+                return
+            with self.job_store.source_locks(tenant, [key for _, key in new]):
+                mine.update(new)
+                try:
                     yield
+                finally:
+                    mine.difference_update(new)
 
     @contextmanager
     def try_hold(self, tenant: str, source_ids: list[str]) -> Iterator[set[str]]:
         """Of ``source_ids``, those no writer in another process holds, held without waiting until the block
         ends (a writer that comes then waits for it); the others are being written there. For a caller that
         holds this process's write lock, so no writer of its own runs: this process's lock is not taken (a
-        writer here takes it before the write lock). Without PostgreSQL every one: no other process writes
-        these stores."""
+        writer here takes it after the write lock, and never waits here). Without PostgreSQL every one: no
+        other process writes these stores."""
         if self.job_store is None:
             yield set(source_ids)
         else:

@@ -7,8 +7,9 @@ worker (killed, machine gone) and is taken again; after ``max_attempts`` such lo
 given up instead of killing worker after worker: a worker takes it (``give_up``) to take out what
 its runs stored, then fails it. Rows are plain dicts: the job records live in ``jobs.py``.
 
-Whoever writes a source (a worker, an API replica ingesting inline, a forget) holds its
-advisory lock, so one source is never ingested twice at the same time anywhere.
+Whoever writes a source (an ingestion in any process, an import, a session's archive, a forget:
+``ingest/ownership.writing``) holds its advisory lock, so one source is never ingested twice at the same
+time anywhere, and a repair (``try_source_locks``) leaves it alone meanwhile.
 """
 
 from __future__ import annotations
@@ -132,15 +133,27 @@ class PostgresJobStore:
 
     @contextmanager
     def source_lock(self, tenant: str, source_key: str) -> Iterator[None]:
-        """Hold the source's advisory lock (waiting for it) on a connection of its own: a
-        holder that dies drops its connection, and PostgreSQL releases the lock."""
-        key = json.dumps([tenant, source_key])  # unambiguous, and text may hold no NUL byte
+        """Hold the source's advisory lock (waiting for it): :meth:`source_locks` of one."""
+        with self.source_locks(tenant, [source_key]):
+            yield
+
+    @contextmanager
+    def source_locks(self, tenant: str, source_keys: list[str]) -> Iterator[None]:
+        """Hold the sources' advisory locks (waiting for each) on a connection of their own: a holder that
+        dies drops its connection, and PostgreSQL releases them. Taken in one order, the sorted keys, so that
+        two holders of several never wait on each other."""
+        keys = sorted({json.dumps([tenant, k]) for k in source_keys})  # unambiguous, and text may hold no NUL byte
         with self.db.connection() as conn:
-            conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+            taken: list[str] = []
             try:
+                for key in keys:  # one at a time: the order is what keeps two holders apart
+                    conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+                    taken.append(key)
                 yield
             finally:
-                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+                if taken:
+                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(k, 0)) FROM unnest(%s::text[]) AS k",
+                                 (taken,))
 
     @contextmanager
     def try_source_locks(self, tenant: str, source_keys: list[str]) -> Iterator[set[str]]:
