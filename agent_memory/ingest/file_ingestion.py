@@ -195,7 +195,8 @@ def _ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, file_i
         if _moved(previous.path, where):  # moved here, or imported from another machine: where it is now, so that
             changed["path"] = where  # a folder job mirrors its deletion from here and `forget <its path>` finds it
         if changed:
-            services.catalog.put_many([replace(previous, **changed)])
+            services.catalog.put_many([replace(previous, **changed)] + (
+                _sources_at(services.catalog, tenant, previous.item_ids, where) if "path" in changed else []))
         report.files_unchanged += 1
         report.outcome(path, "unchanged")
         return list(previous.item_ids)
@@ -231,6 +232,7 @@ def _ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, file_i
         children: list[str] = []
         for done, unit in enumerate(units):
             progress("ingesting", done, len(units))
+            _read_from(unit, where, origin)
             if isinstance(unit, Document):
                 if metadata:
                     unit.metadata.update(metadata)
@@ -258,7 +260,9 @@ def _ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, file_i
     # hash that never matches: the next run reads it again and reports the refusal again.
     manifest_hash = (PARTIAL if refused else "") + digest + (READ_AS + read_as if read_as else "")
     services.catalog.put_many([SourceEntry(tenant, owner, "file", manifest_hash, path=where, item_ids=children,
-                                           named_by_user=named_by_user or (previous is not None and previous.named_by_user))])
+                                           named_by_user=named_by_user or (previous is not None and previous.named_by_user))]
+                              + (_sources_at(services.catalog, tenant, children, where)  # those it left unchanged
+                                 if previous is not None and previous.path != where else []))
     if refused:
         report.files_failed.append((str(path), "; ".join(refused[:5]) + (
             f" (+{len(refused) - 5} more)" if len(refused) > 5 else "")))
@@ -304,6 +308,22 @@ def _read_as_now(path: Path, encodings) -> str | None:
         return fallback_now(path, encodings)
     except OSError:
         return "?"
+
+
+def _read_from(unit, where: str, origin: str | None) -> None:
+    """A source's path is where its file is (the manifest's ``where``: absolute, or an upload's path on its
+    client), never the path as a job was given it, relative to a working folder no one remembers. A large file's
+    stream is opened from its path: set only where that is this machine's file."""
+    if isinstance(unit, Document):
+        unit.path = where
+    elif isinstance(unit, TextStream) and origin is None:
+        unit.path = Path(where)
+
+
+def _sources_at(catalog, tenant: str, source_ids, where: str) -> list[SourceEntry]:
+    """The entries of a moved file's sources that name another path, naming ``where`` (a turn names none)."""
+    entries = catalog.get_many(tenant, list(source_ids)).values()
+    return [replace(entry, path=where) for entry in entries if entry.path and entry.path != where]
 
 
 def _other_file(recorded: str, where: str) -> bool:

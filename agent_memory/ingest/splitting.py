@@ -3,6 +3,7 @@ with langchain's per-language separators (classes, functions, then blocks, then 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
@@ -21,6 +22,8 @@ SEPARATORS = [
     r"\s+",
     r"",
 ]
+
+_TEXT = re.compile(r"\S")
 
 
 @dataclass
@@ -69,13 +72,33 @@ class Splitter:
             return [TextSpan(stripped, base_offset + start, base_offset + start + len(stripped))]
         spans: list[TextSpan] = []
         search_from = 0
+        previous = TextSpan("", -1, 0)  # offsets in ``text``, without base_offset
         for piece in self._for(language).split_text(text):
             # Overlap means a chunk may start before the previous one ended, but never at or
             # before the previous start: searching from there keeps repeated text in order.
             found = text.find(piece, search_from)
-            if found < 0:  # whitespace normalization changed the piece; keep it, approximate offsets
-                found = search_from
+            if found < 0 or found > _next_text(text, previous.end):
+                found = _located(text, piece, previous)
             spans.append(TextSpan(piece, base_offset + found, base_offset + found + len(piece)))
+            previous = TextSpan(piece, found, found + len(piece))
             # A token is rarely over 12 characters, which bounds how far back the overlap reaches.
             search_from = max(found + 1, found + len(piece) - self.overlap_tokens * 12)
         return spans
+
+
+def _next_text(text: str, end: int) -> int:
+    """The first character at or after ``end`` that is not whitespace (``len(text)`` if none): the
+    chunks cover every such character in order, so the chunk after one ending at ``end`` starts there
+    at the latest."""
+    found = _TEXT.search(text, end)
+    return found.start() if found else len(text)
+
+
+def _located(text: str, piece: str, previous: TextSpan) -> int:
+    """Where ``piece`` starts when the overlap reached further back than the search allowed (long runs of
+    whitespace are one token each): the last place after the previous chunk's start and no later than the
+    first character that chunk left out, so ``text[start:end]`` is always the piece."""
+    found = text.rfind(piece, previous.start + 1, _next_text(text, previous.end) + len(piece))
+    if found < 0:  # not expected (a piece is a stripped slice of the text): any later place holding it
+        found = text.find(piece, previous.start + 1)
+    return found if found >= 0 else max(previous.start + 1, 0)

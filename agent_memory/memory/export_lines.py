@@ -224,15 +224,17 @@ def metadata_hash(metadata: dict[str, Any]) -> str:
 def rebuilt_text(pieces: list[MemoryItem]) -> str:
     """A source's text from its stored pieces (chunks, or a turn's pieces), each placed at its character
     offset: overlaps are read once, and the whitespace the splitter stripped between two pieces is put back
-    as a guess (a blank line for two characters, a space after a sentence's end, else newlines)."""
+    as a guess (a blank line for two characters, a CRLF in a text of CRLF line ends, a space after a sentence's
+    end, else newlines)."""
     out: list[str] = []
     end = None
+    crlf = any("\r\n" in piece.text for piece in pieces)
     for piece in sorted(pieces, key=lambda i: (i.start, i.chunk_index)):
         text = piece.text
         if end is None:
             out.append(text)
         elif piece.start >= end:
-            out.append(_gap(out[-1] if out else "", piece.start - end) + text)
+            out.append(_gap(out[-1] if out else "", piece.start - end, crlf) + text)
         else:  # overlap: the part not read yet (an offset an approximate split gave is read as it is)
             out.append(text[end - piece.start:])
         end = max(end or 0, piece.start + len(text))
@@ -255,9 +257,12 @@ def _verified(text: str, pieces: list[MemoryItem], matches) -> tuple[str, bool]:
     return text, False
 
 
-def _gap(before: str, width: int) -> str:
+def _gap(before: str, width: int, crlf: bool = False) -> str:
+    """``crlf``: the text's lines end in CRLF (Windows), so its blank lines are CRLFs too."""
     if width <= 0:
         return ""
     if width == 1:
         return " " if before.rstrip()[-1:] in (".", "!", "?", ";", ",", ":") else "\n"
+    if crlf and width % 2 == 0:
+        return "\r\n" * (width // 2)
     return "\n" * width

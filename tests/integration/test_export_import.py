@@ -10,7 +10,7 @@ import json
 import pytest
 
 from agent_memory import IngestError, Memory
-from agent_memory.core.records import Document, TurnRecord
+from agent_memory.core.records import Document, SearchFilter, TurnRecord
 from agent_memory.memory.export_lines import EXPORT_VERSION
 from tests.helpers import embedded_cli_env, run_cli
 
@@ -114,6 +114,23 @@ def _sans_times(lines: list[str]) -> list[dict]:
             record.pop(key, None)
         out.append(record)
     return out
+
+
+def test_a_text_of_crlf_line_ends_comes_back_whole(tmp_path, monkeypatch):
+    """The blank lines between its chunks were put back as LF: the text came back other than it was stored
+    (`text_verified` false), and an import stored that other text."""
+    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
+    # Paragraphs longer than a chunk: each is split on its own, so blank lines lie between chunks.
+    text = "\r\n\r\n".join("".join(f"The Wren pump at station {n}.{i} was serviced in week {i * 3}.\r\n"
+                                     for i in range(30)).rstrip() for n in range(3)) + "\r\n"
+    with Memory(data_dir=tmp_path / "a", tenant="acme") as memory:
+        memory.add(text, source_id="notes/wren.txt")
+        [line] = [r for r in memory.export() if r.get("source_id") == "notes/wren.txt"]
+        chunks = [i for i in memory.services.vectors.scroll(SearchFilter(tenant="acme", source_ids=["notes/wren.txt"]))
+                  if i.kind == "chunk"]
+    assert len(chunks) > 1 and any(c.start > prev.end for prev, c in zip(sorted(chunks, key=lambda c: c.start),
+                                                                        sorted(chunks, key=lambda c: c.start)[1:]))
+    assert line["text"] == text and line["text_verified"] is True
 
 
 def test_bad_lines_are_skipped_by_number_and_the_rest_is_imported(source):

@@ -165,3 +165,32 @@ def test_a_folder_moved_under_the_same_ids_is_mirrored_from_where_it_is_now(root
     assert main(["forget", str(root / "moved" / "notes" / "team.md")]) == 0
     assert json.loads(capsys.readouterr().out)["matched"] == ["notes/team.md"]
     assert listed(capsys) == ["notes/budget.md", "notes/sub/deep.md"]
+
+
+def shown_path(capsys, source_id: str) -> str:
+    capsys.readouterr()
+    assert main(["inspect", source_id]) == 0
+    return json.loads(capsys.readouterr().out)["catalog"]["path"]
+
+
+def test_a_source_names_where_its_file_is_after_a_relative_job_and_a_move(root, capsys, monkeypatch):
+    """A citation's source leads to its file: `inspect` showed the path as the job was given it (`notes/team.md`,
+    relative to a working folder no one remembers), and after a move still the old one, where the manifest had
+    the new; a record left unchanged by a changed file kept it too."""
+    records = [{"id": "kite", "text": "The Kite pump is red."}, {"id": "rook", "text": "The Rook pump is grey."}]
+    (root / "notes" / "pumps.json").write_text(json.dumps(records))
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    assert shown_path(capsys, "notes/team.md") == str(root / "notes" / "team.md")
+    assert shown_path(capsys, "kite") == str(root / "notes" / "pumps.json")
+
+    (root / "moved").mkdir()
+    (root / "notes").rename(root / "moved" / "notes")
+    records[1]["text"] = "The Rook pump is grey and loud."  # kite's record is unchanged
+    (root / "moved" / "notes" / "pumps.json").write_text(json.dumps(records))
+    monkeypatch.chdir(root / "moved")
+    code, report = ingest(capsys, "notes", "-r")
+    assert code == 0 and report["files_unchanged"] == 4 and report["files_ingested"] == 1
+    moved = root / "moved" / "notes"
+    assert shown_path(capsys, "notes/team.md") == str(moved / "team.md")  # found unchanged
+    assert shown_path(capsys, "notes/sub/deep.md") == str(moved / "sub" / "deep.md")
+    assert shown_path(capsys, "kite") == shown_path(capsys, "rook") == str(moved / "pumps.json")

@@ -1,6 +1,7 @@
 """`agent-memory inspect` and `GET /v1/sources/{id}`: an item's text cut for the view says so (its whole
 length, `text_truncated`), `--full` / `full=true` give the whole text, and a source that is not there
-leaves stdout empty; a records file's ID (or path) shows the file: its manifest and the sources it holds."""
+leaves stdout empty; a records file's ID (or path) shows the file: its manifest and the sources it holds;
+each chunk's `start`/`end` give its words in the file, whitespace-heavy text too."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ LONG = " ".join(f"Pump P-{n} in Hall Nordwerk moves {n * 10} litres a minute." f
 RECORDS = [{"text": "Valve V-7 in Hall Nordwerk was replaced in March."},
            {"id": "valve-v9", "text": "Valve V-9 in Hall Sudwerk leaks at high pressure."}]
 
+# Text laid out with wide indents (a centred list, as a PDF-to-text tool writes it): each run of spaces is one
+# token, so a chunk's overlap with the one before reaches back further than 12 characters a token.
+CENTRED = "".join(" " * 80 + f"pump {n}\n" for n in range(60))
+
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
@@ -31,6 +36,7 @@ def stored(tmp_path_factory):
     (root / "corpus").mkdir()
     (root / "corpus" / "pumps.txt").write_text(LONG + "\n")
     (root / "corpus" / "mixed.json").write_text(json.dumps(RECORDS))
+    (root / "corpus" / "centred.txt").write_text(CENTRED)
     with pytest.MonkeyPatch.context() as mp:
         embedded_cli_env(mp, root / "data")
         assert main(["ingest", str(root / "corpus"), "--json"]) == 0
@@ -51,6 +57,16 @@ def test_a_cut_text_says_so_and_full_gives_it_whole(stored, capsys):
     assert whole["chars"] == len(LONG)
     source = (stored / "corpus" / "pumps.txt").read_text()
     assert source[whole["start"]:whole["end"]] == whole["text"]  # the offsets match the whole text
+
+
+def test_each_chunk_s_offsets_give_its_words_in_whitespace_heavy_text(stored, capsys):
+    """The chunk after an overlap longer than the search allowed was given offsets where its words are not."""
+    code, out, _ = run_cli(capsys, ["inspect", "--full", "corpus/centred.txt"])
+    chunks = [i for i in json.loads(out)["items"] if i["kind"] == "chunk"]
+    assert code == 0 and len(chunks) >= 2
+    for chunk in chunks:
+        assert CENTRED[chunk["start"]:chunk["end"]] == chunk["text"]
+    assert [c["start"] for c in chunks] == sorted({c["start"] for c in chunks})
 
 
 def test_a_missing_source_leaves_stdout_empty(stored, capsys):
