@@ -4,12 +4,16 @@ What a prefix names is what ``forget`` of each ID would remove, through the same
 (``removal.py``: the same end state, the same counts): a file's ID (its manifest ``file:<id>``) takes every
 source the file held, and forgetting a source of a file drops that file's manifest, so the next ingestion reads
 the file again. A whole tenant goes in one round of each store, whatever it holds.
+
+Each batch of removal holds the locks its writers hold (``removal.forget_names``), a whole tenant's removal the
+tenant's (``ownership.removing_tenant``): a repair in another process (``agent-memory check --repair``) leaves
+what is being removed alone, and a writer of it waits.
 """
 
 from __future__ import annotations
 
 from agent_memory.core.records import ITEM_KINDS, SearchFilter
-from agent_memory.ingest.ownership import FILE_KEY, match_stored
+from agent_memory.ingest.ownership import FILE_KEY, match_stored, removing_tenant
 from agent_memory.ingest.removal import Removed, batches, forget_ids, forget_names
 
 
@@ -51,16 +55,19 @@ def forget_each(services, tenant: str, given: list[str]) -> dict:
 def forget_tenant(services, tenant: str) -> dict:
     """Every source of ``tenant`` out of every store: its vectors, graph and catalog (sessions are working
     memory's: ``Memory.forget_tenant`` deletes them first). Returns the counts removed, as ``forget_many``; a
-    source the catalog lost whose items are stored counts as a source, as there."""
+    source the catalog lost whose items are stored counts as a source, as there. Under the tenant's own lock
+    (``ownership.removing_tenant``): a repair of the tenant in another process meanwhile changes nothing and
+    reports what it would have mended as held."""
     removed = Removed()
-    lost = _uncatalogued(services, tenant)
-    for kind in ITEM_KINDS:
-        removed.items_per_kind[kind] = services.vectors.count(SearchFilter(tenant=tenant, kinds=[kind]))
-    removed.triples = services.graph.stats(tenant)["relations"]
-    services.graph.delete_tenant(tenant)
-    removed.items = services.vectors.delete_where(SearchFilter(tenant=tenant))
-    removed.files = len(services.catalog.source_ids(tenant, FILE_KEY))
-    removed.sources = services.catalog.delete_tenant(tenant) - removed.files + lost
+    with removing_tenant(services, tenant):
+        lost = _uncatalogued(services, tenant)
+        for kind in ITEM_KINDS:
+            removed.items_per_kind[kind] = services.vectors.count(SearchFilter(tenant=tenant, kinds=[kind]))
+        removed.triples = services.graph.stats(tenant)["relations"]
+        services.graph.delete_tenant(tenant)
+        removed.items = services.vectors.delete_where(SearchFilter(tenant=tenant))
+        removed.files = len(services.catalog.source_ids(tenant, FILE_KEY))
+        removed.sources = services.catalog.delete_tenant(tenant) - removed.files + lost
     return removed.totals()
 
 

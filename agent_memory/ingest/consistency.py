@@ -27,7 +27,10 @@ shared stores, a session's archive there) stores its items and facts before it r
 catalog, so while it runs they read as uncatalogued (or, rewritten, as lacking items). Each source is therefore
 mended under the lock its writer holds (``ownership.lock_keys``: a file's ID for the sources the file claimed, the
 source's own otherwise; ``stores/jobs.SourceLocks``), taken without waiting, and read again there: a source being
-written is left for the next check (``held``), and one recorded meanwhile is left alone.
+written is left for the next check (``held``), and one recorded meanwhile is left alone. A removal holds the same
+locks (a forget, ``forget --prefix``, gc's expiry, an import forgetting a session's turns: per batch), so a source
+being removed is left alone too, never marked to be written again or counted half removed; a whole tenant's
+removal holds the tenant's lock, which a repair of that tenant takes first.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from agent_memory.conversation.archived_turns import session_key, turn_source_id
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.ingest.graph_writes import extract_triples, merge_triples, speaker_relations
 from agent_memory.ingest.items import SourceItems
-from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER, lock_keys
+from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER, WHOLE_TENANT, lock_keys
 from agent_memory.ingest.removal import batches, forget_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
@@ -147,7 +150,7 @@ class TenantRepair:
     facts_rebuilt: dict[str, int] = field(default_factory=lambda: {"sources": 0, "triples": 0})
     refused: str | None = None
     left: list[str] = field(default_factory=list)
-    # Sources a running write (in another process) holds: not touched, left for the next check.
+    # Sources a running write or removal (in another process) holds: not touched, left for the next check.
     held: list[str] = field(default_factory=list)
 
     @property
@@ -165,8 +168,28 @@ class TenantRepair:
 def repair(services, pipeline, found: TenantCheck, *, adopt: bool = False) -> TenantRepair:
     """Mend what ``found`` (this tenant's :func:`check_tenant`) names; the caller holds the write lock, so no
     ingestion of this process writes between the check and the repair; a source another process is writing is
-    left alone (``held``: :func:`_unwritten`). ``pipeline``: the ingestion pipeline (its extractor)."""
+    left alone (``held``: :func:`_unwritten`). ``pipeline``: the ingestion pipeline (its extractor).
+
+    The whole tenant's lock (``ownership.removing_tenant``) is taken first, without waiting, and held to the end:
+    while another process removes the tenant nothing is mended (every source the check named is ``held``), and a
+    removal of the tenant that comes meanwhile waits for the repair."""
     out = TenantRepair()
+    with services.source_locks.try_hold(found.tenant, [WHOLE_TENANT]) as free:
+        if not free:
+            out.held = sorted(set(found.uncatalogued) | set(found.items_missing) | set(found.facts_missing))
+            out.left.append(f"tenant {found.tenant!r} is being removed by another process: nothing was repaired "
+                            "(the sources the check named are listed under held); run the check again once that "
+                            "removal has ended")
+            return out
+        _mend(services, pipeline, found, adopt, out)
+    if out.held:
+        out.held = sorted(set(out.held))
+        out.left.append(f"{len(out.held)} sources are being written or removed by another process "
+                        "(listed under held): left for the next check; run it again once that has ended")
+    return out
+
+
+def _mend(services, pipeline, found: TenantCheck, adopt: bool, out: TenantRepair) -> None:
     tenant = found.tenant
     if found.uncatalogued:
         with_items = [s for s, n in found.uncatalogued.items() if n["items"]]
@@ -195,11 +218,6 @@ def repair(services, pipeline, found: TenantCheck, *, adopt: bool = False) -> Te
                             "configured (AGENT_MEMORY_TRIPLE_EXTRACTOR) to extract them again")
         else:
             _rebuild_facts(services, pipeline, tenant, rebuild, out)
-    if out.held:
-        out.held = sorted(set(out.held))
-        out.left.append(f"{len(out.held)} sources are being written by a running ingestion in another process "
-                        "(listed under held): left for the next check; run it again once that write has ended")
-    return out
 
 
 @contextmanager

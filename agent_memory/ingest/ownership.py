@@ -34,6 +34,8 @@ DIRECT_OWNER = "api:"
 SESSION_OWNER = "session:"
 # Who holds a stored turn no one claimed (``holders``): this + its session ID. Never a writer's name.
 UNCLAIMED_TURN = "turn:"
+# The lock key of a whole tenant (:func:`removing_tenant`): no source or file ID is empty.
+WHOLE_TENANT = ""
 
 
 def describe_owner(owner: str) -> str:
@@ -112,6 +114,17 @@ def writing(services, by_tenant: dict[str, Iterable[str]]) -> Iterator[None]:
             keys = set(lock_keys(services.catalog, tenant, ids).values()) if locks.shared and ids else set()
             stack.enter_context(locks.hold_many(tenant, keys))
         yield
+
+
+def removing_tenant(services, tenant: str):
+    """Hold, until the block ends, the lock of the whole tenant (``WHOLE_TENANT``), as its removal does
+    (``bulk_forget.forget_tenant``): it empties each store of the tenant in one round, with no batches whose
+    sources could be locked one by one. A repair of the tenant (ingest/consistency.py) takes this key first,
+    without waiting, and holds it to its end: while the tenant is being removed it changes nothing and reports
+    every source it would have mended as ``held``; a removal that comes during a repair waits for it. Writers
+    of single sources do not take it (a removal holds no lock of theirs). After the write lock, as
+    :func:`writing`; without PostgreSQL only this process's lock."""
+    return services.source_locks.hold_many(tenant, [WHOLE_TENANT])
 
 
 def unit_source_ids(unit) -> list[str]:

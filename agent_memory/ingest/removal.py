@@ -22,7 +22,7 @@ from typing import Iterable, Iterator
 
 from agent_memory.core.records import ITEM_KINDS, SearchFilter
 from agent_memory.ingest.graph_writes import rederive
-from agent_memory.ingest.ownership import FILE_KEY
+from agent_memory.ingest.ownership import FILE_KEY, writing
 from agent_memory.ingest.report import IngestReport
 
 # Sources per round of each store: bounds the filter sent to the vectors, the graph's IN list and the
@@ -108,7 +108,13 @@ def forget_names(services, tenant: str, names: Iterable[str], report: IngestRepo
     """Forget ``names``: source IDs, and files as ``FILE_KEY + <file ID>`` (every source the file's manifest
     holds; a file whose job died before its manifest was written, every source it claimed, released). A
     source of a file takes that file's manifest with it, so the next ingestion reads the file again instead
-    of calling it unchanged; the manifests go after the sources."""
+    of calling it unchanged; the manifests go after the sources.
+
+    Each batch of removal holds its writers' locks (``ownership.writing``: the file's ID for a source a file
+    claimed, the source's own ID otherwise; the file's ID for its manifest), so a repair in another process
+    leaves a source being removed alone (``held``) instead of marking it to be written again, extracting its
+    facts again or counting it half removed; a writer of it waits. :func:`remove_sources` takes no lock: the
+    repair calls it under its own."""
     catalog = services.catalog
     names = list(dict.fromkeys(names))
     manifest_keys = [n for n in names if n.startswith(FILE_KEY)]
@@ -126,9 +132,13 @@ def forget_names(services, tenant: str, names: Iterable[str], report: IngestRepo
     files = set(manifest_keys)
     for batch in batches(ids):
         files.update(owner for owner in catalog.owners(tenant, batch).values() if owner.startswith(FILE_KEY))
-    removed = remove_sources(services, tenant, ids, report)
+    removed = Removed()
+    for batch in batches(ids):
+        with writing(services, {tenant: batch}):
+            remove_sources(services, tenant, batch, report, into=removed)
     for batch in batches(sorted(files)):
-        removed.files += catalog.delete_many(tenant, batch)
+        with writing(services, {tenant: [key[len(FILE_KEY):] for key in batch]}):
+            removed.files += catalog.delete_many(tenant, batch)
     removed.claims_released = claims_released
     return removed
 
