@@ -227,8 +227,8 @@ def _ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, file_i
         if stored_digest == digest and stored_as != read_as:  # the same bytes, another text: stored afresh
             report.warnings.append(f"{path}: stored read as {stored_as or 'UTF-8'}, read as {read_as or 'UTF-8'} "
                                    "now (text_encodings): stored again")
-        units, refused = own_units(services.catalog, tenant, owner,
-                                   [u for u in loaded if not isinstance(u, Skipped)])
+        units, refused = own_units(services.catalog, tenant, owner, [u for u in loaded if not isinstance(u, Skipped)],
+                                   paths_here=origin is None)
         children: list[str] = []
         for done, unit in enumerate(units):
             progress("ingesting", done, len(units))

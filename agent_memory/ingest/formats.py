@@ -72,6 +72,9 @@ BOILERPLATE_ROLES = {"navigation", "banner", "contentinfo", "complementary", "se
 # with its size named.
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 # YAML front matter: '---' on the first line, closed by '---' or '...' on a line of its own.
+# Blanked in the text (offsets stay offsets into the file), its values in title and metadata; the metadata key
+# below keeps the width of each blanked line, so an export rebuilds the text exactly as stored (text_verified).
+FRONT_MATTER_LINES = "front_matter_lines"
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
@@ -254,7 +257,27 @@ def split_front_matter(raw: str) -> Read:
             metadata[key] = kept
     title = data.get("title")
     blank = re.sub(r"[^\r\n]", " ", match.group(0))
+    if (widths := _line_widths(blank)) is not None and FRONT_MATTER_LINES not in metadata:
+        metadata[FRONT_MATTER_LINES] = widths
     return Read(blank + raw[match.end():], str(title).strip() if title is not None else "", metadata)
+
+
+def _line_widths(blank: str) -> list[int] | None:
+    """The width of each line of blanked front matter, line ends left out, where its lines end alike (all LF or
+    all CRLF, the last one too); else None (a lone CR, mixed line ends: not rebuilt, its export a guess)."""
+    lines = blank.split("\n")
+    crlf = blank.count("\r\n")
+    if lines[-1] or "\r" in blank.replace("\r\n", "") or crlf not in (0, len(lines) - 1):
+        return None
+    return [len(line) - (1 if crlf else 0) for line in lines[:-1]]
+
+
+def blanked_front_matter(widths: object, newline: str) -> str | None:
+    """The blanks ``split_front_matter`` put where the front matter was, from its ``FRONT_MATTER_LINES``
+    metadata, each line ended by ``newline``; None when ``widths`` is no list of line widths."""
+    if not isinstance(widths, list) or not all(type(w) is int and w >= 0 for w in widths):
+        return None
+    return "".join(" " * width + newline for width in widths)
 
 
 def _laid_out_text(root: Tag) -> str:

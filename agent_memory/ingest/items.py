@@ -89,8 +89,10 @@ class ItemBuilder:
             for i, span in enumerate(spans)
         ]
 
-    def summary_items(self, tenant, source_id, text, chunks, meta) -> list[MemoryItem]:
-        """Per-chunk summaries when a document has several chunks; one per document when it is long."""
+    def summary_items(self, tenant, source_id, text, chunks, meta, *, length: int | None = None) -> list[MemoryItem]:
+        """Per-chunk summaries when a document has several chunks; one per document when it is long, spanning
+        0 to its text's length: ``length`` where ``text`` stands for a longer one (a streamed file's segment
+        summaries, joined)."""
         items = []
         if len(chunks) > 1:
             for chunk in chunks:
@@ -103,7 +105,8 @@ class ItemBuilder:
         if self.counter.count(text) > self.summary_tokens.document * 2 or len(chunks) > 1:
             summary = self.summarizer.summarize(text[:200_000], max_tokens=self.summary_tokens.document)
             if summary:
-                items.append(_make_item(tenant, source_id, "summary", summary, -1, 0, len(text),
+                items.append(_make_item(tenant, source_id, "summary", summary, -1, 0,
+                                        len(text) if length is None else length,
                                         {**meta, "summary_of": source_id, "scope": "document"}))
         return items
 

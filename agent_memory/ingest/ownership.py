@@ -14,6 +14,7 @@ import difflib
 import logging
 import os
 import posixpath
+import shlex
 from contextlib import ExitStack, contextmanager
 from typing import Iterable, Iterator
 
@@ -143,16 +144,29 @@ def still_owned(catalog, tenant: str, owner: str, manifest: SourceEntry) -> bool
     return all(c in present and owners.get(c) == owner for c in children)
 
 
-def own_units(catalog, tenant: str, owner: str, units: list) -> tuple[list, list[str]]:
+def own_units(catalog, tenant: str, owner: str, units: list, *, paths_here: bool = False) -> tuple[list, list[str]]:
     """The units this file may write, its source IDs claimed; and why the others were refused.
 
     A source ID owned by another file or API document is refused; so is an ID repeated
-    inside the file (the second record would silently replace the first)."""
+    inside the file (the second record would silently replace the first). ``paths_here``: the files' recorded
+    paths are this machine's (not a server's upload), so a refusal says when the owning file is gone from disk."""
     wanted: dict[str, None] = {}
     for unit in units:
         for sid in unit_source_ids(unit):
             wanted.setdefault(sid, None)
-    taken = {sid: describe_owner(who) for sid, who in holders(catalog, tenant, list(wanted), owner).items()}
+    held = holders(catalog, tenant, list(wanted), owner)
+    freed_by = {who: _how_to_free(catalog, tenant, who, paths_here) for who in set(held.values())}
+    told: set[str] = set()
+
+    def belongs(sid: str, otherwise: str = "") -> str:
+        """Its owner, and what frees its IDs (``otherwise``: the other way out) said once: a file of many records
+        held is one fix, not one each."""
+        who = held[sid]
+        if who in told:
+            return f"{describe_owner(who)} too"
+        told.add(who)
+        return f"{describe_owner(who)}; {freed_by[who]}{otherwise}"
+
     refused: list[str] = []
     seen: set[str] = set()
     kept = []
@@ -161,8 +175,8 @@ def own_units(catalog, tenant: str, owner: str, units: list) -> tuple[list, list
             turns = []
             for turn in unit.turns:
                 sid = turn.source_id
-                if sid in taken:
-                    refused.append(f"turn {sid!r} refused: that source ID belongs to {taken[sid]}")
+                if sid in held:
+                    refused.append(f"turn {sid!r} refused: that source ID belongs to {belongs(sid)}")
                 elif sid not in seen:
                     seen.add(sid)
                     turns.append(turn)
@@ -170,9 +184,9 @@ def own_units(catalog, tenant: str, owner: str, units: list) -> tuple[list, list
                 kept.append(Transcript(unit.source_id, turns))
             continue
         sid = unit.source_id
-        if sid in taken:
-            refused.append(f"record {sid!r} refused: that source ID belongs to {taken[sid]}; "
-                           "forget it first or give the record another id")
+        if sid in held:
+            refused.append(f"record {sid!r} refused: that source ID belongs to "
+                           f"{belongs(sid, ', or give the record another id')}")
         elif sid in seen:
             refused.append(f"record {sid!r} refused: the ID is repeated in the same file")
         else:
@@ -180,6 +194,27 @@ def own_units(catalog, tenant: str, owner: str, units: list) -> tuple[list, list
             kept.append(unit)
     catalog.claim(tenant, owner, [sid for unit in kept for sid in unit_source_ids(unit)])
     return kept, refused
+
+
+def _how_to_free(catalog, tenant: str, owner: str, paths_here: bool) -> str:
+    """What frees the IDs ``owner`` holds, as a refusal says it: forgetting it; for a file, the command that does.
+    A file read on this machine (``paths_here``) that is gone from disk is said to be (a folder renamed or moved
+    under another ID keeps its old files' IDs held until they are forgotten: a walk of the new folder never
+    reaches them), and where its folder is gone too, the forget of everything stored under that folder's IDs."""
+    if not owner.startswith(FILE_KEY):
+        return "forget it first"
+    file_id = owner[len(FILE_KEY):]
+    forget = f"`agent-memory forget {shlex.quote(file_id)}`"
+    manifest = catalog.get(tenant, owner) if paths_here else None
+    recorded = manifest.path if manifest is not None else ""
+    if not os.path.isabs(recorded) or os.path.lexists(recorded):  # older manifests' relative paths: not compared
+        return f"forget it first ({forget})"
+    fix = f"that file is gone from disk (it was read at {recorded!r}): {forget} frees its IDs"
+    folder = posixpath.dirname(file_id)
+    if folder and not os.path.lexists(os.path.dirname(recorded)):
+        fix += (f" (its folder is gone too: `agent-memory forget --prefix {shlex.quote(folder + '/')}` forgets "
+                f"everything stored under {folder + '/'!r})")
+    return fix
 
 
 def match_sources(catalog, tenant: str, given: str) -> list[str]:

@@ -162,7 +162,7 @@ class IngestionPipeline(TurnIngestion):
         previous = self.services.catalog.get(tenant, sid)
         new_ids: list[str] = []
         summaries: list[str] = []
-        index = 0
+        index = read = 0
         size = len(stream.text) if stream.text is not None else _file_size(stream.path)
         for offset, segment in stream.segments():
             spans = self.splitter.split(segment, base_offset=offset)
@@ -178,7 +178,8 @@ class IngestionPipeline(TurnIngestion):
                 segment[:20_000], max_tokens=self.services.settings.segment_summary_tokens))
         if self.builder.summaries and summaries:
             digest_text = " ".join(summaries)
-            items = self.builder.summary_items(tenant, sid, digest_text, [], {"scope": "document"})
+            # Its span is the whole text's, as a document's summary is: 0 to the characters read.
+            items = self.builder.summary_items(tenant, sid, digest_text, [], dict(stream.metadata), length=read)
             if items:
                 self._store_items([SourceItems(tenant, sid, "document", stream.content_hash, items=items)], report,
                                   may_move=[i.id for i in items] if previous else [])

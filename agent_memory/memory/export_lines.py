@@ -8,7 +8,8 @@ is read by :func:`header_of` and :func:`read_header` here, beside what writes it
    (``path``) and who wrote it (``owner``: the file ``file:<id>`` that held it, ``api:`` for a document written
    directly, ``session:<id>`` for a deleted session's kept turns), and its text, put back together from its
    stored pieces by their character offsets. Only the whitespace between two pieces is not stored: the text
-   is ``text_verified`` when it hashes to what ingestion recorded, else that whitespace is a guess. A file's
+   is ``text_verified`` when it hashes to what ingestion recorded, else that whitespace is a guess (a Markdown
+   file's blanked front matter is rebuilt from the widths its ``front_matter_lines`` metadata keeps). A file's
    source also carries ``metadata_hash``, its metadata's hash as exported (``metadata_hash``). Summaries,
    vectors and graph facts are not exported: the importing deployment derives them again with its own models
    and settings. A live session's archived turns are not source lines either: its messages rebuild them.
@@ -41,6 +42,7 @@ from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.version import __version__
 from agent_memory.index.importance import IMPORTANCE
 from agent_memory.ingest.bulk_forget import sources_with_prefix
+from agent_memory.ingest.formats import FRONT_MATTER_LINES, blanked_front_matter
 from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER
 
 EXPORT_FORMAT = "agent-memory-export"
@@ -207,7 +209,8 @@ def source_line(source_id: str, entry, owner: str | None, items: list[MemoryItem
     else:
         said = line["title"] + "\x1f"
     line["text"], line["text_verified"] = _verified(rebuilt_text(pieces), pieces,
-                                                    lambda text: entry is not None and content_hash(said + text) == entry.content_hash)
+                                                    lambda text: entry is not None and content_hash(said + text) == entry.content_hash,
+                                                    metadata.get(FRONT_MATTER_LINES))
     if isinstance(owner, str) and owner.startswith(FILE_KEY):
         line["metadata_hash"] = metadata_hash(metadata)
     if not pieces:
@@ -245,16 +248,31 @@ def rebuilt_text(pieces: list[MemoryItem]) -> str:
 _EDGES = ("", "\n", "\n\n", " ", "\r\n")
 
 
-def _verified(text: str, pieces: list[MemoryItem], matches) -> tuple[str, bool]:
+def _verified(text: str, pieces: list[MemoryItem], matches, front_matter: object = None) -> tuple[str, bool]:
     """``text`` with the leading and trailing whitespace that makes it hash to what ingestion recorded, and
-    True; else ``text`` as rebuilt, and False."""
+    True; else ``text`` as rebuilt, and False. ``front_matter``: a Markdown file's ``FRONT_MATTER_LINES``, the
+    widths of the blanked lines its text starts with (None: none, or stored before they were kept)."""
     lead = min((p.start for p in pieces), default=0)
-    heads = ("",) if lead == 0 else ("\n" * lead, " " * lead)
-    for head in heads:
+    for head in _heads(lead, front_matter):
         for tail in _EDGES:
             if matches(head + text + tail):
                 return head + text + tail, True
     return text, False
+
+
+def _heads(lead: int, front_matter: object) -> list[str]:
+    """What may come before the first piece, ``lead`` characters: the blanked front matter (its lines ending in
+    LF, else CRLF) and the blank lines after it, or whitespace alone."""
+    if lead == 0:
+        return [""]
+    heads = []
+    for newline in ("\n", "\r\n"):
+        blank = blanked_front_matter(front_matter, newline)
+        if blank is not None and len(blank) <= lead:
+            rest = lead - len(blank)
+            heads += [blank + fill for fill in dict.fromkeys(("\n" * rest, newline * (rest // len(newline)),
+                                                              " " * rest)) if len(fill) == rest]
+    return heads + ["\n" * lead, " " * lead]
 
 
 def _gap(before: str, width: int, crlf: bool = False) -> str:

@@ -6,6 +6,7 @@ tenant is ever exported."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -131,6 +132,46 @@ def test_a_text_of_crlf_line_ends_comes_back_whole(tmp_path, monkeypatch):
     assert len(chunks) > 1 and any(c.start > prev.end for prev, c in zip(sorted(chunks, key=lambda c: c.start),
                                                                         sorted(chunks, key=lambda c: c.start)[1:]))
     assert line["text"] == text and line["text_verified"] is True
+
+
+FRONT_MATTER = "---\ntitle: Osprey notes\ntags: [ops, lyon]\nowner: Orla Vance\n---\n\n"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_markdown_file_with_front_matter_comes_back_whole(tmp_path, monkeypatch, capsys, newline):
+    """Its text starts with the front matter blanked, whose line widths were not stored: the export dropped the
+    blanks (`text_verified` false) and an import stored the text at other offsets, so its items had other IDs."""
+    body = "\n\n".join(f"Paragraph {n}: the Osprey pipeline step {n} reads batch {n * 7} from the staging bucket."
+                       for n in range(40)) + "\n"
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "osprey.md").write_bytes((FRONT_MATTER + body).replace("\n", newline).encode())
+    embedded_cli_env(monkeypatch, tmp_path / "a")
+    assert run_cli(capsys, ["ingest", str(tmp_path / "notes"), "--base", str(tmp_path)])[0] == 0
+    out = tmp_path / "export.jsonl"
+    assert run_cli(capsys, ["export", "--out", str(out)])[0] == 0
+    [line] = [r for r in map(json.loads, out.read_text().splitlines()) if r["type"] == "source"]
+    assert line["text_verified"] is True and line["title"] == "Osprey notes"
+    assert line["text"] == (re.sub(r"[^\n]", " ", FRONT_MATTER) + body).replace("\n", newline)
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "b"), "import", str(out)])
+    assert code == 0 and "sources written    1" in stdout, stdout
+    stored = [json.loads(run_cli(capsys, ["--data-dir", str(tmp_path / d), "inspect", "notes/osprey.md", "--full"])[1])
+              for d in ("a", "b")]
+    assert len(stored[0]["items"]) > 2 and stored[0]["items"][0]["start"] == len(FRONT_MATTER.replace("\n", newline))
+    for each in stored:  # an export keeps a source's first time, not each item's
+        for item in each["items"]:
+            del item["created_at"]
+    assert stored[1] == stored[0]  # the same text, offsets and item IDs
+
+
+def test_front_matter_stored_before_its_widths_were_kept_exports_as_a_guess(tmp_path, monkeypatch):
+    """A data dir written before: the blanked text without its line widths exports unverified, with no error."""
+    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "none")
+    blanked = re.sub(r"[^\n]", " ", FRONT_MATTER) + "The Osprey pipeline reads the staging bucket.\n"
+    with Memory(data_dir=tmp_path / "a", tenant="acme") as memory:
+        memory.add_documents([Document(source_id="notes/osprey.md", text=blanked, title="Osprey notes",
+                                       tenant="acme")])
+        [line] = [r for r in memory.export() if r.get("source_id") == "notes/osprey.md"]
+    assert line["text_verified"] is False and line["text"].strip() == blanked.strip()
 
 
 def test_bad_lines_are_skipped_by_number_and_the_rest_is_imported(source):

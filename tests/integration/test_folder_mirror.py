@@ -5,6 +5,8 @@ from disk (renamed, moved, deleted) are forgotten from every store, and only tho
 from __future__ import annotations
 
 import json
+import re
+import shlex
 
 import pytest
 
@@ -194,3 +196,41 @@ def test_a_source_names_where_its_file_is_after_a_relative_job_and_a_move(root, 
     assert shown_path(capsys, "notes/team.md") == str(moved / "team.md")  # found unchanged
     assert shown_path(capsys, "notes/sub/deep.md") == str(moved / "sub" / "deep.md")
     assert shown_path(capsys, "kite") == shown_path(capsys, "rook") == str(moved / "pumps.json")
+
+
+@pytest.mark.parametrize("which", ["the file", "its folder"])
+def test_records_held_by_a_file_gone_with_its_renamed_folder_are_refused_naming_the_forget(root, capsys, which):
+    """The refusal said to forget 'it' and named the gone file's ID: that the file is gone from disk (its folder
+    renamed) was not said, nor which command frees the IDs; running the folder job on the old path does not
+    (the folder is missing, nothing is removed). Each command it names does."""
+    rows = [{"id": "r1", "text": "Alpha record about apples."}, {"id": "r2", "text": "Beta record about pears."}]
+    (root / "notes" / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    (root / "notes").rename(root / "notes-2024")
+    code, report = ingest(capsys, "notes-2024", "-r")
+    [(path, reason)] = report["files_failed"]
+    assert code == 1 and path == "notes-2024/rows.jsonl"
+    assert (f"record 'r1' refused: that source ID belongs to the file 'notes/rows.jsonl'; that file is gone from "
+            f"disk (it was read at {str(root / 'notes' / 'rows.jsonl')!r}): ") in reason, reason
+    assert "record 'r2' refused: that source ID belongs to the file 'notes/rows.jsonl' too" in reason
+    commands = re.findall(r"`agent-memory ([^`]+)`", reason)
+    assert commands == ["forget notes/rows.jsonl", "forget --prefix notes/"]
+    capsys.readouterr()
+    assert main(shlex.split(commands[0] if which == "the file" else commands[1])) == 0
+    code, report = ingest(capsys, "notes-2024", "-r")
+    assert code == 0 and not report["files_failed"], report["files_failed"]
+    stored = listed(capsys)
+    assert {"r1", "r2", "notes-2024/team.md"} <= set(stored)
+    assert ("notes/team.md" in stored) == (which == "the file")  # the prefix forgets the old folder's files too
+
+
+def test_records_held_by_a_file_still_on_disk_are_refused_naming_the_forget(root, capsys):
+    (root / "notes" / "rows.jsonl").write_text(json.dumps({"id": "r1", "text": "Alpha record about apples."}))
+    (root / "other").mkdir()
+    (root / "other" / "copy.jsonl").write_text(json.dumps({"id": "r1", "text": "Alpha record, copied."}))
+    assert ingest(capsys, "notes", "-r")[0] == 0
+    code, report = ingest(capsys, "other")
+    [(_, reason)] = report["files_failed"]
+    assert code == 1 and reason == ("record 'r1' refused: that source ID belongs to the file 'notes/rows.jsonl'; "
+                                    "forget it first (`agent-memory forget notes/rows.jsonl`), or give the record "
+                                    "another id")

@@ -126,3 +126,29 @@ def test_the_api_shows_a_records_file_and_the_cli_through_it_too(stored, capsys)
         assert "file_sources" not in plain  # a source's view is as it was
         code, out, err = run_cli(capsys, ["--server", url, "inspect", str(stored / "corpus" / "mixed.json")])
         assert code == 0 and _the_file(json.loads(out), stored) == held, err
+
+
+def test_a_streamed_file_s_summary_spans_the_whole_file(tmp_path, capsys, monkeypatch):
+    """A file over the streaming threshold is read in segments: its document summary's end was the length of
+    the segments' summaries joined, no offset into the file; a document read whole spans 0 to its length."""
+    from agent_memory.ingest import sources
+
+    monkeypatch.setattr(sources, "STREAM_THRESHOLD_BYTES", 20_000)
+    # Seven segments: their summaries joined are long enough to be summarised (twice document_summary_tokens).
+    monkeypatch.setattr(sources, "SEGMENT_CHARS", 3_000)
+    # Characters of two and three bytes: the span counts characters, not bytes.
+    text = "".join(f"Station Nordwerk-{n} recorded {n} mm of rain on day {n}, 北区 pump é{n} ran.\n\n"
+                   for n in range(300))
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "rain.txt").write_text(text, encoding="utf-8")
+    assert len(text.encode()) > 20_000 > len(text) / 2
+    embedded_cli_env(monkeypatch, tmp_path / "data")
+    assert run_cli(capsys, ["ingest", str(tmp_path / "corpus"), "--base", str(tmp_path)])[0] == 0
+    code, out, _ = run_cli(capsys, ["inspect", "--full", "corpus/rain.txt"])
+    items = json.loads(out)["items"]
+    chunks = [i for i in items if i["kind"] == "chunk"]
+    [summary] = [i for i in items if i["kind"] == "summary" and i["metadata"]["scope"] == "document"]
+    assert code == 0 and max(c["end"] for c in chunks) > 3_000  # more than one segment
+    assert (summary["start"], summary["end"]) == (0, len(text))
+    assert summary["metadata"]["summary_of"] == "corpus/rain.txt"
+    assert summary["metadata"]["path"] == chunks[0]["metadata"]["path"]  # as its chunks, as a document's summary

@@ -11,7 +11,7 @@ from agent_memory.core.records import Document
 from agent_memory.core.tokens import make_counter
 from agent_memory.ingest import sources
 from agent_memory.ingest.decoding import fallback_now
-from agent_memory.ingest.formats import DOCUMENTS_EXTRA, html_to_text, split_front_matter
+from agent_memory.ingest.formats import DOCUMENTS_EXTRA, FRONT_MATTER_LINES, html_to_text, split_front_matter
 from agent_memory.ingest.sources import SUPPORTED_EXTENSIONS, Skipped, load_path
 from agent_memory.ingest.splitting import Splitter
 from tests.documents import FRONT, write_docx, write_pdf
@@ -195,7 +195,9 @@ def test_front_matter_becomes_title_and_metadata_and_leaves_the_text(tmp_path):
     path.write_text(FRONT)
     doc = _one(load_path(path, tenant="t", source_id="plan.md"))
     assert doc.title == "Orion launch plan"
-    assert doc.metadata == {"status": "draft", "version": 3, "published": "2025-05-01", "tags": ["launch", "orion"]}
+    # With the width of each blanked line (its line end left out), which an export rebuilds the text from.
+    assert doc.metadata == {"status": "draft", "version": 3, "published": "2025-05-01", "tags": ["launch", "orion"],
+                            FRONT_MATTER_LINES: [len(line) for line in FRONT.split("\n")[:8]]}
     assert "status" not in doc.text and "---" not in doc.text and "2025-05" not in doc.text
     # Blanked, not cut: the body keeps its offsets in the file.
     assert len(doc.text) == len(FRONT) and doc.text.index("# Plan") == FRONT.index("# Plan")
@@ -217,6 +219,21 @@ def test_front_matter_that_is_not_yaml_or_not_a_mapping_stays_text():
     assert split_front_matter("---\n: : [unclosed\n---\nbody").text.startswith("---")
     assert split_front_matter("---\n- a list\n---\nbody").metadata == {}
     assert split_front_matter("no front matter\n---\n").text == "no front matter\n---\n"
+
+
+@pytest.mark.parametrize("raw, widths", [
+    ("---\nk: v\n---\nBody.", [3, 4, 3]), ("---\r\nk: v\r\n---\r\nBody.", [3, 4, 3]),
+    ("---\r\nk: v\n---\r\nBody.", None),  # mixed line ends: not kept, the export's text a guess as before
+    ("---\nk: v\n---", None),  # no body, no line end after the closing line
+])
+def test_front_matter_keeps_the_widths_of_its_blanked_lines(raw, widths):
+    read = split_front_matter(raw)
+    assert read.metadata.get(FRONT_MATTER_LINES) == widths and read.metadata["k"] == "v"
+
+
+def test_a_front_matter_key_of_the_layout_name_is_kept_as_written():
+    read = split_front_matter(f"---\n{FRONT_MATTER_LINES}: mine\n---\nBody.")
+    assert read.metadata == {FRONT_MATTER_LINES: "mine"}
 
 
 def test_html_boilerplate_is_dropped_and_the_title_kept(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from agent_memory.conversation.message_validation import check_session_id, validate
 from agent_memory.core.storable import check_storable, control_character, text_problem
 from agent_memory.ingest.discovery import check_source_id
-from agent_memory.ingest.formats import split_front_matter
+from agent_memory.ingest.formats import FRONT_MATTER_LINES, split_front_matter
 from agent_memory.ingest.json_records import load_json_text
 from agent_memory.memory.arguments import check_document, check_metadata
 
@@ -101,7 +101,7 @@ def test_a_message_holding_nul_or_nan_is_refused_naming_the_field(message, words
 ])
 def test_front_matter_infinity_and_nan_are_kept_as_their_yaml_text(front, key, stored):
     read = split_front_matter(f"---\n{front}\n---\nBody.")
-    assert read.metadata == {key: stored}
+    assert read.metadata == {key: stored, FRONT_MATTER_LINES: [3, len(front), 3]}
     check_storable(read.metadata, "metadata")  # what the stores are given holds no float they refuse
 
 
