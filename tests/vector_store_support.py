@@ -18,6 +18,7 @@ import uuid
 import numpy as np
 import pytest
 
+from agent_memory.core.config import Settings
 from agent_memory.core.ids import content_hash, item_id
 from agent_memory.core.records import MemoryItem
 from agent_memory.core.sparse import SparseEncoder
@@ -28,6 +29,8 @@ from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore
 DIM = 8
 SERVER_URL = os.environ.get("AGENT_MEMORY_QDRANT_URL")
 ENC = SparseEncoder()
+# A server collection vacuums its deleted points as the product creates it (settings.qdrant_vacuum_deleted_share).
+VACUUM_SHARE = Settings.model_fields["qdrant_vacuum_deleted_share"].default
 
 
 BACKENDS = [
@@ -73,7 +76,8 @@ class Opener:
         elif self.backend == "memory":
             store = QdrantServerVectorStore(self.collection, dimension, location=":memory:")
         else:
-            store = QdrantServerVectorStore(self.collection, dimension, url=SERVER_URL, api_key=os.environ.get("AGENT_MEMORY_QDRANT_API_KEY"))
+            store = QdrantServerVectorStore(self.collection, dimension, url=SERVER_URL, vacuum_share=VACUUM_SHARE,
+                                            api_key=os.environ.get("AGENT_MEMORY_QDRANT_API_KEY"))
         self.opened.append(store)
         return store
 

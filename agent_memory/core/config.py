@@ -77,6 +77,18 @@ class Settings(BaseSettings):
     # Vector store: a Qdrant server when the URL is set, else embedded under data_dir.
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
+    qdrant_vacuum_deleted_share: float = Field(
+        default=0.01, ge=0.0, le=1.0,
+        description="Qdrant server: keyword (BM25) scores weigh a term by the collection's document counts, "
+                    "which still count deleted items (a forget, a changed file's replaced items, an expiry) "
+                    "until the server's vacuum optimizer rebuilds their segment; by default it waits for more "
+                    "than 20% deleted in a segment of 1000+ points. Collections created from now on have the "
+                    "server vacuum a segment once more than this share of its points are deleted (from 100 "
+                    "points, the least a server takes; a smaller segment keeps counting), in the server's "
+                    "background: each vacuum rebuilds the segment, its vector index included. "
+                    "`agent-memory gc` waits for the server to finish. A collection that exists keeps its "
+                    "settings (docs/deployment.md: changing them while the server optimizes lost deletes on "
+                    "Qdrant 1.16.3). 1: the server's own settings.")
     vector_backend: Literal["edge", "local"] = "edge"
     edge_in_memory: bool = Field(
         default=True,

@@ -275,8 +275,8 @@ class QdrantStore:
 
     def refresh_keyword_weights(self) -> int:
         """Make the keyword weighting count the live points only; returns how many deleted points it counted.
-        A server keeps its own counts (its optimizer vacuums segments once 20% of them are deleted); local
-        mode counts the live points at once: nothing to do (Qdrant Edge: ``EdgeVectorStore``)."""
+        Local mode counts the live points at once: nothing to do (Qdrant Edge: ``EdgeVectorStore``; a Qdrant
+        server: ``QdrantServerVectorStore``)."""
         return 0
 
     # -- lifecycle -------------------------------------------------------------------

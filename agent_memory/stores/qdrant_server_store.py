@@ -7,7 +7,9 @@ per filtered search at 100k points, so the embedded default is Qdrant Edge inste
 
 Same layout as the Edge store: named dense vectors ``dense`` and ``context`` (cosine; a
 collection created before ``context`` existed gets it on open) and sparse vector ``sparse``
-with the IDF modifier, payload indexes on tenant/source_id/kind/created_at. The
+with the IDF modifier, payload indexes on tenant/source_id/kind/created_at. A server's keyword weighting
+counts deleted points until its vacuum optimizer rebuilds their segments: the driver creates a collection
+with a low vacuum threshold, and gc waits for the vacuum (``qdrant_server_vacuum.py``). The
 contract itself (batches, filters, paging, lifecycle) is shared in ``qdrant_common.py``
 (its argument checks and filter conditions in ``qdrant_inputs.py``).
 """
@@ -33,6 +35,7 @@ from agent_memory.stores.qdrant_common import (
     QdrantStore,
 )
 from agent_memory.stores.qdrant_inputs import filter_conditions
+from agent_memory.stores.qdrant_server_vacuum import deleted_counted, vacuum_config, wait_for_vacuum
 
 _SCHEMA = {"keyword": models.PayloadSchemaType.KEYWORD, "float": models.PayloadSchemaType.FLOAT}
 _MAX_SIM = models.MultiVectorConfig(comparator=models.MultiVectorComparator.MAX_SIM)
@@ -51,13 +54,22 @@ class QdrantServerVectorStore(QdrantStore):
         location: str | None = None,
         path: str | Path | None = None,
         timeout: float = 10.0,
+        vacuum_share: float | None = None,
+        vacuum_wait_s: float = 30.0,
     ):
+        """``vacuum_share`` (a server only; settings.qdrant_vacuum_deleted_share): a collection this creates
+        has the server vacuum a segment once more than this share of its points are deleted, so that keyword
+        weights stop counting them (None or 1: the server's own settings). A collection that exists keeps
+        its settings (qdrant_server_vacuum.py says why). ``vacuum_wait_s``: how long
+        :meth:`refresh_keyword_weights` waits for the server's vacuum."""
         super().__init__(dimension)
         if sum(x is not None for x in (url, location, path)) != 1:
             raise ValueError(f"give exactly one of url={url!r}, location={location!r}, path={path!r}")
         self.collection = collection
         self.local = url is None
         self.where = url or location or str(path)
+        self.vacuum_share = vacuum_share if vacuum_share is not None and vacuum_share < 1 else None
+        self.vacuum_wait_s = vacuum_wait_s
         # Local mode mutates plain Python structures: serialise everything there.
         # Against a server only writes are serialised; concurrent searches are fine.
         self._read_guard = self._lock if self.local else None
@@ -105,6 +117,7 @@ class QdrantServerVectorStore(QdrantStore):
                                     SENTENCES: models.VectorParams(size=self.dimension, distance=models.Distance.COSINE,
                                                                    multivector_config=_MAX_SIM)},
                     sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                    optimizers_config=vacuum_config(self.vacuum_share) if self._vacuums() else None,
                 )
             if not self.local:  # local mode has no payload indexes (it would only log a warning)
                 schema = info.payload_schema if exists else {}
@@ -115,6 +128,10 @@ class QdrantServerVectorStore(QdrantStore):
             raise
         except Exception as exc:
             raise self._error("open collection", exc) from exc
+
+    def _vacuums(self) -> bool:
+        """Whether a collection this creates gets the vacuum threshold (local mode has no optimizers)."""
+        return not self.local and self.vacuum_share is not None
 
     def _add_vector_name(self, name: str, config: models.DenseVectorConfig) -> None:
         try:
@@ -223,6 +240,26 @@ class QdrantServerVectorStore(QdrantStore):
         self._client.close()
 
     # -- maintenance ---------------------------------------------------------------
+
+    def refresh_keyword_weights(self) -> int:
+        """A server: when the keyword weighting still counts deleted points, wait up to ``vacuum_wait_s`` for
+        the server's optimizers to vacuum the segments past the collection's threshold (``vacuum_share`` for
+        a collection this created). It asks for nothing more: changing the threshold now would stop a vacuum
+        under way, which on Qdrant 1.16.3 brought deleted points back. Returns how many deleted points were
+        counted when called: 0 where none were, or where the server's telemetry does not say (it waits then
+        all the same). Local mode counts the live points only at once: 0."""
+        if self.local or self._closed:
+            return 0
+        counted = deleted_counted(self._client, self.collection)
+        if counted == 0:
+            return 0
+        try:
+            wait_for_vacuum(self._client, self.collection, self.vacuum_wait_s)
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise self._error("collection info", exc) from exc
+        return counted or 0
 
     def snapshot_to(self, path: Path) -> None:
         """Local mode: every point, with its vectors and payload, written to a new local store at ``path``

@@ -21,7 +21,8 @@ def open_vector_store(settings: Settings, dimension: int, collection: str) -> Ve
     if settings.qdrant_url:
         from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore
 
-        return QdrantServerVectorStore(collection, dimension, url=settings.qdrant_url, api_key=settings.qdrant_api_key)
+        return QdrantServerVectorStore(collection, dimension, url=settings.qdrant_url, api_key=settings.qdrant_api_key,
+                                       vacuum_share=settings.qdrant_vacuum_deleted_share)
     if settings.vector_backend == "edge":
         from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
 
