@@ -85,7 +85,9 @@ class Settings(BaseSettings):
                     "than 20% deleted in a segment of 1000+ points. Collections created from now on have the "
                     "server vacuum a segment once more than this share of its points are deleted (from 100 "
                     "points, the least a server takes; a smaller segment keeps counting), in the server's "
-                    "background: each vacuum rebuilds the segment, its vector index included. "
+                    "background: each vacuum rebuilds the segment, its vector index included. Only on Qdrant "
+                    "1.18.1 or later: before it a vacuum could bring a deleted point back (qdrant/qdrant#9052), "
+                    "so an older server keeps its own settings, with a warning. "
                     "`agent-memory gc` waits for the server to finish. A collection that exists keeps its "
                     "settings (docs/deployment.md: changing them while the server optimizes lost deletes on "
                     "Qdrant 1.16.3). 1: the server's own settings.")

@@ -35,7 +35,12 @@ from agent_memory.stores.qdrant_common import (
     QdrantStore,
 )
 from agent_memory.stores.qdrant_inputs import filter_conditions
-from agent_memory.stores.qdrant_server_vacuum import deleted_counted, vacuum_config, wait_for_vacuum
+from agent_memory.stores.qdrant_server_vacuum import (
+    deleted_counted,
+    low_threshold_is_safe,
+    vacuum_config,
+    wait_for_vacuum,
+)
 
 _SCHEMA = {"keyword": models.PayloadSchemaType.KEYWORD, "float": models.PayloadSchemaType.FLOAT}
 _MAX_SIM = models.MultiVectorConfig(comparator=models.MultiVectorComparator.MAX_SIM)
@@ -130,8 +135,9 @@ class QdrantServerVectorStore(QdrantStore):
             raise self._error("open collection", exc) from exc
 
     def _vacuums(self) -> bool:
-        """Whether a collection this creates gets the vacuum threshold (local mode has no optimizers)."""
-        return not self.local and self.vacuum_share is not None
+        """Whether a collection this creates gets the vacuum threshold: a server (local mode has no optimizers)
+        whose release vacuums safely (``qdrant_server_vacuum.low_threshold_is_safe``)."""
+        return not self.local and self.vacuum_share is not None and low_threshold_is_safe(self._client, self.where)
 
     def _add_vector_name(self, name: str, config: models.DenseVectorConfig) -> None:
         try:

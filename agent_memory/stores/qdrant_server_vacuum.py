@@ -13,6 +13,11 @@ then vacuums in its background, as Qdrant Edge's shard is reopened; gc waits for
 A server vacuums no segment of fewer than ``VACUUM_FLOOR`` points, deleted ones included (its least
 ``vacuum_min_vector_number``): there deleted points keep counting until the segment grows past it.
 
+Only on a server of ``LOW_THRESHOLD_SINCE`` or later: before it, a point deleted while a vacuum merges its segment
+could come back in the merged segment (upstream qdrant/qdrant#9052, fixed in 1.18.1), and a low threshold makes
+the server vacuum after nearly every forget. An older server keeps its own settings (a warning says so, once per
+process): keyword scores count forgotten items until its default vacuum, but nothing forgotten is risked.
+
 The driver never changes the vacuum settings of a collection that exists. A collection update stops the
 optimizations running on it, and on Qdrant 1.16.3 a vacuum stopped that way brought deleted points back:
 forgotten items were found again (measured: 24 to 300 of 300 after a gc that lowered the threshold while
@@ -34,6 +39,9 @@ log = logging.getLogger(__name__)
 
 # The least vacuum_min_vector_number a server accepts (99: "must be 100 or larger").
 VACUUM_FLOOR = 100
+# The first Qdrant release whose vacuum never brings a deleted point back (qdrant/qdrant#9052).
+LOW_THRESHOLD_SINCE = (1, 18, 1)
+_warned: set[str] = set()
 # How often wait_for_vacuum asks whether the server's optimizers are done.
 _POLL_S = 0.2
 
@@ -41,6 +49,32 @@ _POLL_S = 0.2
 def vacuum_config(share: float) -> models.OptimizersConfigDiff:
     """Vacuum a segment once more than ``share`` of its points are deleted, from the server's floor up."""
     return models.OptimizersConfigDiff(deleted_threshold=share, vacuum_min_vector_number=VACUUM_FLOOR)
+
+
+def server_version(client: QdrantClient) -> tuple[int, ...] | None:
+    """The server's release as numbers ("1.16.3" -> (1, 16, 3)); None where it does not say."""
+    try:
+        version = client.info().version
+        return tuple(int(part) for part in version.split("-")[0].split("."))
+    except Exception as exc:  # noqa: BLE001 - an unknown version is treated as an old one
+        log.debug("no version from the Qdrant server: %s", exc)
+        return None
+
+
+def low_threshold_is_safe(client: QdrantClient, where: str) -> bool:
+    """Whether the server at ``where`` may be given a low vacuum threshold (:data:`LOW_THRESHOLD_SINCE`);
+    else a warning, once per server and process, says what that costs and how to lift it."""
+    version = server_version(client)
+    if version is not None and version >= LOW_THRESHOLD_SINCE:
+        return True
+    if where not in _warned:
+        _warned.add(where)
+        shown = ".".join(map(str, version)) if version else "of unknown version"
+        log.warning("Qdrant server at %s is %s: new collections keep the server's own vacuum settings (a deleted "
+                    "point is dropped once 20%% of its segment is deleted), so keyword scores count forgotten items "
+                    "until then. A lower threshold is set from Qdrant %s on, where a vacuum can no longer bring a "
+                    "deleted point back (qdrant/qdrant#9052)", where, shown, ".".join(map(str, LOW_THRESHOLD_SINCE)))
+    return False
 
 
 def deleted_counted(client: QdrantClient, collection: str) -> int | None:

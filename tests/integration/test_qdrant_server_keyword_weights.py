@@ -20,6 +20,7 @@ from agent_memory import Memory
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.records import Document, SearchFilter
 from agent_memory.ingest.upkeep import expire
+from agent_memory.stores import qdrant_server_vacuum
 from agent_memory.stores.qdrant_server_store import QdrantServerVectorStore
 from agent_memory.stores.qdrant_server_vacuum import VACUUM_FLOOR
 from agent_memory.stores.vector_factory import open_vector_store
@@ -29,6 +30,13 @@ from tests.vector_store_support import DIM, SERVER_URL, make_item, put
 pytestmark = [pytest.mark.qdrant_server,
               pytest.mark.skipif(not SERVER_URL, reason="AGENT_MEMORY_QDRANT_URL not set: no Qdrant server to test")]
 API_KEY = os.environ.get("AGENT_MEMORY_QDRANT_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def any_release_vacuums(monkeypatch):
+    """The driver sets a low threshold only from Qdrant 1.18.1 (qdrant_server_vacuum.LOW_THRESHOLD_SINCE); these
+    tests check what the threshold does, on whatever release runs them (1.16.3 here)."""
+    monkeypatch.setattr(qdrant_server_vacuum, "LOW_THRESHOLD_SINCE", (0,))
 
 
 @pytest.fixture
@@ -152,3 +160,14 @@ def _keyword_scores(memory: Memory, tenant: str, question: str) -> list[tuple[st
     hits = memory.services.vectors.search_sparse(memory.services.sparse_encoder.encode_query(question),
                                                  SearchFilter(tenant=tenant), 10)
     return [(h.item.source_id, round(h.score, 5)) for h in hits]
+
+
+def test_an_older_release_keeps_its_own_vacuum_settings(server, monkeypatch):
+    release = qdrant_server_vacuum.server_version(server.client)
+    if release is not None and release >= (1, 18, 1):
+        pytest.skip(f"the server is {release}: it takes the low threshold")
+    monkeypatch.setattr(qdrant_server_vacuum, "LOW_THRESHOLD_SINCE", (1, 18, 1))
+    store = server(vacuum_share=0.01)
+    default = models.OptimizersConfigDiff()  # what a collection created without settings has
+    threshold, _ = vacuum_settings(server.client, store.collection)
+    assert threshold != 0.01 and default.deleted_threshold is None and threshold == 0.2

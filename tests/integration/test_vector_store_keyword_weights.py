@@ -18,11 +18,19 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.core.records import SearchFilter
+from agent_memory.stores import qdrant_server_vacuum
 from tests import vector_store_support
 from tests.vector_store_support import ENC, Opener, make_item, put
 
 opener = vector_store_support.opener
 store = vector_store_support.store
+
+
+@pytest.fixture(autouse=True)
+def any_release_vacuums(monkeypatch):
+    """A server takes the driver's low vacuum threshold only from Qdrant 1.18.1 (older ones keep their own
+    settings: tests/unit/test_qdrant_server_vacuum.py); the contract is checked on whatever release runs it."""
+    monkeypatch.setattr(qdrant_server_vacuum, "LOW_THRESHOLD_SINCE", (0,))
 
 # A rare term ("orchard") on the kept points, a common one ("apple") on every point: the deleted points
 # change both the document count and the common term's frequency, so their weights move if still counted.

@@ -85,3 +85,37 @@ def test_a_share_of_one_leaves_a_new_collection_to_the_servers_settings(share, k
         assert store.vacuum_share == kept and store.refresh_keyword_weights() == 0  # local mode: nothing to do
     finally:
         store.close()
+
+
+class Versioned:
+    """A QdrantClient's ``info()`` and nothing else: the release the gate reads."""
+
+    def __init__(self, version: str | Exception):
+        self.version = version
+
+    def info(self):
+        if isinstance(self.version, Exception):
+            raise self.version
+        return SimpleNamespace(version=self.version)
+
+
+@pytest.mark.parametrize("version, safe", [("1.18.1", True), ("1.19.0", True), ("2.0.0-rc1", True),
+                                           ("1.18.0", False), ("1.16.3", False)])
+def test_a_low_threshold_only_for_a_release_whose_vacuum_keeps_deletes(version, safe, caplog):
+    qdrant_server_vacuum._warned.clear()
+    with caplog.at_level("WARNING", logger=qdrant_server_vacuum.__name__):
+        assert qdrant_server_vacuum.low_threshold_is_safe(Versioned(version), f"http://q-{version}") is safe
+    warned = [r.getMessage() for r in caplog.records]
+    if safe:
+        assert warned == []
+    else:
+        assert len(warned) == 1 and f"is {version}" in warned[0] and "qdrant/qdrant#9052" in warned[0]
+
+
+def test_an_unknown_release_is_taken_for_an_old_one_and_warned_of_once_per_server(caplog):
+    qdrant_server_vacuum._warned.clear()
+    client = Versioned(ConnectionError("no answer"))
+    with caplog.at_level("WARNING", logger=qdrant_server_vacuum.__name__):
+        assert not qdrant_server_vacuum.low_threshold_is_safe(client, "http://q-unknown")
+        assert not qdrant_server_vacuum.low_threshold_is_safe(client, "http://q-unknown")
+    assert [r.getMessage().count("of unknown version") for r in caplog.records] == [1]
