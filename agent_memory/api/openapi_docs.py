@@ -8,8 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
+from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
+
+from agent_memory.api.deps import get_tenant
+from agent_memory.api.schemas import ErrorOut
 
 # Where the documentation pages' assets are served (the fastapi-offline package ships them): FastAPI's
 # own pages load them from a CDN, and on a machine without the internet they stayed blank.
@@ -51,10 +55,21 @@ DESCRIPTIONS: dict[tuple[str, str], str] = {
 }
 
 
+# The refusal of an admin key by every route that reads or writes a tenant's memory (deps.get_tenant).
+ADMIN_KEY_REFUSED = {"model": ErrorOut, "description": "An admin key: it reaches no tenant's memory (send the "
+                                                      "tenant's API key)"}
+
+
 def describe_operations(router: APIRouter) -> APIRouter:
-    """Fill in the description of each route that has none: from DESCRIPTIONS, else its summary."""
+    """Fill in the description of each route that has none: from DESCRIPTIONS, else its summary; and list the
+    403 of each route that takes the caller's tenant, which an admin key gets (before the router is included:
+    the app's routes are made from these)."""
     for route in router.routes:
-        if not isinstance(route, APIRoute) or route.description:
+        if not isinstance(route, APIRoute):
+            continue
+        if _takes_tenant(route.dependant):
+            route.responses.setdefault(403, ADMIN_KEY_REFUSED)
+        if route.description:
             continue
         path = route.path.replace(":path}", "}")
         for method in route.methods:
@@ -65,3 +80,7 @@ def describe_operations(router: APIRouter) -> APIRouter:
         else:
             route.description = route.summary or ""
     return router
+
+
+def _takes_tenant(dependant: Dependant) -> bool:
+    return any(sub.call is get_tenant or _takes_tenant(sub) for sub in dependant.dependencies)
