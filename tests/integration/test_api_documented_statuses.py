@@ -1,6 +1,8 @@
 """Every refusal the API answers is listed among its operation's responses in ``/openapi.json``, with the error
 model, so that a client generated from the schema knows it and a schema-driven check of the API finds none
-undocumented (scripts/fuzz_api.py found each of these): an admin key on a tenant's route (403)."""
+undocumented (scripts/fuzz_api.py found each of these): an admin key on a tenant's route (403). A body sent
+without a content type is a 415 on every route that reads one, where a document's and an import's were a 400
+that the import did not list."""
 
 from __future__ import annotations
 
@@ -50,3 +52,12 @@ def test_an_admin_key_on_a_tenant_s_route_is_a_documented_403(served):
         _documented(schema, method, path, 403)
     # A server-wide operation is the admin key's: no 403 there.
     assert http.post("/v1/check", headers=ADMIN).status_code in (200, 202)
+
+
+@pytest.mark.parametrize("path", ["/v1/documents", "/v1/import", "/v1/ask", "/v1/sessions/s1/messages"])
+def test_a_body_without_a_content_type_is_415_on_every_route_that_reads_one(served, path):
+    http, _ = served
+    response = http.post(path, content=b'{"text": "x"}', headers=TENANT)
+    assert "content-type" not in response.request.headers
+    message = api_error(response, 415, "unsupported_media_type")
+    assert "no content-type" in message
