@@ -1,8 +1,10 @@
 """Every refusal the API answers is listed among its operation's responses in ``/openapi.json``, with the error
 model, so that a client generated from the schema knows it and a schema-driven check of the API finds none
-undocumented (scripts/fuzz_api.py found each of these): an admin key on a tenant's route (403). A body sent
-without a content type is a 415 on every route that reads one, where a document's and an import's were a 400
-that the import did not list."""
+undocumented (scripts/fuzz_api.py found each of these): an admin key on a tenant's route (403); what the app's
+own layers refuse before a route's code runs: a body over the limit on any route (413), a path parameter not
+UTF-8 or a JSON body not strict JSON (400), a body of another content type (415), a query parameter the route
+does not read (422). A body sent without a content type is a 415 on every route that reads one, where a
+document's and an import's were a 400 that the import did not list."""
 
 from __future__ import annotations
 
@@ -16,6 +18,11 @@ from tests.helpers import api_error
 
 TENANT_KEY, ADMIN_KEY = "key-acme-0123456789abcdef", "adm-0123456789abcdef"
 TENANT, ADMIN = {"X-API-Key": TENANT_KEY}, {"X-API-Key": ADMIN_KEY}
+LIMIT = 2048
+# The operations an admin key runs: the server-wide ones and the jobs it queued.
+ADMIN_OPERATIONS = {("GET", "/v1/jobs/{job_id}"), ("POST", "/v1/check"), ("POST", "/v1/backup"),
+                    ("DELETE", "/v1/tenants/{tenant}")}
+PATH_VALUES = {"{session_id}": "s1", "{source_id}": "notes/a", "{job_id}": "j1", "{tenant}": "acme"}
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +30,9 @@ def served(tmp_path_factory):
     data = tmp_path_factory.mktemp("documented-statuses") / "data"
     settings = load_settings(data_dir=data, triple_extractor="rules", qdrant_url=None, neo4j_uri=None,
                              postgres_url=None, api_keys={TENANT_KEY: "acme"}, admin_keys=[ADMIN_KEY])
-    with serve_in_thread(create_app(settings, warm=False)) as url, httpx.Client(base_url=url, timeout=60) as http:
+    # Small body limits: a body over them is a few KiB.
+    app = create_app(settings, warm=False, max_body_bytes=LIMIT, max_upload_bytes=LIMIT)
+    with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=60) as http:
         yield http, http.get("/openapi.json").json()
 
 
@@ -35,10 +44,18 @@ def _documented(schema: dict, method: str, path: str, status: int) -> None:
 
 def _tenant_routes(schema: dict) -> list[tuple[str, str]]:
     """Every /v1 operation an admin key does not run: all but the jobs it reads and the server-wide ones."""
-    own = {("GET", "/v1/jobs/{job_id}"), ("POST", "/v1/check"), ("POST", "/v1/backup"),
-           ("DELETE", "/v1/tenants/{tenant}")}
-    return [(method.upper(), path) for path, operations in schema["paths"].items() if path.startswith("/v1/")
-            for method in operations if (method.upper(), path) not in own]
+    return [(method, path) for method, path in _operations(schema) if path.startswith("/v1/")
+            and (method, path) not in ADMIN_OPERATIONS]
+
+
+def _operations(schema: dict) -> list[tuple[str, str]]:
+    return [(method.upper(), path) for path, operations in schema["paths"].items() for method in operations]
+
+
+def _concrete(path: str) -> str:
+    for name, value in PATH_VALUES.items():
+        path = path.replace(name, value)
+    return path
 
 
 def test_an_admin_key_on_a_tenant_s_route_is_a_documented_403(served):
@@ -46,8 +63,7 @@ def test_an_admin_key_on_a_tenant_s_route_is_a_documented_403(served):
     routes = _tenant_routes(schema)
     assert len(routes) >= 20 and ("GET", "/v1/whoami") in routes and ("POST", "/v1/ask") in routes
     for method, path in routes:
-        concrete = path.replace("{session_id}", "s1").replace("{source_id}", "notes/a")
-        message = api_error(http.request(method, concrete, headers=ADMIN), 403, "forbidden")
+        message = api_error(http.request(method, _concrete(path), headers=ADMIN), 403, "forbidden")
         assert "an admin key reaches none" in message
         _documented(schema, method, path, 403)
     # A server-wide operation is the admin key's: no 403 there.
@@ -61,3 +77,34 @@ def test_a_body_without_a_content_type_is_415_on_every_route_that_reads_one(serv
     assert "content-type" not in response.request.headers
     message = api_error(response, 415, "unsupported_media_type")
     assert "no content-type" in message
+
+
+def test_what_the_app_s_own_layers_refuse_is_documented_on_every_operation_they_reach(served):
+    http, schema = served
+    operations = _operations(schema)
+    assert len(operations) >= 29
+    for method, path in operations:
+        headers = ADMIN if (method, path) in ADMIN_OPERATIONS else TENANT
+        url = _concrete(path)
+        kind = "application/x-ndjson" if path == "/v1/import" else "application/json"
+        too_large = http.request(method, url, content=b'{"text": "%s"}' % (b"x" * LIMIT),
+                                 headers={**headers, "Content-Type": kind})
+        assert "exceeds the limit" in api_error(too_large, 413, "too_large")
+        _documented(schema, method, path, 413)
+        if "{" in path:
+            not_utf8 = path[:path.index("{")] + "%ff" + path[path.index("}") + 1:]
+            not_utf8 = _concrete(not_utf8)
+            assert "%ff" in api_error(http.request(method, not_utf8, headers=headers), 400, "bad_request")
+            _documented(schema, method, path, 400)
+        if method in ("POST", "PUT"):
+            nan = http.request(method, url, content=b'{"a": NaN}', headers={**headers, "Content-Type": "application/json"})
+            assert "NaN" in api_error(nan, 400, "bad_request")
+            _documented(schema, method, path, 400)
+            if "requestBody" in schema["paths"][path][method.lower()]:
+                xml = http.request(method, url, content=b"<a/>", headers={**headers, "Content-Type": "text/xml"})
+                assert "'text/xml'" in api_error(xml, 415, "unsupported_media_type")
+                _documented(schema, method, path, 415)
+        if path.startswith("/v1/"):
+            unknown = http.request(method, url, params={"frobnicate": "1"}, headers=headers)
+            assert "'frobnicate'" in api_error(unknown, 422, "invalid_request")
+            _documented(schema, method, path, 422)
