@@ -4,7 +4,8 @@ undocumented (scripts/fuzz_api.py found each of these): an admin key on a tenant
 own layers refuse before a route's code runs: a body over the limit on any route (413), a path parameter not
 UTF-8 or a JSON body not strict JSON (400), a body of another content type (415), a query parameter the route
 does not read (422). A body sent without a content type is a 415 on every route that reads one, where a
-document's and an import's were a 400 that the import did not list."""
+document's and an import's were a 400 that the import did not list. A 405 names, in its message and its Allow
+header, every method the path takes, where it named those of one route only (``PATCH /v1/sources``: DELETE)."""
 
 from __future__ import annotations
 
@@ -108,3 +109,15 @@ def test_what_the_app_s_own_layers_refuse_is_documented_on_every_operation_they_
             unknown = http.request(method, url, params={"frobnicate": "1"}, headers=headers)
             assert "'frobnicate'" in api_error(unknown, 422, "invalid_request")
             _documented(schema, method, path, 422)
+
+
+@pytest.mark.parametrize("method, path, allowed", [
+    ("PATCH", "/v1/sources", "DELETE, GET, HEAD"), ("OPTIONS", "/v1/sources/notes/a", "DELETE, GET, HEAD"),
+    ("PATCH", "/v1/sessions/s1/messages", "GET, HEAD, POST"), ("OPTIONS", "/v1/sessions/s1/config", "GET, HEAD, PUT"),
+    ("POST", "/v1/whoami", "GET, HEAD"), ("PUT", "/v1/ask", "POST"),
+])
+def test_a_method_a_path_does_not_take_is_405_naming_every_method_it_does(served, method, path, allowed):
+    http, _ = served
+    response = http.request(method, path, headers=TENANT)
+    assert f"(allowed: {allowed})" in api_error(response, 405, "method_not_allowed")
+    assert response.headers["allow"] == allowed
