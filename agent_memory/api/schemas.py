@@ -17,6 +17,7 @@ from agent_memory.core.limits import (
     check_document_text,
     question_problem,
 )
+from agent_memory.core.names import MAX_NAME_CHARS, SESSION_ID_PATTERN
 from agent_memory.core.storable import check_text
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.memory.arguments import check_metadata
@@ -155,7 +156,8 @@ class AskIn(ClosedBody):
         "session_id": None, "filters": {"kinds": ["chunk", "turn"]}}]})
 
     question: QuestionText
-    session_id: str | None = Field(default=None, description="Adds that session's recent turns to the prompt.")
+    session_id: str | None = Field(default=None, description="Adds that session's recent turns to the prompt.",
+                                   json_schema_extra={"maxLength": MAX_NAME_CHARS, "pattern": SESSION_ID_PATTERN})
     budget: int = Field(default=1800, ge=1, le=MAX_PROMPT_BUDGET, description="Token budget of the assembled prompt.")
     filters: Filters = Field(default_factory=Filters)
     max_answer_tokens: int = Field(default=512, ge=1, le=MAX_ANSWER_TOKENS)
@@ -220,6 +222,7 @@ class SearchIn(ClosedBody):
     query: QuestionText = Field(description="What to look for.")
     limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT, description="At most this many passages.")
     session_id: str | None = Field(default=None, min_length=1, max_length=256, pattern=r"^[^/]+$",
+                                   json_schema_extra={"pattern": SESSION_ID_PATTERN},
                                    description="Also search that session's recent turns.")
     filters: Filters = Field(default_factory=Filters)
 

@@ -5,9 +5,14 @@ own layers refuse before a route's code runs: a body over the limit on any route
 UTF-8 or a JSON body not strict JSON (400), a body of another content type (415), a query parameter the route
 does not read (422). A body sent without a content type is a 415 on every route that reads one, where a
 document's and an import's were a 400 that the import did not list. A 405 names, in its message and its Allow
-header, every method the path takes, where it named those of one route only (``PATCH /v1/sources``: DELETE)."""
+header, every method the path takes, where it named those of one route only (``PATCH /v1/sources``: DELETE).
+The schema's pattern of a session ID takes the IDs the server takes, where it let through control characters
+and blank IDs, which the server refuses."""
 
 from __future__ import annotations
+
+import re
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -121,3 +126,20 @@ def test_a_method_a_path_does_not_take_is_405_naming_every_method_it_does(served
     response = http.request(method, path, headers=TENANT)
     assert f"(allowed: {allowed})" in api_error(response, 405, "method_not_allowed")
     assert response.headers["allow"] == allowed
+
+
+@pytest.mark.parametrize("session_id, valid", [
+    ("s1", True), ("team alpha", True), ("café 🙂", True), (" padded ", True), ("a\x07b", False), ("a\x85b", False),
+    ("\x7f", False), ("   ", False), ("\t", False), ("a/b", False)])
+def test_the_schema_s_session_id_pattern_takes_exactly_the_ids_the_server_takes(served, session_id, valid):
+    http, schema = served
+    parameter = schema["paths"]["/v1/sessions/{session_id}/messages"]["get"]["parameters"][0]
+    assert parameter["name"] == "session_id"
+    for pattern in (parameter["schema"]["pattern"], schema["components"]["schemas"]["AskIn"]["properties"]
+                    ["session_id"]["pattern"], schema["components"]["schemas"]["SearchIn"]["properties"]
+                    ["session_id"]["pattern"]):
+        assert bool(re.search(pattern, session_id)) is valid
+    answer = http.get(f"/v1/sessions/{quote(session_id, safe='')}/messages", headers=TENANT)
+    assert answer.status_code == (404 if valid else 422), answer.text
+    answer = http.post("/v1/search", json={"query": "gate", "session_id": session_id}, headers=TENANT)
+    assert answer.status_code in ((200,) if valid else (400, 422)), answer.text
