@@ -4,10 +4,11 @@ body the route's documented model, and never a 500, whatever the input.
 Serves the app on a fresh embedded data dir (two tenants' API keys and an admin key; a few documents, a
 session with messages), then runs Schemathesis against ``/openapi.json`` once with a tenant's key and once
 with the admin key, with the checks not_a_server_error, status_code_conformance, content_type_conformance,
-response_schema_conformance and response_headers_conformance. It is slow (minutes): not a test.
+response_schema_conformance and response_headers_conformance. It is slow (minutes): not a test; tests/integration/test_api_schema_fuzz.py
+runs a few requests per operation.
 
-Schemathesis is no dependency of the project; install it beside it, into the project's environment
-(``pip install schemathesis``, or ``.[test]``) or into a folder of its own put on the path::
+Schemathesis comes with the test extra (``pip install -e '.[test]'``); or install it into a folder of its own
+put on the path::
 
     pip install --target /tmp/fuzzlib schemathesis
     env -u AGENT_MEMORY_POSTGRES_URL -u AGENT_MEMORY_NEO4J_URI -u AGENT_MEMORY_QDRANT_URL \\
