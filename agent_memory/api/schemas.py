@@ -21,6 +21,7 @@ from agent_memory.core.names import MAX_NAME_CHARS, SESSION_ID_PATTERN
 from agent_memory.core.storable import check_text
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.memory.arguments import check_metadata
+from agent_memory.retrieval.config import PRESETS
 
 
 def _question(text: str) -> str:
@@ -164,8 +165,9 @@ class AskIn(ClosedBody):
     question_date: str | None = Field(
         default=None, max_length=64, examples=["2024-08-01"],
         description="When the question is asked (default: now): 'in March' or '2 weeks ago' count from it.")
-    preset: str | None = Field(default=None, max_length=64, examples=["conversation"],
-                               description="A named retrieval preset instead of the served default.")
+    # The names as the schema's enum; an unknown one stays the retrieval config's 400 naming the known ones.
+    preset: Annotated[str, Field(max_length=64, json_schema_extra={"enum": sorted(PRESETS)})] | None = Field(
+        default=None, examples=["conversation"], description="A named retrieval preset instead of the served default.")
     overrides: dict[str, Any] | None = Field(
         default=None, examples=[{"turn_weights": {"dense": 0.8}, "shares": {"facts": 0.0}}],
         description="Retrieval settings for this request, merged deeply over the preset; an unknown or "

@@ -7,7 +7,7 @@ does not read (422). A body sent without a content type is a 415 on every route 
 document's and an import's were a 400 that the import did not list. A 405 names, in its message and its Allow
 header, every method the path takes, where it named those of one route only (``PATCH /v1/sources``: DELETE).
 The schema's pattern of a session ID takes the IDs the server takes, where it let through control characters
-and blank IDs, which the server refuses."""
+and blank IDs, which the server refuses; its presets are an enum of the names the server takes."""
 
 from __future__ import annotations
 
@@ -143,3 +143,13 @@ def test_the_schema_s_session_id_pattern_takes_exactly_the_ids_the_server_takes(
     assert answer.status_code == (404 if valid else 422), answer.text
     answer = http.post("/v1/search", json={"query": "gate", "session_id": session_id}, headers=TENANT)
     assert answer.status_code in ((200,) if valid else (400, 422)), answer.text
+
+
+def test_the_schema_s_presets_are_the_names_the_server_takes(served):
+    http, schema = served
+    string = next(part for part in schema["components"]["schemas"]["AskIn"]["properties"]["preset"]["anyOf"]
+                  if part.get("type") == "string")
+    for name in string["enum"]:
+        assert http.post("/v1/prompt", json={"question": "gate", "preset": name}, headers=TENANT).status_code == 200
+    message = api_error(http.post("/v1/prompt", json={"question": "gate", "preset": "nope"}, headers=TENANT), 400)
+    assert f"unknown retrieval preset 'nope'; known: {', '.join(string['enum'])}" in message
