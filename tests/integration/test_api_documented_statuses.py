@@ -7,7 +7,7 @@ does not read (422). A body sent without a content type is a 415 on every route 
 document's and an import's were a 400 that the import did not list. A 405 names, in its message and its Allow
 header, every method the path takes, where it named those of one route only (``PATCH /v1/sources``: DELETE).
 The schema's pattern of a session ID takes the IDs the server takes, where it let through control characters
-and blank IDs, which the server refuses; its presets are an enum of the names the server takes."""
+and blank IDs, which the server refuses; its presets are an enum of the names the server takes; a message needs a role, one of those the server takes, and carries no key that no role may carry."""
 
 from __future__ import annotations
 
@@ -153,3 +153,22 @@ def test_the_schema_s_presets_are_the_names_the_server_takes(served):
         assert http.post("/v1/prompt", json={"question": "gate", "preset": name}, headers=TENANT).status_code == 200
     message = api_error(http.post("/v1/prompt", json={"question": "gate", "preset": "nope"}, headers=TENANT), 400)
     assert f"unknown retrieval preset 'nope'; known: {', '.join(string['enum'])}" in message
+
+
+def test_the_schema_s_message_needs_a_role_of_those_the_server_takes(served):
+    http, schema = served
+    message = schema["components"]["schemas"]["MessageIn"]["properties"]["message"]
+    assert message["required"] == ["role"]
+    roles = message["properties"]["role"]["enum"]
+    for body in ({"content": "hello"}, {"role": "narrator", "content": "hello"}):
+        refused = http.post("/v1/sessions/roles/messages", json={"message": body}, headers=TENANT)
+        assert f"message role must be one of {tuple(roles)}" in api_error(refused, 400, "bad_request")
+    for role in ("user", "assistant", "system", "developer"):
+        sent = {"message": {"role": role, "content": "hello"}}
+        assert http.post("/v1/sessions/roles/messages", json=sent, headers=TENANT).status_code == 200
+    # Its keys are those some role may carry; another is refused, named.
+    assert message["additionalProperties"] is False
+    assert set(message["properties"]) == {"role", "content", "name", "timestamp", "tool_calls", "refusal", "tool_call_id"}
+    refused = http.post("/v1/sessions/roles/messages", json={"message": {"role": "user", "content": "x", "mood": "ok"}},
+                        headers=TENANT)
+    assert "'mood'" in api_error(refused, 400, "bad_request")
