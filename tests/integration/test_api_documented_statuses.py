@@ -7,7 +7,8 @@ does not read (422). A body sent without a content type is a 415 on every route 
 document's and an import's were a 400 that the import did not list. A 405 names, in its message and its Allow
 header, every method the path takes, where it named those of one route only (``PATCH /v1/sources``: DELETE).
 The schema's pattern of a session ID takes the IDs the server takes, where it let through control characters
-and blank IDs, which the server refuses; its presets are an enum of the names the server takes; a message needs a role, one of those the server takes, and carries no key that no role may carry."""
+and blank IDs, which the server refuses; its presets are an enum of the names the server takes; a message needs a role, one of those the server takes, and carries no key that no role may carry. The import's documented example is an export that imports, where it
+was a header cut short with '...' that the server refused."""
 
 from __future__ import annotations
 
@@ -172,3 +173,15 @@ def test_the_schema_s_message_needs_a_role_of_those_the_server_takes(served):
     refused = http.post("/v1/sessions/roles/messages", json={"message": {"role": "user", "content": "x", "mood": "ok"}},
                         headers=TENANT)
     assert "'mood'" in api_error(refused, 400, "bad_request")
+
+
+def test_the_documented_import_example_imports(served):
+    http, schema = served
+    content = schema["paths"]["/v1/import"]["post"]["requestBody"]["content"]
+    for media_type, entry in content.items():
+        answer = http.post("/v1/import", content=entry["example"].encode(),
+                           headers={**TENANT, "Content-Type": media_type})
+        assert answer.status_code == 200, answer.text
+        report = answer.json()
+        assert report["complete"] and not report["skipped"] and report["sources_written"] + report["sources_unchanged"] == 1
+    assert "X-300" in http.get("/v1/sources/notes/greenhouse", params={"full": "true"}, headers=TENANT).text
