@@ -68,7 +68,7 @@ def seed(http: httpx.Client, key: str, tenant: str) -> None:
             raise SystemExit(f"seeding {tenant}'s session failed: {answer.status_code} {answer.text}")
 
 
-def fuzz(url: str, key: str, label: str, args: argparse.Namespace) -> int:
+def fuzz(url: str, key: str, label: str, args: argparse.Namespace, scratch: str) -> int:
     command = [*args.schemathesis, "run", f"{url}/openapi.json", "-H", f"X-API-Key: {key}", "--checks", CHECKS,
                "--max-examples", str(args.max_examples), "--seed", str(args.seed), "--workers", "1",
                "--request-timeout", "120", "--suppress-health-check", "all", "--no-color"]
@@ -77,11 +77,12 @@ def fuzz(url: str, key: str, label: str, args: argparse.Namespace) -> int:
     if not args.backup:
         command += ["--exclude-path", "/v1/backup"]
     if args.report_dir:
-        command += ["--report", "junit,pytest", "--report-dir", str(Path(args.report_dir) / label)]
+        command += ["--report", "junit,pytest", "--report-dir", str(Path(args.report_dir).resolve() / label)]
     print(f"== {label}: {' '.join(c if 'X-API-Key' not in c else 'X-API-Key: ...' for c in command)}", flush=True)
     env = {**os.environ, "SCHEMATHESIS_HOOKS": str(Path(__file__).with_name("fuzz_api_hooks.py")),
            "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
-    return subprocess.run(command, check=False, env=env).returncode
+    # Run in the scratch folder: Schemathesis leaves its .schemathesis/ where it runs.
+    return subprocess.run(command, check=False, env=env, cwd=scratch).returncode
 
 
 def main() -> int:
@@ -109,7 +110,7 @@ def main() -> int:
                     seed(http, key, tenant)
             tenant_key = next(iter(TENANT_KEYS))
             runs = {"tenant": tenant_key, "admin": ADMIN_KEY}
-            codes = {label: fuzz(url, key, label, args) for label, key in runs.items() if args.only in ("", label)}
+            codes = {label: fuzz(url, key, label, args, scratch) for label, key in runs.items() if args.only in ("", label)}
     print("== " + ", ".join(f"{label}: {'passed' if code == 0 else f'failed ({code})'}" for label, code in codes.items()))
     return 0 if all(code == 0 for code in codes.values()) else 1
 
