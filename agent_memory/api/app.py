@@ -88,7 +88,7 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
     app.add_middleware(Contain)  # a panic in native code fails its own request only
     # Liveness, readiness and the debug page (whose own ?q= fills its form) take no options to misspell, and a
     # probe's cache-busting parameter must not fail them; every /v1 route refuses a parameter it does not read.
-    app.include_router(describe_operations(routes_health.router))
+    app.include_router(describe_operations(routes_health.router, refuses_unknown_query=False))
     for routes in (routes_documents, routes_sessions, routes_ask, routes_upkeep, routes_export, routes_backup,
                    routes_tenants):
         app.include_router(describe_operations(routes.router), dependencies=[KNOWN_QUERY])

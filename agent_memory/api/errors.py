@@ -17,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
+from starlette.routing import Match
 
 from agent_memory.core.errors import (
     HIDDEN_DATA_DIR,
@@ -120,7 +121,8 @@ def install_error_handlers(app: FastAPI) -> None:
                 return _json(422, "invalid_request", f"a session ID cannot contain '/', got {bad_session!r}")
             message = f"nothing at {request.method} {request.url.path!r} (the routes are in /openapi.json)"
         elif exc.status_code == 405:
-            allowed = (headers or {}).get("Allow", "")
+            allowed = _allowed_methods(request) or (headers or {}).get("Allow", "")
+            headers = {**(headers or {}), "Allow": allowed}
             message = f"{request.method} is not allowed on {request.url.path!r} (allowed: {allowed or 'none'})"
         return _json(exc.status_code, code, message, headers)
 
@@ -134,6 +136,21 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return _json(500, "internal", without_paths(request, f"{type(exc).__name__}: {exc}"))
+
+
+ROUTED_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method some route takes at this path, HEAD with GET (http_edges.HeadAsGet): the router's 405 names
+    only those of the first route whose path matched, so ``PATCH /v1/sources`` said only DELETE was allowed.
+    Each method is asked of the app's routes as the router would route it."""
+    routes = request.app.router.routes
+    methods = {method for method in ROUTED_METHODS
+               if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)}
+    if "GET" in methods:
+        methods.add("HEAD")
+    return ", ".join(sorted(methods))
 
 
 def _unparsed_body(request: Request, exc: RequestValidationError) -> str | None:

@@ -8,8 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
+from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
+
+from agent_memory.api.deps import get_tenant
+from agent_memory.api.schemas import ErrorOut
 
 # Where the documentation pages' assets are served (the fastapi-offline package ships them): FastAPI's
 # own pages load them from a CDN, and on a machine without the internet they stayed blank.
@@ -51,10 +55,43 @@ DESCRIPTIONS: dict[tuple[str, str], str] = {
 }
 
 
-def describe_operations(router: APIRouter) -> APIRouter:
-    """Fill in the description of each route that has none: from DESCRIPTIONS, else its summary."""
+# The refusal of an admin key by every route that reads or writes a tenant's memory (deps.get_tenant).
+ADMIN_KEY_REFUSED = {"model": ErrorOut, "description": "An admin key: it reaches no tenant's memory (send the "
+                                                      "tenant's API key)"}
+
+
+def _refusal(description: str) -> dict[str, Any]:
+    return {"model": ErrorOut, "description": description}
+
+
+# What the app's own layers refuse before a route's code runs (app.py), on the routes each reaches.
+PATH_NOT_UTF8 = _refusal("A path parameter whose percent-escapes are not UTF-8, or a JSON body that is not "
+                         "strict JSON (NaN, Infinity, a lone surrogate) or nests too deep")
+BODY_TOO_LARGE = _refusal("Body too large")
+NOT_JSON = _refusal("A body sent with another content type, or none")
+UNKNOWN_QUERY = _refusal("Invalid request body or parameters, or a query parameter the route does not read")
+
+
+def describe_operations(router: APIRouter, *, refuses_unknown_query: bool = True) -> APIRouter:
+    """Fill in the description of each route that has none: from DESCRIPTIONS, else its summary; and list
+    the refusals its route's code does not declare (before the router is included: the app's routes are made
+    from these): the 403 of each route that takes the caller's tenant, which an admin key gets, and those of
+    the app's own layers (a body over the limit on every route; a path not UTF-8 on a route with a path
+    parameter, a JSON body not strict JSON on a POST or PUT; the content type on a route that reads a body;
+    an unknown query parameter where ``refuses_unknown_query``, as on every /v1 route)."""
     for route in router.routes:
-        if not isinstance(route, APIRoute) or route.description:
+        if not isinstance(route, APIRoute):
+            continue
+        if _takes_tenant(route.dependant):
+            route.responses.setdefault(403, ADMIN_KEY_REFUSED)
+        route.responses.setdefault(413, BODY_TOO_LARGE)
+        if route.dependant.path_params or route.methods & {"POST", "PUT", "PATCH"}:
+            route.responses.setdefault(400, PATH_NOT_UTF8)
+        if route.body_field is not None or "requestBody" in (route.openapi_extra or {}):
+            route.responses.setdefault(415, NOT_JSON)
+        if refuses_unknown_query:
+            route.responses.setdefault(422, UNKNOWN_QUERY)
+        if route.description:
             continue
         path = route.path.replace(":path}", "}")
         for method in route.methods:
@@ -65,3 +102,7 @@ def describe_operations(router: APIRouter) -> APIRouter:
         else:
             route.description = route.summary or ""
     return router
+
+
+def _takes_tenant(dependant: Dependant) -> bool:
+    return any(sub.call is get_tenant or _takes_tenant(sub) for sub in dependant.dependencies)

@@ -76,7 +76,7 @@ async def post_document(request: Request, state: StateDep, tenant: TenantDep):
     if content_type.startswith("multipart/form-data"):
         return await _upload(request, state, tenant)
     if not content_type.startswith("application/json"):
-        raise ApiError(415 if content_type else 400, "unsupported_media_type",
+        raise ApiError(415, "unsupported_media_type",
                        f"send application/json or multipart/form-data, got {content_type or 'no content-type'!r}")
     body = await _read_capped(request, state.max_upload_bytes)
     try:

@@ -91,7 +91,7 @@ async def import_export(request: Request, state: StateDep, tenant: TenantDep):
 def _check_media_type(content_type: str) -> None:
     kind = content_type.split(";")[0].strip().lower()
     if kind not in IMPORT_MEDIA_TYPES:
-        raise ApiError(415 if kind else 400, "unsupported_media_type",
+        raise ApiError(415, "unsupported_media_type",
                        f"send the export as {MEDIA_TYPE} (or {', '.join(IMPORT_MEDIA_TYPES[1:])}), got "
                        f"{kind[:100] or 'no content-type'!r}")
 

@@ -29,13 +29,16 @@ from agent_memory.api.schemas_sessions import (
 from agent_memory.conversation.message_validation import check_session_id
 from agent_memory.core.errors import NotFoundError
 from agent_memory.core.limits import MAX_LIST_LIMIT
+from agent_memory.core.names import SESSION_ID_PATTERN
 from agent_memory.stores.jobs import JobSpec
 
 router = APIRouter(tags=["sessions"])
 
 
-# The checks every surface makes (blank, control characters: conversation/message_validation.py), as a 422.
-SessionId = Annotated[str, Path(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["s1"]),
+# The checks every surface makes (blank, control characters: conversation/message_validation.py), as a 422
+# naming the rule; the schema states them as a pattern.
+SessionId = Annotated[str, Path(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["s1"],
+                                json_schema_extra={"pattern": SESSION_ID_PATTERN}),
                       AfterValidator(check_session_id)]
 AgentId = Annotated[str | None, Query(min_length=1, max_length=256, examples=["researcher"],
                                       description="A sub-agent of the session; omitted: the main agent.")]

@@ -17,9 +17,11 @@ from agent_memory.core.limits import (
     check_document_text,
     question_problem,
 )
+from agent_memory.core.names import MAX_NAME_CHARS, SESSION_ID_PATTERN
 from agent_memory.core.storable import check_text
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.memory.arguments import check_metadata
+from agent_memory.retrieval.config import PRESETS
 
 
 def _question(text: str) -> str:
@@ -155,15 +157,17 @@ class AskIn(ClosedBody):
         "session_id": None, "filters": {"kinds": ["chunk", "turn"]}}]})
 
     question: QuestionText
-    session_id: str | None = Field(default=None, description="Adds that session's recent turns to the prompt.")
+    session_id: str | None = Field(default=None, description="Adds that session's recent turns to the prompt.",
+                                   json_schema_extra={"maxLength": MAX_NAME_CHARS, "pattern": SESSION_ID_PATTERN})
     budget: int = Field(default=1800, ge=1, le=MAX_PROMPT_BUDGET, description="Token budget of the assembled prompt.")
     filters: Filters = Field(default_factory=Filters)
     max_answer_tokens: int = Field(default=512, ge=1, le=MAX_ANSWER_TOKENS)
     question_date: str | None = Field(
         default=None, max_length=64, examples=["2024-08-01"],
         description="When the question is asked (default: now): 'in March' or '2 weeks ago' count from it.")
-    preset: str | None = Field(default=None, max_length=64, examples=["conversation"],
-                               description="A named retrieval preset instead of the served default.")
+    # The names as the schema's enum; an unknown one stays the retrieval config's 400 naming the known ones.
+    preset: Annotated[str, Field(max_length=64, json_schema_extra={"enum": sorted(PRESETS)})] | None = Field(
+        default=None, examples=["conversation"], description="A named retrieval preset instead of the served default.")
     overrides: dict[str, Any] | None = Field(
         default=None, examples=[{"turn_weights": {"dense": 0.8}, "shares": {"facts": 0.0}}],
         description="Retrieval settings for this request, merged deeply over the preset; an unknown or "
@@ -220,6 +224,7 @@ class SearchIn(ClosedBody):
     query: QuestionText = Field(description="What to look for.")
     limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT, description="At most this many passages.")
     session_id: str | None = Field(default=None, min_length=1, max_length=256, pattern=r"^[^/]+$",
+                                   json_schema_extra={"pattern": SESSION_ID_PATTERN},
                                    description="Also search that session's recent turns.")
     filters: Filters = Field(default_factory=Filters)
 

@@ -13,6 +13,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from agent_memory.api.strict import ClosedBody
+from agent_memory.conversation.message_validation import KEYS, ROLES
+
+# What the schema can say of every message (conversation/message_validation.py checks the rest, a 400 naming
+# it): a role of ROLES, and no key that no role may carry.
+_MESSAGE_SCHEMA = {"required": ["role"], "additionalProperties": False, "properties": {
+    "role": {"enum": list(ROLES)}, **{key: {} for key in sorted(set().union(*KEYS.values()) - {"role"})}}}
 
 
 class MessageIn(ClosedBody):
@@ -24,7 +30,8 @@ class MessageIn(ClosedBody):
         "role) and `timestamp` (ISO 8601 or Unix seconds; default now), the turn's time in long-term memory: "
         "date headings, time windows, supersession, TTL. A bad timestamp is a 400 naming it. An undated message "
         "in a session replaying its history takes the time of the dated message after it (`timestamp_inferred` "
-        "on its archived turn)."))
+        "on its archived turn)."),
+        json_schema_extra=_MESSAGE_SCHEMA)
     retention: Literal["forgettable", "fuzzy", "strict"] | None = Field(
         default=None, description="Retention class; unclassified messages count as 'fuzzy'.")
 

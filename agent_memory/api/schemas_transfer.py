@@ -39,8 +39,14 @@ class ImportOut(BaseModel):
     warnings: list[str]
 
 
+# A whole export of one source, which imports as it is (a client or a schema-driven test may send it).
+IMPORT_EXAMPLE = "".join(line + "\n" for line in (
+    '{"type": "header", "format": "agent-memory-export", "version": 1, "tenant": "acme"}',
+    '{"type": "source", "source_id": "notes/greenhouse", "kind": "document", "title": "Greenhouse notes", '
+    '"metadata": {"team": "ops"}, "text": "The X-300 sensor replaced the X-200 in 2025."}',
+    '{"type": "end", "sources": 1, "files": 0, "sessions": 0, "messages": 0}'))
 # The OpenAPI entry of the body: JSON Lines, as GET /v1/export writes them, not one JSON document.
 IMPORT_BODY_DOC = {"requestBody": {"required": True, "content": {
     media: {"schema": {"type": "string", "description": "an export: one JSON object per line (GET /v1/export)"},
-            "example": '{"type": "header", "format": "agent-memory-export", "version": 1, "tenant": "acme", ...}\n'}
+            "example": IMPORT_EXAMPLE}
     for media in IMPORT_MEDIA_TYPES[:2]}}}

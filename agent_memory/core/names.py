@@ -20,6 +20,10 @@ TENANT_RULE = (f"tenant names are non-blank strings of at most {MAX_NAME_CHARS} 
                "control characters or whitespace around them")
 SESSION_ID_RULE = (f"session IDs are non-blank strings of at most {MAX_NAME_CHARS} characters, without '/' or "
                    "control characters")
+# SESSION_ID_RULE as a regular expression (its length aside), for a schema: one character neither blank nor
+# refused, among characters that are not refused (C0, DEL, C1: storable.control_character).
+_SESSION_ID_CHAR = r"[^/\x00-\x1f\x7f-\x9f]"
+SESSION_ID_PATTERN = rf"^{_SESSION_ID_CHAR}*[^/\s\x00-\x1f\x7f-\x9f]{_SESSION_ID_CHAR}*$"
 
 
 def _problem(name: str) -> str | None:
