@@ -9,10 +9,12 @@ header, every method the path takes, where it named those of one route only (``P
 The schema's pattern of a session ID takes the IDs the server takes, where it let through control characters
 and blank IDs, which the server refuses; its presets are an enum of the names the server takes; a message needs a role, one of those the server takes, and carries no key that no role may carry. The import's documented example is an export that imports, where it
 was a header cut short with '...' that the server refused. A store that stops answering is a 503 documented on
-every operation that reads or writes one."""
+every operation that reads or writes one. A JSON body over the limit is a 413 before it is parsed, where a
+malformed one on ``POST /v1/documents`` was read whole and answered 422."""
 
 from __future__ import annotations
 
+import json
 import re
 from contextlib import contextmanager
 from urllib.parse import quote
@@ -250,3 +252,20 @@ def test_every_operation_that_reaches_a_store_documents_503(served):
             _documented(schema, method, path, 503)
     assert all("503" not in schema["paths"][path][method.lower()]["responses"] for method, path in NO_STORE_OPERATIONS)
 
+
+@pytest.mark.parametrize("path", ["/v1/documents", "/v1/import", "/v1/ask", "/v1/sessions/{session_id}/messages"])
+def test_a_malformed_json_body_over_the_limit_is_413_before_it_is_parsed(served, path):
+    http, schema = served
+    documented, path = path, _concrete(path)
+    malformed = b'{"text": "' + b"x" * (2 * LIMIT)  # no closing quote nor brace
+    json_type = {**TENANT, "Content-Type": "application/json"}
+    declared = http.post(path, content=malformed, headers=json_type)
+    assert f"exceeds the limit of {LIMIT} bytes" in api_error(declared, 413, "too_large")
+    # Without a Content-Length (chunked), counted as it arrives.
+    chunked = http.post(path, content=iter([malformed[:LIMIT], malformed[LIMIT:]]), headers=json_type)
+    assert "content-length" not in chunked.request.headers
+    assert f"exceeds the limit of {LIMIT} bytes" in api_error(chunked, 413, "too_large")
+    _documented(schema, "POST", documented, 413)
+    # Under the limit, the same malformed JSON is still refused as such.
+    assert "malformed JSON" in api_error(http.post(path, content=malformed[:LIMIT // 2], headers=json_type), 422)
+    assert json.loads(http.get("/v1/whoami", headers=TENANT).text) == {"tenant": "acme"}
