@@ -82,7 +82,8 @@ def create_app(settings: Settings | None = None, *, warm: bool = True,
     app = documented_app(title="agent-memory", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     install_error_handlers(app)
     app.add_middleware(StrictJson)  # 400 for NaN/Infinity/lone surrogates/deep nesting in a JSON body
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)  # 413 on every endpoint (documents: their own)
+    # 413 on every endpoint (documents and imports: the upload limit), before the strict JSON check reads a body
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, upload_bytes=max_upload_bytes)
     app.add_middleware(HeadAsGet)  # HEAD /healthz and every GET route, as load balancers send it
     app.add_middleware(Utf8Path)  # 400 for %ff in a path: never two IDs decoded to one '\ufffd'
     app.add_middleware(Contain)  # a panic in native code fails its own request only

@@ -6,6 +6,10 @@ every other body (a session message, a question) is small, so it is read here up
 limit, counted, and refused with 413 before any route parses or stores it. A declared
 ``Content-Length`` over the limit is refused before a byte is read; a chunked body without
 one is counted as it arrives.
+
+A JSON body on those two routes is read whole by the strict JSON check (strict.py) before the route sees it, so it
+is counted here too, against the upload limit: a body too large is a 413 before anything parses it, where 2 GB of
+malformed JSON was read whole and answered 422.
 """
 
 from __future__ import annotations
@@ -34,21 +38,39 @@ async def _drain(receive, declared: int) -> None:
             return
 
 
+def is_json_body(scope) -> bool:
+    """Whether a request's body is JSON by its content type (what the strict JSON check reads whole)."""
+    if scope.get("method") in ("GET", "HEAD", "DELETE"):
+        return False
+    for name, value in scope.get("headers") or []:
+        if name == b"content-type":
+            kind = value.split(b";")[0].strip().lower()
+            return kind == b"application/json" or kind.endswith(b"+json")
+    return False
+
+
 class BodyLimit:
     """Pure ASGI middleware (no buffering of what a route streams itself)."""
 
-    def __init__(self, app, max_bytes: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, app, max_bytes: int = MAX_BODY_BYTES, upload_bytes: int | None = None) -> None:
+        """``upload_bytes``: the limit of a JSON body on the routes with their own limit (None: theirs alone)."""
         self.app = app
         self.max_bytes = max_bytes
+        self.upload_bytes = upload_bytes
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["path"].startswith(OWN_LIMIT_PREFIXES):
+        if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        limit = self.max_bytes
+        if scope["path"].startswith(OWN_LIMIT_PREFIXES):
+            if self.upload_bytes is None or not is_json_body(scope):
+                return await self.app(scope, receive, send)  # streamed to disk by the route, which counts it
+            limit = self.upload_bytes
         declared = dict(scope.get("headers") or []).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > self.max_bytes:
+        if declared.isdigit() and int(declared) > limit:
             await _drain(receive, int(declared))
             return await self._refuse(send, f"body of {int(declared)} bytes exceeds the limit of "
-                                             f"{self.max_bytes} bytes for {scope['path']}")
+                                             f"{limit} bytes for {scope['path']}")
         messages, size = [], 0
         while True:
             message = await receive()
@@ -56,10 +78,10 @@ class BodyLimit:
             if message["type"] != "http.request":
                 break
             size += len(message.get("body", b""))
-            if size > self.max_bytes:
+            if size > limit:
                 if message.get("more_body", False):
                     await _drain(receive, DRAIN_BYTES)
-                return await self._refuse(send, f"body exceeds the limit of {self.max_bytes} bytes for {scope['path']}")
+                return await self._refuse(send, f"body exceeds the limit of {limit} bytes for {scope['path']}")
             if not message.get("more_body", False):
                 break
 

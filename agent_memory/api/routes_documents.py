@@ -244,7 +244,7 @@ def _validation_message(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-@router.get("/v1/jobs/{job_id}", response_model=JobOut, responses=error_responses(401, 404),
+@router.get("/v1/jobs/{job_id}", response_model=JobOut, responses=error_responses(401, 404, 503),
             summary="Progress and result of a background ingestion job")
 def get_job(job_id: str, state: StateDep, caller: CallerDep) -> dict:
     # A job the caller queued: its tenant's, or for an admin key a server-wide operation's.

@@ -69,7 +69,7 @@ def append_message(session_id: SessionId, body: MessageIn, state: StateDep, tena
     return {"session_id": session_id, "agent_id": agent_id, "seq": seq, "stats": _stats(session, session_id)}
 
 
-@router.get("/v1/sessions/{session_id}/view", response_model=ViewOut, responses=error_responses(400, 401, 404, 422),
+@router.get("/v1/sessions/{session_id}/view", response_model=ViewOut, responses=error_responses(400, 401, 404, 422, 503),
             summary="The session's messages for the next model call, within a token budget (a pure read)")
 def view(session_id: SessionId, state: StateDep, tenant: TenantDep,
          budget: Annotated[int, Query(ge=1, le=1_000_000, examples=[4000])] = 4000, agent_id: AgentId = None) -> dict:
@@ -80,7 +80,7 @@ def view(session_id: SessionId, state: StateDep, tenant: TenantDep,
 
 
 @router.get("/v1/sessions/{session_id}/messages", response_model=MessagesOut,
-            responses=error_responses(400, 401, 404, 422),
+            responses=error_responses(400, 401, 404, 422, 503),
             summary="The session's messages as appended, compaction notwithstanding (a pure read)")
 def messages(session_id: SessionId, state: StateDep, tenant: TenantDep, agent_id: AgentId = None,
              offset: Annotated[int, Query(ge=0)] = 0,
@@ -103,7 +103,7 @@ def compact(session_id: SessionId, state: StateDep, tenant: TenantDep, agent_id:
 
 
 @router.get("/v1/sessions/{session_id}/config", response_model=SessionConfigOut,
-            responses=error_responses(401, 404), summary="The session's compaction window and level thresholds")
+            responses=error_responses(401, 404, 503), summary="The session's compaction window and level thresholds")
 def get_config(session_id: SessionId, state: StateDep, tenant: TenantDep, agent_id: AgentId = None) -> dict:
     session = _existing(state, tenant, session_id, agent_id, configured=True)
     return {"session_id": session_id, "agent_id": agent_id, "config": session.config.as_dict(),
@@ -111,7 +111,7 @@ def get_config(session_id: SessionId, state: StateDep, tenant: TenantDep, agent_
 
 
 @router.put("/v1/sessions/{session_id}/config", response_model=SessionConfigOut,
-            responses=error_responses(400, 401, 422),
+            responses=error_responses(400, 401, 422, 503),
             summary="Change the session's compaction window and level thresholds (stored with the session)")
 def put_config(session_id: SessionId, body: SessionConfigIn, state: StateDep, tenant: TenantDep,
                agent_id: AgentId = None) -> dict:
@@ -121,7 +121,7 @@ def put_config(session_id: SessionId, body: SessionConfigIn, state: StateDep, te
             "utilization": session.utilization()}
 
 
-@router.get("/v1/sessions", response_model=SessionsOut, responses=error_responses(401),
+@router.get("/v1/sessions", response_model=SessionsOut, responses=error_responses(401, 503),
             summary="The tenant's working-memory sessions")
 def list_sessions(state: StateDep, tenant: TenantDep) -> dict:
     return {"sessions": state.memory.sessions(tenant=tenant)}

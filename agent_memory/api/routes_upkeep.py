@@ -45,7 +45,7 @@ def whoami(tenant: TenantDep) -> dict[str, Any]:
     return {"tenant": tenant}
 
 
-@router.get("/v1/stats", response_model=StatsOut, responses=error_responses(401),
+@router.get("/v1/stats", response_model=StatsOut, responses=error_responses(401, 503),
             summary="Items per kind, sources, expiring soon, graph size")
 def get_stats(state: StateDep, tenant: TenantDep, response: Response,
               soon_days: Annotated[float, Query(ge=0, le=MAX_SOON_DAYS, allow_inf_nan=False, description="What 'expiring soon' means, in days.")]
@@ -56,7 +56,7 @@ def get_stats(state: StateDep, tenant: TenantDep, response: Response,
     return stats(state.services, tenant, soon_days=soon_days)[tenant]
 
 
-@router.get("/v1/sources", response_model=SourcesOut, responses=error_responses(401, 422),
+@router.get("/v1/sources", response_model=SourcesOut, responses=error_responses(401, 422, 503),
             summary="Sources by ID, filtered and paged")
 # With a trailing slash too: "/v1/sources/" would otherwise ask for the source whose ID is "" (a 404).
 @router.get("/v1/sources/", response_model=SourcesOut, include_in_schema=False)
@@ -74,7 +74,7 @@ def get_sources(state: StateDep, tenant: TenantDep, response: Response,
     return page
 
 
-@router.get("/v1/files", response_model=FilesOut, responses=error_responses(401, 422),
+@router.get("/v1/files", response_model=FilesOut, responses=error_responses(401, 422, 503),
             summary="Ingested files whose recorded path lies under a folder")
 def get_files(state: StateDep, tenant: TenantDep,
               under: Annotated[str, Query(max_length=4096, description="An absolute folder path.")],
@@ -91,7 +91,7 @@ def get_files(state: StateDep, tenant: TenantDep,
     return {"under": under, "offset": offset, "limit": limit, "files": rows[offset:offset + limit]}
 
 
-@router.get("/v1/sources/{source_id:path}", response_model=SourceOut, responses=error_responses(401, 404),
+@router.get("/v1/sources/{source_id:path}", response_model=SourceOut, responses=error_responses(401, 404, 503),
             response_model_exclude_unset=True,  # file_sources only for a file's ID
             summary="Everything stored for one source: catalog entry, items, metadata, importance")
 def get_source(source_id: str, state: StateDep, tenant: TenantDep,

@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
+from agent_memory.api.limits import is_json_body
 from agent_memory.core.errors import passthrough
 
 log = logging.getLogger(__name__)
@@ -66,14 +67,6 @@ def _lenient_parse(body: bytes) -> bool:
         return False
 
 
-def _is_json(scope) -> bool:
-    for name, value in scope.get("headers") or []:
-        if name == b"content-type":
-            kind = value.split(b";")[0].strip().lower()
-            return kind == b"application/json" or kind.endswith(b"+json")
-    return False
-
-
 def api_refusal(reason: str) -> tuple[int, dict]:
     if reason.startswith(MALFORMED):  # as FastAPI answers it (docs/api.md: 422 invalid_request)
         return 422, {"error": {"code": "invalid_request", "message": reason}}
@@ -99,7 +92,7 @@ class StrictJson:
         self.app, self.refusal, self.max_depth = app, refusal, max_depth
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "DELETE") or not _is_json(scope):
+        if scope["type"] != "http" or not is_json_body(scope):
             return await self.app(scope, receive, send)
         messages, chunks = [], []
         while True:

@@ -8,11 +8,15 @@ document's and an import's were a 400 that the import did not list. A 405 names,
 header, every method the path takes, where it named those of one route only (``PATCH /v1/sources``: DELETE).
 The schema's pattern of a session ID takes the IDs the server takes, where it let through control characters
 and blank IDs, which the server refuses; its presets are an enum of the names the server takes; a message needs a role, one of those the server takes, and carries no key that no role may carry. The import's documented example is an export that imports, where it
-was a header cut short with '...' that the server refused."""
+was a header cut short with '...' that the server refused. A store that stops answering is a 503 documented on
+every operation that reads or writes one. A JSON body over the limit is a 413 before it is parsed, where a
+malformed one on ``POST /v1/documents`` was read whole and answered 422."""
 
 from __future__ import annotations
 
+import json
 import re
+from contextlib import contextmanager
 from urllib.parse import quote
 
 import httpx
@@ -21,6 +25,7 @@ import pytest
 from agent_memory.api import create_app
 from agent_memory.api.testing import serve_in_thread
 from agent_memory.core.config import load_settings
+from agent_memory.core.errors import StoreUnavailableError
 from tests.helpers import api_error
 
 TENANT_KEY, ADMIN_KEY = "key-acme-0123456789abcdef", "adm-0123456789abcdef"
@@ -32,15 +37,27 @@ ADMIN_OPERATIONS = {("GET", "/v1/jobs/{job_id}"), ("POST", "/v1/check"), ("POST"
 PATH_VALUES = {"{session_id}": "s1", "{source_id}": "notes/a", "{job_id}": "j1", "{tenant}": "acme"}
 
 
+# The /v1 operations whose request reaches no store that can stop answering: whoami reads the caller's key (held in
+# memory); a backup refuses a deployment with stores on servers (400) before it queues its job in the job spool on the
+# local disk, which keeps a job in memory when the disk refuses it.
+NO_STORE_OPERATIONS = {("GET", "/v1/whoami"), ("POST", "/v1/backup")}
+
+
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served_app(tmp_path_factory):
     data = tmp_path_factory.mktemp("documented-statuses") / "data"
     settings = load_settings(data_dir=data, triple_extractor="rules", qdrant_url=None, neo4j_uri=None,
                              postgres_url=None, api_keys={TENANT_KEY: "acme"}, admin_keys=[ADMIN_KEY])
     # Small body limits: a body over them is a few KiB.
     app = create_app(settings, warm=False, max_body_bytes=LIMIT, max_upload_bytes=LIMIT)
     with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=60) as http:
-        yield http, http.get("/openapi.json").json()
+        yield http, http.get("/openapi.json").json(), app
+
+
+@pytest.fixture(scope="module")
+def served(served_app):
+    http, schema, _ = served_app
+    return http, schema
 
 
 def _documented(schema: dict, method: str, path: str, status: int) -> None:
@@ -185,3 +202,70 @@ def test_the_documented_import_example_imports(served):
         report = answer.json()
         assert report["complete"] and not report["skipped"] and report["sources_written"] + report["sources_unchanged"] == 1
     assert "X-300" in http.get("/v1/sources/notes/greenhouse", params={"full": "true"}, headers=TENANT).text
+
+
+@contextmanager
+def stores_stop_answering(app):
+    """Every call of each store (vectors, graph, catalog, sessions) raises as a store whose server went away
+    (the drivers raise StoreUnavailableError), until the block ends."""
+    state = app.state.api
+    stores = [state.services.vectors, state.services.graph, state.services.catalog, state.services.sessions.store]
+
+    def down(*_args, **_kwargs):
+        raise StoreUnavailableError("store unreachable (connection refused)")
+
+    patched = []
+    for store in stores:
+        for name in dir(type(store)):
+            if not name.startswith("_") and name != "close" and callable(getattr(type(store), name)):
+                setattr(store, name, down)
+                patched.append((store, name))
+    try:
+        yield
+    finally:
+        for store, name in patched:
+            delattr(store, name)
+
+
+@pytest.mark.parametrize("method, path, url, body", [
+    ("POST", "/v1/ask", "/v1/ask", {"question": "When did the gate open?"}),
+    ("POST", "/v1/documents", "/v1/documents", {"source_id": "notes/down", "text": "The gate opened in 1892."}),
+    ("POST", "/v1/sessions/{session_id}/messages", "/v1/sessions/down/messages",
+     {"message": {"role": "user", "content": "hello"}}),
+    ("GET", "/v1/sources", "/v1/sources", None),
+])
+def test_a_store_that_stops_answering_is_a_documented_503(served_app, method, path, url, body):
+    http, schema, app = served_app
+    with stores_stop_answering(app):
+        answer = http.request(method, url, json=body, headers=TENANT)
+    assert "unreachable" in api_error(answer, 503, "store_unavailable")
+    _documented(schema, method, path, 503)
+    assert http.request(method, url, json=body, headers=TENANT).status_code == 200  # and answers once it is back
+
+
+def test_every_operation_that_reaches_a_store_documents_503(served):
+    _, schema = served
+    operations = [(method, path) for method, path in _operations(schema) if path.startswith("/v1/")]
+    assert NO_STORE_OPERATIONS <= set(operations) and len(operations) >= 25
+    for method, path in operations:
+        if (method, path) not in NO_STORE_OPERATIONS:
+            _documented(schema, method, path, 503)
+    assert all("503" not in schema["paths"][path][method.lower()]["responses"] for method, path in NO_STORE_OPERATIONS)
+
+
+@pytest.mark.parametrize("path", ["/v1/documents", "/v1/import", "/v1/ask", "/v1/sessions/{session_id}/messages"])
+def test_a_malformed_json_body_over_the_limit_is_413_before_it_is_parsed(served, path):
+    http, schema = served
+    documented, path = path, _concrete(path)
+    malformed = b'{"text": "' + b"x" * (2 * LIMIT)  # no closing quote nor brace
+    json_type = {**TENANT, "Content-Type": "application/json"}
+    declared = http.post(path, content=malformed, headers=json_type)
+    assert f"exceeds the limit of {LIMIT} bytes" in api_error(declared, 413, "too_large")
+    # Without a Content-Length (chunked), counted as it arrives.
+    chunked = http.post(path, content=iter([malformed[:LIMIT], malformed[LIMIT:]]), headers=json_type)
+    assert "content-length" not in chunked.request.headers
+    assert f"exceeds the limit of {LIMIT} bytes" in api_error(chunked, 413, "too_large")
+    _documented(schema, "POST", documented, 413)
+    # Under the limit, the same malformed JSON is still refused as such.
+    assert "malformed JSON" in api_error(http.post(path, content=malformed[:LIMIT // 2], headers=json_type), 422)
+    assert json.loads(http.get("/v1/whoami", headers=TENANT).text) == {"tenant": "acme"}
