@@ -23,8 +23,9 @@ from pydantic import ValidationError
 from starlette.responses import JSONResponse
 
 from agent_memory.api.errors import hide_data_dir
+from agent_memory.api.limits import BodyLimit
 from agent_memory.api.server import check_port_free, run_app
-from agent_memory.api.state import check_api_keys, is_loopback, tenant_for_key
+from agent_memory.api.state import MAX_UPLOAD_BYTES, check_api_keys, is_loopback, tenant_for_key
 from agent_memory.api.strict import Contain, StrictJson, json_problem, jsonrpc_refusal
 from agent_memory.core.config import Settings, load_settings
 from agent_memory.core.errors import AgentMemoryError, ConfigError, contained, problem_of
@@ -167,9 +168,11 @@ def _request_key(headers) -> str | None:
     return key or None
 
 
-def http_app(memory: Memory | RemoteMemory, settings: Settings, host: str):
+def http_app(memory: Memory | RemoteMemory, settings: Settings, host: str, max_body_bytes: int = MAX_UPLOAD_BYTES):
     """The streamable HTTP app (Starlette), behind the HTTP API's key → tenant check. Over a server's
-    API (``RemoteMemory``) each request's key is forwarded, and the server checks it."""
+    API (``RemoteMemory``) each request's key is forwarded, and the server checks it. A body over
+    ``max_body_bytes`` (the HTTP API's upload limit: a tool's arguments may carry a document) is a 413
+    before anything reads it whole."""
     if isinstance(memory, RemoteMemory):
         def key_of(ctx: ServerRequestContext) -> str | None:
             return (_request_key(ctx.request.headers) if ctx.request else None) or memory.api_key
@@ -188,8 +191,8 @@ def http_app(memory: Memory | RemoteMemory, settings: Settings, host: str):
 
     # Strict JSON (no NaN/Infinity/lone surrogates; a parse error in JSON-RPC's words) and a panic
     # contained to its request, as on the HTTP API.
-    inner = Contain(StrictJson(build_server(memory, tenant_of).streamable_http_app(host=host),
-                               refusal=jsonrpc_refusal))
+    inner = Contain(BodyLimit(StrictJson(build_server(memory, tenant_of).streamable_http_app(host=host),
+                                         refusal=jsonrpc_refusal), max_bytes=max_body_bytes))
 
     async def app(scope, receive, send):
         if scope["type"] == "http" and auth_required:

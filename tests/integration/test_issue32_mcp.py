@@ -162,3 +162,27 @@ def test_http_refuses_nan_with_a_parse_error_and_every_key_keeps_working(http_se
         assert not theirs.is_error
 
     anyio.run(scenario)
+
+
+def test_http_refuses_a_body_over_the_limit_before_reading_it_and_serves_the_next(settings):
+    """A tool's arguments may carry a document, so the MCP endpoint takes bodies up to the HTTP API's upload
+    limit; past it a 413 names the limit (here lowered), with or without a declared length, and nothing parses it."""
+    import httpx2
+
+    from agent_memory.api.testing import serve_in_thread
+    from agent_memory.mcp_server.server import http_app
+    from agent_memory.memory import Memory
+
+    settings = settings.model_copy(update={"api_keys": {"key-acme": "acme"}, "triple_extractor": "none"})
+    headers = {"X-API-Key": "key-acme", "Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+    big = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": ' \
+          b'{"text": "' + b"x" * 5000 + b'"}}}'
+    with Memory(settings=settings) as memory, \
+            serve_in_thread(http_app(memory, settings, "127.0.0.1", max_body_bytes=4096)) as url:
+        declared = httpx2.post(url + "/mcp", content=big, headers=headers)
+        assert declared.status_code == 413 and "exceeds the limit of 4096 bytes" in declared.json()["error"]["message"]
+        streamed = httpx2.post(url + "/mcp", content=iter([big[:3000], big[3000:]]), headers=headers)
+        assert streamed.status_code == 413, streamed.text
+        small = httpx2.post(url + "/mcp", content=NAN_CALL, headers=headers)  # under the limit: read, and refused as NaN
+        assert small.status_code == 400 and small.json()["error"]["code"] == -32700
