@@ -132,12 +132,6 @@ class PostgresJobStore:
             return cur.rowcount
 
     @contextmanager
-    def source_lock(self, tenant: str, source_key: str) -> Iterator[None]:
-        """Hold the source's advisory lock (waiting for it): :meth:`source_locks` of one."""
-        with self.source_locks(tenant, [source_key]):
-            yield
-
-    @contextmanager
     def source_locks(self, tenant: str, source_keys: list[str]) -> Iterator[None]:
         """Hold the sources' advisory locks (waiting for each) on a connection of their own: a holder that
         dies drops its connection, and PostgreSQL releases them. Taken in one order, the sorted keys, so that

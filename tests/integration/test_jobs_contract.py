@@ -238,7 +238,7 @@ def test_one_source_is_written_by_one_holder_at_a_time_across_connections(_, job
     release = threading.Event()
 
     def first() -> None:
-        with job_store.source_lock("acme", "doc"):
+        with job_store.source_locks("acme", ["doc"]):
             events.append("first in")
             first_in.set()
             release.wait(30)
@@ -246,16 +246,16 @@ def test_one_source_is_written_by_one_holder_at_a_time_across_connections(_, job
 
     def second() -> None:
         first_in.wait(30)
-        with job_store.source_lock("acme", "doc"):
+        with job_store.source_locks("acme", ["doc"]):
             events.append("second in")
 
     threads = [threading.Thread(target=first), threading.Thread(target=second)]
     for t in threads:
         t.start()
     first_in.wait(30)
-    with job_store.source_lock("acme", "other-doc"):  # another source is not held up
+    with job_store.source_locks("acme", ["other-doc"]):  # another source is not held up
         events.append("other in")
-    with job_store.source_lock("globex", "doc"):  # nor the same name in another tenant
+    with job_store.source_locks("globex", ["doc"]):  # nor the same name in another tenant
         events.append("globex in")
     release.set()
     for t in threads:
