@@ -21,15 +21,12 @@ from agent_memory.core.records import SearchFilter
 from agent_memory.ingest.upkeep import expire
 from agent_memory.stores.qdrant_edge_store import EdgeVectorStore
 from agent_memory.stores.vector_factory import open_vector_store
-from tests.vector_store_support import DIM, ENC, make_item, put
+from tests.integration.test_vector_store_keyword_weights import KEPT, QUESTION, keyword_scores
+from tests.vector_store_support import DIM, make_item, put
 
-KEPT = [make_item(f"apple orchard note {i}", source="kept", start=i * 100) for i in range(3)]
+# The contract's kept points, question and scores; fewer deleted ones (200 of 203) than its 300, as no server's
+# vacuum floor applies here.
 GONE = [make_item(f"apple banana filler {i}", source="gone", start=i * 100) for i in range(200)]
-QUESTION = ENC.encode_query("apple orchard")
-
-
-def keyword_scores(store) -> list[tuple[str, float]]:
-    return [(h.item.id, round(h.score, 5)) for h in store.search_sparse(QUESTION, SearchFilter(tenant="A"), 10)]
 
 
 @pytest.fixture
