@@ -43,8 +43,8 @@ def post_backup(body: BackupIn, state: StateDep, caller: AdminDep):
     ``sources``, ``files`` and ``items`` at the moment of the copy; ``seconds``). On a server that requires API
     keys it needs an admin key (AGENT_MEMORY_ADMIN_KEYS; a tenant's key gets 403: a backup holds every tenant's
     memory), and the job is read back with that key. 400 for a destination that cannot take the copy (not
-    empty, no folder, inside the data dir, not writable), and for a deployment whose stores are on servers
-    (the message names each one's own backup tool)."""
+    empty, no folder, inside the data dir, not writable, a path the system cannot look up), and for a
+    deployment whose stores are on servers (the message names each one's own backup tool)."""
     if not PurePath(body.destination).is_absolute():
         raise ApiError(422, "invalid_request", f"destination {body.destination!r} is not an absolute path: give "
                        "the folder's absolute path on the server's machine")

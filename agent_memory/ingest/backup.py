@@ -87,6 +87,17 @@ def check_destination(destination: str | Path, data_dir: Path) -> Path:
     dir (which a restore would then copy back into itself), or cannot be written (a read-only folder or
     filesystem, a path under a file, /proc): said before the copy starts (``POST /v1/backup`` answers 400),
     not as the failure of a job that began."""
+    try:
+        return _checked_destination(destination, data_dir)
+    except (OSError, ValueError, RuntimeError) as exc:
+        # A path the system will not look up at all: a name past its length limit (ENAMETOOLONG from a stat, a
+        # 500 through the API), a NUL byte (ValueError), a ~user no account has (RuntimeError).
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise BackupError(f"the backup's destination {str(destination)!r} is no path this system can use "
+                          f"({reason}): give a folder path it can create") from None
+
+
+def _checked_destination(destination: str | Path, data_dir: Path) -> Path:
     target = Path(destination).expanduser().resolve()
     source = Path(data_dir).resolve()
     if target == source or source in target.parents:

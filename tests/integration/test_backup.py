@@ -232,6 +232,25 @@ def test_an_unusable_destination_is_refused_before_a_job_starts(cli_env, capsys)
     assert not Path("/proc/agent-memory-backup").exists() and not (source / "inside").exists()
 
 
+def test_a_destination_the_system_cannot_look_up_is_refused_naming_it(cli_env, capsys):
+    """A name past the file system's length limit was a 500 through the API (the stat's ENAMETOOLONG) and an
+    unexpected OSError from the CLI; a NUL byte a bare 'embedded null byte'. Now each is refused, naming it."""
+    source = cli_env / "data"
+    _fill(source)
+    too_long = "/tmp/" + "n" * 300
+    refusals = {too_long: "File name too long", too_long + "/below": "File name too long",
+                "/tmp/a\x00b": "embedded null byte"}
+    settings = load_settings(data_dir=source)
+    with serve_in_thread(create_app(settings, warm=False)) as url, httpx.Client(base_url=url, timeout=60) as http:
+        for destination, reason in refusals.items():
+            refused = http.post("/v1/backup", json={"destination": destination})
+            message = refused.json()["error"]["message"]
+            assert refused.status_code == 400 and reason in message and repr(destination) in message, message
+    for destination in (too_long, too_long + "/below", "~no-such-user-here/backup"):
+        code, _, err = run_cli(capsys, ["backup", destination])
+        assert code == 2 and "is no path this system can use" in err and repr(destination) in err, err
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a folder without write permission")
 def test_a_read_only_destination_is_refused_before_a_job_starts(cli_env, capsys):
     _fill(cli_env / "data")
