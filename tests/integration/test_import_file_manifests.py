@@ -57,6 +57,19 @@ def test_an_ingest_after_an_import_skips_the_files_it_imported_unchanged_and_rea
     assert code == 0 and json.loads(stdout)["files_recorded"] == 0 and json.loads(stdout)["sources_written"] == 6
     assert _ingested(capsys, tmp_path / "c", notes)["files_unchanged"] == 0
 
+    # One written after file lines but before their source_hashes and the sources' metadata_hash: its files are
+    # recorded all the same, and the next ingest of the files as they were exported reads nothing again.
+    (notes / "b.txt").write_text("The Heron archive lives on the Tromso server.\n")
+    unhashed = tmp_path / "unhashed.jsonl"
+    unhashed.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items()
+                                            if k not in ("source_hashes", "metadata_hash")}) + "\n"
+                                for line in out.read_text().splitlines()))
+    assert "source_hashes" not in unhashed.read_text() and "metadata_hash" not in unhashed.read_text()
+    code, stdout, _ = run_cli(capsys, ["--data-dir", str(tmp_path / "d"), "import", str(unhashed), "--json"])
+    assert code == 0 and json.loads(stdout)["files_recorded"] == 4, stdout
+    again = _ingested(capsys, tmp_path / "d", notes)
+    assert again["files_unchanged"] == 4 and again["embeddings_computed"] == 0
+
 
 def test_a_file_is_not_recorded_when_one_of_its_sources_was_not_imported(tmp_path, monkeypatch, capsys):
     embedded_cli_env(monkeypatch, tmp_path / "unused")
