@@ -85,6 +85,46 @@ TOOL_CALL = {"role": "assistant", "content": None,
 TOOL_RESULT = {"role": "tool", "tool_call_id": "c1", "content": "r"}
 
 
+class FailingConnection:
+    """A connection whose ``fail_at``-th message insert raises ``error`` (as a full disk would), once;
+    everything else goes to the real connection."""
+
+    def __init__(self, conn, counter: list[int], fail_at: int, error: Exception) -> None:
+        self._conn, self._counter, self._fail_at, self._error = conn, counter, fail_at, error
+
+    def execute(self, sql, params=()):
+        if sql.startswith(("INSERT INTO messages", "INSERT INTO session_messages")):
+            self._counter[0] += 1
+            if self._counter[0] == self._fail_at:
+                raise self._error
+        return self._conn.execute(sql, params)
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+def fail_an_insert(store, fail_at: int) -> None:
+    """Make the store's ``fail_at``-th message insert from now on fail, inside its transaction."""
+    import sqlite3
+
+    from agent_memory.stores.sqlite_sessions import SessionStore
+
+    counter = [0]
+    if isinstance(store, SessionStore):
+        store._db = FailingConnection(store._db, counter, fail_at, sqlite3.OperationalError("database or disk is full"))
+        return
+    import psycopg
+
+    real = store.db.connection
+
+    @contextmanager
+    def connection():
+        with real() as conn:
+            yield FailingConnection(conn, counter, fail_at, psycopg.errors.DiskFull("could not extend file"))
+
+    store.db.connection = connection
+
+
 @contextmanager
 def sessions_api(data_dir: Path):
     """An HTTP client of an in-process API over embedded stores in ``data_dir``, for the session routes

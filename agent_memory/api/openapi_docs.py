@@ -43,6 +43,10 @@ DESCRIPTIONS: dict[tuple[str, str], str] = {
         "Append an OpenAI or Anthropic style chat message to a working-memory session (created on first "
         "use), with a retention class: forgettable, fuzzy (the default) or strict. Returns its sequence "
         "number and the session's counts; significant turns are promoted to long-term memory."),
+    ("POST", "/v1/sessions/{session_id}/messages/batch"): (
+        "Append several messages to a session in one transaction: all of them or none, no other append "
+        "between them (a refused message, named by index, or a store failure stores none). Returns their "
+        "sequence numbers and the session's counts."),
     ("GET", "/v1/sessions/{session_id}/view"): (
         "The session's messages for the next model call, compacted to fit `budget` tokens; a pure read."),
     ("POST", "/v1/sessions/{session_id}/compact"): (

@@ -1,5 +1,5 @@
-"""Working memory over HTTP: append a message, a token-bounded view, compaction, per-session settings,
-listing and deleting sessions (optionally forgetting their archived turns).
+"""Working memory over HTTP: append a message or a batch of them (all or none), a token-bounded view,
+compaction, per-session settings, listing and deleting sessions (optionally forgetting their archived turns).
 
 Every route takes ``agent_id`` (a query parameter): a sub-agent's history and compaction
 state are its own, under the same session ID.
@@ -19,6 +19,8 @@ from agent_memory.api.schemas_sessions import (
     CompactOut,
     MessageIn,
     MessageOut,
+    MessagesAppendedOut,
+    MessagesIn,
     MessagesOut,
     SessionConfigIn,
     SessionConfigOut,
@@ -67,6 +69,18 @@ def append_message(session_id: SessionId, body: MessageIn, state: StateDep, tena
     session = state.working_memory.session(tenant, session_id, agent_id)
     seq = session.append(body.message, retention=body.retention)
     return {"session_id": session_id, "agent_id": agent_id, "seq": seq, "stats": _stats(session, session_id)}
+
+
+@router.post("/v1/sessions/{session_id}/messages/batch", response_model=MessagesAppendedOut,
+             responses=error_responses(400, 401, 422, 503), summary="Append messages to a session, all or none")
+def append_messages(session_id: SessionId, body: MessagesIn, state: StateDep, tenant: TenantDep,
+                    agent_id: AgentId = None) -> dict:
+    state.memory.check_space("a session append")
+    session = state.working_memory.session(tenant, session_id, agent_id)
+    # One transaction under the session's lock (Session.append_batch): a refused message, a store failure or
+    # another request's append leaves none of the batch stored, where appending one by one kept the first.
+    seqs = session.append_batch([m.message for m in body.messages], retention=[m.retention for m in body.messages])
+    return {"session_id": session_id, "agent_id": agent_id, "seqs": seqs, "stats": _stats(session, session_id)}
 
 
 @router.get("/v1/sessions/{session_id}/view", response_model=ViewOut, responses=error_responses(400, 401, 404, 422, 503),

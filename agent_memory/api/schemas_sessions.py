@@ -43,6 +43,25 @@ class MessageOut(BaseModel):
     stats: dict[str, Any]
 
 
+class MessagesIn(ClosedBody):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"messages": [
+        {"message": {"role": "user", "content": "Order 40 units of the X-300."}, "retention": "strict"},
+        {"message": {"role": "assistant", "content": "Ordered: 40 X-300 units."}}]}]})
+
+    messages: list[MessageIn] = Field(min_length=1, description=(
+        "The messages in order, each as `POST /v1/sessions/{id}/messages` takes one: stored in one "
+        "transaction, all or none, no other append to the session between them. A message the session "
+        "refuses (its shape, or a tool result no call of the session or of an earlier message awaits) "
+        "refuses the batch, a 400 naming it by index (`messages[1]: ...`)."))
+
+
+class MessagesAppendedOut(BaseModel):
+    session_id: str
+    agent_id: str | None = None
+    seqs: list[int] = Field(description="The messages' sequence numbers, in order (consecutive).")
+    stats: dict[str, Any]
+
+
 class ViewOut(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "session_id": "s1", "budget": 4000, "tokens": 123,

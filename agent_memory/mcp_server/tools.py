@@ -34,7 +34,7 @@ from agent_memory.conversation.message_validation import KEYS, ROLES, validate
 from agent_memory.core.errors import NotFoundError
 from agent_memory.memory import Memory
 from agent_memory.memory.questions import prompt_notes
-from agent_memory.remote import RemoteError, RemoteMemory
+from agent_memory.remote import RemoteMemory
 from agent_memory.retrieval.types import relevance
 
 SessionId = Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[^/]+$", examples=["chat-1"])]
@@ -216,8 +216,8 @@ class RemoteBackend:
 
     def remember(self, caller: str | None, args: RememberIn) -> dict[str, Any]:
         out: dict[str, Any] = {"source_ids": [], "seqs": [], "session_id": args.session_id}
-        # Each message's shape is checked here before any request; the server appends one message per
-        # request, so that a tool result answers a call is checked there, message by message.
+        # Each message's shape is checked here before any document is stored; that a tool result answers a
+        # call is checked by the server, which stores the batch in one transaction (all or none).
         for n, message in enumerate(args.messages):
             try:
                 validate(dict(message.message))
@@ -226,12 +226,9 @@ class RemoteBackend:
         for doc in args.all_documents():
             out["source_ids"] += self.remote.add(doc.text, source_id=doc.source_id, title=doc.title,
                                                  metadata=doc.metadata, key=caller)
-        for n, message in enumerate(args.messages):
-            try:
-                out["seqs"].append(self.remote.add_message(args.session_id, message.message,
-                                                           retention=message.retention, key=caller))
-            except RemoteError as exc:  # named as the local batch check names it
-                raise RemoteError(exc.status, exc.code, f"messages[{n}]: {exc.message}") from None
+        if args.messages:
+            out["seqs"] = self.remote.add_messages(args.session_id, [m.message for m in args.messages],
+                                                   retention=[m.retention for m in args.messages], key=caller)
         return out
 
     def recall(self, caller: str | None, args: BaseModel) -> dict[str, Any]:

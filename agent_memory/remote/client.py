@@ -292,6 +292,15 @@ class RemoteMemory:
         body = {"message": message, **({"retention": retention} if retention else {})}
         return int(self.json("POST", f"/v1/sessions/{quote(session_id, safe='')}/messages", json=body, key=key)["seq"])
 
+    def add_messages(self, session_id: str, messages: list[dict], *, retention: list[str | None] | None = None,
+                     key: str | None = None) -> list[int]:
+        """``POST /v1/sessions/{id}/messages/batch``: all of them in one transaction, or none (one class per
+        message in ``retention``; None: unclassified)."""
+        classes = retention or [None] * len(messages)
+        body = {"messages": [{"message": m, **({"retention": r} if r else {})} for m, r in zip(messages, classes)]}
+        path = f"/v1/sessions/{quote(session_id, safe='')}/messages/batch"
+        return [int(seq) for seq in self.json("POST", path, json=body, key=key)["seqs"]]
+
     def view(self, session_id: str, budget: int, *, key: str | None = None) -> dict[str, Any]:
         return self.json("GET", f"/v1/sessions/{quote(session_id, safe='')}/view", params={"budget": budget},
                          key=key)

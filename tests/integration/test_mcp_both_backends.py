@@ -59,6 +59,21 @@ def test_remember_takes_flat_and_nested_messages_and_refuses_both_at_once(server
     assert neither.is_error and "needs 'role'" in text and '"retention": "strict"' in text
 
 
+@pytest.mark.parametrize("backend", ["local", "remote"])
+def test_remember_stores_its_messages_whole_or_not_at_all(servers, backend):
+    """A batch whose second message the session refuses (a result no call awaits) stores none of it, over a
+    local memory and through a server alike: a server that appended message by message kept the first."""
+    server, session = servers[backend], f"whole-{backend}"
+    first = {"role": "user", "content": "Check the X-300 stock, please."}
+    refused, text = call(server, "remember", {"session_id": session, "messages": [
+        first, {"role": "tool", "tool_call_id": "nope", "content": "42 units"}]})
+    assert refused.is_error and text.startswith("messages[1]: message answers tool call id(s) ['nope']"), text
+    view, text = call(server, "session_view", {"session_id": session})
+    assert view.is_error and text == f"no session '{session}' for this tenant"  # nothing of the batch stored
+    stored, text = call(server, "remember", {"session_id": session, "messages": [first, FLAT]})
+    assert not stored.is_error and stored.structured_content["seqs"] == [0, 1], text
+
+
 def test_the_remember_tool_shows_both_shapes():
     from agent_memory.mcp_server.tools import TOOLS
 
@@ -105,5 +120,4 @@ def test_errors_read_the_same_locally_and_through_a_server(servers, tool, args, 
         assert text.startswith(expected), (backend, text)
         assert "Error" not in text and "HTTP" not in text, (backend, text)
         texts[backend] = text
-    if tool != "remember" or "tool_call_id" not in str(args):  # a server appends one by one: "or batch" differs
-        assert texts["local"] == texts["remote"]
+    assert texts["local"] == texts["remote"]

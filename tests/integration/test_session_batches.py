@@ -4,9 +4,7 @@ inside it), through ``Session.append_batch`` and ``Memory.add_messages``."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
-from contextlib import contextmanager
 
 import pytest
 from postgres_support import NEEDS_POSTGRES, BackendOpener, FreshSchema, postgres_param
@@ -15,6 +13,7 @@ from agent_memory.conversation import CompactionConfig, SessionManager
 from agent_memory.core.errors import StoreError
 from agent_memory.core.tokens import TiktokenCounter
 from agent_memory.stores.sqlite_sessions import SessionStore
+from tests.helpers import fail_an_insert
 
 COUNTER = TiktokenCounter("cl100k_base")
 
@@ -37,42 +36,6 @@ def opener(request, tmp_path):
     op = Opener(request.param, tmp_path)
     yield op
     op.cleanup()
-
-
-class FailingConnection:
-    """A connection whose ``fail_at``-th message insert raises ``error`` (as a full disk would), once;
-    everything else goes to the real connection."""
-
-    def __init__(self, conn, counter: list[int], fail_at: int, error: Exception) -> None:
-        self._conn, self._counter, self._fail_at, self._error = conn, counter, fail_at, error
-
-    def execute(self, sql, params=()):
-        if sql.startswith(("INSERT INTO messages", "INSERT INTO session_messages")):
-            self._counter[0] += 1
-            if self._counter[0] == self._fail_at:
-                raise self._error
-        return self._conn.execute(sql, params)
-
-    def __getattr__(self, name):
-        return getattr(self._conn, name)
-
-
-def fail_an_insert(store, fail_at: int) -> None:
-    """Make the store's ``fail_at``-th message insert from now on fail, inside its transaction."""
-    counter = [0]
-    if isinstance(store, SessionStore):
-        store._db = FailingConnection(store._db, counter, fail_at, sqlite3.OperationalError("database or disk is full"))
-        return
-    import psycopg
-
-    real = store.db.connection
-
-    @contextmanager
-    def connection():
-        with real() as conn:
-            yield FailingConnection(conn, counter, fail_at, psycopg.errors.DiskFull("could not extend file"))
-
-    store.db.connection = connection
 
 
 def user(text: str) -> dict:
