@@ -62,7 +62,11 @@ def serve(host: str | None = None, port: int | None = None, data_dir: str | None
 def run_app(app, host: str, port: int) -> int:
     """Serve ``app`` under uvicorn until SIGTERM or SIGINT; 0 after a graceful stop (``_stop_signals_to``),
     uvicorn's startup-failure code when it never started (it logged why; ``uvicorn.run`` exits the same)."""
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
+    # log_config=None: uvicorn's own lines (start, stop, the access log) go through the root logger that the
+    # command set up, time-stamped like every other line; its default config printed them without a time.
+    if not logging.getLogger().handlers:
+        logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info", log_config=None))
     quiet = QuietHealthChecks()
     access = logging.getLogger("uvicorn.access")
     access.addFilter(quiet)

@@ -70,7 +70,7 @@ class Settings(BaseSettings):
     model_cache_dir: Path | None = Field(
         default_factory=lambda: default_model_cache_dir(),
         description="Where the ONNX graphs written for the embedding models are kept (about 90 MB for MiniLM, "
-                    "30 MB for e5's question encoder), so a later process loads one in about 0.2 s instead of "
+                    "14 MB for e5's question encoder), so a later process loads one in about 0.2 s instead of "
                     "writing it in 1.8 s; named by the code, the onnx version and the model files, so never "
                     "stale. Default: $XDG_CACHE_HOME/agent-memory/onnx (~/.cache/...); '' or 'off': none.")
 

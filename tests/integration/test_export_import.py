@@ -200,6 +200,22 @@ def test_bad_lines_are_skipped_by_number_and_the_rest_is_imported(source):
         assert report.sources_written == 5 and report.messages_appended == 4
 
 
+def test_one_memorys_export_imports_into_another_as_it_is(tmp_path, monkeypatch):
+    """README: ``export(tenant=...)`` yields the export and ``import_export(lines)`` reads one back; export()'s dicts
+    raised AttributeError ('dict' object has no attribute 'strip') where a round trip was the obvious use."""
+    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
+    with Memory(data_dir=tmp_path / "a", tenant="acme") as memory, Memory(data_dir=tmp_path / "b") as target:
+        fill(memory)
+        report = target.import_export(memory.export(tenant="acme"))
+        assert report.ok and report.tenant == "acme", report.to_dict()
+        assert report.sources_written == 5 and report.sessions_imported == 1 and report.messages_appended == 5
+        assert _sans_times(exported(target)) == _sans_times(exported(memory))
+        with pytest.raises(TypeError, match="line 2 of the export is of type int"):
+            target.import_export([json.dumps(json.loads(exported(memory)[0])), 7])
+        with pytest.raises(TypeError, match="got one str"):  # a whole file's text is not its lines
+            target.import_export("\n".join(exported(memory)))
+
+
 def test_another_format_version_or_no_header_is_refused_before_anything_is_stored(source):
     tmp_path, lines, _ = source
     header = json.loads(lines[0])

@@ -4,6 +4,7 @@ and exits 0: a service manager must not mark a clean stop as a failure."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -19,6 +20,9 @@ from agent_memory.core.owner import current_holder
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"AGENT_MEMORY_LLM_MODEL": "", "AGENT_MEMORY_QDRANT_URL": None, "AGENT_MEMORY_NEO4J_URI": None,
        "AGENT_MEMORY_POSTGRES_URL": None, "AGENT_MEMORY_API_KEYS": None, "AGENT_MEMORY_NO_PROGRESS": "1"}
+
+
+STAMPED = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO ")
 
 
 def free_port() -> int:
@@ -56,6 +60,7 @@ def test_a_stop_signal_is_a_clean_exit(sig, tmp_path):
     proc = start_serve(data_dir, port, log)
     try:
         wait_up(proc, f"http://127.0.0.1:{port}")
+        assert httpx.get(f"http://127.0.0.1:{port}/v1/whoami", timeout=30).status_code == 200
         proc.send_signal(sig)
         code = proc.wait(timeout=60)
     finally:
@@ -65,6 +70,9 @@ def test_a_stop_signal_is_a_clean_exit(sig, tmp_path):
     assert code == 0, text
     assert "Finished server process" in text and "interrupted" not in text and "Traceback" not in text, text
     assert "GET /healthz" not in text  # answered health checks stay out of the access log (api/server.py)
+    # README: serve stamps each line with its time, uvicorn's own (start, stop, the access log) too.
+    uvicorn_lines = [line for line in text.splitlines() if "server process" in line or "GET /v1/whoami" in line]
+    assert len(uvicorn_lines) == 3 and all(STAMPED.match(line) for line in uvicorn_lines), text
     assert current_holder(data_dir) is None  # the data dir is free again
 
 
