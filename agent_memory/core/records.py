@@ -7,10 +7,12 @@ any passage in a prompt can be traced to its document or turn and offsets.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 ITEM_KINDS: tuple[str, ...] = ("chunk", "summary", "turn")
+# The tenant of a record stored with none named (``Document.tenant`` None) by a caller that serves no tenant.
+DEFAULT_TENANT = "default"
 
 
 @dataclass(kw_only=True)
@@ -19,7 +21,9 @@ class Document:
 
     source_id: str
     text: str
-    tenant: str = "default"
+    # None: the tenant of whoever stores it (a ``Memory``'s own; the pipeline's ``DEFAULT_TENANT``), so a record
+    # built without one lands where the caller's questions look, not silently in "default".
+    tenant: str | None = None
     title: str = ""
     path: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -38,7 +42,7 @@ class TurnRecord:
     speaker: str
     text: str
     timestamp: str = ""
-    tenant: str = "default"
+    tenant: str | None = None  # None: the tenant of whoever stores it, as ``Document.tenant``
     metadata: dict[str, Any] = field(default_factory=dict)
     # A transcript whose turn IDs are already unique beyond their session (LoCoMo's "D3:12")
     # may name a shorter source ID; by default it is "<session>/<turn>".
@@ -168,3 +172,8 @@ class SearchFilter:
             from agent_memory.core.metafilter import conditions
 
             conditions(self.metadata)
+
+
+def with_tenant(record, tenant: str):
+    """``record`` (a ``Document`` or ``TurnRecord``) under ``tenant`` when it names none, else as it is."""
+    return record if record.tenant is not None else replace(record, tenant=tenant)

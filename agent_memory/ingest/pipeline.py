@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from agent_memory.core.ids import content_hash
-from agent_memory.core.records import Document, MemoryItem
+from agent_memory.core.records import DEFAULT_TENANT, Document, MemoryItem, with_tenant
 from agent_memory.index.importance import stamp_importance
 from agent_memory.index.items import stamp_terms
 from agent_memory.ingest import sources as readers
@@ -89,7 +89,7 @@ class IngestionPipeline(TurnIngestion):
         ids: list[str] = []
         batch: list[Document] = []
         for doc in docs:
-            batch.append(doc)
+            batch.append(with_tenant(doc, DEFAULT_TENANT))
             if len(batch) >= BATCH_SOURCES:
                 ids += self._document_batch(batch, report, owner, on_chunks)
                 batch = []

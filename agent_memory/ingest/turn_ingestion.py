@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
-from agent_memory.core.records import MemoryItem, TurnRecord
+from agent_memory.core.records import DEFAULT_TENANT, MemoryItem, TurnRecord, with_tenant
 from agent_memory.index.context import context_text, next_turns, turn_context_texts
 from agent_memory.index.items import embedding_text
 from agent_memory.ingest.items import SourceItems
@@ -31,7 +31,7 @@ class TurnIngestion:
         """``Memory.add_turns``: turns written directly, which claim nothing (re-adding a transcript is a
         no-op); one whose ID a file, a document or a session holds raises IngestError before anything is
         written (ingest/ownership.py)."""
-        turns = list(turns)
+        turns = [with_tenant(t, DEFAULT_TENANT) for t in turns]
         by_tenant: dict[str, list[str]] = defaultdict(list)
         for turn in turns:
             by_tenant[turn.tenant].append(turn.source_id)
@@ -43,7 +43,7 @@ class TurnIngestion:
         """Ingest conversation turns (one source per turn) and one summary per session."""
         report = report if report is not None else IngestReport()
         sessions: dict[tuple[str, str], list[TurnRecord]] = defaultdict(list)
-        for turn in turns:
+        for turn in (with_tenant(t, DEFAULT_TENANT) for t in turns):
             sessions[(turn.tenant, turn.session_id)].append(turn)
         ids: list[str] = []
         pending: list[tuple[SourceItems, SourceEntry | None]] = []

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from agent_memory.conversation.archived_turns import session_key
 from agent_memory.core.errors import StoreUnavailableError
-from agent_memory.core.records import Document, TurnRecord
+from agent_memory.core.records import Document, TurnRecord, with_tenant
 from agent_memory.ingest.bulk_forget import forget_each, forget_many, forget_tenant, sources_to_forget
 from agent_memory.ingest.discovery import check_source_id, file_source_id
 from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
@@ -53,8 +53,9 @@ class DocumentMethods:
         return self.add_documents([doc], progress=progress)
 
     def add_documents(self, docs: Iterable[Document], *, progress: Progress | None = None) -> Added:
-        """Store documents as they are (each carries its tenant; unchanged ones are skipped). ``docs`` is an
-        iterable of ``Document``; anything else (one dict, a list of dicts) is a TypeError naming it.
+        """Store documents as they are (each under its ``tenant``, or this Memory's when it names none; unchanged
+        ones are skipped). ``docs`` is an iterable of ``Document``; anything else (one dict, a list of dicts) is
+        a TypeError naming it.
         ``progress``: called ``("chunks", done, total)`` as each batch's chunks are stored."""
         docs = self._tenants_checked(checked_records(docs, Document, "docs", "Document(source_id='notes/a', text='...')"))
         on_chunks = (lambda done, total: progress(CHUNKS_STAGE, done, total)) if progress else None
@@ -69,13 +70,11 @@ class DocumentMethods:
         return self._write(lambda report: self.ingestion.ingest_direct_turns(turns, report))
 
     def _tenants_checked(self, records: Iterable[Any]) -> Iterable[Any]:
-        """Each record's tenant checked as a ``tenant=`` argument is (``Memory._tenant``): a sequence whole
-        before anything is stored, a lazy iterable as it is drawn."""
+        """Each record under its tenant checked as a ``tenant=`` argument is (``Memory._tenant``), a record that
+        names none under this Memory's: a sequence whole before anything is stored, a lazy iterable as it is drawn."""
         if isinstance(records, Sequence):
-            for record in records:
-                self._tenant(record.tenant)
-            return records
-        return (record for record in records if self._tenant(record.tenant) is not None)
+            return [with_tenant(record, self._tenant(record.tenant)) for record in records]
+        return (with_tenant(record, self._tenant(record.tenant)) for record in records)
 
     def add_file(self, path: str | Path, *, source_id: str | None = None,
                  metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,

@@ -255,3 +255,21 @@ def test_add_file_raises_for_a_path_that_is_no_file_while_add_paths_records_it(m
     assert memory.sessions() == [] and memory.matching_sources("a.md") == []
     report = memory.add_paths([missing, folder / "a.md"])
     assert report.paths_missing == [str(missing)] and report.files_ingested == 1
+
+
+def test_records_that_name_no_tenant_are_stored_under_the_memorys(memory):
+    """``Memory(tenant="acme").add_documents([Document(...)])`` stored under "default": the questions of that
+    Memory never found what it had just added. A record that names no tenant takes the Memory's; one that names
+    a tenant keeps it (a lazy iterable as a list)."""
+    from agent_memory import Document, TurnRecord
+
+    memory.add_documents(iter([Document(source_id="notes/pump", text="The pump P-7 was replaced by the P-9 in May.")]))
+    memory.add_turns([TurnRecord(session_id="s1", turn_id="1", speaker="Ana", text="Ines keeps the vault code.")])
+    memory.add_documents([Document(source_id="notes/elsewhere", text="The boiler B-2 was serviced.", tenant="rival")])
+    assert memory.matching_sources("notes/pump") == ["notes/pump"] and memory.matching_sources("s1/1") == ["s1/1"]
+    assert "[S:notes/pump]" in memory.prompt("Which pump replaced the P-7?", budget=300).prompt
+    assert "[S:s1/1]" in memory.prompt("Who keeps the vault code?", budget=300).prompt
+    for tenant in ("default", "rival"):
+        assert "[S:notes/pump]" not in memory.prompt("Which pump replaced the P-7?", budget=300, tenant=tenant).prompt
+    assert memory.matching_sources("notes/elsewhere") == []
+    assert "[S:notes/elsewhere]" in memory.prompt("When was the boiler serviced?", budget=300, tenant="rival").prompt
