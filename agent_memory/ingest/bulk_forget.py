@@ -6,8 +6,8 @@ source the file held, and forgetting a source of a file drops that file's manife
 the file again. A whole tenant goes in one round of each store, whatever it holds.
 
 Each batch of removal holds the locks its writers hold (``removal.forget_names``), a whole tenant's removal the
-tenant's (``ownership.removing_tenant``): a repair in another process (``agent-memory check --repair``) leaves
-what is being removed alone, and a writer of it waits.
+tenant's, exclusively (``ownership.removing_tenant``: every writer holds it shared): a repair in another process
+(``agent-memory check --repair``) leaves what is being removed alone, and a writer of it waits.
 """
 
 from __future__ import annotations
@@ -55,9 +55,10 @@ def forget_each(services, tenant: str, given: list[str]) -> dict:
 def forget_tenant(services, tenant: str) -> dict:
     """Every source of ``tenant`` out of every store: its vectors, graph and catalog (sessions are working
     memory's: ``Memory.forget_tenant`` deletes them first). Returns the counts removed, as ``forget_many``; a
-    source the catalog lost whose items are stored counts as a source, as there. Under the tenant's own lock
-    (``ownership.removing_tenant``): a repair of the tenant in another process meanwhile changes nothing and
-    reports what it would have mended as held."""
+    source the catalog lost whose items are stored counts as a source, as there. Under the tenant's own lock, held
+    exclusively (``ownership.removing_tenant``): taken once the tenant's writers in every process have ended (what
+    they wrote is removed too), while writers that come meanwhile wait; a repair of the tenant in another process
+    meanwhile changes nothing and reports what it would have mended as held."""
     removed = Removed()
     with removing_tenant(services, tenant):
         lost = _uncatalogued(services, tenant)

@@ -29,8 +29,10 @@ mended under the lock its writer holds (``ownership.lock_keys``: a file's ID for
 source's own otherwise; ``stores/jobs.SourceLocks``), taken without waiting, and read again there: a source being
 written is left for the next check (``held``), and one recorded meanwhile is left alone. A removal holds the same
 locks (a forget, ``forget --prefix``, gc's expiry, an import forgetting a session's turns: per batch), so a source
-being removed is left alone too, never marked to be written again or counted half removed; a whole tenant's
-removal holds the tenant's lock, which a repair of that tenant takes first.
+being removed is left alone too, never marked to be written again or counted half removed. A whole tenant's
+removal holds the tenant's lock exclusively, once every writer of the tenant (each holds it shared) has ended; a
+repair of that tenant takes it first, shared as writers do, so it runs beside them and mends nothing while the
+tenant is being removed.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from agent_memory.conversation.archived_turns import session_key, turn_source_id
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.ingest.graph_writes import extract_triples, merge_triples, speaker_relations
 from agent_memory.ingest.items import SourceItems
-from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER, WHOLE_TENANT, lock_keys
+from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER, lock_keys
 from agent_memory.ingest.removal import batches, forget_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
@@ -170,11 +172,12 @@ def repair(services, pipeline, found: TenantCheck, *, adopt: bool = False) -> Te
     ingestion of this process writes between the check and the repair; a source another process is writing is
     left alone (``held``: :func:`_unwritten`). ``pipeline``: the ingestion pipeline (its extractor).
 
-    The whole tenant's lock (``ownership.removing_tenant``) is taken first, without waiting, and held to the end:
-    while another process removes the tenant nothing is mended (every source the check named is ``held``), and a
-    removal of the tenant that comes meanwhile waits for the repair."""
+    The whole tenant's lock (``ownership.removing_tenant``) is taken first in shared mode, as writers take it,
+    without waiting, and held to the end: writers go on beside the repair; while another process removes the
+    tenant nothing is mended (every source the check named is ``held``), and a removal of the tenant that comes
+    meanwhile waits for the repair."""
     out = TenantRepair()
-    with services.source_locks.try_hold(found.tenant, [WHOLE_TENANT]) as free:
+    with services.source_locks.try_hold_tenant(found.tenant) as free:
         if not free:
             out.held = sorted(set(found.uncatalogued) | set(found.items_missing) | set(found.facts_missing))
             out.left.append(f"tenant {found.tenant!r} is being removed by another process: nothing was repaired "

@@ -35,8 +35,6 @@ DIRECT_OWNER = "api:"
 SESSION_OWNER = "session:"
 # Who holds a stored turn no one claimed (``holders``): this + its session ID. Never a writer's name.
 UNCLAIMED_TURN = "turn:"
-# The lock key of a whole tenant (:func:`removing_tenant`): no source or file ID is empty.
-WHOLE_TENANT = ""
 
 
 def describe_owner(owner: str) -> str:
@@ -106,8 +104,10 @@ def writing(services, by_tenant: dict[str, Iterable[str]]) -> Iterator[None]:
     """Hold, until the block ends, the locks a repair looks for before it touches these sources
     ({tenant: source IDs}, claimed already: :func:`lock_keys`): each writer of the stores holds them from before
     its first write to its catalog entry, so a repair in another process never reads a half-written source as
-    one to remove or adopt. Taken after the write lock of this process, tenants in sorted order. Without
-    PostgreSQL only this process's lock: no other process writes these stores (the owners are not read)."""
+    one to remove or adopt; and each tenant's key in shared mode before them, so a removal of the tenant
+    (:func:`removing_tenant`) waits for the write, and a write that comes during a removal waits for it. Taken
+    after the write lock of this process, tenants in sorted order. Without PostgreSQL only this process's lock:
+    no other process writes these stores (the owners are not read)."""
     locks = services.source_locks
     with ExitStack() as stack:
         for tenant in sorted(by_tenant):
@@ -118,14 +118,16 @@ def writing(services, by_tenant: dict[str, Iterable[str]]) -> Iterator[None]:
 
 
 def removing_tenant(services, tenant: str):
-    """Hold, until the block ends, the lock of the whole tenant (``WHOLE_TENANT``), as its removal does
-    (``bulk_forget.forget_tenant``): it empties each store of the tenant in one round, with no batches whose
-    sources could be locked one by one. A repair of the tenant (ingest/consistency.py) takes this key first,
-    without waiting, and holds it to its end: while the tenant is being removed it changes nothing and reports
-    every source it would have mended as ``held``; a removal that comes during a repair waits for it. Writers
-    of single sources do not take it (a removal holds no lock of theirs). After the write lock, as
-    :func:`writing`; without PostgreSQL only this process's lock."""
-    return services.source_locks.hold_many(tenant, [WHOLE_TENANT])
+    """Hold, until the block ends, the lock of the whole tenant (``stores/jobs.TENANT_KEY``) exclusively, as its removal
+    does (``bulk_forget.forget_tenant``): it empties each store of the tenant in one round, with no batches whose
+    sources could be locked one by one. Every writer of the tenant holds this key in shared mode for as long as it
+    holds its sources' (:func:`writing`, ``stores/jobs.SourceLocks.hold_many``): the removal waits for the writers
+    running in any process, and a writer that comes meanwhile waits for the removal, then writes whole. A repair
+    of the tenant (ingest/consistency.py) takes this key in shared mode first, without waiting, and holds it to its
+    end: beside writers it mends as ever; while the tenant is being removed it changes nothing and reports every
+    source it would have mended as ``held``; a removal that comes during a repair waits for it. After the write
+    lock, as :func:`writing`; without PostgreSQL only this process's lock."""
+    return services.source_locks.hold_tenant(tenant)
 
 
 def unit_source_ids(unit) -> list[str]:

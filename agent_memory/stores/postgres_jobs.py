@@ -9,7 +9,8 @@ its runs stored, then fails it. Rows are plain dicts: the job records live in ``
 
 Whoever writes a source (an ingestion in any process, an import, a session's archive, a forget:
 ``ingest/ownership.writing``) holds its advisory lock, so one source is never ingested twice at the same
-time anywhere, and a repair (``try_source_locks``) leaves it alone meanwhile.
+time anywhere, and a repair (``try_source_locks``) leaves it alone meanwhile; and, before it, its tenant's key
+in shared mode, which a removal of the whole tenant takes exclusively (``stores/jobs.SourceLocks``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from psycopg.types.json import Jsonb
 
@@ -132,38 +133,58 @@ class PostgresJobStore:
             return cur.rowcount
 
     @contextmanager
-    def source_locks(self, tenant: str, source_keys: list[str]) -> Iterator[None]:
-        """Hold the sources' advisory locks (waiting for each) on a connection of their own: a holder that
-        dies drops its connection, and PostgreSQL releases them. Taken in one order, the sorted keys, so that
-        two holders of several never wait on each other."""
-        keys = sorted({json.dumps([tenant, k]) for k in source_keys})  # unambiguous, and text may hold no NUL byte
+    def source_locks(self, tenant: str, source_keys: Iterable[str], *,
+                     shared: Iterable[str] = ()) -> Iterator[None]:
+        """Hold the advisory locks of ``shared`` in shared mode (any number of holders at once: a whole tenant's
+        key, which every writer of the tenant holds and its removal takes alone), then those of ``source_keys``
+        exclusively, waiting for each, on a connection of their own: a holder that dies drops its connection,
+        and PostgreSQL releases them. Taken in one order, ``shared`` first, then the sorted keys, so that two
+        holders of several never wait on each other."""
+        first = [(key, True) for key in dict.fromkeys(_lock_key(tenant, k) for k in shared)]
+        then = [(key, False) for key in sorted({_lock_key(tenant, k) for k in source_keys} - {k for k, _ in first})]
         with self.db.connection() as conn:
-            taken: list[str] = []
+            taken: list[tuple[str, bool]] = []
             try:
-                for key in keys:  # one at a time: the order is what keeps two holders apart
-                    conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
-                    taken.append(key)
+                for key, is_shared in first + then:  # one at a time: the order is what keeps two holders apart
+                    conn.execute(_LOCK[is_shared], (key,))
+                    taken.append((key, is_shared))
                 yield
             finally:
-                if taken:
-                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(k, 0)) FROM unnest(%s::text[]) AS k",
-                                 (taken,))
+                _unlock(conn, taken)
 
     @contextmanager
-    def try_source_locks(self, tenant: str, source_keys: list[str]) -> Iterator[set[str]]:
-        """Of ``source_keys``, those whose advisory lock no one holds, taken without waiting (on one connection
-        of their own) and held until the block ends; the others are being written elsewhere."""
-        keys = list(dict.fromkeys(json.dumps([tenant, k]) for k in source_keys))  # once each: a lock taken twice is held twice
+    def try_source_locks(self, tenant: str, source_keys: list[str], *, shared: bool = False) -> Iterator[set[str]]:
+        """Of ``source_keys``, those whose advisory lock no one holds (``shared``: no one holds exclusively, nor
+        waits to), taken without waiting (on one connection of their own) and held until the block ends; the
+        others are being written (or, for a tenant's key, removed) elsewhere."""
+        keys = list(dict.fromkeys(_lock_key(tenant, k) for k in source_keys))  # once each: a lock taken twice is held twice
+        try_lock = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
         with self.db.connection() as conn:
-            rows = conn.execute("SELECT k, pg_try_advisory_lock(hashtextextended(k, 0)) FROM unnest(%s::text[]) AS k",
+            rows = conn.execute(f"SELECT k, {try_lock}(hashtextextended(k, 0)) FROM unnest(%s::text[]) AS k",
                                 (keys,)).fetchall() if keys else []
             taken = [k for k, got in rows if got]
             try:
                 yield {json.loads(k)[1] for k in taken}
             finally:
-                if taken:
-                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(k, 0)) FROM unnest(%s::text[]) AS k",
-                                 (taken,))
+                _unlock(conn, [(k, shared) for k in taken])
+
+
+_LOCK = {False: "SELECT pg_advisory_lock(hashtextextended(%s, 0))",
+         True: "SELECT pg_advisory_lock_shared(hashtextextended(%s, 0))"}
+
+
+def _lock_key(tenant: str, key: str) -> str:
+    """The text an advisory lock is hashed from: unambiguous, and text may hold no NUL byte."""
+    return json.dumps([tenant, key])
+
+
+def _unlock(conn, taken: list[tuple[str, bool]]) -> None:
+    """Release the advisory locks ``taken`` ([(key, taken shared)]) in each one's mode."""
+    for is_shared in (True, False):
+        keys = [key for key, mode in taken if mode is is_shared]
+        if keys:
+            unlock = "pg_advisory_unlock_shared" if is_shared else "pg_advisory_unlock"
+            conn.execute(f"SELECT {unlock}(hashtextextended(k, 0)) FROM unnest(%s::text[]) AS k", (keys,))
 
 
 _RETURNED = ", ".join("jobs." + c.strip() for c in _PUBLIC.split(",")) + ", jobs.params, jobs.body"
