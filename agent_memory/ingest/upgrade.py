@@ -29,8 +29,10 @@ from agent_memory.services import (
     Services,
     build_services,
     read_index_format,
+    recorded_layout,
     space_layout,
     sparse_format_version,
+    with_recorded_routing,
 )
 
 log = logging.getLogger(__name__)
@@ -45,7 +47,7 @@ def needs_keyword_upgrade(settings: Settings, found: dict) -> bool:
     if older is None or current is None or older >= current:
         return False  # a newer version's format, or one this code never wrote: refused, not "upgraded" down
     # The first markers recorded the keyword format only: their models were the settings' (none other existed).
-    return found.get("embedding") in (None, space_layout(settings).as_dict())
+    return recorded_layout(found.get("embedding")) in (None, space_layout(settings).as_dict())
 
 
 def upgrade_in_place(settings: Settings) -> ReindexReport | None:
@@ -65,5 +67,6 @@ def upgrade_in_place(settings: Settings) -> ReindexReport | None:
 def open_services(settings: Settings) -> Services:
     """The services of a data dir this process owns, as every owner opens them (``Memory``, ``serve``,
     ``worker``, the evaluation): upgraded in place first where ``upgrade_in_place`` applies."""
+    settings = with_recorded_routing(settings)
     upgrade_in_place(settings)
     return build_services(settings)
