@@ -215,10 +215,17 @@ def _is_mark(char: str) -> bool:
     return unicodedata.category(char) in ("Mn", "Mc")
 
 
+def _lower(text: str) -> str:
+    """``text.lower()``, with the dot that lower-casing puts on Turkish İ taken off: "İzmir".lower() is "i̇zmir",
+    an i and a combining dot, which a word now keeps; the word is "izmir", as a question typed "Izmir" has it."""
+    lowered = text.lower()
+    return lowered.replace("i\u0307", "i") if "\u0307" in lowered else lowered
+
+
 def _tokens(text: str, segment: Callable[[str], list[str]], unspaced: Callable[[str], list[str]]) -> list[str]:
     """``words``' tokens, each Chinese run cut by ``segment`` and each hiragana or Thai (Lao, Myanmar, Khmer)
     run by ``unspaced``; a katakana run is one token."""
-    lowered = text.lower()
+    lowered = _lower(text)
     if not _SEGMENTED.search(lowered):  # the common case, in one C call
         return _WORD.findall(lowered)
     out: list[str] = []
@@ -330,7 +337,7 @@ def _split_terms(text: str) -> tuple[frozenset[str], tuple[str, ...], str]:
     Chinese runs joined by NULs (one substring test says whether any holds a piece): the runs are
     left unsegmented until a question needs them. A run holding kana or Thai (Lao, Myanmar, Khmer) is
     read so too: each of its terms (a katakana run, two letters) is a piece of it."""
-    lowered = text.lower()
+    lowered = _lower(text)
     if not _SEGMENTED.search(lowered):  # the common case: distinct words, stemmed by C-level map
         return frozenset(map(_stem, set(_WORD.findall(lowered)).difference(STOPWORDS))), (), ""
     plain: set[str] = set()

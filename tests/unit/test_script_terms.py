@@ -49,6 +49,11 @@ def test_a_katakana_word_is_one_term_and_a_particle_none():
     assert {"ハルト", "ねこ"} <= set(keyword_terms("ハルトのねこはしろい。"))
 
 
+def test_turkish_dotted_capital_i_is_an_i():
+    assert keyword_terms("İzmir") == keyword_terms("Izmir") == ["izmir"]
+    assert terms_in(["A native of İzmir."], frozenset({"izmir"})) == [frozenset({"izmir"})]
+
+
 def test_a_mark_never_starts_a_word_and_an_emoji_selector_is_none():
     assert keyword_terms("1\ufe0f\u20e3 step, then ❤️ it") == ["1", "step"]
     assert words("\u0301abc") == ["abc"]
