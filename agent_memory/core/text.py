@@ -5,14 +5,38 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import unicodedata
 from typing import Callable, Sequence
 
+import regex
 import snowballstemmer
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+# A word is a letter, digit or "_" (what ``\w`` matches) followed by more of them and by combining marks
+# (Unicode Mn, Mc): Thai vowels and tone marks, Devanagari vowel signs and viramas, Arabic harakat belong
+# to the letter before them, and ``\w+`` cut a word at each ("पिछले" came out as "प", "छल"). A mark never
+# starts a word, and variation selectors (an emoji's U+FE0F after a digit: "1️⃣") are none of one.
+# Changing this rule changes the stored keyword terms: bump SPARSE_FORMAT (agent_memory/core/sparse.py).
+_WORD = regex.compile(r"[\p{L}\p{N}_][[\p{L}\p{N}_\p{Mn}\p{Mc}]--\p{Variation_Selector}]*", regex.V1)
 CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs, as a character-class body
 _CJK = re.compile(f"[{CJK_RANGES}]")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])[\"'”’)\]]*\s+|(?<=[。！？；])|\n\s*\n")
+# Kana (hiragana; katakana, its phonetic extensions and half-width forms) and the scripts written without
+# spaces between words that no segmenter here knows (Thai, Lao, Myanmar, Khmer): a word holding any of
+# them is cut further (``_pieces``).
+_HIRAGANA = "\u3041-\u309f"
+_KATAKANA = "\u30a1-\u30fa\u30fd-\u30ff\u31f0-\u31ff\uff66-\uff6f\uff71-\uff9f"
+_PROLONGED = "\u30fc\uff70"  # ー after a kana of either kind lengthens it: すごーい, コーヒー
+UNSPACED_RANGES = "\u0e00-\u0eff\u1000-\u109f\ua9e0-\ua9ff\uaa60-\uaa7f\u1780-\u17ff\u19e0-\u19ff"
+_KANA_OR_UNSPACED = re.compile(f"[{_HIRAGANA}{_KATAKANA}{_PROLONGED}{UNSPACED_RANGES}]")
+_SEGMENTED = re.compile(f"[{CJK_RANGES}{_HIRAGANA}{_KATAKANA}{_PROLONGED}{UNSPACED_RANGES}]")
+_PIECE = re.compile(f"(?P<katakana>[{_KATAKANA}{_PROLONGED}]+)"
+                    f"|(?P<unspaced>[{_HIRAGANA}][{_HIRAGANA}{_PROLONGED}]*|[{UNSPACED_RANGES}]+)")
+# Sentence ends besides . ! ? and Chinese 。！？: Arabic ؟, the Urdu full stop ۔, Devanagari danda । and
+# double danda ॥, Myanmar ။, Ethiopic ።, Armenian ։ and Khmer ។, each followed by a space as "." is; the
+# Arabic semicolon ؛ ends a clause as ";" does. Every place that decides where a sentence ends reads these:
+# split_sentences, compression (retrieval/compress.py) and the document splitter (ingest/splitting.py).
+SENTENCE_ENDS = "؟۔।॥။።։។"
+CLAUSE_ENDS = "؛"
+_SENTENCE_END = re.compile(f"(?<=[.!?。！？；;{SENTENCE_ENDS}{CLAUSE_ENDS}])[\"'”’)\\]]*\\s+|(?<=[。！？；])|\\n\\s*\\n")
 
 
 def has_cjk(text: str) -> bool:
@@ -161,23 +185,83 @@ def keyword_cjk_words(run: str) -> list[str]:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens: ``\\w+`` for alphabetic scripts, jieba for Chinese runs."""
-    return _tokens(text, cjk_words)
+    """Lower-cased word tokens: letters with their marks (``_WORD``) for alphabetic scripts, jieba for Chinese
+    runs, a katakana or hiragana run whole, a Thai (Lao, Myanmar, Khmer) run whole."""
+    return _tokens(text, cjk_words, _whole)
 
 
-def _tokens(text: str, segment: Callable[[str], list[str]]) -> list[str]:
-    """``words``' tokens, each Chinese run cut by ``segment``."""
+def _whole(run: str) -> list[str]:
+    return [run]
+
+
+def letter_bigrams(run: str) -> list[str]:
+    """Each two neighbouring letters of a run written without spaces, a letter with its marks (Thai มี is one
+    letter): the keyword terms of a Thai, Lao, Myanmar, Khmer or hiragana run. No segmenter for these scripts is a
+    dependency here, and a whole run is a phrase or a sentence that no question repeats; two letters
+    shared by the question and a passage are what CJK search engines match where they have no dictionary.
+    A run of one letter is its own term."""
+    letters: list[str] = []
+    for char in run:
+        if letters and _is_mark(char):
+            letters[-1] += char
+        else:
+            letters.append(char)
+    if len(letters) < 2:
+        return letters
+    return [first + second for first, second in zip(letters, letters[1:])]
+
+
+def _is_mark(char: str) -> bool:
+    return unicodedata.category(char) in ("Mn", "Mc")
+
+
+def _lower(text: str) -> str:
+    """``text.lower()``, with the dot that lower-casing puts on Turkish İ taken off: "İzmir".lower() is "i̇zmir",
+    an i and a combining dot, which a word now keeps; the word is "izmir", as a question typed "Izmir" has it."""
     lowered = text.lower()
-    if not _CJK.search(lowered):  # the common case, in one C call
+    return lowered.replace("i\u0307", "i") if "\u0307" in lowered else lowered
+
+
+def _tokens(text: str, segment: Callable[[str], list[str]], unspaced: Callable[[str], list[str]]) -> list[str]:
+    """``words``' tokens, each Chinese run cut by ``segment`` and each hiragana or Thai (Lao, Myanmar, Khmer)
+    run by ``unspaced``; a katakana run is one token."""
+    lowered = _lower(text)
+    if not _SEGMENTED.search(lowered):  # the common case, in one C call
         return _WORD.findall(lowered)
     out: list[str] = []
     for match in _WORD.finditer(lowered):
         token = match.group(0)
-        if _CJK.search(token):
-            out.extend(segment(token))
+        if _SEGMENTED.search(token):
+            out.extend(_pieces(token, segment, unspaced))
         else:
             out.append(token)
     return out
+
+
+def _pieces(token: str, segment: Callable[[str], list[str]], unspaced: Callable[[str], list[str]]) -> list[str]:
+    """The words of a token that holds Chinese, kana or an unspaced script. Japanese mixes kanji, hiragana
+    and katakana in one run: jieba's dictionary is Chinese and cut every kana into a character of its own
+    (スターバックス as ス / タ / ー ...), and a run of kana alone was one token however long. Here a katakana
+    run is one word (a loanword or a name), a hiragana run (particles and inflections written together: の
+    ねこの) is cut by ``unspaced`` as a Thai run is, the kanji between them are jieba's, and a token without
+    kana or an unspaced script is jieba's whole, as it always was."""
+    if not _KANA_OR_UNSPACED.search(token):
+        return segment(token)
+    out: list[str] = []
+    start = 0
+    for match in _PIECE.finditer(token):
+        if match.start() > start:
+            out.extend(_rest(token[start:match.start()], segment))
+        out.extend([match.group("katakana")] if match.group("katakana") else unspaced(match.group("unspaced")))
+        start = match.end()
+    if start < len(token):
+        out.extend(_rest(token[start:], segment))
+    return out
+
+
+def _rest(piece: str, segment: Callable[[str], list[str]]) -> list[str]:
+    """A piece of a token between its kana and unspaced runs: jieba's words when it holds Chinese, else one word."""
+    return segment(piece) if _CJK.search(piece) else [piece]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -220,10 +304,16 @@ def _stem(word: str) -> str:
     return TIME_WORD_FORMS.get(word, word)
 
 
+# One hiragana alone is a particle (は, の, を, に) or the inflection after a kanji (飲み): no keyword term.
+_KEYWORD_STOPWORDS = STOPWORDS | frozenset(chr(code) for code in range(0x3041, 0x30a0))
+
+
 def keyword_terms(text: str) -> list[str]:
     """Content words with English words stemmed ("researching" → "research") and Chinese time words in one
-    form (TIME_WORD_FORMS: "上月" → "上个月"; weekdays: "上个星期五" → "上周五"): keyword matching units."""
-    return [_stem(w) for w in _tokens(text, keyword_cjk_words) if w not in STOPWORDS]
+    form (TIME_WORD_FORMS: "上月" → "上个月"; weekdays: "上个星期五" → "上周五"): keyword matching units.
+    A Thai (Lao, Myanmar, Khmer) or hiragana run gives its letter bigrams (``letter_bigrams``), a katakana run
+    is one term, a hiragana alone none (a particle)."""
+    return [_stem(w) for w in _tokens(text, keyword_cjk_words, letter_bigrams) if w not in _KEYWORD_STOPWORDS]
 
 
 @functools.lru_cache(maxsize=20000)
@@ -237,22 +327,24 @@ _ASCII_LETTER = re.compile(r"[a-z]")
 
 @functools.lru_cache(maxsize=100_000)
 def _cjk_run_terms(run: str) -> frozenset[str]:
-    return frozenset(_stem(w) for w in keyword_cjk_words(run) if w not in STOPWORDS)
+    """The keyword terms of one token that holds Chinese, kana or an unspaced script (``_pieces``)."""
+    return frozenset(_stem(w) for w in _pieces(run, keyword_cjk_words, letter_bigrams) if w not in _KEYWORD_STOPWORDS)
 
 
 @functools.lru_cache(maxsize=20000)
 def _split_terms(text: str) -> tuple[frozenset[str], tuple[str, ...], str]:
     """A text's keyword terms outside Chinese runs, its Chinese runs with Latin letters, and its other
     Chinese runs joined by NULs (one substring test says whether any holds a piece): the runs are
-    left unsegmented until a question needs them."""
-    lowered = text.lower()
-    if not _CJK.search(lowered):  # the common case: distinct words, stemmed by C-level map
+    left unsegmented until a question needs them. A run holding kana or Thai (Lao, Myanmar, Khmer) is
+    read so too: each of its terms (a katakana run, two letters) is a piece of it."""
+    lowered = _lower(text)
+    if not _SEGMENTED.search(lowered):  # the common case: distinct words, stemmed by C-level map
         return frozenset(map(_stem, set(_WORD.findall(lowered)).difference(STOPWORDS))), (), ""
     plain: set[str] = set()
     latin: list[str] = []
     other: list[str] = []
     for token in _WORD.findall(lowered):
-        if not _CJK.search(token):
+        if not _SEGMENTED.search(token):
             if token not in STOPWORDS:
                 plain.add(_stem(token))
         else:

@@ -8,16 +8,18 @@ from dataclasses import dataclass
 
 from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
 
+from agent_memory.core.text import CLAUSE_ENDS, SENTENCE_ENDS
 from agent_memory.core.tokens import TokenCounter
 
 # Regex separators, coarsest first. Zero-width look-arounds keep headings with the section they
-# open and sentence punctuation (English and Chinese) with the sentence it closes.
+# open and sentence punctuation (English, Chinese, and the other scripts' ends split_sentences reads:
+# Arabic ؟, Devanagari । ...) with the sentence it closes.
 SEPARATORS = [
     r"\n(?=#{1,6} )",
     r"\n\s*\n",
     r"\n",
     r"(?<=[。！？；])",
-    r"(?<=[.!?;])\s+",
+    f"(?<=[.!?;{SENTENCE_ENDS}{CLAUSE_ENDS}])\\s+",
     r"(?<=[，、,：:])",
     r"\s+",
     r"",

@@ -4,7 +4,7 @@ Sentences are kept whole and in their original order; gaps are marked with " …
 compressed passage is never silently truncated mid-sentence. A compressed passage always
 holds its best sentence whole (issue 34: a short Chinese message came out as ``… 。 …``, its
 tag kept and every word gone): a piece with no word (a stray "。") is never a sentence of its
-own, a clause that ends at ";" / "；" runs on into the next one (Chinese sentences end at
+own, a clause that ends at ";" / "；" / "؛" runs on into the next one (Chinese sentences end at
 。！？), and a text of one sentence is returned whole, never cut: the caller places it or drops it.
 """
 
@@ -13,14 +13,14 @@ from __future__ import annotations
 import re
 
 from agent_memory.core.sentence_scoring import Mark, SentenceWeights, score_sentences
-from agent_memory.core.text import keyword_terms, split_sentences
+from agent_memory.core.text import CLAUSE_ENDS, SENTENCE_ENDS, keyword_terms, split_sentences
 from agent_memory.core.tokens import TokenCounter
 from agent_memory.retrieval.config import CompressionWeights
 
 _NUMBER = re.compile(r"\d")
 _WORDLIKE = re.compile(r"\w")
-_CLAUSE_END = re.compile(r"[;；][\"'”’)\]]*$")
-_ENDS_SENTENCE = re.compile(r"[.!?。！？；;:…][\"'”’)\]]*$")
+_CLAUSE_END = re.compile(f"[;；{CLAUSE_ENDS}][\"'”’)\\]]*$")
+_ENDS_SENTENCE = re.compile(f"[.!?。！？；;:…{SENTENCE_ENDS}{CLAUSE_ENDS}][\"'”’)\\]]*$")
 GAP = " … "
 
 

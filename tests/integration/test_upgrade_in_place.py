@@ -157,3 +157,37 @@ def test_a_new_data_dir_gets_its_marker_when_its_stores_open(tmp_path, monkeypat
     assert read_index_format(data)["sparse"] == SPARSE_FORMAT
     with Memory(data_dir=data) as memory:
         assert "Ilse Varga" in memory.prompt(QUESTION, budget=400).prompt
+
+
+def test_a_hindi_note_stored_by_v6_is_read_again_with_its_vowel_signs(tmp_path, monkeypatch):
+    """Sparse format v7: a word keeps its combining marks. A v6 data dir stored "बिल्ली" (cat) as ब / ल / ल, so
+    its Hindi question met nothing whole; opened by this version, its terms and vectors are v7's."""
+    import re
+
+    from agent_memory.core.records import SearchFilter
+    from agent_memory.core.text import joined_terms
+    from agent_memory.services import build_services
+
+    def v6_terms(text):  # \w+, as v6 cut every word
+        return re.findall(r"\w+", text.lower())
+
+    note = "करीम की बिल्ली का नाम मोची है और वह सफेद है।"
+    embedded_cli_env(monkeypatch, tmp_path / "data")
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    with monkeypatch.context() as patch:
+        patch.setattr("agent_memory.core.sparse.terms", v6_terms)
+        patch.setattr("agent_memory.ingest.pipeline.stamp_terms",
+                      lambda items: [setattr(i, "terms", " ".join(sorted(set(v6_terms(i.text))))) for i in items])
+        with Memory(data_dir=tmp_path / "data") as memory:
+            memory.add(note, source_id="cat.md")
+    data = tmp_path / "data"
+    write_index_format(data, {**read_index_format(data), "sparse": "bm25-tf/stem-en/jieba/v6"})
+    with Memory(data_dir=data) as memory:
+        assert "मोची" in memory.prompt("करीम की बिल्ली का नाम क्या है?", budget=400).prompt
+    assert read_index_format(data)["sparse"] == SPARSE_FORMAT
+    with build_services(load_settings(data_dir=data)) as services:
+        items = [i for i in services.vectors.scroll(SearchFilter(tenant="default")) if i.text == note]
+        assert items and all(i.terms == joined_terms(note) and "बिल्ली" in i.terms.split() for i in items)
+        hits = services.vectors.search_sparse(services.sparse_encoder.encode_query("बिल्ली"),
+                                              SearchFilter(tenant="default"), 5)
+        assert {i.id for i in items} & {h.item.id for h in hits}
