@@ -17,6 +17,12 @@ import snowballstemmer
 # starts a word, and variation selectors (an emoji's U+FE0F after a digit: "1️⃣") are none of one.
 # Changing this rule changes the stored keyword terms: bump SPARSE_FORMAT (agent_memory/core/sparse.py).
 _WORD = regex.compile(r"[\p{L}\p{N}_][[\p{L}\p{N}_\p{Mn}\p{Mc}]--\p{Variation_Selector}]*", regex.V1)
+_ASCII_WORD = re.compile(r"\w+")  # the same words in ASCII text (no marks there), with the standard module's speed
+
+
+def _words_of(lowered: str) -> list[str]:
+    """``_WORD``'s matches: most stored text is ASCII, where the standard module finds the same words about twice as fast."""
+    return _ASCII_WORD.findall(lowered) if lowered.isascii() else _WORD.findall(lowered)
 CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs, as a character-class body
 _CJK = re.compile(f"[{CJK_RANGES}]")
 # Kana (hiragana; katakana, its phonetic extensions and half-width forms) and the scripts written without
@@ -227,7 +233,7 @@ def _tokens(text: str, segment: Callable[[str], list[str]], unspaced: Callable[[
     run by ``unspaced``; a katakana run is one token."""
     lowered = _lower(text)
     if not _SEGMENTED.search(lowered):  # the common case, in one C call
-        return _WORD.findall(lowered)
+        return _words_of(lowered)
     out: list[str] = []
     for match in _WORD.finditer(lowered):
         token = match.group(0)
@@ -339,7 +345,7 @@ def _split_terms(text: str) -> tuple[frozenset[str], tuple[str, ...], str]:
     read so too: each of its terms (a katakana run, two letters) is a piece of it."""
     lowered = _lower(text)
     if not _SEGMENTED.search(lowered):  # the common case: distinct words, stemmed by C-level map
-        return frozenset(map(_stem, set(_WORD.findall(lowered)).difference(STOPWORDS))), (), ""
+        return frozenset(map(_stem, set(_words_of(lowered)).difference(STOPWORDS))), (), ""
     plain: set[str] = set()
     latin: list[str] = []
     other: list[str] = []
