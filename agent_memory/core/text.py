@@ -11,6 +11,8 @@ from typing import Callable, Sequence
 import regex
 import snowballstemmer
 
+from agent_memory.core.extras import import_lazily
+
 # A word is a letter, digit or "_" (what ``\w`` matches) followed by more of them and by combining marks
 # (Unicode Mn, Mc): Thai vowels and tone marks, Devanagari vowel signs and viramas, Arabic harakat belong
 # to the letter before them, and ``\w+`` cut a word at each ("पिछले" came out as "प", "छल"). A mark never
@@ -165,8 +167,7 @@ def _weekdays(run: str) -> list[tuple[int, int, str]]:
 @functools.lru_cache(maxsize=1)
 def load_jieba():
     """jieba, initialized once with TIME_WORDS: every segmenter (keyword terms, POS tags) uses it."""
-    import jieba
-
+    jieba = import_lazily("jieba")
     jieba.setLogLevel(logging.WARNING)
     jieba.initialize()
     for word in TIME_WORDS:

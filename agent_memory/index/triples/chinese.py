@@ -15,6 +15,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from agent_memory.core.extras import import_lazily
 from agent_memory.core.records import Triple
 from agent_memory.core.text import load_jieba, split_sentences
 from agent_memory.index.triples.base import GENERIC, MODEL_ID, Entity, clean_name, dedupe_entities, dedupe_triples
@@ -50,9 +51,7 @@ _RELATIVE_FLAGS = frozenset({"t", "d", "v", "vd", "vi", "a", "ad"})
 @functools.lru_cache(maxsize=1)
 def _posseg():
     load_jieba()  # the shared dictionary, time words included: entities and keyword terms agree
-    import jieba.posseg
-
-    return jieba.posseg
+    return import_lazily("jieba.posseg")
 
 
 @dataclass

@@ -14,6 +14,7 @@ import itertools
 from typing import Iterator, Sequence
 
 from agent_memory.core.english_nlp import load_nlp
+from agent_memory.core.extras import import_lazily
 from agent_memory.core.records import Triple
 from agent_memory.core.text import split_sentences
 from agent_memory.index.triples.base import (
@@ -42,11 +43,10 @@ _COOCCUR_TYPES_SKIPPED = frozenset({"NUMBER"})
 @functools.lru_cache(maxsize=4096)
 def _verb_lemma(word: str) -> str:
     """Lemma of a hyphenated verb: lemmatize the last part ("co-founded" -> "co-found")."""
-    from spacy.tokens import Doc
-
+    doc_type = import_lazily("spacy.tokens").Doc
     nlp = load_nlp()
     prefix, _, last = word.rpartition("-")
-    doc = Doc(nlp.vocab, words=[last])
+    doc = doc_type(nlp.vocab, words=[last])
     doc[0].pos_ = "VERB"
     doc[0].tag_ = "VBD"
     lemmas = nlp.get_pipe("lemmatizer").rule_lemmatize(doc[0])
