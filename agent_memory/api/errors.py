@@ -32,6 +32,8 @@ from agent_memory.core.errors import (
     SourceNotFoundError,
     StoreError,
     StoreUnavailableError,
+    internal_message,
+    new_error_id,
     problem_of,
 )
 from agent_memory.stores.jobs import internal_error
@@ -134,8 +136,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return _json(500, "internal", without_paths(request, f"{type(exc).__name__}: {exc}"))
+        # A bug's text may name anything (a library's file, a query, another tenant's value): the client gets
+        # an ID, the server's log the error under that ID with its traceback.
+        error_id = new_error_id()
+        log.error("unhandled error %s on %s %s", error_id, request.method, request.url.path, exc_info=exc)
+        return _json(500, "internal", internal_message(error_id))
 
 
 ROUTED_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from typing import Any, Callable, Mapping, TypeVar
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,16 @@ class JobGivenUp(JobInterrupted):
 class InternalError(AgentMemoryError):
     """A native library failed inside one request with a non-``Exception`` error (e.g. a Rust panic
     surfacing through pyo3): that request fails, the process and other requests go on."""
+
+
+def new_error_id() -> str:
+    """The ID of one unexpected error: what a client is told, and what the server's log shows it under."""
+    return uuid.uuid4().hex[:16]
+
+
+def internal_message(error_id: str) -> str:
+    """What a client learns of an unexpected error: that it happened and its ID, nothing of its text."""
+    return f"internal error; the server's log has its details under error ID {error_id}"
 
 
 def passthrough(exc: BaseException) -> bool:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Protocol, runtime_checkable
 
-from agent_memory.core.errors import JobInterrupted, NotFoundError, contained
+from agent_memory.core.errors import JobInterrupted, NotFoundError, contained, internal_message, new_error_id
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED = 500  # finished jobs remembered for polling; the oldest are forgotten first
@@ -133,9 +133,11 @@ class JobQueue(Protocol):
 
 
 def internal_error(exc: Exception, job_id: str) -> dict[str, str]:
-    """A failed job's error when the caller gives no way to describe it."""
-    log.exception("ingestion job %s failed", job_id, exc_info=exc)
-    return {"code": "internal", "message": str(exc)}
+    """A failed job's error when the caller gives no way to describe it: a bug's text may name a server
+    path, so the job reports an error ID, and the log has the error under it with its traceback."""
+    error_id = new_error_id()
+    log.error("ingestion job %s failed: error %s", job_id, error_id, exc_info=exc)
+    return {"code": "internal", "message": internal_message(error_id)}
 
 
 def not_found(job_id: str) -> NotFoundError:

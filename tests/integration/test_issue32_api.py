@@ -257,6 +257,28 @@ def test_the_view_budget_error_names_no_internal_key(client):
     assert "alpha" not in message
 
 
+def test_a_bug_answers_an_error_id_and_no_server_path(server, monkeypatch, caplog):
+    # A 500 once carried "ImportError: cannot import name ... (/srv/.venv/lib/python3.11/site-packages/...)".
+    http, app, _ = server
+    library_file = "/srv/agent/.venv/lib/python3.11/site-packages/spacy/util.py"
+
+    def bug(*_a, **_k):
+        raise ImportError(f"cannot import name 'SimpleFrozenDict' from partially initialized module "
+                          f"'spacy.util' ({library_file})")
+
+    monkeypatch.setattr(app.state.api.memory, "ask", bug)
+    with caplog.at_level("ERROR", logger="agent_memory.api.errors"):
+        message = api_error(http.post("/v1/ask", json={"question": "When did the harbour open?"}, headers=A), 500,
+                            "internal")
+    assert "site-packages" not in message and "spacy" not in message and "ImportError" not in message
+    error_id = message.rsplit(" ", 1)[-1]
+    assert message == f"internal error; the server's log has its details under error ID {error_id}"
+    logged = [r for r in caplog.records if error_id in r.getMessage()]
+    assert len(logged) == 1 and logged[0].exc_info[1].args[0].endswith(f"({library_file})")
+    monkeypatch.undo()
+    assert "1892" in _ask_ok(http, A)["passages"][0]["text"]
+
+
 def test_store_errors_show_no_data_dir(server, monkeypatch):
     http, app, data_dir = server
     vectors = app.state.api.services.vectors
