@@ -121,21 +121,24 @@ def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport,
             report.files_skipped.append((str(folder), f"unreadable folder: {exc}"))
             report.outcome(folder, "skipped")
         return
+    subfolders_left = 0
     for child in children:
         if child.name.startswith("."):
             continue
         if child.is_dir():
-            if recursive and rules is not None and rules.ignored(child, folder=True):
+            if not recursive:
+                subfolders_left += not own.holds(child)
+            elif rules is not None and rules.ignored(child, folder=True):
                 report.ignore(child, folder=True)  # never entered: node_modules/ costs nothing
-            elif recursive and own.holds(child):
+            elif own.holds(child):
                 own.passed_by(child, report)
-            elif recursive and child.is_symlink() and real.is_relative_to(child.resolve()):
+            elif child.is_symlink() and real.is_relative_to(child.resolve()):
                 # A link to a folder above it (``up -> ..``): walking it would leave the folder given
                 # for its parents (a home directory, a disk) before reaching itself again.
                 report.files_skipped.append((str(child), f"symlink loop: links to {str(child.resolve())!r}, "
                                              "a folder that holds it"))
                 report.outcome(child, "skipped")
-            elif recursive:
+            else:
                 yield from _walk(child, recursive, glob, report, seen, own=own,
                                  rules=rules.enter(child, report) if rules is not None else None)
         elif glob is not None and not fnmatch.fnmatch(child.name, glob):
@@ -150,6 +153,9 @@ def _walk(folder: Path, recursive: bool, glob: str | None, report: IngestReport,
         else:  # a bad link, a pipe, a socket, a device: never read, never silently dropped
             report.files_skipped.append((str(child), _link_problem(child)))
             report.outcome(child, "skipped")
+    if subfolders_left:  # "files seen 0" for a folder of folders said nothing of why
+        report.warnings.append(f"{subfolders_left} subfolder(s) of {str(folder)!r} not read: only a folder's own "
+                               "files are read without -r (recursive=True), which reads its subfolders too")
 
 
 def _link_problem(path: Path) -> str:
