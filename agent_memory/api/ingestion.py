@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import io
 import logging
+import posixpath
 import shutil
 import tempfile
 from dataclasses import replace
 from pathlib import Path, PurePath
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator
 
 from fastapi.responses import JSONResponse
 
@@ -168,6 +169,31 @@ def no_source(state, tenant: str, source_id: str) -> SourceNotFoundError:
     similar = state.memory.similar_sources(source_id, tenant=tenant)
     hint = f"; similar stored IDs: {', '.join(similar)}" if similar else ""
     return SourceNotFoundError(f"no source {source_id!r} for this tenant{hint}", similar)
+
+
+def refuse_pending_upload(state, tenant: str, what: str, given: Iterable[str] = (), prefix: str | None = None) -> None:
+    """409 ``source_busy`` while a job of ``tenant``, queued or running, will store a source that a forget of
+    ``given`` (IDs, or file paths as ``forget`` takes them) or of ``prefix`` names: forgotten now, the source
+    would be stored again once that job runs, and the delete silently undone. ``what``: the asked, for the
+    message. Nothing is removed then; the delete is asked again once the job ends."""
+    names = {spelling for source_id in given for spelling in _spellings(source_id)}
+    pending = state.jobs.writing(tenant, names, prefix)
+    if not pending:
+        return
+    listed = "; ".join(f"job {w.job_id}, {w.status}, for {w.source_id!r}" for w in pending[:5])
+    more = f"; and {len(pending) - 5} more" if len(pending) > 5 else ""
+    raise ApiError(409, "source_busy", f"{what} is being uploaded by a job not finished yet ({listed}{more}), which "
+                   "would store it again after this delete: wait for the job to end "
+                   f"(GET /v1/jobs/{pending[0].job_id}), then delete again; nothing was removed")
+
+
+def _spellings(given: str) -> list[str]:
+    """A forgotten ID as given, as a normalized path (``./notes/x.md``: ``notes/x.md``) and, absolute, as an
+    upload's ``client_path`` is stored (``routes_documents._origin``)."""
+    normal = posixpath.normpath(given)
+    if given.startswith("/"):
+        normal = "/" + normal.lstrip("/")
+    return [given] if normal.startswith("../") or normal == ".." else [given, normal]
 
 
 def refuse_busy_tenant(state, tenant: str) -> None:

@@ -253,7 +253,7 @@ def get_job(job_id: str, state: StateDep, caller: CallerDep) -> dict:
 
 @router.delete("/v1/sources", response_model=SourcesForgottenOut, dependencies=[NO_BODY],
                response_model_exclude_unset=True,  # prefix, or file_ids and not_found: as asked
-               responses={**queued_response("the forget"), **error_responses(401, 422, 503)},
+               responses={**queued_response("the forget"), **error_responses(401, 409, 422, 503)},
                summary="Forget every source whose ID starts with a prefix, or many IDs at once, in every store")
 def delete_sources(state: StateDep, tenant: TenantDep,
                    prefix: Annotated[str | None, Query(min_length=1, max_length=512, description=(
@@ -265,15 +265,19 @@ def delete_sources(state: StateDep, tenant: TenantDep,
                        "/v1/sources/{id} forgets it (a file's ID: the file and every source it held)."))] = None):
     """What ``DELETE /v1/sources/{source_id}`` of each would remove, done in batches: of every source under
     ``prefix``, or of each of ``file_ids`` (``not_found``: those that matched nothing). One of the two. Counts of
-    zero: nothing matched (not an error: the prefix holds nothing now)."""
+    zero: nothing matched (not an error: the prefix holds nothing now). 409 ``source_busy``, naming the jobs,
+    while a job of the tenant queued or running uploads one of those sources (it would store it again after the
+    delete): nothing is removed then."""
     if (prefix is None) == (file_ids is None):
         raise ApiError(422, "invalid_request", "DELETE /v1/sources takes one of prefix (every source whose ID starts "
                        "with it) or file_ids (those IDs), got " + ("both" if prefix is not None else "neither"))
     if file_ids is not None:
+        ingestion.refuse_pending_upload(state, tenant, "a source of file_ids", file_ids)
         if write_lock_busy(state):
             return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="forget_ids", source_id="", size=0,
                                                       params={"file_ids": file_ids})))
         return state.memory.forget_each(file_ids, tenant=tenant)
+    ingestion.refuse_pending_upload(state, tenant, f"a source under prefix {prefix!r}", prefix=prefix)
     if write_lock_busy(state):
         return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="forget_prefix", source_id=prefix, size=0)))
     return state.memory.forget_prefix(prefix, tenant=tenant)
@@ -298,9 +302,12 @@ def delete_tenant(state: StateDep, tenant: TenantDep,
 
 
 @router.delete("/v1/sources/{source_id:path}", response_model=ForgetOut, dependencies=[NO_BODY],
-               responses={**queued_response("the forget"), **error_responses(401, 404, 422, 503)},
+               responses={**queued_response("the forget"), **error_responses(401, 404, 409, 422, 503)},
                summary="Forget a source (or an uploaded file and all it held) in every store")
 def delete_source(source_id: str, state: StateDep, tenant: TenantDep):
+    # Asked first, before waiting for the write lock: a job that uploads this source would store it again after
+    # the delete (openapi_docs.DESCRIPTIONS says what the route answers).
+    ingestion.refuse_pending_upload(state, tenant, f"source {source_id!r}", [source_id])
     if write_lock_busy(state):
         return accepted(state.jobs.submit(JobSpec(tenant=tenant, kind="forget", source_id=source_id, size=0)))
     return ingestion.forget_source(state, tenant, source_id)

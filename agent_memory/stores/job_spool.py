@@ -19,9 +19,12 @@ import shutil
 import threading
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
+from typing import Collection
 
 from agent_memory.stores.jobs import Job, JobQueue, JobSpec
+from agent_memory.stores.pending_writes import PendingWrite, writes
 
 log = logging.getLogger(__name__)
 META = "job.json"
@@ -120,6 +123,23 @@ class SpooledJobs:
 
     def unfinished(self, tenant: str) -> int:
         return self.queue.unfinished(tenant)
+
+    def writing(self, tenant: str, names: Collection[str], prefix: str | None = None) -> list[PendingWrite]:
+        """The queue's, and the jobs the last stop left that are not queued again yet (the server resumes them
+        after its warm-up): under the IDs their clients were given."""
+        waiting = []
+        for entry in list(self._left):
+            try:
+                meta = _read_meta(entry)
+            except (OSError, ValueError):
+                continue  # gone since (resumed and ended), or unreadable: resume drops it
+            if meta.get("tenant") == tenant and meta.get("job_id") and writes(
+                    meta.get("kind", ""), meta.get("source_id", ""), (meta.get("params") or {}).get("origin"),
+                    names, prefix):
+                waiting.append(PendingWrite(meta["job_id"], "queued", meta["source_id"]))
+        given = {new: old for old, new in self._aliases.items()}  # a resumed job answers to its first ID
+        return waiting + [replace(w, job_id=given.get(w.job_id, w.job_id))
+                          for w in self.queue.writing(tenant, names, prefix)]
 
     def forget_tenant(self, tenant: str) -> int:
         """The finished jobs' records (their spooled copies went when each ended)."""

@@ -23,9 +23,10 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Literal, Protocol, runtime_checkable
+from typing import Any, Callable, Collection, Iterable, Iterator, Literal, Protocol, runtime_checkable
 
 from agent_memory.core.errors import JobInterrupted, NotFoundError, contained, internal_message, new_error_id
+from agent_memory.stores.pending_writes import PendingWrite, writes
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED = 500  # finished jobs remembered for polling; the oldest are forgotten first
@@ -125,6 +126,10 @@ class JobQueue(Protocol):
     def unfinished(self, tenant: str) -> int:
         """How many of the jobs recorded under ``tenant`` are queued or running."""
 
+    def writing(self, tenant: str, names: Collection[str], prefix: str | None = None) -> list[PendingWrite]:
+        """``tenant``'s queued or running jobs that will store a source named by one of ``names`` (its source ID,
+        or its file's path on the client) or, with ``prefix``, one whose ID starts with it (``pending_writes``)."""
+
     def forget_tenant(self, tenant: str) -> int:
         """Remove the records of the finished jobs recorded under ``tenant`` (their results name its sources);
         returns how many. Queued and running ones stay: they end as they would."""
@@ -160,12 +165,14 @@ class JobRegistry:
         self._stop = threading.Event()
         self._stop_wait_s = stop_wait_s
         self._running: set[Future] = set()
+        self._specs: dict[str, JobSpec] = {}  # each unfinished job's, for ``writing``
 
     def submit(self, spec: JobSpec) -> Job:
         job = Job(id=uuid.uuid4().hex[:16], tenant=spec.tenant, bytes=spec.size, created_at=time.time(),
                   stop=self._stop)
         with self._lock:
             self._jobs[job.id] = job
+            self._specs[job.id] = spec
             self._trim()
             future = self._pool.submit(self._run, job, spec)
             self._running.add(future)
@@ -186,7 +193,9 @@ class JobRegistry:
         except Exception as exc:  # noqa: BLE001 - the job reports its failure; the server goes on
             job.status, job.error = "failed", self._describe_error(exc, job.id)
         finally:
-            job.finished_at = time.time()
+            with self._lock:
+                job.finished_at = time.time()
+                self._specs.pop(job.id, None)
             if spec.cleanup is not None:
                 spec.cleanup()
 
@@ -200,6 +209,13 @@ class JobRegistry:
     def unfinished(self, tenant: str) -> int:
         with self._lock:
             return sum(1 for job in self._jobs.values() if job.tenant == tenant and job.finished_at is None)
+
+    def writing(self, tenant: str, names: Collection[str], prefix: str | None = None) -> list[PendingWrite]:
+        with self._lock:
+            return [PendingWrite(job_id, self._jobs[job_id].status, spec.source_id)
+                    for job_id, spec in self._specs.items()
+                    if spec.tenant == tenant and job_id in self._jobs
+                    and writes(spec.kind, spec.source_id, spec.params.get("origin"), names, prefix)]
 
     def forget_tenant(self, tenant: str) -> int:
         with self._lock:
@@ -255,6 +271,10 @@ class DurableJobQueue:
 
     def unfinished(self, tenant: str) -> int:
         return self.store.unfinished(tenant)
+
+    def writing(self, tenant: str, names: Collection[str], prefix: str | None = None) -> list[PendingWrite]:
+        return [PendingWrite(row["id"], row["status"], row["source_key"])
+                for row in self.store.writing(tenant, list(names), prefix)]
 
     def forget_tenant(self, tenant: str) -> int:
         return self.store.delete_finished(tenant)

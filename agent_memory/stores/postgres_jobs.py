@@ -22,6 +22,7 @@ from typing import Any, Iterable, Iterator
 
 from psycopg.types.json import Jsonb
 
+from agent_memory.stores.pending_writes import WRITER_KINDS
 from agent_memory.stores.postgres import PostgresDB
 
 _PUBLIC = ("id, tenant, kind, source_key, bytes, status, stage, units_done, units_total, chunks_done, chunks_total,"
@@ -125,6 +126,21 @@ class PostgresJobStore:
             row = conn.execute("SELECT count(*) FROM jobs WHERE tenant=%s AND status IN ('queued', 'running')",
                                (tenant,)).fetchone()
         return int(row[0])
+
+    def writing(self, tenant: str, names: list[str], prefix: str | None = None) -> list[dict[str, Any]]:
+        """``tenant``'s queued or running jobs that store a source named by one of ``names`` (``source_key``, or
+        the file's ``origin`` on the client) or, with ``prefix``, one whose key starts with it
+        (``pending_writes.writes``): rows of ``id``, ``status``, ``source_key``, oldest first."""
+        named = "source_key = ANY(%s) OR params->>'origin' = ANY(%s)"
+        args: list[Any] = [tenant, list(WRITER_KINDS), names, names]
+        if prefix is not None:
+            named += " OR left(source_key, length(%s)) = %s"
+            args += [prefix, prefix]
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT id, status, source_key FROM jobs WHERE tenant=%s AND kind = ANY(%s)"
+                f" AND status IN ('queued', 'running') AND ({named}) ORDER BY created_at, id", args).fetchall()
+        return [{"id": r[0], "status": r[1], "source_key": r[2]} for r in rows]
 
     def delete_finished(self, tenant: str) -> int:
         """Forget ``tenant``'s finished jobs (a removed tenant's: their bodies and results held its data)."""

@@ -4,6 +4,7 @@ per-source lock) on the server scripts/test.sh starts, each test in a fresh sche
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -345,3 +346,24 @@ def test_a_tenant_s_finished_jobs_are_forgotten_and_its_unfinished_ones_counted(
     with pytest.raises(NotFoundError):
         backend.queue.get(acme.id, "acme")
     assert backend.queue.get(globex.id, "globex").status == "done"
+
+
+def test_a_forget_learns_which_unfinished_jobs_of_its_tenant_store_a_source(backend):
+    """What a forget asks of the queue first (``writing``): the tenant's queued or running jobs that will store the
+    source, by its ID, its file's path on the client or a prefix; none once they ended, none of another tenant."""
+    spec = text_spec(source_id="notes/plan.md")
+    spec.params["origin"] = "/home/u/notes/plan.md"
+    # In process the job runs at once: held at the write lock, it stays running (PostgreSQL's waits for a worker).
+    hold = contextlib.nullcontext() if backend.schema else backend.memory.write_lock
+    with hold:
+        job = backend.queue.submit(spec)
+        other = backend.queue.submit(text_spec(tenant="globex", source_id="notes/plan.md"))
+        for names, prefix in (({"notes/plan.md"}, None), ({"/home/u/notes/plan.md"}, None), (set(), "notes/pl")):
+            found = backend.queue.writing("acme", names, prefix)
+            assert [(w.job_id, w.source_id) for w in found] == [(job.id, "notes/plan.md")], (names, prefix)
+            assert found[0].status in ("queued", "running")
+        assert backend.queue.writing("acme", {"notes/plan"}) == []
+        assert backend.queue.writing("acme", set(), "notes/x") == []
+    for done, tenant in ((job, "acme"), (other, "globex")):
+        assert backend.drain(done.id, tenant).status == "done"
+    assert backend.queue.writing("acme", {"notes/plan.md"}) == []

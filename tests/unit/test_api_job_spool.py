@@ -150,3 +150,37 @@ def test_a_job_submitted_before_the_resume_is_not_taken_for_an_interrupted_one(t
     assert seen == [("notes.md", b"# Pump\nreplaced on 2 March")]  # run once
     assert _emptied(tmp_path / "pending")
     jobs.close()
+
+
+def test_a_job_left_by_the_last_stop_is_named_as_writing_its_source_before_and_after_its_resume(tmp_path):
+    """A forget asks which jobs will store a source (``writing``): a job the last stop left, not queued again yet
+    (the server resumes after its warm-up), and once resumed, each under the ID its client was given."""
+    started, release = threading.Event(), threading.Event()
+
+    def stuck(spec, job):
+        started.set()
+        release.wait(30)
+        raise RuntimeError("store closed")
+
+    first = SpooledJobs(JobRegistry(stuck, stop_wait_s=0.1), tmp_path / "pending")
+    spec, _, _ = _upload(tmp_path)
+    spec.params["origin"] = "/home/u/notes.md"
+    interrupted = first.submit(spec)
+    assert started.wait(30)
+    assert [(w.job_id, w.status) for w in first.writing("acme", {"notes.md"})] == [(interrupted.id, "running")]
+    first.close()
+    release.set()
+    _wait(first, interrupted.id)
+
+    gate = threading.Event()
+    second = SpooledJobs(JobRegistry(lambda spec, job: gate.wait(30) and {"source_ids": [spec.source_id]}),
+                         tmp_path / "pending")
+    waiting = second.writing("acme", {"/home/u/notes.md"})  # by the file's path on the client too
+    assert [(w.job_id, w.status, w.source_id) for w in waiting] == [(interrupted.id, "queued", "notes.md")]
+    assert second.writing("globex", {"notes.md"}) == [] and second.writing("acme", {"other.md"}) == []
+    second.resume()
+    assert [w.job_id for w in second.writing("acme", set(), prefix="notes")] == [interrupted.id]
+    gate.set()
+    assert _wait(second, interrupted.id).status == "done"
+    assert second.writing("acme", {"notes.md"}) == []
+    second.close()
