@@ -144,6 +144,25 @@ def write_lock_busy(state) -> bool:
     return False
 
 
+# What write_inline returns when the write lock stayed held: queue the write as a job instead.
+BUSY = object()
+
+
+def write_inline(state, work: Callable[[], Any]) -> Any:
+    """``work()`` run holding the write lock when it comes free within ``LOCK_GRACE_S``, else ``BUSY`` (queue it:
+    :func:`accepted`). The lock taken to decide is kept through the write: checked and taken again in two steps,
+    a job could take it in between (one resumed from the spool at the start, one queued meanwhile), and the
+    request waited for the whole of that job. Only for a write that waits for nothing that needs the lock (an
+    upload, a document: a forget first waits for the start's archive catch-up, which does). Blocking: run it in
+    the thread pool."""
+    if not state.ingest_lock.acquire(timeout=LOCK_GRACE_S):
+        return BUSY
+    try:
+        return work()
+    finally:
+        state.ingest_lock.release()
+
+
 def accepted(job) -> JSONResponse:
     """202 with the job's ID and URL (also in ``Location``), polled at ``GET /v1/jobs/{id}``."""
     url = f"/v1/jobs/{job.id}"

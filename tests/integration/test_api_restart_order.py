@@ -124,3 +124,54 @@ def test_a_spooled_job_answers_queued_during_the_warm_up_never_404(tmp_path, mon
         job = _done(http, f"/v1/jobs/{job_id}", ACME)
         assert job["status"] == "done" and job["result"]["source_ids"] == ["logs/pump.md"], job
 
+
+def test_a_small_upload_is_queued_when_a_job_holds_the_write_lock_and_no_writer_slips_in_before_an_inline_one(
+        tmp_path, monkeypatch):
+    """The upload decided 'inline' on a free lock, let it go, then waited for it: a job taking it in between (a
+    spooled one resumed after the warm-up) held the request for minutes. The lock taken to decide is now kept."""
+    monkeypatch.setattr(ingestion_module, "LOCK_GRACE_S", 0)
+    app = create_app(_settings(tmp_path / "data"), warm=False)
+    with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=120) as http:
+        state = app.state.api
+        holder_has_it, let_go = threading.Event(), threading.Event()
+
+        def job_writing():  # as a job holds it for as long as it runs
+            with state.memory.write_lock:
+                holder_has_it.set()
+                let_go.wait(120)
+
+        holder = threading.Thread(target=job_writing)
+        holder.start()
+        try:
+            assert holder_has_it.wait(60)
+            queued = http.post("/v1/documents", headers=ACME,
+                               files={"file": ("ferry.md", b"# Ferry\n\nIt leaves at noon.\n")})
+            assert queued.status_code == 202, queued.text
+            assert http.get(queued.json()["url"], headers=ACME).json()["status"] in ("queued", "running")
+        finally:
+            let_go.set()
+            holder.join()
+        assert _done(http, queued.json()["url"], ACME)["result"]["source_ids"] == ["ferry.md"]
+
+        # Inline: from the decision on, the write lock is the upload's; another writer asking for it meanwhile
+        # (a job starting) does not get it before the upload is stored.
+        others_got_it: list[bool] = []
+        real_upload = ingestion_module.ingest_upload
+
+        def upload_watched(state, *args, **kwargs):
+            other = threading.Thread(target=lambda: others_got_it.append(_try_take(state.memory.write_lock)))
+            other.start()
+            other.join()
+            return real_upload(state, *args, **kwargs)
+
+        monkeypatch.setattr(ingestion_module, "ingest_upload", upload_watched)
+        stored = http.post("/v1/documents", headers=ACME, files={"file": ("tram.md", b"# Tram\n\nIt runs at two.\n")})
+        assert stored.status_code == 200, stored.text
+        assert stored.json()["source_ids"] == ["tram.md"] and others_got_it == [False]
+
+
+def _try_take(lock) -> bool:
+    if lock.acquire(blocking=False):
+        lock.release()
+        return True
+    return False
