@@ -24,7 +24,7 @@ from agent_memory.ingest.file_ingestion import HELD_BY_ANOTHER
 from agent_memory.ingest.incomplete import undo_document, undo_file
 from agent_memory.ingest.ownership import FILE_KEY
 from agent_memory.ingest.upkeep import expire
-from agent_memory.stores.jobs import JobQueue, JobSpec, SourceLocks
+from agent_memory.stores.jobs import Job, JobQueue, JobSpec, SourceLocks
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +145,25 @@ def write_lock_busy(state) -> bool:
     return False
 
 
+# What write_inline returns when the write lock stayed held: queue the write as a job instead.
+BUSY = object()
+
+
+def write_inline(state, work: Callable[[], Any]) -> Any:
+    """``work()`` run holding the write lock when it comes free within ``LOCK_GRACE_S``, else ``BUSY`` (queue it:
+    :func:`accepted`). The lock taken to decide is kept through the write: checked and taken again in two steps,
+    a job could take it in between (one resumed from the spool at the start, one queued meanwhile), and the
+    request waited for the whole of that job. Only for a write that waits for nothing that needs the lock (an
+    upload, a document: a forget first waits for the start's archive catch-up, which does). Blocking: run it in
+    the thread pool."""
+    if not state.ingest_lock.acquire(timeout=LOCK_GRACE_S):
+        return BUSY
+    try:
+        return work()
+    finally:
+        state.ingest_lock.release()
+
+
 def accepted(job) -> JSONResponse:
     """202 with the job's ID and URL (also in ``Location``), polled at ``GET /v1/jobs/{id}``."""
     url = f"/v1/jobs/{job.id}"
@@ -241,12 +260,27 @@ def expire_tenant(state, tenant: str) -> dict[str, Any]:
 def job_queue(state) -> tuple[JobQueue, SourceLocks]:
     """The services' job queue (durable on PostgreSQL when configured), running :func:`run_job`, and their
     source locks."""
-    queue = state.services.job_queue(lambda spec, job: run_job(state, spec, job.progress), error_of)
+    queue = state.services.job_queue(lambda spec, job: run_job_after_catch_up(state, spec, job), error_of)
     if state.services.settings.jobs_go_to_workers:
         # Said once at start: a server alone leaves such jobs queued until a worker takes them.
         log.warning("background ingestion jobs go to PostgreSQL for `agent-memory worker` processes; this server "
                     "runs none of them (AGENT_MEMORY_JOB_RUNNER=process runs them here)")
     return queue, state.services.source_locks
+
+
+# How often a job waiting for the start's archive catch-up looks whether the server is stopping.
+CATCH_UP_POLL_S = 1.0
+
+
+def run_job_after_catch_up(state, spec: JobSpec, job: Job) -> dict[str, Any]:
+    """:func:`run_job` of the server's own queue, once the start's archive catch-up (the messages a crash left
+    unarchived, ``conversation/working_memory.py``) has ended. The catch-up takes the write lock session by
+    session and every read waits for it; a job resumed from the spool, or posted meanwhile, holds that lock for
+    as long as it runs: taken first, it stalled every tenant's questions for its whole length. A stop ends the
+    wait (``Job.progress`` raises; the spool runs the job again at the next start)."""
+    while not state.memory.working_memory.settle(CATCH_UP_POLL_S):
+        job.progress("starting")
+    return run_job(state, spec, job.progress)
 
 
 def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from pydantic import StringConstraints, ValidationError
 from agent_memory.api import ingestion
 from agent_memory.api.deps import NO_BODY, CallerDep, StateDep, TenantDep
 from agent_memory.api.errors import ApiError
-from agent_memory.api.ingestion import accepted, write_lock_busy
+from agent_memory.api.ingestion import BUSY, accepted, write_inline, write_lock_busy
 from agent_memory.api.schemas import (
     DocumentIn,
     ForgetOut,
@@ -85,12 +85,14 @@ async def post_document(request: Request, state: StateDep, tenant: TenantDep):
         raise ApiError(422, "invalid_request", _validation_message(exc)) from None
     chosen_source_id(doc.source_id)
     size = len(doc.text.encode("utf-8"))
-    if await run_in_threadpool(_as_job, state, size):
-        spec = JobSpec(tenant=tenant, kind="text", source_id=doc.source_id, size=size,
-                       params={"title": doc.title, "metadata": doc.metadata}, body=doc.text.encode("utf-8"))
-        job = await run_in_threadpool(state.jobs.submit, spec)
-        return accepted(job)
-    return await run_in_threadpool(ingestion.ingest_text, state, tenant, doc)
+    if size <= state.job_threshold_bytes:
+        stored = await run_in_threadpool(write_inline, state, lambda: ingestion.ingest_text(state, tenant, doc))
+        if stored is not BUSY:
+            return stored
+    spec = JobSpec(tenant=tenant, kind="text", source_id=doc.source_id, size=size,
+                   params={"title": doc.title, "metadata": doc.metadata}, body=doc.text.encode("utf-8"))
+    job = await run_in_threadpool(state.jobs.submit, spec)
+    return accepted(job)
 
 
 # The fields of a multipart upload (documented in _UPLOAD_DOC); any other is refused by name.
@@ -139,23 +141,23 @@ async def _upload(request: Request, state, tenant: str):
     def cleanup():
         shutil.rmtree(folder, ignore_errors=True)
 
-    if await run_in_threadpool(_as_job, state, size):
-        spec = JobSpec(tenant=tenant, kind="upload", source_id=source_id, size=size,
-                       params={"filename": filename, "metadata": metadata, "origin": origin,
-                               "named_by_user": named_by_user, "named_by_path": named_by_path}, path=path,
-                       cleanup=cleanup)
-        job = await run_in_threadpool(state.jobs.submit, spec)
-        return accepted(job)
-    try:
-        return await run_in_threadpool(work)
-    finally:
-        cleanup()
-
-
-def _as_job(state, size: int) -> bool:
-    """A large body goes to a background job (202); so does a small one while the write lock stays held past
-    ``LOCK_GRACE_S`` (``ingestion.write_lock_busy``). Blocking: run it in the thread pool."""
-    return size > state.job_threshold_bytes or write_lock_busy(state)
+    # A large body goes to a background job (202); so does a small one while the write lock stays held past
+    # ``LOCK_GRACE_S`` (a job writing): ``write_inline`` decides, holding the lock it writes under.
+    if size <= state.job_threshold_bytes:
+        try:
+            stored = await run_in_threadpool(write_inline, state, work)
+        except BaseException:
+            cleanup()
+            raise
+        if stored is not BUSY:
+            cleanup()
+            return stored
+    spec = JobSpec(tenant=tenant, kind="upload", source_id=source_id, size=size,
+                   params={"filename": filename, "metadata": metadata, "origin": origin,
+                           "named_by_user": named_by_user, "named_by_path": named_by_path}, path=path,
+                   cleanup=cleanup)
+    job = await run_in_threadpool(state.jobs.submit, spec)
+    return accepted(job)
 
 
 def client_path(name: str | None) -> str:

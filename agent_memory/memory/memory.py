@@ -110,8 +110,10 @@ class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
         self._promote = promote
         self._archive_in_background = archive_in_background
         self.name_other_tenants = name_other_tenants
-        # One writer at a time: re-ingesting a source is not atomic (new items, then stale deleted).
-        self.write_lock = threading.Lock()
+        # One writer at a time: re-ingesting a source is not atomic (new items, then stale deleted). Reentrant:
+        # the HTTP API takes it to decide that a small write runs inline and keeps it through that write
+        # (api/ingestion.write_inline), so that no job takes it in between.
+        self.write_lock = threading.RLock()
         self._build_lock = threading.RLock()  # pipeline builds working_memory under it
         # Importance raises read then write: serialized, but apart from the write lock, which a whole
         # ingestion job holds (an answer must not wait for it).

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Collection
 
-from agent_memory.stores.jobs import Job, JobQueue, JobSpec
+from agent_memory.stores.jobs import Job, JobQueue, JobSpec, not_found
 from agent_memory.stores.pending_writes import PendingWrite, writes
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,9 @@ class SpooledJobs:
         # second time, and once the first run had removed its files the second failed, so the client
         # polling the job's ID read "failed" for an upload that was stored.
         self._left = [p for p in folder.glob("*/")] if folder.is_dir() else []
+        # Until they are queued again (after the warm-up), their IDs answer from here: a client polling across
+        # the restart read 404 "no job" for a job that would still run.
+        self._waiting = _waiting_jobs(self._left)
 
     def submit(self, spec: JobSpec, *, attempts: int = 0, entry: Path | None = None) -> Job:
         if entry is None:
@@ -85,7 +88,10 @@ class SpooledJobs:
 
     def resume(self) -> None:
         """Queue again what the last process left unfinished (called once the stores are open)."""
-        left, self._left = self._left, []
+        with self._lock:
+            if self._closing:  # stopped before the warm-up ended: the jobs stay on disk for the next start
+                return
+            left, self._left = self._left, []
         for entry in sorted((p for p in left if p.is_dir()), key=lambda p: p.stat().st_mtime):
             try:
                 meta = _read_meta(entry)
@@ -93,6 +99,11 @@ class SpooledJobs:
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("dropping an unreadable pending job %s: %s", entry.name, exc)
                 shutil.rmtree(entry, ignore_errors=True)
+            finally:
+                with self._lock:
+                    self._waiting.pop(entry.name, None)
+        with self._lock:
+            self._waiting.clear()
 
     def _resume(self, entry: Path, meta: dict) -> None:
         old_id, attempts = meta.get("job_id"), int(meta.get("attempts", 0)) + 1
@@ -119,10 +130,19 @@ class SpooledJobs:
             log.warning("%s was interrupted by the last stop: queued again as job %s", what, job.id)
 
     def get(self, job_id: str, tenant: str) -> Job:
+        with self._lock:
+            waiting = next((job for job in self._waiting.values() if job.id == job_id), None)
+        if waiting is not None and job_id not in self._aliases:
+            if waiting.tenant != tenant:
+                raise not_found(job_id)
+            return waiting
         return self.queue.get(self._aliases.get(job_id, job_id), tenant)
 
     def unfinished(self, tenant: str) -> int:
-        return self.queue.unfinished(tenant)
+        """The queue's, and the spooled jobs not queued again yet (a tenant's removal waits for them too)."""
+        with self._lock:
+            waiting = sum(1 for job in self._waiting.values() if job.tenant == tenant)
+        return self.queue.unfinished(tenant) + waiting
 
     def writing(self, tenant: str, names: Collection[str], prefix: str | None = None) -> list[PendingWrite]:
         """The queue's, and the jobs the last stop left that are not queued again yet (the server resumes them
@@ -152,6 +172,20 @@ class SpooledJobs:
         if left:
             log.warning("stopping with %d ingestion job(s) unfinished: they run again at the next start", len(left))
         self.queue.close()
+
+
+def _waiting_jobs(entries: list[Path]) -> dict[str, Job]:
+    """Per spool entry, the job a client was given for it, as it stands until it is queued again: queued."""
+    waiting: dict[str, Job] = {}
+    for entry in entries:
+        try:
+            meta = _read_meta(entry)
+            if meta.get("job_id"):
+                waiting[entry.name] = Job(id=meta["job_id"], tenant=meta["tenant"], bytes=int(meta["size"]),
+                                          created_at=float(meta.get("created_at") or entry.stat().st_mtime))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # resume() drops it, saying so
+    return waiting
 
 
 def _read_meta(entry: Path) -> dict:
