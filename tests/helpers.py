@@ -209,3 +209,23 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     return root
+
+
+def spool_an_interrupted_upload(tmp_path: Path, data_dir: Path, tenant: str, text: bytes) -> str:
+    """A data dir as a stopped server leaves it with an upload job queued and never run (its spooled copy under
+    ``pending-jobs``): ``text`` uploaded as ``logs/pump.md`` for ``tenant``. Returns the ID its client was given."""
+    import threading
+
+    from agent_memory.stores.job_spool import SpooledJobs
+    from agent_memory.stores.jobs import JobRegistry, JobSpec
+
+    stuck = threading.Event()
+    stopped = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}, stop_wait_s=0), data_dir / "pending-jobs")
+    upload = tmp_path / "request" / "pump.md"
+    upload.parent.mkdir(parents=True, exist_ok=True)
+    upload.write_bytes(text)
+    job = stopped.submit(JobSpec(tenant, "upload", "logs/pump.md", len(text),
+                                 {"filename": "logs/pump.md", "metadata": {}, "origin": None}, path=upload))
+    stopped.close()
+    stuck.set()
+    return job.id

@@ -4,7 +4,6 @@ job ID the client was given answers with its outcome (before, it answered 404 an
 from __future__ import annotations
 
 import os
-import threading
 import time
 
 import httpx
@@ -14,8 +13,7 @@ os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api.testing import serve_in_thread  # noqa: E402
 from agent_memory.core.config import load_settings  # noqa: E402
-from agent_memory.stores.job_spool import SpooledJobs  # noqa: E402
-from agent_memory.stores.jobs import JobRegistry, JobSpec  # noqa: E402
+from tests.helpers import spool_an_interrupted_upload  # noqa: E402
 
 NOTE = b"# Pump log\n\nThe pump in greenhouse 3 was replaced on 2 March by Marta Okafor.\n"
 
@@ -23,22 +21,13 @@ NOTE = b"# Pump log\n\nThe pump in greenhouse 3 was replaced on 2 March by Marta
 def test_an_interrupted_upload_job_runs_at_the_next_start_under_the_id_the_client_had(tmp_path):
     data_dir = tmp_path / "data"
     # The stopped server: its job was queued (its run never got the stores) when the stop came.
-    stuck = threading.Event()
-    stopped = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}, stop_wait_s=0),
-                          data_dir / "pending-jobs")
-    upload = tmp_path / "request" / "pump.md"
-    upload.parent.mkdir()
-    upload.write_bytes(NOTE)
-    job = stopped.submit(JobSpec("default", "upload", "logs/pump.md", len(NOTE),
-                                 {"filename": "logs/pump.md", "metadata": {}, "origin": None}, path=upload))
-    stopped.close()
-    stuck.set()
+    job_id = spool_an_interrupted_upload(tmp_path, data_dir, "default", NOTE)
 
     settings = load_settings(data_dir=data_dir, triple_extractor="none", qdrant_url=None, neo4j_uri=None,
                              postgres_url=None, api_keys={})
     with serve_in_thread(create_app(settings, warm=False)) as url, httpx.Client(base_url=url, timeout=120) as http:
         deadline = time.monotonic() + 300
-        while (answer := http.get(f"/v1/jobs/{job.id}")).json().get("status") not in ("done", "failed"):
+        while (answer := http.get(f"/v1/jobs/{job_id}")).json().get("status") not in ("done", "failed"):
             assert answer.status_code == 200, answer.text
             assert time.monotonic() < deadline, answer.text
             time.sleep(0.1)

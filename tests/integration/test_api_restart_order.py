@@ -22,8 +22,7 @@ from agent_memory.api import state as state_module  # noqa: E402
 from agent_memory.api.testing import serve_in_thread  # noqa: E402
 from agent_memory.conversation.working_memory import WorkingMemory  # noqa: E402
 from agent_memory.core.config import load_settings  # noqa: E402
-from agent_memory.stores.job_spool import SpooledJobs  # noqa: E402
-from agent_memory.stores.jobs import JobRegistry, JobSpec  # noqa: E402
+from tests.helpers import spool_an_interrupted_upload  # noqa: E402
 
 NOTE = b"# Pump log\n\nThe pump in greenhouse 3 was replaced on 2 March by Marta Okafor.\n"
 ACME, GLOBEX = {"X-API-Key": "acme-0123456789abcdef"}, {"X-API-Key": "globex-0123456789abcdef"}
@@ -41,17 +40,7 @@ def _crashed(tmp_path):
     data_dir = tmp_path / "data"
     with Memory(settings=_settings(data_dir), tenant="globex", promote=False) as appender:  # no archive pass ran
         appender.add_message("harbour", {"role": "user", "content": "The harbour gate closes at 6pm sharp."})
-    stuck = threading.Event()
-    stopped = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}, stop_wait_s=0),
-                          data_dir / "pending-jobs")
-    upload = tmp_path / "request" / "pump.md"
-    upload.parent.mkdir()
-    upload.write_bytes(NOTE)
-    job = stopped.submit(JobSpec("acme", "upload", "logs/pump.md", len(NOTE),
-                                 {"filename": "logs/pump.md", "metadata": {}, "origin": None}, path=upload))
-    stopped.close()
-    stuck.set()
-    return data_dir, job.id
+    return data_dir, spool_an_interrupted_upload(tmp_path, data_dir, "acme", NOTE)
 
 
 def _done(http, url, headers) -> dict:
