@@ -42,7 +42,7 @@ PENDING_JOBS = "pending-jobs"  # the in-process job queue's spool (stores/job_sp
 class Services:
     def __init__(self, settings: Settings, *, check_layout: bool = True) -> None:
         """``check_layout=False`` only for ``reindex``, which moves a data dir to new embedding models."""
-        self.settings = with_recorded_routing(settings) if check_layout else settings
+        self.settings = settings
         self.check_layout = check_layout
         self.data_dir = Path(settings.data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -171,9 +171,10 @@ class Services:
         if UNREADABLE in found:
             raise IndexFormatError(f"data dir {self.data_dir}: its {INDEX_FORMAT_FILE} does not read "
                                    f"({found[UNREADABLE]}): {RUN_REINDEX} to encode the stored text again and write it afresh")
-        if recorded_layout(found.get("embedding")) not in (None, wanted):
+        recorded = recorded_layout(found.get("embedding"))
+        if recorded not in (None, wanted):
             raise IndexFormatError(
-                f"data dir {self.data_dir} was embedded with {describe_layout(recorded_layout(found['embedding']))}, but the "
+                f"data dir {self.data_dir} was embedded with {describe_layout(recorded)}, but the "
                 f"settings ask for {describe_layout(wanted)}: {RUN_REINDEX} to re-embed the stored text with the "
                 f"new models (no source file is read again), or set those settings back ({READS_STORED} read it "
                 "meanwhile)")
@@ -299,7 +300,8 @@ def with_recorded_routing(settings: Settings) -> Settings:
     """``settings`` routing texts between the embedding models as the data dir records (a data dir written before
     the non-Latin rule keeps routing by Chinese characters, so its stored vectors stay in the space each text is
     looked for in), unless ``multilingual_scripts`` was set: then a data dir that records another rule is refused
-    until `agent-memory reindex` moves it."""
+    until `agent-memory reindex` moves it. Applied where every owner opens its data dir
+    (``ingest/upgrade.open_services``), before the keyword format's upgrade compares the layouts."""
     if "multilingual_scripts" in settings.model_fields_set:
         return settings
     recorded = recorded_layout(read_index_format(settings.data_dir).get("embedding"))
