@@ -37,7 +37,7 @@ from typing import Callable, Iterable
 
 from agent_memory.core.english_nlp import is_english_word, load_nlp
 from agent_memory.core.extras import import_lazily
-from agent_memory.core.text import CJK_RANGES, has_cjk, load_jieba
+from agent_memory.core.text import CJK_RANGES, has_cjk, load_jieba, load_posseg
 
 # spaCy's entity labels that name something (not DATE, MONEY, QUANTITY, CARDINAL, ...).
 NAME_LABELS = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",
@@ -217,8 +217,7 @@ def named_mid_sentence(name: str, text: str) -> bool:
 
 
 def _chinese_name_in(name: str, text: str) -> bool:
-    load_jieba()
-    posseg = import_lazily("jieba.posseg")  # loaded by the extractor already: Chinese names come from it
+    posseg = load_posseg()  # loaded by the extractor already: Chinese names come from it
 
     for line in text.split("\n"):
         if name not in line:

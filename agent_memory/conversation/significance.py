@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agent_memory.core.errors import LLMError
-from agent_memory.core.extras import import_lazily
 from agent_memory.core.prompt_data import DATA_RULE, data_block
-from agent_memory.core.text import CJK_RANGES, STOPWORDS, has_cjk, load_jieba
+from agent_memory.core.text import CJK_RANGES, STOPWORDS, has_cjk, load_posseg
 
 log = logging.getLogger(__name__)
 
@@ -110,10 +109,6 @@ RULES: dict[str, re.Pattern[str]] = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _posseg():
-    load_jieba()
-    return import_lazily("jieba.posseg")  # lazy: loading jieba's dictionaries takes seconds; English never needs them
 
 
 def numbers(text: str) -> set[str]:
@@ -187,7 +182,7 @@ def _line_entities(text: str) -> frozenset[str]:
         if is_entity_word(token) and token.lower() not in STOPWORDS:
             found.add(token)
     if has_cjk(text):
-        for word, flag in _posseg().cut(text):
+        for word, flag in load_posseg().cut(text):
             if flag in ("nr", "ns", "nt", "nz") and len(word.strip()) > 1:
                 found.add(word.strip())
     return frozenset(found)

@@ -175,6 +175,15 @@ def load_jieba():
     return jieba
 
 
+@functools.lru_cache(maxsize=1)
+def load_posseg():
+    """jieba's part-of-speech segmenter over the shared dictionary (``load_jieba``: time words included), so that
+    the entities it tags and the keyword terms agree; loaded on first use (its dictionaries take seconds, and
+    English never needs them)."""
+    load_jieba()
+    return import_lazily("jieba.posseg")
+
+
 def cjk_words(run: str) -> list[str]:
     """jieba's words of a Chinese run, as written (no part-of-speech tagging: ten times faster)."""
     return [t for t in load_jieba().lcut(run) if t.strip()]

@@ -483,14 +483,14 @@ def test_warm_up_loads_the_chinese_path_before_the_first_request(tmp_path):
     waits for it, not a user. What warm-up leaves alive is kept out of later garbage collections."""
     import gc
 
-    from agent_memory.index.triples.chinese import _posseg
+    from agent_memory.core.text import load_posseg
 
-    _posseg.cache_clear()
+    load_posseg.cache_clear()
     gc.unfreeze()
     settings = load_settings(data_dir=tmp_path, triple_extractor="none", qdrant_url=None, neo4j_uri=None,
                              postgres_url=None)
     with serve_in_thread(create_app(settings)) as url, httpx.Client(base_url=url, timeout=60) as client:
         wait_ready(client)
-        assert _posseg.cache_info().currsize == 1
+        assert load_posseg.cache_info().currsize == 1
         assert gc.get_freeze_count() > 0
     assert gc.get_freeze_count() == 0  # closed: given back to the collector

@@ -100,9 +100,9 @@ def test_eleven_stays_a_number():
 
 
 def test_the_pos_tagger_reads_the_same_time_words():
-    from agent_memory.index.triples.chinese import _posseg
+    from agent_memory.core.text import load_posseg
 
-    assert ("上月", "t") in [(w.word, w.flag) for w in _posseg().cut("上月我们去爬山")]
+    assert ("上月", "t") in [(w.word, w.flag) for w in load_posseg().cut("上月我们去爬山")]
 
 
 def test_every_spelling_of_a_time_word_is_one_jieba_word():

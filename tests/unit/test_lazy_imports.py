@@ -30,7 +30,7 @@ from agent_memory.index.triples import chinese, english
 
 assert "spacy" not in sys.modules and "jieba" not in sys.modules
 calls = [lambda: entity_filter.is_unit("GB"), english_nlp.load_nlp, lambda: english_nlp.is_english_word("house"),
-         lambda: english._verb_lemma("co-founded"), text.load_jieba, significance._posseg, chinese._posseg]
+         lambda: english._verb_lemma("co-founded"), text.load_jieba, text.load_posseg, text.load_posseg]
 start = threading.Barrier(len(calls))
 errors = []
 

@@ -10,14 +10,12 @@ from co-occurrence of named entities within a sentence (related_to).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from dataclasses import dataclass
 
-from agent_memory.core.extras import import_lazily
 from agent_memory.core.records import Triple
-from agent_memory.core.text import load_jieba, split_sentences
+from agent_memory.core.text import load_posseg, split_sentences
 from agent_memory.index.triples.base import GENERIC, MODEL_ID, Entity, clean_name, dedupe_entities, dedupe_triples
 
 # Spans cut out before segmentation, with the flag their token gets.
@@ -48,10 +46,6 @@ _LOCATED = frozenset({"位于", "坐落于", "地处", "坐落在", "位在"})
 _RELATIVE_FLAGS = frozenset({"t", "d", "v", "vd", "vi", "a", "ad"})
 
 
-@functools.lru_cache(maxsize=1)
-def _posseg():
-    load_jieba()  # the shared dictionary, time words included: entities and keyword terms agree
-    return import_lazily("jieba.posseg")
 
 
 @dataclass
@@ -62,7 +56,7 @@ class _Tok:
 
 def tokenize(sentence: str) -> list[_Tok]:
     """POS-tagged tokens with titles, dates, numbers and model ids kept whole."""
-    pseg = _posseg()
+    pseg = load_posseg()
     out: list[_Tok] = []
     pos = 0
     for m in _SPECIAL.finditer(sentence):
