@@ -22,7 +22,7 @@ from agent_memory.core.errors import JobGivenUp, SourceNotFoundError
 from agent_memory.ingest.consistency import check_and_repair
 from agent_memory.ingest.file_ingestion import HELD_BY_ANOTHER
 from agent_memory.ingest.incomplete import undo_document, undo_file
-from agent_memory.ingest.ownership import FILE_KEY
+from agent_memory.ingest.ownership import FILE_KEY, source_spellings
 from agent_memory.ingest.upkeep import expire
 from agent_memory.stores.jobs import Job, JobQueue, JobSpec, SourceLocks
 
@@ -207,12 +207,12 @@ def refuse_pending_upload(state, tenant: str, what: str, given: Iterable[str] = 
 
 
 def _spellings(given: str) -> list[str]:
-    """A forgotten ID as given, as a normalized path (``./notes/x.md``: ``notes/x.md``) and, absolute, as an
-    upload's ``client_path`` is stored (``routes_documents._origin``)."""
-    normal = posixpath.normpath(given)
+    """A forgotten ID as ``forget`` spells it (``ownership.source_spellings``: as given, and as a normalized path)
+    and, absolute, as an upload's ``client_path`` is stored (``routes_documents._origin``: a leading "//" is "/")."""
+    spelled = source_spellings(given)
     if given.startswith("/"):
-        normal = "/" + normal.lstrip("/")
-    return [given] if normal.startswith("../") or normal == ".." else [given, normal]
+        spelled.append("/" + posixpath.normpath(given).lstrip("/"))
+    return spelled
 
 
 def refuse_busy_tenant(state, tenant: str) -> None:

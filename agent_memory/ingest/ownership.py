@@ -227,7 +227,7 @@ def match_sources(catalog, tenant: str, given: str) -> list[str]:
     never forgets another ``README.md``."""
     if not given:
         return []
-    for sid in _spellings(given):
+    for sid in source_spellings(given):
         if catalog.get(tenant, FILE_KEY + sid) is not None or catalog.get(tenant, sid) is not None:
             return [sid]
     if not (os.path.isabs(given) or given.startswith(("./", "../", "." + os.sep, ".." + os.sep))):
@@ -240,7 +240,7 @@ def match_sources(catalog, tenant: str, given: str) -> list[str]:
             if entry.path and os.path.abspath(entry.path) == where]
 
 
-def _spellings(given: str) -> list[str]:
+def source_spellings(given: str) -> list[str]:
     """A source ID as given, and written as a normalized path (``./notes/x.md``, ``notes//x.md``)."""
     written = [given]
     normal = posixpath.normpath(given.replace(os.sep, "/"))
@@ -256,7 +256,7 @@ def match_stored(services, tenant: str, given: str) -> list[str]:
     matched = match_sources(services.catalog, tenant, given)
     if matched or not given:
         return matched
-    for sid in _spellings(given):
+    for sid in source_spellings(given):
         if (services.vectors.count(SearchFilter(tenant=tenant, source_ids=[sid]))
                 or services.graph.source_subjects(tenant, sid)):
             return [sid]
