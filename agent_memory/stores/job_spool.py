@@ -19,7 +19,7 @@ import shutil
 import threading
 import time
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Collection
 
@@ -131,7 +131,7 @@ class SpooledJobs:
 
     def get(self, job_id: str, tenant: str) -> Job:
         with self._lock:
-            waiting = next((job for job in self._waiting.values() if job.id == job_id), None)
+            waiting = next((left.job for left in self._waiting.values() if left.job.id == job_id), None)
         if waiting is not None and job_id not in self._aliases:
             if waiting.tenant != tenant:
                 raise not_found(job_id)
@@ -141,25 +141,19 @@ class SpooledJobs:
     def unfinished(self, tenant: str) -> int:
         """The queue's, and the spooled jobs not queued again yet (a tenant's removal waits for them too)."""
         with self._lock:
-            waiting = sum(1 for job in self._waiting.values() if job.tenant == tenant)
+            waiting = sum(1 for left in self._waiting.values() if left.job.tenant == tenant)
         return self.queue.unfinished(tenant) + waiting
 
     def writing(self, tenant: str, names: Collection[str], prefix: str | None = None) -> list[PendingWrite]:
         """The queue's, and the jobs the last stop left that are not queued again yet (the server resumes them
-        after its warm-up): under the IDs their clients were given."""
-        waiting = []
-        for entry in list(self._left):
-            try:
-                meta = _read_meta(entry)
-            except (OSError, ValueError):
-                continue  # gone since (resumed and ended), or unreadable: resume drops it
-            if meta.get("tenant") == tenant and meta.get("job_id") and writes(
-                    meta.get("kind", ""), meta.get("source_id", ""), (meta.get("params") or {}).get("origin"),
-                    names, prefix):
-                waiting.append(PendingWrite(meta["job_id"], "queued", meta["source_id"]))
+        after its warm-up, each waiting until it is queued): under the IDs their clients were given."""
+        with self._lock:
+            waiting = [PendingWrite(left.job.id, "queued", left.source_id) for left in self._waiting.values()
+                       if left.job.tenant == tenant and writes(left.kind, left.source_id, left.origin, names, prefix)]
         given = {new: old for old, new in self._aliases.items()}  # a resumed job answers to its first ID
-        return waiting + [replace(w, job_id=given.get(w.job_id, w.job_id))
-                          for w in self.queue.writing(tenant, names, prefix)]
+        queued = [replace(w, job_id=given.get(w.job_id, w.job_id)) for w in self.queue.writing(tenant, names, prefix)]
+        told = {w.job_id for w in queued}  # a job queued again a moment before it leaves the waiting ones
+        return [w for w in waiting if w.job_id not in told] + queued
 
     def forget_tenant(self, tenant: str) -> int:
         """The finished jobs' records (their spooled copies went when each ended)."""
@@ -174,15 +168,29 @@ class SpooledJobs:
         self.queue.close()
 
 
-def _waiting_jobs(entries: list[Path]) -> dict[str, Job]:
+@dataclass(frozen=True)
+class _Left:
+    """A job the last stop left, until it is queued again: the job its client was given (queued) and what it
+    stores (``pending_writes.writes``)."""
+
+    job: Job
+    kind: str
+    source_id: str
+    origin: str | None
+
+
+def _waiting_jobs(entries: list[Path]) -> dict[str, _Left]:
     """Per spool entry, the job a client was given for it, as it stands until it is queued again: queued."""
-    waiting: dict[str, Job] = {}
+    waiting: dict[str, _Left] = {}
     for entry in entries:
         try:
             meta = _read_meta(entry)
             if meta.get("job_id"):
-                waiting[entry.name] = Job(id=meta["job_id"], tenant=meta["tenant"], bytes=int(meta["size"]),
-                                          created_at=float(meta.get("created_at") or entry.stat().st_mtime))
+                job = Job(id=meta["job_id"], tenant=meta["tenant"], bytes=int(meta["size"]),
+                          created_at=float(meta.get("created_at") or entry.stat().st_mtime))
+                params = meta.get("params")
+                waiting[entry.name] = _Left(job, meta.get("kind", ""), meta.get("source_id", ""),
+                                            params.get("origin") if isinstance(params, dict) else None)
         except (OSError, ValueError, KeyError, TypeError):
             continue  # resume() drops it, saying so
     return waiting
