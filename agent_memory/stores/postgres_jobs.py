@@ -10,7 +10,7 @@ its runs stored, then fails it. Rows are plain dicts: the job records live in ``
 Whoever writes a source (an ingestion in any process, an import, a session's archive, a forget:
 ``ingest/ownership.writing``) holds its advisory lock, so one source is never ingested twice at the same
 time anywhere, and a repair (``try_source_locks``) leaves it alone meanwhile; and, before it, its tenant's key
-in shared mode, which a removal of the whole tenant takes exclusively (``stores/jobs.SourceLocks``).
+in shared mode, which a removal of the whole tenant takes exclusively (``stores/source_locks.SourceLocks``).
 """
 
 from __future__ import annotations
