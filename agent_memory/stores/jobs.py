@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Collection, Literal, Protocol, runtime_checkable
 
 from agent_memory.core.errors import JobInterrupted, NotFoundError, contained, internal_message, new_error_id
+from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE
 from agent_memory.stores.pending_writes import PendingWrite, writes
 
 log = logging.getLogger(__name__)
@@ -33,10 +34,9 @@ KEEP_FINISHED = 500  # finished jobs remembered for polling; the oldest are forg
 # before the stores close under it: past this the stop goes on and the job's spooled copy runs again.
 # Under the 10 s a container manager gives a stop before it kills (docker stop's default).
 STOP_WAIT_S = 8.0
-# The progress stage whose counts are chunks, not units: ``progress(CHUNKS_STAGE, done, total)`` is reported
-# while a file's unit (a whole PDF, a Markdown file) is embedded and stored: the chunks of the file stored so
-# far, of those split so far (ingest/file_ingestion.py). A job records them beside its stage and units.
-CHUNKS_STAGE = "chunks"
+# Each stage counted inside a unit (core/progress.py), and the job's fields that record its counts beside its
+# stage and units.
+INNER_STAGES = {CHUNKS_STAGE: ("chunks_done", "chunks_total"), GRAPH_STAGE: ("graph_done", "graph_total")}
 
 
 @dataclass
@@ -81,6 +81,8 @@ class Job:
     units_total: int = 0
     chunks_done: int = 0
     chunks_total: int = 0
+    graph_done: int = 0
+    graph_total: int = 0
     created_at: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None
@@ -90,11 +92,16 @@ class Job:
 
     def progress(self, stage: str, done: int | None = None, total: int | None = None) -> None:
         """Record how far the job is; also where a stopping process ends it (between units, never inside one).
-        ``CHUNKS_STAGE`` counts chunks inside a unit: recorded in ``chunks_done``/``chunks_total``, the stage
-        and units left as they are, and never a place to stop."""
-        if stage == CHUNKS_STAGE:
-            self.chunks_done = done if done is not None else self.chunks_done
-            self.chunks_total = total if total is not None else self.chunks_total
+        ``CHUNKS_STAGE`` and ``GRAPH_STAGE`` count inside a unit (``INNER_STAGES``): recorded in their own
+        fields, the stage and units left as they are, and never a place to stop (the graph's are reported from
+        the extraction's thread)."""
+        inner = INNER_STAGES.get(stage)
+        if inner is not None:
+            done_field, total_field = inner
+            if done is not None:
+                setattr(self, done_field, done)
+            if total is not None:
+                setattr(self, total_field, total)
             return
         if self.stop is not None and self.stop.is_set():
             raise JobInterrupted(f"job {self.id} was stopped at {stage} {self.units_done}/{self.units_total}: "
@@ -108,7 +115,8 @@ class Job:
     def to_dict(self) -> dict[str, Any]:
         return {"job_id": self.id, "status": self.status, "stage": self.stage, "units_done": self.units_done,
                 "units_total": self.units_total, "chunks_done": self.chunks_done,
-                "chunks_total": self.chunks_total, "bytes": self.bytes, "created_at": self.created_at,
+                "chunks_total": self.chunks_total, "graph_done": self.graph_done, "graph_total": self.graph_total,
+                "bytes": self.bytes, "created_at": self.created_at,
                 "started_at": self.started_at, "finished_at": self.finished_at, "result": self.result,
                 "error": self.error}
 
@@ -289,6 +297,7 @@ def job_from_row(row: dict[str, Any]) -> Job:
     return Job(id=row["id"], tenant=row["tenant"], bytes=row["bytes"], status=row["status"], stage=row["stage"],
                units_done=row["units_done"], units_total=row["units_total"],
                chunks_done=row.get("chunks_done") or 0, chunks_total=row.get("chunks_total") or 0,
+               graph_done=row.get("graph_done") or 0, graph_total=row.get("graph_total") or 0,
                created_at=row["created_at"],
                started_at=row["started_at"], finished_at=row["finished_at"], result=row["result"],
                error=row["error"])

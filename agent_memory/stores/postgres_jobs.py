@@ -26,7 +26,7 @@ from agent_memory.stores.pending_writes import WRITER_KINDS
 from agent_memory.stores.postgres import PostgresDB
 
 _PUBLIC = ("id, tenant, kind, source_key, bytes, status, stage, units_done, units_total, chunks_done, chunks_total,"
-           " attempts, worker,"
+           " graph_done, graph_total, attempts, worker,"
            " heartbeat_at, created_at, started_at, finished_at, result, error")
 
 
@@ -80,27 +80,28 @@ class PostgresJobStore:
         return _taken(row)
 
     def heartbeat(self, job_id: str, worker: str, stage: str, done: int, total: int, *,
-                  chunks: tuple[int, int] = (0, 0)) -> bool:
-        """Record progress (``chunks``: done, total; jobs.CHUNKS_STAGE) and that the worker lives; False when
-        the job is no longer this worker's."""
+                  chunks: tuple[int, int] = (0, 0), graph: tuple[int, int] = (0, 0)) -> bool:
+        """Record progress (``chunks``, ``graph``: done, total; jobs.INNER_STAGES) and that the worker lives;
+        False when the job is no longer this worker's."""
         with self.db.connection() as conn:
             cur = conn.execute(
                 "UPDATE jobs SET heartbeat_at=%s, stage=%s, units_done=%s, units_total=%s, chunks_done=%s,"
-                " chunks_total=%s WHERE id=%s AND worker=%s AND status='running'",
-                (time.time(), stage, done, total, *chunks, job_id, worker))
+                " chunks_total=%s, graph_done=%s, graph_total=%s WHERE id=%s AND worker=%s AND status='running'",
+                (time.time(), stage, done, total, *chunks, *graph, job_id, worker))
             return cur.rowcount == 1
 
     def finish(self, job_id: str, worker: str, result: dict[str, Any] | None, error: dict[str, str] | None,
-               done: int, total: int, *, chunks: tuple[int, int] = (0, 0)) -> bool:
+               done: int, total: int, *, chunks: tuple[int, int] = (0, 0),
+               graph: tuple[int, int] = (0, 0)) -> bool:
         """Write the outcome (and drop the body); False when another worker took the job meanwhile."""
         status = "failed" if error is not None else "done"
         with self.db.connection() as conn:
             cur = conn.execute(
                 "UPDATE jobs SET status=%s, stage=%s, finished_at=%s, result=%s, error=%s, body=NULL,"
-                " units_done=%s, units_total=%s, chunks_done=%s, chunks_total=%s"
+                " units_done=%s, units_total=%s, chunks_done=%s, chunks_total=%s, graph_done=%s, graph_total=%s"
                 " WHERE id=%s AND worker=%s AND status='running'",
                 (status, status, time.time(), Jsonb(result) if result is not None else None,
-                 Jsonb(error) if error is not None else None, done, total, *chunks, job_id, worker))
+                 Jsonb(error) if error is not None else None, done, total, *chunks, *graph, job_id, worker))
             return cur.rowcount == 1
 
     def requeue(self, job_id: str, worker: str, why: str) -> bool:

@@ -86,6 +86,8 @@ def test_a_text_job_runs_to_done_and_is_visible_only_to_its_tenant(backend):
     done = backend.drain(job.id, "acme")
     assert done.status == "done", done.error
     assert done.result["source_ids"] == ["notes/greenhouse"] and done.units_done == done.units_total == 1
+    # Its texts read for the graph, all of them once its facts were written (PostgreSQL: the finished row's).
+    assert done.graph_done == done.graph_total == done.result["report"]["chunks"] > 0
     assert done.started_at and done.finished_at >= done.started_at
     assert backend.services.catalog.get("acme", "notes/greenhouse").title == "Greenhouse"
     with pytest.raises(NotFoundError, match=job.id):
