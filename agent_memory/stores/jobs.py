@@ -26,7 +26,7 @@ from typing import Any, Callable, Collection, Literal, Protocol, runtime_checkab
 
 from agent_memory.core.errors import JobInterrupted, NotFoundError, contained, internal_message, new_error_id
 from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE
-from agent_memory.stores.pending_writes import PendingWrite, writes
+from agent_memory.stores.pending_writes import PendingWrite, written
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED = 500  # finished jobs remembered for polling; the oldest are forgotten first
@@ -219,10 +219,9 @@ class JobRegistry:
 
     def writing(self, tenant: str, names: Collection[str], prefix: str | None = None) -> list[PendingWrite]:
         with self._lock:
-            return [PendingWrite(job_id, self._jobs[job_id].status, spec.source_id)
-                    for job_id, spec in self._specs.items()
-                    if spec.tenant == tenant and job_id in self._jobs
-                    and writes(spec.kind, spec.source_id, spec.params.get("origin"), names, prefix)]
+            found = [(job_id, written(spec.kind, spec.source_id, spec.params, names, prefix))
+                     for job_id, spec in self._specs.items() if spec.tenant == tenant and job_id in self._jobs]
+            return [PendingWrite(job_id, self._jobs[job_id].status, name) for job_id, name in found if name is not None]
 
     def forget_tenant(self, tenant: str) -> int:
         with self._lock:

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Iterator
 
 from psycopg.types.json import Jsonb
 
-from agent_memory.stores.pending_writes import WRITER_KINDS
+from agent_memory.stores.pending_writes import IMPORT_KIND, IMPORT_SOURCES, WRITER_KINDS
 from agent_memory.stores.postgres import PostgresDB
 
 _PUBLIC = ("id, tenant, kind, source_key, bytes, status, stage, units_done, units_total, chunks_done, chunks_total,"
@@ -130,17 +130,26 @@ class PostgresJobStore:
 
     def writing(self, tenant: str, names: list[str], prefix: str | None = None) -> list[dict[str, Any]]:
         """``tenant``'s queued or running jobs that store a source named by one of ``names`` (``source_key``, or
-        the file's ``origin`` on the client) or, with ``prefix``, one whose key starts with it
-        (``pending_writes.writes``): rows of ``id``, ``status``, ``source_key``, oldest first."""
+        the file's ``origin`` on the client; an import's, one of its params' ``IMPORT_SOURCES``) or, with
+        ``prefix``, one whose key starts with it (``pending_writes.written``): rows of ``id``, ``status`` and, in
+        ``source_key``, the source it stores of those, oldest first."""
         named = "source_key = ANY(%s) OR params->>'origin' = ANY(%s)"
-        args: list[Any] = [tenant, list(WRITER_KINDS), names, names]
+        listed = "s = ANY(%s)"
+        args: list[Any] = [names, names]
         if prefix is not None:
             named += " OR left(source_key, length(%s)) = %s"
+            listed += " OR left(s, length(%s)) = %s"
             args += [prefix, prefix]
+        # An import's first listed source named so; a writer's own key.
+        source = (f"CASE WHEN kind = %s THEN (SELECT s FROM jsonb_array_elements_text(params->%s) AS s"
+                  f" WHERE {listed} LIMIT 1) WHEN {named} THEN source_key END")
+        listed_args = [names] + ([prefix, prefix] if prefix is not None else [])
         with self.db.connection() as conn:
             rows = conn.execute(
-                "SELECT id, status, source_key FROM jobs WHERE tenant=%s AND kind = ANY(%s)"
-                f" AND status IN ('queued', 'running') AND ({named}) ORDER BY created_at, id", args).fetchall()
+                f"SELECT id, status, source FROM (SELECT id, status, created_at, {source} AS source FROM jobs"
+                " WHERE tenant=%s AND kind = ANY(%s) AND status IN ('queued', 'running')) AS unfinished"
+                " WHERE source IS NOT NULL ORDER BY created_at, id",
+                [IMPORT_KIND, IMPORT_SOURCES, *listed_args, *args, tenant, [*WRITER_KINDS, IMPORT_KIND]]).fetchall()
         return [{"id": r[0], "status": r[1], "source_key": r[2]} for r in rows]
 
     def delete_finished(self, tenant: str) -> int:
