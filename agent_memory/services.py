@@ -27,7 +27,8 @@ from agent_memory.stores.catalog import SourceCatalog, SQLiteCatalog
 from agent_memory.stores.embedding_cache import EmbeddingCache
 from agent_memory.stores.graph_factory import open_graph_store
 from agent_memory.stores.job_spool import SpooledJobs
-from agent_memory.stores.jobs import DurableJobQueue, Job, JobQueue, JobRegistry, JobSpec, SourceLocks
+from agent_memory.stores.jobs import DurableJobQueue, Job, JobQueue, JobRegistry, JobSpec
+from agent_memory.stores.source_locks import SourceLocks
 from agent_memory.stores.spaced import SpacedVectorStore
 from agent_memory.stores.vector_factory import open_vector_store
 

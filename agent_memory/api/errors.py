@@ -15,6 +15,7 @@ from urllib.parse import unquote
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError as PydanticValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Match
@@ -35,6 +36,8 @@ from agent_memory.core.errors import (
     internal_message,
     new_error_id,
     problem_of,
+    raised_by_us,
+    refused_value_message,
 )
 from agent_memory.stores.jobs import internal_error
 
@@ -95,9 +98,20 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(body, status_code=status)
 
     @app.exception_handler(ValueError)
-    async def _value_error(_: Request, exc: ValueError) -> JSONResponse:
-        # Domain code raises ValueError for a bad argument (message role, retention class ...).
-        return _json(400, "bad_request", str(exc))
+    async def _value_error(request: Request, exc: ValueError) -> JSONResponse:
+        # Our checks raise ValueError for a bad argument (message role, retention class ...): their message names
+        # the bad value, and is the answer. Any other's text was not written for a client (a library's may name a
+        # server path or its internals): an error ID, and the log has the error under it with its traceback. A
+        # model of ours that refuses what the server built is a bug (500); anything else a value the request
+        # held that a library refused (400).
+        if raised_by_us(exc):
+            return _json(400, "bad_request", without_paths(request, str(exc)))
+        error_id = new_error_id()
+        if isinstance(exc, PydanticValidationError):
+            log.error("unhandled error %s on %s %s", error_id, request.method, request.url.path, exc_info=exc)
+            return _json(500, "internal", internal_message(error_id))
+        log.warning("a value refused on %s %s: error %s", request.method, request.url.path, error_id, exc_info=exc)
+        return _json(400, "bad_request", refused_value_message(error_id))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

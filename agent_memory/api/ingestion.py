@@ -24,7 +24,8 @@ from agent_memory.ingest.file_ingestion import HELD_BY_ANOTHER
 from agent_memory.ingest.incomplete import undo_document, undo_file
 from agent_memory.ingest.ownership import FILE_KEY, source_spellings
 from agent_memory.ingest.upkeep import expire
-from agent_memory.stores.jobs import Job, JobQueue, JobSpec, SourceLocks
+from agent_memory.stores.jobs import Job, JobQueue, JobSpec
+from agent_memory.stores.source_locks import SourceLocks
 
 log = logging.getLogger(__name__)
 

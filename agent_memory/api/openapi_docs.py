@@ -40,7 +40,7 @@ DESCRIPTIONS: dict[tuple[str, str], str] = {
         "Forget a source in every store (vectors, graph, catalog), or an uploaded/ingested file and every "
         "source it held. Returns the counts removed; 404 when the tenant holds no such source; 409 "
         "`source_busy`, naming the job, while a job of the tenant that uploads this source (a posted document or "
-        "file, by its ID or its client path) is queued or running: it would store the source again after the "
+        "file, by its ID or its client path; an import whose export holds it) is queued or running: it would store the source again after the "
         "delete, so nothing is removed; wait for the job (GET /v1/jobs/{job_id}) and delete again."),
     ("POST", "/v1/sessions/{session_id}/messages"): (
         "Append an OpenAI or Anthropic style chat message to a working-memory session (created on first "

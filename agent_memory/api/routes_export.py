@@ -22,8 +22,9 @@ from agent_memory.api.schemas import JobAccepted, error_responses
 from agent_memory.api.schemas_bulk import EXPORT_LINES_DOC
 from agent_memory.api.schemas_transfer import IMPORT_BODY_DOC, IMPORT_MEDIA_TYPES, ImportOut
 from agent_memory.core.errors import IngestError
-from agent_memory.memory.export_lines import header_of
+from agent_memory.memory.export_lines import export_names, header_of
 from agent_memory.stores.jobs import JobSpec
+from agent_memory.stores.pending_writes import IMPORT_KIND, IMPORT_SOURCES
 
 router = APIRouter(tags=["upkeep"])
 MEDIA_TYPE = "application/x-ndjson"
@@ -80,7 +81,10 @@ async def import_export(request: Request, state: StateDep, tenant: TenantDep):
         shutil.rmtree(folder, ignore_errors=True)
 
     if await run_in_threadpool(_as_job, state, size):
-        spec = JobSpec(tenant=tenant, kind="import", source_id="", size=size, path=path, cleanup=cleanup)
+        # What it stores, named before it runs: a delete of one of those while it waits is refused (409).
+        sources = await run_in_threadpool(_names_in, path)
+        spec = JobSpec(tenant=tenant, kind=IMPORT_KIND, source_id="", size=size, params={IMPORT_SOURCES: sources},
+                       path=path, cleanup=cleanup)
         return accepted(await run_in_threadpool(state.jobs.submit, spec))
     try:
         return await run_in_threadpool(ingestion.import_file, state, tenant, path)
@@ -106,6 +110,11 @@ def _check_header(path: Path) -> None:
     if found is None:
         raise ApiError(422, "invalid_export", "the body is empty: an export starts with its header line "
                                               "(GET /v1/export writes one)")
+
+
+def _names_in(path: Path) -> list[str]:
+    with path.open("rb") as handle:
+        return export_names(handle)
 
 
 def _as_job(state, size: int) -> bool:

@@ -118,6 +118,10 @@ class JobOut(BaseModel):
     # far, of those split so far; 0 where nothing was split (a transcript's turns, a forget).
     chunks_done: int = 0
     chunks_total: int = 0
+    # Inside a unit, after (and beside) its chunks: its texts read for the entity graph's facts so far, of those
+    # to read; equal once the facts are written into the graph. 0 where no facts are read (triple_extractor none).
+    graph_done: int = 0
+    graph_total: int = 0
     bytes: int
     created_at: float
     started_at: float | None = None

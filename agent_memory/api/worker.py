@@ -96,7 +96,8 @@ class Worker:
             return True
         done = job.units_total if error is None else job.units_done
         if not self.store.finish(job.id, self.id, result, error, done, job.units_total,
-                                 chunks=(job.chunks_done, job.chunks_total)):
+                                 chunks=(job.chunks_done, job.chunks_total),
+                                 graph=(job.graph_done, job.graph_total)):
             log.warning("job %s was taken by another worker while %s ran it; its outcome is theirs", job.id, self.id)
         self.jobs_done += 1
         return True
@@ -105,7 +106,8 @@ class Worker:
         while not stop.wait(self.lease_s / 3):
             try:
                 if not self.store.heartbeat(job.id, self.id, job.stage, job.units_done, job.units_total,
-                                            chunks=(job.chunks_done, job.chunks_total)):
+                                            chunks=(job.chunks_done, job.chunks_total),
+                                            graph=(job.graph_done, job.graph_total)):
                     log.warning("job %s is no longer %s's (lease expired)", job.id, self.id)
             except StoreError as exc:  # the database is away: the next beat tries again
                 log.warning("heartbeat for job %s failed: %s", job.id, exc)

@@ -8,7 +8,9 @@ codes and HTTP statuses without string matching.
 from __future__ import annotations
 
 import asyncio
+import linecache
 import logging
+import os
 import uuid
 from typing import Any, Callable, Mapping, TypeVar
 
@@ -18,6 +20,8 @@ T = TypeVar("T")
 # What a server shows its clients in place of its data dir's path (api/errors.py); a client on the same machine,
 # which found the server through the data dir, puts the path back (remote/responses.py).
 HIDDEN_DATA_DIR = "<data dir>"
+# This package's folder: a ``raise`` in a file under it is one of ours (``raised_by_us``).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 class AgentMemoryError(Exception):
@@ -103,6 +107,29 @@ def new_error_id() -> str:
 def internal_message(error_id: str) -> str:
     """What a client learns of an unexpected error: that it happened and its ID, nothing of its text."""
     return f"internal error; the server's log has its details under error ID {error_id}"
+
+
+def refused_value_message(error_id: str) -> str:
+    """What a client learns of a ValueError that no check of ours raised (``raised_by_us``): that a value of its
+    request was refused, and the ID its details are logged under, nothing of the text (a library's may name a
+    server path or its own internals)."""
+    return ("a value in the request could not be used; the server's log has the details under error ID "
+            f"{error_id}")
+
+
+def raised_by_us(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by a ``raise`` statement of this package: a check of ours, whose message says
+    what was wrong with the value and names it. Not one a library raised (its innermost frame is the library's,
+    also when our code re-raises it), nor one a builtin our code called raised (``int('x')``, a codec): their
+    text is not written for a client, and may name a server path, a query or a library's internals."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
+    line = linecache.getline(filename, tb.tb_lineno).strip()
+    return filename.startswith(_PACKAGE_DIR) and (line == "raise" or line.startswith("raise "))
 
 
 def passthrough(exc: BaseException) -> bool:

@@ -26,13 +26,13 @@ in another process (an ``agent-memory worker``'s job, another API replica, ``age
 shared stores, a session's archive there) stores its items and facts before it records its sources in the
 catalog, so while it runs they read as uncatalogued (or, rewritten, as lacking items). Each source is therefore
 mended under the lock its writer holds (``ownership.lock_keys``: a file's ID for the sources the file claimed, the
-source's own otherwise; ``stores/jobs.SourceLocks``), taken without waiting, and read again there: a source being
-written is left for the next check (``held``), and one recorded meanwhile is left alone. A removal holds the same
-locks (a forget, ``forget --prefix``, gc's expiry, an import forgetting a session's turns: per batch), so a source
-being removed is left alone too, never marked to be written again or counted half removed. A whole tenant's
-removal holds the tenant's lock exclusively, once every writer of the tenant (each holds it shared) has ended; a
-repair of that tenant takes it first, shared as writers do, so it runs beside them and mends nothing while the
-tenant is being removed.
+source's own otherwise; ``stores/source_locks.SourceLocks``), taken without waiting, and read again there: a
+source being written is left for the next check (``held``), and one recorded meanwhile is left alone. A removal
+holds the same locks (a forget, ``forget --prefix``, gc's expiry, an import forgetting a session's turns: per
+batch), so a source being removed is left alone too, never marked to be written again or counted half removed. A
+whole tenant's removal holds the tenant's lock exclusively, once every writer of the tenant (each holds it
+shared) has ended; a repair of that tenant takes it first, shared as writers do, so it runs beside them and mends
+nothing while the tenant is being removed.
 """
 
 from __future__ import annotations

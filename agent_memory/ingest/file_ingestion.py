@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from tqdm import tqdm
 
 from agent_memory.core.errors import ConfigError, IngestError, JobInterrupted, StoreError
-from agent_memory.core.progress import progress_shown
+from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE, progress_shown, unit_progress
 from agent_memory.core.records import Document
 from agent_memory.ingest.decoding import fallback_now
 from agent_memory.ingest.discovery import file_source_id, named_files
@@ -40,7 +40,6 @@ from agent_memory.ingest.removal import forget_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, read_path
 from agent_memory.stores.catalog import SourceEntry
-from agent_memory.stores.jobs import CHUNKS_STAGE
 
 if TYPE_CHECKING:
     from agent_memory.ingest.pipeline import IngestionPipeline
@@ -201,7 +200,7 @@ def _ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, file_i
         report.outcome(path, "unchanged")
         return list(previous.item_ids)
     progress = progress or (lambda *_: None)
-    chunks = _FileChunks(progress)
+    chunks, graph = _UnitCounts(progress, CHUNKS_STAGE), _UnitCounts(progress, GRAPH_STAGE)
     try:
         loaded, read_as = read_path(path, tenant=tenant, source_id=file_id, encodings=encodings)
         skips = [x for x in loaded if isinstance(x, Skipped)]
@@ -236,7 +235,7 @@ def _ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, file_i
             if isinstance(unit, Document):
                 if metadata:
                     unit.metadata.update(metadata)
-                children += pipeline.ingest_documents([unit], report, owner=owner, on_chunks=chunks)
+                children += pipeline.ingest_documents([unit], report, owner=owner, on_chunks=chunks, on_graph=graph)
             elif isinstance(unit, TextStream):
                 children += pipeline._ingest_stream(unit, report, on_chunks=chunks)
             elif isinstance(unit, Transcript):
@@ -244,6 +243,7 @@ def _ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, file_i
                     services.catalog.claim(tenant, owner, sorted({session_summary_id(t.session_id) for t in unit.turns}))
                 children += pipeline.ingest_turns(unit.turns, report)
             chunks.unit_done()
+            graph.unit_done()
         progress("ingesting", len(units), len(units))
     except (StoreError, JobInterrupted, ConfigError):
         raise  # the job's to stop: every later file would fail the same way (a setting, a store)
@@ -273,19 +273,21 @@ def _ingest_file(pipeline: IngestionPipeline, path: Path, *, tenant: str, file_i
     return children
 
 
-class _FileChunks:
-    """The pipeline's ``on_chunks`` for one file: each unit's chunks counted after those of the units before it,
-    reported as ``progress(CHUNKS_STAGE, done, total)`` (stores/jobs.py): a file of one large unit (a PDF, a big
-    Markdown file) shows its progress while that unit is stored, not 0 of 1 until its end."""
+class _UnitCounts:
+    """The pipeline's ``on_chunks`` (or ``on_graph``) for one file: each unit's chunks (texts read for the graph)
+    counted after those of the units before it, reported as ``progress(stage, done, total)`` (stores/jobs.py
+    ``INNER_STAGES``): a file of one large unit (a PDF, a big Markdown file) shows its progress while that unit
+    is stored, not 0 of 1 until its end."""
 
-    def __init__(self, progress: Callable[[str, int, int], None]) -> None:
+    def __init__(self, progress: Callable[[str, int, int], None], stage: str) -> None:
         self.progress = progress
-        self.before = 0  # chunks of the units done
+        self.stage = stage
+        self.before = 0  # counted in the units done
         self.done = 0  # of the unit in flight
 
     def __call__(self, done: int, total: int) -> None:
         self.done = done
-        self.progress(CHUNKS_STAGE, self.before + done, self.before + total)
+        self.progress(self.stage, self.before + done, self.before + total)
 
     def unit_done(self) -> None:
         self.before += self.done
@@ -343,14 +345,19 @@ SHOW_CHUNKS_EVERY_S = 0.2
 
 
 def _chunks_shown(bar, path: Path) -> Callable[[str, int, int], None]:
-    """A file's chunk progress (``CHUNKS_STAGE``) on the job's bar, beside the files done."""
+    """A file's progress inside its units (``CHUNKS_STAGE``, then ``GRAPH_STAGE``, reported from the extraction's
+    thread while the chunks are still stored) on the job's bar, beside the files done."""
     shown = [0.0]
+    counts: dict[str, tuple[int, int]] = {}
 
     def show(stage: str, done: int, total: int) -> None:
+        if stage not in (CHUNKS_STAGE, GRAPH_STAGE):
+            return
+        counts[stage] = (done, total)
         now = time.monotonic()
-        if stage == CHUNKS_STAGE and (done == total or now - shown[0] >= SHOW_CHUNKS_EVERY_S):
+        if done == total or now - shown[0] >= SHOW_CHUNKS_EVERY_S:
             shown[0] = now
-            bar.set_postfix_str(f"{path.name}: {done}/{total} chunks")
+            bar.set_postfix_str(f"{path.name}: {unit_progress(counts)}")
 
     return show
 

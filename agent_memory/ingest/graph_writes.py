@@ -8,7 +8,7 @@ is best effort: a text the extractor cannot read loses its own triples, never th
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.updates import relation_group, said_at, supersede
@@ -17,10 +17,17 @@ from agent_memory.index.triples.speaker import fact_subjects, first_person_named
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.report import IngestReport
 
+# Texts handed to the extractor at once: a batch's progress is told after each (``extract_triples``'s
+# ``on_read``). Each text's triples are its own (the extractors read each text alone), so slicing changes none;
+# 64 keeps spaCy's batching and reports every few seconds on a CPU.
+EXTRACT_SLICE_TEXTS = 64
+
 
 def extract_triples(extractor, units: list[SourceItems], *,
-                    speaker_relations: Mapping[str, Sequence[str]] | None = None) -> tuple[list, dict[str, int], list[str]]:
+                    speaker_relations: Mapping[str, Sequence[str]] | None = None,
+                    on_read: Callable[[int, int], None] | None = None) -> tuple[list, dict[str, int], list[str]]:
     """Triples of the units' chunks and turns, dated; per-source counts; warnings. No store is touched.
+    ``on_read(done, total)``: told the texts read so far, of those to read, after each ``EXTRACT_SLICE_TEXTS``.
 
     ``speaker_relations`` (``Settings.speaker_fact_groups``' functional relations; None: off): a named
     speaker's (or the user's) first person is that speaker (index/triples/speaker.py), and a fact that names the speaker
@@ -32,20 +39,16 @@ def extract_triples(extractor, units: list[SourceItems], *,
     for unit in units:
         by_tenant[unit.tenant] += [item for item in unit.items if item.kind != "summary"]
     triples, warnings = [], []
+    total, done = sum(map(len, by_tenant.values())), 0
     for tenant, items in by_tenant.items():
         read = [_extraction_text(item, speaker_relations is not None) for item in items]
-        try:
-            found = _extract_texts(extractor, items, [text for text, _ in read], tenant)
-        except Exception:  # noqa: BLE001 - extraction is best effort; the chunks are stored
-            # One text the extractor cannot read must not cost the batch its triples: item by
-            # item, only the items that fail lose theirs (each text is read on its own anyway).
-            found = []
-            for item, (text, _) in zip(items, read):
-                try:
-                    found += _extract_texts(extractor, [item], [text], tenant)
-                except Exception as exc:  # noqa: BLE001
-                    warnings.append(f"triple extraction failed for {item.source_id} (item {item.id}): {exc}")
-                    found.append([])
+        found = []
+        for start in range(0, len(items), EXTRACT_SLICE_TEXTS):
+            part = slice(start, start + EXTRACT_SLICE_TEXTS)
+            found += _extract_slice(extractor, items[part], [text for text, _ in read[part]], tenant, warnings)
+            done += len(items[part])
+            if on_read is not None:
+                on_read(done, total)
         for item, (_, speakers), item_triples in zip(items, read, found):
             if speakers:
                 item_triples = [one_user(t, speakers) for t in item_triples
@@ -56,6 +59,23 @@ def extract_triples(extractor, units: list[SourceItems], *,
                 triple.valid_from = triple.valid_from or when
             triples += item_triples
     return triples, counts, warnings
+
+
+def _extract_slice(extractor, items: list, texts: list[str], tenant: str, warnings: list[str]) -> list:
+    """The triples of each of ``texts``; a text the extractor cannot read has none, and a warning says so."""
+    try:
+        return _extract_texts(extractor, items, texts, tenant)
+    except Exception:  # noqa: BLE001 - extraction is best effort; the chunks are stored
+        # One text the extractor cannot read must not cost the batch its triples: item by
+        # item, only the items that fail lose theirs (each text is read on its own anyway).
+        found = []
+        for item, text in zip(items, texts):
+            try:
+                found += _extract_texts(extractor, [item], [text], tenant)
+            except Exception as exc:  # noqa: BLE001
+                warnings.append(f"triple extraction failed for {item.source_id} (item {item.id}): {exc}")
+                found.append([])
+        return found
 
 
 def speaker_relations(settings) -> dict | None:

@@ -90,7 +90,7 @@ def release_unwritten(catalog, tenant: str, source_ids: list[str]) -> None:
 
 
 def lock_keys(catalog, tenant: str, source_ids: list[str]) -> dict[str, str]:
-    """{source ID: the key of the lock its writer holds} (``stores/jobs.SourceLocks``): the file's ID for a
+    """{source ID: the key of the lock its writer holds} (``stores/source_locks.SourceLocks``): the file's ID for a
     source a file claimed, the source's own ID otherwise (a posted document, a session's archived turn, an
     imported one). A writer claims its IDs before it writes, so a repair that reads the owners of what it saw
     stored finds the key the writer holds (ingest/consistency.py)."""
@@ -118,11 +118,11 @@ def writing(services, by_tenant: dict[str, Iterable[str]]) -> Iterator[None]:
 
 
 def removing_tenant(services, tenant: str):
-    """Hold, until the block ends, the lock of the whole tenant (``stores/jobs.TENANT_KEY``) exclusively, as its removal
-    does (``bulk_forget.forget_tenant``): it empties each store of the tenant in one round, with no batches whose
-    sources could be locked one by one. Every writer of the tenant holds this key in shared mode for as long as it
-    holds its sources' (:func:`writing`, ``stores/jobs.SourceLocks.hold_many``): the removal waits for the writers
-    running in any process, and a writer that comes meanwhile waits for the removal, then writes whole. A repair
+    """Hold, until the block ends, the lock of the whole tenant (``stores/source_locks.TENANT_KEY``) exclusively,
+    as its removal does (``bulk_forget.forget_tenant``): it empties each store of the tenant in one round, with no
+    batches whose sources could be locked one by one. Every writer of the tenant holds this key in shared mode for
+    as long as it holds its sources' (:func:`writing`, ``stores/source_locks.SourceLocks.hold_many``): the removal
+    waits for the writers running in any process, and a writer that comes meanwhile waits for the removal, then writes whole. A repair
     of the tenant (ingest/consistency.py) takes this key in shared mode first, without waiting, and holds it to its
     end: beside writers it mends as ever; while the tenant is being removed it changes nothing and reports every
     source it would have mended as ``held``; a removal that comes during a repair waits for it. After the write

@@ -54,6 +54,10 @@ STORE_SLICE_ITEMS = 256
 # slice, the last call with done == total. A streamed text's total is estimated from the characters left
 # (its chunks are not known before its segments are split) and exact in its last call.
 ChunkProgress = Callable[[int, int], None]
+# ``on_graph(done, total)``: a batch's texts (chunks, turns) read for the graph's facts so far, of those it
+# reads, from the extraction's thread (graph_writes.extract_triples); done == total once the facts are written
+# into the graph, which may be well after the last chunk is stored. Never called where no facts are read.
+GraphProgress = Callable[[int, int], None]
 
 
 class IngestionPipeline(TurnIngestion):
@@ -78,27 +82,29 @@ class IngestionPipeline(TurnIngestion):
     # ---- documents ---------------------------------------------------------------------------------
 
     def ingest_documents(self, docs: Iterable[Document], report: IngestReport | None = None, *,
-                         owner: str = DIRECT_OWNER, on_chunks: ChunkProgress | None = None) -> list[str]:
+                         owner: str = DIRECT_OWNER, on_chunks: ChunkProgress | None = None,
+                         on_graph: GraphProgress | None = None) -> list[str]:
         """Ingest documents; returns their source IDs (unchanged ones included).
 
         ``owner`` writes them (default: a direct caller, the API's JSON documents); a source ID
         that a file owns raises IngestError before anything is written: a posted document never
         silently replaces what a file holds. ``on_chunks``: told the chunks stored of each batch of
-        documents (``ChunkProgress``); none when nothing changed."""
+        documents (``ChunkProgress``); none when nothing changed. ``on_graph``: told the texts of each batch
+        read for the graph (``GraphProgress``)."""
         report = report if report is not None else IngestReport()
         ids: list[str] = []
         batch: list[Document] = []
         for doc in docs:
             batch.append(with_tenant(doc, DEFAULT_TENANT))
             if len(batch) >= BATCH_SOURCES:
-                ids += self._document_batch(batch, report, owner, on_chunks)
+                ids += self._document_batch(batch, report, owner, on_chunks, on_graph)
                 batch = []
         if batch:
-            ids += self._document_batch(batch, report, owner, on_chunks)
+            ids += self._document_batch(batch, report, owner, on_chunks, on_graph)
         return ids
 
     def _document_batch(self, docs: list[Document], report: IngestReport, owner: str,
-                        on_chunks: ChunkProgress | None = None) -> list[str]:
+                        on_chunks: ChunkProgress | None = None, on_graph: GraphProgress | None = None) -> list[str]:
         by_tenant: dict[str, list[Document]] = defaultdict(list)
         for doc in docs:
             by_tenant[doc.tenant].append(doc)
@@ -108,7 +114,7 @@ class IngestionPipeline(TurnIngestion):
             claimed_before = self.services.catalog.owners(tenant, ids)
             self.services.catalog.claim(tenant, owner, ids)
             try:
-                self._document_group(group, report, on_chunks)
+                self._document_group(group, report, on_chunks, on_graph)
             except Exception:
                 # A refused write (a store away) holds no ID it claimed and did not write: 404 for it, and no
                 # other writer refused for it.
@@ -117,7 +123,7 @@ class IngestionPipeline(TurnIngestion):
         return [d.source_id for d in docs]
 
     def _document_group(self, group: list[Document], report: IngestReport,
-                        on_chunks: ChunkProgress | None = None) -> None:
+                        on_chunks: ChunkProgress | None = None, on_graph: GraphProgress | None = None) -> None:
         """One tenant's documents of a batch, their IDs claimed: each unchanged one counted, each new or
         changed one written."""
         known = self.services.catalog.get_many(group[0].tenant, [d.source_id for d in group])
@@ -137,7 +143,7 @@ class IngestionPipeline(TurnIngestion):
                 report.sources_unchanged += 1
                 continue
             fresh.append((built, entry))
-        self._write(fresh, report, on_chunks)
+        self._write(fresh, report, on_chunks, on_graph)
 
 
     def _document_stream(self, doc: Document, entry: SourceEntry | None, report: IngestReport,
@@ -198,26 +204,28 @@ class IngestionPipeline(TurnIngestion):
     # ---- writing -----------------------------------------------------------------------------------
 
     def _write(self, units: list[tuple[SourceItems, SourceEntry | None]], report: IngestReport,
-               on_chunks: ChunkProgress | None = None) -> None:
+               on_chunks: ChunkProgress | None = None, on_graph: GraphProgress | None = None) -> None:
         if not units:
             return
         by_tenant: dict[str, list[str]] = defaultdict(list)
         for unit, _ in units:
             by_tenant[unit.tenant].append(unit.source_id)
         with writing(self.services, by_tenant):  # from the first item stored to the catalog's entries
-            self._write_held(units, report, on_chunks)
+            self._write_held(units, report, on_chunks, on_graph)
 
     def _write_held(self, units: list[tuple[SourceItems, SourceEntry | None]], report: IngestReport,
-                    on_chunks: ChunkProgress | None) -> None:
+                    on_chunks: ChunkProgress | None, on_graph: GraphProgress | None) -> None:
         graph_units = [u for u, _ in units if u.kind in ("document", "turn")]
         # Triples are read from the texts while the embedder encodes them: extraction touches no
         # store, and the two use the cores unevenly (spaCy one, the model's matmuls the rest).
         # A thread per batch, not per pipeline: a pipeline made per promoted turn must leave none behind.
+        graph = _GraphSteps(on_graph if self._extracting(graph_units) else None, graph_units)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="triples") as pool:
             extraction = None
             if self._extracting(graph_units):
                 extraction = pool.submit(extract_triples, self.extractor, graph_units,
-                                         speaker_relations=speaker_relations(self.services.settings))
+                                         speaker_relations=speaker_relations(self.services.settings),
+                                         on_read=graph.read)
             # Only a re-written source's items may sit in another space (see SpacedVectorStore.upsert).
             self._store_items([u for u, _ in units], report,
                               may_move=[i.id for u, previous in units if previous is not None for i in u.items],
@@ -226,6 +234,7 @@ class IngestionPipeline(TurnIngestion):
         report.warnings.extend(warnings)
         try:
             write_facts(self.services, units, triples, report)
+            graph.written()
         except Exception:
             # The graph refused (Neo4j away): the new items go again, so nothing is searchable that the
             # catalog does not know, and the version stored before (items not deleted yet, entry) stays.
@@ -319,6 +328,25 @@ class IngestionPipeline(TurnIngestion):
                 for key, value in forget_ids(self.services, tenant, batch, report).counts().items():
                     counts[key] = counts.get(key, 0) + value
         return counts
+
+
+class _GraphSteps:
+    """A batch's ``on_graph``: 0 of its texts when extraction starts, then each slice read, all of them only once
+    the facts are written into the graph (the merge, and what newer facts supersede, take their time too)."""
+
+    def __init__(self, on_graph: GraphProgress | None, units: list[SourceItems]) -> None:
+        self.on_graph = on_graph
+        self.total = sum(item.kind != "summary" for unit in units for item in unit.items)
+        if on_graph is not None and self.total:
+            on_graph(0, self.total)
+
+    def read(self, done: int, total: int) -> None:
+        if self.on_graph is not None and done < total:
+            self.on_graph(done, total)
+
+    def written(self) -> None:
+        if self.on_graph is not None and self.total:
+            self.on_graph(self.total, self.total)
 
 
 def _segment_chunks(on_chunks: ChunkProgress | None, before: int, estimate: int) -> ChunkProgress | None:

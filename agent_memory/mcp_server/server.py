@@ -28,7 +28,15 @@ from agent_memory.api.server import check_port_free, run_app
 from agent_memory.api.state import MAX_UPLOAD_BYTES, check_api_keys, is_loopback, tenant_for_key
 from agent_memory.api.strict import Contain, StrictJson, json_problem, jsonrpc_refusal
 from agent_memory.core.config import Settings, load_settings
-from agent_memory.core.errors import AgentMemoryError, ConfigError, contained, problem_of
+from agent_memory.core.errors import (
+    AgentMemoryError,
+    ConfigError,
+    contained,
+    new_error_id,
+    problem_of,
+    raised_by_us,
+    refused_value_message,
+)
 from agent_memory.core.version import __version__
 from agent_memory.mcp_server.tools import TOOLS, LocalBackend, RemoteBackend
 from agent_memory.memory import Memory
@@ -106,8 +114,17 @@ def build_server(memory: Memory | RemoteMemory, caller_of: Callable[[ServerReque
             # manager's task group (every later request) or the stdio process.
             data = await anyio.to_thread.run_sync(contained, found.run, backend, caller, args)
             data = found.output.model_validate(data).model_dump(mode="json")  # the declared output schema
-        except (AgentMemoryError, ValueError) as exc:
+        except AgentMemoryError as exc:
             return _error(_without_data_dir(said(exc), memory))
+        except ValueError as exc:
+            if raised_by_us(exc):  # a check of ours: its message names the bad value (as the HTTP API's 400)
+                return _error(_without_data_dir(said(exc), memory))
+            if isinstance(exc, ValidationError):  # the declared output schema refused what the tool built: a bug
+                log.exception("MCP tool %s failed", params.name)
+                return _error(f"internal error: {params.name} failed (the server's log has the details)")
+            error_id = new_error_id()  # a library's text may name a server path or its internals
+            log.warning("MCP tool %s: a value refused: error %s", params.name, error_id, exc_info=exc)
+            return _error(refused_value_message(error_id))
         except Exception:  # noqa: BLE001 - a bug fails its own call, with a log line
             log.exception("MCP tool %s failed", params.name)
             return _error(f"internal error: {params.name} failed (the server's log has the details)")

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from agent_memory.conversation.archived_turns import session_key
 from agent_memory.core.errors import StoreUnavailableError
+from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE
 from agent_memory.core.records import Document, TurnRecord, with_tenant
 from agent_memory.ingest.bulk_forget import forget_each, forget_many, forget_tenant, sources_to_forget
 from agent_memory.ingest.discovery import check_source_id, file_source_id
@@ -26,7 +27,6 @@ from agent_memory.memory.arguments import (
     checked_records,
     expect_type,
 )
-from agent_memory.stores.jobs import CHUNKS_STAGE
 
 Progress = Callable[[str, int, int], None]
 
@@ -45,7 +45,8 @@ class DocumentMethods:
     def add(self, text: str, *, source_id: str, title: str = "", metadata: Mapping[str, Any] | None = None,
             tenant: str | None = None, progress: Progress | None = None) -> Added:
         """Store one text under ``source_id``; adding the same ID again replaces that source. ``progress``:
-        called ``("chunks", done, total)`` as its chunks are stored (``add_file``)."""
+        called ``("chunks", done, total)`` as its chunks are stored, ``("graph", done, total)`` as its facts are read
+        (``add_file``)."""
         check_document(text, title)
         check_source_id(expect_type(source_id, str, "source_id", "a str such as 'notes/greenhouse'"))
         doc = Document(source_id=source_id, text=text, tenant=self._tenant(tenant), title=title,
@@ -56,10 +57,13 @@ class DocumentMethods:
         """Store documents as they are (each under its ``tenant``, or this Memory's when it names none; unchanged
         ones are skipped). ``docs`` is an iterable of ``Document``; anything else (one dict, a list of dicts) is
         a TypeError naming it.
-        ``progress``: called ``("chunks", done, total)`` as each batch's chunks are stored."""
+        ``progress``: called ``("chunks", done, total)`` as each batch's chunks are stored, and ``("graph", done,
+        total)`` as its texts are read for the entity graph (done == total once the facts are written there)."""
         docs = self._tenants_checked(checked_records(docs, Document, "docs", "Document(source_id='notes/a', text='...')"))
         on_chunks = (lambda done, total: progress(CHUNKS_STAGE, done, total)) if progress else None
-        return self._write(lambda report: self.ingestion.ingest_documents(docs, report, on_chunks=on_chunks))
+        on_graph = (lambda done, total: progress(GRAPH_STAGE, done, total)) if progress else None
+        return self._write(lambda report: self.ingestion.ingest_documents(docs, report, on_chunks=on_chunks,
+                                                                          on_graph=on_graph))
 
     def add_turns(self, turns: Sequence[TurnRecord]) -> Added:
         """Store transcript turns (one source per turn, ``<session>/<turn>``) and a summary per session.
@@ -86,8 +90,10 @@ class DocumentMethods:
         same bytes does nothing. A path that is no file raises FileNotFoundError (a folder: IsADirectoryError,
         pointing to ``add_paths``); a file skipped or failed while read (binary, unreadable) is in ``report``.
         ``progress(stage, done, total)``: ``("ingesting", units done, units)`` between the file's units (a record,
-        a notebook, a whole PDF) and ``("chunks", done, total)`` while a unit's chunks are stored (the file's chunks
-        so far, of those split so far; every 256 items at most), so a single large document shows how far it is.
+        a notebook, a whole PDF), ``("chunks", done, total)`` while a unit's chunks are stored (the file's chunks
+        so far, of those split so far; every 256 items at most), so a single large document shows how far it is,
+        and ``("graph", done, total)`` while its texts are read for the entity graph (beside the chunks, and after
+        them; done == total once the facts are written there).
         ``named_by_user`` (default): a file added by name stays when a later walk of its folder ignores it
         (``ingest/missing.py``); False for a file a folder's walk reached (an upload of a folder job).
         An ID named by the path (no ``source_id``, or ``named_by_path``: the caller named it from the path, as

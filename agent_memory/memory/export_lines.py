@@ -81,6 +81,28 @@ def read_header(line: str | bytes) -> dict[str, Any]:
     if not isinstance(header.get("tenant"), str):
         raise IngestError(f"the export's header names no tenant (got {header.get('tenant')!r})")
     return header
+
+
+def export_names(handle: BinaryIO) -> list[str]:
+    """The names an import of the export at ``handle`` stores, as a forget takes them: each source line's ID, each
+    file line's ID and path (read before the import, so that a delete of one of them meanwhile is refused). Read to
+    the first session line (sources and files come before the sessions); a line that is no JSON object is passed
+    over (the import reports it)."""
+    names: dict[str, None] = {}
+    for line in handle:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        kind = record.get("type") if isinstance(record, dict) else None
+        if kind == "session":
+            break
+        found = [record.get("source_id")] if kind == "source" else [record.get("file_id"), record.get("path")] \
+            if kind == "file" else []
+        names.update(dict.fromkeys(name for name in found if isinstance(name, str) and name))
+    return list(names)
+
+
 # Sources read together: one catalog lookup and one filtered scroll of the vectors per batch.
 EXPORT_BATCH = 256
 # Item metadata that ingestion derives from the source's own fields (a title, a turn's place in its

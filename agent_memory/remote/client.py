@@ -16,12 +16,12 @@ from urllib.parse import quote
 import httpx
 
 from agent_memory.core.errors import ConfigError, NotFoundError, SourceNotFoundError, StoreUnavailableError
+from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE
 from agent_memory.ingest.missing import StoredFile
 from agent_memory.ingest.report import IngestReport
 from agent_memory.remote.responses import KEY_ENV, RemoteError, prompt_result, refusal
 from agent_memory.remote.upload_job import Progress, ingest_through
 from agent_memory.retrieval.types import PromptResult
-from agent_memory.stores.jobs import CHUNKS_STAGE
 
 CONNECT_WAIT_S = 15.0
 
@@ -172,8 +172,9 @@ class RemoteMemory:
             job = self.json("GET", f"/v1/jobs/{job_id}", key=key)
             if progress:
                 progress(job.get("stage") or job["status"], job.get("units_done", 0), job.get("units_total", 0))
-                if job.get("chunks_total"):  # inside a unit: its chunks, as a local job reports them
-                    progress(CHUNKS_STAGE, job["chunks_done"], job["chunks_total"])
+                for stage in (CHUNKS_STAGE, GRAPH_STAGE):  # inside a unit: as a local job reports them
+                    if job.get(f"{stage}_total"):
+                        progress(stage, job[f"{stage}_done"], job[f"{stage}_total"])
             if job["status"] == "done":
                 return job.get("result") or {}
             if job["status"] == "failed":

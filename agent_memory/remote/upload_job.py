@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from agent_memory.core.errors import StoreUnavailableError
-from agent_memory.core.progress import progress_shown
+from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE, progress_shown, unit_progress
 from agent_memory.ingest.discovery import named_files
 from agent_memory.ingest.missing import (
     StoredFile,
@@ -27,7 +27,6 @@ from agent_memory.ingest.missing import (
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import refused_by_name
 from agent_memory.remote.responses import RemoteError
-from agent_memory.stores.jobs import CHUNKS_STAGE
 
 # Per-file report fields that add up across uploads (the lists are extended, the rest summed).
 _SUMMED = ("sources_written", "sources_unchanged", "sources_removed", "chunks", "summaries", "turns", "triples",
@@ -154,15 +153,16 @@ def _upload_into(server: UploadTarget, report: IngestReport, path: Path, progres
 def progress_line(label: str) -> Progress:
     """A job's progress on one stderr line (the local job's progress bar goes there too)."""
 
-    last = {"stage": ("", 0, 0), "chunks": ""}  # the stage's counts, and the chunks shown after them
+    last: dict = {"stage": ("", 0, 0), "inside": {}}  # the stage's counts, and those inside its unit shown after
 
     def show(stage: str, done: int, total: int) -> None:
-        if stage == CHUNKS_STAGE:
-            last["chunks"] = f", {done}/{total} chunks"
+        if stage in (CHUNKS_STAGE, GRAPH_STAGE):
+            last["inside"][stage] = (done, total)
             stage, done, total = last["stage"]
         else:
             last["stage"] = (stage, done, total)
         counts = f" {done}/{total}" if total else ""
-        print(f"\r{label}: {stage}{counts}{last['chunks']}", end="", file=sys.stderr, flush=True)
+        inside = unit_progress(last["inside"])
+        print(f"\r{label}: {stage}{counts}{', ' + inside if inside else ''}", end="", file=sys.stderr, flush=True)
 
     return show

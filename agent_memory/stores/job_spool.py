@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Collection
 
 from agent_memory.stores.jobs import Job, JobQueue, JobSpec, not_found
-from agent_memory.stores.pending_writes import PendingWrite, writes
+from agent_memory.stores.pending_writes import PendingWrite, written
 
 log = logging.getLogger(__name__)
 META = "job.json"
@@ -148,8 +148,9 @@ class SpooledJobs:
         """The queue's, and the jobs the last stop left that are not queued again yet (the server resumes them
         after its warm-up, each waiting until it is queued): under the IDs their clients were given."""
         with self._lock:
-            waiting = [PendingWrite(left.job.id, "queued", left.source_id) for left in self._waiting.values()
-                       if left.job.tenant == tenant and writes(left.kind, left.source_id, left.origin, names, prefix)]
+            found = [(left.job.id, written(left.kind, left.source_id, left.params, names, prefix))
+                     for left in self._waiting.values() if left.job.tenant == tenant]
+            waiting = [PendingWrite(job_id, "queued", name) for job_id, name in found if name is not None]
         given = {new: old for old, new in self._aliases.items()}  # a resumed job answers to its first ID
         queued = [replace(w, job_id=given.get(w.job_id, w.job_id)) for w in self.queue.writing(tenant, names, prefix)]
         told = {w.job_id for w in queued}  # a job queued again a moment before it leaves the waiting ones
@@ -171,12 +172,12 @@ class SpooledJobs:
 @dataclass(frozen=True)
 class _Left:
     """A job the last stop left, until it is queued again: the job its client was given (queued) and what it
-    stores (``pending_writes.writes``)."""
+    stores (``pending_writes.written``)."""
 
     job: Job
     kind: str
     source_id: str
-    origin: str | None
+    params: dict
 
 
 def _waiting_jobs(entries: list[Path]) -> dict[str, _Left]:
@@ -190,7 +191,7 @@ def _waiting_jobs(entries: list[Path]) -> dict[str, _Left]:
                           created_at=float(meta.get("created_at") or entry.stat().st_mtime))
                 params = meta.get("params")
                 waiting[entry.name] = _Left(job, meta.get("kind", ""), meta.get("source_id", ""),
-                                            params.get("origin") if isinstance(params, dict) else None)
+                                            params if isinstance(params, dict) else {})
         except (OSError, ValueError, KeyError, TypeError):
             continue  # resume() drops it, saying so
     return waiting

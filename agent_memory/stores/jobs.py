@@ -20,13 +20,13 @@ import time
 import uuid
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterable, Iterator, Literal, Protocol, runtime_checkable
+from typing import Any, Callable, Collection, Literal, Protocol, runtime_checkable
 
 from agent_memory.core.errors import JobInterrupted, NotFoundError, contained, internal_message, new_error_id
-from agent_memory.stores.pending_writes import PendingWrite, writes
+from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE
+from agent_memory.stores.pending_writes import PendingWrite, written
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED = 500  # finished jobs remembered for polling; the oldest are forgotten first
@@ -34,10 +34,9 @@ KEEP_FINISHED = 500  # finished jobs remembered for polling; the oldest are forg
 # before the stores close under it: past this the stop goes on and the job's spooled copy runs again.
 # Under the 10 s a container manager gives a stop before it kills (docker stop's default).
 STOP_WAIT_S = 8.0
-# The progress stage whose counts are chunks, not units: ``progress(CHUNKS_STAGE, done, total)`` is reported
-# while a file's unit (a whole PDF, a Markdown file) is embedded and stored: the chunks of the file stored so
-# far, of those split so far (ingest/file_ingestion.py). A job records them beside its stage and units.
-CHUNKS_STAGE = "chunks"
+# Each stage counted inside a unit (core/progress.py), and the job's fields that record its counts beside its
+# stage and units.
+INNER_STAGES = {CHUNKS_STAGE: ("chunks_done", "chunks_total"), GRAPH_STAGE: ("graph_done", "graph_total")}
 
 
 @dataclass
@@ -82,6 +81,8 @@ class Job:
     units_total: int = 0
     chunks_done: int = 0
     chunks_total: int = 0
+    graph_done: int = 0
+    graph_total: int = 0
     created_at: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None
@@ -91,11 +92,16 @@ class Job:
 
     def progress(self, stage: str, done: int | None = None, total: int | None = None) -> None:
         """Record how far the job is; also where a stopping process ends it (between units, never inside one).
-        ``CHUNKS_STAGE`` counts chunks inside a unit: recorded in ``chunks_done``/``chunks_total``, the stage
-        and units left as they are, and never a place to stop."""
-        if stage == CHUNKS_STAGE:
-            self.chunks_done = done if done is not None else self.chunks_done
-            self.chunks_total = total if total is not None else self.chunks_total
+        ``CHUNKS_STAGE`` and ``GRAPH_STAGE`` count inside a unit (``INNER_STAGES``): recorded in their own
+        fields, the stage and units left as they are, and never a place to stop (the graph's are reported from
+        the extraction's thread)."""
+        inner = INNER_STAGES.get(stage)
+        if inner is not None:
+            done_field, total_field = inner
+            if done is not None:
+                setattr(self, done_field, done)
+            if total is not None:
+                setattr(self, total_field, total)
             return
         if self.stop is not None and self.stop.is_set():
             raise JobInterrupted(f"job {self.id} was stopped at {stage} {self.units_done}/{self.units_total}: "
@@ -109,7 +115,8 @@ class Job:
     def to_dict(self) -> dict[str, Any]:
         return {"job_id": self.id, "status": self.status, "stage": self.stage, "units_done": self.units_done,
                 "units_total": self.units_total, "chunks_done": self.chunks_done,
-                "chunks_total": self.chunks_total, "bytes": self.bytes, "created_at": self.created_at,
+                "chunks_total": self.chunks_total, "graph_done": self.graph_done, "graph_total": self.graph_total,
+                "bytes": self.bytes, "created_at": self.created_at,
                 "started_at": self.started_at, "finished_at": self.finished_at, "result": self.result,
                 "error": self.error}
 
@@ -212,10 +219,9 @@ class JobRegistry:
 
     def writing(self, tenant: str, names: Collection[str], prefix: str | None = None) -> list[PendingWrite]:
         with self._lock:
-            return [PendingWrite(job_id, self._jobs[job_id].status, spec.source_id)
-                    for job_id, spec in self._specs.items()
-                    if spec.tenant == tenant and job_id in self._jobs
-                    and writes(spec.kind, spec.source_id, spec.params.get("origin"), names, prefix)]
+            found = [(job_id, written(spec.kind, spec.source_id, spec.params, names, prefix))
+                     for job_id, spec in self._specs.items() if spec.tenant == tenant and job_id in self._jobs]
+            return [PendingWrite(job_id, self._jobs[job_id].status, name) for job_id, name in found if name is not None]
 
     def forget_tenant(self, tenant: str) -> int:
         with self._lock:
@@ -290,119 +296,7 @@ def job_from_row(row: dict[str, Any]) -> Job:
     return Job(id=row["id"], tenant=row["tenant"], bytes=row["bytes"], status=row["status"], stage=row["stage"],
                units_done=row["units_done"], units_total=row["units_total"],
                chunks_done=row.get("chunks_done") or 0, chunks_total=row.get("chunks_total") or 0,
+               graph_done=row.get("graph_done") or 0, graph_total=row.get("graph_total") or 0,
                created_at=row["created_at"],
                started_at=row["started_at"], finished_at=row["finished_at"], result=row["result"],
                error=row["error"])
-
-
-# The lock key of a whole tenant: no source or file ID is empty. Every writer of the tenant holds it shared, its
-# removal exclusively (``SourceLocks.hold_tenant``).
-TENANT_KEY = ""
-
-
-class SourceLocks:
-    """Who writes a source holds its lock: one writer at a time in this process (re-ingesting a
-    source is not atomic) and, with PostgreSQL, the source's advisory lock across processes; a repair
-    (ingest/consistency.py) leaves what a writer holds alone. Each writer also holds its tenant's key
-    (``TENANT_KEY``) in shared mode for as long as it holds its sources' keys, taken before them: the tenant's
-    removal takes that key exclusively (``hold_tenant``), so it waits for every writer of the tenant in every
-    process, and a writer that comes meanwhile waits for it.
-
-    One lock order, so that no two writers wait on each other: the process's write lock first (``Memory``'s),
-    then the tenant's key, then the source locks, several at once in one sorted order (``hold_many``), several
-    tenants' in sorted tenant order. A key this thread holds already is not taken again (a file's lock covers the
-    writes of its records; a tenant held exclusively covers its writers' shared hold): asked for on another
-    connection, it would wait on itself."""
-
-    def __init__(self, job_store=None) -> None:
-        self.process = threading.RLock()
-        self.job_store = job_store
-        self._mine = threading.local()  # per thread: what it holds across processes (``_held``)
-
-    @property
-    def shared(self) -> bool:
-        """Whether other processes write these stores (PostgreSQL): only then do the keys matter."""
-        return self.job_store is not None
-
-    def _held(self) -> dict[tuple[str, str], bool]:
-        """This thread's keys held across processes: {(tenant, key): held exclusively}."""
-        return self._mine.__dict__.setdefault("held", {})
-
-    def hold(self, tenant: str, source_id: str):
-        return self.hold_many(tenant, [source_id])
-
-    @contextmanager
-    def hold_many(self, tenant: str, source_ids: Iterable[str]) -> Iterator[None]:
-        """Hold the locks of ``source_ids`` (waiting for them) until the block ends, and the tenant's key in
-        shared mode before them."""
-        mine = self._held()
-        new = sorted({key for key in source_ids if (tenant, key) not in mine})
-        with self.process:
-            if self.job_store is None or not new:
-                yield
-                return
-            tenant_too = (tenant, TENANT_KEY) not in mine
-            with self.job_store.source_locks(tenant, new, shared=[TENANT_KEY] if tenant_too else []):
-                with self._holding(mine, [(tenant, key) for key in new], exclusive=True), \
-                        self._holding(mine, [(tenant, TENANT_KEY)] if tenant_too else [], exclusive=False):
-                    yield
-
-    @contextmanager
-    def hold_tenant(self, tenant: str) -> Iterator[None]:
-        """Hold the whole tenant's key exclusively until the block ends: taken once no writer of the tenant holds
-        it (in any process), and every writer that comes meanwhile waits. Not for a thread that writes the
-        tenant already (a ``hold_many`` of it around this): it would wait for itself."""
-        mine = self._held()
-        held = mine.get((tenant, TENANT_KEY))
-        if held is False:
-            raise RuntimeError(f"the removal of tenant {tenant!r} was asked for by a thread that writes it: "
-                               "it would wait for its own write")
-        with self.process:
-            if self.job_store is None or held:
-                yield
-                return
-            with self.job_store.source_locks(tenant, [TENANT_KEY]), \
-                    self._holding(mine, [(tenant, TENANT_KEY)], exclusive=True):
-                yield
-
-    @contextmanager
-    def try_hold(self, tenant: str, source_ids: list[str]) -> Iterator[set[str]]:
-        """Of ``source_ids``, those no writer in another process holds, held without waiting until the block
-        ends (a writer that comes then waits for it); the others are being written there. For a caller that
-        holds this process's write lock, so no writer of its own runs: this process's lock is not taken (a
-        writer here takes it after the write lock, and never waits here). Without PostgreSQL every one: no
-        other process writes these stores."""
-        if self.job_store is None:
-            yield set(source_ids)
-            return
-        mine = self._held()
-        own = {key for key in source_ids if (tenant, key) in mine}
-        with self.job_store.try_source_locks(tenant, [key for key in source_ids if key not in own]) as free, \
-                self._holding(mine, [(tenant, key) for key in free], exclusive=True):
-            yield free | own
-
-    @contextmanager
-    def try_hold_tenant(self, tenant: str) -> Iterator[bool]:
-        """Whether no removal of the tenant runs (nor waits to) in another process; if so, the tenant's key is
-        held in shared mode, without waiting, until the block ends: writers go on beside it, and a removal that
-        comes meanwhile waits for it. For a repair (ingest/consistency.py), which holds this process's write lock:
-        this process's lock is not taken, as in :meth:`try_hold`. Without PostgreSQL True: no other process
-        removes the tenant."""
-        mine = self._held()
-        if self.job_store is None or (tenant, TENANT_KEY) in mine:
-            yield True
-            return
-        with self.job_store.try_source_locks(tenant, [TENANT_KEY], shared=True) as free, \
-                self._holding(mine, [(tenant, TENANT_KEY)] if free else [], exclusive=False):
-            yield bool(free)
-
-    @staticmethod
-    @contextmanager
-    def _holding(mine: dict[tuple[str, str], bool], keys: list[tuple[str, str]], *, exclusive: bool) -> Iterator[None]:
-        """``keys`` recorded as this thread's until the block ends (a nested hold does not take them again)."""
-        mine.update(dict.fromkeys(keys, exclusive))
-        try:
-            yield
-        finally:
-            for key in keys:
-                mine.pop(key, None)

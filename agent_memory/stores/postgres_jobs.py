@@ -10,7 +10,7 @@ its runs stored, then fails it. Rows are plain dicts: the job records live in ``
 Whoever writes a source (an ingestion in any process, an import, a session's archive, a forget:
 ``ingest/ownership.writing``) holds its advisory lock, so one source is never ingested twice at the same
 time anywhere, and a repair (``try_source_locks``) leaves it alone meanwhile; and, before it, its tenant's key
-in shared mode, which a removal of the whole tenant takes exclusively (``stores/jobs.SourceLocks``).
+in shared mode, which a removal of the whole tenant takes exclusively (``stores/source_locks.SourceLocks``).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from typing import Any, Iterable, Iterator
 
 from psycopg.types.json import Jsonb
 
-from agent_memory.stores.pending_writes import WRITER_KINDS
+from agent_memory.stores.pending_writes import IMPORT_KIND, IMPORT_SOURCES, WRITER_KINDS
 from agent_memory.stores.postgres import PostgresDB
 
 _PUBLIC = ("id, tenant, kind, source_key, bytes, status, stage, units_done, units_total, chunks_done, chunks_total,"
-           " attempts, worker,"
+           " graph_done, graph_total, attempts, worker,"
            " heartbeat_at, created_at, started_at, finished_at, result, error")
 
 
@@ -80,27 +80,28 @@ class PostgresJobStore:
         return _taken(row)
 
     def heartbeat(self, job_id: str, worker: str, stage: str, done: int, total: int, *,
-                  chunks: tuple[int, int] = (0, 0)) -> bool:
-        """Record progress (``chunks``: done, total; jobs.CHUNKS_STAGE) and that the worker lives; False when
-        the job is no longer this worker's."""
+                  chunks: tuple[int, int] = (0, 0), graph: tuple[int, int] = (0, 0)) -> bool:
+        """Record progress (``chunks``, ``graph``: done, total; jobs.INNER_STAGES) and that the worker lives;
+        False when the job is no longer this worker's."""
         with self.db.connection() as conn:
             cur = conn.execute(
                 "UPDATE jobs SET heartbeat_at=%s, stage=%s, units_done=%s, units_total=%s, chunks_done=%s,"
-                " chunks_total=%s WHERE id=%s AND worker=%s AND status='running'",
-                (time.time(), stage, done, total, *chunks, job_id, worker))
+                " chunks_total=%s, graph_done=%s, graph_total=%s WHERE id=%s AND worker=%s AND status='running'",
+                (time.time(), stage, done, total, *chunks, *graph, job_id, worker))
             return cur.rowcount == 1
 
     def finish(self, job_id: str, worker: str, result: dict[str, Any] | None, error: dict[str, str] | None,
-               done: int, total: int, *, chunks: tuple[int, int] = (0, 0)) -> bool:
+               done: int, total: int, *, chunks: tuple[int, int] = (0, 0),
+               graph: tuple[int, int] = (0, 0)) -> bool:
         """Write the outcome (and drop the body); False when another worker took the job meanwhile."""
         status = "failed" if error is not None else "done"
         with self.db.connection() as conn:
             cur = conn.execute(
                 "UPDATE jobs SET status=%s, stage=%s, finished_at=%s, result=%s, error=%s, body=NULL,"
-                " units_done=%s, units_total=%s, chunks_done=%s, chunks_total=%s"
+                " units_done=%s, units_total=%s, chunks_done=%s, chunks_total=%s, graph_done=%s, graph_total=%s"
                 " WHERE id=%s AND worker=%s AND status='running'",
                 (status, status, time.time(), Jsonb(result) if result is not None else None,
-                 Jsonb(error) if error is not None else None, done, total, *chunks, job_id, worker))
+                 Jsonb(error) if error is not None else None, done, total, *chunks, *graph, job_id, worker))
             return cur.rowcount == 1
 
     def requeue(self, job_id: str, worker: str, why: str) -> bool:
@@ -129,17 +130,26 @@ class PostgresJobStore:
 
     def writing(self, tenant: str, names: list[str], prefix: str | None = None) -> list[dict[str, Any]]:
         """``tenant``'s queued or running jobs that store a source named by one of ``names`` (``source_key``, or
-        the file's ``origin`` on the client) or, with ``prefix``, one whose key starts with it
-        (``pending_writes.writes``): rows of ``id``, ``status``, ``source_key``, oldest first."""
+        the file's ``origin`` on the client; an import's, one of its params' ``IMPORT_SOURCES``) or, with
+        ``prefix``, one whose key starts with it (``pending_writes.written``): rows of ``id``, ``status`` and, in
+        ``source_key``, the source it stores of those, oldest first."""
         named = "source_key = ANY(%s) OR params->>'origin' = ANY(%s)"
-        args: list[Any] = [tenant, list(WRITER_KINDS), names, names]
+        listed = "s = ANY(%s)"
+        args: list[Any] = [names, names]
         if prefix is not None:
             named += " OR left(source_key, length(%s)) = %s"
+            listed += " OR left(s, length(%s)) = %s"
             args += [prefix, prefix]
+        # An import's first listed source named so; a writer's own key.
+        source = (f"CASE WHEN kind = %s THEN (SELECT s FROM jsonb_array_elements_text(params->%s) AS s"
+                  f" WHERE {listed} LIMIT 1) WHEN {named} THEN source_key END")
+        listed_args = [names] + ([prefix, prefix] if prefix is not None else [])
         with self.db.connection() as conn:
             rows = conn.execute(
-                "SELECT id, status, source_key FROM jobs WHERE tenant=%s AND kind = ANY(%s)"
-                f" AND status IN ('queued', 'running') AND ({named}) ORDER BY created_at, id", args).fetchall()
+                f"SELECT id, status, source FROM (SELECT id, status, created_at, {source} AS source FROM jobs"
+                " WHERE tenant=%s AND kind = ANY(%s) AND status IN ('queued', 'running')) AS unfinished"
+                " WHERE source IS NOT NULL ORDER BY created_at, id",
+                [IMPORT_KIND, IMPORT_SOURCES, *listed_args, *args, tenant, [*WRITER_KINDS, IMPORT_KIND]]).fetchall()
         return [{"id": r[0], "status": r[1], "source_key": r[2]} for r in rows]
 
     def delete_finished(self, tenant: str) -> int:

@@ -21,11 +21,12 @@ from agent_memory.api import create_app  # noqa: E402
 from agent_memory.api.testing import serve_in_thread  # noqa: E402
 from agent_memory.core.config import load_settings  # noqa: E402
 from agent_memory.core.errors import JobInterrupted  # noqa: E402
+from agent_memory.core.progress import CHUNKS_STAGE  # noqa: E402
 from agent_memory.ingest import pipeline as pipeline_module  # noqa: E402
 from agent_memory.ingest.upkeep import inspect  # noqa: E402
 from agent_memory.memory import Memory  # noqa: E402
 from agent_memory.stores.job_spool import MAX_ATTEMPTS, SpooledJobs  # noqa: E402
-from agent_memory.stores.jobs import CHUNKS_STAGE, JobRegistry, JobSpec  # noqa: E402
+from agent_memory.stores.jobs import JobRegistry, JobSpec  # noqa: E402
 
 PUMPS = "\n".join(json.dumps({"text": text}) for text in (
     "Pump P-7 in greenhouse 3 was replaced on 2 March by Marta Okafor.",

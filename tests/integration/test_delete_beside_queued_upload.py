@@ -6,6 +6,7 @@ file IDs, an upload's client path), the CLI's ``forget`` through the server, and
 
 from __future__ import annotations
 
+import json
 import threading
 
 import httpx
@@ -121,3 +122,43 @@ def test_a_delete_beside_a_running_upload_is_refused_and_one_beside_another_sour
     assert _sources(http) == ["notes/plan.md"]
     # A delete of a source no job stores is not refused.
     assert http.delete("/v1/sources/notes/old.md", headers=ACME).status_code == 200
+
+
+def _export(*lines: dict) -> bytes:
+    header = {"type": "header", "format": "agent-memory-export", "version": 1, "tenant": "acme"}
+    return "".join(json.dumps(line) + "\n" for line in (header, *lines, {"type": "end"})).encode()
+
+
+def test_a_delete_of_a_source_a_queued_import_stores_is_refused_naming_the_import(served, capsys):
+    """An import's sources are read from its export when it is queued (its source lines, and its files' IDs and
+    paths): before, a queued import said nothing of them, the delete answered 404, and the import then stored them."""
+    http, release, _ = served
+    ledger = {"type": "source", "source_id": "notes/ledger.md", "kind": "document", "title": "Ledger",
+              "metadata": {}, "owner": "file:notes/ledger.md", "path": "/home/u/notes/ledger.md",
+              "text": "The depot ledger lists crate 7 of copper wire. " * 4}
+    body = _export({"type": "source", "source_id": "notes/imported", "kind": "document", "title": "Imported",
+                    "metadata": {}, "text": "The Heron pump was imported from the old deployment. " * 4},
+                   ledger, {"type": "file", "file_id": "notes/ledger.md", "path": "/home/u/notes/ledger.md",
+                            "content_hash": "0" * 16, "named_by_user": True, "sources": ["notes/ledger.md"]})
+    assert len(body) > JOB_THRESHOLD
+    blocker = http.post("/v1/documents", json={"source_id": "notes/blocker", "text": "x " * 200}, headers=ACME)
+    imported = http.post("/v1/import", content=body, headers={**ACME, "Content-Type": "application/x-ndjson"})
+    assert imported.status_code == 202, imported.text
+    job_id = imported.json()["job_id"]
+    message = api_error(http.delete("/v1/sources/notes/imported", headers=ACME), 409, "source_busy")
+    assert f"job {job_id}, queued, for 'notes/imported'" in message and "nothing was removed" in message
+    # Its file by ID and by path, a prefix, file IDs: refused the same way; the CLI's forget through the server too.
+    for path, params in (("/v1/sources/notes/ledger.md", None), ("/v1/sources//home/u/notes/ledger.md", None),
+                         ("/v1/sources", {"prefix": "notes/imp"}), ("/v1/sources", {"file_ids": ["notes/ledger.md"]})):
+        assert job_id in api_error(http.delete(path, params=params, headers=ACME), 409, "source_busy"), path
+    code, _, err = run_cli(capsys, ["forget", "notes/imported"])
+    assert code == 2 and "source_busy" in err and job_id in err, err
+    # Another tenant's import is not this one's business; a source the export does not hold is not refused.
+    assert "no source 'notes/imported'" in api_error(http.delete("/v1/sources/notes/imported", headers=GLOBEX), 404)
+    assert "no source 'notes/other'" in api_error(http.delete("/v1/sources/notes/other", headers=ACME), 404)
+
+    release.set()
+    assert _ended(http, blocker)["status"] == "done"
+    assert _ended(http, imported)["status"] == "done"
+    gone = http.delete("/v1/sources/notes/imported", headers=ACME)
+    assert gone.status_code == 200 and gone.json()["sources"] == 1, gone.text

@@ -1,21 +1,27 @@
 """A single large document reports its progress while its chunks are embedded and stored: through the
 pipeline's ``on_chunks``, a file's progress callback (``"chunks"`` reports between its units' ones) and the
-job record the HTTP API serves. Real stores and the real embedding model; the slice is made small so that a
+job record the HTTP API serves; then while its facts are read and written into the graph (``"graph"``),
+through HTTP and the CLI's bar. Real stores and the real embedding model; the slice is made small so that a
 document of a few dozen chunks stands for one of thousands."""
 
 from __future__ import annotations
 
+import re
+import threading
+import time
+
 import pytest
 
 from agent_memory.core.config import load_settings
+from agent_memory.core.progress import CHUNKS_STAGE
 from agent_memory.core.records import Document
+from agent_memory.ingest import graph_writes, sources
 from agent_memory.ingest import pipeline as pipeline_module
-from agent_memory.ingest import sources
 from agent_memory.ingest.file_ingestion import ingest_file
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.ingest.report import IngestReport
 from agent_memory.services import build_services
-from agent_memory.stores.jobs import CHUNKS_STAGE, Job
+from agent_memory.stores.jobs import Job
 
 SLICE = 8
 
@@ -101,3 +107,82 @@ def test_a_file_of_one_large_unit_shows_its_chunks_in_the_job_record(services, t
     end = job.to_dict()
     assert (end["units_done"], end["units_total"]) == (1, 1)
     assert end["chunks_done"] == end["chunks_total"] == report.chunks
+
+
+# ---- the graph's stage: facts read and written after the chunks ------------------------------------------------
+
+def _extraction_held_until(monkeypatch, release: threading.Event) -> None:
+    """Triple extraction waits for ``release`` before it reads anything: the chunks are all stored while the graph's
+    facts are still to be read, as on a machine where extraction is the slower of the two."""
+    extract = graph_writes._extract_texts
+
+    def held(*args, **kwargs):
+        assert release.wait(120), "the test never released the extraction"
+        return extract(*args, **kwargs)
+
+    monkeypatch.setattr(graph_writes, "_extract_texts", held)
+
+
+def test_a_job_shows_its_graph_stage_after_its_chunks_through_http(tmp_path, monkeypatch):
+    """GET /v1/jobs/{id} of a large upload: once every chunk is stored, the graph's facts still being read are
+    counted in ``graph_done``/``graph_total``; before, the job sat at all its chunks, saying nothing."""
+    from fastapi.testclient import TestClient
+
+    from agent_memory.api import create_app
+
+    monkeypatch.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
+    release = threading.Event()
+    _extraction_held_until(monkeypatch, release)
+    settings = load_settings(data_dir=tmp_path / "data", triple_extractor="rules", qdrant_url=None, neo4j_uri=None,
+                             postgres_url=None, chunk_tokens=32, chunk_overlap_tokens=0)
+    with TestClient(create_app(settings, job_threshold_bytes=1024)) as client:
+        accepted = client.post("/v1/documents", files={"file": ("ledger.md", ("# Depot ledger\n\n" + _text(40)).encode())},
+                               data={"source_id": "ledger.md"})
+        assert accepted.status_code == 202, accepted.text
+        try:
+            deadline = time.monotonic() + 300
+            while not ((job := client.get(accepted.json()["url"]).json())["chunks_total"]
+                       and job["chunks_done"] == job["chunks_total"]):
+                assert job["status"] in ("queued", "running") and time.monotonic() < deadline, job
+                time.sleep(0.05)
+            # Every chunk is stored; the graph's stage says its facts are not read yet, of how many texts.
+            assert job["status"] == "running" and job["stage"] == "ingesting", job
+            assert job["graph_total"] == job["chunks_total"] and job["graph_done"] < job["graph_total"], job
+        finally:
+            release.set()
+        while (job := client.get(accepted.json()["url"]).json())["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline, job
+            time.sleep(0.05)
+    assert job["status"] == "done", job
+    report = job["result"]["report"]
+    assert report["triples"] > 0 and job["graph_done"] == job["graph_total"] == report["chunks"]
+
+
+def test_the_cli_bar_shows_the_graph_stage_after_the_chunks(tmp_path, monkeypatch, capsys):
+    """``agent-memory ingest`` of one large file: the bar goes on counting the texts read for the graph once the
+    chunks are stored, to all of them once the facts are written."""
+    from helpers import embedded_cli_env, run_cli
+
+    embedded_cli_env(monkeypatch, tmp_path / "data")
+    monkeypatch.delenv("AGENT_MEMORY_NO_PROGRESS")
+    monkeypatch.setenv("AGENT_MEMORY_CHUNK_TOKENS", "32")
+    monkeypatch.setenv("AGENT_MEMORY_CHUNK_OVERLAP_TOKENS", "0")
+    release = threading.Event()
+    _extraction_held_until(monkeypatch, release)
+    store_items = pipeline_module.IngestionPipeline._store_items
+
+    def stored_then_released(self, *args, **kwargs):  # extraction reads once the chunks are all stored
+        store_items(self, *args, **kwargs)
+        release.set()
+
+    monkeypatch.setattr(pipeline_module.IngestionPipeline, "_store_items", stored_then_released)
+    path = tmp_path / "ledger.md"
+    path.write_text("# Depot ledger\n\n" + _text(40), encoding="utf-8")
+    code, out, err = run_cli(capsys, ["ingest", str(path)])
+    assert code == 0, err
+    shown = re.findall(r"ledger\.md: (\d+)/(\d+) chunks, (\d+)/(\d+) texts read for the graph", err)
+    counts = [tuple(map(int, found)) for found in shown]
+    assert counts, err
+    chunks = counts[-1][1]
+    assert any(c_done == chunks and g_done < g_total for c_done, _, g_done, g_total in counts), counts
+    assert counts[-1] == (chunks, chunks, chunks, chunks), counts

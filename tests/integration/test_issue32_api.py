@@ -279,6 +279,41 @@ def test_a_bug_answers_an_error_id_and_no_server_path(server, monkeypatch, caplo
     assert "1892" in _ask_ok(http, A)["passages"][0]["text"]
 
 
+def test_a_library_s_value_error_answers_a_400_with_an_error_id_and_none_of_its_text(server, monkeypatch, caplog):
+    """A ValueError no check of ours raised: its text was a 400's message, naming whatever the library put in it (a
+    file of the server's virtualenv here). Our own checks' messages stay (test_malformed_messages_are_a_400...)."""
+    http, app, _ = server
+    library_file = "/srv/agent/.venv/lib/python3.11/site-packages/onnxruntime/capi/session.py"
+
+    def library(*_a, **_k):  # raised outside agent_memory, as a library raises it
+        raise ValueError(f"Required inputs (['token_type_ids']) are missing from input feed ({library_file})")
+
+    monkeypatch.setattr(app.state.api.memory, "ask", library)
+    with caplog.at_level("WARNING", logger="agent_memory.api.errors"):
+        message = api_error(http.post("/v1/ask", json={"question": "When did the harbour open?"}, headers=A), 400,
+                            "bad_request")
+    assert "site-packages" not in message and "token_type_ids" not in message
+    error_id = message.rsplit(" ", 1)[-1]
+    assert message == f"a value in the request could not be used; the server's log has the details under error ID {error_id}"
+    logged = [r for r in caplog.records if error_id in r.getMessage()]
+    assert len(logged) == 1 and logged[0].exc_info[1].args[0].endswith(f"({library_file})")
+
+    def model_bug(*_a, **_k):  # a model of ours refusing what the server built is a bug: a 500, not the client's
+        from pydantic import BaseModel
+
+        class Passage(BaseModel):
+            score: float
+
+        return Passage.model_validate({"score": "high"})
+
+    monkeypatch.setattr(app.state.api.memory, "ask", model_bug)
+    message = api_error(http.post("/v1/ask", json={"question": "When did the harbour open?"}, headers=A), 500,
+                        "internal")
+    assert "score" not in message and "pydantic" not in message
+    monkeypatch.undo()
+    assert "1892" in _ask_ok(http, A)["passages"][0]["text"]
+
+
 def test_store_errors_show_no_data_dir(server, monkeypatch):
     http, app, data_dir = server
     vectors = app.state.api.services.vectors

@@ -5,6 +5,7 @@ per-source lock) on the server scripts/test.sh starts, each test in a fresh sche
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 import uuid
@@ -15,6 +16,7 @@ from postgres_support import FreshSchema, postgres_param
 from agent_memory.core.errors import NotFoundError
 from agent_memory.stores.job_spool import SpooledJobs
 from agent_memory.stores.jobs import DurableJobQueue, JobQueue, JobSpec
+from agent_memory.stores.pending_writes import IMPORT_KIND, IMPORT_SOURCES
 
 
 class Backend:
@@ -86,6 +88,8 @@ def test_a_text_job_runs_to_done_and_is_visible_only_to_its_tenant(backend):
     done = backend.drain(job.id, "acme")
     assert done.status == "done", done.error
     assert done.result["source_ids"] == ["notes/greenhouse"] and done.units_done == done.units_total == 1
+    # Its texts read for the graph, all of them once its facts were written (PostgreSQL: the finished row's).
+    assert done.graph_done == done.graph_total == done.result["report"]["chunks"] > 0
     assert done.started_at and done.finished_at >= done.started_at
     assert backend.services.catalog.get("acme", "notes/greenhouse").title == "Greenhouse"
     with pytest.raises(NotFoundError, match=job.id):
@@ -367,3 +371,28 @@ def test_a_forget_learns_which_unfinished_jobs_of_its_tenant_store_a_source(back
     for done, tenant in ((job, "acme"), (other, "globex")):
         assert backend.drain(done.id, tenant).status == "done"
     assert backend.queue.writing("acme", {"notes/plan.md"}) == []
+
+
+def test_a_forget_learns_which_sources_a_queued_import_stores(backend):
+    """An import's job records the names its export holds when it is queued (``IMPORT_SOURCES``): ``writing``
+    answers for each of them, by name or prefix, naming the source it matched; an import queued before it recorded
+    them (none) stores nothing a forget is told of."""
+    source = {"type": "source", "source_id": "notes/a.md", "kind": "document", "metadata": {}, "text": TEXT}
+    body = "".join(json.dumps(line) + "\n" for line in (
+        {"type": "header", "format": "agent-memory-export", "version": 1, "tenant": "acme"}, source,
+        {"type": "end"})).encode()  # a source to store: in process, the job waits for the write lock held here
+    spec = JobSpec(tenant="acme", kind=IMPORT_KIND, source_id="", size=len(body), body=body,
+                   params={IMPORT_SOURCES: ["notes/a.md", "ledger.md", "/home/u/ledger.md"]})
+    older = JobSpec(tenant="acme", kind=IMPORT_KIND, source_id="", size=len(body), body=body)
+    hold = contextlib.nullcontext() if backend.schema else backend.memory.write_lock
+    with hold:
+        job, before = backend.queue.submit(spec), backend.queue.submit(older)
+        for names, prefix, source in (({"ledger.md"}, None, "ledger.md"), ({"/home/u/ledger.md"}, None,
+                                                                             "/home/u/ledger.md"),
+                                      (set(), "notes/", "notes/a.md"), ({"x", "notes/a.md"}, None, "notes/a.md")):
+            found = backend.queue.writing("acme", names, prefix)
+            assert [(w.job_id, w.source_id) for w in found] == [(job.id, source)], (names, prefix)
+        assert backend.queue.writing("acme", {"notes/a"}) == [] and backend.queue.writing("globex", {"ledger.md"}) == []
+    for done in (job, before):
+        assert backend.drain(done.id, "acme").status == "done"
+    assert backend.queue.writing("acme", {"ledger.md"}) == []

@@ -121,3 +121,25 @@ def test_errors_read_the_same_locally_and_through_a_server(servers, tool, args, 
         assert "Error" not in text and "HTTP" not in text, (backend, text)
         texts[backend] = text
     assert texts["local"] == texts["remote"]
+
+
+def test_a_library_s_value_error_is_an_error_id_and_a_check_of_ours_names_the_value(servers, monkeypatch, caplog):
+    """A tool's ValueError that no check of ours raised says only its error ID (its text may name a server path);
+    one of our checks keeps its message with the bad value."""
+    from agent_memory.mcp_server.tools import LocalBackend
+
+    library_file = "/srv/agent/.venv/lib/python3.11/site-packages/numpy/core/fromnumeric.py"
+
+    def library(*_a, **_k):
+        raise ValueError(f"cannot reshape array of size 384 into shape (768,) ({library_file})")
+
+    monkeypatch.setattr(LocalBackend, "recall", library)
+    with caplog.at_level("WARNING", logger="agent_memory.mcp_server.server"):
+        refused, text = call(servers["local"], "recall", {"question": "When does the X-300 ship?"})
+    assert refused.is_error and "site-packages" not in text and "reshape" not in text, text
+    error_id = text.rsplit(" ", 1)[-1]
+    assert text == f"a value in the request could not be used; the server's log has the details under error ID {error_id}"
+    assert any(error_id in record.getMessage() for record in caplog.records)
+    monkeypatch.undo()
+    ours, text = call(servers["local"], "remember", {"session_id": "s-bad", "messages": [{"role": "wizard", "content": "x"}]})
+    assert ours.is_error and "'wizard'" in text, text

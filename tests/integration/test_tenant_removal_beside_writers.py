@@ -30,7 +30,8 @@ from agent_memory.core.records import TurnRecord
 from agent_memory.ingest import pipeline as pipeline_module
 from agent_memory.memory import Memory
 from agent_memory.services import build_services
-from agent_memory.stores.jobs import TENANT_KEY, DurableJobQueue
+from agent_memory.stores.jobs import DurableJobQueue
+from agent_memory.stores.source_locks import TENANT_KEY
 
 pytestmark = NEEDS_POSTGRES
 

@@ -54,24 +54,39 @@ def test_a_job_that_reaches_no_unit_boundary_does_not_hold_the_stop_forever():
     release.set()
 
 
-def test_chunk_reports_inside_a_unit_are_recorded_beside_the_units_and_never_stop_the_job():
-    from agent_memory.stores.jobs import CHUNKS_STAGE, Job
+def test_chunk_and_graph_reports_inside_a_unit_are_recorded_beside_the_units_and_never_stop_the_job():
+    from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE
+    from agent_memory.stores.jobs import Job
 
     stop = threading.Event()
     job = Job(id="j", tenant="default", bytes=1, stop=stop)
     job.progress("ingesting", 0, 1)
     stop.set()  # the server stops while the unit's chunks are stored: the unit is finished, not cut
     job.progress(CHUNKS_STAGE, 256, 1024)
+    job.progress(GRAPH_STAGE, 64, 1024)
     status = job.to_dict()
     assert (status["stage"], status["units_done"], status["units_total"]) == ("ingesting", 0, 1)
     assert (status["chunks_done"], status["chunks_total"]) == (256, 1024)
+    assert (status["graph_done"], status["graph_total"]) == (64, 1024)
 
 
 def test_the_remote_progress_line_shows_a_units_chunks_after_its_stage(capsys):
+    from agent_memory.core.progress import CHUNKS_STAGE
     from agent_memory.remote.upload_job import progress_line
-    from agent_memory.stores.jobs import CHUNKS_STAGE
 
     show = progress_line("[1/1] big.pdf")
     show("ingesting", 0, 1)
     show(CHUNKS_STAGE, 512, 2048)
     assert capsys.readouterr().err.split("\r")[-1] == "[1/1] big.pdf: ingesting 0/1, 512/2048 chunks"
+
+
+def test_the_remote_progress_line_shows_the_graph_after_the_chunks(capsys):
+    from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE
+    from agent_memory.remote.upload_job import progress_line
+
+    show = progress_line("[1/1] big.pdf")
+    show("ingesting", 0, 1)
+    show(CHUNKS_STAGE, 2048, 2048)
+    show(GRAPH_STAGE, 640, 2048)
+    assert capsys.readouterr().err.split("\r")[-1] == \
+        "[1/1] big.pdf: ingesting 0/1, 2048/2048 chunks, 640/2048 texts read for the graph"

@@ -1,4 +1,4 @@
-"""The per-source locks every writer holds (stores/jobs.SourceLocks): several at once in one sorted order, after
+"""The per-source locks every writer holds (stores/source_locks.SourceLocks): several at once in one sorted order, after
 the tenant's key in shared mode (a removal of the tenant takes it exclusively), and a key the thread holds already
 (a file's, around the writes of its records; a tenant's) not asked for again, which would wait on itself across
 two connections. The store here records what it is asked for; PostgreSQL's own advisory locks are tested in
@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from agent_memory.stores.jobs import TENANT_KEY, SourceLocks
+from agent_memory.stores.source_locks import TENANT_KEY, SourceLocks
 
 
 class RecordingLocks:
