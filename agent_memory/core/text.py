@@ -44,7 +44,12 @@ _PIECE = re.compile(f"(?P<katakana>[{_KATAKANA}{_PROLONGED}]+)"
 # split_sentences, compression (retrieval/compress.py) and the document splitter (ingest/splitting.py).
 SENTENCE_ENDS = "؟۔।॥။።։។"
 CLAUSE_ENDS = "؛"
-_SENTENCE_END = re.compile(f"(?<=[.!?。！？；;{SENTENCE_ENDS}{CLAUSE_ENDS}])[\"'”’)\\]]*\\s+|(?<=[。！？；])|\\n\\s*\\n")
+# Thai and Lao have no sentence mark: a space between two of their letters ends a sentence or a phrase (words
+# run together, so within a sentence there is none). Without this a Thai message is one sentence, never
+# compressed: placed whole or dropped.
+SPACE_ENDED_SCRIPTS = "\u0e00-\u0eff"
+_SENTENCE_END = re.compile(f"(?<=[.!?。！？；;{SENTENCE_ENDS}{CLAUSE_ENDS}])[\"'”’)\\]]*\\s+|(?<=[。！？；])|\\n\\s*\\n"
+                           f"|(?<=[{SPACE_ENDED_SCRIPTS}])[^\\S\\n]+(?=[{SPACE_ENDED_SCRIPTS}])")
 
 
 def has_cjk(text: str) -> bool:

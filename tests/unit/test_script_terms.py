@@ -122,3 +122,22 @@ def test_the_splitter_cuts_a_long_hindi_text_after_a_danda():
     assert len(chunks) > 1
     assert all(chunk.text.endswith("।") for chunk in chunks)
     assert all(text[chunk.start:chunk.end] == chunk.text for chunk in chunks)
+
+
+THAI = "ไม่แล้ว ปีที่แล้วช่วงปลายฝนน้องสาวย้ายไปเชียงใหม่ ทำงานเป็นพยาบาลที่โรงพยาบาลสวนดอก ข้าวซอยที่นั่นอร่อยที่สุด"
+
+
+def test_a_thai_passage_is_compressed_at_its_spaces_and_joined_again_by_one():
+    # Thai marks no sentence end: a space between two Thai letters parts sentences (words run together). Before,
+    # the passage was one unit, placed whole or dropped.
+    assert split_sentences(THAI) == ["ไม่แล้ว", "ปีที่แล้วช่วงปลายฝนน้องสาวย้ายไปเชียงใหม่",
+                                     "ทำงานเป็นพยาบาลที่โรงพยาบาลสวนดอก", "ข้าวซอยที่นั่นอร่อยที่สุด"]
+    best = "ทำงานเป็นพยาบาลที่โรงพยาบาลสวนดอก"
+    room = COUNTER.count(f"… {best} …")
+    assert compress(THAI, "น้องสาวทำงานเป็นพยาบาลที่ไหน", room, COUNTER) == f"… {best} …"
+    # adjacent sentences kept together read as written, a space between them, not a line break
+    both = compress(THAI, "น้องสาวย้ายไปเชียงใหม่ ทำงานเป็นพยาบาลที่ไหน", COUNTER.count(THAI) - 1, COUNTER)
+    assert "เชียงใหม่ ทำงานเป็น" in both and "\n" not in both
+    # a space before a Latin word or a number, or a line break, is not a Thai sentence end
+    assert split_sentences("ผมซื้อไอโฟน 15 มา") == ["ผมซื้อไอโฟน 15 มา"]
+    assert split_sentences("ผมซื้อกล้อง Sony A7") == ["ผมซื้อกล้อง Sony A7"]
