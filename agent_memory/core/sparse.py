@@ -37,8 +37,10 @@ class SparseVector:
 # v3: time words; v4: one form each (core/text.TIME_WORD_FORMS); v5: 上个周末, 上个季度 …; v6: weekdays (上个星期五 →
 # 上周五); v7: a word keeps its combining marks (Thai, Devanagari, Hebrew pointing: "पिछले", not "प" / "छल"),
 # Thai, Lao, Myanmar, Khmer and hiragana runs give letter bigrams, a katakana run is one term, a lone
-# hiragana (a particle) none. English and Chinese text without such letters reads as in v6.
-SPARSE_FORMAT = "bm25-tf/stem-en/jieba/v7"
+# hiragana (a particle) none. English and Chinese text without such letters reads as in v6. v8: Korean words in
+# syllable pairs; Cyrillic, Greek, Armenian, Arabic, Devanagari and Tamil words stemmed by their Snowball
+# stemmer (core/text._SCRIPT_STEMMERS). English and Chinese text reads as in v7.
+SPARSE_FORMAT = "bm25-tf/stem-en/jieba/v8"
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
 DEFAULT_AVG_DOC_LEN = 64.0

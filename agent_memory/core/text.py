@@ -34,6 +34,11 @@ _HIRAGANA = "\u3041-\u309f"
 _KATAKANA = "\u30a1-\u30fa\u30fd-\u30ff\u31f0-\u31ff\uff66-\uff6f\uff71-\uff9f"
 _PROLONGED = "\u30fc\uff70"  # ー after a kana of either kind lengthens it: すごーい, コーヒー
 UNSPACED_RANGES = "\u0e00-\u0eff\u1000-\u109f\ua9e0-\ua9ff\uaa60-\uaa7f\u1780-\u17ff\u19e0-\u19ff"
+# Korean writes spaces, but a word carries its particles and endings (서울에서, 서울로, 서울은): read as an unspaced
+# run is, in syllable pairs (서울 · 울에 · 에서), the question's 서울 meets every form, as CJK search engines read
+# Hangul. Hangul syllables and the compatibility jamo.
+HANGUL_RANGES = "\uac00-\ud7a3\u3131-\u318e"
+UNSPACED_RANGES += HANGUL_RANGES
 _KANA_OR_UNSPACED = re.compile(f"[{_HIRAGANA}{_KATAKANA}{_PROLONGED}{UNSPACED_RANGES}]")
 _SEGMENTED = re.compile(f"[{CJK_RANGES}{_HIRAGANA}{_KATAKANA}{_PROLONGED}{UNSPACED_RANGES}]")
 _PIECE = re.compile(f"(?P<katakana>[{_KATAKANA}{_PROLONGED}]+)"
@@ -44,7 +49,12 @@ _PIECE = re.compile(f"(?P<katakana>[{_KATAKANA}{_PROLONGED}]+)"
 # split_sentences, compression (retrieval/compress.py) and the document splitter (ingest/splitting.py).
 SENTENCE_ENDS = "؟۔।॥။።։។"
 CLAUSE_ENDS = "؛"
-_SENTENCE_END = re.compile(f"(?<=[.!?。！？；;{SENTENCE_ENDS}{CLAUSE_ENDS}])[\"'”’)\\]]*\\s+|(?<=[。！？；])|\\n\\s*\\n")
+# Thai and Lao have no sentence mark: a space between two of their letters ends a sentence or a phrase (words
+# run together, so within a sentence there is none). Without this a Thai message is one sentence, never
+# compressed: placed whole or dropped.
+SPACE_ENDED_SCRIPTS = "\u0e00-\u0eff"
+_SENTENCE_END = re.compile(f"(?<=[.!?。！？；;{SENTENCE_ENDS}{CLAUSE_ENDS}])[\"'”’)\\]]*\\s+|(?<=[。！？；])|\\n\\s*\\n"
+                           f"|(?<=[{SPACE_ENDED_SCRIPTS}])[^\\S\\n]+(?=[{SPACE_ENDED_SCRIPTS}])")
 
 
 def has_cjk(text: str) -> bool:
@@ -313,11 +323,33 @@ _SPELLINGS: dict[str, tuple[str, ...]] = {
 _SPELLINGS.update(_weekday_spellings())
 
 
+# The Snowball stemmer of the language a script names, by the first letter of a word: Russian for Cyrillic
+# (Ukrainian, Serbian, Bulgarian words are cut by its rules too, alike in the question and the passage),
+# Greek, Armenian, Arabic (Persian and Urdu likewise), Devanagari as Hindi, Tamil. A Russian noun has six cases
+# (Москва, в Москве, из Москвы) and an Arabic word its article and clitics (المكتبة, بالمكتبة): unstemmed, the
+# question's form met the passage's only when the two happened to agree. Latin letters beyond ASCII name no
+# language (German, French, Turkish ...): those words stay as written.
+_SCRIPT_STEMMERS = tuple((re.compile(f"[{ranges}]"), language) for ranges, language in (
+    ("\u0400-\u04ff", "russian"), ("\u0370-\u03ff\u1f00-\u1fff", "greek"), ("\u0530-\u058f", "armenian"),
+    ("\u0600-\u06ff\u0750-\u077f", "arabic"), ("\u0900-\u097f", "hindi"), ("\u0b80-\u0bff", "tamil")))
+
+
+@functools.lru_cache(maxsize=None)
+def _script_stemmer(language: str):
+    return snowballstemmer.stemmer(language)
+
+
 @functools.lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
     if word.isascii():
         return _stemmer().stemWord(word) if word.isalpha() else word
-    return TIME_WORD_FORMS.get(word, word)
+    form = TIME_WORD_FORMS.get(word)
+    if form is not None:
+        return form
+    for script, language in _SCRIPT_STEMMERS:
+        if script.match(word):
+            return _script_stemmer(language).stemWord(word) or word
+    return word
 
 
 # One hiragana alone is a particle (は, の, を, に) or the inflection after a kanji (飲み): no keyword term.

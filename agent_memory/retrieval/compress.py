@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from agent_memory.core.sentence_scoring import Mark, SentenceWeights, score_sentences
-from agent_memory.core.text import CLAUSE_ENDS, SENTENCE_ENDS, keyword_terms, split_sentences
+from agent_memory.core.text import CLAUSE_ENDS, SENTENCE_ENDS, SPACE_ENDED_SCRIPTS, keyword_terms, split_sentences
 from agent_memory.core.tokens import TokenCounter
 from agent_memory.retrieval.config import CompressionWeights
 
@@ -21,6 +21,8 @@ _NUMBER = re.compile(r"\d")
 _WORDLIKE = re.compile(r"\w")
 _CLAUSE_END = re.compile(f"[;；{CLAUSE_ENDS}][\"'”’)\\]]*$")
 _ENDS_SENTENCE = re.compile(f"[.!?。！？；;:…{SENTENCE_ENDS}{CLAUSE_ENDS}][\"'”’)\\]]*$")
+# Two Thai (or Lao) sentences were parted by a space: joined again by one, not set apart as lines.
+_SPACE_ENDED_PAIR = re.compile(f"[{SPACE_ENDED_SCRIPTS}]\n\n[{SPACE_ENDED_SCRIPTS}]")
 GAP = " … "
 
 
@@ -43,7 +45,15 @@ def sentence_units(text: str) -> list[str]:
 
 def _glue(left: str, right: str) -> str:
     # As _join joins adjacent sentences, so a kept unit reads as the sentences it was cut from.
-    return left + (" " if _ENDS_SENTENCE.search(left) else "\n\n") + right
+    return left + _between(left, right) + right
+
+
+def _between(left: str, right: str) -> str:
+    """What joins two adjacent sentences: a space after a sentence's end, else a line break (a heading or list
+    line stays a unit of its own), save between two sentences of a script whose sentences a space parts."""
+    if _ENDS_SENTENCE.search(left) or _SPACE_ENDED_PAIR.match(left[-1:] + "\n\n" + right[:1]):
+        return " "
+    return "\n\n"
 
 
 def compress(text: str, question: str, max_tokens: int, counter: TokenCounter,
@@ -93,10 +103,8 @@ def _join(sentences: list[str], indices: list[int]) -> str:
         if text:
             if index != previous + 1:
                 text += " " + GAP.strip() + " "
-            elif not _ENDS_SENTENCE.search(sentences[previous]):
-                text += "\n\n"  # a heading or list line: keep it a unit of its own
             else:
-                text += " "
+                text += _between(sentences[previous], sentences[index])
         text += sentences[index]
         previous = index
     if indices and indices[0] > 0:

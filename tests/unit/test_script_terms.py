@@ -21,7 +21,25 @@ def test_a_hindi_word_keeps_its_vowel_signs_and_the_question_meets_the_evidence(
     assert words("पिछले हफ्ते राहुल दिल्ली गया था।") == ["पिछले", "हफ्ते", "राहुल", "दिल्ली", "गया", "था"]
     question = set(keyword_terms("करीम की बिल्ली का नाम क्या है?"))
     evidence = set(keyword_terms("करीम की बिल्ली का नाम मोची है और वह सफेद है।"))
-    assert {"करीम", "बिल्ली", "नाम"} <= question & evidence
+    assert {stem for word in ("करीम", "बिल्ली", "नाम") for stem in keyword_terms(word)} <= question & evidence
+
+
+@pytest.mark.parametrize("question, evidence, shared", [
+    # Russian cases: "Москва" asked, "в Москве" told (unstemmed, the two forms were two terms)
+    ("Где работает Анна в Москве?", "Анна переехала в Москву и работает в библиотеке", {"москв", "работа"}),
+    # an Arabic article and a clitic preposition: "المكتبة" asked, "بالمكتبة" told
+    ("أين تعمل المكتبة؟", "عملت بالمكتبة سنتين", {"مكتب"}),
+    # Greek cases: Αθήνα asked, της Αθήνας told
+    ("Πού είναι η Αθήνα;", "Το σπίτι της Αθήνας", {"αθην"}),
+    # Korean particles: 서울 asked, 서울에서 told; read in syllable pairs, the two meet at 서울
+    ("민수는 서울에 살아요?", "민수는 작년부터 서울에서 일해요", {"서울", "민수"}),
+])
+def test_an_inflected_word_asked_meets_the_form_the_memory_holds(question, evidence, shared):
+    assert shared <= set(keyword_terms(question)) & set(keyword_terms(evidence))
+
+
+def test_latin_letters_beyond_ascii_name_no_language_and_stay_as_written():
+    assert keyword_terms("Müller wohnt in München") == ["müller", "wohnt", "münchen"]
 
 
 def test_a_thai_run_is_read_in_bigrams_of_letters_with_their_marks():
@@ -122,3 +140,22 @@ def test_the_splitter_cuts_a_long_hindi_text_after_a_danda():
     assert len(chunks) > 1
     assert all(chunk.text.endswith("।") for chunk in chunks)
     assert all(text[chunk.start:chunk.end] == chunk.text for chunk in chunks)
+
+
+THAI = "ไม่แล้ว ปีที่แล้วช่วงปลายฝนน้องสาวย้ายไปเชียงใหม่ ทำงานเป็นพยาบาลที่โรงพยาบาลสวนดอก ข้าวซอยที่นั่นอร่อยที่สุด"
+
+
+def test_a_thai_passage_is_compressed_at_its_spaces_and_joined_again_by_one():
+    # Thai marks no sentence end: a space between two Thai letters parts sentences (words run together). Before,
+    # the passage was one unit, placed whole or dropped.
+    assert split_sentences(THAI) == ["ไม่แล้ว", "ปีที่แล้วช่วงปลายฝนน้องสาวย้ายไปเชียงใหม่",
+                                     "ทำงานเป็นพยาบาลที่โรงพยาบาลสวนดอก", "ข้าวซอยที่นั่นอร่อยที่สุด"]
+    best = "ทำงานเป็นพยาบาลที่โรงพยาบาลสวนดอก"
+    room = COUNTER.count(f"… {best} …")
+    assert compress(THAI, "น้องสาวทำงานเป็นพยาบาลที่ไหน", room, COUNTER) == f"… {best} …"
+    # adjacent sentences kept together read as written, a space between them, not a line break
+    both = compress(THAI, "น้องสาวย้ายไปเชียงใหม่ ทำงานเป็นพยาบาลที่ไหน", COUNTER.count(THAI) - 1, COUNTER)
+    assert "เชียงใหม่ ทำงานเป็น" in both and "\n" not in both
+    # a space before a Latin word or a number, or a line break, is not a Thai sentence end
+    assert split_sentences("ผมซื้อไอโฟน 15 มา") == ["ผมซื้อไอโฟน 15 มา"]
+    assert split_sentences("ผมซื้อกล้อง Sony A7") == ["ผมซื้อกล้อง Sony A7"]
