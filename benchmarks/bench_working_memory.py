@@ -194,8 +194,10 @@ def run_memory(memory, traj: Trajectory, window: int, budget: int, tenant: str) 
     shown = {e.seq for e in session._log.entries if e.shown in view or e.is_system}
     silent = len({e.seq for e in session._log.entries} - shown - covered_by_notes(session, view))
     stats = session.stats()
+    facts = [{"kind": f.kind, "value": f.value, "seq": f.seq, "question": f.question, "visible": v, "prompt": p}
+             for f, v, p in zip(traj.facts, visible, in_prompt)]
     return {"visible": visible, "prompt": in_prompt, "reachable": [a or b for a, b in zip(visible, in_prompt)],
-            "silent": silent, "orphans": broken, "compact_ms": spent[0] * 1000, "tiers": stats["tiers"],
+            "facts": facts, "silent": silent, "orphans": broken, "compact_ms": spent[0] * 1000, "tiers": stats["tiers"],
             "markers": stats["drop_markers"], "summaries": stats["summaries"], "view_tokens": session.count_view(view)}
 
 
@@ -296,6 +298,10 @@ def main() -> None:
                         rows.append({"trajectory": traj.name, "window": window, "method": method,
                                      **{k: share(v) if k in ("visible", "prompt", "reachable") else v
                                         for k, v in result.items()}})
+                        for fact in result.get("facts", []):
+                            if not (fact["visible"] or fact["prompt"]):
+                                print(f"    unreachable: {traj.name} {window} {fact['kind']} {fact['value']!r} "
+                                      f"(message {fact['seq']})", file=sys.stderr)
                         print(f"  {traj.name} {window} {method}: done", file=sys.stderr)
     total = pooled(rows, flags)
     print(table(rows + total))

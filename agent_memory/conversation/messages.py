@@ -35,6 +35,14 @@ def call_ids(message: dict[str, Any]) -> list[str]:
     return ids
 
 
+def calls_only(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` without its words: only the tool calls it issues."""
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"] \
+        if isinstance(content, list) else None
+    return {"role": message.get("role", "assistant"), "content": blocks, "tool_calls": message.get("tool_calls")}
+
+
 def call_names(message: dict[str, Any]) -> dict[str, str]:
     names = {}
     for call in message.get("tool_calls") or []:
@@ -101,15 +109,20 @@ def serialize(message: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int = 2000, salient: bool = False) -> str:
+def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int | None = 2000, salient: bool = False,
+             names: dict[str, str] | None = None) -> str:
     """A span as lines a summarizer can read: ``[role]``, ``[tool_use:name] {args}``, ``[tool_result:name]``;
-    ``salient``: tool results reduced to :func:`salient_payload` (what validation holds a summary to)."""
-    names: dict[str, str] = {}
+    ``salient``: tool results reduced to :func:`salient_payload` (what validation holds a summary to);
+    ``max_chars_per_part`` None: nothing cut (the archive); ``names``: call IDs' tool names issued before
+    ``messages`` (a late result's call)."""
+    names = dict(names or {})
     lines: list[str] = []
 
     def clip(text: str, payload: bool = False) -> str:
         text = (salient_payload(text) if payload and salient else text).strip()
-        return text if len(text) <= max_chars_per_part else text[:max_chars_per_part] + " ..."
+        if max_chars_per_part is None or len(text) <= max_chars_per_part:
+            return text
+        return text[:max_chars_per_part] + " ..."
 
     for message in messages:
         names.update(call_names(message))

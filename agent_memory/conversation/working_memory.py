@@ -7,8 +7,9 @@ memory. Every user and assistant message is archived: handed as a ``TurnRecord``
 appended turn is stored exactly as an ingested one (speaker from the message's ``name``, else
 its role; the session and position; turn-context and sentence vectors; triples), under the
 source ID ``<session id>/m<seq>``. The detector's significance is an importance signal and a
-recorded reason (``agent_memory/index/importance.py``), never a gate. Not archived: forgettable messages, tool
-traffic (a call and its results become one turn when either is strict), system messages and
+recorded reason (``agent_memory/index/importance.py``), never a gate. A tool call and its results
+become one turn, a late result a turn of its own (``tool_turns.py``). Not archived: forgettable
+messages (a forgettable result of a call, unless the pair holds a strict message), system messages and
 sub-agents' messages (the agent's own steps; what they find reaches the main session).
 
 The session store is the archive's log: each session has a watermark (``archived_through``);
@@ -48,6 +49,14 @@ from agent_memory.conversation.archived_turns import (
 from agent_memory.conversation.expiry import is_removal
 from agent_memory.conversation.messages import text_of
 from agent_memory.conversation.session import Appended
+from agent_memory.conversation.tool_turns import (
+    CALL_WAIT_MESSAGES,
+    LATE_RESULT_LOOKBACK,
+    answers,
+    late_result_text,
+    tool_pair,
+    tool_pair_text,
+)
 from agent_memory.core.errors import contained
 from agent_memory.core.records import MemoryItem, TurnRecord
 
@@ -56,8 +65,6 @@ Promote = Callable[[Sequence[TurnRecord]], Any]
 
 log = logging.getLogger(__name__)
 TURN_ROLES = ("user", "assistant")
-# A tool call waits this many messages for its results before it is settled without them.
-CALL_WAIT_MESSAGES = 20
 # Messages before the watermark read again with a pass: the turn before its first one (context).
 CONTEXT_LOOKBACK = 20
 # How long a read waits for the start's catch-up (and, for a synchronous Memory, queued passes) before
@@ -271,44 +278,36 @@ class WorkingMemory:
             if seq in consumed:  # a result archived with (or settled by) its call
                 through = max(through, seq)
                 continue
+            calls = msgs.call_ids(message)
             if seq <= mark:
+                if calls:  # archived with its call already: not a late result
+                    consumed.update(r["seq"] for r in answers(rows, n, set(calls), CALL_WAIT_MESSAGES))
                 if is_turn:
                     previous = {"speaker": speaker_of(message), "text": text, "seq": seq}
                 continue
-            calls = msgs.call_ids(message)
             if calls:
-                pair = self._tool_pair(rows, n, set(calls))
+                pair = tool_pair(rows, n, set(calls))
                 if pair is None:
                     break  # its results are still coming: the mark waits before the call
-                results = [r for r in pair if r is not row]
-                consumed.update(r["seq"] for r in results)
-                if "strict" in {r["retention"] for r in pair}:
-                    record = self._turn(tenant, session_id, row, msgs.readable([r["message"] for r in pair]),
-                                        previous, tools=sorted(set(msgs.call_names(message).values())))
-                    records.append(record)
-                elif is_turn and row["retention"] != "forgettable":
-                    records.append(self._turn(tenant, session_id, row, text, previous))
+                consumed.update(r["seq"] for r in pair if r is not row)
+                archived = tool_pair_text(pair)
+                if archived is not None:
+                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1]))
+            elif msgs.result_ids(message):
+                if row["retention"] != "forgettable":  # a late result: its call was archived without it
+                    earlier = rows[:n]
+                    if not set(msgs.result_ids(message)) <= {i for r in earlier for i in msgs.call_ids(r["message"])}:
+                        # Its call lies before the rows this pass read: read further back (rare, bounded).
+                        earlier = [r for r in self.sessions.store.messages_after(
+                            (session, agent_id), max(-1, seq - LATE_RESULT_LOOKBACK)) if r["seq"] < seq]
+                    archived = late_result_text(row, earlier)
+                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1]))
             elif is_turn and row["retention"] != "forgettable":
                 records.append(self._turn(tenant, session_id, row, text, previous))
             if is_turn:
                 previous = {"speaker": speaker_of(message), "text": text, "seq": seq}
             through = seq
         return records, through
-
-    @staticmethod
-    def _tool_pair(rows: list[dict[str, Any]], n: int, calls: set[str]) -> list[dict[str, Any]] | None:
-        """The call at ``rows[n]`` and the rows answering it; None while some result is still due (a call
-        ``CALL_WAIT_MESSAGES`` back is settled with the results it has)."""
-        pair = [rows[n]]
-        missing = set(calls)
-        for row in rows[n + 1:]:
-            answered = missing & set(msgs.result_ids(row["message"]))
-            if answered:
-                pair.append(row)
-                missing -= answered
-            if not missing:
-                return pair
-        return pair if len(rows) - n > CALL_WAIT_MESSAGES else None
 
     def _turn(self, tenant: str, session_id: str, row: dict[str, Any], text: str,
               previous: dict[str, Any] | None, tools: list[str] | None = None) -> TurnRecord:

@@ -33,7 +33,7 @@ def turns_of(services, tenant: str) -> dict[str, list]:
     return found
 
 
-def test_forgettable_and_plain_tool_traffic_stay_out_a_strict_tool_pair_is_one_turn(services):
+def test_forgettable_and_system_messages_stay_out_every_tool_pair_is_one_turn(services):
     memory = WorkingMemory(services, promote=IngestionPipeline(services, summaries=False).ingest_turns)
     try:
         session = memory.session("acme", "build")
@@ -52,10 +52,13 @@ def test_forgettable_and_plain_tool_traffic_stay_out_a_strict_tool_pair_is_one_t
         session.append({"role": "tool", "tool_call_id": "c2", "content": "README.md setup.py"})
         session.append({"role": "assistant", "content": "The cache key 0x000007 is missing; I will fix cache.py."})
         stored = turns_of(services, "acme")
-        assert sorted(stored) == ["build/m1", "build/m3", "build/m7"]  # no system, forgettable or plain tool
+        assert sorted(stored) == ["build/m1", "build/m3", "build/m5", "build/m7"]  # no system or forgettable
         pair = stored["build/m3"][0]
         assert "run_tests" in pair.text and "KeyError 0x000007" in pair.text
         assert pair.metadata["tools"] == ["run_tests"] and pair.metadata["retention"] == "strict"
+        plain = stored["build/m5"][0]  # a plain call and its result: one turn too, named by its tool
+        assert plain.text == '[tool_use:ls] {"path": "."}\n[tool_result:ls] README.md setup.py'
+        assert plain.metadata["tools"] == ["ls"]
         assert memory.sessions.store.archived_through(("acme/build", "")) == 7
     finally:
         memory.close()

@@ -1,0 +1,64 @@
+"""How a session's tool traffic becomes archived turns (``working_memory.py`` archives them).
+
+A tool call and its results are one turn under the call's position: the call's text, each call's tool
+and arguments, the results whole, so a later question that names any of them (an error code in a test
+run, the file a grep found, the arguments of the call) finds what the agent read long after compaction
+dropped it from the view. A result that arrives after its call was archived without it (a late result)
+is a turn of its own, named by its call's tool. Forgettable results stay out unless the pair holds a
+strict message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_memory.conversation import messages as msgs
+
+# A tool call waits this many messages for its results before it is settled without them.
+CALL_WAIT_MESSAGES = 20
+# How far back a late result's call is looked for, to name its tool (beyond: named "tool").
+LATE_RESULT_LOOKBACK = 1000
+
+
+def tool_pair(rows: list[dict[str, Any]], n: int, calls: set[str]) -> list[dict[str, Any]] | None:
+    """The call at ``rows[n]`` and the rows answering it; None while some result is still due (a call
+    ``CALL_WAIT_MESSAGES`` back is settled with the results it has)."""
+    pair = [rows[n]]
+    missing = set(calls)
+    for row in rows[n + 1:]:
+        answered = missing & set(msgs.result_ids(row["message"]))
+        if answered:
+            pair.append(row)
+            missing -= answered
+        if not missing:
+            return pair
+    return pair if len(rows) - n > CALL_WAIT_MESSAGES else None
+
+
+def answers(rows: list[dict[str, Any]], n: int, calls: set[str], within: int) -> list[dict[str, Any]]:
+    """The rows at most ``within`` after ``rows[n]`` that answer one of ``calls``."""
+    return [r for r in rows[n + 1:n + 1 + within] if calls & set(msgs.result_ids(r["message"]))]
+
+
+def tool_pair_text(pair: list[dict[str, Any]]) -> tuple[str, list[str]] | None:
+    """The archived text of a call and its results (``pair``, the call first) and the tools it names; None
+    when nothing of it is kept (a forgettable call whose results are forgettable too)."""
+    call = pair[0]
+    strict = any(r["retention"] == "strict" for r in pair)
+    parts = [r for r in pair if strict or r["retention"] != "forgettable"]
+    if not parts:
+        return None
+    messages = [r["message"] for r in parts]
+    if parts[0] is not call:  # a forgettable call: its results are read by the tools and arguments alone
+        messages.insert(0, msgs.calls_only(call["message"]))
+    tools = sorted(set(msgs.call_names(call["message"]).values()))
+    return msgs.readable(messages, max_chars_per_part=None), tools
+
+
+def late_result_text(row: dict[str, Any], earlier: list[dict[str, Any]]) -> tuple[str, list[str] | None]:
+    """The archived text of a late result and the tool that produced it, its call found in ``earlier``."""
+    answered = set(msgs.result_ids(row["message"]))
+    names: dict[str, str] = {}
+    for before in earlier:
+        names.update({i: name for i, name in msgs.call_names(before["message"]).items() if i in answered})
+    return msgs.readable([row["message"]], max_chars_per_part=None, names=names), sorted(set(names.values())) or None
