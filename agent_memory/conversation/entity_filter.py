@@ -35,9 +35,10 @@ import functools
 import re
 from typing import Callable, Iterable
 
+from agent_memory.core.chinese_words import load_jieba, load_posseg
 from agent_memory.core.english_nlp import is_english_word, load_nlp
 from agent_memory.core.extras import import_lazily
-from agent_memory.core.text import CJK_RANGES, has_cjk, load_jieba, load_posseg
+from agent_memory.core.text import CJK_RANGES, has_cjk
 
 # spaCy's entity labels that name something (not DATE, MONEY, QUANTITY, CARDINAL, ...).
 NAME_LABELS = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW",

@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from agent_memory.core.chinese_words import load_posseg
 from agent_memory.core.errors import LLMError
 from agent_memory.core.prompt_data import DATA_RULE, data_block
-from agent_memory.core.text import CJK_RANGES, STOPWORDS, has_cjk, load_posseg
+from agent_memory.core.text import CJK_RANGES, STOPWORDS, has_cjk
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ class SparseVector:
 
 # Bump whenever tokenization or weighting changes: stored sparse vectors of another
 # version no longer match new queries (the services refuse to mix them).
-# v3: time words; v4: one form each (core/text.TIME_WORD_FORMS); v5: 上个周末, 上个季度 …; v6: weekdays (上个星期五 →
+# v3: time words; v4: one form each (core/chinese_words.TIME_WORD_FORMS); v5: 上个周末, 上个季度 …; v6: weekdays (上个星期五 →
 # 上周五); v7: a word keeps its combining marks (Thai, Devanagari, Hebrew pointing: "पिछले", not "प" / "छल"),
 # Thai, Lao, Myanmar, Khmer and hiragana runs give letter bigrams, a katakana run is one term, a lone
 # hiragana (a particle) none. English and Chinese text without such letters reads as in v6. v8: Korean words in

@@ -13,8 +13,9 @@ import functools
 import re
 from typing import Iterable
 
+from agent_memory.core.chinese_words import cjk_words
 from agent_memory.core.records import MemoryItem
-from agent_memory.core.text import STOPWORDS, cjk_words, has_cjk, keyword_set, split_sentences
+from agent_memory.core.text import STOPWORDS, has_cjk, keyword_set, split_sentences
 from agent_memory.stores.base import VectorStore
 from agent_memory.stores.catalog import SourceCatalog
 

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from agent_memory.core.text import TIME_WORD_FORMS, chinese_number, has_cjk
+from agent_memory.core.chinese_words import TIME_WORD_FORMS
+from agent_memory.core.text import chinese_number, has_cjk
 from agent_memory.core.updates import parse_dated
 
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,

@@ -483,7 +483,7 @@ def test_warm_up_loads_the_chinese_path_before_the_first_request(tmp_path):
     waits for it, not a user. What warm-up leaves alive is kept out of later garbage collections."""
     import gc
 
-    from agent_memory.core.text import load_posseg
+    from agent_memory.core.chinese_words import load_posseg
 
     load_posseg.cache_clear()
     gc.unfreeze()

@@ -100,14 +100,14 @@ def test_eleven_stays_a_number():
 
 
 def test_the_pos_tagger_reads_the_same_time_words():
-    from agent_memory.core.text import load_posseg
+    from agent_memory.core.chinese_words import load_posseg
 
     assert ("上月", "t") in [(w.word, w.flag) for w in load_posseg().cut("上月我们去爬山")]
 
 
 def test_every_spelling_of_a_time_word_is_one_jieba_word():
     """The table maps whole words: a spelling jieba cut in two (这星期 → 这 + 星期) would never be mapped."""
-    from agent_memory.core.text import TIME_WORD_FORMS, cjk_words
+    from agent_memory.core.chinese_words import TIME_WORD_FORMS, cjk_words
 
     for word in {*TIME_WORD_FORMS, *TIME_WORD_FORMS.values()}:
         assert word in cjk_words(f"我们{word}去了"), word

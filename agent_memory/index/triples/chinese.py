@@ -14,8 +14,9 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from agent_memory.core.chinese_words import load_posseg
 from agent_memory.core.records import Triple
-from agent_memory.core.text import load_posseg, split_sentences
+from agent_memory.core.text import split_sentences
 from agent_memory.index.triples.base import GENERIC, MODEL_ID, Entity, clean_name, dedupe_entities, dedupe_triples
 
 # Spans cut out before segmentation, with the flag their token gets.
