@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 import unicodedata
 from contextlib import contextmanager
 from pathlib import Path
@@ -138,6 +139,16 @@ def sessions_api(data_dir: Path):
     settings = load_settings(data_dir=data_dir, triple_extractor="rules", llm_model=None)
     with serve_in_thread(create_app(settings)) as url, httpx.Client(base_url=url, timeout=120) as http:
         yield http
+
+
+def finished_job(client, url: str, headers: dict | None = None, timeout: float = 300, every: float = 0.1) -> dict:
+    """The job at ``url`` once it is neither queued nor running, polled through ``client`` every ``every`` seconds;
+    an assertion (with the job as last seen) if that takes longer than ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while (job := client.get(url, headers=headers).json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, job
+        time.sleep(every)
+    return job
 
 
 def api_error(response, status: int, code: str | None = None) -> str:

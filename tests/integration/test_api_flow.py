@@ -21,6 +21,7 @@ from agent_memory.api.testing import serve_in_thread, upload_samples, wait_ready
 from agent_memory.core.config import load_settings  # noqa: E402
 from agent_memory.core.version import __version__  # noqa: E402
 from agent_memory.remote import RemoteMemory  # noqa: E402
+from tests.helpers import finished_job  # noqa: E402
 
 ACME = {"X-API-Key": "key-acme"}
 GLOBEX = {"Authorization": "Bearer key-globex"}
@@ -175,10 +176,7 @@ def test_large_upload_runs_as_background_job(server):
     assert accepted.status_code == 202, accepted.text
     job_url = accepted.json()["url"]
     assert accepted.headers["location"] == job_url
-    deadline = time.monotonic() + 300
-    while (job := client.get(job_url, headers=ACME).json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline, job
-        time.sleep(0.2)
+    job = finished_job(client, job_url, ACME, timeout=300, every=0.2)
     assert job["status"] == "done", job
     assert job["result"]["source_ids"] == ["uploads/hangar.txt"] and job["result"]["report"]["chunks"] >= 2
     assert job["units_done"] == job["units_total"] == 1 and job["bytes"] == len(text.encode())
@@ -196,19 +194,12 @@ def test_a_small_body_sent_while_a_job_writes_is_queued_not_held(server):
         accepted = client.post("/v1/documents", headers=ACME,
                                json={"source_id": "notes/ferry.md", "text": "The ferry leaves pier 4 at dawn."})
         assert accepted.status_code == 202, accepted.text
-    deadline = time.monotonic() + 120
-    while (job := client.get(accepted.json()["url"], headers=ACME).json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline, job
-        time.sleep(0.2)
+    job = finished_job(client, accepted.json()["url"], ACME, timeout=120, every=0.2)
     assert job["status"] == "done" and job["result"]["source_ids"] == ["notes/ferry.md"], job
 
 
 def _done(client, url, headers=ACME) -> dict:
-    deadline = time.monotonic() + 120
-    while (job := client.get(url, headers=headers).json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline, job
-        time.sleep(0.1)
-    return job
+    return finished_job(client, url, headers, timeout=120)
 
 
 def test_a_forget_or_gc_sent_while_a_job_writes_is_queued_behind_it_not_held(server, monkeypatch):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
 import httpx
 
@@ -22,7 +21,7 @@ from agent_memory.api import state as state_module  # noqa: E402
 from agent_memory.api.testing import serve_in_thread  # noqa: E402
 from agent_memory.conversation.working_memory import WorkingMemory  # noqa: E402
 from agent_memory.core.config import load_settings  # noqa: E402
-from tests.helpers import spool_an_interrupted_upload  # noqa: E402
+from tests.helpers import finished_job, spool_an_interrupted_upload  # noqa: E402
 
 NOTE = b"# Pump log\n\nThe pump in greenhouse 3 was replaced on 2 March by Marta Okafor.\n"
 ACME, GLOBEX = {"X-API-Key": "acme-0123456789abcdef"}, {"X-API-Key": "globex-0123456789abcdef"}
@@ -41,14 +40,6 @@ def _crashed(tmp_path):
     with Memory(settings=_settings(data_dir), tenant="globex", promote=False) as appender:  # no archive pass ran
         appender.add_message("harbour", {"role": "user", "content": "The harbour gate closes at 6pm sharp."})
     return data_dir, spool_an_interrupted_upload(tmp_path, data_dir, "acme", NOTE)
-
-
-def _done(http, url, headers) -> dict:
-    deadline = time.monotonic() + 300
-    while (job := http.get(url, headers=headers).json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline, job
-        time.sleep(0.1)
-    return job
 
 
 def test_a_resumed_job_holding_the_write_lock_stalls_no_question_and_the_catch_up_completes(tmp_path, monkeypatch):
@@ -82,7 +73,7 @@ def test_a_resumed_job_holding_the_write_lock_stalls_no_question_and_the_catch_u
             assert http.get(f"/v1/jobs/{job_id}", headers=ACME).json()["status"] == "running"
         finally:
             release.set()
-        assert _done(http, f"/v1/jobs/{job_id}", ACME)["status"] == "done"
+        assert finished_job(http, f"/v1/jobs/{job_id}", ACME)["status"] == "done"
 
 
 def test_a_spooled_job_answers_queued_during_the_warm_up_never_404(tmp_path, monkeypatch):
@@ -110,7 +101,7 @@ def test_a_spooled_job_answers_queued_during_the_warm_up_never_404(tmp_path, mon
             assert busy.status_code == 409 and busy.json()["error"]["code"] == "tenant_busy", busy.text
         finally:
             finish.set()
-        job = _done(http, f"/v1/jobs/{job_id}", ACME)
+        job = finished_job(http, f"/v1/jobs/{job_id}", ACME)
         assert job["status"] == "done" and job["result"]["source_ids"] == ["logs/pump.md"], job
 
 
@@ -140,7 +131,7 @@ def test_a_small_upload_is_queued_when_a_job_holds_the_write_lock_and_no_writer_
         finally:
             let_go.set()
             holder.join()
-        assert _done(http, queued.json()["url"], ACME)["result"]["source_ids"] == ["ferry.md"]
+        assert finished_job(http, queued.json()["url"], ACME)["result"]["source_ids"] == ["ferry.md"]
 
         # Inline: from the decision on, the write lock is the upload's; another writer asking for it meanwhile
         # (a job starting) does not get it before the upload is stored.

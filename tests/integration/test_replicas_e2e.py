@@ -31,6 +31,8 @@ import httpx
 import pytest
 from postgres_support import NEEDS_POSTGRES, FreshSchema
 
+from tests.helpers import finished_job
+
 pytestmark = [*NEEDS_POSTGRES, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "e2e-key"
@@ -114,11 +116,7 @@ def post_doc(client: httpx.Client, source_id: str, text: str) -> str:
 
 
 def wait_job(client: httpx.Client, job_id: str, timeout: float = 300) -> dict:
-    deadline = time.monotonic() + timeout
-    while (job := client.get(f"/v1/jobs/{job_id}").json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline, job
-        time.sleep(0.3)
-    return job
+    return finished_job(client, f"/v1/jobs/{job_id}", timeout=timeout, every=0.3)
 
 
 def big_text(n: int) -> str:
