@@ -37,7 +37,7 @@ def extract_triples(extractor, units: list[SourceItems], *,
     counts: dict[str, int] = {u.source_id: 0 for u in units}
     by_tenant: dict[str, list] = defaultdict(list)
     for unit in units:
-        by_tenant[unit.tenant] += [item for item in unit.items if item.kind != "summary"]
+        by_tenant[unit.tenant] += facts_read_from(unit)
     triples, warnings = [], []
     total, done = sum(map(len, by_tenant.values())), 0
     for tenant, items in by_tenant.items():
@@ -59,6 +59,12 @@ def extract_triples(extractor, units: list[SourceItems], *,
                 triple.valid_from = triple.valid_from or when
             triples += item_triples
     return triples, counts, warnings
+
+
+def facts_read_from(unit: SourceItems) -> list:
+    """The items of ``unit`` whose texts are read for triples: its chunks and turns, not its summaries (they
+    restate them). What extraction reads and what its progress counts."""
+    return [item for item in unit.items if item.kind != "summary"]
 
 
 def _extract_slice(extractor, items: list, texts: list[str], tenant: str, warnings: list[str]) -> list:

@@ -28,7 +28,7 @@ from agent_memory.index.items import stamp_terms
 from agent_memory.ingest import sources as readers
 from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
-from agent_memory.ingest.graph_writes import extract_triples, speaker_relations, write_facts
+from agent_memory.ingest.graph_writes import extract_triples, facts_read_from, speaker_relations, write_facts
 from agent_memory.ingest.items import ItemBuilder, SourceItems, SummaryTokens
 from agent_memory.ingest.ownership import DIRECT_OWNER, refuse_held, release_unwritten, writing
 from agent_memory.ingest.removal import batches, forget_ids
@@ -336,7 +336,7 @@ class _GraphSteps:
 
     def __init__(self, on_graph: GraphProgress | None, units: list[SourceItems]) -> None:
         self.on_graph = on_graph
-        self.total = sum(item.kind != "summary" for unit in units for item in unit.items)
+        self.total = sum(len(facts_read_from(unit)) for unit in units)
         if on_graph is not None and self.total:
             on_graph(0, self.total)
 
