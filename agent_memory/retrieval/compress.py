@@ -21,8 +21,8 @@ _NUMBER = re.compile(r"\d")
 _WORDLIKE = re.compile(r"\w")
 _CLAUSE_END = re.compile(f"[;；{CLAUSE_ENDS}][\"'”’)\\]]*$")
 _ENDS_SENTENCE = re.compile(f"[.!?。！？；;:…{SENTENCE_ENDS}{CLAUSE_ENDS}][\"'”’)\\]]*$")
-# Two Thai (or Lao) sentences were parted by a space: joined again by one, not set apart as lines.
-_SPACE_ENDED_PAIR = re.compile(f"[{SPACE_ENDED_SCRIPTS}]\n\n[{SPACE_ENDED_SCRIPTS}]")
+# A letter of a script whose sentences a space parts (Thai, Lao): two such sentences are joined again by a space.
+_SPACE_ENDED_LETTER = re.compile(f"[{SPACE_ENDED_SCRIPTS}]")
 GAP = " … "
 
 
@@ -51,7 +51,7 @@ def _glue(left: str, right: str) -> str:
 def _between(left: str, right: str) -> str:
     """What joins two adjacent sentences: a space after a sentence's end, else a line break (a heading or list
     line stays a unit of its own), save between two sentences of a script whose sentences a space parts."""
-    if _ENDS_SENTENCE.search(left) or _SPACE_ENDED_PAIR.match(left[-1:] + "\n\n" + right[:1]):
+    if _ENDS_SENTENCE.search(left) or (_SPACE_ENDED_LETTER.match(left[-1:]) and _SPACE_ENDED_LETTER.match(right[:1])):
         return " "
     return "\n\n"
 
