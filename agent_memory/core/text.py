@@ -198,12 +198,6 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS]
 
 
-@functools.lru_cache(maxsize=1)
-def _stemmer():
-    # With PyStemmer installed (a dependency) this is the C build of the same Snowball algorithm.
-    return snowballstemmer.stemmer("english")
-
-
 # Every spelling of a term that TIME_WORD_FORMS or the weekday rule gives one form (the form itself first).
 _SPELLINGS: dict[str, tuple[str, ...]] = {
     form: (form, *sorted(w for w, f in TIME_WORD_FORMS.items() if f == form)) for form in set(TIME_WORD_FORMS.values())}
@@ -222,20 +216,21 @@ _SCRIPT_STEMMERS = tuple((re.compile(f"[{ranges}]"), language) for ranges, langu
 
 
 @functools.lru_cache(maxsize=None)
-def _script_stemmer(language: str):
+def _snowball(language: str):
+    # With PyStemmer installed (a dependency) this is the C build of the same Snowball algorithm.
     return snowballstemmer.stemmer(language)
 
 
 @functools.lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
     if word.isascii():
-        return _stemmer().stemWord(word) if word.isalpha() else word
+        return _snowball("english").stemWord(word) if word.isalpha() else word
     form = TIME_WORD_FORMS.get(word)
     if form is not None:
         return form
     for script, language in _SCRIPT_STEMMERS:
         if script.match(word):
-            return _script_stemmer(language).stemWord(word) or word
+            return _snowball(language).stemWord(word) or word
     return word
 
 
