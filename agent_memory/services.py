@@ -28,6 +28,7 @@ from agent_memory.stores.embedding_cache import EmbeddingCache
 from agent_memory.stores.graph_factory import open_graph_store
 from agent_memory.stores.job_spool import SpooledJobs
 from agent_memory.stores.jobs import DurableJobQueue, Job, JobQueue, JobRegistry, JobSpec
+from agent_memory.stores.pending_writes import PendingWriters
 from agent_memory.stores.source_locks import SourceLocks
 from agent_memory.stores.spaced import SpacedVectorStore
 from agent_memory.stores.vector_factory import open_vector_store
@@ -98,6 +99,15 @@ class Services:
         from agent_memory.stores.postgres_jobs import PostgresJobStore
 
         return PostgresJobStore(self.postgres)
+
+    @functools.cached_property
+    def queued_writes(self) -> PendingWriters | None:
+        """The jobs queued in PostgreSQL for ``agent-memory worker`` processes, which a forget in this process asks
+        first whether one will store what it removes (``ingest/queued_writes.py``); None without PostgreSQL: a
+        server's in-process queue is its own, and a CLI beside that server forgets through it, which asks it."""
+        if self.job_store is None:
+            return None
+        return DurableJobQueue(self.job_store)
 
     @functools.cached_property
     def source_locks(self) -> SourceLocks:

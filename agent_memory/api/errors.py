@@ -30,6 +30,7 @@ from agent_memory.core.errors import (
     InternalError,
     LLMError,
     NotFoundError,
+    SourceBusyError,
     SourceNotFoundError,
     StoreError,
     StoreUnavailableError,
@@ -63,6 +64,7 @@ def _json(status: int, code: str, message: str, headers: dict[str, str] | None =
 # Most specific first: the first isinstance match wins.
 DOMAIN_STATUS: list[tuple[type[Exception], int, str]] = [
     (NotFoundError, 404, "not_found"),
+    (SourceBusyError, 409, "source_busy"),
     (InternalError, 500, "internal"),
     (BudgetError, 400, "budget"),
     (StoreUnavailableError, 503, "store_unavailable"),

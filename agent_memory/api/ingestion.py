@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import logging
-import posixpath
 import shutil
 import tempfile
 from dataclasses import replace
@@ -22,7 +21,8 @@ from agent_memory.core.errors import JobGivenUp, SourceNotFoundError
 from agent_memory.ingest.consistency import check_and_repair
 from agent_memory.ingest.file_ingestion import HELD_BY_ANOTHER
 from agent_memory.ingest.incomplete import undo_document, undo_file
-from agent_memory.ingest.ownership import FILE_KEY, source_spellings
+from agent_memory.ingest.ownership import FILE_KEY
+from agent_memory.ingest.queued_writes import refuse_queued_writes
 from agent_memory.ingest.upkeep import expire
 from agent_memory.stores.jobs import Job, JobQueue, JobSpec
 from agent_memory.stores.source_locks import SourceLocks
@@ -192,28 +192,12 @@ def no_source(state, tenant: str, source_id: str) -> SourceNotFoundError:
 
 
 def refuse_pending_upload(state, tenant: str, what: str, given: Iterable[str] = (), prefix: str | None = None) -> None:
-    """409 ``source_busy`` while a job of ``tenant``, queued or running, will store a source that a forget of
-    ``given`` (IDs, or file paths as ``forget`` takes them) or of ``prefix`` names: forgotten now, the source
-    would be stored again once that job runs, and the delete silently undone. ``what``: the asked, for the
-    message. Nothing is removed then; the delete is asked again once the job ends."""
-    names = {spelling for source_id in given for spelling in _spellings(source_id)}
-    pending = state.jobs.writing(tenant, names, prefix)
-    if not pending:
-        return
-    listed = "; ".join(f"job {w.job_id}, {w.status}, for {w.source_id!r}" for w in pending[:5])
-    more = f"; and {len(pending) - 5} more" if len(pending) > 5 else ""
-    raise ApiError(409, "source_busy", f"{what} is being uploaded by a job not finished yet ({listed}{more}), which "
-                   "would store it again after this delete: wait for the job to end "
-                   f"(GET /v1/jobs/{pending[0].job_id}), then delete again; nothing was removed")
-
-
-def _spellings(given: str) -> list[str]:
-    """A forgotten ID as ``forget`` spells it (``ownership.source_spellings``: as given, and as a normalized path)
-    and, absolute, as an upload's ``client_path`` is stored (``routes_documents._origin``: a leading "//" is "/")."""
-    spelled = source_spellings(given)
-    if given.startswith("/"):
-        spelled.append("/" + posixpath.normpath(given).lstrip("/"))
-    return spelled
+    """409 ``source_busy`` (SourceBusyError) while a job of ``tenant``, queued or running, will store a source that
+    a forget of ``given`` (IDs, or file paths as ``forget`` takes them) or of ``prefix`` names: forgotten now, the
+    source would be stored again once that job runs, and the delete silently undone (``ingest/queued_writes.py``).
+    ``what``: the asked, for the message. Nothing is removed; the delete is asked again once the job ends. Asked
+    here, when the request comes: a forget job accepted then is not refused by an upload queued after it."""
+    refuse_queued_writes(state.jobs, tenant, what, given, prefix, verb="delete", wait_hint="GET /v1/jobs/{job_id}")
 
 
 def refuse_busy_tenant(state, tenant: str) -> None:

@@ -142,7 +142,10 @@ class ApiState:
         # without them would let anyone read every tenant's memory.
         self.auth_required = bool(self.api_keys) or not is_loopback(settings.api_host)
         # The Python API does the work; this state adds auth, jobs and readiness around it.
-        self.memory = Memory(services=services, tenant=settings.tenant, name_other_tenants=not self.auth_required)
+        # Its deletes ask this server's queue when they come (ingestion.refuse_pending_upload), and a forget job
+        # accepted then is not refused by an upload queued after it: the Memory does not ask again.
+        self.memory = Memory(services=services, tenant=settings.tenant, name_other_tenants=not self.auth_required,
+                             check_queued_writes=False)
         check_tenant_names(settings, self.memory._holds_tenant)
         self.jobs, self.locks = ingestion.job_queue(self)  # durable on PostgreSQL, else in process
         self.ingest_lock = self.memory.write_lock

@@ -45,7 +45,9 @@ class Worker:
             raise ConfigError(f"lease_s={lease_s} and poll_s={poll_s} must be positive")
         self.services = services
         self.store = services.job_store
-        self.memory = Memory(services=services, tenant=services.settings.tenant, promote=False)
+        # A forget job was asked about the queue when the API accepted it: an upload queued after it is no refusal.
+        self.memory = Memory(services=services, tenant=services.settings.tenant, promote=False,
+                             check_queued_writes=False)
         self.locks = services.source_locks
         self.jobs = DurableJobQueue(self.store)  # a tenant's removal forgets its finished jobs too
         self.id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"

@@ -74,6 +74,16 @@ class SourceNotFoundError(NotFoundError):
         self.similar = list(similar)
 
 
+class SourceBusyError(AgentMemoryError):
+    """A forget named a source that a job, queued or running, will store: forgotten now, it would be stored again
+    once the job runs, the forget undone. Nothing was removed; ``jobs``: those jobs' IDs (the HTTP
+    API answers 409 ``source_busy``)."""
+
+    def __init__(self, message: str, jobs: list[str] | tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.jobs = list(jobs)
+
+
 class BackupError(AgentMemoryError):
     """A backup cannot be made as asked: its destination is taken or lies inside the data dir, or a store lives
     on a server, whose own backup tool copies it (the message names it)."""

@@ -1,7 +1,7 @@
 """The document calls of ``Memory`` (its base class): storing texts, files and turns, and forgetting them.
 
 They use what ``Memory`` builds and holds: ``ingestion``, ``services``, ``write_lock``, ``check_space``,
-``settle`` and ``_tenant``. ``Added`` is what an ``add*`` call returns.
+``settle``, ``_tenant`` and ``_check_queued_writes``. ``Added`` is what an ``add*`` call returns.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from agent_memory.ingest.bulk_forget import forget_each, forget_many, forget_ten
 from agent_memory.ingest.discovery import check_source_id, file_source_id
 from agent_memory.ingest.file_ingestion import ingest_file, ingest_paths
 from agent_memory.ingest.ownership import match_stored, near_sources
+from agent_memory.ingest.queued_writes import refuse_queued_writes
 from agent_memory.ingest.report import IngestReport
 from agent_memory.memory.arguments import (
     check_document,
@@ -153,9 +154,11 @@ class DocumentMethods:
         as ``add_paths`` named it, or written as a path (``./notes/x.md``, the file's absolute path):
         see ``matching_sources``. Returns the counts removed (``sources``, ``items``, ``triples``):
         all zero if it was unknown. Waits for the start's catch-up first: a turn it archived later would
-        come back."""
+        come back. SourceBusyError, nothing removed, while a job queued for the workers will store it
+        (``_refuse_queued_writes``)."""
         check_forgotten_id(source_id)
         tenant = self._tenant(tenant)
+        self._refuse_queued_writes(tenant, f"source {source_id!r}", [source_id])
         self.settle()
         with self.write_lock:
             return self.ingestion.forget_ids(tenant, match_stored(self.services, tenant, source_id) or [source_id])
@@ -166,12 +169,13 @@ class DocumentMethods:
         round of each store per batch. Found in the catalog, the vectors and the graph, so a source whose catalog
         entry was lost goes too. Returns ``prefix`` and the counts removed: ``sources``, ``items``,
         ``items_per_kind``, ``triples``, ``files`` (all zero: nothing matched). An empty prefix is refused (it
-        names every source: ``forget_tenant`` says so)."""
+        names every source: ``forget_tenant`` says so). SourceBusyError as ``forget`` raises it."""
         expect_type(prefix, str, "prefix", "a str such as 'notes/'")
         if not prefix:
             raise ValueError("prefix must not be empty: it would name every source (forget_tenant(tenant) removes "
                              "a whole tenant)")
         tenant = self._tenant(tenant)
+        self._refuse_queued_writes(tenant, f"a source under prefix {prefix!r}", prefix=prefix)
         self.settle()  # a turn the start's catch-up archived later would come back
         self.check_space("forgetting")  # the stores write their deletions too
         with self.write_lock:
@@ -181,23 +185,37 @@ class DocumentMethods:
         """``forget`` of each of ``source_ids`` (source IDs, file IDs, their path spellings) in one batched removal
         (``ingest/bulk_forget.forget_each``): a folder job through a server forgets the files gone from disk so,
         one request for many. Returns ``file_ids`` (as given), ``not_found`` (those that matched nothing) and the
-        counts ``forget_prefix`` returns."""
+        counts ``forget_prefix`` returns. SourceBusyError as ``forget`` raises it, for any of them: none is removed."""
         ids = list(expect_type(source_ids, (list, tuple), "source_ids", "a list of source or file IDs"))
         for source_id in ids:
             check_forgotten_id(source_id)
         tenant = self._tenant(tenant)
+        self._refuse_queued_writes(tenant, "a source of source_ids", ids)
         self.settle()  # a turn the start's catch-up archived later would come back
         self.check_space("forgetting")
         with self.write_lock:
             return {"file_ids": ids, **forget_each(self.services, tenant, ids)}
 
+    def _refuse_queued_writes(self, tenant: str, what: str, given: Sequence[str] = (),
+                              prefix: str | None = None) -> None:
+        """SourceBusyError while a job queued in PostgreSQL for the workers, or running there, will store a source
+        this forget names (``ingest/queued_writes.py``, the rule the HTTP API's deletes follow): forgotten now, it
+        would be stored again when the job runs. Nothing to ask without such a queue, or with
+        ``check_queued_writes`` off (``Memory``)."""
+        queue = self.services.queued_writes if self._check_queued_writes else None
+        if queue is not None:
+            refuse_queued_writes(queue, tenant, what, given, prefix,
+                                 wait_hint="a worker runs it; GET /v1/jobs/{job_id} on a server shows it")
+
     def forget_tenant(self, tenant: str) -> dict[str, Any]:
         """Everything ``tenant`` holds, from every store: its sessions (every agent's messages, summaries and
         settings), then its sources, items, triples and catalog entries. The tenant is always named (no
         default: nothing removes a whole tenant by omission). Returns ``tenant``, ``sessions``, ``messages``
-        and the counts ``forget_prefix`` returns."""
+        and the counts ``forget_prefix`` returns. SourceBusyError, nothing removed, while a job queued for the
+        workers will store a source of the tenant."""
         expect_type(tenant, str, "tenant", "a str naming the tenant to remove")
         tenant = self._tenant(tenant)
+        self._refuse_queued_writes(tenant, f"a source of tenant {tenant!r}", prefix="")  # "": every source
         self.settle()
         self.check_space("forgetting")
         prefix = session_key(tenant, "")

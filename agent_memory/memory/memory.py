@@ -81,13 +81,18 @@ class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
 
     def __init__(self, data_dir: str | Path | None = None, *, tenant: str | None = None,
                  settings: Settings | None = None, services: Services | None = None, preset: str = "default",
-                 promote: bool = True, name_other_tenants: bool = True, archive_in_background: bool = False) -> None:
+                 promote: bool = True, name_other_tenants: bool = True, archive_in_background: bool = False,
+                 check_queued_writes: bool = True) -> None:
         """``name_other_tenants``: a question to a tenant that holds nothing gets a note naming the tenants
         that hold data (the CLI and Python); the HTTP API turns it off where API keys bind each caller to
         its own tenant. ``archive_in_background``: an appended message is archived to long-term memory on
         a worker thread, as under the HTTP API, instead of before ``add_message`` returns (read-your-writes,
         the default); then an append never waits for an ingestion another thread runs, which holds the
-        write lock for its whole length. The session's own recent turns answer meanwhile."""
+        write lock for its whole length. The session's own recent turns answer meanwhile.
+        ``check_queued_writes`` (default): a forget first asks the jobs queued in PostgreSQL for workers
+        (``Services.queued_writes``) and refuses a source one of them will store (SourceBusyError, nothing
+        removed); the HTTP API, which asks its own queue when a delete comes, and its workers, whose forget jobs
+        were accepted then, turn it off."""
         if services is not None and (settings is not None or data_dir is not None):
             raise ConfigError("pass either services, or settings/data_dir to build them from, not both")
         self._owns_services = services is None
@@ -110,6 +115,7 @@ class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
         self._promote = promote
         self._archive_in_background = archive_in_background
         self.name_other_tenants = name_other_tenants
+        self._check_queued_writes = check_queued_writes
         # One writer at a time: re-ingesting a source is not atomic (new items, then stale deleted). Reentrant:
         # the HTTP API takes it to decide that a small write runs inline and keeps it through that write
         # (api/ingestion.write_inline), so that no job takes it in between.

@@ -10,7 +10,7 @@ the names its export holds (``IMPORT_SOURCES``), read when it is queued.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection, Mapping
+from typing import Any, Collection, Mapping, Protocol
 
 # The job kinds that store the source their ``source_id`` names (JobSpec.kind).
 WRITER_KINDS = ("text", "upload")
@@ -28,6 +28,14 @@ class PendingWrite:
     job_id: str
     status: str  # "queued" or "running"
     source_id: str
+
+
+class PendingWriters(Protocol):
+    """A job queue as a forget asks it (``ingest/queued_writes.py``): every ``JobQueue`` is one."""
+
+    def writing(self, tenant: str, names: Collection[str], prefix: str | None = None) -> list[PendingWrite]:
+        """``tenant``'s queued or running jobs that will store a source named by one of ``names`` or, with
+        ``prefix``, one whose ID starts with it (:func:`written`)."""
 
 
 def written(kind: str, source_id: str, params: Mapping[str, Any], names: Collection[str],
