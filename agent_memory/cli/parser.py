@@ -25,6 +25,8 @@ from agent_memory.cli.commands import (
     cmd_worker,
 )
 from agent_memory.cli.forget_many import cmd_forget_any
+from agent_memory.cli.sessions import ACTIONS as SESSION_ACTIONS
+from agent_memory.cli.sessions import VIEW_BUDGET, cmd_session
 from agent_memory.cli.transfer import cmd_export, cmd_import
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS, question_problem
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
@@ -244,6 +246,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "(2024-08-01, '2023/05/30 (Tue) 14:06'): 'last month' and 上个月 count back from it")
     p.add_argument("--json", action="store_true", help="print the dump as JSON")
     p.set_defaults(func=cmd_prompt)
+
+    p = sub.add_parser("session", help="an agent's working-memory sessions: list them, view one as the next model "
+                       "call sees it (compacted), its raw messages, or delete it")
+    p.add_argument("action", choices=SESSION_ACTIONS, help="list: the tenant's sessions; view ID: the compacted "
+                   "window; messages ID: the history as appended (JSON); delete ID: the session")
+    p.add_argument("session_id", nargs="?", help="the session's ID (view, messages, delete)")
+    p.add_argument("--tenant", help=TENANT_HELP)
+    p.add_argument("--budget", type=_whole(1, 1_000_000), default=VIEW_BUDGET,
+                   help=f"view: the window's token budget (default: {VIEW_BUDGET})")
+    p.add_argument("--forget", action="store_true", help="delete: its archived turns leave long-term memory too")
+    p.add_argument("--json", action="store_true", help="list, view: print JSON")
+    p.set_defaults(func=cmd_session)
 
     p = sub.add_parser("demo", help="ingest the bundled sample corpus and print a prompt (the main job)")
     p.add_argument("--question", type=_question, default="Which vector store does agent-memory embed, and why?",
