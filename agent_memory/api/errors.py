@@ -97,6 +97,8 @@ def install_error_handlers(app: FastAPI) -> None:
         body = error_body(code, without_paths(request, str(exc)))
         if isinstance(exc, SourceNotFoundError):  # the stored IDs that look like the one asked: the CLI's hint
             body["similar"] = exc.similar
+        if isinstance(exc, SourceBusyError):  # the jobs to wait for, as the local SourceBusyError carries them
+            body["jobs"] = exc.jobs
         return JSONResponse(body, status_code=status)
 
     @app.exception_handler(ValueError)

@@ -57,6 +57,8 @@ class ErrorOut(BaseModel):
     error: ErrorDetail
     similar: list[str] | None = Field(default=None, description="The 404 of a source ID: the stored IDs that "
                                       "look like it, best first (maybe none)")
+    jobs: list[str] | None = Field(default=None, description="The 409 source_busy of a delete: the IDs of the "
+                                   "jobs, queued or running, that will store the source")
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:

@@ -1,5 +1,6 @@
 """A server's answers read back into this library's types: a refused request as the error a local call
-raises (a 404 naming the stored IDs like the one asked as a ``SourceNotFoundError`` carrying them), and a
+raises (a 404 naming the stored IDs like the one asked as a ``SourceNotFoundError`` carrying them, a 409
+``source_busy`` as a ``SourceBusyError`` naming its jobs), and a
 prompt's JSON as a ``PromptResult``."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from agent_memory.core.errors import (
     AgentMemoryError,
     ConfigError,
     NotFoundError,
+    SourceBusyError,
     SourceNotFoundError,
 )
 from agent_memory.retrieval.types import Decision, Passage, PromptResult
@@ -31,17 +33,26 @@ class RemoteError(AgentMemoryError):
         self.status, self.code, self.message = status, code, message
 
 
+class RemoteSourceBusyError(RemoteError, SourceBusyError):
+    """A server's ``409 source_busy``: a ``SourceBusyError``, as a local forget raises it, with the jobs the body
+    names, and a ``RemoteError`` with its status and code."""
+
+    def __init__(self, status: int, code: str, message: str, jobs: list[str]) -> None:
+        RemoteError.__init__(self, status, code, message)
+        self.jobs = jobs
+
+
 def refusal(response: httpx.Response, url: str, data_dir: str | os.PathLike | None = None) -> AgentMemoryError:
     """The error a refused request raises: a missing key is a configuration error, a 404 a NotFoundError
     (a ``SourceNotFoundError`` with the IDs like it when the body names them), any other a RemoteError
     with the body's code and message (the start of the text when the body is no error JSON). ``data_dir``:
     the path a server on this machine hides as ``<data dir>``, put back."""
-    similar = None
+    similar = jobs = None
     try:
         body = response.json()
         error = body["error"]
         code, message = str(error.get("code")), str(error.get("message"))
-        similar = body.get("similar")
+        similar, jobs = body.get("similar"), body.get("jobs")
     except (ValueError, KeyError, TypeError, AttributeError):
         code, message = "error", response.text[:300]
     if data_dir is not None:
@@ -53,6 +64,8 @@ def refusal(response: httpx.Response, url: str, data_dir: str | os.PathLike | No
         if isinstance(similar, list):  # a source ID that matched nothing: the IDs like it, for the hint
             return SourceNotFoundError(message, [str(s) for s in similar])
         return NotFoundError(message)
+    if response.status_code == 409 and code == "source_busy":
+        return RemoteSourceBusyError(409, code, message, [str(j) for j in jobs] if isinstance(jobs, list) else [])
     return RemoteError(response.status_code, code, message)
 
 

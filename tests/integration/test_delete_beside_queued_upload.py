@@ -81,8 +81,10 @@ def test_a_delete_of_a_source_whose_upload_is_queued_is_refused_naming_the_job_a
     job_id = upload.json()["job_id"]
     assert http.get(f"/v1/jobs/{job_id}", headers=ACME).json()["status"] == "queued"
 
-    message = api_error(http.delete("/v1/sources/notes/plan.md", headers=ACME), 409, "source_busy")
+    refused = http.delete("/v1/sources/notes/plan.md", headers=ACME)
+    message = api_error(refused, 409, "source_busy")
     assert f"job {job_id}, queued, for 'notes/plan.md'" in message and f"GET /v1/jobs/{job_id}" in message
+    assert refused.json()["jobs"] == [job_id]  # the jobs to wait for, as the remote client's SourceBusyError carries
     assert "nothing was removed" in message
     # Spelled as a path, by the file's path on the client, under a prefix or among file IDs: refused the same way.
     for path, params in (("/v1/sources/%2E/notes/plan.md", None), (f"/v1/sources/{CLIENT_PATH}", None),

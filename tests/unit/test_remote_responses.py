@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agent_memory.core.errors import ConfigError, NotFoundError, SourceNotFoundError
+from agent_memory.core.errors import ConfigError, NotFoundError, SourceBusyError, SourceNotFoundError
 from agent_memory.remote import RemoteError, RemoteMemory
 
 
@@ -57,3 +57,17 @@ def test_other_refusals_keep_the_servers_code_and_message_or_the_start_of_its_te
     with answering(401, {"error": {"code": "unauthorized", "message": "missing API key"}}) as remote:
         with pytest.raises(ConfigError, match="needs an API key: missing API key; set AGENT_MEMORY_API_KEY"):
             remote.request("GET", "/v1/whoami")
+
+
+def test_a_source_busy_refusal_is_the_source_busy_error_a_local_forget_raises_with_its_jobs():
+    body = {"error": {"code": "source_busy", "message": "source 'a.md' is being uploaded by a job not finished yet"},
+            "jobs": ["j-1", "j-2"]}
+    with answering(409, body) as remote:
+        with pytest.raises(SourceBusyError) as refused:
+            remote.forget("a.md")
+        assert refused.value.jobs == ["j-1", "j-2"]
+        assert isinstance(refused.value, RemoteError) and refused.value.code == "source_busy"
+    with answering(409, {"error": {"code": "source_busy", "message": "busy"}}) as remote:  # an older server's body
+        with pytest.raises(SourceBusyError) as refused:
+            remote.forget("a.md")
+        assert refused.value.jobs == []
