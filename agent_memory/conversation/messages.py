@@ -109,6 +109,26 @@ def serialize(message: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+# The marker ``readable`` starts each part's line with: the words of a message (its role), a call's
+# arguments or a result. A payload's own lines carry none (a line of one that looks like a marker, "[INFO]",
+# names no role).
+PART_MARKER = re.compile(r"\[(?:(?P<role>system|developer|user|assistant)|(?P<part>tool_use|tool_result):[^\]\n]*)\] ?")
+
+
+def readable_parts(text: str) -> list[tuple[str, str]]:
+    """The lines of a :func:`readable` text, each with the part it belongs to: ``words`` (a message's own
+    text), ``tool_use`` (a call's arguments) or ``tool_result``, the marker taken off. Lines before the
+    first marker (a piece of a longer text) are read as a result's."""
+    parts, part = [], "tool_result"
+    for line in text.splitlines():
+        marker = PART_MARKER.match(line)
+        if marker:
+            part = marker.group("part") or "words"
+            line = line[marker.end():]
+        parts.append((part, line))
+    return parts
+
+
 def readable(messages: list[dict[str, Any]], *, max_chars_per_part: int | None = 2000, salient: bool = False,
              names: dict[str, str] | None = None) -> str:
     """A span as lines a summarizer can read: ``[role]``, ``[tool_use:name] {args}``, ``[tool_result:name]``;

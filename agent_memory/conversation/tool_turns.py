@@ -55,10 +55,13 @@ def tool_pair_text(pair: list[dict[str, Any]]) -> tuple[str, list[str]] | None:
     return msgs.readable(messages, max_chars_per_part=None), tools
 
 
-def late_result_text(row: dict[str, Any], earlier: list[dict[str, Any]]) -> tuple[str, list[str] | None]:
-    """The archived text of a late result and the tool that produced it, its call found in ``earlier``."""
+def late_result_text(row: dict[str, Any], earlier: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    """The archived text of a late result and the tool that produced it, its call found in ``earlier``
+    (else the result's own name or "tool", as its text names it: a tool turn all the same, which the graph
+    reads as one, index/triples/tool_turns.py)."""
     answered = set(msgs.result_ids(row["message"]))
     names: dict[str, str] = {}
     for before in earlier:
         names.update({i: name for i, name in msgs.call_names(before["message"]).items() if i in answered})
-    return msgs.readable([row["message"]], max_chars_per_part=None, names=names), sorted(set(names.values())) or None
+    tools = sorted(set(names.values())) or [str(row["message"].get("name") or "tool")]
+    return msgs.readable([row["message"]], max_chars_per_part=None, names=names), tools

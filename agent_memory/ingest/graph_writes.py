@@ -14,6 +14,7 @@ from agent_memory.core.entities import normalize_name
 from agent_memory.core.updates import relation_group, said_at, supersede
 from agent_memory.index.triples.base import GENERIC  # the type of a noun phrase that names no entity
 from agent_memory.index.triples.speaker import fact_subjects, first_person_named, one_user
+from agent_memory.index.triples.tool_turns import is_tool_turn, kept, prose_of
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.report import IngestReport
 
@@ -49,7 +50,9 @@ def extract_triples(extractor, units: list[SourceItems], *,
             done += len(items[part])
             if on_read is not None:
                 on_read(done, total)
-        for item, (_, speakers), item_triples in zip(items, read, found):
+        for item, (text, speakers), item_triples in zip(items, read, found):
+            if is_tool_turn(item):  # its prose alone was read: what of it is code is not a fact either
+                item_triples = [t for t in item_triples if kept(t, text)]
             if speakers:
                 item_triples = [one_user(t, speakers) for t in item_triples
                                 if _kept_speaker_fact(t, speakers, speaker_relations)]
@@ -97,14 +100,16 @@ def _extract_texts(extractor, items: list, texts: list[str], tenant: str) -> lis
 def _extraction_text(item, speakers: bool) -> tuple[str, tuple[str, ...]]:
     """What the extractor reads, and the names it gave the speaker: a turn of a named speaker or of the user
     with its first person named (index/triples/speaker.py); anything else as stored, naming nobody new. A
-    name the turn holds already is not one its first person alone gave."""
+    name the turn holds already is not one its first person alone gave. Of a tool call and its results, its
+    prose alone (index/triples/tool_turns.py)."""
+    text = prose_of(item.text) if is_tool_turn(item) else item.text
     names = fact_subjects(item.metadata) if speakers and item.kind == "turn" else None
     if names is None:
-        return item.text, ()
-    named = first_person_named(item.text, *names)
-    if named == item.text:
-        return item.text, ()
-    return named, tuple(name for name in dict.fromkeys(names) if name not in item.text)
+        return text, ()
+    named = first_person_named(text, *names)
+    if named == text:
+        return text, ()
+    return named, tuple(name for name in dict.fromkeys(names) if name not in text)
 
 
 def _kept_speaker_fact(triple, speakers: tuple[str, ...], relations: Mapping[str, Sequence[str]]) -> bool:

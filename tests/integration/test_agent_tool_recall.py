@@ -76,3 +76,29 @@ def test_forgettable_results_stay_out_and_a_late_result_is_archived_named_by_its
         assert turns[late] == "[tool_result:run_tests] benchmark finished: p95 latency 226.4 ms"
         assert sorted(turns) == sorted(["loop/m0", "loop/m1", "loop/m3", "loop/m5", late]
                                        + [f"loop/m{6 + n}" for n in range(22)])
+
+
+def test_the_graph_reads_a_tool_loops_prose_not_its_payloads(settings):
+    listing = '{"retry_policy": {"max_attempts": 5, "backoff_ms": 200}, "owner": "payments"}'
+    with Memory(settings=settings, tenant="acme") as memory:
+        memory.add_message("loop", {"role": "user", "content": "Why does the refund job retry so often?"})
+        memory.add_message("loop", {"role": "assistant", "content": "Maria Lopez leads the billing team at Stripe. "
+                                    "I will read the retry settings.", "tool_calls": [
+            {"id": "c0", "type": "function", "function": {"name": "read_file",
+                                                          "arguments": json.dumps({"path": "config/retry.json"})}}]})
+        memory.add_message("loop", result(0, listing))
+        memory.add_message("loop", call(1, "grep", pattern="retry_policy"))
+        memory.add_message("loop", result(1, log_lines(1, 12) + "\nmatch: the retry loop is implemented in "
+                                             "src/net/backoff_loop_48.py at line 237."))
+        memory.add_message("loop", {"role": "assistant", "content": "The retry policy allows five attempts."})
+        memory.settle()
+        assert "loop/m1" in archived(memory, "acme") and "loop/m3" in archived(memory, "acme")
+        names = {name.casefold() for name in memory.services.graph.entity_names("acme")}
+        # JSON keys, code and pieces of paths were read as entities when the payloads were read whole
+        noise = {"retry_policy", "max_attempts", "backoff_ms", "owner", "path", "pattern", "config", "json", "src", "py"}
+        assert not names & noise
+        assert not [n for n in names if "(" in n or "=" in n or "handler_" in n or "tool_" in n or n[0].isdigit()]
+        facts = {(f["subject"], f["object"]) for f in memory.services.graph.subject_facts(
+            "acme", ["Maria Lopez", "retry loop"])}
+        assert ("Maria Lopez", "Stripe") in facts  # the call's own words
+        assert ("retry loop", "src/net/backoff_loop_48.py") in facts  # a result's line of prose

@@ -53,3 +53,14 @@ def test_the_metrics_on_a_tiny_trajectory(tmp_path):
     assert constraint.value in bench.view_text(view) or any(constraint.value in s["text"]
                                                              for s in session.summaries())
     manager.close()
+
+
+def test_the_graph_benchmarks_noise_rule():
+    import tool_turn_triples as graph_bench
+
+    text = '[tool_use:read_file] {"path": "src/pay/mod_59.py"}\n[tool_result:read_file] 0.1: def handler_9(req)\n' \
+           "the retry loop is implemented in src/net/backoff_loop_48.py"
+    judged = {name: graph_bench.noise(name, text) for name in
+              ("handler_9(req", "0.1", "path", "mod", "retry loop", "src/net/backoff_loop_48.py")}
+    assert judged == {"handler_9(req": "code", "0.1": "line number", "path": "JSON key or marker",
+                      "mod": "piece of a path or identifier", "retry loop": None, "src/net/backoff_loop_48.py": None}
