@@ -22,10 +22,13 @@ LATE_RESULT_LOOKBACK = 1000
 
 def tool_pair(rows: list[dict[str, Any]], n: int, calls: set[str]) -> list[dict[str, Any]] | None:
     """The call at ``rows[n]`` and the rows answering it; None while some result is still due (a call
-    ``CALL_WAIT_MESSAGES`` back is settled with the results it has)."""
+    ``CALL_WAIT_MESSAGES`` back is settled with the results it has). Only results within the wait join
+    the pair, however many rows follow: a result further on is a late result whether its messages came
+    one by one or in one batch, and a later pass, which reads a call's results that far only
+    (``answers``), never archives it a second time."""
     pair = [rows[n]]
     missing = set(calls)
-    for row in rows[n + 1:]:
+    for row in rows[n + 1:n + 1 + CALL_WAIT_MESSAGES]:
         answered = missing & set(msgs.result_ids(row["message"]))
         if answered:
             pair.append(row)
