@@ -292,7 +292,8 @@ class WorkingMemory:
                 consumed.update(r["seq"] for r in pair if r is not row)
                 archived = tool_pair_text(pair)
                 if archived is not None:
-                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1]))
+                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1],
+                                              retention=archived[2]))
             elif msgs.result_ids(message):
                 if row["retention"] != "forgettable":  # a late result: its call was archived without it
                     earlier = rows[:n]
@@ -310,13 +311,17 @@ class WorkingMemory:
         return records, through
 
     def _turn(self, tenant: str, session_id: str, row: dict[str, Any], text: str,
-              previous: dict[str, Any] | None, tools: list[str] | None = None) -> TurnRecord:
+              previous: dict[str, Any] | None, tools: list[str] | None = None,
+              retention: str | None = None) -> TurnRecord:
+        """The record of ``row`` archived as ``text``; ``retention``: its class when not the message's own
+        (a tool call and its results: ``tool_pair_text``)."""
         seq, message = row["seq"], row["message"]
         key = (session_key(tenant, session_id), "", seq)
         reasons = self._reasons.get(key) or (["significant"] if row["significant"] else [])
         # ``promoted`` makes agent_memory/index/importance.py read the reasons and the retention class.
         metadata: dict[str, Any] = {"promoted": True, "archived": True, "significant": bool(row["significant"]),
-                                    "reasons": list(reasons), "retention": row["retention"], "role": message["role"]}
+                                    "reasons": list(reasons), "retention": retention or row["retention"],
+                                    "role": message["role"]}
         if tools:
             metadata["tools"] = tools
         if key in self._inferred:  # undated; its time is that of the dated message after it (timeline.py)
