@@ -6,7 +6,8 @@ memory. Every user and assistant message is archived: handed as a ``TurnRecord``
 (``agent_memory.memory.Memory`` does), the one code path transcript ingestion takes too, so an
 appended turn is stored exactly as an ingested one (speaker from the message's ``name``, else
 its role; the session and position; turn-context and sentence vectors; triples), under the
-source ID ``<session id>/m<seq>``. The detector's significance is an importance signal and a
+source ID ``<session id>/m<seq>``; a tool turn is marked ``tool_turn`` and gets neither context nor
+sentence vectors (``index/context.py``). The detector's significance is an importance signal and a
 recorded reason (``agent_memory/index/importance.py``), never a gate. A tool call and its results
 become one turn, a late result a turn of its own (``tool_turns.py``). Not archived: forgettable
 messages (a forgettable result of a call, unless the pair holds a strict message), system messages and
@@ -292,7 +293,8 @@ class WorkingMemory:
                 consumed.update(r["seq"] for r in pair if r is not row)
                 archived = tool_pair_text(pair)
                 if archived is not None:
-                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1]))
+                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1],
+                                              tool_turn=True, retention=archived[2]))
             elif msgs.result_ids(message):
                 if row["retention"] != "forgettable":  # a late result: its call was archived without it
                     earlier = rows[:n]
@@ -301,7 +303,8 @@ class WorkingMemory:
                         earlier = [r for r in self.sessions.store.messages_after(
                             (session, agent_id), max(-1, seq - LATE_RESULT_LOOKBACK)) if r["seq"] < seq]
                     archived = late_result_text(row, earlier)
-                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1]))
+                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1],
+                                              tool_turn=True))
             elif is_turn and row["retention"] != "forgettable":
                 records.append(self._turn(tenant, session_id, row, text, previous))
             if is_turn:
@@ -310,15 +313,21 @@ class WorkingMemory:
         return records, through
 
     def _turn(self, tenant: str, session_id: str, row: dict[str, Any], text: str,
-              previous: dict[str, Any] | None, tools: list[str] | None = None) -> TurnRecord:
+              previous: dict[str, Any] | None, tools: list[str] | None = None, tool_turn: bool = False,
+              retention: str | None = None) -> TurnRecord:
+        """The record of ``row`` archived as ``text``; ``retention``: its class when not the message's own
+        (a tool call and its results: ``tool_pair_text``)."""
         seq, message = row["seq"], row["message"]
         key = (session_key(tenant, session_id), "", seq)
         reasons = self._reasons.get(key) or (["significant"] if row["significant"] else [])
         # ``promoted`` makes agent_memory/index/importance.py read the reasons and the retention class.
         metadata: dict[str, Any] = {"promoted": True, "archived": True, "significant": bool(row["significant"]),
-                                    "reasons": list(reasons), "retention": row["retention"], "role": message["role"]}
+                                    "reasons": list(reasons), "retention": retention or row["retention"],
+                                    "role": message["role"]}
         if tools:
             metadata["tools"] = tools
+        if tool_turn:  # a call and its results, or a late result: embedded without a context or sentences
+            metadata["tool_turn"] = True
         if key in self._inferred:  # undated; its time is that of the dated message after it (timeline.py)
             metadata["timestamp_inferred"] = True
         if previous and previous["seq"] != seq - 1:

@@ -235,7 +235,9 @@ class Settings(BaseSettings):
     # "retention:forgettable"); the shortest matching rule wins; `agent-memory gc` removes expired items.
     ttl_days: dict[str, float] = Field(
         default_factory=lambda: {"retention:forgettable": 1.0},
-        description="Selector -> days an item lives; forgettable working-memory turns live a day; 'session': "
+        description="Selector -> days an item lives; by default an item whose metadata says retention "
+                    "'forgettable' (a document, file or transcript turn stored with that metadata) lives a day (a "
+                    "session never archives a forgettable message, so its archived turns never match); 'session': "
                     "days a working-memory message stays in its session (none: for ever).")
 
     # Working memory: every session's compaction window and level thresholds (shares of the window);

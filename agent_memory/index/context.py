@@ -8,6 +8,12 @@ embeds it in the turn's own space and stores it with the turn's point (the named
 A point stored before that existed lacks it: the reranker builds its text here
 (``context_texts_for``) and embeds it, until ``agent-memory reindex`` stores it.
 
+An archived tool turn (a call and its results, or a late result: ``conversation/tool_turns.py``) is read
+alone: the call's own words say what it does, and the turn before it is the agent's previous step, so its
+context vector was a second encoding of the same payload, bought at the encoder's price on every tool
+result's append and giving the reranker nothing the turn's own vector does not (its context vector is its
+own, as a session's first turn's is).
+
 A turn after a long one is read alone (``Settings.turn_context_previous_max_words``): a statement
 made after a recited article ("刚想起来，合唱团今年五一的年会的负责人是马库斯。") does not answer
 it, and read after it its vector is mostly the article's. Chat answers a short turn; what follows
@@ -29,6 +35,8 @@ def context_text(item: MemoryItem, previous: MemoryItem | None, previous_max_wor
     is longer than ``previous_max_words`` words (a turn stored in pieces always is: a piece holds
     ``chunk_tokens``, and its last piece may be short) or there is none."""
     own = embedding_text(item)
+    if item.metadata.get("tool_turn"):
+        return own  # a tool call and its results say what they are about: no second vector
     if previous is not None:
         long = previous.chunk_index > 0 or len(words(previous.text)) > previous_max_words
         return own if long else f"{embedding_text(previous)}\n{own}"
