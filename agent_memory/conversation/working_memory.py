@@ -6,8 +6,8 @@ memory. Every user and assistant message is archived: handed as a ``TurnRecord``
 (``agent_memory.memory.Memory`` does), the one code path transcript ingestion takes too, so an
 appended turn is stored exactly as an ingested one (speaker from the message's ``name``, else
 its role; the session and position; turn-context and sentence vectors; triples), under the
-source ID ``<session id>/m<seq>``; a tool turn is marked ``tool_turn`` and gets neither context nor
-sentence vectors (``index/context.py``). The detector's significance is an importance signal and a
+source ID ``<session id>/m<seq>``; a tool turn names its tools (``metadata["tools"]``) and gets neither
+context nor sentence vectors (``index/context.py``). The detector's significance is an importance signal and a
 recorded reason (``agent_memory/index/importance.py``), never a gate. A tool call and its results
 become one turn, a late result a turn of its own (``tool_turns.py``). Not archived: forgettable
 messages (a forgettable result of a call, unless the pair holds a strict message), system messages and
@@ -294,7 +294,7 @@ class WorkingMemory:
                 archived = tool_pair_text(pair)
                 if archived is not None:
                     records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1],
-                                              tool_turn=True, retention=archived[2]))
+                                              retention=archived[2]))
             elif msgs.result_ids(message):
                 if row["retention"] != "forgettable":  # a late result: its call was archived without it
                     earlier = rows[:n]
@@ -303,8 +303,7 @@ class WorkingMemory:
                         earlier = [r for r in self.sessions.store.messages_after(
                             (session, agent_id), max(-1, seq - LATE_RESULT_LOOKBACK)) if r["seq"] < seq]
                     archived = late_result_text(row, earlier)
-                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1],
-                                              tool_turn=True))
+                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1]))
             elif is_turn and row["retention"] != "forgettable":
                 records.append(self._turn(tenant, session_id, row, text, previous))
             if is_turn:
@@ -313,7 +312,7 @@ class WorkingMemory:
         return records, through
 
     def _turn(self, tenant: str, session_id: str, row: dict[str, Any], text: str,
-              previous: dict[str, Any] | None, tools: list[str] | None = None, tool_turn: bool = False,
+              previous: dict[str, Any] | None, tools: list[str] | None = None,
               retention: str | None = None) -> TurnRecord:
         """The record of ``row`` archived as ``text``; ``retention``: its class when not the message's own
         (a tool call and its results: ``tool_pair_text``)."""
@@ -324,10 +323,8 @@ class WorkingMemory:
         metadata: dict[str, Any] = {"promoted": True, "archived": True, "significant": bool(row["significant"]),
                                     "reasons": list(reasons), "retention": retention or row["retention"],
                                     "role": message["role"]}
-        if tools:
+        if tools:  # a call and its results, or a late result: index/items.is_tool_turn
             metadata["tools"] = tools
-        if tool_turn:  # a call and its results, or a late result: embedded without a context or sentences
-            metadata["tool_turn"] = True
         if key in self._inferred:  # undated; its time is that of the dated message after it (timeline.py)
             metadata["timestamp_inferred"] = True
         if previous and previous["seq"] != seq - 1:

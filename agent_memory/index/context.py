@@ -27,7 +27,7 @@ from typing import Sequence
 
 from agent_memory.core.records import MemoryItem
 from agent_memory.core.text import words
-from agent_memory.index.items import embedding_text
+from agent_memory.index.items import embedding_text, is_tool_turn
 
 
 def context_text(item: MemoryItem, previous: MemoryItem | None, previous_max_words: int) -> str:
@@ -35,7 +35,7 @@ def context_text(item: MemoryItem, previous: MemoryItem | None, previous_max_wor
     is longer than ``previous_max_words`` words (a turn stored in pieces always is: a piece holds
     ``chunk_tokens``, and its last piece may be short) or there is none."""
     own = embedding_text(item)
-    if item.metadata.get("tool_turn"):
+    if is_tool_turn(item):
         return own  # a tool call and its results say what they are about: no second vector
     if previous is not None:
         long = previous.chunk_index > 0 or len(words(previous.text)) > previous_max_words

@@ -17,6 +17,13 @@ def embedding_text(item: MemoryItem) -> str:
     return item.text
 
 
+def is_tool_turn(item: MemoryItem) -> bool:
+    """An archived tool call with its results, or a late result: a turn whose metadata names the tools it holds
+    (``conversation/tool_turns.py``). It is embedded once per piece (``context.py``, ``sentences.py``) and read
+    for its prose alone by the graph (``triples/tool_turns.py``)."""
+    return item.kind == "turn" and bool(item.metadata.get("tools"))
+
+
 def stamp_terms(items) -> None:
     """Each item's keyword terms, stored with it: the reranker's terms signal reads them instead of
     segmenting and stemming the text of every candidate it has not met (agent_memory/retrieval/rerank/signals.py).

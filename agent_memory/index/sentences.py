@@ -22,11 +22,12 @@ from __future__ import annotations
 from agent_memory.core.records import MemoryItem
 from agent_memory.core.roles import speaker_role
 from agent_memory.core.text import split_sentences, words
+from agent_memory.index.items import is_tool_turn
 
 
 def may_store_sentences(item: MemoryItem, settings) -> bool:
     """Whether ``item`` is a turn of a listed speaker (cheap: the reranker asks it of every candidate)."""
-    if item.kind != "turn" or item.metadata.get("tool_turn") or not settings.sentence_vector_speakers:
+    if item.kind != "turn" or is_tool_turn(item) or not settings.sentence_vector_speakers:
         return False  # a tool payload's lines are the agent's reading, not what its user said
     role = speaker_role(item.metadata.get("speaker"))  # "用户" is the user (agent_memory/core/roles.py)
     return any(role == speaker_role(s) for s in settings.sentence_vector_speakers)

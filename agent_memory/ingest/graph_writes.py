@@ -12,9 +12,10 @@ from typing import Callable, Mapping, Sequence
 
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.updates import relation_group, said_at, supersede
+from agent_memory.index.items import is_tool_turn
 from agent_memory.index.triples.base import GENERIC  # the type of a noun phrase that names no entity
 from agent_memory.index.triples.speaker import fact_subjects, first_person_named, one_user
-from agent_memory.index.triples.tool_turns import is_tool_turn, kept, prose_of
+from agent_memory.index.triples.tool_turns import kept, prose_of
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.report import IngestReport
 

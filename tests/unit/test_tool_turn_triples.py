@@ -8,7 +8,8 @@ import pytest
 from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.tool_turns import late_result_text
 from agent_memory.core.records import MemoryItem, Triple
-from agent_memory.index.triples.tool_turns import is_tool_turn, json_string_values, kept, prose_of, reads_as_prose
+from agent_memory.index.items import is_tool_turn
+from agent_memory.index.triples.tool_turns import json_string_values, kept, prose_of, reads_as_prose
 from agent_memory.ingest.graph_writes import extract_triples
 from agent_memory.ingest.items import SourceItems
 

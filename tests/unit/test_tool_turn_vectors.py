@@ -1,7 +1,7 @@
 """An archived tool turn is embedded once per piece: no context vector, no sentence vectors (the agent's
 previous step and a payload's lines buy no recall, and cost an encoder pass on each tool result's append).
-Turns without tool parts are recorded and embedded exactly as before: the same records (no ``tool_turn``
-mark, the message's own retention class) and the same texts handed to the encoder."""
+Turns without tool parts are recorded and embedded exactly as before: the same records (no ``tools``
+named, the message's own retention class) and the same texts handed to the encoder."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_a_plain_turn_is_embedded_with_its_context_and_sentences_as_before(tmp_p
 def test_a_tool_turn_is_embedded_once_its_context_its_own_vector(tmp_path):
     settings = load_settings(data_dir=tmp_path)
     # As a late result in Anthropic's format is: a user message, long enough for sentences.
-    item = turn(f"[tool_result:read_file] {LONG_USER}", "user", tool_turn=True,
+    item = turn(f"[tool_result:read_file] {LONG_USER}", "user", tools=["read_file"],
                 previous_turn={"speaker": "assistant", "text": "Step 3: I will read notes.txt.", "seq": 1})
     texts, vectors = encoded(item, settings)
     assert texts == [f"user: [tool_result:read_file] {LONG_USER}"]
@@ -106,5 +106,5 @@ def test_a_tool_turn_is_marked_and_takes_the_class_of_what_it_keeps():
             row(2, {"role": "tool", "tool_call_id": "c0", "content": "src/net/backoff.py:12"})]
     pair = records(rows)[1]
     assert pair.text == '[tool_use:grep] {"q": "retry"}\n[tool_result:grep] src/net/backoff.py:12'
-    assert pair.metadata["tool_turn"] is True and pair.metadata["retention"] == "fuzzy"
+    assert pair.metadata["retention"] == "fuzzy"
     assert pair.metadata["tools"] == ["grep"]

@@ -52,11 +52,6 @@ _CODE_NAME = re.compile(r"[(){}\[\]=<>;`\"\\]|\w\(")
 _JOINERS = "/\\_.-:"
 
 
-def is_tool_turn(item) -> bool:
-    """An archived tool call with its results, or a late result (``metadata["tools"]``)."""
-    return item.kind == "turn" and bool(item.metadata.get("tools"))
-
-
 def prose_of(text: str) -> str:
     """The lines of an archived tool turn's text that the extractor reads, one a line."""
     kept: list[str] = []
