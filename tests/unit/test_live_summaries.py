@@ -23,6 +23,9 @@ class WordsEmbedder:
 
     dimension = 512
 
+    def __init__(self):
+        self.embedded: list[str] = []
+
     def spaces_for(self, texts):
         return ["words"] * len(texts)
 
@@ -30,6 +33,7 @@ class WordsEmbedder:
         return "en"
 
     def embed_documents(self, texts, spaces=None):
+        self.embedded += texts
         return np.vstack([self.vector(t) for t in texts])
 
     def vector(self, text):
@@ -84,6 +88,18 @@ def test_each_ranked_summary_says_why():
     question = "Which port does the staging database listen on?"
     best = LiveSummaryRanker(embedder, LiveSummaries()).rank(question, embedder.question(question), SUMMARIES)[0]
     assert "question terms 4/4" in best.why and "2 of 3 newest first" in best.why
+
+
+def test_a_summarys_lines_are_embedded_once_for_every_later_question():
+    embedder = WordsEmbedder()
+    ranker = LiveSummaryRanker(embedder, LiveSummaries())
+    ranker.rank("Which port?", embedder.question("Which port?"), SUMMARIES[1:])
+    assert embedder.embedded == ["- (user) The staging database listens on port 6543.", "- (assistant) Noted.",
+                                 "- grep: config/app.yaml line 12", "- Keep the retry limit at 5."]
+    embedder.embedded.clear()
+    ranked = ranker.rank("What retry limit?", embedder.question("What retry limit?"), SUMMARIES)
+    assert embedder.embedded == ["- Ship the release on Friday.", "- run_tests: 212 passed"]  # only the new one
+    assert ranked[0].item.id == "wms:t/s/0"
 
 
 def test_a_summary_line_is_one_that_says_something():
