@@ -11,6 +11,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 
 from agent_memory import Memory  # noqa: E402
+from agent_memory.retrieval.debug import render_dump  # noqa: E402
 
 # One topic per span of the session, each compacted into a summary of its own (oldest first).
 SPANS = [
@@ -59,6 +60,9 @@ def test_the_dump_says_why_each_summary_was_placed_or_dropped(memory):
               if d.target.startswith("wms:") and d.action in ("placed", "compressed", "dropped")}
     assert placed["wms:default/ops/0"] in ("placed", "compressed")
     assert set(placed) == {"wms:default/ops/0", "wms:default/ops/1", "wms:default/ops/2"}
+    dump = render_dump(result)
+    assert "[summaries] ranked wms:default/ops/0: best line by meaning" in dump
+    assert "[assemble] dropped wms:default/ops/2: summaries share full" in dump
 
 
 def test_off_the_newest_summary_comes_first_as_before(memory):
