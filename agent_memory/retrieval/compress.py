@@ -79,11 +79,15 @@ def compress_lines(text: str, question: str, max_tokens: int, counter: TokenCoun
                    entities: list[str] | None = None, weights: CompressionWeights | None = None) -> str:
     """A text written in lines (a compaction summary: agent_memory/retrieval/live_summaries.py) cut to its lines
     that carry the question's terms or entities, within ``max_tokens``, in their order, each
-    gap marked by a line "…"; "" when no line carries any, or the best one does not fit."""
+    gap marked by a line "…"; "" when no line carries any, or the best one does not fit. A text of one line (a
+    summary an LLM wrote as prose) is cut to its sentences so."""
     lines = [line for line in text.splitlines() if line.strip()]
-    chosen = _chosen(lines, question, max_tokens, counter, entities, weights, lambda kept: _join_lines(lines, kept),
+    units, join = (lines, _join_lines) if len(lines) > 1 else (sentence_units(text), _join)
+    if not units:
+        return ""
+    chosen = _chosen(units, question, max_tokens, counter, entities, weights, lambda kept: join(units, kept),
                      relevant_only=True)
-    return _join_lines(lines, chosen) if chosen else ""
+    return join(units, chosen) if chosen else ""
 
 
 def _chosen(units: list[str], question: str, max_tokens: int, counter: TokenCounter, entities: list[str] | None,

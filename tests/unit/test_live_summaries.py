@@ -121,3 +121,11 @@ def test_compress_lines_keeps_the_lines_with_the_question_terms_and_marks_the_ga
 def test_compress_lines_gives_nothing_when_no_line_carries_the_question():
     assert compress_lines(LONG, "What colour is the office sofa?", 40, COUNTER) == ""
     assert compress_lines(LONG, "Which port does the staging database listen on?", 3, COUNTER) == ""
+
+
+def test_compress_lines_cuts_a_summary_written_as_prose_to_its_sentences():
+    prose = ("The user is migrating the billing service. Every table copied without errors. The staging database "
+             "listens on port 6543. The invoices table is partitioned by month.")
+    out = compress_lines(prose, "Which port does the staging database listen on?", 20, COUNTER)
+    assert out == "… The staging database listens on port 6543. …"
+    assert compress_lines(prose, "What colour is the office sofa?", 40, COUNTER) == ""
