@@ -97,9 +97,13 @@ class LiveSummaryRanker:
         if missing:
             lines = [summary_lines(t) or [t] for t in missing]
             flat = [line for group in lines for line in group]
-            spaces = self.embedder.spaces_for(flat)
-            vectors = self.embedder.embed_documents(flat, spaces)
-            langs = [self.embedder.lang_of(line) for line in flat]
+            if self.config.dense:
+                spaces = self.embedder.spaces_for(flat)
+                vectors = self.embedder.embed_documents(flat, spaces)
+                langs = [self.embedder.lang_of(line) for line in flat]
+            else:  # ranked by terms alone: no line is embedded
+                spaces, langs = [""] * len(flat), [""] * len(flat)
+                vectors = np.zeros((len(flat), 0), dtype=np.float32)
             start = 0
             for text, group in zip(missing, lines):
                 end = start + len(group)

@@ -102,6 +102,14 @@ def test_a_summarys_lines_are_embedded_once_for_every_later_question():
     assert ranked[0].item.id == "wms:t/s/0"
 
 
+def test_ranked_by_terms_alone_no_line_is_embedded():
+    embedder = WordsEmbedder()
+    question = "Which port does the staging database listen on?"
+    ranked = LiveSummaryRanker(embedder, LiveSummaries(dense=0.0)).rank(question, embedder.question(question),
+                                                                         SUMMARIES)
+    assert ranked[0].item.id == "wms:t/s/1" and embedder.embedded == []
+
+
 def test_a_summary_line_is_one_that_says_something():
     assert summary_lines(SUMMARIES[0].text) == ["- Ship the release on Friday.", "- run_tests: 212 passed"]
 
