@@ -15,7 +15,7 @@ from agent_memory.core.errors import BudgetError
 from agent_memory.core.records import MemoryItem, Triple
 from agent_memory.core.tokens import TokenCounter
 from agent_memory.index.triples.base import GENERIC  # the type of a noun phrase that names no entity
-from agent_memory.retrieval.compress import compress
+from agent_memory.retrieval.compress import compress, compress_lines
 from agent_memory.retrieval.config import RetrievalConfig
 from agent_memory.retrieval.headings import DOCUMENTS_HEADING, heading_year, shown_heading
 from agent_memory.retrieval.render import (
@@ -102,15 +102,13 @@ class Assembler:
 
         cap = int(budget * shares.summaries)
         for rank, cand in enumerate(summaries):
-            shown = shown_text(cand.item)
-            line = item_line(cand.item, shown)
-            cost = count(line) + 1 + (0 if sections.summaries else title_cost["summaries"])
-            if cost > min(cap, free):
-                result.assembly_drops.append(Decision("assemble", cand.item.source_id, "dropped", "summaries share full",
-                                               cost, 0))
+            placed = self._summary(question, cand, min(cap, free), 0 if sections.summaries else title_cost["summaries"],
+                                   entities, result)
+            if placed is None:
                 continue
+            line, shown, compressed, cost = placed
             sections.summaries.append(Entry(line, 300.0 - rank,
-                                            self._passage(cand, shown, line, False, "summaries")))
+                                            self._passage(cand, shown, line, compressed, "summaries")))
             cap -= cost
             free -= cost
 
@@ -119,6 +117,36 @@ class Assembler:
         self._pack_passages(question, passages, entities, sections, free, used_sources, result)
         self._finish(sections, budget, result)
         return result
+
+    def _summary(self, question: str, cand: Candidate, room: int, title: int, entities: list[str],
+                 result: PromptResult) -> tuple[str, str, bool, int] | None:
+        """A summary's line, its text, whether cut and its cost within ``room``; None, recorded, where it does not
+        fit. A live session's summary longer than the room is cut to its lines that carry the question's terms
+        (``live_summaries.lines``): it is a digest of many messages, of which the question wants one or two."""
+        count = self.counter.count
+        target = cand.item.id if cand.item.metadata.get("scope") == "working-memory" else cand.item.source_id
+        shown = shown_text(cand.item)
+        line = item_line(cand.item, shown)
+        cost = count(line) + 1 + title
+        if cost <= room:
+            result.decisions.append(Decision("assemble", target, "placed", f"summary whole, score {cand.final:.2f}"))
+            return line, shown, False, cost
+        overhead = count(item_line(cand.item, "")) + 1 + title
+        cut = ""
+        if self.config.live_summaries.lines and cand.item.metadata.get("scope") == "working-memory" \
+                and room - overhead >= self.config.min_compressed_tokens:
+            cut = compress_lines(shown, question, room - overhead, self.counter, entities, self.config.compression)
+        if not cut:
+            why = "summaries share full" if not self.config.live_summaries.lines or room - overhead < \
+                self.config.min_compressed_tokens else "summaries share full; no line of it carries the question's terms"
+            result.assembly_drops.append(Decision("assemble", target, "dropped", why, cost, 0))
+            return None
+        line = item_line(cand.item, cut)
+        new_cost = count(line) + 1 + title
+        result.decisions.append(Decision("compact", target, "compressed",
+                                         f"summary longer than the summaries' room, score {cand.final:.2f}; kept its "
+                                         "lines with the question's terms", cost, new_cost))
+        return line, cut, True, new_cost
 
     def _facts_worth_room(self, facts: list[Triple], passages: list[Candidate], free: int,
                           result: PromptResult) -> list[Triple]:

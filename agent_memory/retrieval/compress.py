@@ -66,34 +66,74 @@ def compress(text: str, question: str, max_tokens: int, counter: TokenCounter,
         return ""
     if len(sentences) == 1:
         return text
+    chosen = _chosen(sentences, question, max_tokens, counter, entities, weights, lambda kept: _join(sentences, kept))
+    if not chosen:
+        return ""  # the best sentence is kept whole or not at all: a lesser one would stand in for it
+    kept = _join(sentences, chosen)
+    # A cut that saves no token (the gap mark costs what a short sentence did, or nothing was left out
+    # and the spacing is the same): the text as it was, not a copy called compressed.
+    return text if counter.count(kept) >= counter.count(text) else kept
+
+
+def compress_lines(text: str, question: str, max_tokens: int, counter: TokenCounter,
+                   entities: list[str] | None = None, weights: CompressionWeights | None = None) -> str:
+    """A text written in lines (a compaction summary: agent_memory/retrieval/live_summaries.py) cut to its lines
+    that carry the question's terms or entities, within ``max_tokens``, in their order, each
+    gap marked by a line "…"; "" when no line carries any, or the best one does not fit. A text of one line (a
+    summary an LLM wrote as prose) is cut to its sentences so."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    units, join = (lines, _join_lines) if len(lines) > 1 else (sentence_units(text), _join)
+    if not units:
+        return ""
+    chosen = _chosen(units, question, max_tokens, counter, entities, weights, lambda kept: join(units, kept),
+                     relevant_only=True)
+    return join(units, chosen) if chosen else ""
+
+
+def _chosen(units: list[str], question: str, max_tokens: int, counter: TokenCounter, entities: list[str] | None,
+            weights: CompressionWeights | None, joined, relevant_only: bool = False) -> list[int]:
+    """The indices of the units kept: the best one, then each further one that bears on the question while
+    ``joined(indices)`` fits ``max_tokens``; [] when the best does not fit (or, ``relevant_only``, bears on nothing)."""
     w = weights or CompressionWeights()
     q_terms = set(keyword_terms(question))
     ents = [e.lower() for e in (entities or []) if e]
-    terms = {sentence: set(keyword_terms(sentence)) for sentence in sentences}
+    terms = {unit: set(keyword_terms(unit)) for unit in units}
     relevance_marks = (
         Mark(w.question_term, lambda s: len(terms[s] & q_terms)),
         Mark(w.question_entity, lambda s: sum(1 for e in ents if e in s.lower())),
-        Mark(w.number_asked if _NUMBER.search(question) else w.number, lambda s: bool(_NUMBER.search(s))),
     )
-    relevance = score_sentences(sentences, SentenceWeights(marks=relevance_marks))
+    if not relevant_only:  # a summary's lines nearly all hold a number: one tells nothing there
+        relevance_marks += (
+            Mark(w.number_asked if _NUMBER.search(question) else w.number, lambda s: bool(_NUMBER.search(s))),)
+    relevance = score_sentences(units, SentenceWeights(marks=relevance_marks))
     # Ties (most often: no sentence holds a question term) go to a sentence with some content
     # ("Wow!" says nothing), then to the earlier one: it usually sets the context.
     content = Mark(w.content, lambda s: min(len(terms[s]), w.content_words))
-    scores = score_sentences(sentences, SentenceWeights(marks=(*relevance_marks, content), later=-w.order))
-    order = sorted(range(len(sentences)), key=scores.__getitem__, reverse=True)
-    if counter.count(_join(sentences, [order[0]])) > max_tokens:
-        return ""  # the best sentence is kept whole or not at all: a lesser one would stand in for it
+    scores = score_sentences(units, SentenceWeights(marks=(*relevance_marks, content), later=-w.order))
+    order = sorted(range(len(units)), key=scores.__getitem__, reverse=True)
+    if (relevant_only and relevance[order[0]] <= 0) or counter.count(joined([order[0]])) > max_tokens:
+        return []
     chosen = [order[0]]
     for index in order[1:]:
         if relevance[index] <= 0:
             continue  # only question-bearing sentences join the best one
         candidate = sorted(chosen + [index])
-        if counter.count(_join(sentences, candidate)) <= max_tokens:
+        if counter.count(joined(candidate)) <= max_tokens:
             chosen = candidate
-    kept = _join(sentences, chosen)
-    # A cut that saves no token (the gap mark costs what a short sentence did, or nothing was left out
-    # and the spacing is the same): the text as it was, not a copy called compressed.
-    return text if counter.count(kept) >= counter.count(text) else kept
+    return chosen
+
+
+def _join_lines(lines: list[str], indices: list[int]) -> str:
+    out: list[str] = []
+    previous = -1
+    for index in indices:
+        if index != previous + 1:
+            out.append(GAP.strip())
+        out.append(lines[index])
+        previous = index
+    if indices and indices[-1] < len(lines) - 1:
+        out.append(GAP.strip())
+    return "\n".join(out)
 
 
 def _join(sentences: list[str], indices: list[int]) -> str:

@@ -75,6 +75,27 @@ class RecentView(StrictModel):
                     "hold to be placed")
 
 
+class LiveSummaries(StrictModel):
+    """How the live session's compaction summaries are ranked for a question and shown
+    (agent_memory/retrieval/live_summaries.py); the score is dense x similarity + terms x share + newest x recency."""
+
+    by_question: bool = Field(default=True, description="rank them by the question; off: newest first, each scored 1")
+    dense: float = Field(default=1.0, ge=0, description=(
+        "weight of the calibrated similarity of the summary's line nearest the question. On the working-memory "
+        "benchmark (benchmarks/bench_working_memory.py, 36 facts) dense alone, terms alone and both put the same 9 "
+        "facts in the summaries section (1 newest first). A summary's lines are embedded at the first question "
+        "after it is written (20-260 ms a summary on 2 shared cores; a session never asked before, all at once: "
+        "107 Chinese summaries 28 s); 0: ranked by terms alone, nothing embedded"))
+    terms: float = Field(default=2.0, ge=0, description=(
+        "weight of the share of the question's keyword terms (stemmed content words) the summary holds"))
+    newest: float = Field(default=0.0, ge=0, description=(
+        "prior of the newest summary, falling linearly to 0 for the oldest. 0: equal scores alone keep the newest "
+        "first; 0.1 and 1 placed the same facts on the working-memory benchmark"))
+    lines: bool = Field(default=True, description=(
+        "a summary longer than the room left in the summaries' share is shown as its lines that carry the "
+        "question's terms (agent_memory/retrieval/compress.py) rather than dropped"))
+
+
 class CompressionWeights(StrictModel):
     """How query-focused compression scores a passage's sentences (agent_memory/retrieval/compress.py,
     with the scorer of agent_memory/core/sentence_scoring.py)."""
@@ -102,6 +123,8 @@ class RetrievalConfig(StrictModel):
                                description="graph route: question entities, their pages and facts")
     summaries: RouteConfig = Field(default=RouteConfig(weight=0.5, limit=8),
                                    description="summaries route: the live session's summaries, then stored ones")
+    live_summaries: LiveSummaries = Field(default_factory=LiveSummaries,
+                                          description="how the live session's summaries are ranked and shown")
     recent: RouteConfig = Field(default=RouteConfig(weight=0.5, limit=8),
                                 description="the live session's last turns")
     recent_view: RecentView = Field(default_factory=RecentView,

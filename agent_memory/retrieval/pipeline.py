@@ -26,6 +26,7 @@ from agent_memory.retrieval.dedup import deduplicate
 from agent_memory.retrieval.fusion import fuse
 from agent_memory.retrieval.hop import SecondHop
 from agent_memory.retrieval.links import LinkFollower, spread
+from agent_memory.retrieval.live_summaries import LiveSummaryRanker
 from agent_memory.retrieval.neighbours import add_neighbours
 from agent_memory.retrieval.pages import Pages
 from agent_memory.retrieval.question_vectors import drop_speaker_names, encode_question, speaker_directory
@@ -99,8 +100,10 @@ class RetrievalPipeline:
         if config.graph.enabled:
             self.routes["graph"] = GraphRoute(services.graph, services.vectors, config, self.pages)
         if config.summaries.enabled:
+            ranker = (LiveSummaryRanker(services.embedder, config.live_summaries)
+                      if config.live_summaries.by_question else None)
             self.routes["summaries"] = SummaryRoute(services.vectors, session_summaries,
-                                                     stored=config.stored_summaries)
+                                                     stored=config.stored_summaries, ranker=ranker)
         if config.recent.enabled:
             self.routes["recent"] = RecentRoute(self.recent_turns)
 
@@ -220,9 +223,11 @@ class RetrievalPipeline:
                                              lambda item: item, decisions), kept, question, budget,
                              self.config.recent_view, decisions,
                              seen={c.item.source_id for c in fused + reranked})
+        summary_route = outputs.get("summaries", RouteOutput())
+        decisions.extend(Decision("summaries", item_id, "ranked", why) for item_id, why in summary_route.notes.items())
         summaries = _give_way(deduplicate(
             [Candidate(item=h.item, fused=h.score, final=h.score)
-             for h in self._unexpired(outputs.get("summaries", RouteOutput()).hits, lambda h: h.item, decisions)],
+             for h in self._unexpired(summary_route.hits, lambda h: h.item, decisions)],
             None, self.config.near_duplicate, decisions), kept + [Candidate(item=i) for i in recent], decisions)
         lap("dedup")
 

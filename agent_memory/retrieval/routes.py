@@ -44,6 +44,8 @@ class RouteOutput:
     # Scores that belong to a whole source (an entity's page), not to the one item returned:
     # every candidate chunk of that source carries them into the reranker.
     sources: dict[str, float] = field(default_factory=dict)
+    # Why a hit got its score, by item ID, where a route decides more than one number says (the debug dump's).
+    notes: dict[str, str] = field(default_factory=dict)
 
 
 class Route(Protocol):
@@ -115,25 +117,34 @@ class KeywordRoute:
 
 
 class SummaryRoute:
-    """Document and conversation summaries, by meaning."""
+    """Document and conversation summaries: the live session's ranked by the question
+    (agent_memory/retrieval/live_summaries.py), then stored ones by meaning."""
 
     name = "summaries"
     needs_dense = True
 
-    def __init__(self, vectors, session_summaries=None, stored: bool = True) -> None:
+    def __init__(self, vectors, session_summaries=None, stored: bool = True, ranker=None) -> None:
         self.vectors = vectors
         self.stored = stored  # also search stored (ingested) summaries
-        # session_summaries(tenant, session_id) -> the live session's compaction summaries
+        # session_summaries(tenant, session_id) -> the live session's compaction summaries, newest first
         self.session_summaries = session_summaries
+        self.ranker = ranker  # a LiveSummaryRanker; None: the live summaries newest first, each scored 1.0
 
     def recall(self, query: Query, limit: int) -> RouteOutput:
         flt = _content_filter(query.flt, ["summary"])
         hits = self.vectors.search_dense(query.dense, flt, limit) if self.stored else []
+        notes: dict[str, str] = {}
         if self.session_summaries is not None and query.session_id:
             # The conversation in progress comes first: it is what the question most likely continues.
-            live = [ScoredItem(item=i, score=1.0) for i in self.session_summaries(query.tenant, query.session_id)]
+            found = self.session_summaries(query.tenant, query.session_id)
+            if self.ranker is None:
+                live = [ScoredItem(item=i, score=1.0) for i in found]
+            else:
+                ranked = self.ranker.rank(query.text, query.dense, found)
+                live = [ScoredItem(item=r.item, score=r.score) for r in ranked]
+                notes = {r.item.id: r.why for r in ranked[:limit]}
             hits = live[:limit] + hits[: max(0, limit - len(live))]
-        return RouteOutput(hits)
+        return RouteOutput(hits, notes=notes)
 
 
 class RecentRoute:

@@ -1,0 +1,119 @@
+"""The live session's compaction summaries, ranked by the question.
+
+Compaction leaves a summary of each span it takes out of a session's view (agent_memory/conversation/
+compaction.py): a digest of a few hundred tokens in lines (goals, facts, tool results, decisions, identifiers).
+The prompt's summaries section holds a small share of the budget (``shares.summaries``), often less than one
+summary, so which summary goes in is decided by the question, not by age: each summary scores by its line
+closest in meaning to the question (each line embedded once; the embedder caches by content, so a summary's
+lines are embedded the first time a question meets them) and by the share of the question's keyword terms
+it holds (``LiveSummaries``); equal scores keep the newest first. The assembler shows a summary longer than
+the room left as its lines that carry the question's terms (agent_memory/retrieval/compress.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from agent_memory.core.embedding_spaces import QueryVectors
+from agent_memory.core.records import MemoryItem
+from agent_memory.core.text import keyword_terms
+from agent_memory.retrieval.config import LiveSummaries
+
+
+def summary_lines(text: str) -> list[str]:
+    """A summary's lines that say something: a section's title alone ("Tool results:") is left out."""
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.rstrip().endswith((":", "："))]
+
+
+# Summaries whose lines' vectors and terms are kept in process (about 45 kB each): a summary never changes once written,
+# and each question of a session ranks them all again (88 summaries: 37 ms from the vector cache, 1 ms from here).
+KEPT_SUMMARIES = 512
+
+
+@dataclass
+class RankedSummary:
+    item: MemoryItem
+    score: float
+    why: str
+
+
+@dataclass
+class _Prepared:
+    terms: frozenset[str]
+    vectors: np.ndarray  # one row per line (summary_lines)
+    spaces: list[str]
+    langs: list[str]
+
+
+class LiveSummaryRanker:
+    """``rank(question, dense, items)``: the summaries (newest first, as working memory gives them) best first."""
+
+    def __init__(self, embedder, config: LiveSummaries) -> None:
+        self.embedder = embedder  # agent_memory/core/embedding_spaces.EmbeddingSpaces: routes and caches by content
+        self.config = config
+        self._kept: OrderedDict[str, _Prepared] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def rank(self, question: str, dense: QueryVectors | None, items: list[MemoryItem]) -> list[RankedSummary]:
+        if not items:
+            return []
+        config = self.config
+        prepared = self._prepared([item.text for item in items])
+        meaning = self._meaning(dense, prepared) if config.dense and dense else np.zeros(len(items))
+        asked = set(keyword_terms(question))
+        ranked = []
+        for position, (item, ready, similarity) in enumerate(zip(items, prepared, meaning)):
+            held = len(asked & ready.terms)
+            terms = held / len(asked) if asked else 0.0
+            newer = config.newest * (len(items) - 1 - position) / max(1, len(items) - 1)
+            score = config.dense * float(similarity) + config.terms * terms + newer
+            why = (f"best line by meaning {similarity:.2f}, question terms {held}/{len(asked)}, "
+                   f"{position + 1} of {len(items)} newest first")
+            ranked.append(RankedSummary(item, score, why))
+        # Ties (no line near the question, no term of it) keep the newest first.
+        order = sorted(range(len(ranked)), key=lambda k: (-ranked[k].score, k))
+        return [ranked[k] for k in order]
+
+    def _meaning(self, dense: QueryVectors, prepared: list[_Prepared]) -> np.ndarray:
+        """Per summary, the calibrated similarity of its line nearest the question."""
+        scores = self.embedder.similarities(np.vstack([p.vectors for p in prepared]),
+                                            [s for p in prepared for s in p.spaces],
+                                            [g for p in prepared for g in p.langs], dense)
+        out, start = np.zeros(len(prepared)), 0
+        for k, ready in enumerate(prepared):
+            out[k] = float(scores[start:start + len(ready.spaces)].max())
+            start += len(ready.spaces)
+        return out
+
+    def _prepared(self, texts: list[str]) -> list[_Prepared]:
+        """Each summary's terms and its lines' vectors; the lines of those not kept yet embedded in one batch."""
+        with self._lock:
+            kept = {t: self._kept[t] for t in texts if t in self._kept}
+        missing = [t for t in dict.fromkeys(texts) if t not in kept]
+        if missing:
+            lines = [summary_lines(t) or [t] for t in missing]
+            flat = [line for group in lines for line in group]
+            if self.config.dense:
+                spaces = self.embedder.spaces_for(flat)
+                vectors = self.embedder.embed_documents(flat, spaces)
+                langs = [self.embedder.lang_of(line) for line in flat]
+            else:  # ranked by terms alone: no line is embedded
+                spaces, langs = [""] * len(flat), [""] * len(flat)
+                vectors = np.zeros((len(flat), 0), dtype=np.float32)
+            start = 0
+            for text, group in zip(missing, lines):
+                end = start + len(group)
+                kept[text] = _Prepared(frozenset(keyword_terms(text)), vectors[start:end], spaces[start:end],
+                                       langs[start:end])
+                start = end
+        with self._lock:
+            for text in texts:
+                self._kept[text] = kept[text]
+                self._kept.move_to_end(text)
+            while len(self._kept) > KEPT_SUMMARIES:
+                self._kept.popitem(last=False)
+        return [kept[t] for t in texts]
