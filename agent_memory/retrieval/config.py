@@ -80,12 +80,13 @@ class LiveSummaries(StrictModel):
     (agent_memory/retrieval/live_summaries.py); the score is dense x similarity + terms x share + newest x recency."""
 
     by_question: bool = Field(default=True, description="rank them by the question; off: newest first, each scored 1")
-    dense: float = Field(default=1.0, ge=0, description=(
+    dense: float = Field(default=0.0, ge=0, description=(
         "weight of the calibrated similarity of the summary's line nearest the question. On the working-memory "
         "benchmark (benchmarks/bench_working_memory.py, 36 facts) dense alone, terms alone and both put the same 9 "
-        "facts in the summaries section (1 newest first). A summary's lines are embedded at the first question "
-        "after it is written (20-260 ms a summary on 2 shared cores; a session never asked before, all at once: "
-        "107 Chinese summaries 28 s); 0: ranked by terms alone, nothing embedded"))
+        "facts in the summaries section (1 newest first). Above 0, a summary's lines are embedded at the first "
+        "question after it is written (20-260 ms a summary on 2 shared cores; a session never asked before, all at "
+        "once: 107 Chinese summaries 28 s), a wait inside a question's time; 0 (default): ranked by terms alone, "
+        "nothing embedded"))
     terms: float = Field(default=2.0, ge=0, description=(
         "weight of the share of the question's keyword terms (stemmed content words) the summary holds"))
     newest: float = Field(default=0.0, ge=0, description=(

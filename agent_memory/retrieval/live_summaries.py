@@ -3,10 +3,10 @@
 Compaction leaves a summary of each span it takes out of a session's view (agent_memory/conversation/
 compaction.py): a digest of a few hundred tokens in lines (goals, facts, tool results, decisions, identifiers).
 The prompt's summaries section holds a small share of the budget (``shares.summaries``), often less than one
-summary, so which summary goes in is decided by the question, not by age: each summary scores by its line
-closest in meaning to the question (each line embedded once; the embedder caches by content, so a summary's
-lines are embedded the first time a question meets them) and by the share of the question's keyword terms
-it holds (``LiveSummaries``); equal scores keep the newest first. The assembler shows a summary longer than
+summary, so which summary goes in is decided by the question, not by age: each summary scores by the share of
+the question's keyword terms it holds and, with ``LiveSummaries.dense`` above 0 (off by default: it measured the
+same and costs the first question after a summary its lines' embedding), by its line closest in meaning to the
+question (each line embedded once; the embedder caches by content); equal scores keep the newest first. The assembler shows a summary longer than
 the room left as its lines that carry the question's terms (agent_memory/retrieval/compress.py).
 """
 

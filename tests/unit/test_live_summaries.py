@@ -69,13 +69,14 @@ def ranked_ids(question: str, config: LiveSummaries | None = None) -> list[str]:
 
 
 def test_the_summary_holding_the_question_comes_first_whatever_its_age():
-    assert ranked_ids("Which port does the staging database listen on?")[0] == "wms:t/s/1"
-    assert ranked_ids("What retry limit did we decide on?")[0] == "wms:t/s/0"
+    for config in (LiveSummaries(), LiveSummaries(dense=1.0)):  # terms alone (the default), and with meaning too
+        assert ranked_ids("Which port does the staging database listen on?", config)[0] == "wms:t/s/1"
+        assert ranked_ids("What retry limit did we decide on?", config)[0] == "wms:t/s/0"
 
 
 def test_by_meaning_alone_and_by_terms_alone_each_find_it():
     question = "Which port does the staging database listen on?"
-    assert ranked_ids(question, LiveSummaries(terms=0.0, newest=0.0))[0] == "wms:t/s/1"
+    assert ranked_ids(question, LiveSummaries(dense=1.0, terms=0.0, newest=0.0))[0] == "wms:t/s/1"
     assert ranked_ids(question, LiveSummaries(dense=0.0, newest=0.0))[0] == "wms:t/s/1"
 
 
@@ -92,7 +93,7 @@ def test_each_ranked_summary_says_why():
 
 def test_a_summarys_lines_are_embedded_once_for_every_later_question():
     embedder = WordsEmbedder()
-    ranker = LiveSummaryRanker(embedder, LiveSummaries())
+    ranker = LiveSummaryRanker(embedder, LiveSummaries(dense=1.0))
     ranker.rank("Which port?", embedder.question("Which port?"), SUMMARIES[1:])
     assert embedder.embedded == ["- (user) The staging database listens on port 6543.", "- (assistant) Noted.",
                                  "- grep: config/app.yaml line 12", "- Keep the retry limit at 5."]
@@ -102,10 +103,10 @@ def test_a_summarys_lines_are_embedded_once_for_every_later_question():
     assert ranked[0].item.id == "wms:t/s/0"
 
 
-def test_ranked_by_terms_alone_no_line_is_embedded():
+def test_ranked_by_terms_alone_the_default_no_line_is_embedded():
     embedder = WordsEmbedder()
     question = "Which port does the staging database listen on?"
-    ranked = LiveSummaryRanker(embedder, LiveSummaries(dense=0.0)).rank(question, embedder.question(question),
+    ranked = LiveSummaryRanker(embedder, LiveSummaries()).rank(question, embedder.question(question),
                                                                          SUMMARIES)
     assert ranked[0].item.id == "wms:t/s/1" and embedder.embedded == []
 
