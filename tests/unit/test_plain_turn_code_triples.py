@@ -21,6 +21,7 @@ PIECES = {"src", "pay", "mod", "mod_47", "py", "read", "file", "vendor", "billin
     ("重要：永远不要修改目录vendor/billing_42/，它属于另一个团队。", ["vendor/billing_42/"]),
     ("匹配：重试循环实现在src/net/backoff_loop_48.py第306行。", ["src/net/backoff_loop_48.py"]),
     ("配置在/etc/pay/config.yaml里。", ["/etc/pay/config.yaml"]),
+    ("茨柏克沃斯基参与OS/2的开发。", ["OS/2"]),
 ])
 def test_chinese_segmentation_keeps_a_path_or_identifier_whole(sentence, whole):
     words = [tok.word for tok in tokenize(sentence)]
@@ -41,8 +42,9 @@ def test_a_chinese_sentence_with_a_path_gives_the_path_whole_or_not_at_all_never
     ("Army.Its", ["Army", "Its"]),  # a sentence's dot with its space left out: no path
     ("Dr.Virginia Apgar", ["Virginia", "Apgar"]),  # an abbreviation's
     ("Köк Орда/Kök Orda", ["Orda"]),  # beside a letter of another script: a piece of a word, not a path
+    ("Yingkou/Yingkow", ["Yingkou", "Yingkow"]),  # a name's two spellings
 ])
-def test_dots_before_capitals_and_runs_inside_words_of_other_scripts_are_no_paths(text, kept):
+def test_dots_before_capitals_spellings_and_runs_inside_words_of_other_scripts_are_no_paths(text, kept):
     words = [tok.word for tok in tokenize(f"他说{text}。")]
     assert all(word in words for word in kept)
     assert not [tok for tok in tokenize(f"他说{text}。") if tok.flag == "path"]

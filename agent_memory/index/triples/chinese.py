@@ -25,8 +25,10 @@ from agent_memory.index.triples.base import GENERIC, MODEL_ID, Entity, clean_nam
 # piece became an entity of its own. A dot before a capital is a sentence's or an initial's with the space left
 # out, as Chinese text often has it ("Army.Its", "Dr.Virginia Apgar", "Andrew W.Mellon"); a dotted number or
 # version ("3.5", "GPT-3.5") is no path either (numbers and model IDs read them as before), nor a run beside a
-# letter of another spaced script ("Kök Orda/Kük Urda": Latin-1, Latin Extended, Greek, Cyrillic).
+# letter of another spaced script ("Kök Orda/Kük Urda": Latin-1, Latin Extended, Greek, Cyrillic), nor capitalised
+# words between slashes, a name's spellings ("Diocese of Yingkou/Yingkow").
 _PATH = (r"(?<![A-Za-z0-9_./~\u00c0-\u024f\u0370-\u052f-])(?=[A-Za-z0-9_./~-]*[A-Za-z])"
+         r"(?![A-Z][a-z]+(?:/[A-Z][a-z]+)+(?![A-Za-z0-9_/~]|[.-][A-Za-z0-9]))"  # a name's spellings
          r"(?=[~.]*/|[A-Za-z0-9_./~-]*?[A-Za-z0-9_](?:[/_][A-Za-z0-9]|\.[a-z]))"
          # The run whole or not at all (a lookahead is atomic): never "src" of "src/café".
          r"(?=(?P<path_run>[./~]*[A-Za-z0-9_]+(?:(?:[/-]+|\.(?=[a-z0-9_]))[A-Za-z0-9_]+)*/?))(?P=path_run)"
