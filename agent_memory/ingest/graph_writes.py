@@ -15,7 +15,7 @@ from agent_memory.core.updates import relation_group, said_at, supersede
 from agent_memory.index.items import is_tool_turn
 from agent_memory.index.triples.base import GENERIC  # the type of a noun phrase that names no entity
 from agent_memory.index.triples.speaker import fact_subjects, first_person_named, one_user
-from agent_memory.index.triples.tool_turns import kept, prose_of
+from agent_memory.index.triples.tool_turns import kept, plain_prose, prose_of
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.report import IngestReport
 
@@ -47,12 +47,12 @@ def extract_triples(extractor, units: list[SourceItems], *,
         found = []
         for start in range(0, len(items), EXTRACT_SLICE_TEXTS):
             part = slice(start, start + EXTRACT_SLICE_TEXTS)
-            found += _extract_slice(extractor, items[part], [text for text, _ in read[part]], tenant, warnings)
+            found += _extract_slice(extractor, items[part], [text for text, _, _ in read[part]], tenant, warnings)
             done += len(items[part])
             if on_read is not None:
                 on_read(done, total)
-        for item, (text, speakers), item_triples in zip(items, read, found):
-            if is_tool_turn(item):  # its prose alone was read: what of it is code is not a fact either
+        for item, (text, speakers, prose_only), item_triples in zip(items, read, found):
+            if prose_only:  # its prose alone was read: what of it is code is not a fact either
                 item_triples = [t for t in item_triples if kept(t, text)]
             if speakers:
                 item_triples = [one_user(t, speakers) for t in item_triples
@@ -98,19 +98,21 @@ def _extract_texts(extractor, items: list, texts: list[str], tenant: str) -> lis
                                   item_ids=[i.id for i in items])
 
 
-def _extraction_text(item, speakers: bool) -> tuple[str, tuple[str, ...]]:
-    """What the extractor reads, and the names it gave the speaker: a turn of a named speaker or of the user
-    with its first person named (index/triples/speaker.py); anything else as stored, naming nobody new. A
-    name the turn holds already is not one its first person alone gave. Of a tool call and its results, its
-    prose alone (index/triples/tool_turns.py)."""
-    text = prose_of(item.text) if is_tool_turn(item) else item.text
+def _extraction_text(item, speakers: bool) -> tuple[str, tuple[str, ...], bool]:
+    """What the extractor reads, the names it gave the speaker, and whether it is the item's prose alone: a
+    turn of a named speaker or of the user with its first person named (index/triples/speaker.py); anything
+    else as stored, naming nobody new. A name the turn holds already is not one its first person alone gave.
+    Of a tool call and its results, its prose alone; of any other text, all but its code
+    (index/triples/tool_turns.py)."""
+    text = prose_of(item.text) if is_tool_turn(item) else plain_prose(item.text)
+    prose_only = is_tool_turn(item) or text != item.text
     names = fact_subjects(item.metadata) if speakers and item.kind == "turn" else None
     if names is None:
-        return text, ()
+        return text, (), prose_only
     named = first_person_named(text, *names)
     if named == text:
-        return text, ()
-    return named, tuple(name for name in dict.fromkeys(names) if name not in text)
+        return text, (), prose_only
+    return named, tuple(name for name in dict.fromkeys(names) if name not in text), prose_only
 
 
 def _kept_speaker_fact(triple, speakers: tuple[str, ...], relations: Mapping[str, Sequence[str]]) -> bool:

@@ -102,3 +102,22 @@ def test_the_graph_reads_a_tool_loops_prose_not_its_payloads(settings):
             "acme", ["Maria Lopez", "retry loop"])}
         assert ("Maria Lopez", "Stripe") in facts  # the call's own words
         assert ("retry loop", "src/net/backoff_loop_48.py") in facts  # a result's line of prose
+
+
+def test_the_graph_reads_an_agents_plain_messages_but_their_code(settings):
+    with Memory(settings=settings, tenant="acme") as memory:
+        memory.add_message("chat", {"role": "user", "content": (
+            "Maria Lopez leads the billing team at Stripe. The refund handler fails:\n"
+            "```python\ndef handler_9(req):\n    return process(req, limit=923)\n```")})
+        memory.add_message("chat", {"role": "assistant", "content": (
+            "I understand, let me look at this. 3.0: def handler_3(req): return process(req, limit=123) "
+            "3.1: def handler_17(req): return process(req, limit=45)")})
+        memory.add_message("chat", {"role": "user", "content": "第12步：我将对src/pay/mod_47.py运行read_file，检查计划的下一部分。"})
+        memory.settle()
+        assert sorted(archived(memory, "acme")) == ["chat/m0", "chat/m1", "chat/m2"]
+        names = {name.casefold() for name in memory.services.graph.entity_names("acme")}
+        assert not names & {"src", "pay", "mod", "py", "read", "file", "req", "process", "python", "def"}
+        assert not [n for n in names if "(" in n or "=" in n or "handler" in n or n[0].isdigit()]
+        assert "src/pay/mod_47.py" in names  # the path whole
+        facts = {(f["subject"], f["object"]) for f in memory.services.graph.subject_facts("acme", ["Maria Lopez"])}
+        assert ("Maria Lopez", "Stripe") in facts

@@ -1,5 +1,5 @@
 """What the graph reads of an archived tool turn: its prose, not its payloads (index/triples/tool_turns.py);
-a turn without tool parts is read as before (ingest/graph_writes.py)."""
+a turn without tool parts is read but for its code (ingest/graph_writes.py; tests/unit/test_plain_turn_code_triples.py)."""
 
 from __future__ import annotations
 
@@ -110,13 +110,24 @@ PAYLOAD = ("[assistant] Maria Lopez leads the billing team at Stripe.\n"
            "[tool_result:read_file] 0.0: def handler_9(req): return process(req, limit=923)")
 
 
+PLAIN = "[assistant] Maria Lopez leads the billing team at Stripe.\n[tool_use:read_file] the path is config.json"
+
+
 @pytest.mark.parametrize("speakers", [None, {"residence": ["live in"]}])
-def test_a_turn_without_tool_parts_is_read_as_stored_and_keeps_every_triple(speakers):
+def test_a_turn_without_tool_parts_or_code_is_read_as_stored_and_keeps_every_triple(speakers):
     extractor = Recording()
-    triples, counts, _ = extract_triples(extractor, [unit(PAYLOAD)], speaker_relations=speakers)
-    assert extractor.read == [PAYLOAD]  # its text as stored, even one that looks like a tool turn's
+    triples, counts, _ = extract_triples(extractor, [unit(PLAIN)], speaker_relations=speakers)
+    assert extractor.read == [PLAIN]  # its text as stored, even one that looks like a tool turn's
     assert [(t.subject, t.object) for t in triples] == [("handler_9(req", "src"), ("Maria Lopez", "Stripe")]
     assert counts == {"loop/m3": 2}
+
+
+def test_a_turn_without_tool_parts_is_read_but_for_its_code_and_keeps_no_code_triple():
+    extractor = Recording()
+    triples, counts, _ = extract_triples(extractor, [unit(PAYLOAD)])
+    assert extractor.read == [PAYLOAD[:PAYLOAD.index("[tool_result")]]  # its line of code left out
+    assert [(t.subject, t.object) for t in triples] == [("Maria Lopez", "Stripe")]
+    assert counts == {"loop/m3": 1}
 
 
 def test_a_tool_turn_is_read_for_its_prose_and_keeps_no_code_triple():

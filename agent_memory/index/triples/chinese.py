@@ -1,9 +1,9 @@
 """Offline Chinese triples from jieba POS tags and a few sentence patterns.
 
 Entities are runs of noun-like tokens (jieba flags nr person, ns place, nt organisation,
-nz other proper noun, eng Latin words) plus book titles 《…》, dates, numbers and model
-identifiers found by regex before segmentation (jieba would cut "2011年3月" or "X-200"
-apart). Relations come from patterns — "A是B" (is_a), "A位于B" (located_in), "A由B开发/
+nz other proper noun, eng Latin words) plus book titles 《…》, dates, numbers, model
+identifiers and ASCII paths or identifiers found by regex before segmentation (jieba would cut
+"2011年3月", "X-200" or "src/pay/mod_47.py" apart). Relations come from patterns — "A是B" (is_a), "A位于B" (located_in), "A由B开发/
 发行/…" (developed_by, published_by, …), "A的B" (has) — and, with lower confidence,
 from co-occurrence of named entities within a sentence (related_to).
 """
@@ -19,14 +19,31 @@ from agent_memory.core.records import Triple
 from agent_memory.core.text import split_sentences
 from agent_memory.index.triples.base import GENERIC, MODEL_ID, Entity, clean_name, dedupe_entities, dedupe_triples
 
+# An ASCII path or identifier: a run of letters, digits and ``_ . / -`` holding a letter, and a ``/`` or ``_``
+# between two of them, a ``.`` before a small letter, or a ``/`` first (src/pay/mod_47.py, read_file,
+# vendor/billing_42/, config.yaml, /etc/hosts). jieba cuts one at every joiner (src / pay / mod_47 / py), and each
+# piece became an entity of its own. A dot before a capital is a sentence's or an initial's with the space left
+# out, as Chinese text often has it ("Army.Its", "Dr.Virginia Apgar", "Andrew W.Mellon"); a dotted number or
+# version ("3.5", "GPT-3.5") is no path either (numbers and model IDs read them as before), nor a run beside a
+# letter of another spaced script ("Kök Orda/Kük Urda": Latin-1, Latin Extended, Greek, Cyrillic), nor capitalised
+# words between slashes, a name's spellings ("Diocese of Yingkou/Yingkow").
+_PATH = (r"(?<![A-Za-z0-9_./~\u00c0-\u024f\u0370-\u052f-])(?=[A-Za-z0-9_./~-]*[A-Za-z])"
+         r"(?![A-Z][a-z]+(?:/[A-Z][a-z]+)+(?![A-Za-z0-9_/~]|[.-][A-Za-z0-9]))"  # a name's spellings
+         r"(?=[~.]*/|[A-Za-z0-9_./~-]*?[A-Za-z0-9_](?:[/_][A-Za-z0-9]|\.[a-z]))"
+         # The run whole or not at all (a lookahead is atomic): never "src" of "src/café".
+         r"(?=(?P<path_run>[./~]*[A-Za-z0-9_]+(?:(?:[/-]+|\.(?=[a-z0-9_]))[A-Za-z0-9_]+)*/?))(?P=path_run)"
+         r"(?![A-Za-z0-9_\u00c0-\u024f\u0370-\u052f])")
 # Spans cut out before segmentation, with the flag their token gets.
 _SPECIAL = re.compile(
     r"(?P<title>《[^》]{1,40}》)"
     r"|(?P<date>(?:\d{1,4}|[一二三四五六七八九〇零十]{2,4})年(?:\d{1,2}月)?(?:\d{1,2}[日号])?|\d{1,2}月\d{1,2}[日号])"
+    r"|(?P<path>" + _PATH + r")"
     r"|(?P<model>" + MODEL_ID.pattern + r")"
     r"|(?P<num>\d+(?:[.,]\d+)*%?)"
 )
-_PROPER = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "title", "model", "date"})
+_PROPER = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "title", "model", "date", "path"})
+# Flags of the spans cut out before segmentation: each is an entity of its own, never part of a longer noun run.
+_STANDALONE = ("title", "date", "num", "model", "path")
 _NOUNISH = _PROPER | frozenset({"n", "j", "vn", "ng", "num", "b"})
 _CLAUSE_BREAK = frozenset("，,；;：:、（）()“”\"'!！?？。")
 _ORG_SUFFIX = ("公司", "集团", "大学", "学院", "银行", "俱乐部", "学校", "中学", "小学", "协会", "委员会", "政府", "研究所", "医院")
@@ -56,7 +73,7 @@ class _Tok:
 
 
 def tokenize(sentence: str) -> list[_Tok]:
-    """POS-tagged tokens with titles, dates, numbers and model ids kept whole."""
+    """POS-tagged tokens with titles, dates, numbers, model ids and paths kept whole."""
     pseg = load_posseg()
     out: list[_Tok] = []
     pos = 0
@@ -142,12 +159,12 @@ def phrases(toks: list[_Tok]) -> list[_Phrase]:
                 if p:
                     out.append(p)
                 run_start = j
-            if toks[j].flag in ("title", "date", "num", "model") and j > run_start:
+            if toks[j].flag in _STANDALONE and j > run_start:
                 p = _make_phrase(toks, run_start, j)  # special tokens stand alone
                 if p:
                     out.append(p)
                 run_start = j
-            if toks[j].flag in ("title", "date", "num", "model"):
+            if toks[j].flag in _STANDALONE:
                 p = _make_phrase(toks, j, j + 1)
                 if p:
                     out.append(p)

@@ -14,7 +14,11 @@ turn is a fact stated in words: "the retry loop is implemented in src/net/backof
 
 and a triple read from it is kept unless a side is code (brackets, ``=``, quotes) or a piece of a longer
 path or identifier of the text read (:func:`kept`). The turn itself is stored and searched whole: this
-decides only what becomes a fact. A turn with no tool part is read as before.
+decides only what becomes a fact.
+
+Any other text, a plain turn or a document's chunk, is read but for its code (:func:`plain_prose`): its fenced
+blocks and its sentences of code, judged by the same tokens with a stricter count, since a prose sentence holds
+an initial's dots or a fraction as often as code does; a text without code is read as written.
 """
 
 from __future__ import annotations
@@ -23,17 +27,22 @@ import json
 import re
 
 from agent_memory.conversation.messages import readable_parts
-from agent_memory.core.text import CJK_RANGES, UNSPACED_RANGES
+from agent_memory.core.text import CJK_RANGES, UNSPACED_RANGES, split_sentences
 
 # A line is prose when it holds at least this many words, and more than this many times as many words as
 # code tokens (``def handler_9(req): return process(req, limit=923)``: 2 words, 3 code tokens).
 PROSE_MIN_WORDS = 3
 PROSE_WORDS_PER_CODE_TOKEN = 2
+# In a plain turn or a document, a sentence is code only with at least this many code tokens: one or two are as
+# often an initial's or an abbreviation's dots ("J.K. Rowling", split after "J.K."; "MrJims.Pizza is a U.S."), a
+# fraction ("146+1/2 lb , i.e.") or a smiley as code. (HotpotQA's first 250 questions' paragraphs: none of their
+# sentences reads as code with 3; with 2, five did, all prose.)
+PLAIN_MIN_CODE_TOKENS = 3
 # Characters of scripts written without spaces count one word per this many (as core/text.py estimates).
 UNSPACED_CHARS_PER_WORD = 2
 
 _UNSPACED = re.compile(f"[{CJK_RANGES}\u3041-\u30ff{UNSPACED_RANGES}]")
-_EDGE_PUNCTUATION = ".,;:!?\"'()[]{}<>“”‘’«»…"
+_EDGE_PUNCTUATION = ".,;:!?\"'()[]{}<>“”‘’«»…《》「」『』【】〈〉（）"
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 # Code inside a token: brackets, assignment, quotes, a path or a dotted or snake_case name.
 _CODE = re.compile(r"[(){}\[\]=<>;|$`\"\\]|_|/|::|->|[^\W\d_]\.[^\W\d_]")
@@ -44,6 +53,8 @@ _KEYWORDS = frozenset({"def", "elif", "lambda", "return", "const", "var", "func"
 _OPENS_BLOCK = (":", "{", "(", "[", ",", ";", "\\")
 # A Python or Java stack frame, a long listing's line (its mode first): words around a path, never a fact.
 _FRAME = re.compile(r'^\s*(?:File ".*", line \d+|at [\w$.]+\(.*\)$|[-dlcbps][-rwxsStT]{9}[@+.]?\s)')
+# A fenced code block's opening line (Markdown: up to three spaces, then three or more backticks or tildes).
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 # A JSON member: "key": "string value" (the value's escapes kept for json.loads).
 _JSON_MEMBER = re.compile(r'"(?:[^"\\]|\\.)*"\s*:\s*("(?:[^"\\]|\\.)*")?')
 # A side of a triple that is code: brackets, assignment, quotes, a call.
@@ -91,13 +102,61 @@ def reads_as_prose(line: str) -> bool:
 
 
 def reads_as_code(line: str) -> bool:
-    """A line of code, not words: a code token for every ``PROSE_WORDS_PER_CODE_TOKEN`` words or fewer, a
-    line that opens a block or a call, a stack frame, a long listing's line."""
+    """A line of code, not words: a line that opens a block or a call, or one whose tokens are code
+    (:func:`tokens_are_code`)."""
     line = line.strip()
-    if line.endswith(_OPENS_BLOCK) or _FRAME.match(line):
+    return line.endswith(_OPENS_BLOCK) or tokens_are_code(line)
+
+
+def tokens_are_code(text: str, min_code_tokens: int = 1) -> bool:
+    """Code by its tokens: at least ``min_code_tokens`` code tokens and one for every
+    ``PROSE_WORDS_PER_CODE_TOKEN`` words or fewer, a stack frame, a long listing's line. (How a line ends is no
+    sign in prose, where a sentence may end with a colon.)"""
+    text = text.strip()
+    if _FRAME.match(text):
         return True
-    words, code = _tokens(line)
-    return code > 0 and words <= PROSE_WORDS_PER_CODE_TOKEN * code
+    words, code = _tokens(text)
+    return code >= max(1, min_code_tokens) and words <= PROSE_WORDS_PER_CODE_TOKEN * code
+
+
+def plain_prose(text: str) -> str:
+    """What the extractor reads of a plain turn or a document chunk: ``text`` but its code, that is fenced
+    blocks (```` ``` ```` or ``~~~``) and the sentences whose tokens are code (:func:`tokens_are_code`, with
+    ``PLAIN_MIN_CODE_TOKENS``); the rest as written, and so ``text`` itself when it holds no code. An agent's
+    messages hold code beside their words (a reply that quotes a function, a listing pasted into a question),
+    and spaCy reads a line of code as a sentence (``handler_9(req | is_a | limit=45``)."""
+    out: list[str] = []
+    fence, block = "", []
+    for line in text.splitlines(keepends=True):
+        if fence:  # inside a block, to its closing fence
+            block.append(line)
+            if line.strip().startswith(fence):
+                fence, block = "", []
+            continue
+        opened = _FENCE.match(line)
+        if opened:
+            # A fence closed on its own line ("```x = 1```") is inline code: that line alone.
+            fence = "" if opened.group(1) in line.strip()[len(opened.group(1)):] else opened.group(1)
+            continue
+        out.append(_prose_sentences(line))
+    # A fence never closed may be a block's end (a chunk cut inside it): what follows it is read by its sentences.
+    out += [_prose_sentences(line) for line in block]
+    return "".join(out)
+
+
+def _prose_sentences(line: str) -> str:
+    """``line`` but its sentences of code, each kept sentence with the space before it."""
+    sentences = split_sentences(line)
+    code = [tokens_are_code(s, PLAIN_MIN_CODE_TOKENS) for s in sentences]
+    if not any(code):
+        return line
+    kept, at = [], 0
+    for sentence, is_code in zip(sentences, code):
+        start = line.find(sentence, at)
+        if not is_code:
+            kept.append(line[at:start + len(sentence)] if kept else sentence)
+        at = start + len(sentence)
+    return "".join(kept) + line[len(line.rstrip("\r\n")):] if kept else ""
 
 
 def _tokens(line: str) -> tuple[int, int]:
