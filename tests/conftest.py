@@ -23,6 +23,17 @@ if os.environ.get("AGENT_MEMORY_POSTGRES_URL"):
     os.environ["AGENT_MEMORY_TEST_POSTGRES_URL"] = os.environ.pop("AGENT_MEMORY_POSTGRES_URL")
 
 @pytest.fixture
+def pg_schema():
+    """A schema of its own in the test PostgreSQL, its tables made (tests/postgres_support.py), dropped after."""
+    from postgres_support import FreshSchema
+
+    fresh = FreshSchema()
+    fresh.open()
+    yield fresh
+    fresh.cleanup()
+
+
+@pytest.fixture
 def settings(tmp_path):
     from agent_memory.core.config import load_settings
 

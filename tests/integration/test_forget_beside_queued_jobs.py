@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from postgres_support import NEEDS_POSTGRES, FreshSchema
+from postgres_support import NEEDS_POSTGRES
 
 from agent_memory.api.worker import Worker
 from agent_memory.core.config import load_settings
@@ -25,14 +25,6 @@ from tests.helpers import embedded_cli_env, run_cli
 OLD = "The Heron pump is serviced every spring by the depot crew."
 NEW = "# Plan\n\nThe Heron pump is replaced in March by the team in Tromso.\n" * 8
 CLIENT_PATH = "/home/u/notes/plan.md"
-
-
-@pytest.fixture
-def schema():
-    fresh = FreshSchema()
-    fresh.open()
-    yield fresh
-    fresh.cleanup()
 
 
 @pytest.fixture
@@ -68,9 +60,9 @@ def needs_postgres(test):
 
 @needs_postgres
 def test_a_python_forget_of_a_source_a_queued_job_stores_is_refused_and_the_job_then_stores_it(
-        tmp_path, schema, tenant):
+        tmp_path, pg_schema, tenant):
     settings = load_settings(data_dir=tmp_path / "data", triple_extractor="rules", qdrant_url=None, neo4j_uri=None,
-                             postgres_url=schema.url, tenant=tenant)
+                             postgres_url=pg_schema.url, tenant=tenant)
     with Memory(settings=settings) as memory:
         _add_old_copy(memory, tmp_path)
         _add_old_copy(memory, tmp_path, "globex")
@@ -106,14 +98,14 @@ def test_a_python_forget_of_a_source_a_queued_job_stores_is_refused_and_the_job_
 
 @needs_postgres
 def test_the_local_cli_forget_beside_a_queued_job_is_one_error_line_and_removes_nothing(
-        tmp_path, monkeypatch, capsys, schema, tenant):
+        tmp_path, monkeypatch, capsys, pg_schema, tenant):
     data = tmp_path / "data"
     embedded_cli_env(monkeypatch, data)
-    monkeypatch.setenv("AGENT_MEMORY_POSTGRES_URL", schema.url)
+    monkeypatch.setenv("AGENT_MEMORY_POSTGRES_URL", pg_schema.url)
     monkeypatch.setenv("AGENT_MEMORY_TENANT", tenant)
     with Memory() as memory:
         _add_old_copy(memory, tmp_path)
-    job = _queue_upload(DurableJobQueue(PostgresJobStore(schema.open())), tenant)
+    job = _queue_upload(DurableJobQueue(PostgresJobStore(pg_schema.open())), tenant)
 
     for argv in (["forget", "notes/plan.md"], ["forget", CLIENT_PATH], ["forget", "--prefix", "notes/"],
                  ["forget", "--all", "--tenant", tenant, "--yes"]):
@@ -143,11 +135,11 @@ def test_without_postgresql_a_python_or_local_cli_forget_asks_no_queue_and_forge
 
 
 @needs_postgres
-def test_a_forget_job_a_worker_runs_is_not_refused_by_an_upload_queued_after_it(tmp_path, schema, tenant):
+def test_a_forget_job_a_worker_runs_is_not_refused_by_an_upload_queued_after_it(tmp_path, pg_schema, tenant):
     """The API asked its queue when it accepted the forget: an upload asked for later stores the source after it,
     as asked, and the forget job is done, not failed."""
     settings = load_settings(data_dir=tmp_path / "data", triple_extractor="rules", qdrant_url=None, neo4j_uri=None,
-                             postgres_url=schema.url, tenant=tenant)
+                             postgres_url=pg_schema.url, tenant=tenant)
     with Memory(settings=settings) as memory:
         _add_old_copy(memory, tmp_path)
         queue = DurableJobQueue(memory.services.job_store)

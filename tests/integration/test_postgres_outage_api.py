@@ -15,7 +15,7 @@ import time
 
 import httpx
 import pytest
-from postgres_support import NEEDS_POSTGRES, CuttableRelay, FreshSchema
+from postgres_support import NEEDS_POSTGRES, CuttableRelay
 
 os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 
@@ -31,17 +31,9 @@ NOTE = {"source_id": "logs/pump", "title": "Pump log",
         "text": "The pump in greenhouse 3 was replaced on 2 March by Marta Okafor."}
 
 
-@pytest.fixture
-def schema():
-    fresh = FreshSchema()
-    fresh.open()
-    yield fresh
-    fresh.cleanup()
-
-
 def test_a_question_during_an_outage_says_the_database_is_unreachable_and_recovery_needs_no_restart(
-        schema, tmp_path):
-    relay = CuttableRelay(schema.url)
+        pg_schema, tmp_path):
+    relay = CuttableRelay(pg_schema.url)
     settings = load_settings(data_dir=tmp_path / "data", triple_extractor="rules", llm_model=None,
                              qdrant_url=None, neo4j_uri=None, postgres_url=relay.url, api_keys={})
     try:
@@ -65,10 +57,10 @@ def test_a_question_during_an_outage_says_the_database_is_unreachable_and_recove
         relay.close()
 
 
-def test_a_busy_pool_waits_its_timeout_and_says_busy_not_unreachable(schema):
+def test_a_busy_pool_waits_its_timeout_and_says_busy_not_unreachable(pg_schema):
     from agent_memory.stores.postgres import PostgresDB
 
-    db = PostgresDB(schema.url, pool_size=1, timeout=2)
+    db = PostgresDB(pg_schema.url, pool_size=1, timeout=2)
     try:
         outcome: list[BaseException | None] = []
 
@@ -95,10 +87,10 @@ def test_a_busy_pool_waits_its_timeout_and_says_busy_not_unreachable(schema):
         db.close()
 
 
-def test_a_server_that_answers_nothing_is_reported_unreachable_and_the_pool_recovers_from_it(schema):
+def test_a_server_that_answers_nothing_is_reported_unreachable_and_the_pool_recovers_from_it(pg_schema):
     from agent_memory.stores.postgres import PostgresDB
 
-    relay = CuttableRelay(schema.url)
+    relay = CuttableRelay(pg_schema.url)
     db = PostgresDB(relay.url, pool_size=2)
     try:
         relay.hang()
