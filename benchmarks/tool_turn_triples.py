@@ -9,7 +9,7 @@ noise, a sample of the others; the graph's entities and relations; for each of t
 whether its value is in ``Memory.prompt`` and the lines of the prompt's "Known facts" section.
 
 Noise, judged on each side of a relation against its source's stored text (a rule of this script, kept apart
-from the one ingestion applies, index/triples/tool_turns.py): code (a bracket, ``=``, ``;``, a quote or a
+from the one ingestion applies, index/triples/prose.py): code (a bracket, ``=``, ``;``, a quote or a
 backslash), a bare line number ("7.9"), a JSON key of the text (``"name":``) or a role or marker word, or a
 piece of a longer path or identifier (every mention of it in the text touches ``/ _ . -``). It errs towards
 noise: "p95 latency" beside "p95-..." counts as a piece. Nothing is asserted.

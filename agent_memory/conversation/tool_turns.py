@@ -66,7 +66,7 @@ def tool_pair_text(pair: list[dict[str, Any]]) -> tuple[str, list[str], str] | N
 def late_result_text(row: dict[str, Any], earlier: list[dict[str, Any]]) -> tuple[str, list[str]]:
     """The archived text of a late result and the tool that produced it, its call found in ``earlier``
     (else the result's own name or "tool", as its text names it: a tool turn all the same, which the graph
-    reads as one, index/triples/tool_turns.py)."""
+    reads as one, index/triples/prose.py)."""
     answered = set(msgs.result_ids(row["message"]))
     names: dict[str, str] = {}
     for before in earlier:

@@ -20,7 +20,7 @@ def embedding_text(item: MemoryItem) -> str:
 def is_tool_turn(item: MemoryItem) -> bool:
     """An archived tool call with its results, or a late result: a turn whose metadata names the tools it holds
     (``conversation/tool_turns.py``). It is embedded once per piece (``context.py``, ``sentences.py``) and read
-    for its prose alone by the graph (``triples/tool_turns.py``)."""
+    for its prose alone by the graph (``triples/prose.py``)."""
     return item.kind == "turn" and bool(item.metadata.get("tools"))
 
 

@@ -14,8 +14,8 @@ from agent_memory.core.entities import normalize_name
 from agent_memory.core.updates import relation_group, said_at, supersede
 from agent_memory.index.items import is_tool_turn
 from agent_memory.index.triples.base import GENERIC  # the type of a noun phrase that names no entity
+from agent_memory.index.triples.prose import kept, plain_prose, prose_of
 from agent_memory.index.triples.speaker import fact_subjects, first_person_named, one_user
-from agent_memory.index.triples.tool_turns import kept, plain_prose, prose_of
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.report import IngestReport
 
@@ -103,7 +103,7 @@ def _extraction_text(item, speakers: bool) -> tuple[str, tuple[str, ...], bool]:
     turn of a named speaker or of the user with its first person named (index/triples/speaker.py); anything
     else as stored, naming nobody new. A name the turn holds already is not one its first person alone gave.
     Of a tool call and its results, its prose alone; of any other text, all but its code
-    (index/triples/tool_turns.py)."""
+    (index/triples/prose.py)."""
     text = prose_of(item.text) if is_tool_turn(item) else plain_prose(item.text)
     prose_only = is_tool_turn(item) or text != item.text
     names = fact_subjects(item.metadata) if speakers and item.kind == "turn" else None

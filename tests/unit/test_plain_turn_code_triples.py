@@ -1,6 +1,6 @@
 """Code and paths in plain turns and documents give no entities of their pieces: the Chinese tagger keeps an
 ASCII path or identifier whole (index/triples/chinese.py), and the graph reads a plain text but its code
-(index/triples/tool_turns.py ``plain_prose``; ingest/graph_writes.py)."""
+(index/triples/prose.py ``plain_prose``; ingest/graph_writes.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from agent_memory.core.records import MemoryItem
 from agent_memory.index.triples import RuleBasedExtractor
 from agent_memory.index.triples.chinese import ChineseExtractor, tokenize
-from agent_memory.index.triples.tool_turns import plain_prose
+from agent_memory.index.triples.prose import plain_prose
 from agent_memory.ingest.graph_writes import extract_triples
 from agent_memory.ingest.items import SourceItems
 

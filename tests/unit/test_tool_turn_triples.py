@@ -1,4 +1,4 @@
-"""What the graph reads of an archived tool turn: its prose, not its payloads (index/triples/tool_turns.py);
+"""What the graph reads of an archived tool turn: its prose, not its payloads (index/triples/prose.py);
 a turn without tool parts is read but for its code (ingest/graph_writes.py; tests/unit/test_plain_turn_code_triples.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.tool_turns import late_result_text
 from agent_memory.core.records import MemoryItem, Triple
 from agent_memory.index.items import is_tool_turn
-from agent_memory.index.triples.tool_turns import json_string_values, kept, prose_of, reads_as_prose
+from agent_memory.index.triples.prose import json_string_values, kept, prose_of, reads_as_prose
 from agent_memory.ingest.graph_writes import extract_triples
 from agent_memory.ingest.items import SourceItems
 

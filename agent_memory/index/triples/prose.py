@@ -1,4 +1,5 @@
-"""What the graph reads of an archived tool turn (conversation/tool_turns.py): its prose, not its payloads.
+"""What the graph reads of a text: its prose. Of an archived tool turn (conversation/tool_turns.py), not its
+payloads; of any other text, not its code.
 
 A tool turn holds the call's words, its arguments (JSON) and its results whole: code, listings, JSON, logs,
 stack traces. Read as they are, they made the graph an index of code fragments: on the working-memory
