@@ -15,7 +15,7 @@ from agent_memory.core.version import __version__
 
 # name -> the module that defines it, imported when the name is first used.
 _ERRORS = ("AgentMemoryError", "BackupError", "BudgetError", "ClosedError", "ConfigError", "IndexFormatError",
-           "IngestError", "LLMError", "NotFoundError", "StoreError", "StoreUnavailableError")
+           "IngestError", "LLMError", "NotFoundError", "SourceBusyError", "StoreError", "StoreUnavailableError")
 _LAZY = {
     "Memory": "agent_memory.memory", "AskResult": "agent_memory.memory", "Added": "agent_memory.memory",
     "PromptResult": "agent_memory.retrieval.types", "Passage": "agent_memory.retrieval.types", "Decision": "agent_memory.retrieval.types",
@@ -25,8 +25,8 @@ _LAZY = {
 # The errors a caller catches: AgentMemoryError is the root of all (DataDirBusyError is a ConfigError).
 __all__ = ["Memory", "AskResult", "Added", "PromptResult", "Passage", "Decision", "IngestReport", "Document",
            "TurnRecord", "AgentMemoryError", "BackupError", "BudgetError", "ClosedError", "ConfigError",
-           "IndexFormatError", "IngestError", "LLMError", "NotFoundError", "StoreError", "StoreUnavailableError",
-           "DataDirBusyError", "__version__"]
+           "IndexFormatError", "IngestError", "LLMError", "NotFoundError", "SourceBusyError", "StoreError",
+           "StoreUnavailableError", "DataDirBusyError", "__version__"]
 
 if TYPE_CHECKING:
     from agent_memory.core.errors import (
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         IngestError,
         LLMError,
         NotFoundError,
+        SourceBusyError,
         StoreError,
         StoreUnavailableError,
     )

@@ -11,7 +11,7 @@ import agent_memory
 from agent_memory.core import errors, owner
 
 ERRORS = ["AgentMemoryError", "BackupError", "BudgetError", "ClosedError", "ConfigError", "IndexFormatError", "IngestError",
-          "LLMError", "NotFoundError", "StoreError", "StoreUnavailableError", "DataDirBusyError"]
+          "LLMError", "NotFoundError", "SourceBusyError", "StoreError", "StoreUnavailableError", "DataDirBusyError"]
 
 
 def test_every_public_error_is_exported_from_the_package_root():
