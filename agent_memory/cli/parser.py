@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "window; messages ID: the history as appended (JSON); delete ID: the session")
     p.add_argument("session_id", nargs="?", help="the session's ID (view, messages, delete)")
     p.add_argument("--tenant", help=TENANT_HELP)
-    p.add_argument("--budget", type=_whole(1, 1_000_000), default=VIEW_BUDGET,
+    p.add_argument("--budget", type=_whole(1, 1_000_000), default=None,
                    help=f"view: the window's token budget (default: {VIEW_BUDGET})")
     p.add_argument("--forget", action="store_true", help="delete: its archived turns leave long-term memory too")
     p.add_argument("--json", action="store_true", help="list, view: print JSON")

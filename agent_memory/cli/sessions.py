@@ -29,6 +29,9 @@ def cmd_session(args) -> int:
         raise ConfigError(f"`session {args.action}` needs a session ID (`agent-memory session list` lists them)")
     if args.forget and args.action != "delete":
         raise ConfigError(f"--forget is an option of `session delete`, not of `session {args.action}`")
+    if args.budget is not None and args.action != "view":
+        raise ConfigError(f"--budget is an option of `session view`, not of `session {args.action}`")
+    args.budget = args.budget or VIEW_BUDGET
     remote = server_for(args)
     try:
         if remote is not None:

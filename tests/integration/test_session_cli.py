@@ -83,6 +83,7 @@ def test_a_session_not_there_is_exit_1_and_says_so(data, capsys):
     (["session", "view"], "`session view` needs a session ID"),
     (["session", "list", "fix-1"], "`session list` takes no session ID (got 'fix-1')"),
     (["session", "view", "fix-1", "--forget"], "--forget is an option of `session delete`"),
+    (["session", "list", "--budget", "100"], "--budget is an option of `session view`"),
 ])
 def test_arguments_that_do_not_fit_the_action_are_refused(data, capsys, argv, said):
     code, out, err = run_cli(capsys, argv)
