@@ -124,7 +124,8 @@ class Assembler:
         fit. A live session's summary longer than the room is cut to its lines that carry the question's terms
         (``live_summaries.lines``): it is a digest of many messages, of which the question wants one or two."""
         count = self.counter.count
-        target = cand.item.id if cand.item.metadata.get("scope") == "working-memory" else cand.item.source_id
+        live = cand.item.metadata.get("scope") == "working-memory"
+        target = cand.item.id if live else cand.item.source_id
         shown = shown_text(cand.item)
         line = item_line(cand.item, shown)
         cost = count(line) + 1 + title
@@ -132,13 +133,12 @@ class Assembler:
             result.decisions.append(Decision("assemble", target, "placed", f"summary whole, score {cand.final:.2f}"))
             return line, shown, False, cost
         overhead = count(item_line(cand.item, "")) + 1 + title
-        cut = ""
-        if self.config.live_summaries.lines and cand.item.metadata.get("scope") == "working-memory" \
-                and room - overhead >= self.config.min_compressed_tokens:
-            cut = compress_lines(shown, question, room - overhead, self.counter, entities, self.config.compression)
+        cuttable = self.config.live_summaries.lines and live and room - overhead >= self.config.min_compressed_tokens
+        cut = (compress_lines(shown, question, room - overhead, self.counter, entities, self.config.compression)
+               if cuttable else "")
         if not cut:
-            why = "summaries share full" if not self.config.live_summaries.lines or room - overhead < \
-                self.config.min_compressed_tokens else "summaries share full; no line of it carries the question's terms"
+            why = ("summaries share full; no line of it carries the question's terms" if cuttable
+                   else "summaries share full")
             result.assembly_drops.append(Decision("assemble", target, "dropped", why, cost, 0))
             return None
         line = item_line(cand.item, cut)
