@@ -104,8 +104,9 @@ def _extraction_text(item, speakers: bool) -> tuple[str, tuple[str, ...], bool]:
     else as stored, naming nobody new. A name the turn holds already is not one its first person alone gave.
     Of a tool call and its results, its prose alone; of any other text, all but its code
     (index/triples/prose.py)."""
-    text = prose_of(item.text) if is_tool_turn(item) else plain_prose(item.text)
-    prose_only = is_tool_turn(item) or text != item.text
+    tool_turn = is_tool_turn(item)
+    text = prose_of(item.text) if tool_turn else plain_prose(item.text)
+    prose_only = tool_turn or text != item.text
     names = fact_subjects(item.metadata) if speakers and item.kind == "turn" else None
     if names is None:
         return text, (), prose_only
