@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fit_weights import pack_whole, rerank_recorded  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
-from agent_memory.core.config import DEFAULT_EMBEDDING_MODEL  # noqa: E402
 from agent_memory.core.embedding import make_embedder  # noqa: E402
+from agent_memory.core.settings_defaults import DEFAULT_EMBEDDING_MODEL  # noqa: E402
 from agent_memory.core.text import content_words  # noqa: E402
 from agent_memory.evaluation.metric import score_question  # noqa: E402
 from agent_memory.retrieval.config import load_preset  # noqa: E402

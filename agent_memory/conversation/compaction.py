@@ -17,7 +17,7 @@ from enum import Enum
 from typing import Any, Callable
 
 from agent_memory.conversation import messages as msgs
-from agent_memory.core.config import (
+from agent_memory.core.settings_defaults import (
     SESSION_EMERGENCY,
     SESSION_LIGHT,
     SESSION_LLM,
@@ -54,7 +54,7 @@ class CompactionConfig:
     """Per-session knobs. Compaction runs on append, against ``window_tokens`` (``None``: never on its
     own; ``compact()`` still works); a view only reads. Thresholds are shares of the window."""
 
-    # Defaults live in config.py (shared with the settings ``AGENT_MEMORY_SESSION_*``).
+    # Defaults live in core/settings_defaults.py (shared with the settings ``AGENT_MEMORY_SESSION_*``).
     window_tokens: int | None = SESSION_WINDOW_TOKENS
     light: float = SESSION_LIGHT  # long old fuzzy/forgettable messages keep their key sentences behind a marker
     structural: float = SESSION_STRUCTURAL  # drop forgettable, summarize fuzzy with the offline structural digest

@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import ValidationError, create_model
 from pydantic_settings import BaseSettings, SettingsError
 
-from agent_memory.core.config import Settings, home_expanded, not_json_setting, settings_problems
+from agent_memory.core.config import Settings, not_json_setting, settings_problems
+from agent_memory.core.settings import home_expanded
 
 # Each setting read as the text it is set to, none decoded or checked: which are set, and their raw values.
 _Raw = create_model("_RawSettings", __base__=BaseSettings,  # type: ignore[call-overload]

@@ -1,5 +1,5 @@
 """The selectors of the ``ttl_days`` setting: which stored items (or working-memory messages) a time to live
-applies to. Validated by the settings (``config.py``), applied by ``ingest/upkeep.py`` and
+applies to. Validated by the settings (``settings.py``), applied by ``ingest/upkeep.py`` and
 ``conversation/expiry.py``."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ each item's expiry again from its created time and the rules in force when it ru
 changed after ingestion applies to items already stored; an item no rule matches keeps its stamp),
 then forgets every source holding an expired item: its vectors (dense and keyword), its triples and
 its catalog entry go together, so no route can return it afterwards. Settings refuse an unknown
-selector when they load (``agent_memory/core/config.py``).
+selector when they load (``agent_memory/core/settings.py``).
 """
 
 from __future__ import annotations
