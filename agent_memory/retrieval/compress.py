@@ -15,7 +15,7 @@ import re
 from agent_memory.core.sentence_scoring import Mark, SentenceWeights, score_sentences
 from agent_memory.core.text import CLAUSE_ENDS, SENTENCE_ENDS, SPACE_ENDED_SCRIPTS, keyword_terms, split_sentences
 from agent_memory.core.tokens import TokenCounter
-from agent_memory.retrieval.config import CompressionWeights
+from agent_memory.retrieval.config_parts import CompressionWeights
 
 _NUMBER = re.compile(r"\d")
 _WORDLIKE = re.compile(r"\w")

@@ -8,6 +8,7 @@ different trade-off, and ``--preset`` compares them in the harness.
 
 Strict: an unknown key or a misspelled weight is rejected with its name and value, as is a boolean where a
 number goes (``true`` would otherwise read as 1); overrides merge deeply, so overriding one weight keeps the others.
+The models it nests (routes, signal weights, section shares ...) are in ``config_parts.py``.
 """
 
 from __future__ import annotations
@@ -19,97 +20,15 @@ from pydantic import Field, ValidationError
 
 from agent_memory.core.errors import ConfigError, problem_of
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
+from agent_memory.retrieval.config_parts import (
+    CompressionWeights,
+    LiveSummaries,
+    RecentView,
+    RouteConfig,
+    SectionShares,
+    SignalWeights,
+)
 from agent_memory.retrieval.strict_model import StrictModel
-
-
-class RouteConfig(StrictModel):
-    enabled: bool = Field(default=True, description="whether the route runs")
-    weight: float = Field(default=1.0, ge=0, description="its weight in reciprocal rank fusion")
-    limit: int = Field(default=50, ge=1, description="how many hits it returns")
-
-
-class SignalWeights(StrictModel):
-    """Weights of the standardized (z-scored over the candidates) similarity signals."""
-
-    dense: float = Field(default=1.0, ge=0, description="question-passage embedding similarity")
-    turn_context: float = Field(default=0.0, ge=0,
-                                description="similarity of a turn read after the turn it answers (turns only)")
-    keyword: float = Field(default=0.3, ge=0, description="the keyword route's BM25 score")
-    terms: float = Field(default=0.3, ge=0, description="IDF-weighted share of the question's words present")
-    fused: float = Field(default=0.0, ge=0, description="the RRF score of the routes")
-
-
-class SectionShares(StrictModel):
-    """Upper shares of the budget per section; what a section leaves unused flows to the passages."""
-
-    facts: float = Field(default=0.05, ge=0, le=1, description="graph facts")
-    summaries: float = Field(default=0.10, ge=0, le=1, description="the live session's summaries")
-    recent: float = Field(
-        default=0.20, ge=0, le=1,
-        description="with a session_id: the share of the one budget for the session's working-memory view (its "
-                    "last turns, placed first); the rest is recall from the whole tenant, where an archived turn "
-                    "already in the view is not placed again (agent_memory/retrieval/assemble.py)")
-
-
-class RecentView(StrictModel):
-    """Which of the session's last turns the prompt's recent section holds (agent_memory/retrieval/recent.py)."""
-
-    always: int = Field(
-        default=0, ge=0,
-        description="the session's newest turns placed whatever the question; older ones are placed only when "
-                    "the question reaches them. 0: none (in an agent loop the newest message is usually the "
-                    "question itself, and the rewrite already reads the thread); LoCoMo dev, 760 questions "
-                    "inside the last session: 0.911 / 0.862 with 0 (= no session), 0.906 / 0.857 with 1, "
-                    "0.889 / 0.841 with 8")
-    rank_tokens: int = Field(
-        default=0, ge=0,
-        description="0: an older turn of the view that recall found stays among the passages, placed there only "
-                    "if it ranks within what fits (its copy in the view is not placed). Above 0: such a turn is "
-                    "shown in the view, in thread order, when it ranks among the best budget / rank_tokens "
-                    "passages (60 at 1,800 tokens: 30); LoCoMo dev, first 250 questions inside the last session: "
-                    "0.9024 with 0, 0.9004 with 60, the view's section headings taking the room")
-    min_terms: float = Field(
-        default=0.5, ge=0, le=1,
-        description="else, for an older turn recall did not see at all (not archived yet: archival runs off "
-                    "the request path), the share of the question's keyword terms (stemmed content words) it must "
-                    "hold to be placed")
-
-
-class LiveSummaries(StrictModel):
-    """How the live session's compaction summaries are ranked for a question and shown
-    (agent_memory/retrieval/live_summaries.py); the score is dense x similarity + terms x share + newest x recency."""
-
-    by_question: bool = Field(default=True, description="rank them by the question; off: newest first, each scored 1")
-    dense: float = Field(default=0.0, ge=0, description=(
-        "weight of the calibrated similarity of the summary's line nearest the question. On the working-memory "
-        "benchmark (benchmarks/bench_working_memory.py, 36 facts) dense alone, terms alone and both put the same 9 "
-        "facts in the summaries section (1 newest first). Above 0, a summary's lines are embedded at the first "
-        "question after it is written (20-260 ms a summary on 2 shared cores; a session never asked before, all at "
-        "once: 107 Chinese summaries 28 s), a wait inside a question's time; 0 (default): ranked by terms alone, "
-        "nothing embedded"))
-    terms: float = Field(default=2.0, ge=0, description=(
-        "weight of the share of the question's keyword terms (stemmed content words) the summary holds"))
-    newest: float = Field(default=0.0, ge=0, description=(
-        "prior of the newest summary, falling linearly to 0 for the oldest. 0: equal scores alone keep the newest "
-        "first; 0.1 and 1 placed the same facts on the working-memory benchmark"))
-    lines: bool = Field(default=True, description=(
-        "a summary longer than the room left in the summaries' share is shown as its lines that carry the "
-        "question's terms (agent_memory/retrieval/compress.py) rather than dropped"))
-
-
-class CompressionWeights(StrictModel):
-    """How query-focused compression scores a passage's sentences (agent_memory/retrieval/compress.py,
-    with the scorer of agent_memory/core/sentence_scoring.py)."""
-
-    question_term: float = Field(default=1.0, description="per keyword term of the question the sentence holds")
-    question_entity: float = Field(default=1.5, description="per entity of the question the sentence names")
-    number: float = Field(default=0.5, description="a sentence holding a number, when the question holds none")
-    number_asked: float = Field(default=1.0, description="a sentence holding a number, when the question holds one")
-    content: float = Field(default=0.005, ge=0, description=(
-        "tie-break per keyword term of the sentence, up to content_words: a sentence with content beats \"Wow!\""))
-    content_words: int = Field(default=8, ge=0, description="the most keyword terms the content tie-break counts")
-    order: float = Field(default=0.01, ge=0, description=(
-        "tie-break subtracted per position in the passage: the earlier sentence usually sets the context"))
 
 
 class RetrievalConfig(StrictModel):

@@ -21,7 +21,7 @@ import numpy as np
 from agent_memory.core.embedding_spaces import QueryVectors
 from agent_memory.core.records import MemoryItem
 from agent_memory.core.text import keyword_terms
-from agent_memory.retrieval.config import LiveSummaries
+from agent_memory.retrieval.config_parts import LiveSummaries
 
 
 def summary_lines(text: str) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from agent_memory.core.records import MemoryItem
 from agent_memory.core.text import keyword_set
-from agent_memory.retrieval.config import RecentView
+from agent_memory.retrieval.config_parts import RecentView
 from agent_memory.retrieval.types import Candidate, Decision
 
 

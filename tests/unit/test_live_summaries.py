@@ -12,7 +12,7 @@ from agent_memory.core.embedding_spaces import QueryVectors
 from agent_memory.core.records import MemoryItem
 from agent_memory.core.tokens import TiktokenCounter
 from agent_memory.retrieval.compress import GAP, compress_lines
-from agent_memory.retrieval.config import LiveSummaries
+from agent_memory.retrieval.config_parts import LiveSummaries
 from agent_memory.retrieval.live_summaries import LiveSummaryRanker, summary_lines
 
 COUNTER = TiktokenCounter("cl100k_base")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from agent_memory.core.records import MemoryItem
-from agent_memory.retrieval.config import RecentView, RetrievalConfig, load_preset
+from agent_memory.retrieval.config import RetrievalConfig, load_preset
+from agent_memory.retrieval.config_parts import RecentView
 from agent_memory.retrieval.recent import gate_recent
 from agent_memory.retrieval.types import Candidate, Decision
 

@@ -15,7 +15,8 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from agent_memory.retrieval.config import RetrievalConfig, SignalWeights
+from agent_memory.retrieval.config import RetrievalConfig
+from agent_memory.retrieval.config_parts import SignalWeights
 from agent_memory.retrieval.rerank import signals
 from agent_memory.retrieval.types import Candidate
 
