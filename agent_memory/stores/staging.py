@@ -86,10 +86,14 @@ class StagingArea:
         for entry in sorted(self.folder.iterdir()):
             if entry in held:
                 continue
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
+            try:
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink(missing_ok=True)
+            except OSError as exc:  # another user's file, say: the start goes on, and says so
+                log.warning("could not remove %s, staged by a stopped process: %s", entry, exc)
+                continue
             removed.append(entry.name)
         if removed:
             log.warning("removed %d staged upload(s) that a stopped process left in %s (no job refers to them): %s",
