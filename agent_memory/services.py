@@ -31,6 +31,7 @@ from agent_memory.stores.jobs import DurableJobQueue, Job, JobQueue, JobRegistry
 from agent_memory.stores.pending_writes import PendingWriters
 from agent_memory.stores.source_locks import SourceLocks
 from agent_memory.stores.spaced import SpacedVectorStore
+from agent_memory.stores.staging import STAGED_UPLOADS, StagingArea
 from agent_memory.stores.vector_factory import open_vector_store
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,12 @@ class Services:
         if not self.settings.jobs_go_to_workers:
             return SpooledJobs(JobRegistry(run, describe_error=describe_error), self.data_dir / PENDING_JOBS)
         return DurableJobQueue(self.job_store)
+
+    @functools.cached_property
+    def staging(self) -> StagingArea:
+        """Where an upload's body is held while it is read (``<data dir>/staged-uploads``, stores/staging.py):
+        with the data, keeping the data dir's free-space reserve."""
+        return StagingArea(self.data_dir / STAGED_UPLOADS, reserve_mb=self.settings.min_free_mb)
 
     @functools.cached_property
     def embedder(self) -> EmbeddingSpaces:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import io
 import logging
-import shutil
-import tempfile
 from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import IO, Any, Callable, Iterable, Iterator
@@ -307,7 +305,10 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
         return ingest_upload(state, spec.tenant, spec.path, filename, spec.source_id, params.get("metadata") or {},
                              progress, origin=params.get("origin"), named_by_user=params.get("named_by_user", True),
                              named_by_path=params.get("named_by_path", False))
-    folder = Path(tempfile.mkdtemp(prefix="agent-memory-job-"))
+    # The body from the job's row (a worker's job), staged under this process's data dir while it is read: a
+    # worker killed meanwhile leaves it where its next start removes it (stores/staging.py).
+    staging = state.services.staging
+    folder = staging.stage("job", len(spec.body or b""))
     try:
         path = folder / PurePath(filename).name
         path.write_bytes(spec.body or b"")
@@ -315,7 +316,7 @@ def run_job(state, spec: JobSpec, progress: Progress | None = None) -> dict[str,
                              progress, origin=params.get("origin"), named_by_user=params.get("named_by_user", True),
                              named_by_path=params.get("named_by_path", False))
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        staging.release(folder)
 
 
 def undo_given_up(state, spec: JobSpec) -> str:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import posixpath
-import shutil
-import tempfile
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -117,7 +115,14 @@ async def _upload(request: Request, state, tenant: str):
     if named_by_path and origin is None and form.get("named_by_path"):
         raise ApiError(422, "invalid_request", "named_by_path 'true' needs client_path: the file's absolute path "
                                                "on the client is what is compared with the file holding the ID")
-    folder = Path(tempfile.mkdtemp(prefix="agent-memory-upload-"))
+    # Staged with the data (stores/staging.py), never in the system's temp dir: a process killed while it reads
+    # the file leaves it where the next start removes it.
+    staging = state.services.staging
+    try:
+        folder = await run_in_threadpool(staging.stage, "upload", min(upload.size or 0, state.max_upload_bytes))
+    except BaseException:
+        await upload.close()
+        raise
     path = folder / PurePath(filename).name
     size = 0
     try:
@@ -127,9 +132,10 @@ async def _upload(request: Request, state, tenant: str):
                 if size > state.max_upload_bytes:
                     raise ApiError(413, "too_large", f"upload {filename!r} exceeds the limit of "
                                                      f"{state.max_upload_bytes} bytes")
+                staging.grew("upload", size, len(block))
                 out.write(block)
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        staging.release(folder)
         raise
     finally:
         await upload.close()
@@ -139,7 +145,7 @@ async def _upload(request: Request, state, tenant: str):
                                        named_by_user=named_by_user, named_by_path=named_by_path)
 
     def cleanup():
-        shutil.rmtree(folder, ignore_errors=True)
+        staging.release(folder)
 
     # A large body goes to a background job (202); so does a small one while the write lock stays held past
     # ``LOCK_GRACE_S`` (a job writing): ``write_inline`` decides, holding the lock it writes under.

@@ -6,8 +6,6 @@ export's header names."""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 from fastapi import APIRouter, Request
@@ -62,7 +60,10 @@ async def import_export(request: Request, state: StateDep, tenant: TenantDep):
     if declared and declared.isdigit() and int(declared) > state.max_upload_bytes:
         raise ApiError(413, "too_large", f"an import of {declared} bytes exceeds the limit of "
                                          f"{state.max_upload_bytes} bytes")
-    folder = Path(tempfile.mkdtemp(prefix="agent-memory-import-"))
+    # Staged with the data, as an upload is (stores/staging.py).
+    staging = state.services.staging
+    expected = int(declared) if declared and declared.isdigit() else 0
+    folder = await run_in_threadpool(staging.stage, "import", expected)
     try:
         path, size = folder / BODY_FILE, 0
         with path.open("wb") as out:
@@ -71,14 +72,16 @@ async def import_export(request: Request, state: StateDep, tenant: TenantDep):
                 if size > state.max_upload_bytes:
                     raise ApiError(413, "too_large", f"the import exceeds the limit of {state.max_upload_bytes} "
                                                      "bytes")
+                if not expected:
+                    staging.grew("import", size, len(chunk))
                 out.write(chunk)
         await run_in_threadpool(_check_header, path)
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        staging.release(folder)
         raise
 
     def cleanup() -> None:
-        shutil.rmtree(folder, ignore_errors=True)
+        staging.release(folder)
 
     if await run_in_threadpool(_as_job, state, size):
         # What it stores, named before it runs: a delete of one of those while it waits is refused (409).

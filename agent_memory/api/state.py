@@ -147,6 +147,9 @@ class ApiState:
         self.memory = Memory(services=services, tenant=settings.tenant, name_other_tenants=not self.auth_required,
                              check_queued_writes=False)
         check_tenant_names(settings, self.memory._holds_tenant)
+        # What a process before this one staged and never released (killed while it read an upload): no job
+        # refers to it, since a queued job's file is in its spool entry (stores/staging.py).
+        services.staging.sweep()
         self.jobs, self.locks = ingestion.job_queue(self)  # durable on PostgreSQL, else in process
         self.ingest_lock = self.memory.write_lock
         self.warm_error: str | None = None

@@ -44,6 +44,7 @@ class Worker:
         if lease_s <= 0 or poll_s <= 0:
             raise ConfigError(f"lease_s={lease_s} and poll_s={poll_s} must be positive")
         self.services = services
+        services.staging.sweep()  # a killed worker's copies of job bodies: each job's bytes are in its row
         self.store = services.job_store
         # A forget job was asked about the queue when the API accepted it: an upload queued after it is no refusal.
         self.memory = Memory(services=services, tenant=services.settings.tenant, promote=False,

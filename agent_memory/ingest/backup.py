@@ -12,8 +12,9 @@ A session's messages reach long-term memory under the write exclusion and its ar
 no session in the copy is marked archived past what the copy's vectors hold; what lies past the mark is
 archived when the copy is opened, as after any stop.
 
-Not copied: the owner and ingestion locks, the embedding cache (computed again when needed), and upload jobs
-still queued (``pending-jobs``: their sources are in the copy once they have run). A deployment on servers
+Not copied: the owner and ingestion locks, the embedding cache (computed again when needed), upload jobs
+still queued (``pending-jobs``: their sources are in the copy once they have run), and uploads being read
+(``staged-uploads``: each is stored, or refused, by the request or job reading it). A deployment on servers
 (PostgreSQL, a Qdrant server, Neo4j) is refused, naming each server's own backup tool: a copy of the local
 parts alone would not agree with them.
 
@@ -48,6 +49,7 @@ from agent_memory.services import (
     settings_for_stored_layout,
 )
 from agent_memory.stores.graph_factory import GRAPH_FILE
+from agent_memory.stores.staging import STAGED_UPLOADS
 from agent_memory.stores.vector_factory import vectors_folder
 
 
@@ -204,7 +206,7 @@ def backup_data_dir(settings: Settings, destination: str | Path) -> BackupReport
 
 
 # What a backup leaves behind (the module's docstring says why), by name under the data dir.
-LEFT_OUT = (LOCK_NAME, INGEST_LOCK, EMBEDDING_CACHE_FILE, PENDING_JOBS)
+LEFT_OUT = (LOCK_NAME, INGEST_LOCK, EMBEDDING_CACHE_FILE, PENDING_JOBS, STAGED_UPLOADS)
 
 
 def _left_out(data_dir: Path, path: Path) -> bool:

@@ -40,6 +40,7 @@ from agent_memory.ingest.removal import forget_sources
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import EMPTY_FILE, Skipped, TextStream, Transcript, file_hash, read_path
 from agent_memory.stores.catalog import SourceEntry
+from agent_memory.stores.pending_writes import PendingWriters
 
 if TYPE_CHECKING:
     from agent_memory.ingest.pipeline import IngestionPipeline
@@ -57,13 +58,15 @@ HELD_BY_ANOTHER = "is held by another file"
 
 def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, tenant: str | None = None,
                  recursive: bool = False, glob: str | None = None, progress: bool = False,
-                 base: str | Path | None = None, keep_missing: bool = False, ignore_rules: bool = True) -> IngestReport:
+                 base: str | Path | None = None, keep_missing: bool = False, ignore_rules: bool = True,
+                 queued: PendingWriters | None = None) -> IngestReport:
     """Ingest files and folders through ``pipeline``: one job per data dir. Each file's source ID is its path
     relative to ``base`` (default: the folder holding the path given, so ``notes/`` names ``notes/team.md``
     from any working folder; see ``discovery.file_source_id``). A path outside ``base`` raises IngestError.
     A folder's walk leaves out what ``.gitignore``/``.ignore`` rules do unless not ``ignore_rules``
     (``ingest/ignore.py``); the files it would reach that are gone from disk, or now ignored, are
-    forgotten unless ``keep_missing`` (``ingest/missing.py``)."""
+    forgotten unless ``keep_missing`` (``ingest/missing.py``), but those a job in ``queued`` (the jobs queued for
+    ``agent-memory worker`` processes) will store, which are kept and reported as skips."""
     tenant = tenant or pipeline.services.settings.tenant
     # Before any file is walked, read or embedded: a data dir of other models fails the job once.
     pipeline.services.check_index_format()
@@ -72,12 +75,13 @@ def ingest_paths(pipeline: IngestionPipeline, paths: Sequence[str | Path], *, te
             if os.path.abspath(raw) != os.path.abspath(base):
                 file_source_id(Path(raw), base)  # raises, naming the path outside the base
     with ingest_lock(pipeline.services.settings.data_dir):  # one job per data dir: the second fails fast
-        return _ingest_paths(pipeline, paths, tenant, recursive, glob, progress, base, keep_missing, ignore_rules)
+        return _ingest_paths(pipeline, paths, tenant, recursive, glob, progress, base, keep_missing, ignore_rules,
+                             queued)
 
 
 def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bool, glob: str | None,
                   progress: bool, base: str | Path | None = None, keep_missing: bool = False,
-                  ignore_rules: bool = True) -> IngestReport:
+                  ignore_rules: bool = True, queued: PendingWriters | None = None) -> IngestReport:
     report = IngestReport()
     started = time.perf_counter()
     listing = functools.partial(_recorded, pipeline.services, tenant)
@@ -90,7 +94,8 @@ def _ingest_paths(pipeline: IngestionPipeline, paths, tenant: str, recursive: bo
         # being refused because the gone file still owns them.
         try:
             remove_gone(pipeline.services.catalog, pipeline.forget_ids, paths, tenant=tenant, recursive=recursive,
-                        glob=glob, report=report, ignored=ignored_by(report, [path for path, _ in files]))
+                        glob=glob, report=report, ignored=ignored_by(report, [path for path, _ in files]),
+                        queued=queued)
         except StoreError as exc:  # as below: the job stops, nothing has been read; the next run starts over
             report.store_error = str(exc)
             for path, _ in files:

@@ -14,6 +14,12 @@ sends it only to the server owning its data dir, on its own machine, so the path
 local job would have read (``forget`` and ``inspect`` already take it so). ``--keep-missing`` keeps
 them all (a partial copy of a folder).
 
+Beside ``agent-memory worker`` processes (jobs queued in PostgreSQL), a file one of their jobs, queued or
+running, will store is kept (a skip in the report, saying which job; the job goes on), as a forget of it is
+refused then (``queued_writes.py``): forgotten now, it would be stored again when that job runs. Through a
+server, whose delete refuses such a file with the rest of its batch (409), the batch is forgotten by halves
+and only that file is kept. A later run, after that job, forgets it.
+
 Through that server (``RemoteMemory.ingest_paths``) the same files go, decided the same way: the server
 lists the file manifests recorded under each folder (``files_under``, ``GET /v1/files``), the client,
 whose disk the paths name, keeps those this walk reaches and that are gone (``remove_gone_through``), and
@@ -38,12 +44,14 @@ import posixpath
 from pathlib import PurePath
 from typing import Callable, NamedTuple, Sequence
 
-from agent_memory.core.errors import AgentMemoryError, StoreUnavailableError
+from agent_memory.core.errors import AgentMemoryError, SourceBusyError, StoreUnavailableError
 from agent_memory.core.limits import forget_batches
 from agent_memory.ingest.discovery import folder_prefix
 from agent_memory.ingest.ownership import FILE_KEY
+from agent_memory.ingest.queued_writes import kept_reason, pending_for
 from agent_memory.ingest.report import IngestReport
 from agent_memory.stores.catalog import SourceEntry
+from agent_memory.stores.pending_writes import PendingWriters
 
 
 class StoredFile(NamedTuple):
@@ -65,10 +73,21 @@ GONE, NOW_IGNORED = "gone from disk", "now ignored"
 
 
 def remove_gone(catalog, forget: ForgetFiles, paths: Sequence[str | os.PathLike], *, tenant: str, recursive: bool,
-                glob: str | None, report: IngestReport, ignored: Ignored | None = None) -> None:
+                glob: str | None, report: IngestReport, ignored: Ignored | None = None,
+                queued: PendingWriters | None = None) -> None:
     """Forget every file of :func:`gone_files` in one removal (``forget(tenant, file_ids, report)``), each listed
-    in the report once it has gone (a store that fails first leaves their manifests: the next run forgets them)."""
+    in the report once it has gone (a store that fails first leaves their manifests: the next run forgets them).
+    ``queued``: the jobs queued in PostgreSQL for ``agent-memory worker`` processes, asked first as a forget asks
+    them (``queued_writes.py``): a file one of them will store is kept, a skip in the report saying so, and the
+    job goes on (forgotten now, it would be stored again when that job runs)."""
     gone = gone_files(catalog, tenant, paths, recursive=recursive, glob=glob, ignored=ignored)
+    if gone and queued is not None:
+        named = {entry.source_id: [entry.source_id[len(FILE_KEY):], entry.path] for entry, _ in gone}
+        busy = pending_for(queued, tenant, named)
+        for entry, why in gone:
+            if entry.source_id in busy:
+                _kept(report, entry.path, why, [w.job_id for w in busy[entry.source_id]])
+        gone = [(entry, why) for entry, why in gone if entry.source_id not in busy]
     if not gone:
         return
     forget(tenant, [entry.source_id[len(FILE_KEY):] for entry, _ in gone], report)
@@ -107,6 +126,11 @@ def ignored_by(report: IngestReport, read: Sequence[str | os.PathLike]) -> Ignor
 def _removed(report: IngestReport, file_id: str, path: str, why: str) -> None:
     (report.gone_from_disk if why == GONE else report.now_ignored).append(file_id)
     report.outcome(path, f"removed: {why}")
+
+
+def _kept(report: IngestReport, path: str, why: str, jobs: Sequence[str]) -> None:
+    report.files_skipped.append((path, kept_reason(why, jobs)))
+    report.outcome(path, "skipped")
 
 
 def user_named(paths: Sequence[str | os.PathLike], report: IngestReport) -> Callable[[str | os.PathLike], bool]:
@@ -264,20 +288,36 @@ def remove_gone_through(list_files: ListFiles, forget: ForgetIds, paths: Sequenc
             if why is not None:
                 gone[file_id] = (path, why)
     for batch in forget_batches(list(gone)):
-        try:
-            removed = forget(batch)
-        except StoreUnavailableError:
-            raise
-        except AgentMemoryError as exc:
-            for file_id in batch:
-                path, why = gone[file_id]
-                report.files_failed.append((path, f"{why}, but forgetting {file_id!r} failed: {exc}"))
-                report.outcome(path, "failed")
-            continue
-        report.sources_removed += int(removed.get("sources", 0))
-        report.items_deleted += int(removed.get("items", 0))
+        _forget_through(forget, batch, gone, report)
+
+
+def _forget_through(forget: ForgetIds, batch: list[str], gone: dict[str, tuple[str, str]],
+                    report: IngestReport) -> None:
+    """One batch of :func:`remove_gone_through`. The server refuses a whole batch (409 ``source_busy``, nothing
+    removed) when a job it has not finished will store one of its files: the batch is then forgotten by halves,
+    down to the files that job stores, each kept and reported as a skip (``queued_writes.kept_reason``)."""
+    try:
+        removed = forget(batch)
+    except StoreUnavailableError:
+        raise
+    except SourceBusyError as exc:
+        if len(batch) > 1:
+            _forget_through(forget, batch[:len(batch) // 2], gone, report)
+            _forget_through(forget, batch[len(batch) // 2:], gone, report)
+        else:
+            path, why = gone[batch[0]]
+            _kept(report, path, why, list(exc.jobs))
+        return
+    except AgentMemoryError as exc:
         for file_id in batch:
-            _removed(report, file_id, *gone[file_id])
+            path, why = gone[file_id]
+            report.files_failed.append((path, f"{why}, but forgetting {file_id!r} failed: {exc}"))
+            report.outcome(path, "failed")
+        return
+    report.sources_removed += int(removed.get("sources", 0))
+    report.items_deleted += int(removed.get("items", 0))
+    for file_id in batch:
+        _removed(report, file_id, *gone[file_id])
 
 
 def unrecorded_note(paths: Sequence[str | os.PathLike], url: str) -> list[str]:

@@ -10,7 +10,7 @@ the names a forget takes for a source (:func:`forgotten_names`) and the jobs' so
 from __future__ import annotations
 
 import posixpath
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 from agent_memory.core.errors import SourceBusyError
 from agent_memory.ingest.ownership import source_spellings
@@ -50,3 +50,34 @@ def refuse_queued_writes(queue: PendingWriters, tenant: str, what: str, given: I
     raise SourceBusyError(f"{what} is being uploaded by a job not finished yet ({listed}{more}), which would store "
                           f"it again after this {verb}: wait for the job to end{hint}, then {verb} again; nothing was "
                           "removed", [w.job_id for w in pending])
+
+
+def pending_for(queue: PendingWriters, tenant: str, named: Mapping[str, Iterable[str]]) -> dict[str, list[PendingWrite]]:
+    """For each key of ``named`` (a source to forget, with the IDs and paths a forget of it takes), ``tenant``'s jobs
+    in ``queue``, queued or running, that will store what it names; keys no job writes are left out. Asked for all
+    at once, then for each half that a job writes, down to the keys themselves: a folder job's thousand gone files
+    beside one upload cost some twenty questions, not a thousand (a job names a source by its file's path too,
+    so which key it writes is known only by asking)."""
+    spelled = {key: {spelling for name in names for spelling in forgotten_names(name)} for key, names in named.items()}
+    found: dict[str, list[PendingWrite]] = {}
+
+    def ask(keys: list[str]) -> None:
+        pending = queue.writing(tenant, set().union(*(spelled[key] for key in keys)))
+        if pending and len(keys) == 1:
+            found[keys[0]] = pending
+        elif pending:
+            ask(keys[:len(keys) // 2])
+            ask(keys[len(keys) // 2:])
+
+    if spelled:
+        ask(list(spelled))
+    return found
+
+
+def kept_reason(why: str, jobs: Sequence[str]) -> str:
+    """Why a folder job did not forget a file ``why`` says should go (gone from disk, now ignored): ``jobs`` not
+    finished yet will store it, and it would come back after the forget. The job goes on; a later run forgets it."""
+    listed = ", ".join(jobs[:NAMED_JOBS]) + (f" and {len(jobs) - NAMED_JOBS} more" if len(jobs) > NAMED_JOBS else "")
+    who = f"job{'s' * (len(jobs) > 1)} {listed}" if jobs else "a job"
+    return (f"{why}, but kept: {who}, not finished yet, will store it, and forgotten now it would be stored "
+            "again; a run of this folder job after that job ends forgets it")

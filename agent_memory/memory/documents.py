@@ -139,7 +139,8 @@ class DocumentMethods:
         store failure stops it and is in the report. Source IDs are paths relative to ``base``
         (default: the folder holding each path given). A walk skips what ``.gitignore``/``.ignore`` rules do
         unless not ``ignore_rules`` (a file named is read). Stored files a walk would reach that are gone
-        from disk or now ignored are forgotten (memory mirrors the folder) unless ``keep_missing``."""
+        from disk or now ignored are forgotten (memory mirrors the folder) unless ``keep_missing``; one a job queued
+        for the workers will store is kept, a skip in the report (``_refuse_queued_writes`` says why)."""
         self.check_space("ingestion")
         if isinstance(paths, (str, Path)):
             paths = [paths]
@@ -147,7 +148,8 @@ class DocumentMethods:
             expect_type(path, (str, Path), "each path", "a str or pathlib.Path")
         with self.write_lock:
             return ingest_paths(self.ingestion, paths, tenant=self._tenant(tenant), recursive=recursive, glob=glob,
-                                progress=progress, base=base, keep_missing=keep_missing, ignore_rules=ignore_rules)
+                                progress=progress, base=base, keep_missing=keep_missing, ignore_rules=ignore_rules,
+                                queued=self.services.queued_writes if self._check_queued_writes else None)
 
     def forget(self, source_id: str, *, tenant: str | None = None) -> dict[str, int]:
         """Remove one source (or a file and every source it held) from every store. ``source_id``

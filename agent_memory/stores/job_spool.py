@@ -53,19 +53,26 @@ class SpooledJobs:
             entry = self.folder / uuid.uuid4().hex
             try:
                 (entry / "files").mkdir(parents=True)
-                spec = self._spool(spec, entry)
+                # The description first, the file moved last: a description that cannot be written (a full
+                # disk) then leaves the upload where the request staged it, and the job runs from there.
                 _write_meta(entry, {"tenant": spec.tenant, "kind": spec.kind, "source_id": spec.source_id,
                                     "size": spec.size, "params": spec.params, "attempts": attempts,
                                     "filename": spec.path.name if spec.path else None, "created_at": time.time()})
+                spooled = self._spool(spec, entry)
             except OSError as exc:  # a full or read-only disk: the job still runs, as before, but only once
                 log.warning("job for source %r not kept on disk (%s): a stop would lose it", spec.source_id, exc)
                 shutil.rmtree(entry, ignore_errors=True)
                 return self.queue.submit(spec)
+            spec = spooled
         spec.cleanup = lambda: self._done(entry)
         job = self.queue.submit(spec)
         with self._lock:
             if entry.exists():  # not finished yet: keep the ID the client was given, through every restart
-                _write_meta(entry, {"job_id": job.id, **_read_meta(entry)})
+                try:
+                    _write_meta(entry, {"job_id": job.id, **_read_meta(entry)})
+                except OSError as exc:  # the job is queued: the client gets its ID, which a restart would not keep
+                    log.warning("job %s: its ID not kept on disk (%s): after a restart it runs under another",
+                                job.id, exc)
         return job
 
     @staticmethod
@@ -76,7 +83,7 @@ class SpooledJobs:
             kept = entry / "files" / spec.path.name
             shutil.move(str(spec.path), kept)
             if spec.cleanup is not None:
-                spec.cleanup()  # the request's temporary folder, now empty
+                spec.cleanup()  # the request's staged folder, now empty
             return JobSpec(spec.tenant, spec.kind, spec.source_id, spec.size, spec.params, path=kept)
         (entry / "body").write_bytes(spec.body or b"")
         return JobSpec(spec.tenant, spec.kind, spec.source_id, spec.size, spec.params, body=spec.body)

@@ -260,7 +260,7 @@ class DurableJobQueue:
     def submit(self, spec: JobSpec) -> Job:
         body = spec.body
         if body is None and spec.path is not None:
-            body = spec.path.read_bytes()  # a worker on another machine cannot read our temp file
+            body = spec.path.read_bytes()  # a worker on another machine cannot read our staged file
         try:
             row = self.store.enqueue(uuid.uuid4().hex[:16], spec.tenant, spec.kind, spec.source_id, spec.params,
                                      body, spec.size)

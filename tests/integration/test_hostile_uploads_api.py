@@ -89,7 +89,7 @@ def test_hostile_uploads_are_skips_with_their_reasons_and_the_good_files_beside_
             assert status == 400 and body["error"]["code"] == "unsupported_file", (name, body)
             message = body["error"]["message"]
             assert f"{name!r} cannot be ingested" in message and reason in message, (name, message)
-            assert "agent-memory-upload-" not in message and "agent-memory-job-" not in message  # no server path
+            assert "staged-uploads" not in message and "pending-jobs" not in message  # no server path
         for name in ("sparse.xlsx", "deck.pptx"):
             status, body = send(http, state, folder / name, f"{prefix}/{name}", as_job)
             assert status == 200 and body["source_ids"] == [f"{prefix}/{name}"], (name, body)

@@ -15,14 +15,17 @@ from tests.helpers import embedded_cli_env
 
 @pytest.fixture()
 def project(tmp_path, monkeypatch):
-    """A project folder holding its notes and the data dir, with a spooled job's body in the data dir:
-    JSON with a ``text`` field, which would read as a document."""
+    """A project folder holding its notes and the data dir, with a spooled job's body in the data dir (JSON
+    with a ``text`` field, which would read as a document) and a staged upload."""
     root = tmp_path / "project"
     (root / "notes").mkdir(parents=True)
     (root / "notes" / "pump.md").write_text("# Pumps\n\nPump P-7 in Hall Nordwerk moves 40 litres a minute.\n")
     job = root / "data" / "pending-jobs" / "j1"
     job.mkdir(parents=True)
     (job / "body.json").write_text(json.dumps({"text": "Scanner Quovadis counted 44 pallets.", "id": "leak"}))
+    staged = root / "data" / "staged-uploads" / "upload-1"  # an upload a server was reading
+    staged.mkdir(parents=True)
+    (staged / "dock.md").write_text("Dock 4 closes at nine.\n")
     embedded_cli_env(monkeypatch, root / "data")
     return root
 

@@ -332,9 +332,9 @@ def test_uploads_keep_the_clients_relative_path_and_show_no_server_path(client):
                            files={"file": ("notes/2024/velmora.md", b"The Velmora lighthouse is 41 metres tall.")})
     assert answered.status_code == 200, answered.text
     assert answered.json()["source_ids"] == ["notes/2024/velmora.md"]
-    assert "agent-memory-upload" not in answered.text and "/tmp" not in answered.text
+    assert "staged-uploads" not in answered.text and "/tmp" not in answered.text
     entry = client.get("/v1/sources/notes/2024/velmora.md", headers=A).json()
-    assert "agent-memory-upload" not in json.dumps(entry)
+    assert "staged-uploads" not in json.dumps(entry)
     assert entry["catalog"]["path"] == "notes/2024/velmora.md"
 
 

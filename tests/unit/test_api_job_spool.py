@@ -184,3 +184,24 @@ def test_a_job_left_by_the_last_stop_is_named_as_writing_its_source_before_and_a
     assert _wait(second, interrupted.id).status == "done"
     assert second.writing("acme", {"notes.md"}) == []
     second.close()
+
+
+def test_a_job_whose_description_cannot_be_written_runs_from_the_staged_file(tmp_path, monkeypatch):
+    """A full disk refuses the spool's description: the job runs once, as before, from where the request staged
+    its file, which is released when it ends. Before, the file had been moved into the spool entry first, and the
+    entry's removal took it: the job failed on a file that was no longer there."""
+    from agent_memory.stores import job_spool
+
+    def full(entry, meta):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(job_spool, "_write_meta", full)
+    seen: list = []
+    jobs = SpooledJobs(JobRegistry(_reading(seen)), tmp_path / "pending")
+    spec, folder, cleaned = _upload(tmp_path)
+    job = jobs.submit(spec)
+    assert _wait(jobs, job.id).status == "done"
+    assert seen == [("notes.md", b"# Pump\nreplaced on 2 March")]
+    assert cleaned == [folder]  # released when the job ended
+    assert list((tmp_path / "pending").iterdir()) == []
+    jobs.close()
