@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,6 +25,13 @@ from agent_memory.core.tokens import TokenCounter, make_counter
 from agent_memory.stores.catalog import SourceCatalog, SQLiteCatalog
 from agent_memory.stores.embedding_cache import EmbeddingCache
 from agent_memory.stores.graph_factory import open_graph_store
+from agent_memory.stores.index_format import (
+    INDEX_FORMAT_FILE,
+    UNREADABLE,
+    read_index_format,
+    sparse_format_version,
+    write_index_format,
+)
 from agent_memory.stores.job_spool import SpooledJobs
 from agent_memory.stores.jobs import DurableJobQueue, Job, JobQueue, JobRegistry, JobSpec
 from agent_memory.stores.pending_writes import PendingWriters
@@ -264,8 +270,6 @@ class Services:
         self.close()
 
 
-INDEX_FORMAT_FILE = "index-format.json"
-UNREADABLE = "unreadable"  # the key read_index_format gives a marker that does not read
 # Recorded as "turn_context" in the index format when every turn point carries its ``context``
 # vector (agent_memory/index/context.py); a data dir without it was written before, and `reindex` stores them.
 TURN_CONTEXT_FORMAT = 1
@@ -366,36 +370,6 @@ def check_models_installed(settings: Settings) -> None:
     layout = space_layout(settings)
     for model in dict.fromkeys(m for m in (layout.default_model, layout.multilingual_model) if m):
         check_model_installed(model)
-
-
-def read_index_format(data_dir: Path) -> dict:
-    """What the data dir records of how its vectors were written ({} for a new one). A marker that does not
-    read (cut short by a crash before writes were atomic, emptied by hand) is ``{UNREADABLE: why}``: refused,
-    naming the file and `reindex`, which writes it afresh."""
-    marker = Path(data_dir) / INDEX_FORMAT_FILE
-    if not marker.exists():
-        return {}
-    try:
-        found = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return {UNREADABLE: f"{type(exc).__name__}: {exc}"}
-    return found if isinstance(found, dict) else {UNREADABLE: f"a JSON {type(found).__name__}, not an object"}
-
-
-def write_index_format(data_dir: Path, value: dict) -> None:
-    """Written whole or not at all (a temporary file renamed over it): a crash never leaves half a marker."""
-    marker = Path(data_dir) / INDEX_FORMAT_FILE
-    temporary = marker.with_name(marker.name + ".tmp")
-    temporary.write_text(json.dumps(value), encoding="utf-8")
-    os.replace(temporary, marker)
-
-
-def sparse_format_version(value: object) -> int | None:
-    """The version of a keyword format this code's lineage wrote (``…/v5`` → 5); None for any other value."""
-    prefix = SPARSE_FORMAT.rsplit("/v", 1)[0] + "/v"
-    if isinstance(value, str) and value.startswith(prefix) and value[len(prefix):].isdigit():
-        return int(value[len(prefix):])
-    return None
 
 
 def build_services(settings: Settings | None = None) -> Services:

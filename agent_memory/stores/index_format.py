@@ -1,0 +1,44 @@
+"""The data dir's record of how its vectors were written (``index-format.json``): the keyword format and the
+embedding models, which ``services.py`` compares with what the settings ask for before any vector is read
+or written, and ``agent-memory reindex`` moves."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from agent_memory.core.sparse import SPARSE_FORMAT
+
+INDEX_FORMAT_FILE = "index-format.json"
+UNREADABLE = "unreadable"  # the key read_index_format gives a marker that does not read
+
+
+def read_index_format(data_dir: Path) -> dict:
+    """What the data dir records of how its vectors were written ({} for a new one). A marker that does not
+    read (cut short by a crash before writes were atomic, emptied by hand) is ``{UNREADABLE: why}``: refused,
+    naming the file and `reindex`, which writes it afresh."""
+    marker = Path(data_dir) / INDEX_FORMAT_FILE
+    if not marker.exists():
+        return {}
+    try:
+        found = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return {UNREADABLE: f"{type(exc).__name__}: {exc}"}
+    return found if isinstance(found, dict) else {UNREADABLE: f"a JSON {type(found).__name__}, not an object"}
+
+
+def write_index_format(data_dir: Path, value: dict) -> None:
+    """Written whole or not at all (a temporary file renamed over it): a crash never leaves half a marker."""
+    marker = Path(data_dir) / INDEX_FORMAT_FILE
+    temporary = marker.with_name(marker.name + ".tmp")
+    temporary.write_text(json.dumps(value), encoding="utf-8")
+    os.replace(temporary, marker)
+
+
+def sparse_format_version(value: object) -> int | None:
+    """The version of a keyword format this code's lineage wrote (``…/v5`` → 5); None for any other value."""
+    prefix = SPARSE_FORMAT.rsplit("/v", 1)[0] + "/v"
+    if isinstance(value, str) and value.startswith(prefix) and value[len(prefix):].isdigit():
+        return int(value[len(prefix):])
+    return None
