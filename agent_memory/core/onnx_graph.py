@@ -108,6 +108,18 @@ class GraphBuilder:
         return onnx_model
 
 
+def quiet_options():
+    """ONNX Runtime session options for a model sharing the CPU with the question's other work: one
+    inter-op thread, and intra-op threads that sleep between calls. They would otherwise spin after each
+    call, against the routes' threads and the other models on the same cores (as OpenMP's did; see
+    embedding.py)."""
+    ort = import_lazily("onnxruntime")
+    options = ort.SessionOptions()
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
+
+
 def graph_session(name: str, build: Callable[[], Any], options, *, inputs: Sequence[Path], cache_dir: Path | None):
     """An ONNX Runtime session of the graph ``build()`` writes (a ModelProto) from the model files ``inputs``.
 
