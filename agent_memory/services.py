@@ -148,6 +148,16 @@ class Services:
         embedders = {m: CachedEmbedder(make_embedder(m, batch, graphs), cache) for m in models}
         return EmbeddingSpaces(embedders, layout, self.settings.similarity_calibration)
 
+    @functools.cached_property
+    def cross_encoder(self):
+        """The cross-encoder the retrieval pipeline re-orders its first candidates with (``cross_encoder_model``);
+        None: not configured, and its runtime is never imported. Its session is built at the first question."""
+        if self.settings.cross_encoder_model is None:
+            return None
+        from agent_memory.core.onnx_cross_encoder import OnnxCrossEncoder
+
+        return OnnxCrossEncoder(self.settings.cross_encoder_model, graph_cache=self.settings.model_cache_dir)
+
     @property
     def space_layout(self) -> SpaceLayout:
         return space_layout(self.settings)
@@ -259,9 +269,10 @@ class Services:
                     service.close()
                 except Exception as exc:  # noqa: BLE001 - closing must not mask the real outcome
                     log.warning("closing %s failed: %s", name, exc)
-        embedder = self.__dict__.get("embedder")
-        if embedder is not None:
-            embedder.close()
+        for name in ("embedder", "cross_encoder"):
+            model = self.__dict__.get(name)
+            if model is not None:
+                model.close()
 
     def __enter__(self) -> "Services":
         return self
@@ -366,10 +377,15 @@ def settings_with_layout(settings: Settings, layout: dict) -> Settings:
 
 def check_models_installed(settings: Settings) -> None:
     """Raise the ``ConfigError`` loading would raise for an embedding model ``settings`` name that is not
-    installed, without loading any (core/embedding.py ``check_model_installed``)."""
+    installed, without loading any (core/embedding.py ``check_model_installed``), or for a cross-encoder
+    folder that is missing or holds another model (its files' headers read, no weight)."""
     layout = space_layout(settings)
     for model in dict.fromkeys(m for m in (layout.default_model, layout.multilingual_model) if m):
         check_model_installed(model)
+    if settings.cross_encoder_model is not None:
+        from agent_memory.core.onnx_cross_encoder import CrossEncoderDir
+
+        CrossEncoderDir(settings.cross_encoder_model)
 
 
 def build_services(settings: Settings | None = None) -> Services:

@@ -186,6 +186,7 @@ class ApiState:
             self.services.embedder.embed_query("warm up")
             for question in WARM_UP_QUESTIONS:
                 self.pipeline.run(question, tenant=self.settings.tenant, budget=400)
+            self._warm_cross_encoder()
             # What is alive now (models, stores, caches: 1.6 million objects in a server of 100k
             # items) is left out of every later run of the cyclic collector: one full collection
             # over it took 0.7 s, a pause any request could fall into. Collected once first, so no
@@ -199,6 +200,19 @@ class ApiState:
         finally:
             self.warm_done.set()
             self.resume_jobs()
+
+    def _warm_cross_encoder(self) -> None:
+        """A configured cross-encoder's session built now (its graph read or written), not in the first question
+        that has candidates. A failure is the stage's (each question then keeps the reranker's order, with a
+        decision saying why), never the server's readiness."""
+        scorer = self.services.cross_encoder
+        if scorer is None:
+            return
+        try:
+            scorer.score("warm up", ["warm up"])
+        except Exception as exc:  # noqa: BLE001 - the stage falls back per question; the server serves
+            log.warning("cross-encoder warm-up failed (questions keep the reranker's order): %s: %s",
+                        type(exc).__name__, exc)
 
     def resume_jobs(self) -> None:
         """Queue again the jobs the last stop interrupted (once the stores are open: after warm-up)."""

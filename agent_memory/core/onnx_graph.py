@@ -20,7 +20,7 @@ from agent_memory.core.extras import import_lazily
 
 log = logging.getLogger(__name__)
 # The modules whose code writes a graph: a change to any of them is another graph, never a stale file.
-_GRAPH_CODE = ("onnx_graph.py", "onnx_bert.py", "onnx_e5.py")
+_GRAPH_CODE = ("onnx_graph.py", "onnx_bert.py", "onnx_e5.py", "onnx_cross_encoder.py")
 _SAMPLED_BYTES = 1 << 20  # of each model file, hashed with its size and time into the cached graph's name
 # Graphs kept for each name: two installs, or two data folders with two different models of one name,
 # alternating on one cache folder each read their own instead of writing ~90 MB again on every run.

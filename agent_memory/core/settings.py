@@ -70,6 +70,14 @@ class Settings(BaseSettings):
                     "14 MB for e5's question encoder), so a later process loads one in about 0.2 s instead of "
                     "writing it in 1.8 s; named by the code, the onnx version and the model files, so never "
                     "stale. Default: $XDG_CACHE_HOME/agent-memory/onnx (~/.cache/...); '' or 'off': none.")
+    cross_encoder_model: Path | None = Field(
+        default=None,
+        description="A cross-encoder's folder (a Hugging Face BertForSequenceClassification with one label, as "
+                    "transformers saves it: config.json, model.safetensors, tokenizer.json), run in ONNX Runtime "
+                    "without torch: it reads the question with each of the reranker's first candidates and "
+                    "re-orders them (RetrievalConfig.cross_encoder). It costs question time, one model call per "
+                    "batch of candidates. Unset or '': the stage is off. A folder that is missing or holds another "
+                    "model is refused when the services start.")
 
     # Vector store: a Qdrant server when the URL is set, else embedded under data_dir.
     qdrant_url: str | None = None
@@ -251,7 +259,12 @@ class Settings(BaseSettings):
     def _no_model_cache(cls, value):
         return None if isinstance(value, str) and value.strip().lower() in ("", "off") else value
 
-    @field_validator("data_dir", "model_cache_dir", mode="before")
+    @field_validator("cross_encoder_model", mode="before")
+    @classmethod
+    def _no_cross_encoder(cls, value):
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("data_dir", "model_cache_dir", "cross_encoder_model", mode="before")
     @classmethod
     def _home_expanded(cls, value):
         return home_expanded(value)

@@ -22,6 +22,7 @@ from agent_memory.core.errors import ConfigError, problem_of
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.retrieval.config_parts import (
     CompressionWeights,
+    CrossEncoderConfig,
     LiveSummaries,
     RecentView,
     RouteConfig,
@@ -67,6 +68,10 @@ class RetrievalConfig(StrictModel):
     chunk_weights: SignalWeights = Field(
         default=SignalWeights(dense=1.0),
         description="signal weights for document chunks, summaries and facts (HotpotQA, CMRC)")
+    cross_encoder: CrossEncoderConfig = Field(
+        default_factory=CrossEncoderConfig,
+        description="how a cross-encoder re-orders the reranker's first candidates, where the deployment names a "
+                    "model (AGENT_MEMORY_CROSS_ENCODER_MODEL; unset: off): agent_memory/retrieval/rerank/cross_encoder.py")
     # -- reranker: turn signals ------------------------------------------------------------------
     context_neighbour: float = Field(default=0.3, ge=0, description="share of the best neighbouring turn's score a turn gets")
     context_session: float = Field(default=0.4, ge=0, description="share of its session's strength a turn gets")

@@ -1,6 +1,7 @@
 """The parts of the retrieval config that are models of their own: a route's switch, weight and limit; the
 reranker's signal weights; the budget's section shares; the recent view's gate; the live summaries' ranking;
-the compression weights. ``config.py`` holds ``RetrievalConfig``, which nests them, and its presets."""
+the compression weights; the cross-encoder stage. ``config.py`` holds ``RetrievalConfig``, which nests them,
+and its presets."""
 
 from __future__ import annotations
 
@@ -97,3 +98,22 @@ class CompressionWeights(StrictModel):
     content_words: int = Field(default=8, ge=0, description="the most keyword terms the content tie-break counts")
     order: float = Field(default=0.01, ge=0, description=(
         "tie-break subtracted per position in the passage: the earlier sentence usually sets the context"))
+
+
+class CrossEncoderConfig(StrictModel):
+    """How the cross-encoder re-orders the reranker's first candidates
+    (agent_memory/retrieval/rerank/cross_encoder.py), where a model is configured (the deployment setting ``cross_encoder_model``; unset: the stage is off)."""
+
+    weight: float = Field(default=1.0, ge=0, description=(
+        "weight of the standardized logit beside the standardized reranker rank: z(-rank) + weight * z(logit). "
+        "1.0: on held-out LoCoMo conversations (a model trained on the others, benchmarks/train_cross_encoder.py) "
+        "multi-hop strict 0.485 -> 0.632. 0: the stage is off even with a model set (nothing is scored)"))
+    top: int = Field(default=100, ge=2, description=(
+        "how many of the reranker's first candidates are scored and re-ordered (the rest keep their order): LoCoMo's "
+        "multi-hop evidence ranked 36-80 where a 1,800-token prompt holds about 32 passages. Each one scored costs "
+        "question time (one model call per batch)"))
+    max_tokens: int = Field(default=192, ge=8, description=(
+        "tokens of one question-passage pair the model reads, only the passage cut: what the model was trained "
+        "with (benchmarks/train_cross_encoder.py MAX_TOKENS); longer costs time, shorter loses a long turn's end"))
+    batch: int = Field(default=64, ge=1, description=(
+        "pairs per model call; pairs of similar length share one, so little is padding"))

@@ -1,6 +1,6 @@
 """The retrieval pipeline: question → routes (those that read no vector start while it is
-embedded) → fusion → rerank → links → neighbours → de-duplication → assembly (with compaction) →
-a prompt within the budget."""
+embedded) → fusion → rerank → (a cross-encoder, where one is configured) → links → neighbours →
+de-duplication → assembly (with compaction) → a prompt within the budget."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from agent_memory.retrieval.pages import Pages
 from agent_memory.retrieval.question_vectors import drop_speaker_names, encode_question, speaker_directory
 from agent_memory.retrieval.recent import gate_recent
 from agent_memory.retrieval.rerank import DefaultReranker, Reranker
+from agent_memory.retrieval.rerank.cross_encoder import PassageScorer, cross_encode
 from agent_memory.retrieval.rewrite import QueryRewriter
 from agent_memory.retrieval.routes import (
     DenseRoute,
@@ -75,6 +76,9 @@ class RetrievalPipeline:
         without them, the recent route reads ingested transcript turns from the catalog."""
         self.services = services
         self.config = config
+        # Read first: a cross-encoder folder that is missing or holds another model is refused before
+        # anything else is built. None (not configured): the stage is off.
+        self.cross_encoder: PassageScorer | None = services.cross_encoder
         self.counter = services.counter
         self.recent_turns = recent_turns or self._catalog_recent_turns
         self.session_summaries = session_summaries
@@ -195,6 +199,9 @@ class RetrievalPipeline:
         similarity = QuestionSimilarity(self.services, query.dense)
         reranked = self.reranker.rerank(question, top, similarity)
         lap("rerank")
+        if self.cross_encoder is not None and self.config.cross_encoder.weight:
+            reranked = cross_encode(question, reranked, self.cross_encoder, self.config.cross_encoder, decisions)
+            lap("cross_encoder")
         if self.links is not None and self.config.link_top and self.config.link_signal:
             reranked = self.links.follow(query, reranked, decisions, similarity)
             lap("links")
