@@ -5,6 +5,8 @@ and its presets."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from agent_memory.retrieval.strict_model import StrictModel
@@ -117,3 +119,8 @@ class CrossEncoderConfig(StrictModel):
         "with (benchmarks/train_cross_encoder.py MAX_TOKENS); longer costs time, shorter loses a long turn's end"))
     batch: int = Field(default=64, ge=1, description=(
         "pairs per model call; pairs of similar length share one, so little is padding"))
+    questions: Literal["default_space", "all"] = Field(default="default_space", description=(
+        "which questions the model reads: 'default_space', those the default (English) embedding model reads "
+        "(where a multilingual model is set, a question mostly in other scripts is left in the reranker's "
+        "order: a model trained from all-MiniLM-L6-v2 reads Chinese as unknown pieces); 'all', for a "
+        "multilingual cross-encoder"))

@@ -200,7 +200,13 @@ class RetrievalPipeline:
         reranked = self.reranker.rerank(question, top, similarity)
         lap("rerank")
         if self.cross_encoder is not None and self.config.cross_encoder.weight:
-            reranked = cross_encode(question, reranked, self.cross_encoder, self.config.cross_encoder, decisions)
+            if self._cross_encoder_reads(question):
+                reranked = cross_encode(question, reranked, self.cross_encoder, self.config.cross_encoder,
+                                        decisions)
+            else:
+                decisions.append(Decision("cross_encoder", "question", "skipped",
+                                          "the default embedding model does not read the question "
+                                          "(cross_encoder.questions 'default_space'): the reranker's order kept"))
             lap("cross_encoder")
         if self.links is not None and self.config.link_top and self.config.link_signal:
             reranked = self.links.follow(query, reranked, decisions, similarity)
@@ -332,6 +338,13 @@ class RetrievalPipeline:
 
     def _date_slack(self) -> DateSlack:
         return DateSlack(self.config.time_after_day, self.config.time_after_month)
+
+    def _cross_encoder_reads(self, question: str) -> bool:
+        """Whether the cross-encoder reads this question (``cross_encoder.questions``)."""
+        if self.config.cross_encoder.questions == "all":
+            return True
+        spaces = self.services.embedder
+        return spaces.space_for(question) == spaces.default
 
     def _mark_window(self, question: str, question_date: str | None, candidates: list[Candidate],
                      decisions: list[Decision]) -> None:

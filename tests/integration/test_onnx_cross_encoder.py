@@ -163,3 +163,30 @@ def test_a_served_question_is_reordered_by_the_model_and_its_dump_says_so(tmp_pa
     assert moved and {d["action"] for d in moved} == {"moved"}
     assert all(d["reason"].startswith("rank ") and ", logit " in d["reason"] for d in moved)
     assert "cross_encoder" in dump["timings_ms"] and dump["passages"]
+
+
+def test_a_question_the_default_model_does_not_read_keeps_the_rerankers_order(tmp_path, tiny_dir):
+    """A model trained from all-MiniLM-L6-v2 reads Chinese as unknown pieces: with a multilingual model set, a
+    Chinese question is left in the reranker's order (``cross_encoder.questions``), an English one is not."""
+    from agent_memory.core.records import Document
+    from agent_memory.ingest.pipeline import IngestionPipeline
+    from agent_memory.retrieval.config import load_preset
+    from agent_memory.retrieval.pipeline import RetrievalPipeline
+
+    settings = load_settings(data_dir=tmp_path / "data", triple_extractor="rules", cross_encoder_model=tiny_dir,
+                             qdrant_url=None, neo4j_uri=None, postgres_url=None, llm_model=None)
+    with build_services(settings) as services:
+        assert services.embedder.multilingual is not None  # the served default layout routes Chinese
+        texts = ["上个月小王去了杭州。", "小王喜欢喝龙井茶。", "Wang went to Hangzhou last month and drank tea.",
+                 "The office moved to a new building in spring.", "Lunch is at noon."]
+        IngestionPipeline(services).ingest_documents(
+            [Document(source_id=f"note-{n}", tenant="t", text=text) for n, text in enumerate(texts)])
+
+        def stages(question: str, overrides: dict | None = None) -> set[str]:
+            with RetrievalPipeline(services, load_preset("default", overrides)) as pipeline:
+                result = pipeline.run(question, tenant="t", budget=400)
+            return {d.action for d in result.decisions if d.stage == "cross_encoder"}
+
+        assert stages("小王上个月去了哪里？") == {"skipped"}
+        assert "skipped" not in stages("小王上个月去了哪里？", {"cross_encoder": {"questions": "all"}})
+        assert "skipped" not in stages("Where did Wang go last month?")
