@@ -204,6 +204,8 @@ def score_command(args) -> None:
         for n, row in enumerate(pairs["rows"]):
             if groups is not None and row["group"] not in groups:
                 continue
+            if args.limit is not None and len(scores) >= args.limit:
+                break
             top = row["order"][: args.top]
             values = []
             for k in range(0, len(top), 64):
@@ -295,6 +297,7 @@ def main() -> None:
     sc.add_argument("--out", required=True)
     sc.add_argument("--top", type=int, default=100)
     sc.add_argument("--groups", nargs="*", help="score only these groups (tenants)")
+    sc.add_argument("--limit", type=int, help="score only the first LIMIT questions")
     sc.add_argument("--threads", type=int, default=2)
     rp = sub.add_parser("replay")
     rp.add_argument("recording")

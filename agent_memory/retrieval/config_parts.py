@@ -106,10 +106,12 @@ class CrossEncoderConfig(StrictModel):
     """How the cross-encoder re-orders the reranker's first candidates
     (agent_memory/retrieval/rerank/cross_encoder.py), where a model is configured (the deployment setting ``cross_encoder_model``; unset: the stage is off)."""
 
-    weight: float = Field(default=1.0, ge=0, description=(
+    weight: float = Field(default=0.5, ge=0, description=(
         "weight of the standardized logit beside the standardized reranker rank: z(-rank) + weight * z(logit). "
-        "1.0: on held-out LoCoMo conversations (a model trained on the others, benchmarks/train_cross_encoder.py) "
-        "multi-hop strict 0.485 -> 0.632. 0: the stage is off even with a model set (nothing is scored)"))
+        "0.5: best of 0.25-1.5 on held-out LoCoMo conversations replayed with models trained here on the others "
+        "(benchmarks/train_cross_encoder.py; 760 questions 0.917 / 0.871 -> 0.919 / 0.875, one fold better, one "
+        "worse: docs/journal/2026-12-06-a-cross-encoder-trained-here.md). 0: the stage is off even with a model "
+        "set (nothing is scored)"))
     top: int = Field(default=100, ge=2, description=(
         "how many of the reranker's first candidates are scored and re-ordered (the rest keep their order): LoCoMo's "
         "multi-hop evidence ranked 36-80 where a 1,800-token prompt holds about 32 passages. Each one scored costs "

@@ -40,7 +40,7 @@ def test_a_deep_candidate_the_model_finds_relevant_moves_up():
     before = ranked(10)
     finals = [c.final for c in before]
     decisions = []
-    out = cross_encode("q?", before, FakeScorer({"passage 8": 10.0}), CrossEncoderConfig(), decisions)
+    out = cross_encode("q?", before, FakeScorer({"passage 8": 10.0}), CrossEncoderConfig(weight=1.0), decisions)
     assert ids(out)[0] == "i8"  # z(-rank) -1.22 + z(logit) 3.00 beats the first's 1.57 - 0.33
     assert ids(out)[1:] == [f"i{k}" for k in (0, 1, 2, 3, 4, 5, 6, 7, 9)]
     assert [c.final for c in out] == finals  # the finals by position: still sorted for the stages after
@@ -53,7 +53,7 @@ def test_a_deep_candidate_the_model_finds_relevant_moves_up():
 def test_candidates_beyond_top_keep_their_order_and_are_never_scored():
     before = ranked(8)
     scorer = FakeScorer({"passage 3": 10.0, "passage 6": 50.0})
-    out = cross_encode("q?", before, scorer, CrossEncoderConfig(top=5, max_tokens=64, batch=16), [])
+    out = cross_encode("q?", before, scorer, CrossEncoderConfig(weight=1.0, top=5, max_tokens=64, batch=16), [])
     assert scorer.calls == [("q?", [f"passage {k}" for k in range(5)], 64, 16)]
     assert ids(out)[5:] == ["i5", "i6", "i7"]
     assert ids(out)[0] == "i3"

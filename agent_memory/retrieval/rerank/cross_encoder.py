@@ -2,9 +2,11 @@
 and each passage together.
 
 The reranker's signals compare the question with each passage apart (embedding similarity, shared
-terms). A cross-encoder reads both at once, which finds the evidence a multi-hop question's words do
-not share: on held-out LoCoMo conversations, re-ordering the first 100 candidates by
-``z(-rank) + 1.0 * z(logit)`` lifted multi-hop strict 0.485 -> 0.632 (benchmarks/train_cross_encoder.py).
+terms). A cross-encoder reads both at once, which can find the evidence a multi-hop question's words do
+not share. The only models measured here are ones trained here from the packaged MiniLM on a few hundred
+LoCoMo questions (benchmarks/train_cross_encoder.py): held out, one conversation fold gained (multi-hop
+strict 0.485 -> 0.588 replayed), the other lost (0.923 / 0.885 -> 0.901 / 0.856 through the served path), so
+the served default sets no model (docs/journal/2026-12-06-a-cross-encoder-trained-here.md).
 The stage runs only where a model is configured (``Settings.cross_encoder_model``); it costs question
 time, one model call per candidate scored. A scorer that fails leaves the reranker's order, with a
 warning and a decision: a question never fails because of it.
