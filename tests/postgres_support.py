@@ -19,6 +19,13 @@ NEEDS_POSTGRES = [
 ]
 
 
+def needs_postgres(test):
+    """``test`` with the marks of NEEDS_POSTGRES (a decorator, where a module holds tests without it too)."""
+    for mark in NEEDS_POSTGRES:
+        test = mark(test)
+    return test
+
+
 def postgres_param(name: str = "postgres"):
     """A backend parameter that runs only where a PostgreSQL server is configured."""
     return pytest.param(name, marks=NEEDS_POSTGRES)

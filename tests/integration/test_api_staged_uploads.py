@@ -12,7 +12,7 @@ import uuid
 
 import httpx
 import pytest
-from postgres_support import NEEDS_POSTGRES
+from postgres_support import needs_postgres
 
 os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
 
@@ -133,12 +133,6 @@ def test_an_upload_that_would_eat_the_data_dirs_free_space_reserve_is_refused_be
         assert _left_in(data_dir / STAGED_UPLOADS) == []
         small = http.post("/v1/documents", files={"file": ("logs/boiler.md", BIG_NOTE)})
         assert small.status_code == 200, small.text  # within the reserve: staged and stored
-
-
-def needs_postgres(test):
-    for mark in NEEDS_POSTGRES:
-        test = mark(test)
-    return test
 
 
 @needs_postgres

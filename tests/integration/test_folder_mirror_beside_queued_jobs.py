@@ -12,7 +12,7 @@ import json
 import uuid
 
 import pytest
-from postgres_support import NEEDS_POSTGRES
+from postgres_support import needs_postgres
 
 from agent_memory.api import create_app
 from agent_memory.api.testing import serve_in_thread
@@ -27,12 +27,6 @@ from tests.helpers import embedded_cli_env, run_cli
 PLAN = "# Plan\n\nThe Heron pump is replaced in March by the team in Tromso.\n"
 NOTES = {"plan.md": PLAN, "crew.md": "# Crew\n\nOrla Vance leads the Kestrel crew.\n",
          "todo.md": "# Todo\n\nRenew the Pelican domain before March.\n"}
-
-
-def needs_postgres(test):
-    for mark in NEEDS_POSTGRES:
-        test = mark(test)
-    return test
 
 
 @pytest.fixture

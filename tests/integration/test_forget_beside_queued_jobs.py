@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from postgres_support import NEEDS_POSTGRES
+from postgres_support import needs_postgres
 
 from agent_memory.api.worker import Worker
 from agent_memory.core.config import load_settings
@@ -50,12 +50,6 @@ def _add_old_copy(memory: Memory, tmp_path, tenant: str | None = None) -> None:
     path = tmp_path / f"plan-{tenant or 'own'}.md"
     path.write_text(OLD)
     memory.add_file(path, source_id="notes/plan.md", client_path=CLIENT_PATH, tenant=tenant)
-
-
-def needs_postgres(test):
-    for mark in NEEDS_POSTGRES:
-        test = mark(test)
-    return test
 
 
 @needs_postgres
