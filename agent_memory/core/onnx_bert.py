@@ -254,16 +254,24 @@ class OnnxBertEncoder:
         ids = self._ids(texts)
         out = np.empty((len(ids), self.dimension), dtype=np.float32)
         for chunk in length_batches([len(i) for i in ids], batch_size):
-            width = len(ids[chunk[0]])
-            input_ids = np.zeros((len(chunk), width), dtype=np.int64)
-            attention = np.zeros((len(chunk), width), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                input_ids[row, :len(ids[i])] = ids[i]
-                attention[row, :len(ids[i])] = 1
-            feeds = {"input_ids": input_ids, "attention_mask": attention,
-                     "token_type_ids": np.zeros_like(input_ids)}
-            out[chunk] = self._session.get().run(None, feeds)[0]
+            out[chunk] = self._session.get().run(None, padded_feeds(chunk, ids))[0]
         return out
+
+
+def padded_feeds(chunk: Sequence[int], ids: Sequence[Sequence[int]],
+                 types: Sequence[Sequence[int]] | None = None) -> dict[str, np.ndarray]:
+    """A BERT graph's ``INPUTS`` for the texts ``chunk`` indexes in ``ids`` (and their token ``types``; none:
+    all 0), padded to the chunk's first, its longest (``length_batches``): [len(chunk), longest] int64."""
+    width = len(ids[chunk[0]])
+    input_ids = np.zeros((len(chunk), width), dtype=np.int64)
+    token_types = np.zeros((len(chunk), width), dtype=np.int64)
+    attention = np.zeros((len(chunk), width), dtype=np.int64)
+    for row, i in enumerate(chunk):
+        input_ids[row, :len(ids[i])] = ids[i]
+        attention[row, :len(ids[i])] = 1
+        if types is not None:
+            token_types[row, :len(ids[i])] = types[i]
+    return {"input_ids": input_ids, "attention_mask": attention, "token_type_ids": token_types}
 
 
 # A text joins a batch only if it is at least this share of the batch's longest: no text is

@@ -28,6 +28,7 @@ from agent_memory.core.onnx_bert import (
     bert_encoder,
     input_infos,
     length_batches,
+    padded_feeds,
     read_config,
 )
 from agent_memory.core.onnx_graph import GraphBuilder, graph_session, quiet_options
@@ -158,16 +159,7 @@ class OnnxCrossEncoder:
         ids, types = self.encode(question, passages, max_tokens)
         out = np.empty(len(ids), dtype=np.float32)
         for chunk in length_batches([len(i) for i in ids], batch):
-            width = len(ids[chunk[0]])
-            input_ids = np.zeros((len(chunk), width), dtype=np.int64)
-            token_types = np.zeros((len(chunk), width), dtype=np.int64)
-            attention = np.zeros((len(chunk), width), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                input_ids[row, :len(ids[i])] = ids[i]
-                token_types[row, :len(ids[i])] = types[i]
-                attention[row, :len(ids[i])] = 1
-            feeds = {"input_ids": input_ids, "attention_mask": attention, "token_type_ids": token_types}
-            out[chunk] = self._session.get().run(None, feeds)[0]
+            out[chunk] = self._session.get().run(None, padded_feeds(chunk, ids, types))[0]
         return [float(v) for v in out]
 
     def close(self) -> None:
