@@ -52,25 +52,24 @@ def refuse_queued_writes(queue: PendingWriters, tenant: str, what: str, given: I
                           "removed", [w.job_id for w in pending])
 
 
-def pending_for(queue: PendingWriters, tenant: str, named: Mapping[str, Iterable[str]]) -> dict[str, list[PendingWrite]]:
+def pending_for(queue: PendingWriters, tenant: str, named: Mapping[str, Sequence[str]]) -> dict[str, list[PendingWrite]]:
     """For each key of ``named`` (a source to forget, with the IDs and paths a forget of it takes), ``tenant``'s jobs
     in ``queue``, queued or running, that will store what it names; keys no job writes are left out. Asked for all
     at once, then for each half that a job writes, down to the keys themselves: a folder job's thousand gone files
     beside one upload cost some twenty questions, not a thousand (a job names a source by its file's path too,
     so which key it writes is known only by asking)."""
-    spelled = {key: {spelling for name in names for spelling in forgotten_names(name)} for key, names in named.items()}
     found: dict[str, list[PendingWrite]] = {}
 
     def ask(keys: list[str]) -> None:
-        pending = queue.writing(tenant, set().union(*(spelled[key] for key in keys)))
+        pending = queued_writes(queue, tenant, [name for key in keys for name in named[key]])
         if pending and len(keys) == 1:
             found[keys[0]] = pending
         elif pending:
             ask(keys[:len(keys) // 2])
             ask(keys[len(keys) // 2:])
 
-    if spelled:
-        ask(list(spelled))
+    if named:
+        ask(list(named))
     return found
 
 
