@@ -17,7 +17,7 @@ the rule that sends such texts to e5 (``multilingual_scripts`` "non_english"), t
 ("Per cosa?") stay in MiniLM's space, where MiniLM puts a question of the same language near 0.5 to any of
 them: its chance level there is far above an English question's, hence a key of its own (``xx>en``: the
 passage side is MiniLM's space, labelled "en"). ``--leave-out LANG`` measures it without one language, for
-the leave-one-language-out figures (docs/journal/2026-12-06-latin-languages-by-default.md).
+the leave-one-language-out figures (docs/journal/2026-12-06-latin-script-languages-by-default.md).
 """
 
 from __future__ import annotations

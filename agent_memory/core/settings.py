@@ -56,7 +56,7 @@ class Settings(BaseSettings):
                     "a Latin-script text that a language identifier reads as another language than English (German, "
                     "French, Spanish, Vietnamese ...; at least 10 letters, its likeliest language twenty times as "
                     "likely as English: a short reply stays with the default model); 'non_latin', the scripts "
-                    "alone, the default of data dirs written before 2026-12-07; 'cjk', Chinese characters alone, "
+                    "alone, the default of data dirs written by earlier versions; 'cjk', Chinese characters alone, "
                     "as data dirs written before that record. A data dir keeps the rule it was written with unless "
                     "this is set (then `agent-memory reindex` moves it).")
     similarity_calibration: dict[str, tuple[float, float]] = Field(

@@ -3,7 +3,7 @@ short for the language identifier ("Per cosa?") stay with the English model, whi
 language near 0.5 to any of them (an English question sits near 0.04 to an unrelated English text). Compared on
 the English question's chance level they outranked the turn that answers; the question has a chance level of its
 own there ("xx", measured by benchmarks/calibrate_similarity.py), so they no longer do. Found on the Italian set of
-benchmarks/languages (docs/journal/2026-12-07-latin-languages-by-default.md)."""
+benchmarks/languages (docs/journal/2026-12-06-latin-script-languages-by-default.md)."""
 
 from __future__ import annotations
 

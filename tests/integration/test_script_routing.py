@@ -1,7 +1,7 @@
 """Texts in scripts the English model cannot read (Korean, Russian, Arabic, Thai, Japanese kana ...) are embedded
 by the multilingual model, as Chinese always was; a data dir written before that rule keeps routing by Chinese
 characters until it is re-indexed, so its stored vectors stay in the space each text is looked for in. Under
-"non_english", the default since 2026-12-07, a French or German text goes there too, and a data dir keeps that
+"non_english", the default of a new data dir, a French or German text goes there too, and a data dir keeps that
 rule as it keeps the others (one written under "non_latin" keeps that)."""
 
 from __future__ import annotations
