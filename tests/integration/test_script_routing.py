@@ -1,7 +1,8 @@
 """Texts in scripts the English model cannot read (Korean, Russian, Arabic, Thai, Japanese kana ...) are embedded
 by the multilingual model, as Chinese always was; a data dir written before that rule keeps routing by Chinese
 characters until it is re-indexed, so its stored vectors stay in the space each text is looked for in. Under
-"non_english" a French or German text goes there too, and a data dir keeps that rule as it keeps the others."""
+"non_english", the default of a new data dir, a French or German text goes there too, and a data dir keeps that
+rule as it keeps the others (one written under "non_latin" keeps that)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def test_each_text_goes_to_the_model_that_reads_it(tmp_path):
     settings = load_settings(data_dir=tmp_path / "data")
     with Memory(settings=settings, tenant="t") as memory:
         spaces = memory.services.embedder
-        assert spaces.layout.multilingual_scripts == "non_latin"
+        assert spaces.layout.multilingual_scripts == "non_english"
         for text in (KOREAN, RUSSIAN, THAI, ARABIC, KANA):
             assert spaces.space_for(text) == MULTILINGUAL and spaces.lang_of(text) == "zh", text
         for text in ("Melanie went camping with her kids last weekend.", ENGLISH_WITH_A_NATIVE_NAME):
@@ -50,7 +51,7 @@ def test_each_text_goes_to_the_model_that_reads_it(tmp_path):
         hits = memory.search("민수는 어디로 이사했어요?", limit=2)
         assert hits[0].source_id == "notes/minsu"
         assert "[S:notes/olga]" in memory.prompt("Где работает Ольга?", budget=160).prompt
-    assert read_index_format(tmp_path / "data")["embedding"]["multilingual_scripts"] == "non_latin"
+    assert read_index_format(tmp_path / "data")["embedding"]["multilingual_scripts"] == "non_english"
 
 
 def test_a_data_dir_written_before_keeps_its_rule_until_it_is_reindexed(tmp_path, monkeypatch):
@@ -88,9 +89,7 @@ FRENCH_NOTES = {
 }
 
 
-def test_a_french_memory_is_embedded_by_the_multilingual_model_under_non_english(tmp_path, monkeypatch):
-    pytest.importorskip("py3langid", reason="the languages extra is not installed")
-    monkeypatch.setenv("AGENT_MEMORY_MULTILINGUAL_SCRIPTS", "non_english")
+def test_a_french_memory_is_embedded_by_the_multilingual_model_by_default(tmp_path, monkeypatch):
     data = tmp_path / "data"
     with Memory(settings=load_settings(data_dir=data), tenant="t") as memory:
         spaces = memory.services.embedder
@@ -110,7 +109,6 @@ def test_a_french_memory_is_embedded_by_the_multilingual_model_under_non_english
     assert read_index_format(data)["embedding"]["multilingual_scripts"] == "non_english"
 
     # The data dir keeps the rule it records when the setting is not given; a contradicting one is refused.
-    monkeypatch.delenv("AGENT_MEMORY_MULTILINGUAL_SCRIPTS")
     with Memory(settings=load_settings(data_dir=data), tenant="t") as memory:
         assert memory.services.embedder.layout.multilingual_scripts == "non_english"
         assert memory.search("Où Camille travaille-t-elle maintenant ?", limit=1)[0].source_id == "notes/camille"
