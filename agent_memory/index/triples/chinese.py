@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from agent_memory.core.chinese_words import load_posseg
 from agent_memory.core.records import Triple
 from agent_memory.core.text import split_sentences
-from agent_memory.index.triples.base import GENERIC, MODEL_ID, Entity, clean_name, dedupe_entities, dedupe_triples
+from agent_memory.index.triples.base import (
+    GENERIC,
+    MODEL_ID,
+    Entity,
+    clean_name,
+    dedupe_entities,
+    dedupe_triples,
+    without_number_sides,
+)
 
 # An ASCII path or identifier: a run of letters, digits and ``_ . / -`` holding a letter, and a ``/`` or ``_``
 # between two of them, a ``.`` before a small letter, or a ``/`` first (src/pay/mod_47.py, read_file,
@@ -191,7 +199,7 @@ class ChineseExtractor:
             for t in self._sentence_triples(sentence):
                 t.tenant, t.source_id, t.item_id = tenant, source_id, item_id
                 out.append(t)
-        return dedupe_triples(out)
+        return dedupe_triples(without_number_sides(out))
 
     def entities(self, text: str, *, include_generic: bool = False) -> list[Entity]:
         found: list[Entity] = []

@@ -1,0 +1,59 @@
+"""The rule extractors' facts keep no side that is only a number (index/triples/base.py ``only_a_number``), read as
+ingestion reads a turn (``graph_writes.extract_triples``), with the real spaCy model and jieba."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_memory.core.records import MemoryItem
+from agent_memory.index.triples import RuleBasedExtractor
+from agent_memory.index.triples.base import only_a_number
+from agent_memory.ingest.graph_writes import extract_triples
+from agent_memory.ingest.items import SourceItems
+
+
+@pytest.fixture(scope="module")
+def rules() -> RuleBasedExtractor:
+    return RuleBasedExtractor()
+
+
+def facts_of(rules, text: str, **metadata) -> list[tuple[str, str, str]]:
+    unit = SourceItems("acme", "run/m7", "turn", "h")
+    unit.items = [MemoryItem(id="i7", tenant="acme", source_id="run/m7", kind="turn", text=text,
+                             metadata={"speaker": "assistant", **metadata})]
+    triples, _, warnings = extract_triples(rules, [unit])
+    assert not warnings
+    return [(t.subject, t.relation, t.object) for t in triples]
+
+
+@pytest.mark.parametrize("name, type_, number", [
+    ("12", "NUMBER", True), ("1.", "entity", True), ("(2)", "NUMBER", True), ("3)", "entity", True),
+    ("8,211", "NUMBER", True), ("7.9", "NUMBER", True), ("9th", "NUMBER", True), ("fifth", "ORG", True),
+    ("第9", "NUMBER", True), ("12", "DATE", True),  # spaCy types "Item 3 is 12" a date: no year, still a number
+    ("2007", "DATE", False),  # a year read as a date: "founded in 2007"
+    ("3 kids", "entity", False), ("45 seconds", "DATE", False), ("85%", "NUMBER", False),
+    ("4.23.5", "entity", False), ("17:15", "DATE", False), ("模块12", "entity", False), ("X-200", "PRODUCT", False),
+    ("Step", "entity", False), ("someone", "entity", False),
+])
+def test_a_side_is_only_a_number_when_nothing_but_the_number_names_it(name, type_, number):
+    assert only_a_number(name, type_) is number
+
+
+@pytest.mark.parametrize("text", [
+    "任务1：继续重构支付服务；计划的第1步是模块12。",  # the coding trajectory's task: "1 — is_a → 12"
+    "Item 3 is 12.",
+    "The answer is 42.",
+    "1. Install the package.\n2. Run the tests.\n3. Check 12 files.",
+])
+def test_a_turn_gives_no_fact_with_a_side_that_is_only_a_number(rules, text):
+    for subject, _, obj in facts_of(rules, text):
+        assert not (only_a_number(subject, "") or only_a_number(obj, "")), (subject, obj)
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("Melanie has 3 kids.", ("Melanie", "have", "3 kids")),  # a count with its noun is a side
+    ("Founded in Providence in 2007, the station grew.", ("station", "found in", "2007")),  # a year
+    ("The build took 45 seconds.", ("build", "take", "45 seconds")),
+])
+def test_a_number_with_its_noun_or_a_year_is_still_a_side(rules, text, fact):
+    assert fact in facts_of(rules, text)
