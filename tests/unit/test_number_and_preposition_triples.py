@@ -1,5 +1,6 @@
-"""The rule extractors' facts keep no side that is only a number (index/triples/base.py ``only_a_number``), read as
-ingestion reads a turn (``graph_writes.extract_triples``), with the real spaCy model and jieba."""
+"""The rule extractors' facts keep no side that is only a number, and a Chinese preposition's object is no subject
+(index/triples/base.py ``only_a_number``, index/triples/chinese.py ``_governed``), read as ingestion reads a turn
+(``graph_writes.extract_triples``), with the real spaCy model and jieba."""
 
 from __future__ import annotations
 
@@ -57,3 +58,19 @@ def test_a_turn_gives_no_fact_with_a_side_that_is_only_a_number(rules, text):
 ])
 def test_a_number_with_its_noun_or_a_year_is_still_a_side(rules, text, fact):
     assert fact in facts_of(rules, text)
+
+
+# The Chinese coding trajectory's step, archived with its call (benchmarks/wm_trajectories.py).
+STEP = ('[assistant] 第3步：我将对src/pay/mod_3.py运行list_dir，检查计划的下一部分。\n'
+        '[tool_use:list_dir] {"path": "src/pay/mod_3.py"}')
+
+
+def test_the_object_of_a_chinese_preposition_is_not_the_verbs_subject(rules):
+    facts = facts_of(rules, STEP, tools=["list_dir"])
+    assert not [f for f in facts if f[1] == "运行"]  # was "src/pay/mod_3.py — 运行 → list_dir": 我 runs it
+    assert ("张三", "学习", "计算机") in facts_of(rules, "张三在北京大学学习计算机。")  # not 北京大学
+    assert ("张三", "说", "话") in facts_of(rules, "张三对李四说了一句话。")  # not 李四
+
+
+def test_the_agent_of_a_chinese_passive_or_by_phrase_is_still_read(rules):
+    assert ("该游戏", "developed_by", "腾讯") in facts_of(rules, "该游戏由腾讯开发。")

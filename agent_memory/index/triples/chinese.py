@@ -186,6 +186,26 @@ def phrases(toks: list[_Tok]) -> list[_Phrase]:
     return out
 
 
+# Prepositions whose object does what the verb says: the agent of a passive ("被微软收购") and of "由B<verb>".
+_AGENT_PREPOSITIONS = frozenset({"被", "由"})
+
+
+def _governed(toks: list[_Tok], ps: list[_Phrase], phrase: _Phrase) -> bool:
+    """Whether ``phrase`` is a preposition's object ("对src/pay/mod_3.py", "在北京大学", "把文件"): the noun run it
+    ends, with the measure words before it, follows a preposition other than an agent's. Such an object is where,
+    to what or with what the verb is done, never its subject: "我将对src/pay/mod_3.py运行list_dir" read
+    "src/pay/mod_3.py — 运行 → list_dir", "张三在北京大学学习计算机" "北京大学 — 学习 → 计算机"."""
+    k = phrase.start
+    while True:
+        before = [p for p in ps if p.end == k and p.start < k]
+        if not before:
+            break
+        k = before[-1].start
+    while k > 0 and toks[k - 1].flag in ("m", "q", "mq"):
+        k -= 1
+    return k > 0 and toks[k - 1].flag == "p" and toks[k - 1].word not in _AGENT_PREPOSITIONS
+
+
 class ChineseExtractor:
     """Pattern and co-occurrence triples for Chinese text."""
 
@@ -289,10 +309,13 @@ class ChineseExtractor:
 
     @staticmethod
     def _clause_subject(toks: list[_Tok], ps: list[_Phrase], i: int) -> _Phrase | None:
+        """The verb at ``i``'s subject: the nearest phrase of its clause before it that is no date or number, nor a
+        preposition's object (``_governed``)."""
         start = i
         while start > 0 and toks[start - 1].word not in _CLAUSE_BREAK:
             start -= 1
-        cands = [p for p in ps if p.start >= start and p.end <= i and p.entity.type not in ("DATE", "NUMBER")]
+        cands = [p for p in ps if p.start >= start and p.end <= i and p.entity.type not in ("DATE", "NUMBER")
+                 and not _governed(toks, ps, p)]
         return cands[-1] if cands else None
 
     @staticmethod
