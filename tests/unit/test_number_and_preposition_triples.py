@@ -72,5 +72,8 @@ def test_the_object_of_a_chinese_preposition_is_not_the_verbs_subject(rules):
     assert ("张三", "说", "话") in facts_of(rules, "张三对李四说了一句话。")  # not 李四
 
 
-def test_the_agent_of_a_chinese_passive_or_by_phrase_is_still_read(rules):
+def test_the_agent_of_a_chinese_passive_or_by_phrase_and_a_companion_are_still_read(rules):
     assert ("该游戏", "developed_by", "腾讯") in facts_of(rules, "该游戏由腾讯开发。")
+    # CMRC: 家康 crossed 伊贺 too; no phrase further back (本能寺) takes the verb past a preposition's phrase
+    facts = facts_of(rules, "后来得到家康的允许而复归，在天正10年（1582年）的本能寺之变发生后与家康一同穿越伊贺。")
+    assert [f for f in facts if f[1] == "穿越"] == [("家康", "穿越", "伊贺")]

@@ -186,8 +186,11 @@ def phrases(toks: list[_Tok]) -> list[_Phrase]:
     return out
 
 
-# Prepositions whose object does what the verb says: the agent of a passive ("被微软收购") and of "由B<verb>".
-_AGENT_PREPOSITIONS = frozenset({"被", "由"})
+# Prepositions whose object does what the verb says: the agent of a passive ("被微软收购"), of "由B<verb>", and who
+# does it with the subject ("与家康一同穿越伊贺": 家康 crossed it too).
+_AGENT_PREPOSITIONS = frozenset({"被", "由", "与", "和", "跟", "同"})
+# What may stand between a subject and the preposition opening its verb's phrase: adverbs ("张三也在北京学习").
+_BEFORE_PREPOSITION = frozenset({"d", "ad"})
 
 
 def _governed(toks: list[_Tok], ps: list[_Phrase], phrase: _Phrase) -> bool:
@@ -310,13 +313,21 @@ class ChineseExtractor:
     @staticmethod
     def _clause_subject(toks: list[_Tok], ps: list[_Phrase], i: int) -> _Phrase | None:
         """The verb at ``i``'s subject: the nearest phrase of its clause before it that is no date or number, nor a
-        preposition's object (``_governed``)."""
+        preposition's object (``_governed``), and when such an object stands between them, the one right before
+        its preposition."""
         start = i
         while start > 0 and toks[start - 1].word not in _CLAUSE_BREAK:
             start -= 1
-        cands = [p for p in ps if p.start >= start and p.end <= i and p.entity.type not in ("DATE", "NUMBER")
-                 and not _governed(toks, ps, p)]
-        return cands[-1] if cands else None
+        cands = [p for p in ps if p.start >= start and p.end <= i and p.entity.type not in ("DATE", "NUMBER")]
+        free = [p for p in cands if not _governed(toks, ps, p)]
+        if not free or free[-1] is cands[-1]:
+            return free[-1] if free else None
+        # A preposition's phrase stands between: the subject is the phrase that opens it ("张三在北京大学学习"), not
+        # one further back ("本能寺之变发生后与家康一同穿越伊贺" is no fact of 本能寺).
+        k = free[-1].end
+        while k < i and toks[k].flag in _BEFORE_PREPOSITION:
+            k += 1
+        return free[-1] if toks[k].flag == "p" else None
 
     @staticmethod
     def _relative_owner(toks: list[_Tok], ps: list[_Phrase], i: int) -> _Phrase | None:
