@@ -27,6 +27,7 @@ from agent_memory.stores.embedding_cache import EmbeddingCache
 from agent_memory.stores.graph_factory import open_graph_store
 from agent_memory.stores.index_format import (
     INDEX_FORMAT_FILE,
+    STORED_FACTS,
     UNREADABLE,
     read_index_format,
     sparse_format_version,
@@ -247,6 +248,11 @@ class Services:
             else:  # still served, the slower way, until `reindex` stores what is missing
                 log.warning("data dir %s holds %s: run `agent-memory reindex` to store them (until then %s)",
                             self.data_dir, lacking, meanwhile)
+        for key, (version, said) in STORED_FACTS.items():
+            if not found or found.get(key) == version:
+                marker[key] = version
+            else:
+                log.warning("data dir %s: %s", self.data_dir, said)
         if found != marker:
             write_index_format(self.data_dir, marker)
 

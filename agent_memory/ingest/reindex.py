@@ -24,9 +24,12 @@ from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.sparse import SPARSE_FORMAT
 from agent_memory.index.context import context_texts_for
 from agent_memory.index.items import embedding_text, stamp_terms
+from agent_memory.ingest.extraction import make_extractor
+from agent_memory.ingest.tool_turn_facts import reread_tool_turn_facts
 from agent_memory.ingest.vectors import point_vectors
 from agent_memory.services import (
     STORED_EXTRAS,
+    STORED_FACTS,
     Services,
     read_index_format,
     recorded_layout,
@@ -46,10 +49,13 @@ class ReindexReport:
     items: int = 0
     embeddings_computed: int = 0
     removed_collections: list[str] = field(default_factory=list)  # of models the new layout does not use
+    # Tool turns' facts read again (ingest/tool_turn_facts.py): sources, triples before and after; None: not needed.
+    tool_turn_facts: dict[str, int] | None = None
 
     def to_dict(self) -> dict:
         return {"before": self.before, "after": self.after, "items": self.items,
-                "embeddings_computed": self.embeddings_computed, "removed_collections": self.removed_collections}
+                "embeddings_computed": self.embeddings_computed, "removed_collections": self.removed_collections,
+                "tool_turn_facts": self.tool_turn_facts}
 
 
 def _stored_items(services: Services) -> list[MemoryItem]:
@@ -77,7 +83,8 @@ def _context_texts(services: Services, items: list[MemoryItem]) -> dict[str, str
 def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
     """Move every stored vector to the embedding layout ``settings`` ask for; ``everything``: re-embed
     every item even when the data dir records that layout already (settings it does not record, such
-    as the sentence vectors' speakers, changed)."""
+    as the sentence vectors' speakers, changed). A graph that holds tool turns' facts as an earlier version read
+    them has those turns read again (``STORED_FACTS``, ingest/tool_turn_facts.py), whatever the vectors need."""
     data_dir = settings.data_dir
     found = read_index_format(data_dir)
     wanted = space_layout(settings).as_dict()
@@ -86,13 +93,44 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
     old_layout = recorded_layout(found.get("embedding")) or wanted
     report = ReindexReport(before=old_layout, after=wanted)
     extras = {key: version for key, (version, *_) in STORED_EXTRAS.items()}
+    facts = {key: version for key, (version, *_) in STORED_FACTS.items()}
     current = (old_layout == wanted and found.get("sparse") == SPARSE_FORMAT
                and all(found.get(key) == version for key, version in extras.items()))
-    if not everything and current:
+    facts_current = all(found.get(key) == version for key, version in facts.items())
+    if not everything and current and facts_current:
         return report
+    old_settings = settings_with_layout(settings, old_layout)
+    if not facts_current:  # before the vectors move: they are read where the marker says they are
+        with Services(old_settings, check_layout=False) as old:
+            report.tool_turn_facts = reread_tool_turn_facts(old, make_extractor(settings, old.llm))
+    items: list[MemoryItem] = []
+    dropped: set[str] = set()
+    if everything or not current:
+        items, dropped = _reembed(settings, old_settings, report)
+    # Recorded first: a stop in what follows leaves a collection that nothing consults, never a layout
+    # that names a collection gone.
+    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted, **extras, **facts})
+    for model in sorted(dropped):
+        # Collections of models the new layout does not use: an embedded one is removed with its files (the
+        # text it held with them); a Qdrant server's is shared with other processes: emptied, and left.
+        gone = settings.model_copy(update={"embedding_model": model, "multilingual_embedding_model": None})
+        with Services(gone, check_layout=False) as leftover:
+            if settings.qdrant_url:
+                ids = [i.id for i in items]
+                for start in range(0, len(ids), BATCH):
+                    leftover.vectors.delete_ids(ids[start : start + BATCH])
+            else:
+                report.removed_collections += leftover.vectors.drop()
+    log.info("re-indexed %d items from %s to %s", report.items, old_layout, wanted)
+    return report
+
+
+def _reembed(settings: Settings, old_settings: Settings, report: ReindexReport) -> tuple[list[MemoryItem], set[str]]:
+    """Every stored item embedded and encoded as ``settings`` say, into their collections; the items, and the
+    models of ``old_settings`` the new layout does not use."""
     # Read everything back first: old and new layouts may share a collection (one model kept),
     # and an embedded collection is opened by one store at a time.
-    with Services(settings_with_layout(settings, old_layout), check_layout=False) as old:
+    with Services(old_settings, check_layout=False) as old:
         items = _stored_items(old)
         old_models = set(old.embedder.embedders)
         contexts = _context_texts(old, items)
@@ -110,20 +148,4 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
             new.vectors.upsert(batch, vectors.dense, new.sparse_encoder.encode_documents(texts), spaces=routed,
                                context=vectors.context, sentences=vectors.sentences)
             report.items += len(batch)
-        dropped = old_models - set(spaces.embedders)
-    # Recorded first: a stop in what follows leaves a collection that nothing consults, never a layout
-    # that names a collection gone.
-    write_index_format(data_dir, {"sparse": SPARSE_FORMAT, "embedding": wanted, **extras})
-    for model in sorted(dropped):
-        # Collections of models the new layout does not use: an embedded one is removed with its files (the
-        # text it held with them); a Qdrant server's is shared with other processes: emptied, and left.
-        gone = settings.model_copy(update={"embedding_model": model, "multilingual_embedding_model": None})
-        with Services(gone, check_layout=False) as leftover:
-            if settings.qdrant_url:
-                ids = [i.id for i in items]
-                for start in range(0, len(ids), BATCH):
-                    leftover.vectors.delete_ids(ids[start : start + BATCH])
-            else:
-                report.removed_collections += leftover.vectors.drop()
-    log.info("re-indexed %d items from %s to %s", report.items, old_layout, wanted)
-    return report
+        return items, old_models - set(spaces.embedders)

@@ -1,6 +1,6 @@
 """The data dir's record of how its vectors were written (``index-format.json``): the keyword format and the
 embedding models, which ``services.py`` compares with what the settings ask for before any vector is read
-or written, and ``agent-memory reindex`` moves."""
+or written, and ``agent-memory reindex`` moves; and how its graph read archived tool turns (``STORED_FACTS``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,17 @@ from agent_memory.core.sparse import SPARSE_FORMAT
 
 INDEX_FORMAT_FILE = "index-format.json"
 UNREADABLE = "unreadable"  # the key read_index_format gives a marker that does not read
+# How the graph read archived tool turns: 1, their prose alone (index/triples/prose.py). A data dir written before
+# holds the facts an earlier version read from their payloads (code, JSON keys, pieces of paths: 4,180 on the four
+# agent trajectories of benchmarks/tool_turn_triples.py) until `agent-memory reindex` reads those turns again (ingest/tool_turn_facts.py). Apart from
+# services.STORED_EXTRAS, whose lack costs every vector again: this one costs the tool turns' extraction alone.
+TOOL_TURN_FACTS_FORMAT = 1
+# index-format key -> (version, what opening a data dir written before says).
+STORED_FACTS = {
+    "tool_turn_facts": (TOOL_TURN_FACTS_FORMAT, "its graph may hold facts an earlier version read from tool turns' "
+                        "code and payloads: run `agent-memory reindex` to read those turns again from their stored text "
+                        "(no file is read, no vector computed for it)"),
+}
 
 
 def read_index_format(data_dir: Path) -> dict:

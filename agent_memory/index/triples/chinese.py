@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from agent_memory.core.chinese_words import load_posseg
 from agent_memory.core.records import Triple
 from agent_memory.core.text import split_sentences
-from agent_memory.index.triples.base import GENERIC, MODEL_ID, Entity, clean_name, dedupe_entities, dedupe_triples
+from agent_memory.index.triples.base import (
+    GENERIC,
+    MODEL_ID,
+    Entity,
+    clean_name,
+    dedupe_entities,
+    dedupe_triples,
+    without_number_sides,
+)
 
 # An ASCII path or identifier: a run of letters, digits and ``_ . / -`` holding a letter, and a ``/`` or ``_``
 # between two of them, a ``.`` before a small letter, or a ``/`` first (src/pay/mod_47.py, read_file,
@@ -178,6 +186,29 @@ def phrases(toks: list[_Tok]) -> list[_Phrase]:
     return out
 
 
+# Prepositions whose object does what the verb says: the agent of a passive ("被微软收购"), of "由B<verb>", and who
+# does it with the subject ("与家康一同穿越伊贺": 家康 crossed it too).
+_AGENT_PREPOSITIONS = frozenset({"被", "由", "与", "和", "跟", "同"})
+# What may stand between a subject and the preposition opening its verb's phrase: adverbs ("张三也在北京学习").
+_BEFORE_PREPOSITION = frozenset({"d", "ad"})
+
+
+def _governed(toks: list[_Tok], ps: list[_Phrase], phrase: _Phrase) -> bool:
+    """Whether ``phrase`` is a preposition's object ("对src/pay/mod_3.py", "在北京大学", "把文件"): the noun run it
+    ends, with the measure words before it, follows a preposition other than an agent's. Such an object is where,
+    to what or with what the verb is done, never its subject: "我将对src/pay/mod_3.py运行list_dir" read
+    "src/pay/mod_3.py — 运行 → list_dir", "张三在北京大学学习计算机" "北京大学 — 学习 → 计算机"."""
+    k = phrase.start
+    while True:
+        before = [p for p in ps if p.end == k and p.start < k]
+        if not before:
+            break
+        k = before[-1].start
+    while k > 0 and toks[k - 1].flag in ("m", "q", "mq"):
+        k -= 1
+    return k > 0 and toks[k - 1].flag == "p" and toks[k - 1].word not in _AGENT_PREPOSITIONS
+
+
 class ChineseExtractor:
     """Pattern and co-occurrence triples for Chinese text."""
 
@@ -191,7 +222,7 @@ class ChineseExtractor:
             for t in self._sentence_triples(sentence):
                 t.tenant, t.source_id, t.item_id = tenant, source_id, item_id
                 out.append(t)
-        return dedupe_triples(out)
+        return dedupe_triples(without_number_sides(out))
 
     def entities(self, text: str, *, include_generic: bool = False) -> list[Entity]:
         found: list[Entity] = []
@@ -281,11 +312,22 @@ class ChineseExtractor:
 
     @staticmethod
     def _clause_subject(toks: list[_Tok], ps: list[_Phrase], i: int) -> _Phrase | None:
+        """The verb at ``i``'s subject: the nearest phrase of its clause before it that is no date or number, nor a
+        preposition's object (``_governed``), and when such an object stands between them, the one right before
+        its preposition."""
         start = i
         while start > 0 and toks[start - 1].word not in _CLAUSE_BREAK:
             start -= 1
         cands = [p for p in ps if p.start >= start and p.end <= i and p.entity.type not in ("DATE", "NUMBER")]
-        return cands[-1] if cands else None
+        free = [p for p in cands if not _governed(toks, ps, p)]
+        if not free or free[-1] is cands[-1]:
+            return free[-1] if free else None
+        # A preposition's phrase stands between: the subject is the phrase that opens it ("张三在北京大学学习"), not
+        # one further back ("本能寺之变发生后与家康一同穿越伊贺" is no fact of 本能寺).
+        k = free[-1].end
+        while k < i and toks[k].flag in _BEFORE_PREPOSITION:
+            k += 1
+        return free[-1] if toks[k].flag == "p" else None
 
     @staticmethod
     def _relative_owner(toks: list[_Tok], ps: list[_Phrase], i: int) -> _Phrase | None:

@@ -27,6 +27,7 @@ from agent_memory.index.triples.base import (
     dedupe_triples,
     is_model_id,
     map_label,
+    without_number_sides,
 )
 
 # spaCy's default max_length is 1M chars; blocks well under it keep memory flat.
@@ -199,7 +200,7 @@ class EnglishExtractor:
             for t in triples:
                 t.tenant, t.source_id, t.item_id = tenant, source_ids[idx], item_ids[idx]
             out[idx].extend(triples)
-        return [dedupe_triples(ts) for ts in out]
+        return [dedupe_triples(without_number_sides(ts)) for ts in out]
 
     def entities(self, text: str) -> list[Entity]:
         """Named entities, model ids and proper-noun chunks of the text."""
