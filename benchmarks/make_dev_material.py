@@ -50,7 +50,12 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   "next March", "the week before last") and activity, and 150 chat pairs about them; names, places and
   workplaces from HotpotQA as ``en_pool``'s, HotpotQA paragraphs as the off-topic lectures; about 500
   messages and 30 questions per user, half in the template's words, half paraphrased. English per-user memory
-  nobody tuned on.
+  nobody tuned on. Its questions carry no date and its sessions are dated one a day whatever their time words
+  say, so relative time words count from the day of the run: kept as it was for the figures measured on it.
+- ``en_users_events_dated.json``: the same material with every relative time word agreeing with the sessions'
+  dates as of the questions' date (``qa.question_date``, 25 April 2024): each pair of turns said on a day
+  where its time word names what the question's does ("last Friday" only in the week asked, "last month" only
+  in April), the sessions cut from the pairs in the order of their days (``users_en.date_sessions``).
 - ``en_users.json``: the plain per-user set (``zh_users``' shape) in English.
 
     python benchmarks/make_dev_material.py --out reports/devmat
@@ -139,6 +144,7 @@ _USER_VARIANTS = {
                                                         "times": WEEKDAY_TIMES}),
     "en_users": ("en-user", {}),
     "en_users_events": ("en-events-user", {"people": 3, "events": 60, "chats": 150}),
+    "en_users_events_dated": ("en-events-dated", {"people": 3, "events": 60, "chats": 150, "dated": True}),
 }
 
 
@@ -179,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_users_events_unseen, zh_users_events_weekdays, en_users, en_users_events, zh_group, en_group, zh_dated, zh_dated_late")
+                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_users_events_unseen, zh_users_events_weekdays, en_users, en_users_events, en_users_events_dated, zh_group, en_group, zh_dated, zh_dated_late")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)

@@ -222,3 +222,77 @@ def test_en_users_events_is_the_english_per_user_events_set(tmp_path):
     assert any(first in told for first, _ in EN_TIMES)
     assert any(second in q for q in questions for _, second in EN_TIMES)  # paraphrases ask by the other spelling
     assert not [second for _, second in EN_TIMES if second in told]  # ... which is never told
+
+
+def _named(phrase: str, day):
+    """What an English time word of the dated kind names, said on ``day``, by ordinary calendar reading
+    (written apart from the generator, so that the two must agree)."""
+    from datetime import timedelta
+
+    monday = day - timedelta(days=day.weekday())
+    first_month = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+    for season, month in first_month.items():
+        if phrase in (f"last {season}", f"this past {season}"):  # the latest such season over before the day
+            year = day.year
+            while (year + (month + 3 > 12), (month + 2) % 12 + 1) > (day.year, day.month):
+                year -= 1
+            return "season", month, year
+        if phrase in (f"in the {season} of last year", f"during the {season} last year"):
+            return "season", month, day.year - 1
+    return {
+        "last Friday": ("day", day - timedelta(days=(day.weekday() - 4) % 7 or 7)),
+        "on Friday last week": ("day", monday - timedelta(days=3)),
+        "next March": ("month", day.year + (day.month >= 3), 3), "in March next year": ("month", day.year + 1, 3),
+        "the week before last": ("week", monday - timedelta(days=14)),
+        "two weeks ago": ("week", monday - timedelta(days=14)),  # the week of the day fourteen days back
+        "last month": ("month", *divmod(day.year * 12 + day.month - 2, 12)),
+        "the previous month": ("month", *divmod(day.year * 12 + day.month - 2, 12)),
+        "this Easter": ("easter", day.year), "over Easter this year": ("easter", day.year),
+        "the year before last": ("year", day.year - 2), "two years ago": ("year", (day - timedelta(days=730)).year),
+    }[phrase]
+
+
+def test_en_users_events_dated_time_words_agree_with_the_sessions_dates_as_of_the_question_date(tmp_path):
+    """Each time word a turn says names, counted from the day it was said, what the question's words (the
+    template's or the paraphrase) name on the day the question is asked; the questions carry that day."""
+    from agent_memory.retrieval.when import parse_stamp
+    from benchmarks.dev_material.users_en import ASKED, EN_TIMES_DATED, make_en_users
+
+    path = _deterministic_kind(tmp_path, "en_users_events_dated", make_en_users, users=2, people=3, events=10,
+                               chats=5, questions=8, lectures=1, dated=True)
+    es = load_dataset(path)
+    assert es.questions and all(parse_stamp(q.question_date) == ASKED for q in es.questions)
+    records = json.loads(path.read_text("utf-8"))
+    assert all(rec["sample_id"].startswith("en-events-dated") for rec in records)
+    checked = 0
+    for rec in records:
+        conversation = rec["conversation"]
+        dates = [parse_stamp(conversation[f"session_{n}_date_time"])
+                 for n in range(1, sum(k.endswith("_date_time") for k in conversation) + 1)]
+        assert dates == sorted(dates) and dates[-1] < ASKED  # sessions in order, all before the question
+        for number, said in enumerate(dates, 1):
+            for turn in conversation[f"session_{number}"]:
+                assert turn["dia_id"].startswith(f"D{number}:")
+                for told, paraphrase, _ in EN_TIMES_DATED:
+                    if told in turn["text"]:
+                        named = _named(told, said.date())
+                        assert named == _named(told, ASKED.date()) == _named(paraphrase, ASKED.date()), (
+                            told, said, turn["text"])
+                        checked += 1
+    assert checked > 20
+    for tenant in es.tenants_for(es.questions):  # the evidence followed its turns into the new sessions
+        turns = {t.source_id: t.text for t in es.material(tenant).turns}
+        assert all(turns.get(e.source_id) == e.text for q in es.questions if q.tenant == tenant for e in q.evidence)
+
+
+def test_en_users_events_dated_words_would_disagree_on_the_undated_kinds_days():
+    """The check above has teeth: said on a day of en_users_events' calendar, the week's and the month's words
+    name other days than on the question's day."""
+    from datetime import date
+
+    from benchmarks.dev_material.users_en import ASKED
+
+    asked = ASKED.date()
+    assert _named("last Friday", date(2024, 4, 11)) != _named("last Friday", asked)
+    assert _named("last month", date(2024, 3, 20)) != _named("last month", asked)
+    assert _named("last winter", asked) == _named("this past winter", asked)

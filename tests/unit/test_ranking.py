@@ -340,3 +340,23 @@ def test_every_preset_and_a_large_bounded_setting_still_load():
     for name in PRESETS:
         load_preset(name)
     assert load_preset("default", {"search_budget": 150_000}).search_budget == 150_000  # its own bound, not MAX_COUNT
+
+
+def test_a_turn_that_matches_the_question_on_every_signal_outranks_turns_that_only_fall_in_its_window():
+    """en_users_events_dated: "What is the venue of the hike with the choir last month?" asked in April; the
+    answer was said in April about March, so the window (March, by the day a turn was said) marks the turns
+    said in March instead. The time bonus (6.0) ranked nine such turns, matching the question in nothing,
+    above the one that matches it in every similarity; it is a bonus, not a filter."""
+    from agent_memory.retrieval.rerank import DefaultReranker
+
+    answer = Candidate(item=MemoryItem(id="a", tenant="default", source_id="s/a", kind="turn",
+                                       text="The venue of the hike with the choir last month is Vienna.",
+                                       metadata={"speaker": "Lin"}), route_scores={"keyword": 9.0})
+    said_in_march = [Candidate(item=MemoryItem(id=f"m{i}", tenant="default", source_id=f"s/m{i}", kind="turn",
+                                               text=f"Bumped into Sam on the train, number {i}.",
+                                               metadata={"speaker": "Lin"}), route_scores={"time": 1.0})
+                     for i in range(9)]
+    ranked = DefaultReranker(load_preset()).rerank(
+        "What is the venue of the hike with the choir last month?", [*said_in_march, answer],
+        lambda cands, signal: np.array([1.0 if c is answer else 0.0 for c in cands]))
+    assert ranked[0] is answer
