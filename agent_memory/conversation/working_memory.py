@@ -79,6 +79,8 @@ CATCH_UP_WAIT_S = 120.0
 # How far (in messages) a session's archive may fall behind its appends before an append waits for it: past the
 # messages a tool call waits for its results (CALL_WAIT_MESSAGES), during which its pass cannot raise the mark.
 ARCHIVE_BACKLOG_MESSAGES = 48
+
+
 def iso_time(stamp: float) -> str:
     return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
 
