@@ -4,8 +4,11 @@
         [--json out.json]
 
 Appends the agent trajectories of ``wm_trajectories.py`` message by message, timing each append, and
-prints p50 / p95 of all appends and of tool-result appends (a tool result's append archives its call and
-results). It also counts what the archive handed the text encoder, by what it is for: items' own texts
+prints p50 / p95 of all appends and of tool-result appends (a tool result's append queues the archive of
+its call and results). Right after the message that plants a fact, it asks the fact's question
+(``Memory.prompt`` with the session, 2,000 tokens), which waits for what the archive still has queued: it
+prints how many of those prompts hold the fact and their p50 / p95 (the wait included), the time from an
+append to its turn being searchable, and the wait for the archive after the last append. It also counts what the archive handed the text encoder, by what it is for: items' own texts
 (a turn's pieces; those of tool turns apart), their context texts and their sentences, with their
 characters, and the time triple extraction took on its own thread (beside the encoder's). ``--profile``
 writes a cProfile of the appends (the calling thread's) and prints where the time went (cumulative, the
@@ -94,7 +97,8 @@ def main() -> None:
 
     tally: Counter = Counter()
     count_encoder_texts(tally)
-    times: dict[str, list[float]] = {"all": [], "tool result": []}
+    times: dict[str, list[float]] = {"all": [], "tool result": [], "fact asked": []}
+    found = 0
     profiler = cProfile.Profile() if args.profile else None
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(data_dir=Path(tmp) / "data", triple_extractor="rules", llm_model=None,
@@ -103,7 +107,8 @@ def main() -> None:
             memory.add_message("warm-up", {"role": "user", "content": "Loads the models before the clock runs."})
             for traj in trajectories(args.seed, args.scale):
                 memory.session("run", tenant=traj.name).configure(window_tokens=args.window)
-                for message, retention in traj.events:
+                planted = {fact.seq: fact for fact in traj.facts}
+                for n, (message, retention) in enumerate(traj.events):
                     if profiler is not None:
                         profiler.enable()
                     t0 = time.perf_counter()
@@ -114,11 +119,23 @@ def main() -> None:
                     times["all"].append(spent)
                     if msgs.result_ids(message):
                         times["tool result"].append(spent)
+                    if n in planted:
+                        t0 = time.perf_counter()
+                        prompt = memory.prompt(planted[n].question, budget=2000, session_id="run", tenant=traj.name)
+                        times["fact asked"].append((time.perf_counter() - t0) * 1000)
+                        found += planted[n].value in prompt.prompt
+            t0 = time.perf_counter()
+            memory.working_memory.flush()
+            drained_ms = (time.perf_counter() - t0) * 1000
+            lags = [lag * 1000 for lag in memory.working_memory.archive_lags]
     figures = {kind: {"appends": len(v), "p50_ms": round(percentile(v, 0.5), 1), "p95_ms": round(percentile(v, 0.95), 1),
                       "total_s": round(sum(v) / 1000, 1)} for kind, v in times.items()}
     for kind, row in figures.items():
-        print(f"{kind:<12} {row['appends']:>5} appends  p50 {row['p50_ms']:>7.1f} ms  p95 {row['p95_ms']:>7.1f} ms  "
+        print(f"{kind:<12} {row['appends']:>5} calls    p50 {row['p50_ms']:>7.1f} ms  p95 {row['p95_ms']:>7.1f} ms  "
               f"total {row['total_s']:>6.1f} s")
+    print(f"facts found by a prompt right after the append that planted them: {found} of {len(times['fact asked'])}; "
+          f"append to searchable p50 {percentile(lags, 0.5):.1f} ms p95 {percentile(lags, 0.95):.1f} ms; "
+          f"the archive's wait after the last append {drained_ms:.0f} ms")
     print("texts embedded by the archive:", ", ".join(f"{k} {v:,}" for k, v in sorted(tally.items())))
     if profiler is not None:
         profiler.dump_stats(str(args.profile))
@@ -129,7 +146,10 @@ def main() -> None:
         for cum, where in sorted(steps, reverse=True):
             print(f"  {cum:>8.1f} s cumulative  {where}")
     if args.json:
-        args.json.write_text(json.dumps({"appends": figures, "encoder_texts": dict(tally)}, indent=2))
+        args.json.write_text(json.dumps({"appends": figures, "facts_found": found, "encoder_texts": dict(tally),
+                                         "searchable_ms": {"p50": round(percentile(lags, 0.5), 1),
+                                                           "p95": round(percentile(lags, 0.95), 1)},
+                                         "drained_ms": round(drained_ms)}, indent=2))
 
 
 if __name__ == "__main__":

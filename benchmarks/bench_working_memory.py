@@ -166,7 +166,12 @@ def covered_by_notes(session, view: list[dict[str, Any]]) -> set[int]:
     return seqs
 
 
-def run_memory(memory, traj: Trajectory, window: int, budget: int, tenant: str) -> dict[str, Any]:
+def summaries_section(prompt: str) -> str:
+    return prompt.partition("## Summaries\n")[2].partition("\n\n## ")[0]
+
+
+def run_memory(memory, traj: Trajectory, window: int, budget: int, tenant: str,
+               overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     session = memory.session("run", tenant=tenant)
     session.configure(window_tokens=window)
     spent = [0.0]
@@ -189,8 +194,13 @@ def run_memory(memory, traj: Trajectory, window: int, budget: int, tenant: str) 
     view = session.view(window)
     broken += orphans(view)
     visible = facts_in(view_text(view), traj)
-    in_prompt = [fact.value in memory.prompt(fact.question, budget=budget, session_id="run", tenant=tenant).prompt
-                 for fact in traj.facts]
+    in_prompt, in_summaries, asked_ms = [], 0, []
+    for fact in traj.facts:
+        t0 = time.perf_counter()
+        prompt = memory.prompt(fact.question, budget=budget, session_id="run", tenant=tenant, overrides=overrides).prompt
+        asked_ms.append((time.perf_counter() - t0) * 1000)
+        in_prompt.append(fact.value in prompt)
+        in_summaries += fact.value in summaries_section(prompt)
     shown = {e.seq for e in session._log.entries if e.shown in view or e.is_system}
     silent = len({e.seq for e in session._log.entries} - shown - covered_by_notes(session, view))
     stats = session.stats()
@@ -198,6 +208,7 @@ def run_memory(memory, traj: Trajectory, window: int, budget: int, tenant: str) 
              for f, v, p in zip(traj.facts, visible, in_prompt)]
     return {"visible": visible, "prompt": in_prompt, "reachable": [a or b for a, b in zip(visible, in_prompt)],
             "facts": facts, "silent": silent, "orphans": broken, "compact_ms": spent[0] * 1000, "tiers": stats["tiers"],
+            "in_summaries": in_summaries, "question_ms": asked_ms,
             "markers": stats["drop_markers"], "summaries": stats["summaries"], "view_tokens": session.count_view(view)}
 
 
@@ -266,6 +277,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--scale", type=float, default=1.0, help="< 1 for shorter trajectories (a quick run)")
     parser.add_argument("--json", type=Path, help="write every row here")
+    parser.add_argument("--summaries-dense", type=float, help=(
+        "the weight of meaning in ranking the live summaries (live_summaries.dense; default: the served setting); "
+        "above 0 the archive pass embeds each summary's lines as compaction writes it"))
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("AGENT_MEMORY_NO_PROGRESS", "1")
@@ -282,12 +296,20 @@ def main() -> None:
         settings = load_settings(data_dir=Path(tmp) / "data", triple_extractor="rules", llm_model=None,
                                  qdrant_url=None, neo4j_uri=None, postgres_url=None)
         with Memory(settings=settings) as memory:
+            overrides = None
+            if args.summaries_dense is not None:
+                overrides = {"live_summaries": {"dense": args.summaries_dense}}
+                memory.working_memory.embed_summary_lines = args.summaries_dense > 0
+            asked_ms: list[float] = []
+            in_summaries = 0
             for window in args.windows:
                 for traj in trajs:
                     tenant = f"{traj.name}-{window}"
                     for method in ("memory", "truncate", "micro+summary"):
                         if method == "memory":
-                            result = run_memory(memory, traj, window, args.prompt_budget, tenant)
+                            result = run_memory(memory, traj, window, args.prompt_budget, tenant, overrides)
+                            asked_ms += result.pop("question_ms")
+                            in_summaries += result["in_summaries"]
                         elif method == "truncate":
                             result = run_truncate(traj, window)
                         else:
@@ -312,6 +334,9 @@ def main() -> None:
         print(f"window {window}: reachable {mine['memory']['reachable']:.2f} vs best baseline {best:.2f} "
               f"({gap:+.0f} points; target +20: {'met' if gap >= 20 else 'MISSED'}), silent drops "
               f"{mine['memory']['silent']}, orphans {mine['memory']['orphans']}")
+    ordered = sorted(asked_ms)
+    print(f"memory's questions: {len(ordered)}, p50 {ordered[len(ordered) // 2]:.0f} ms, p95 "
+          f"{ordered[int(0.95 * (len(ordered) - 1))]:.0f} ms; facts in the summaries section {in_summaries}")
     if args.json:
         args.json.write_text(json.dumps(rows + total, indent=2, ensure_ascii=False))
 

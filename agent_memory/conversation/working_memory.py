@@ -14,10 +14,13 @@ messages (a forgettable result of a call, unless the pair holds a strict message
 sub-agents' messages (the agent's own steps; what they find reaches the main session).
 
 The session store is the archive's log: each session has a watermark (``archived_through``);
-a pass archives what lies past it, then raises it. A pass runs after each append (inline for the
-Python API: read-your-writes; on one worker thread when ``background`` is set, as the HTTP API
-does) and once at start for every session left behind (a crash, a restart), so nothing appended
-is lost, and ``ingest_turns`` skipping unchanged content makes a repeated pass write nothing.
+a pass archives what lies past it, then raises it. A pass is queued after each append, on one worker
+thread (an append returns once its message is stored: embedding an agent's tool payloads took most of
+an append's time, and a pass that starts behind others archives all they left in one batch), and runs
+once at start for every session left behind (a crash, a restart), so nothing appended is lost, and
+``ingest_turns`` skipping unchanged content makes a repeated pass write nothing. A read of a tenant's
+long-term memory waits for that tenant's queued passes (``settle``: read-your-writes), unless
+``background`` is set, as the HTTP API does, where the session's own recent turns answer meanwhile.
 The start's catch-up runs on a daemon thread (opening a ``Memory`` never waits for it), and a read
 of long-term memory waits for it (``settle``; ``Memory`` calls it before every recall): a question
 asked right after a restart finds the turns the last process left unarchived, as it would have
@@ -34,7 +37,7 @@ import logging
 import threading
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
@@ -50,6 +53,7 @@ from agent_memory.conversation.archived_turns import (
 from agent_memory.conversation.expiry import is_removal
 from agent_memory.conversation.messages import text_of
 from agent_memory.conversation.session import Appended
+from agent_memory.conversation.summary_vectors import LineVectors, embed_new_summaries, stored_line_vectors
 from agent_memory.conversation.tool_turns import (
     CALL_WAIT_MESSAGES,
     LATE_RESULT_LOOKBACK,
@@ -72,6 +76,11 @@ CONTEXT_LOOKBACK = 20
 # it answers without them. Generous: a catch-up embeds every turn a crash left and extracts its triples,
 # and a store retrying a lost connection takes tens of seconds; a wait longer than this is a fault.
 CATCH_UP_WAIT_S = 120.0
+# How far (in messages) a session's archive may fall behind its appends before an append waits for it: past the
+# messages a tool call waits for its results (CALL_WAIT_MESSAGES), during which its pass cannot raise the mark.
+ARCHIVE_BACKLOG_MESSAGES = 48
+
+
 def iso_time(stamp: float) -> str:
     return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
 
@@ -89,9 +98,12 @@ class WorkingMemory:
         self.sessions = services.sessions  # the process's one manager; the services close it
         self._store_turns = promote
         self.promoted = 0  # turns archived by this process
-        # The HTTP API sets this: a large message must not hold its request while it is embedded and
-        # its triples extracted (the Python API stays synchronous: read-your-writes).
+        # The HTTP API sets this: reads do not wait for queued passes (a question is not held behind another
+        # request's large message while it is embedded); else a read waits for its tenant's (read-your-writes).
         self.background = False
+        # Set by the owner whose retrieval ranks the live summaries by meaning: each pass embeds the lines of the
+        # summaries written since and stores them with the summary (summary_vectors.py).
+        self.embed_summary_lines = False
         self._queue: ThreadPoolExecutor | None = None
         self._queue_lock = threading.Lock()
         self._archive_lock = threading.Lock()  # one pass at a time: passes read and raise one watermark
@@ -100,6 +112,7 @@ class WorkingMemory:
         # an append redated one of its turns cannot clear the note the next pass needs.
         self._notes_lock = threading.Lock()
         self._queued: set[tuple[str, str]] = set()
+        self._last_pass: dict[str, Future] = {}  # per tenant: the pass queued last (what its reads wait for)
         self._reasons: dict[tuple[str, str, int], list[str]] = {}  # the detector's reasons, until archived
         self._inferred: set[tuple[str, str, int]] = set()  # undated turns dated by a later one, until archived
         self._redo: dict[tuple[str, str], int] = {}  # per session: the first archived turn to archive again
@@ -158,16 +171,18 @@ class WorkingMemory:
             self._appended_at[(*key, record.seq)] = time.monotonic()
         if record.more:
             return  # a batch: the pass after its last message archives it whole, every reason known by then
-        if not self.background:
-            self.archive(*key)
-            return
+        tenant = split_key(key[0], self.services.settings.tenant)[0]
         with self._queue_lock:
-            if key in self._queued:
-                return  # a queued pass will read this message too
-            self._queued.add(key)
-            if self._queue is None:
-                self._queue = ThreadPoolExecutor(max_workers=1, thread_name_prefix="archive")
-            self._queue.submit(self._queued_pass, key)
+            if key not in self._queued:  # else a queued pass will read this message too
+                self._queued.add(key)
+                if self._queue is None:
+                    self._queue = ThreadPoolExecutor(max_workers=1, thread_name_prefix="archive")
+                # One worker, first in first out: once the tenant's last pass is done, so are its earlier ones.
+                self._last_pass[tenant] = self._queue.submit(self._queued_pass, key)
+        if not self.background and record.seq - self.sessions.store.archived_through(key) > ARCHIVE_BACKLOG_MESSAGES:
+            # Far behind (appends with no pause between them on a busy machine): this append waits for the pass, so
+            # what a question waits for stays bounded, where a backlog of minutes would run past its bound.
+            self.queued(CATCH_UP_WAIT_S, tenant)
 
     def _queued_pass(self, key: tuple[str, str]) -> None:
         with self._queue_lock:
@@ -185,21 +200,28 @@ class WorkingMemory:
         """Whether the start's catch-up has ended."""
         return self._caught_up.is_set()
 
-    def settle(self, timeout: float = CATCH_UP_WAIT_S) -> bool:
+    def settle(self, timeout: float = CATCH_UP_WAIT_S, tenant: str | None = None) -> bool:
         """Wait, at most ``timeout`` seconds, until what long-term memory should hold is in it: the start's
         catch-up, and, unless archiving runs in the background (where the session's own recent turns answer
-        meanwhile, by design), every queued pass. False when the time ran out first."""
+        meanwhile, by design), the queued passes (``queued``). False when the time ran out first."""
         deadline = time.monotonic() + timeout
         if not self._caught_up.wait(timeout):
             return False
-        if self.background:
-            return True
+        return self.background or self.queued(max(0.0, deadline - time.monotonic()), tenant)
+
+    def queued(self, timeout: float = CATCH_UP_WAIT_S, tenant: str | None = None) -> bool:
+        """Wait, at most ``timeout`` seconds, for the passes appends queued: those of ``tenant``'s sessions (a
+        question reads its own tenant's memory: another tenant's backlog is no wait of its), every one for None.
+        False when the time ran out first."""
         with self._queue_lock:
-            queue = self._queue  # only if background archiving was on earlier
-        if queue is None:
+            queue = self._queue
+            last = self._last_pass.get(tenant) if tenant is not None else None
+        if queue is None or (tenant is not None and last is None):
             return True
         try:
-            queue.submit(lambda: None).result(timeout=max(0.0, deadline - time.monotonic()))
+            if last is None:
+                last = queue.submit(lambda: None)
+            last.result(timeout=timeout)
         except FutureTimeout:
             return False
         except RuntimeError:  # shut down: closing drained it
@@ -247,6 +269,8 @@ class WorkingMemory:
             log.warning("archiving session %s (agent %r) failed: %s", session, agent_id, exc)
             return 0
         self.promoted += len(records)
+        if self.embed_summary_lines and not agent_id:
+            self._embed_summaries(key)
         now = time.monotonic()
         with self._notes_lock:
             again = self._redo.get(key)  # redated while this pass ran: the next pass needs their notes
@@ -259,6 +283,17 @@ class WorkingMemory:
                 if appended is not None:
                     self.archive_lags.append(now - appended)
         return len(records)
+
+    def _embed_summaries(self, key: tuple[str, str]) -> None:
+        try:
+            embed_new_summaries(self.sessions.store, key, self.services.embedder)
+        except Exception as exc:  # noqa: BLE001 - a question embeds the lines itself; the next pass tries again
+            log.warning("embedding the summaries of session %s failed: %s", key[0], exc)
+
+    def summary_line_vectors(self, tenant: str, session_id: str) -> dict[str, LineVectors]:
+        """The live session's summaries' stored line vectors of the embedder in use, by summary text."""
+        return stored_line_vectors(self.sessions.store, (session_key(tenant, session_id), ""),
+                                   self.services.embedder.name)
 
     def _records(self, session: str, agent_id: str, rows: list[dict[str, Any]],
                  mark: int) -> tuple[list[TurnRecord], int]:

@@ -1,12 +1,13 @@
 """The document calls of ``Memory`` (its base class): storing texts, files and turns, and forgetting them.
 
 They use what ``Memory`` builds and holds: ``ingestion``, ``services``, ``write_lock``, ``check_space``,
-``settle``, ``_tenant`` and ``_check_queued_writes``. ``Added`` is what an ``add*`` call returns.
+``settle``, ``catch_up_wait_s``, its working memory once built, ``_tenant`` and ``_check_queued_writes``. ``Added`` is what an ``add*`` call returns.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -28,6 +29,8 @@ from agent_memory.memory.arguments import (
     checked_records,
     expect_type,
 )
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 
@@ -126,6 +129,7 @@ class DocumentMethods:
         report = report if report is not None else IngestReport()
         self.check_space("ingestion")
         self.services.check_index_format()  # before the file is read or embedded, not after
+        self._after_appends()
         with self.write_lock:
             ids = ingest(report)
         if report.store_error:
@@ -146,10 +150,21 @@ class DocumentMethods:
             paths = [paths]
         for path in expect_type(paths, (list, tuple), "paths", "a list of files and folders"):
             expect_type(path, (str, Path), "each path", "a str or pathlib.Path")
+        self._after_appends()
         with self.write_lock:
             return ingest_paths(self.ingestion, paths, tenant=self._tenant(tenant), recursive=recursive, glob=glob,
                                 progress=progress, base=base, keep_missing=keep_missing, ignore_rules=ignore_rules,
                                 queued=self.services.queued_writes if self._check_queued_writes else None)
+
+    def _after_appends(self) -> None:
+        """A write lands after the archive of the messages appended before it (queued on a worker thread), as when
+        appends archived before they returned: which of a turn and a document holds an ID first
+        (ingest/ownership.py), and which write replaces which, keep their order. Not the start's catch-up (a write
+        never waits for it), nor under the HTTP API (archiving in the background)."""
+        memory = self.__dict__.get("_working_memory")
+        if memory is not None and not memory.background and not memory.queued(self.catch_up_wait_s):
+            log.warning("writing before the archive of earlier appends finished (it took more than %g s)",
+                        self.catch_up_wait_s)
 
     def forget(self, source_id: str, *, tenant: str | None = None) -> dict[str, int]:
         """Remove one source (or a file and every source it held) from every store. ``source_id``

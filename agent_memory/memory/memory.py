@@ -53,6 +53,7 @@ from agent_memory.memory.documents import Added, DocumentMethods, Progress
 from agent_memory.memory.questions import AskResult, QuestionMethods
 from agent_memory.memory.sessions import SessionMethods
 from agent_memory.memory.transfer import TransferMethods
+from agent_memory.retrieval.config import load_preset
 from agent_memory.retrieval.pipeline import RetrievalPipeline
 from agent_memory.services import Services
 
@@ -74,7 +75,10 @@ class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
     waits for that catch-up first (``settle``), at most ``catch_up_wait_s`` seconds, then answers with
     what is stored and a warning (and, for a prompt, a note in ``decisions``). Opening stays quick
     because most uses after a clean stop have nothing to catch up, and one that only appends or
-    ingests need not wait at all.
+    ingests need not wait at all. The same holds within a process: ``add_message`` returns once the
+    message is stored in its session, and archives it on a worker thread (an agent's tool results are
+    embedded there, while the agent goes on); the next read of that tenant's memory waits for what is
+    still queued, so a question right after an append finds it.
     """
 
     catch_up_wait_s: float = CATCH_UP_WAIT_S  # the bound on a read's wait (working_memory.py)
@@ -85,10 +89,9 @@ class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
                  check_queued_writes: bool = True) -> None:
         """``name_other_tenants``: a question to a tenant that holds nothing gets a note naming the tenants
         that hold data (the CLI and Python); the HTTP API turns it off where API keys bind each caller to
-        its own tenant. ``archive_in_background``: an appended message is archived to long-term memory on
-        a worker thread, as under the HTTP API, instead of before ``add_message`` returns (read-your-writes,
-        the default); then an append never waits for an ingestion another thread runs, which holds the
-        write lock for its whole length. The session's own recent turns answer meanwhile.
+        its own tenant. ``archive_in_background``: reads do not wait for the archive passes appends queued,
+        as under the HTTP API (the session's own recent turns answer meanwhile), where by default a read
+        waits for its tenant's (read-your-writes).
         ``check_queued_writes`` (default): a forget first asks the jobs queued in PostgreSQL for workers
         (``Services.queued_writes``) and refuses a source one of them will store (SourceBusyError, nothing
         removed); the HTTP API, which asks its own queue when a delete comes, and its workers, whose forget jobs
@@ -164,7 +167,18 @@ class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
                 self._working_memory = WorkingMemory(self.services,
                                                      promote=self._promote_turns if self._promote else None)
                 self._working_memory.background = self._archive_in_background
+                # Ranked by meaning in the served settings: each summary's lines embedded by the archive pass.
+                self._working_memory.embed_summary_lines = self._summaries_by_meaning()
             return self._working_memory
+
+    def _summaries_by_meaning(self) -> bool:
+        """Whether the served settings rank the live summaries by meaning (an unknown preset: said by the first
+        question, not by an append)."""
+        try:
+            summaries = load_preset(self.preset).live_summaries
+        except ConfigError:
+            return False
+        return summaries.by_question and summaries.dense > 0
 
     @property
     def pipeline(self) -> RetrievalPipeline:
@@ -174,7 +188,7 @@ class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
                 memory = self.working_memory
                 self._pipeline = RetrievalPipeline.from_services(
                     self.services, self.preset, recent_turns=memory.recent_turns,
-                    session_summaries=memory.summaries)
+                    session_summaries=memory.summaries, summary_line_vectors=memory.summary_line_vectors)
             return self._pipeline
 
     def pipeline_for(self, preset: str | None = None, overrides: Mapping[str, Any] | None = None) -> RetrievalPipeline:
@@ -193,7 +207,8 @@ class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
             memory = self.working_memory
             variant = RetrievalPipeline.from_services(self.services, preset, dict(overrides or {}),
                                                       recent_turns=memory.recent_turns,
-                                                      session_summaries=memory.summaries)
+                                                      session_summaries=memory.summaries,
+                                                      summary_line_vectors=memory.summary_line_vectors)
             variants[key] = variant
             if len(variants) > 16:
                 variants.popitem(last=False)[1].close()
@@ -233,18 +248,20 @@ class Memory(DocumentMethods, SessionMethods, QuestionMethods, TransferMethods):
         return (self._holds_tenant(tenant) or services.vectors.count(SearchFilter(tenant=tenant)) > 0
                 or any(services.graph.stats(tenant).values()))
 
-    def settle(self) -> str | None:
+    def settle(self, tenant: str | None = None) -> str | None:
         """Wait until long-term memory holds every archived message: the start's catch-up of what an
         earlier process left unarchived (it starts here if nothing started it yet) and, when archiving is
-        inline (the default), any queued pass. At most ``catch_up_wait_s`` seconds; then a warning is
-        logged and returned as a note (None when settled, or with ``promote=False``). Every read of
-        long-term memory calls it first."""
+        not in the background (the default), the passes appends queued (``tenant``'s alone when named: a
+        question of one tenant never waits for another's). At most ``catch_up_wait_s`` seconds; then a
+        warning is logged and returned as a note (None when settled, or with ``promote=False``). Every read
+        of long-term memory calls it first."""
         if not self._promote:
             return None
-        if self.working_memory.settle(self.catch_up_wait_s):
+        if self.working_memory.settle(self.catch_up_wait_s, tenant):
             return None
-        note = (f"archiving the messages an earlier run left unarchived took more than {self.catch_up_wait_s:g} s; "
-                f"answered without those not archived yet (they are found once it finishes)")
+        note = (f"archiving appended messages (or those an earlier run left unarchived) took more than "
+                f"{self.catch_up_wait_s:g} s; answered without those not archived yet (they are found once it "
+                f"finishes)")
         log.warning(note)
         return note
 

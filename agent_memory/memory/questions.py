@@ -64,7 +64,7 @@ class QuestionMethods:
         tenant = self._tenant(tenant)
         if session_id is not None:
             self._session_id(session_id, tenant)
-        pending = self.settle()
+        pending = self.settle(tenant)
         result = self.pipeline_for(preset, overrides).run(question, tenant=tenant, session_id=session_id, budget=budget,
                                  debug=debug, question_date=question_date, **filter_args(filters))
         note = None if result.passages else empty_tenant_note(self.services, tenant,

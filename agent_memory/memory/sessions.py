@@ -56,8 +56,9 @@ class SessionMethods:
         """Append an OpenAI/Anthropic style message with a retention class (``forgettable``, ``fuzzy``,
         ``strict``; unclassified counts as fuzzy). Returns its sequence number. ``name`` (the speaker) and
         ``timestamp`` (ISO 8601 or Unix seconds; a bad one is a ValueError) are optional. Every user and
-        assistant turn (not forgettable ones) is archived to long-term memory before this returns, as
-        ``<session_id>/m<seq>`` (agent_memory/conversation/working_memory.py)."""
+        assistant turn and tool call (not forgettable ones) is archived to long-term memory as
+        ``<session_id>/m<seq>`` on a worker thread, which the next read of the tenant's memory waits for
+        (agent_memory/conversation/working_memory.py)."""
         self.check_space("a session append")
         message = message_mapping(message)
         return self.session(session_id, agent_id=agent_id, tenant=tenant).append(message, retention=retention)

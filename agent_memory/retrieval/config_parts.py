@@ -73,9 +73,10 @@ class LiveSummaries(StrictModel):
     dense: float = Field(default=0.0, ge=0, description=(
         "weight of the calibrated similarity of the summary's line nearest the question. On the working-memory "
         "benchmark (benchmarks/bench_working_memory.py, 36 facts) dense alone, terms alone and both put the same 9 "
-        "facts in the summaries section (1 newest first). Above 0, a summary's lines are embedded at the first "
-        "question after it is written (20-260 ms a summary on 2 shared cores; a session never asked before, all at "
-        "once: 107 Chinese summaries 28 s), a wait inside a question's time; 0 (default): ranked by terms alone, "
+        "facts in the summaries section (1 newest first). Above 0 in the served settings, the archive pass embeds a "
+        "summary's lines after compaction writes it and stores them with it (conversation/summary_vectors.py), so "
+        "a question reads them; a summary without them (written before, or this set per call) has its lines "
+        "embedded at the question (20-260 ms a summary on 2 shared cores); 0 (default): ranked by terms alone, "
         "nothing embedded"))
     terms: float = Field(default=2.0, ge=0, description=(
         "weight of the share of the question's keyword terms (stemmed content words) the summary holds"))

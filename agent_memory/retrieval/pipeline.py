@@ -26,7 +26,7 @@ from agent_memory.retrieval.dedup import deduplicate
 from agent_memory.retrieval.fusion import fuse
 from agent_memory.retrieval.hop import SecondHop
 from agent_memory.retrieval.links import LinkFollower, spread
-from agent_memory.retrieval.live_summaries import LiveSummaryRanker
+from agent_memory.retrieval.live_summaries import LiveSummaryRanker, StoredLineVectors
 from agent_memory.retrieval.neighbours import add_neighbours
 from agent_memory.retrieval.pages import Pages
 from agent_memory.retrieval.question_vectors import drop_speaker_names, encode_question, speaker_directory
@@ -71,9 +71,11 @@ def _give_way(summaries: list[Candidate], passages: list[Candidate], decisions: 
 class RetrievalPipeline:
     def __init__(self, services: Services, config: RetrievalConfig, *, reranker: Reranker | None = None,
                  recent_turns: Callable[[str, str, int], list[MemoryItem]] | None = None,
-                 session_summaries: Callable[[str, str], list[MemoryItem]] | None = None) -> None:
+                 session_summaries: Callable[[str, str], list[MemoryItem]] | None = None,
+                 summary_line_vectors: StoredLineVectors | None = None) -> None:
         """``recent_turns``/``session_summaries`` read working memory (see agent_memory.conversation.working_memory);
-        without them, the recent route reads ingested transcript turns from the catalog."""
+        without them, the recent route reads ingested transcript turns from the catalog. ``summary_line_vectors``:
+        the vectors of the live summaries' lines stored with them, which ranking them by meaning reads."""
         self.services = services
         self.config = config
         # Read first: a cross-encoder folder that is missing or holds another model is refused before
@@ -104,7 +106,7 @@ class RetrievalPipeline:
         if config.graph.enabled:
             self.routes["graph"] = GraphRoute(services.graph, services.vectors, config, self.pages)
         if config.summaries.enabled:
-            ranker = (LiveSummaryRanker(services.embedder, config.live_summaries)
+            ranker = (LiveSummaryRanker(services.embedder, config.live_summaries, summary_line_vectors)
                       if config.live_summaries.by_question else None)
             self.routes["summaries"] = SummaryRoute(services.vectors, session_summaries,
                                                      stored=config.stored_summaries, ranker=ranker)

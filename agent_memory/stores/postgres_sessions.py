@@ -137,6 +137,21 @@ class PostgresSessionStore:
         return [dict(id=r[0], first_seq=r[1], last_seq=r[2], tier=r[3], text=r[4], tokens=r[5], method=r[6],
                      validation=json.loads(r[7]), created_at=r[8]) for r in rows]
 
+    def summaries_without_line_vectors(self, key: Key) -> list[tuple[int, str]]:
+        rows = self._rows("SELECT id, text FROM session_summaries WHERE session_id=%s AND agent_id=%s"
+                          " AND line_vectors IS NULL AND method != 'marker' ORDER BY id", key)
+        return [(int(r[0]), r[1]) for r in rows]
+
+    def save_summary_line_vectors(self, key: Key, rows: list[tuple[int, str]]) -> None:
+        # Not under the session's advisory lock: vectors change no fingerprint, and a row a removal took is no update.
+        self._tx([("UPDATE session_summaries SET line_vectors=%s WHERE id=%s AND session_id=%s AND agent_id=%s",
+                   (stored, summary_id, *key)) for summary_id, stored in rows])
+
+    def summary_line_vectors(self, key: Key) -> list[tuple[str, str]]:
+        rows = self._rows("SELECT text, line_vectors FROM session_summaries WHERE session_id=%s AND agent_id=%s"
+                          " AND line_vectors IS NOT NULL ORDER BY id", key)
+        return [(r[0], r[1]) for r in rows]
+
     def entities(self, key: Key, limit: int = 1_000_000) -> list[tuple[str, int, int]]:
         rows = self._rows("SELECT name, count, last_seq FROM session_entities WHERE session_id=%s AND agent_id=%s"
                           " ORDER BY count DESC, last_seq DESC LIMIT %s", (*key, limit))

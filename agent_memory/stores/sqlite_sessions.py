@@ -30,7 +30,8 @@ CREATE TABLE IF NOT EXISTS messages (
 CREATE TABLE IF NOT EXISTS summaries (
     id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, agent_id TEXT NOT NULL,
     first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, tier INTEGER NOT NULL, text TEXT NOT NULL,
-    tokens INTEGER NOT NULL, method TEXT NOT NULL, validation TEXT NOT NULL, created_at REAL NOT NULL
+    tokens INTEGER NOT NULL, method TEXT NOT NULL, validation TEXT NOT NULL, created_at REAL NOT NULL,
+    line_vectors TEXT
 );
 CREATE INDEX IF NOT EXISTS summaries_by_session ON summaries (session_id, agent_id, id);
 CREATE TABLE IF NOT EXISTS entities (
@@ -142,6 +143,15 @@ class SessionStorage(Protocol):
 
     def summaries(self, key: Key) -> list[dict[str, Any]]: ...
 
+    # A summary's lines' vectors (conversation/summary_vectors.py: JSON text), stored after the summary, off the
+    # append's path. Drop markers have none. Without: (id, text) of the summaries lacking them, oldest first.
+    def summaries_without_line_vectors(self, key: Key) -> list[tuple[int, str]]: ...
+
+    def save_summary_line_vectors(self, key: Key, rows: list[tuple[int, str]]) -> None: ...
+
+    # (text, stored vectors) of the summaries that have them.
+    def summary_line_vectors(self, key: Key) -> list[tuple[str, str]]: ...
+
     def entities(self, key: Key, limit: int = 1_000_000) -> list[tuple[str, int, int]]: ...
 
     def load_state(self, key: Key) -> dict[str, Any]: ...
@@ -183,13 +193,15 @@ class SessionStore:
             raise StoreError(f"cannot open session store {path.name}: {exc}") from exc
 
     def _add_columns(self) -> None:
-        """A file from before token counts named their counter, or before messages said whether their time was
-        stated, gets the column (its rows: NULL, unknown)."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(messages)")}
-        for name, kind in (("tokenizer", "TEXT"), ("stated", "INTEGER")):
+        """A file from before token counts named their counter, before messages said whether their time was
+        stated, or before summaries kept their lines' vectors, gets the column (its rows: NULL, unknown)."""
+        columns = {table: {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                   for table in ("messages", "summaries")}
+        for table, name, kind in (("messages", "tokenizer", "TEXT"), ("messages", "stated", "INTEGER"),
+                                  ("summaries", "line_vectors", "TEXT")):
             try:
-                if name not in columns:
-                    self._db.execute(f"ALTER TABLE messages ADD COLUMN {name} {kind}")
+                if name not in columns[table]:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
             except sqlite3.OperationalError as exc:
                 if "duplicate column" not in str(exc):  # another connection added it first: fine
                     raise
@@ -303,6 +315,20 @@ class SessionStore:
             " WHERE session_id=? AND agent_id=? ORDER BY id", key)
         return [dict(id=r[0], first_seq=r[1], last_seq=r[2], tier=r[3], text=r[4], tokens=r[5], method=r[6],
                      validation=json.loads(r[7]), created_at=r[8]) for r in rows]
+
+    def summaries_without_line_vectors(self, key: Key) -> list[tuple[int, str]]:
+        rows = self._rows("SELECT id, text FROM summaries WHERE session_id=? AND agent_id=? AND line_vectors IS NULL"
+                          " AND method != 'marker' ORDER BY id", key)
+        return [(int(r[0]), r[1]) for r in rows]
+
+    def save_summary_line_vectors(self, key: Key, rows: list[tuple[int, str]]) -> None:
+        self._tx([("UPDATE summaries SET line_vectors=? WHERE id=? AND session_id=? AND agent_id=?",
+                   (stored, summary_id, *key)) for summary_id, stored in rows])
+
+    def summary_line_vectors(self, key: Key) -> list[tuple[str, str]]:
+        rows = self._rows("SELECT text, line_vectors FROM summaries WHERE session_id=? AND agent_id=?"
+                          " AND line_vectors IS NOT NULL ORDER BY id", key)
+        return [(r[0], r[1]) for r in rows]
 
     def entities(self, key: Key, limit: int = 1_000_000) -> list[tuple[str, int, int]]:
         rows = self._rows("SELECT name, count, last_seq FROM entities WHERE session_id=? AND agent_id=?"

@@ -43,6 +43,7 @@ def served(tmp_path, monkeypatch):
             for n in range(3):
                 message = {"message": {"role": "user", "content": f"{tenant} message {n}", "timestamp": 1767603600 + n}}
                 assert http.post("/v1/sessions/chat/messages", json=message, headers=headers).status_code == 200
+        app.state.api.memory.working_memory.flush()  # archived in the background: counted once it is stored
         yield http, app.state.api, jobs
 
 

@@ -28,6 +28,7 @@ def log_lines(n: int, count: int) -> str:
 
 
 def archived(memory: Memory, tenant: str) -> dict[str, str]:
+    memory.settle()  # the archive runs on a worker thread: read once it is done, as every read of memory does
     texts: dict[str, list[str]] = {}
     for item in memory.services.vectors.scroll(SearchFilter(tenant=tenant, kinds=["turn"])):
         texts.setdefault(item.source_id, []).append(item.text)

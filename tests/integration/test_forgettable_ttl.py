@@ -57,6 +57,7 @@ def test_a_kept_result_of_a_forgettable_call_is_archived_as_fuzzy_and_outlives_t
         memory.add_message("loop", {"role": "user", "content": "Where is the retry loop?"})
         memory.add_message("loop", call, retention="forgettable")
         memory.add_message("loop", {"role": "tool", "tool_call_id": "c0", "content": "src/net/backoff_48.py:12"})
+        memory.settle()  # the archive runs on a worker thread
         [pair] = [i for i in memory.services.vectors.scroll(SearchFilter(tenant="acme", kinds=["turn"]))
                   if i.source_id == "loop/m1"]
         assert pair.metadata["retention"] == "fuzzy" and "expires_at" not in pair.metadata

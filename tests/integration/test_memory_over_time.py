@@ -51,7 +51,8 @@ def test_an_expired_item_is_never_recalled_even_before_gc(tmp_path):
 
 
 def _facts(memory: Memory, subject: str, tenant: str = "default") -> dict[str, str]:
-    """object -> valid_to of the subject's facts ('' while current)."""
+    """object -> valid_to of the subject's facts ('' while current), once the archive of the appends is done."""
+    memory.settle()
     return {r["object"]: r["valid_to"] for r in memory.services.graph.subject_facts(tenant, [subject])}
 
 

@@ -136,9 +136,15 @@ def test_a_repair_leaves_an_import_in_another_process_alone(shared, monkeypatch)
 
 
 def test_a_repair_leaves_a_session_archive_in_another_process_alone(shared, monkeypatch):
-    replica_with_sessions = Memory(services=shared, tenant="acme")  # archives each message before it returns
-    report, seq = repair_while_paused(shared, monkeypatch, lambda: replica_with_sessions.add_message(
-        "s1", {"role": "user", "content": "Ship crate 7 of copper wire to bay 7 in Bremen."}))
+    replica_with_sessions = Memory(services=shared, tenant="acme")
+
+    def append_and_archive() -> int:  # the archive runs on a worker thread: the writer waits for it
+        seq = replica_with_sessions.add_message("s1", {"role": "user", "content": "Ship crate 7 of copper wire to "
+                                                                                 "bay 7 in Bremen."})
+        replica_with_sessions.settle()
+        return seq
+
+    report, seq = repair_while_paused(shared, monkeypatch, append_and_archive)
     assert report["repair"]["held"] == ["s1/m0"]
     assert seq == 0
     assert shared.vectors.ids_for_source("acme", "s1/m0")

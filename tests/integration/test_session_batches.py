@@ -252,6 +252,7 @@ def test_a_batch_is_archived_in_one_pass_with_every_turns_reasons(services):
             {"role": "assistant", "content": "Noted."},
             user("We decided on Falkenrath Logistics for the shipping, deadline 2024-05-01."),
         ], retention="strict")
+        memory.flush()  # the pass runs on a worker thread
         assert [[r.turn_id for r in records] for records in passes] == [["m0", "m1", "m2"]]
         reasons = {r.turn_id: r.metadata["reasons"] for r in passes[0]}
         # The detector's own reasons for each significant turn, not the bare flag a late pass would read.

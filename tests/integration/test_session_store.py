@@ -84,3 +84,24 @@ def test_the_services_build_the_sessions_once_under_the_data_dir(tmp_path):
     assert manager.summarizer is None  # no LLM configured: the offline summaries
     services.close()
     assert os.path.getsize(tmp_path / "sessions.sqlite3") > 0
+
+
+def test_a_session_file_from_before_summaries_kept_line_vectors_gets_the_column_and_keeps_its_summaries(tmp_path):
+    from agent_memory.stores.sqlite_sessions import SessionStore
+
+    path = tmp_path / "sessions.sqlite3"
+    with sqlite3.connect(str(path)) as db:  # the summaries table as an older version wrote it
+        db.execute("CREATE TABLE summaries (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
+                   " agent_id TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, tier INTEGER"
+                   " NOT NULL, text TEXT NOT NULL, tokens INTEGER NOT NULL, method TEXT NOT NULL, validation TEXT"
+                   " NOT NULL, created_at REAL NOT NULL)")
+        db.execute("INSERT INTO summaries (session_id, agent_id, first_seq, last_seq, tier, text, tokens, method,"
+                   " validation, created_at) VALUES ('acme/chat', '', 0, 3, 2, '- the port is 6543', 6,"
+                   " 'structural', '{}', 1.0)")
+    store = SessionStore(path)
+    key = ("acme/chat", "")
+    [(summary_id, text)] = store.summaries_without_line_vectors(key)
+    assert text == "- the port is 6543" and [s["text"] for s in store.summaries(key)] == [text]
+    store.save_summary_line_vectors(key, [(summary_id, '{"model": "m"}')])
+    assert store.summary_line_vectors(key) == [(text, '{"model": "m"}')]
+    store.close()

@@ -142,6 +142,24 @@ def test_compact_marks_span_adds_summary_and_saves_state_together(opener):
     assert len(store.summaries(KEY)) == 1 and store.load_state(KEY) == {"compactions": 3}
 
 
+def test_a_summarys_line_vectors_are_stored_after_it_and_a_marker_has_none(opener):
+    store = opener()
+    for seq in range(4):
+        append(store, seq, f"m{seq}")
+    summary = {"first_seq": 0, "last_seq": 1, "tier": 2, "text": "- m0 and m1", "tokens": 3, "method": "structural",
+               "validation": {"ok": True}}
+    marker = {**summary, "first_seq": 2, "last_seq": 2, "text": "[Dropped m2]", "method": "marker"}
+    store.compact(KEY, [0, 1], "summarized", summary, {})
+    store.compact(KEY, [2], "dropped", marker, {})
+    [(summary_id, text)] = store.summaries_without_line_vectors(KEY)
+    assert text == "- m0 and m1" and store.summary_line_vectors(KEY) == []
+    store.save_summary_line_vectors(KEY, [(summary_id, '{"model": "m"}')])
+    store.save_summary_line_vectors(("acme/other", ""), [(summary_id, '{"model": "other"}')])  # not its row
+    assert store.summaries_without_line_vectors(KEY) == []
+    assert store.summary_line_vectors(KEY) == [("- m0 and m1", '{"model": "m"}')]
+    assert [s["text"] for s in store.summaries(KEY)] == ["- m0 and m1", "[Dropped m2]"]
+
+
 def test_manager_reopen_restores_view_and_compaction(opener):
     config = CompactionConfig(window_tokens=500)
     first = opener.manager(config=config)

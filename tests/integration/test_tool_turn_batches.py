@@ -49,6 +49,7 @@ LAST = [result(1, "412 passed")]
 
 
 def archived(memory: Memory, tenant: str) -> dict[str, str]:
+    memory.settle()  # the archive runs on a worker thread
     texts: dict[str, list[str]] = {}
     for item in memory.services.vectors.scroll(SearchFilter(tenant=tenant, kinds=["turn"])):
         texts.setdefault(item.source_id, []).append(item.text)

@@ -26,6 +26,7 @@ def memory(settings):
 def _texts(memory, source_id: str) -> list[str]:
     from agent_memory.ingest.upkeep import inspect
 
+    memory.settle()  # the archive runs on a worker thread
     found = inspect(memory.services, "acme", source_id, full=True)
     return [item["text"] for item in found["items"]] if found else []
 
@@ -46,6 +47,7 @@ def test_a_turn_never_replaces_a_document_that_took_its_id_first(memory, caplog)
     with caplog.at_level(logging.WARNING):
         memory.add_message("chat-9", {"role": "user", "content": "My favourite colour is teal."})
         memory.add_message("chat-9", {"role": "user", "content": "My bike is a green Brompton."})
+        memory.settle()  # the archive's warning, from its worker thread
     assert any("renews on June 1" in t for t in _texts(memory, "chat-9/m0"))
     assert not any("teal" in t for t in _texts(memory, "chat-9/m0"))
     assert "turn 'chat-9/m0' not archived" in caplog.text and "a document written directly" in caplog.text

@@ -31,6 +31,7 @@ QUESTION = "What is the monthly rent of the Lyon warehouse?"
 
 
 def turns(memory) -> dict[str, object]:
+    memory.settle()  # the archive runs on a worker thread
     items = memory.services.vectors.scroll(SearchFilter(tenant=memory.tenant, kinds=["turn"]))
     return {item.source_id: item for item in items}
 

@@ -16,6 +16,7 @@ def test_every_turn_is_archived_and_recalled_with_its_session_source(services):
         session.append({"role": "user", "content": "I prefer the X-300 sensor; we decided to order 40 units."},
                        retention="strict")
         session.append({"role": "assistant", "content": "Noted."}, retention="fuzzy")
+        memory.flush()  # the passes run on a worker thread
         assert memory.promoted == 2  # significance is no gate: "Noted." is archived too (the system message not)
         stored = {i.source_id: i for i in services.vectors.scroll(SearchFilter(tenant="acme", kinds=["turn"]))}
         assert sorted(stored) == ["chat-1/m1", "chat-1/m2"] and "X-300" in stored["chat-1/m1"].text
@@ -26,6 +27,7 @@ def test_every_turn_is_archived_and_recalled_with_its_session_source(services):
         # A promoted turn keeps its place in the session: the message's seq, when it was said, the turn before.
         session.append({"role": "assistant", "content": "Which courier should ship the 40 units?"})
         session.append({"role": "user", "content": "We decided on Falkenrath Logistics for the shipping."})
+        memory.flush()
         entry = services.catalog.get("acme", "chat-1/m4")
         assert entry is not None and entry.session_id == "chat-1" and entry.seq == 4 and entry.timestamp
         promoted = next(i for i in services.vectors.scroll(SearchFilter(tenant="acme", kinds=["turn"]))

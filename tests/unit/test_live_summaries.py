@@ -8,6 +8,7 @@ import zlib
 
 import numpy as np
 
+from agent_memory.conversation.summary_vectors import decode, embed_lines, encode
 from agent_memory.core.embedding_spaces import QueryVectors
 from agent_memory.core.records import MemoryItem
 from agent_memory.core.tokens import TiktokenCounter
@@ -138,3 +139,39 @@ def test_compress_lines_cuts_a_summary_written_as_prose_to_its_sentences():
     out = compress_lines(prose, "Which port does the staging database listen on?", 20, COUNTER)
     assert out == "… The staging database listens on port 6543. …"
     assert compress_lines(prose, "What colour is the office sofa?", 40, COUNTER) == ""
+
+
+def test_lines_stored_with_their_summary_rank_as_embedded_ones_and_nothing_is_embedded_at_the_question():
+    question = "Which port does the staging database listen on?"
+    config = LiveSummaries(dense=1.0)
+    writer = WordsEmbedder()  # the archive pass's, when compaction wrote the summaries
+    stored = {s.text: lines for s, lines in zip(SUMMARIES, embed_lines(writer, [s.text for s in SUMMARIES]))}
+    asked: list[tuple[str, str]] = []
+
+    def lookup(tenant, session):
+        asked.append((tenant, session))
+        return stored
+
+    reader = WordsEmbedder()
+    from_store = LiveSummaryRanker(reader, config, lookup).rank(question, reader.question(question), SUMMARIES)
+    embedded = LiveSummaryRanker(WordsEmbedder(), config).rank(question, reader.question(question), SUMMARIES)
+    assert [(r.item.id, r.score) for r in from_store] == [(r.item.id, r.score) for r in embedded]
+    assert reader.embedded == [] and asked == [("t", "s")]
+
+
+def test_a_summary_without_stored_lines_has_them_embedded_at_the_question():
+    embedder = WordsEmbedder()
+    stored = dict(zip([SUMMARIES[0].text], embed_lines(WordsEmbedder(), [SUMMARIES[0].text])))
+    ranker = LiveSummaryRanker(embedder, LiveSummaries(dense=1.0), lambda tenant, session: stored)
+    ranker.rank("Which port?", embedder.question("Which port?"), SUMMARIES)
+    assert embedder.embedded == ["- (user) The staging database listens on port 6543.", "- (assistant) Noted.",
+                                 "- grep: config/app.yaml line 12", "- Keep the retry limit at 5."]
+
+
+def test_stored_line_vectors_read_back_whole_and_another_models_as_absent():
+    lines = embed_lines(WordsEmbedder(), [SUMMARIES[1].text])[0]
+    again = decode(encode(lines, "words-512"), "words-512")
+    assert again is not None and (again.vectors == lines.vectors).all()
+    assert again.spaces == lines.spaces == ["words", "words"] and again.langs == ["en", "en"]
+    assert decode(encode(lines, "words-512"), "another-model") is None
+    assert decode(None, "words-512") is None and decode("{not json", "words-512") is None
