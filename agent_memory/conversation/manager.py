@@ -14,7 +14,8 @@ from agent_memory.conversation.session import Appended, Session, SignificantTurn
 from agent_memory.conversation.significance import RuleDetector, SignificanceDetector
 from agent_memory.conversation.summarize import Summarizer
 from agent_memory.core.tokens import TokenCounter
-from agent_memory.stores.sqlite_sessions import SessionStorage, SessionStore
+from agent_memory.stores.session_storage import SessionStorage
+from agent_memory.stores.sqlite_sessions import SessionStore
 
 
 def compaction_config(settings) -> CompactionConfig:

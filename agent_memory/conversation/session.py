@@ -34,7 +34,8 @@ from agent_memory.conversation.summarize import StructuralSummarizer, Summarizer
 from agent_memory.conversation.timeline import Timeline, TimelineKeeper
 from agent_memory.conversation.view import ViewBuilder, copied
 from agent_memory.core.errors import StoreError
-from agent_memory.stores.sqlite_sessions import NewMessage, SessionConflictError, SessionStore
+from agent_memory.stores.session_storage import NewMessage, SessionConflictError
+from agent_memory.stores.sqlite_sessions import SessionStore
 
 log = logging.getLogger(__name__)
 # Appends refused because another process took the sequence number first, retried after a reload

@@ -1,4 +1,4 @@
-"""Working-memory sessions on PostgreSQL: the contract of ``sqlite_sessions.py``'s SQLite
+"""Working-memory sessions on PostgreSQL: the contract of ``session_storage.py``, as SQLite's
 store, shared by every API replica. One transaction per append, batch of messages or compaction,
 as in SQLite, so a crashed process loses no acknowledged message and a batch is stored whole or not
 at all. Tables: ``migrations/002_sessions.sql``.
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from agent_memory.stores.postgres import PostgresDB, backup_refused
-from agent_memory.stores.sqlite_sessions import (
+from agent_memory.stores.session_storage import (
     MESSAGE_FIELDS,
     Key,
     NewMessage,

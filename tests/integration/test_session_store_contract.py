@@ -12,7 +12,8 @@ from postgres_support import BackendOpener, postgres_param
 from agent_memory.conversation import CompactionConfig, SessionManager
 from agent_memory.core.errors import BackupError, StoreError
 from agent_memory.core.tokens import TiktokenCounter
-from agent_memory.stores.sqlite_sessions import NewMessage, SessionStorage, SessionStore
+from agent_memory.stores.session_storage import NewMessage, SessionStorage
+from agent_memory.stores.sqlite_sessions import SessionStore
 
 COUNTER = TiktokenCounter("cl100k_base")
 KEY = ("acme/chat", "")
