@@ -68,11 +68,12 @@ _SEASON_NEAR = re.compile(rf"\b(last|this|past)\s+{_SEASON}\b", re.IGNORECASE)
 # March", "in March next year"; and "next March" / "last March" (the next one after, the latest one before,
 # the month asked). Read before "last year" alone, which would name the whole year.
 _YEAR_WORD = {"last": -1, "this": 0, "next": 1}
-_PART = rf"({_SEASON[1:-1]}|january|february|march|april|may|june|july|august|september|october|november|december)"
+# "May" only with its capital and "fall" only before "of" ("it may next year", "prices fall next year").
+_MONTH_NAMES = r"january|february|march|april|(?-i:May)|june|july|august|september|october|november|december"
+_PART = rf"(spring|summer|autumn|winter|fall(?=\s+of\b)|{_MONTH_NAMES})"
 _PART_OF_YEAR = re.compile(rf"\b{_PART}\s+(?:of\s+)?(last|this|next)\s+year\b|\b(last|this|next)\s+year's\s+{_PART}\b",
                            re.IGNORECASE)
-_NEAR_MONTH = re.compile(r"(?<!the )\b(last|next)\s+(january|february|march|april|may|june|july|august|september"
-                         r"|october|november|december)\b", re.IGNORECASE)
+_NEAR_MONTH = re.compile(rf"(?<!the )\b(last|next)\s+({_MONTH_NAMES})\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,8 @@ def test_vague_counts_and_spans_keep_their_reading(question, first, stop):
     ("Where did we go last April?", datetime(2023, 4, 1), datetime(2023, 4, 30)),   # April 2024 is not over
     ("Where is the trip next May?", datetime(2024, 5, 1), datetime(2024, 5, 31)),
     ("What did we plan for this year's autumn?", datetime(2024, 9, 1), datetime(2024, 11, 30)),
+    ("Where did we go in the fall of last year?", datetime(2023, 9, 1), datetime(2023, 11, 30)),
+    ("Where is the party in May next year?", datetime(2025, 5, 1), datetime(2025, 5, 31)),
 ])
 def test_a_season_or_month_named_by_a_year_word_is_that_one(question, first, last):
     assert _window(question) == _days(first, last, MONTH)
@@ -121,6 +123,8 @@ def test_a_season_or_month_named_by_a_year_word_is_that_one(question, first, las
     "What did I do on Friday?",            # may be ahead: not read
     "Who won the last march of the season?",
     "What is the last weekday train?",
+    "Will prices fall next year?",            # a verb, not the season ("the fall of next year" is one)
+    "What it may next year cost is unclear.",  # a verb, not the month
 ])
 def test_weekday_and_month_words_that_name_no_window(question):
     assert question_window(question, ASKED, SLACK) is None
