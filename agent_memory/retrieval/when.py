@@ -24,14 +24,30 @@ _COUNT = r"(\d+|a couple of|couple of|a couple|a few|few|several|an?|one|two|thr
 _UNIT = r"(day|week|month|year)s?"
 # "two months ago", "a couple of days ago"
 _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.IGNORECASE)
+_VAGUE = {"couple", "a couple", "a couple of", "couple of", "few", "a few", "several"}
 # "in the past three months", "over the last two weeks", "during the past month"
 _SPAN = re.compile(rf"\b(?:past|last|previous|this)\s+(?:{_COUNT}\s+)?{_UNIT}\b", re.IGNORECASE)
 # A bare "last week", "this month", "last year" is a calendar unit, as 上周, 这个月 and 去年 are: "I went camping
 # last week", said on a Tuesday, tells of the week before, not of the seven days up to that Tuesday. After
 # "the" ("in the last week", "over the last month") it is a span (_SPAN), as is "past week".
 _CALENDAR = re.compile(r"(?<!the )\b(last|this)\s+(week|month|year)\b", re.IGNORECASE)
-_DAY_WORDS = {"yesterday": 1, "today": 0, "day before yesterday": 2}
-_DAY = re.compile(r"\b(the day before yesterday|yesterday|today)\b", re.IGNORECASE)
+# "the previous month" is "last month" (a count makes a span: "the previous three months"); "the week before
+# last" is the calendar week before that.
+_PREVIOUS = re.compile(r"\bprevious\s+(week|month|year)\b", re.IGNORECASE)
+_BEFORE_LAST = re.compile(r"\b(week|month|year)\s+before\s+last\b", re.IGNORECASE)
+_DAY_WORDS = {"yesterday": 1, "today": 0, "the day before yesterday": 2, "day before yesterday": 2}
+_DAY = re.compile(r"\b((?:the )?day before yesterday|yesterday|today)\b", re.IGNORECASE)
+# Weekdays and weekends, Monday first as the weeks are. "last Friday", "on Friday last week", "Friday of last
+# week": the Friday of the calendar week before, as 上周五 is; "the Friday before last" the week before that;
+# "this past Friday": the latest Friday before the day asked. "last weekend": the Saturday and Sunday that
+# end last week; "this weekend": the ones of this week. A bare "on Friday" is not read: it may be ahead.
+_WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
+             "weekend": 5}  # the day of the week it is (or begins on), Monday 0
+_WEEKDAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)"
+_WEEKDAY_NEAR = re.compile(rf"\b(this\s+past|last|this)\s+{_WEEKDAY}\b", re.IGNORECASE)
+_WEEKDAY_LAST_WEEK = re.compile(rf"\b{_WEEKDAY}\s+(?:of\s+)?last\s+week\b|\blast\s+week\s+on\s+{_WEEKDAY}\b",
+                                re.IGNORECASE)
+_WEEKDAY_BEFORE_LAST = re.compile(rf"\b{_WEEKDAY}\s+before\s+last\b", re.IGNORECASE)
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december"]
 _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
@@ -48,6 +64,16 @@ _SEASON = r"(spring|summer|autumn|fall|winter)"
 _SEASON_FIRST_MONTH = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _SEASON_YEAR = re.compile(rf"\b{_SEASON}\s+(?:of\s+)?{_YEAR}\b", re.IGNORECASE)
 _SEASON_NEAR = re.compile(rf"\b(last|this|past)\s+{_SEASON}\b", re.IGNORECASE)
+# A season or a month of a year named by a word: "the spring of last year", "summer last year", "next year's
+# March", "in March next year"; and "next March" / "last March" (the next one after, the latest one before,
+# the month asked). Read before "last year" alone, which would name the whole year.
+_YEAR_WORD = {"last": -1, "this": 0, "next": 1}
+# "May" only with its capital and "fall" only before "of" ("it may next year", "prices fall next year").
+_MONTH_NAMES = r"january|february|march|april|(?-i:May)|june|july|august|september|october|november|december"
+_PART = rf"(spring|summer|autumn|winter|fall(?=\s+of\b)|{_MONTH_NAMES})"
+_PART_OF_YEAR = re.compile(rf"\b{_PART}\s+(?:of\s+)?(last|this|next)\s+year\b|\b(last|this|next)\s+year's\s+{_PART}\b",
+                           re.IGNORECASE)
+_NEAR_MONTH = re.compile(rf"(?<!the )\b(last|next)\s+({_MONTH_NAMES})\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -156,19 +182,28 @@ def absolute_window(question: str, slack: DateSlack) -> Window | None:
 def question_window(question: str, asked_on: datetime | None, slack: DateSlack) -> Window | None:
     """The window of days a question's date, or its relative time phrase, points at; or None.
 
-    A date names its own days (see ``absolute_window``). A point in the past ("N units ago")
-    gets a margin of a third of its distance (at least a day, at most a unit): "two months ago"
-    is rarely exactly sixty days. "Last week" and "this month" are calendar units (``calendar_unit``); a
-    span ("past three months", "in the last week") runs from its start to the end of the day asked.
+    A date names its own days (see ``absolute_window``). Relative phrases are read as a calendar reads them,
+    counted from the day asked: "last week", "the previous month", "two weeks ago", "the year before last" are
+    calendar units (``units_back``), "two days ago" is one day, "last Friday" and "last weekend" days of last
+    week, "the spring of last year" and "next March" a season or month (``_english_calendar``). A vague count
+    ("a couple of days ago", "a few months ago") is a point with a margin of a third of its distance (at least
+    a day, at most a unit); a span ("past three months", "in the last week") runs from its start to the end
+    of the day asked.
     """
     if (window := absolute_window(question, slack)) is not None:
         return window
     if asked_on is None:
         return chinese_window(question, None, slack)  # its dates that need no day asked
     day = asked_on.replace(hour=0, minute=0, second=0, microsecond=0)
+    if (window := _english_calendar(question, day, slack)) is not None:
+        return window
     if m := _AGO.search(question):
-        unit = _UNIT_DAYS[m.group(2).lower()]
-        return _ago_window(day, _count(m.group(1)) * unit, unit, m.group(0))
+        count, unit = " ".join(m.group(1).lower().split()), m.group(2).lower()
+        if count in _VAGUE:  # "a couple of weeks ago": a point with a margin
+            return _ago_window(day, _count(count) * _UNIT_DAYS[unit], _UNIT_DAYS[unit], m.group(0))
+        if unit == "day":  # "two days ago" is the day before yesterday
+            return _day_back(day, _count(count), m.group(0))
+        return units_back(unit, _count(count), day, m.group(0), slack)  # "two weeks ago": the week before last
     if m := _CALENDAR.search(question):
         return calendar_unit(m.group(1).lower() == "last", m.group(2).lower(), day, m.group(0), slack)
     if m := _SPAN.search(question):
@@ -216,16 +251,60 @@ def _season(year: int, season: str, phrase: str, slack: DateSlack) -> Window:
 def calendar_unit(last: bool, unit: str, day: datetime, phrase: str, slack: DateSlack) -> Window:
     """The calendar week (Monday first), month or year before the one of ``day`` (``last``), with the slack
     of memory written after it; or this one, from its start up to the end of ``day``."""
-    start = {"week": day - timedelta(days=day.weekday()), "month": day.replace(day=1),
-             "year": day.replace(month=1, day=1)}[unit]
-    if not last:
-        return Window(start, day + timedelta(days=1), phrase)
+    if last:
+        return units_back(unit, 1, day, phrase, slack)
+    start = {"week": _week_start(day), "month": day.replace(day=1), "year": day.replace(month=1, day=1)}[unit]
+    return Window(start, day + timedelta(days=1), phrase)
+
+
+def _week_start(day: datetime) -> datetime:
+    return day - timedelta(days=day.weekday())
+
+
+def units_back(unit: str, back: int, day: datetime, phrase: str, slack: DateSlack) -> Window:
+    """The calendar week (Monday first), month or year ``back`` before the one of ``day`` ("last week": 1, "the
+    week before last" and "two weeks ago": 2), with the slack of memory written after it."""
     if unit == "week":
-        return Window(start - timedelta(days=7), start + timedelta(days=slack.day), phrase)
-    before = start - timedelta(days=1)
+        start = _week_start(day) - timedelta(weeks=back)
+        return Window(start, start + timedelta(days=7 + slack.day), phrase)
     if unit == "month":
-        return _month_window(before.year, before.month, phrase, slack)
-    return _year_window(before.year, phrase, slack)
+        months = day.year * 12 + day.month - 1 - back
+        return _month_window(months // 12, months % 12 + 1, phrase, slack)
+    return _year_window(day.year - back, phrase, slack)
+
+
+def _weekday(name: str, weeks_back: int, day: datetime, phrase: str, slack: DateSlack) -> Window:
+    """The weekday ``name`` (a weekend: its Saturday and Sunday) of the calendar week ``weeks_back`` before the
+    one of ``day``, with a day's slack."""
+    first = _week_start(day) - timedelta(weeks=weeks_back) + timedelta(days=_WEEKDAYS[name])
+    return Window(first, first + timedelta(days=(2 if name == "weekend" else 1) + slack.day), phrase)
+
+
+def _english_calendar(question: str, day: datetime, slack: DateSlack) -> Window | None:
+    """The English calendar phrases counted from ``day`` that name a day of a week, a unit before last or a
+    season or month by its year word (see the patterns' comments); None for any other text."""
+    if m := _WEEKDAY_LAST_WEEK.search(question):
+        return _weekday((m.group(1) or m.group(2)).lower(), 1, day, m.group(0), slack)
+    if m := _WEEKDAY_BEFORE_LAST.search(question):
+        return _weekday(m.group(1).lower(), 2, day, m.group(0), slack)
+    if m := _WEEKDAY_NEAR.search(question):
+        which, name = " ".join(m.group(1).lower().split()), m.group(2).lower()
+        back = {"last": 1, "this": 0}.get(which, int(_WEEKDAYS[name] >= day.weekday()))  # this past: latest before
+        return _weekday(name, back, day, m.group(0), slack)
+    if m := _BEFORE_LAST.search(question):
+        return units_back(m.group(1).lower(), 2, day, m.group(0), slack)
+    if m := _PREVIOUS.search(question):
+        return units_back(m.group(1).lower(), 1, day, m.group(0), slack)
+    if m := _PART_OF_YEAR.search(question):
+        part, year = (m.group(1) or m.group(4)).lower(), day.year + _YEAR_WORD[(m.group(2) or m.group(3)).lower()]
+        if part in _SEASON_FIRST_MONTH:
+            return _season(year, part, m.group(0), slack)
+        return _month_window(year, _month(part), m.group(0), slack)
+    if m := _NEAR_MONTH.search(question):  # the latest one over before the month asked, or the next after it
+        month, last = _month(m.group(2)), m.group(1).lower() == "last"
+        year = day.year - (month >= day.month) if last else day.year + (month <= day.month)
+        return _month_window(year, month, m.group(0), slack)
+    return None
 
 
 def _near_season(which: str, season: str, day: datetime, phrase: str, slack: DateSlack) -> Window:
