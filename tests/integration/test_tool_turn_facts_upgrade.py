@@ -38,7 +38,11 @@ def facts(memory: Memory) -> dict[str, set[tuple[str, str, str]]]:
     return out
 
 
-def test_reindex_reads_an_older_graphs_tool_turns_again(settings, capsys, caplog):
+def test_reindex_reads_an_older_graphs_tool_turns_again(settings, capsys, caplog, monkeypatch):
+    # The CLI reads its settings from the environment, where the test command names a Neo4j server: this data dir's
+    # graph is the embedded one the fixture's settings chose.
+    for name in ("AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_POSTGRES_URL"):
+        monkeypatch.delenv(name, raising=False)
     with Memory(settings=settings, tenant="acme") as memory:
         memory.add_messages("loop", LOOP)
         memory.settle()
