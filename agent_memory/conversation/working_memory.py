@@ -39,10 +39,8 @@ import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
-from agent_memory.conversation import messages as msgs
 from agent_memory.conversation.archived_turns import (
     catalog_recent_turns,
     numbered_turns,
@@ -52,16 +50,10 @@ from agent_memory.conversation.archived_turns import (
 )
 from agent_memory.conversation.expiry import is_removal
 from agent_memory.conversation.messages import text_of
+from agent_memory.conversation.pass_records import TURN_ROLES, PassNotes, iso_time, pass_records, speaker_of
 from agent_memory.conversation.session import Appended
 from agent_memory.conversation.summary_vectors import LineVectors, embed_new_summaries, stored_line_vectors
-from agent_memory.conversation.tool_turns import (
-    CALL_WAIT_MESSAGES,
-    LATE_RESULT_LOOKBACK,
-    answers,
-    late_result_text,
-    tool_pair,
-    tool_pair_text,
-)
+from agent_memory.conversation.tool_turns import LATE_RESULT_LOOKBACK
 from agent_memory.core.errors import contained
 from agent_memory.core.records import MemoryItem, TurnRecord
 
@@ -69,7 +61,6 @@ from agent_memory.core.records import MemoryItem, TurnRecord
 Promote = Callable[[Sequence[TurnRecord]], Any]
 
 log = logging.getLogger(__name__)
-TURN_ROLES = ("user", "assistant")
 # Messages before the watermark read again with a pass: the turn before its first one (context).
 CONTEXT_LOOKBACK = 20
 # How long a read waits for the start's catch-up (and, for a synchronous Memory, queued passes) before
@@ -79,16 +70,6 @@ CATCH_UP_WAIT_S = 120.0
 # How far (in messages) a session's archive may fall behind its appends before an append waits for it: past the
 # messages a tool call waits for its results (CALL_WAIT_MESSAGES), during which its pass cannot raise the mark.
 ARCHIVE_BACKLOG_MESSAGES = 48
-
-
-def iso_time(stamp: float) -> str:
-    return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
-
-
-def speaker_of(message: dict[str, Any]) -> str:
-    """Who said it, as a transcript names its speakers: the message's ``name``, else its role."""
-    name = message.get("name")
-    return name.strip() if isinstance(name, str) and name.strip() else str(message.get("role", ""))
 
 
 class WorkingMemory:
@@ -117,6 +98,10 @@ class WorkingMemory:
         self._inferred: set[tuple[str, str, int]] = set()  # undated turns dated by a later one, until archived
         self._redo: dict[tuple[str, str], int] = {}  # per session: the first archived turn to archive again
         self._appended_at: dict[tuple[str, str, int], float] = {}
+        # Per session: its watermark as this process last read or raised it, so an append measures the archive's
+        # backlog without a round trip to the store. Each pass reads the stored mark again (a session deleted and
+        # started anew is read right by its next pass; until then a stale mark only skips a wait).
+        self._marks: dict[tuple[str, str], int] = {}
         self.archive_lags: deque[float] = deque(maxlen=100_000)  # seconds from append to searchable
         self._catch_up: threading.Thread | None = None
         self._caught_up = threading.Event()  # set once the start's catch-up has ended (done or failed)
@@ -179,7 +164,10 @@ class WorkingMemory:
                     self._queue = ThreadPoolExecutor(max_workers=1, thread_name_prefix="archive")
                 # One worker, first in first out: once the tenant's last pass is done, so are its earlier ones.
                 self._last_pass[tenant] = self._queue.submit(self._queued_pass, key)
-        if not self.background and record.seq - self.sessions.store.archived_through(key) > ARCHIVE_BACKLOG_MESSAGES:
+        mark = self._marks.get(key)
+        if mark is None:  # the first append to this session in this process: the store's mark, once
+            mark = self._marks[key] = self.sessions.store.archived_through(key)
+        if not self.background and record.seq - mark > ARCHIVE_BACKLOG_MESSAGES:
             # Far behind (appends with no pause between them on a busy machine): this append waits for the pass, so
             # what a question waits for stays bounded, where a backlog of minutes would run past its bound.
             self.queued(CATCH_UP_WAIT_S, tenant)
@@ -252,16 +240,20 @@ class WorkingMemory:
                 with self._notes_lock:
                     redo = self._redo.pop(key, None)
                 mark = store.archived_through(key)
+                self._marks[key] = mark
                 # Turns redated since they were archived are read again: unchanged ones are skipped by
                 # ingestion (same content hash), the redated ones rewritten with their inferred time.
                 start = mark if redo is None else min(mark, redo - 1)
                 rows = store.messages_after(key, max(-1, start - CONTEXT_LOOKBACK))
-                records, through = self._records(session, agent_id, rows, start)
+                tenant, session_id = split_key(session, self.services.settings.tenant)
+                records, through = pass_records(rows, start, tenant=tenant, session_id=session_id,
+                                                notes=self._notes(key), sub_agent=bool(agent_id))
                 if records:
                     # contained: a native panic fails this pass only (the mark stays; the next pass retries)
                     contained(self._store_turns, records)  # the callback serializes its writes (Memory's write lock)
                 if through > mark:
                     store.mark_archived(key, through)
+                    self._marks[key] = through
         except Exception as exc:  # noqa: BLE001 - the history is safe in the store; the next pass retries
             if redo is not None:
                 with self._notes_lock:
@@ -284,6 +276,14 @@ class WorkingMemory:
                     self.archive_lags.append(now - appended)
         return len(records)
 
+    def _notes(self, key: tuple[str, str]) -> PassNotes:
+        """What the appends noted of session ``key``'s messages, for a pass over them."""
+        def rows_before(seq: int) -> list[dict[str, Any]]:
+            return [row for row in self.sessions.store.messages_after(key, max(-1, seq - LATE_RESULT_LOOKBACK))
+                    if row["seq"] < seq]
+        return PassNotes(reasons=lambda seq: self._reasons.get((*key, seq)),
+                         inferred=lambda seq: (*key, seq) in self._inferred, rows_before=rows_before)
+
     def _embed_summaries(self, key: tuple[str, str]) -> None:
         try:
             embed_new_summaries(self.sessions.store, key, self.services.embedder)
@@ -294,82 +294,6 @@ class WorkingMemory:
         """The live session's summaries' stored line vectors of the embedder in use, by summary text."""
         return stored_line_vectors(self.sessions.store, (session_key(tenant, session_id), ""),
                                    self.services.embedder.name)
-
-    def _records(self, session: str, agent_id: str, rows: list[dict[str, Any]],
-                 mark: int) -> tuple[list[TurnRecord], int]:
-        """The turns among ``rows`` past ``mark``, and the seq the watermark may rise to."""
-        if not rows or rows[-1]["seq"] <= mark:
-            return [], mark
-        if agent_id:  # a sub-agent's own steps stay in its session
-            return [], rows[-1]["seq"]
-        tenant, session_id = split_key(session, self.services.settings.tenant)
-        records: list[TurnRecord] = []
-        through = mark
-        previous: dict[str, Any] | None = None  # the last user/assistant turn: the next one's context
-        consumed: set[int] = set()
-        for n, row in enumerate(rows):
-            seq, message = row["seq"], row["message"]
-            text = text_of(message)
-            is_turn = message.get("role") in TURN_ROLES and bool(text.strip()) and not msgs.result_ids(message)
-            if seq in consumed:  # a result archived with (or settled by) its call
-                through = max(through, seq)
-                continue
-            calls = msgs.call_ids(message)
-            if seq <= mark:
-                if calls:  # archived with its call already: not a late result
-                    consumed.update(r["seq"] for r in answers(rows, n, set(calls), CALL_WAIT_MESSAGES))
-                if is_turn:
-                    previous = {"speaker": speaker_of(message), "text": text, "seq": seq}
-                continue
-            if calls:
-                pair = tool_pair(rows, n, set(calls))
-                if pair is None:
-                    break  # its results are still coming: the mark waits before the call
-                consumed.update(r["seq"] for r in pair if r is not row)
-                archived = tool_pair_text(pair)
-                if archived is not None:
-                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1],
-                                              retention=archived[2]))
-            elif msgs.result_ids(message):
-                if row["retention"] != "forgettable":  # a late result: its call was archived without it
-                    earlier = rows[:n]
-                    if not set(msgs.result_ids(message)) <= {i for r in earlier for i in msgs.call_ids(r["message"])}:
-                        # Its call lies before the rows this pass read: read further back (rare, bounded).
-                        earlier = [r for r in self.sessions.store.messages_after(
-                            (session, agent_id), max(-1, seq - LATE_RESULT_LOOKBACK)) if r["seq"] < seq]
-                    archived = late_result_text(row, earlier)
-                    records.append(self._turn(tenant, session_id, row, archived[0], previous, tools=archived[1]))
-            elif is_turn and row["retention"] != "forgettable":
-                records.append(self._turn(tenant, session_id, row, text, previous))
-            if is_turn:
-                previous = {"speaker": speaker_of(message), "text": text, "seq": seq}
-            through = seq
-        return records, through
-
-    def _turn(self, tenant: str, session_id: str, row: dict[str, Any], text: str,
-              previous: dict[str, Any] | None, tools: list[str] | None = None,
-              retention: str | None = None) -> TurnRecord:
-        """The record of ``row`` archived as ``text``; ``retention``: its class when not the message's own
-        (a tool call and its results: ``tool_pair_text``)."""
-        seq, message = row["seq"], row["message"]
-        key = (session_key(tenant, session_id), "", seq)
-        reasons = self._reasons.get(key) or (["significant"] if row["significant"] else [])
-        # ``promoted`` makes agent_memory/index/importance.py read the reasons and the retention class.
-        metadata: dict[str, Any] = {"promoted": True, "archived": True, "significant": bool(row["significant"]),
-                                    "reasons": list(reasons), "retention": retention or row["retention"],
-                                    "role": message["role"]}
-        if tools:  # a call and its results, or a late result: index/items.is_tool_turn
-            metadata["tools"] = tools
-        if key in self._inferred:  # undated; its time is that of the dated message after it (timeline.py)
-            metadata["timestamp_inferred"] = True
-        if previous and previous["seq"] != seq - 1:
-            # The turn it answers is not the stored turn before it (a tool call, a system message, a
-            # forgettable turn between): its context travels with it (agent_memory/index/context.py).
-            metadata["previous_turn"] = {"speaker": previous["speaker"], "text": previous["text"][-1500:],
-                                         "seq": previous["seq"]}
-        return TurnRecord(session_id=session_id, turn_id=f"m{seq}", speaker=speaker_of(message), text=text,
-                          tenant=tenant, seq=seq, timestamp=iso_time(row["created_at"]),
-                          created_at=row["created_at"], metadata=metadata)
 
     def flush(self) -> None:
         """Wait until the start's catch-up and every queued pass are done (background mode)."""

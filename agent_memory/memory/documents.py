@@ -67,7 +67,7 @@ class DocumentMethods:
         on_chunks = (lambda done, total: progress(CHUNKS_STAGE, done, total)) if progress else None
         on_graph = (lambda done, total: progress(GRAPH_STAGE, done, total)) if progress else None
         return self._write(lambda report: self.ingestion.ingest_documents(docs, report, on_chunks=on_chunks,
-                                                                          on_graph=on_graph))
+                                                                          on_graph=on_graph), tenant=_one_tenant(docs))
 
     def add_turns(self, turns: Sequence[TurnRecord]) -> Added:
         """Store transcript turns (one source per turn, ``<session>/<turn>``) and a summary per session.
@@ -75,7 +75,7 @@ class DocumentMethods:
         file, a document or a session holds raises IngestError (ingest/ownership.py)."""
         turns = self._tenants_checked(checked_records(
             turns, TurnRecord, "turns", "TurnRecord(session_id='s1', turn_id='1', speaker='Ana', text='...')"))
-        return self._write(lambda report: self.ingestion.ingest_direct_turns(turns, report))
+        return self._write(lambda report: self.ingestion.ingest_direct_turns(turns, report), tenant=_one_tenant(turns))
 
     def _tenants_checked(self, records: Iterable[Any]) -> Iterable[Any]:
         """Each record under its tenant checked as a ``tenant=`` argument is (``Memory._tenant``), a record that
@@ -122,14 +122,16 @@ class DocumentMethods:
         return self._write(lambda report: ingest_file(
             self.ingestion, Path(path), tenant=tenant, source_id=source_id, report=report, metadata=metadata,
             progress=progress, named_by_path=named, named_by_user=named_by_user, origin=client_path),
-            IngestReport(files_seen=1))
+            IngestReport(files_seen=1), tenant=tenant)
 
-    def _write(self, ingest: Callable[[IngestReport], list[str]], report: IngestReport | None = None) -> Added:
-        """One ingestion call under the write lock; a store failure it recorded is raised."""
+    def _write(self, ingest: Callable[[IngestReport], list[str]], report: IngestReport | None = None, *,
+               tenant: str | None) -> Added:
+        """One ingestion call under the write lock, after ``tenant``'s queued archive passes (every tenant's
+        for None: records of several); a store failure it recorded is raised."""
         report = report if report is not None else IngestReport()
         self.check_space("ingestion")
         self.services.check_index_format()  # before the file is read or embedded, not after
-        self._after_appends()
+        self._after_appends(tenant)
         with self.write_lock:
             ids = ingest(report)
         if report.store_error:
@@ -150,19 +152,21 @@ class DocumentMethods:
             paths = [paths]
         for path in expect_type(paths, (list, tuple), "paths", "a list of files and folders"):
             expect_type(path, (str, Path), "each path", "a str or pathlib.Path")
-        self._after_appends()
+        tenant = self._tenant(tenant)
+        self._after_appends(tenant)
         with self.write_lock:
-            return ingest_paths(self.ingestion, paths, tenant=self._tenant(tenant), recursive=recursive, glob=glob,
+            return ingest_paths(self.ingestion, paths, tenant=tenant, recursive=recursive, glob=glob,
                                 progress=progress, base=base, keep_missing=keep_missing, ignore_rules=ignore_rules,
                                 queued=self.services.queued_writes if self._check_queued_writes else None)
 
-    def _after_appends(self) -> None:
+    def _after_appends(self, tenant: str | None) -> None:
         """A write lands after the archive of the messages appended before it (queued on a worker thread), as when
         appends archived before they returned: which of a turn and a document holds an ID first
-        (ingest/ownership.py), and which write replaces which, keep their order. Not the start's catch-up (a write
+        (ingest/ownership.py), and which write replaces which, keep their order. IDs are the tenant's own, so the
+        write waits for ``tenant``'s passes alone (every tenant's for None). Not the start's catch-up (a write
         never waits for it), nor under the HTTP API (archiving in the background)."""
         memory = self.__dict__.get("_working_memory")
-        if memory is not None and not memory.background and not memory.queued(self.catch_up_wait_s):
+        if memory is not None and not memory.background and not memory.queued(self.catch_up_wait_s, tenant):
             log.warning("writing before the archive of earlier appends finished (it took more than %g s)",
                         self.catch_up_wait_s)
 
@@ -176,7 +180,7 @@ class DocumentMethods:
         check_forgotten_id(source_id)
         tenant = self._tenant(tenant)
         self._refuse_queued_writes(tenant, f"source {source_id!r}", [source_id])
-        self.settle()
+        self.settle(tenant)
         with self.write_lock:
             return self.ingestion.forget_ids(tenant, match_stored(self.services, tenant, source_id) or [source_id])
 
@@ -193,7 +197,7 @@ class DocumentMethods:
                              "a whole tenant)")
         tenant = self._tenant(tenant)
         self._refuse_queued_writes(tenant, f"a source under prefix {prefix!r}", prefix=prefix)
-        self.settle()  # a turn the start's catch-up archived later would come back
+        self.settle(tenant)  # a turn the start's catch-up archived later would come back
         self.check_space("forgetting")  # the stores write their deletions too
         with self.write_lock:
             return {"prefix": prefix, **forget_many(self.services, tenant, sources_to_forget(self.services, tenant, prefix))}
@@ -208,7 +212,7 @@ class DocumentMethods:
             check_forgotten_id(source_id)
         tenant = self._tenant(tenant)
         self._refuse_queued_writes(tenant, "a source of source_ids", ids)
-        self.settle()  # a turn the start's catch-up archived later would come back
+        self.settle(tenant)  # a turn the start's catch-up archived later would come back
         self.check_space("forgetting")
         with self.write_lock:
             return {"file_ids": ids, **forget_each(self.services, tenant, ids)}
@@ -233,7 +237,7 @@ class DocumentMethods:
         expect_type(tenant, str, "tenant", "a str naming the tenant to remove")
         tenant = self._tenant(tenant)
         self._refuse_queued_writes(tenant, f"a source of tenant {tenant!r}", prefix="")  # "": every source
-        self.settle()
+        self.settle(tenant)
         self.check_space("forgetting")
         prefix = session_key(tenant, "")
         wm = self.working_memory
@@ -248,11 +252,22 @@ class DocumentMethods:
         """The stored source IDs ``forget(source_id)`` would remove (``ingest/ownership.match_stored``): those the
         catalog knows, else the ID when the vectors or the graph hold a source under it that the catalog lost."""
         check_forgotten_id(source_id)
-        self.settle()
-        return match_stored(self.services, self._tenant(tenant), source_id)
+        tenant = self._tenant(tenant)
+        self.settle(tenant)
+        return match_stored(self.services, tenant, source_id)
 
     def similar_sources(self, source_id: str, *, tenant: str | None = None, limit: int = 3) -> list[str]:
         """Stored source IDs that look like ``source_id``: a hint when nothing matched it."""
         check_forgotten_id(source_id)
-        self.settle()
-        return near_sources(self.services, self._tenant(tenant), source_id, limit)
+        tenant = self._tenant(tenant)
+        self.settle(tenant)
+        return near_sources(self.services, tenant, source_id, limit)
+
+
+def _one_tenant(records: Iterable[Any]) -> str | None:
+    """The tenant every record of a list names, or None: records of several tenants, or a lazy iterable (not drawn
+    yet), whose write waits for every tenant's queued archive passes."""
+    if not isinstance(records, list):
+        return None
+    tenants = {record.tenant for record in records}
+    return next(iter(tenants)) if len(tenants) == 1 else None

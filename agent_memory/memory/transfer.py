@@ -21,7 +21,7 @@ class TransferMethods:
         an end line with the counts (``memory/export_lines.py`` says what each holds). Nothing of another
         tenant. Waits for the start's catch-up first, so the archive is whole."""
         tenant = self._tenant(tenant)
-        self.settle()
+        self.settle(tenant)
         return export_tenant(self.services, self.working_memory, tenant)
 
     def import_export(self, lines: Iterable[str] | Iterable[bytes] | Iterable[dict[str, Any]], *,

@@ -129,3 +129,39 @@ def test_appends_far_ahead_of_their_archive_wait_for_it_so_a_questions_wait_stay
         assert len(appended) == ARCHIVE_BACKLOG_MESSAGES + 10
         memory.settle()
         assert len(archived(memory, "acme")) == ARCHIVE_BACKLOG_MESSAGES + 10
+
+
+def test_a_document_write_waits_for_its_own_tenants_archive_never_for_anothers(settings):
+    with Memory(settings=settings, tenant="acme") as memory:
+        memory.catch_up_wait_s = 30
+        opened = gated(memory)
+        tool_loop(memory, "loop", "acme")
+        threading.Timer(5.0, opened.set).start()  # a write that waited for acme's pass would return after this
+        memory.add("Globex ships the Q3 ledger on Fridays.", source_id="notes/globex", tenant="globex")
+        assert not opened.is_set() and archived(memory, "acme") == set()  # stored while acme's pass is held
+        memory.add("Acme's refund tests run nightly.", source_id="notes/acme")
+        assert {"loop/m0", "loop/m1"} <= archived(memory, "acme")  # the write came after the appends' archive
+
+
+def test_an_append_reads_the_stored_watermark_once_per_session_not_per_message(settings, monkeypatch):
+    with Memory(settings=settings, tenant="acme") as memory:
+        opened = gated(memory)
+        store = memory.working_memory.sessions.store
+        read_by_appends: list[tuple[str, str]] = []
+        stored_mark = store.archived_through
+
+        def counted(key):
+            if threading.current_thread() is threading.main_thread():
+                read_by_appends.append(key)
+            return stored_mark(key)
+
+        monkeypatch.setattr(store, "archived_through", counted)
+        try:
+            for n in range(6):
+                memory.add_message("chat", {"role": "user", "content": f"Note {n}: the pump runs at 7 bar."})
+            memory.add_message("other", {"role": "user", "content": "A second session."})
+        finally:
+            opened.set()
+        assert read_by_appends == [("acme/chat", ""), ("acme/other", "")]
+        memory.settle()
+        assert len(archived(memory, "acme")) == 7

@@ -6,11 +6,10 @@ named, the message's own retention class) and the same texts handed to the encod
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 
-from agent_memory.conversation.working_memory import WorkingMemory
+from agent_memory.conversation.pass_records import PassNotes, pass_records
 from agent_memory.core.config import load_settings
 from agent_memory.core.records import MemoryItem
 from agent_memory.index.context import context_text
@@ -75,9 +74,11 @@ def row(seq: int, message: dict, retention: str = "fuzzy") -> dict:
     return {"seq": seq, "message": message, "retention": retention, "significant": False, "created_at": 1.7e9 + seq}
 
 
+NO_NOTES = PassNotes(reasons=lambda seq: None, inferred=lambda seq: False, rows_before=lambda seq: [])
+
+
 def records(rows: list[dict]):
-    services = SimpleNamespace(sessions=SimpleNamespace(store=None), settings=SimpleNamespace(tenant="default"))
-    return WorkingMemory(services)._records("default/chat", "", rows, -1)[0]
+    return pass_records(rows, -1, tenant="default", session_id="chat", notes=NO_NOTES)[0]
 
 
 def test_turns_without_tool_parts_give_the_records_they_gave_before():
