@@ -55,7 +55,9 @@ Kinds (each file in a format ``agent-memory eval`` reads):
 - ``en_users_events_dated.json``: the same material with every relative time word agreeing with the sessions'
   dates as of the questions' date (``qa.question_date``, 25 April 2024): each pair of turns said on a day
   where its time word names what the question's does ("last Friday" only in the week asked, "last month" only
-  in April), the sessions cut from the pairs in the order of their days (``users_en.date_sessions``).
+  in April), the sessions cut from the pairs in the order of their days (``dated_sessions.date_sessions``).
+- ``zh_users_events_dated.json``: ``zh_users_events`` dated the same way (``dated_sessions.ZH_TIMES_DATED``: 上个月
+  only in April; questions asked on 25 April 2024), so a turn's time word names what the question's does.
 - ``en_users.json``: the plain per-user set (``zh_users``' shape) in English.
 
     python benchmarks/make_dev_material.py --out reports/devmat
@@ -74,6 +76,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.dev_material.chains import make_chains  # noqa: E402
 from benchmarks.dev_material.dated import make_dated  # noqa: E402
+from benchmarks.dev_material.dated_sessions import make_zh_users_dated  # noqa: E402
 from benchmarks.dev_material.group_chat import make_group_chats  # noqa: E402
 from benchmarks.dev_material.pools import UNSEEN_TIMES, WEEKDAY_TIMES, make_pool, make_users  # noqa: E402
 from benchmarks.dev_material.sources import Sources  # noqa: E402
@@ -127,6 +130,8 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
         if kind in kinds:
             path = out / f"{kind}.json"
             make, lang = (make_en_users, "en") if kind.startswith("en_") else (make_users, "zh")
+            if kind == "zh_users_events_dated":
+                make = make_zh_users_dated
             records = make(src, random.Random(seed), **shape)
             for record in records:
                 record["sample_id"] = record["sample_id"].replace(f"{lang}-user", tenant)
@@ -145,6 +150,7 @@ _USER_VARIANTS = {
     "en_users": ("en-user", {}),
     "en_users_events": ("en-events-user", {"people": 3, "events": 60, "chats": 150}),
     "en_users_events_dated": ("en-events-dated", {"people": 3, "events": 60, "chats": 150, "dated": True}),
+    "zh_users_events_dated": ("zh-events-dated", {"people": 3, "events": 60, "chats": 150}),
 }
 
 
@@ -185,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_users_events_unseen, zh_users_events_weekdays, en_users, en_users_events, en_users_events_dated, zh_group, en_group, zh_dated, zh_dated_late")
+                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_users_events_unseen, zh_users_events_weekdays, zh_users_events_dated, en_users, en_users_events, en_users_events_dated, zh_group, en_group, zh_dated, zh_dated_late")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)

@@ -16,8 +16,8 @@ them) is all the per-user kinds need beyond what the pools share, and none of th
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
 
+from benchmarks.dev_material.dated_sessions import ASKED_MONTH, ASKED_WEEK, FIRST, date_sessions
 from benchmarks.dev_material.pools import make_users
 from benchmarks.dev_material.sources import Sources
 
@@ -56,78 +56,28 @@ EN_EVENTS = {
 }
 
 
-# The dated kind's questions are asked on a Thursday, so that "last Friday" and "on Friday last week" name the
-# same day (19 April) from every day of that week before it, and its sessions run from FIRST up to the day before.
-ASKED = datetime(2024, 4, 25, 10, 0)
-FIRST = datetime(2024, 3, 1)
 # The dated kind's time words, each with the first day it may be said on so that it names, from then up to
 # ASKED, what it names on ASKED: a word of the week asked only that week (Monday 22 April on), "last month"
 # only in April (March), the words of a year or a season any day from FIRST (winter 2023-24 just past, spring,
 # summer and autumn 2023, Easter 2024 on 31 March, March 2025, the year 2022). EN_TIMES' "over the winter last
 # year" is "this past winter" here: asked in April 2024 it named either winter.
-_WEEK, _MONTH = datetime(2024, 4, 22), datetime(2024, 4, 1)
 EN_TIMES_DATED = [("last spring", "in the spring of last year", FIRST),
                   ("last summer", "during the summer last year", FIRST), ("last autumn", "last fall", FIRST),
-                  ("last winter", "this past winter", FIRST), ("last Friday", "on Friday last week", _WEEK),
-                  ("next March", "in March next year", FIRST), ("the week before last", "two weeks ago", _WEEK),
-                  ("last month", "the previous month", _MONTH), ("this Easter", "over Easter this year", FIRST),
+                  ("last winter", "this past winter", FIRST), ("last Friday", "on Friday last week", ASKED_WEEK),
+                  ("next March", "in March next year", FIRST), ("the week before last", "two weeks ago", ASKED_WEEK),
+                  ("last month", "the previous month", ASKED_MONTH), ("this Easter", "over Easter this year", FIRST),
                   ("the year before last", "two years ago", FIRST)]
 
 
 def make_en_users(src: Sources, rng: random.Random, *, dated: bool = False, **shape) -> list[dict]:
     """``make_users`` in English (records ``en-user0`` ...): the same shape arguments, the events (if any)
     from ``EN_EVENTS``, their times ``EN_TIMES`` unless ``times`` is given. ``dated``: the times are
-    ``EN_TIMES_DATED``, the sessions dated by ``date_sessions`` and every question asked on ``ASKED``."""
+    ``EN_TIMES_DATED``, the sessions dated by ``dated_sessions.date_sessions`` and every question asked on
+    ``ASKED``."""
     if not dated:
         return make_users(src, rng, lang="en", event_table=EN_EVENTS, **shape)
     times = [(told, asked) for told, asked, _ in EN_TIMES_DATED]
     records = make_users(src, rng, lang="en", event_table=EN_EVENTS, times=times, **shape)
     for record in records:
-        date_sessions(record, rng)
+        date_sessions(record, rng, EN_TIMES_DATED)
     return records
-
-
-def _said_from(text: str) -> datetime:
-    """The first day ``text`` may be said on: the latest first day of the dated time words it holds."""
-    return max([first for told, _, first in EN_TIMES_DATED if told in text], default=FIRST)
-
-
-def date_sessions(record: dict, rng: random.Random) -> None:
-    """Re-date one record's conversation in place: each (user, assistant) pair gets a day from the first its
-    time words allow (``_said_from``) up to the day before ``ASKED``, the pairs in the order of their days are
-    cut into sessions of 4-8 as ``make_pool`` cuts them, each session dated on the last day of its pairs (a
-    day every one of them allows) at a time of day, several a day in order; the turns are numbered again and
-    the evidence follows them; every question gets ``ASKED`` as its ``question_date``."""
-    conversation = record["conversation"]
-    numbers = sorted(int(key.split("_")[1]) for key in conversation if key.endswith("_date_time"))
-    pairs = [session[i:i + 2] for n in numbers for session in [conversation.pop(f"session_{n}")]
-             for i in range(0, len(session), 2)]
-    for n in numbers:
-        del conversation[f"session_{n}_date_time"]
-    last = (ASKED - FIRST).days - 1
-    days = [rng.randint((_said_from(" ".join(t["text"] for t in pair)) - FIRST).days, last) for pair in pairs]
-    order = sorted(range(len(pairs)), key=lambda i: days[i])  # stable: the pairs' own shuffled order within a day
-    cuts: list[list[int]] = []
-    start = 0
-    while start < len(order):
-        size = rng.randint(4, 8)
-        cuts.append(order[start:start + size])
-        start += size
-    session_days = [max(days[i] for i in cut) for cut in cuts]
-    minutes: list[int] = []
-    for day in sorted(set(session_days)):
-        minutes += sorted(rng.sample(range(8 * 60, 22 * 60), session_days.count(day)))
-    renamed: dict[str, str] = {}
-    for number, (cut, day, minute) in enumerate(zip(cuts, session_days, minutes), 1):
-        when = FIRST + timedelta(days=day, minutes=minute)
-        conversation[f"session_{number}_date_time"] = (f"{when.hour % 12 or 12}:{when.minute:02d} "
-                                                       f"{'pm' if when.hour >= 12 else 'am'} on {when.day} "
-                                                       f"{when:%B}, {when.year}")
-        turns = [turn for i in cut for turn in pairs[i]]
-        for index, turn in enumerate(turns, 1):
-            renamed[turn["dia_id"]] = f"D{number}:{index}"
-            turn["dia_id"] = renamed[turn["dia_id"]]
-        conversation[f"session_{number}"] = turns
-    for qa in record["qa"]:
-        qa["evidence"] = [renamed[e] for e in qa["evidence"]]
-        qa["question_date"] = ASKED.strftime("%Y/%m/%d (%a) %H:%M")

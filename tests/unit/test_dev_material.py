@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -256,7 +257,8 @@ def test_en_users_events_dated_time_words_agree_with_the_sessions_dates_as_of_th
     """Each time word a turn says names, counted from the day it was said, what the question's words (the
     template's or the paraphrase) name on the day the question is asked; the questions carry that day."""
     from agent_memory.retrieval.when import parse_stamp
-    from benchmarks.dev_material.users_en import ASKED, EN_TIMES_DATED, make_en_users
+    from benchmarks.dev_material.dated_sessions import ASKED
+    from benchmarks.dev_material.users_en import EN_TIMES_DATED, make_en_users
 
     path = _deterministic_kind(tmp_path, "en_users_events_dated", make_en_users, users=2, people=3, events=10,
                                chats=5, questions=8, lectures=1, dated=True)
@@ -290,9 +292,43 @@ def test_en_users_events_dated_words_would_disagree_on_the_undated_kinds_days():
     name other days than on the question's day."""
     from datetime import date
 
-    from benchmarks.dev_material.users_en import ASKED
+    from benchmarks.dev_material.dated_sessions import ASKED
 
     asked = ASKED.date()
     assert _named("last Friday", date(2024, 4, 11)) != _named("last Friday", asked)
     assert _named("last month", date(2024, 3, 20)) != _named("last month", asked)
     assert _named("last winter", asked) == _named("this past winter", asked)
+
+
+def _zh_named(phrase: str, day):
+    """What a Chinese time word of ``zh_users_events_dated`` names, said on ``day``: 上个月 / 上月 the month before
+    it; the others (去年 / 今年 / 前年 / 明年 and a season, a festival or a month) a year counted from the day's."""
+    if phrase in ("上个月", "上月"):
+        return (day.year - (day.month == 1), (day.month - 2) % 12 + 1)
+    return day.year
+
+
+def test_zh_users_events_dated_time_words_agree_with_the_sessions_dates_as_of_the_question_date(tmp_path):
+    from agent_memory.retrieval.when import parse_stamp
+    from benchmarks.dev_material.dated_sessions import ASKED, ZH_TIMES_DATED, make_zh_users_dated
+
+    path = _deterministic_kind(tmp_path, "zh_users_events_dated", make_zh_users_dated, users=2, people=3,
+                               events=10, chats=5, questions=8, lectures=1)
+    es = load_dataset(path)
+    assert es.questions and all(parse_stamp(q.question_date) == ASKED for q in es.questions)
+    checked = 0
+    for rec in json.loads(path.read_text("utf-8")):
+        assert rec["sample_id"].startswith("zh-events-dated")
+        conversation = rec["conversation"]
+        dates = [parse_stamp(conversation[f"session_{n}_date_time"])
+                 for n in range(1, sum(k.endswith("_date_time") for k in conversation) + 1)]
+        assert dates == sorted(dates) and dates[-1] < ASKED
+        for number, said in enumerate(dates, 1):
+            for turn in conversation[f"session_{number}"]:
+                for told, paraphrase, _ in ZH_TIMES_DATED:
+                    if told in turn["text"]:
+                        assert _zh_named(told, said.date()) == _zh_named(told, ASKED.date()) == _zh_named(
+                            paraphrase, ASKED.date()), (told, said, turn["text"])
+                        checked += 1
+    assert checked > 20
+    assert _zh_named("上个月", datetime(2024, 3, 20).date()) != _zh_named("上个月", ASKED.date())  # the check has teeth
