@@ -2,19 +2,34 @@
 
 "What did I cook a couple of days ago?" asked on 12 April says where to look: turns from about
 10 April. The window is a reranker signal, not a filter: people misremember dates, and a turn
-without a timestamp must still compete.
+without a timestamp must still compete. English phrases and dates are read here, Chinese ones in
+``when_chinese.py``; both build their windows with ``time_windows.py``.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from agent_memory.core.chinese_words import TIME_WORD_FORMS
-from agent_memory.core.text import chinese_number, has_cjk
 from agent_memory.core.updates import parse_dated
+from agent_memory.retrieval.time_windows import (
+    EXACT,
+    SEASON_FIRST_MONTH,
+    DateSlack,
+    Window,
+    ago_window,
+    calendar_unit,
+    day_back,
+    day_window,
+    month_window,
+    season,
+    span_window,
+    units_back,
+    week_start,
+    year_window,
+)
+from agent_memory.retrieval.when_chinese import chinese_window
 
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "a couple": 2,
@@ -61,7 +76,6 @@ _MY = re.compile(rf"\b{_MONTH}\.?,?\s+{_YEAR}\b", re.IGNORECASE)
 _Y = re.compile(rf"\b(?:in|during|of|since|throughout)\s+{_YEAR}\b", re.IGNORECASE)
 # Seasons (meteorological, northern): "summer 2021", "the summer of 2021"; "last summer", "this winter".
 _SEASON = r"(spring|summer|autumn|fall|winter)"
-_SEASON_FIRST_MONTH = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _SEASON_YEAR = re.compile(rf"\b{_SEASON}\s+(?:of\s+)?{_YEAR}\b", re.IGNORECASE)
 _SEASON_NEAR = re.compile(rf"\b(last|this|past)\s+{_SEASON}\b", re.IGNORECASE)
 # A season or a month of a year named by a word: "the spring of last year", "summer last year", "next year's
@@ -74,37 +88,6 @@ _PART = rf"(spring|summer|autumn|winter|fall(?=\s+of\b)|{_MONTH_NAMES})"
 _PART_OF_YEAR = re.compile(rf"\b{_PART}\s+(?:of\s+)?(last|this|next)\s+year\b|\b(last|this|next)\s+year's\s+{_PART}\b",
                            re.IGNORECASE)
 _NEAR_MONTH = re.compile(rf"(?<!the )\b(last|next)\s+({_MONTH_NAMES})\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class DateSlack:
-    """Memory is written after the event: a date's window runs a little past it, by these many days
-    after a day and after a month or year (the config's time_after_day and time_after_month)."""
-
-    day: int
-    month: int
-
-
-_EXACT = DateSlack(0, 0)  # a window of exactly the days named
-
-
-@dataclass(frozen=True)
-class Window:
-    """The times [start, stop) and the phrase that set them (shown in the debug dump)."""
-
-    start: datetime
-    stop: datetime
-    phrase: str
-
-    def holds(self, when: datetime) -> bool:
-        return self.start <= when < self.stop
-
-    def within(self, other: "Window") -> bool:
-        return other.start <= self.start and self.stop <= other.stop
-
-    @property
-    def last_day(self) -> datetime:
-        return self.stop - timedelta(microseconds=1)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -126,56 +109,20 @@ def _month(name: str) -> int:
     return next(i for i, m in enumerate(_MONTHS, start=1) if m.startswith(name.lower()[:3]))
 
 
-def _day_window(year: int, month: int, day: int, phrase: str, after: int) -> Window | None:
-    try:
-        when = datetime(year, month, day)
-    except ValueError:
-        return None
-    return Window(when - timedelta(days=1), when + timedelta(days=after + 1), phrase)
-
-
-def _month_window(year: int, month: int, phrase: str, slack: DateSlack) -> Window:
-    """A calendar month and ``slack.month`` days past it (ValueError for a month that is none)."""
-    start = datetime(year, month, 1)
-    return Window(start, datetime(year + (month == 12), month % 12 + 1, 1) + timedelta(days=slack.month), phrase)
-
-
-def _year_window(year: int, phrase: str, slack: DateSlack) -> Window:
-    return Window(datetime(year, 1, 1), datetime(year + 1, 1, 1) + timedelta(days=slack.month), phrase)
-
-
-def _ago_window(day: datetime, back: int, unit: int, phrase: str) -> Window:
-    """A point ``back`` days before ``day``, with a margin of a third of its distance (at least a day, at
-    most a ``unit``): "two months ago" is rarely exactly sixty days."""
-    margin = min(max(1, round(back / 3)), unit)
-    centre = day - timedelta(days=back)
-    return Window(centre - timedelta(days=margin), centre + timedelta(days=margin + 1), phrase)
-
-
-def _span_window(day: datetime, back: int, phrase: str) -> Window:
-    """``back`` days before ``day`` up to the end of ``day``."""
-    return Window(day - timedelta(days=back), day + timedelta(days=1), phrase)
-
-
-def _day_back(day: datetime, back: int, phrase: str) -> Window:
-    """The one day ``back`` days before ``day`` (0: that day)."""
-    return Window(day - timedelta(days=back), day - timedelta(days=back - 1), phrase)
-
-
 def absolute_window(question: str, slack: DateSlack) -> Window | None:
     """The days a date in the question names: a day, a month or a year (a little past its end)."""
     if m := _DMY.search(question):
-        return _day_window(int(m.group(3)), _month(m.group(2)), int(m.group(1)), m.group(0), slack.day)
+        return day_window(int(m.group(3)), _month(m.group(2)), int(m.group(1)), m.group(0), slack.day)
     if m := _MDY.search(question):
-        return _day_window(int(m.group(3)), _month(m.group(1)), int(m.group(2)), m.group(0), slack.day)
+        return day_window(int(m.group(3)), _month(m.group(1)), int(m.group(2)), m.group(0), slack.day)
     if m := _ISO.search(question):
-        return _day_window(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(0), slack.day)
+        return day_window(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(0), slack.day)
     if m := _MY.search(question):
-        return _month_window(int(m.group(2)), _month(m.group(1)), m.group(0), slack)
+        return month_window(int(m.group(2)), _month(m.group(1)), m.group(0), slack)
     if m := _SEASON_YEAR.search(question):
-        return _season(int(m.group(2)), m.group(1), m.group(0), slack)
+        return season(int(m.group(2)), m.group(1), m.group(0), slack)
     if m := _Y.search(question):
-        return _year_window(int(m.group(1)), m.group(0), slack)
+        return year_window(int(m.group(1)), m.group(0), slack)
     return None
 
 
@@ -200,16 +147,16 @@ def question_window(question: str, asked_on: datetime | None, slack: DateSlack) 
     if m := _AGO.search(question):
         count, unit = " ".join(m.group(1).lower().split()), m.group(2).lower()
         if count in _VAGUE:  # "a couple of weeks ago": a point with a margin
-            return _ago_window(day, _count(count) * _UNIT_DAYS[unit], _UNIT_DAYS[unit], m.group(0))
+            return ago_window(day, _count(count) * _UNIT_DAYS[unit], _UNIT_DAYS[unit], m.group(0))
         if unit == "day":  # "two days ago" is the day before yesterday
-            return _day_back(day, _count(count), m.group(0))
+            return day_back(day, _count(count), m.group(0))
         return units_back(unit, _count(count), day, m.group(0), slack)  # "two weeks ago": the week before last
     if m := _CALENDAR.search(question):
         return calendar_unit(m.group(1).lower() == "last", m.group(2).lower(), day, m.group(0), slack)
     if m := _SPAN.search(question):
-        return _span_window(day, _count(m.group(1)) * _UNIT_DAYS[m.group(2).lower()], m.group(0))
+        return span_window(day, _count(m.group(1)) * _UNIT_DAYS[m.group(2).lower()], m.group(0))
     if m := _DAY.search(question):
-        return _day_back(day, _DAY_WORDS[m.group(1).lower()], m.group(0))
+        return day_back(day, _DAY_WORDS[m.group(1).lower()], m.group(0))
     if m := _SEASON_NEAR.search(question):
         return _near_season(m.group(1).lower(), m.group(2), day, m.group(0), slack)
     return chinese_window(question, asked_on, slack)
@@ -237,46 +184,13 @@ def told_window(text: str, said: datetime) -> Window | None:
     after question."""
     if not _may_name_time(text):
         return None
-    return question_window(text, said, _EXACT)
-
-
-def _season(year: int, season: str, phrase: str, slack: DateSlack) -> Window:
-    """The three months of ``season`` (English, or its Chinese name) in ``year`` (winter: December into
-    the next year's February)."""
-    first = _SEASON_FIRST_MONTH[_ZH_SEASONS.get(season, season).lower()]
-    last = _month_window(year + (first + 2 > 12), (first + 1) % 12 + 1, phrase, slack)
-    return Window(datetime(year, first, 1), last.stop, phrase)
-
-
-def calendar_unit(last: bool, unit: str, day: datetime, phrase: str, slack: DateSlack) -> Window:
-    """The calendar week (Monday first), month or year before the one of ``day`` (``last``), with the slack
-    of memory written after it; or this one, from its start up to the end of ``day``."""
-    if last:
-        return units_back(unit, 1, day, phrase, slack)
-    start = {"week": _week_start(day), "month": day.replace(day=1), "year": day.replace(month=1, day=1)}[unit]
-    return Window(start, day + timedelta(days=1), phrase)
-
-
-def _week_start(day: datetime) -> datetime:
-    return day - timedelta(days=day.weekday())
-
-
-def units_back(unit: str, back: int, day: datetime, phrase: str, slack: DateSlack) -> Window:
-    """The calendar week (Monday first), month or year ``back`` before the one of ``day`` ("last week": 1, "the
-    week before last" and "two weeks ago": 2), with the slack of memory written after it."""
-    if unit == "week":
-        start = _week_start(day) - timedelta(weeks=back)
-        return Window(start, start + timedelta(days=7 + slack.day), phrase)
-    if unit == "month":
-        months = day.year * 12 + day.month - 1 - back
-        return _month_window(months // 12, months % 12 + 1, phrase, slack)
-    return _year_window(day.year - back, phrase, slack)
+    return question_window(text, said, EXACT)
 
 
 def _weekday(name: str, weeks_back: int, day: datetime, phrase: str, slack: DateSlack) -> Window:
     """The weekday ``name`` (a weekend: its Saturday and Sunday) of the calendar week ``weeks_back`` before the
     one of ``day``, with a day's slack."""
-    first = _week_start(day) - timedelta(weeks=weeks_back) + timedelta(days=_WEEKDAYS[name])
+    first = week_start(day) - timedelta(weeks=weeks_back) + timedelta(days=_WEEKDAYS[name])
     return Window(first, first + timedelta(days=(2 if name == "weekend" else 1) + slack.day), phrase)
 
 
@@ -297,122 +211,22 @@ def _english_calendar(question: str, day: datetime, slack: DateSlack) -> Window 
         return units_back(m.group(1).lower(), 1, day, m.group(0), slack)
     if m := _PART_OF_YEAR.search(question):
         part, year = (m.group(1) or m.group(4)).lower(), day.year + _YEAR_WORD[(m.group(2) or m.group(3)).lower()]
-        if part in _SEASON_FIRST_MONTH:
-            return _season(year, part, m.group(0), slack)
-        return _month_window(year, _month(part), m.group(0), slack)
+        if part in SEASON_FIRST_MONTH:
+            return season(year, part, m.group(0), slack)
+        return month_window(year, _month(part), m.group(0), slack)
     if m := _NEAR_MONTH.search(question):  # the latest one over before the month asked, or the next after it
         month, last = _month(m.group(2)), m.group(1).lower() == "last"
         year = day.year - (month >= day.month) if last else day.year + (month <= day.month)
-        return _month_window(year, month, m.group(0), slack)
+        return month_window(year, month, m.group(0), slack)
     return None
 
 
-def _near_season(which: str, season: str, day: datetime, phrase: str, slack: DateSlack) -> Window:
+def _near_season(which: str, name: str, day: datetime, phrase: str, slack: DateSlack) -> Window:
     """"this summer": the season of the year asked (a winter asked in January or February began the
     December before); "last summer" / "past summer": the latest one over before the day asked."""
-    year = day.year - (season.lower() == "winter" and day.month <= 2)
+    year = day.year - (name.lower() == "winter" and day.month <= 2)
     if which == "this":
-        return _season(year, season, phrase, slack)
-    while _season(year, season, phrase, _EXACT).stop > day:
+        return season(year, name, phrase, slack)
+    while season(year, name, phrase, EXACT).stop > day:
         year -= 1
-    return _season(year, season, phrase, slack)
-
-
-# ---- Chinese --------------------------------------------------------------------------------------
-# The same windows for a question written in Chinese: dates (2023年5月8日, 2023年5月, 2023年夏天), days
-# (昨天, 三天前), spans (最近两周, 上个月) and a year's parts (去年夏天, 今年国庆, 前年春节, 明年三月).
-# Festivals of the lunar calendar are given the range of days they can fall on in any year (the
-# Spring Festival always falls between 21 January and 20 February): a window is a ranking signal,
-# not a filter, and a few days too wide cost less than a table of lunar dates.
-
-_ZH_NUM = r"(\d{1,2}|[零〇一二两三四五六七八九十]{1,3})"
-_ZH_YEAR_WORDS = {"大前年": -3, "前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2}
-# The seasons are the English ones (_season); the other parts of a year are ranges of days:
-# (first month, first day), (last month, last day).
-_ZH_SEASONS = {"春天": "spring", "夏天": "summer", "秋天": "autumn", "冬天": "winter"}
-_ZH_PARTS = {
-    "暑假": ((7, 1), (8, 31)), "寒假": ((1, 10), (2, 28)),
-    "元旦": ((1, 1), (1, 3)), "新年": ((1, 1), (2, 20)), "春节": ((1, 21), (2, 27)),
-    "元宵": ((2, 4), (3, 6)), "清明": ((4, 4), (4, 6)), "五一": ((5, 1), (5, 5)),
-    "端午": ((5, 28), (6, 25)), "七夕": ((7, 31), (8, 29)), "中秋": ((9, 7), (10, 7)),
-    "国庆": ((10, 1), (10, 7)), "十一": ((10, 1), (10, 7)), "圣诞": ((12, 24), (12, 26)),
-}
-# The other spellings of these (春季, 暑期, 过年, 劳动节) are the keyword terms' table, which gives each one
-# form: one list of what is written two ways. A form followed by 节 (中秋节) is read by the form itself.
-for _table in (_ZH_SEASONS, _ZH_PARTS):
-    _table.update({word: _table[form] for word, form in TIME_WORD_FORMS.items()
-                   if form in _table and not word.startswith(form)})
-_HOLIDAYS = {"暑假", "寒假"}  # school holidays (any spelling): a month's slack, as a season has
-_ZH_YEAR = r"((?:19|20)\d\d年|" + "|".join(_ZH_YEAR_WORDS) + ")"
-# A year, then a day, a month, or a part of the year (longest names first: 十一月 is a month, not 国庆).
-_ZH_YEAR_PART = re.compile(_ZH_YEAR + r"的?(?:" + _ZH_NUM + r"月(?:" + _ZH_NUM + r"[日号])?|("
-                           + "|".join(sorted([*_ZH_PARTS, *_ZH_SEASONS], key=len, reverse=True)) + r"))?(?!代)")
-_ZH_MONTH_DAY = re.compile(r"(?<![\d年])" + _ZH_NUM + r"月" + _ZH_NUM + r"[日号]")
-_ZH_DAY = re.compile(r"(大前天|前天|昨天|昨日|今天|今日)")
-_ZH_DAYS_BACK = {"大前天": 3, "前天": 2, "昨天": 1, "昨日": 1, "今天": 0, "今日": 0}
-_ZH_UNIT_DAYS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "年": 365}
-_ZH_AGO = re.compile(r"(\d{1,2}|[一二两三四五六七八九十]{1,3}|几|半)个?(天|日|周|星期|礼拜|月|年)(?:以前|之前|前)")
-_ZH_SPAN = re.compile(r"(?:最近|过去|近)(\d{1,2}|[一二两三四五六七八九十]{1,3}|几)个?(天|周|星期|礼拜|月|年)")
-# 上个周末 and 这个周六 are 上周末 and 这周六 (as the keyword terms read them): 个 may stand before 周 too.
-_ZH_CALENDAR = re.compile(r"(上个?月|这个?月|本月|上个?(?:星期|礼拜|周)|这个?(?:星期|礼拜|周)|本周)")
-
-
-def _zh_int(word: str) -> int:
-    """A count in a time phrase: ``chinese_number``, and 几 ("a few") three."""
-    return 3 if word == "几" else chinese_number(word)
-
-
-def _zh_year_part(m: re.Match, asked_on: datetime | None, slack: DateSlack) -> Window | None:
-    year_word, month, day, part = m.group(1), m.group(2), m.group(3), m.group(4)
-    if year_word.endswith("年") and year_word[:-1].isdigit():
-        year = int(year_word[:-1])
-    elif asked_on is None:
-        return None
-    else:
-        year = asked_on.year + _ZH_YEAR_WORDS[year_word]
-    try:
-        if month and day:
-            return _day_window(year, _zh_int(month), _zh_int(day), m.group(0), slack.day)
-        if month:
-            return _month_window(year, _zh_int(month), m.group(0), slack)
-    except ValueError:  # 13月
-        return None
-    if part in _ZH_SEASONS:
-        return _season(year, part, m.group(0), slack)
-    if part:
-        (m1, d1), (m2, d2) = _ZH_PARTS[part]
-        after = slack.month if TIME_WORD_FORMS.get(part, part) in _HOLIDAYS else slack.day
-        return Window(datetime(year, m1, d1), datetime(year, m2, d2) + timedelta(days=1 + after), m.group(0))
-    return _year_window(year, m.group(0), slack)
-
-
-def _zh_calendar(phrase: str, day: datetime, slack: DateSlack) -> Window:
-    """上个月 / 这个月 / 上周 / 这周: calendar months and weeks, as "last month" and "this week" are."""
-    return calendar_unit(phrase.startswith("上"), "month" if phrase.endswith("月") else "week", day, phrase, slack)
-
-
-def chinese_window(question: str, asked_on: datetime | None, slack: DateSlack) -> Window | None:
-    """The window of a Chinese date or time phrase (see the block's comment); relative ones count from
-    ``asked_on`` and need it. A bare month and day (5月8日) is their last occurrence up to the day asked."""
-    if not has_cjk(question):
-        return None
-    if (m := _ZH_YEAR_PART.search(question)) and (window := _zh_year_part(m, asked_on, slack)) is not None:
-        return window
-    if asked_on is None:
-        return None
-    day = asked_on.replace(hour=0, minute=0, second=0, microsecond=0)
-    if m := _ZH_MONTH_DAY.search(question):
-        month, dom = _zh_int(m.group(1)), _zh_int(m.group(2))
-        year = day.year if (month, dom) <= (day.month, day.day) else day.year - 1
-        return _day_window(year, month, dom, m.group(0), slack.day)
-    if m := _ZH_DAY.search(question):
-        return _day_back(day, _ZH_DAYS_BACK[m.group(1)], m.group(0))
-    if m := _ZH_AGO.search(question):
-        unit = _ZH_UNIT_DAYS[m.group(2)]
-        back = unit // 2 if m.group(1) == "半" else _zh_int(m.group(1)) * unit
-        return _ago_window(day, back, unit, m.group(0))
-    if m := _ZH_SPAN.search(question):
-        return _span_window(day, _zh_int(m.group(1)) * _ZH_UNIT_DAYS[m.group(2)], m.group(0))
-    if m := _ZH_CALENDAR.search(question):
-        return _zh_calendar(m.group(1), day, slack)
-    return None
+    return season(year, name, phrase, slack)

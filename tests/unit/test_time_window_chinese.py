@@ -6,7 +6,8 @@ from datetime import datetime
 import pytest
 
 from agent_memory.retrieval.config import RetrievalConfig
-from agent_memory.retrieval.when import DateSlack, chinese_window, question_window
+from agent_memory.retrieval.when import DateSlack, question_window
+from agent_memory.retrieval.when_chinese import chinese_window
 
 ASKED = datetime(2022, 4, 12, 22, 57)  # a Tuesday
 SLACK = DateSlack(RetrievalConfig().time_after_day, RetrievalConfig().time_after_month)
@@ -93,15 +94,15 @@ def test_a_turn_tells_the_window_its_own_words_name():
 def test_told_window_reads_every_phrase_question_window_reads():
     """Every phrase question_window reads, in either language, gets past told_window's substring tests: the
     Chinese ones are built from when.py's own tables, so a phrase added there without a piece fails here."""
-    from agent_memory.retrieval import when
+    from agent_memory.retrieval import when, when_chinese
 
     said = datetime(2023, 4, 10, 19, 0)
     exact = DateSlack(0, 0)
     phrases = [*when._DAY_WORDS, "two weeks ago", "past three months", "this week", "in 2019", "2023-10-13",
                "13 October 2023", "October 13, 2023", "in November 2022", "summer 2021", "last summer",
-               *when._ZH_DAYS_BACK, "三天前", "两个月前", "半年前", "最近两周", "过去三个月", "上个月", "这个月",
+               *when_chinese._ZH_DAYS_BACK, "三天前", "两个月前", "半年前", "最近两周", "过去三个月", "上个月", "这个月",
                "本月", "上周", "上个周", "上个星期", "上礼拜", "这周", "这个周", "本周", "5月8日", "2023年5月8日", "2023年5月", "2023年"]
-    phrases += [f"{year}{part}" for year in when._ZH_YEAR_WORDS for part in [*when._ZH_PARTS, *when._ZH_SEASONS, "3月"]]
+    phrases += [f"{year}{part}" for year in when_chinese._ZH_YEAR_WORDS for part in [*when_chinese._ZH_PARTS, *when_chinese._ZH_SEASONS, "3月"]]
     for phrase in phrases:
         text = f"We met {phrase}, remember?" if phrase.isascii() else f"我们{phrase}见过"
         expected = question_window(text, said, exact)
