@@ -64,6 +64,19 @@ class TenantCheckOut(BaseModel):
     repair: RepairOut | None = Field(default=None, description="With repair=true: what the repair did.")
 
 
+class ToolTurnFactsOut(BaseModel):
+    sources: int = Field(description="Sources holding a tool turn, read again.")
+    triples_before: int = Field(description="Their facts before, as an earlier version read them.")
+    triples_after: int = Field(description="Their facts now.")
+
+
+class DataDirCheckOut(BaseModel):
+    notes: list[str] = Field(default_factory=list, description="The graph was read by an earlier version (not a "
+                             "disagreement): what to run to read it again.")
+    tool_turn_facts: ToolTurnFactsOut | None = Field(default=None, description="With repair=true of every tenant: "
+                                                     "the tool turns read again as this version reads them.")
+
+
 class CheckOut(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"ok": False, "tenants": {"default": {
         "ok": False, "catalog_sources": 12, "vector_items": 30, "graph_triples": 41, "problems": [],
@@ -72,3 +85,5 @@ class CheckOut(BaseModel):
 
     ok: bool = Field(description="The stores agree (with repair=true: nothing is left to do by hand).")
     tenants: dict[str, TenantCheckOut]
+    data_dir: DataDirCheckOut = Field(default_factory=DataDirCheckOut, description="What the data dir as a whole "
+                                      "records, beside the tenants' stores.")

@@ -34,6 +34,8 @@ def cmd_check(args) -> int:
                 report = check_and_repair(memory.services, memory.ingestion, [args.tenant] if args.tenant else None,
                                           repair_them=args.repair, adopt=args.adopt)
     print(json.dumps(report, indent=2, ensure_ascii=False))
+    for note in report.get("data_dir", {}).get("notes", []):
+        print(f"note: {note}", file=sys.stderr)
     if not report["ok"]:
         _say_what_is_wrong(report, repaired=args.repair)
     return 0 if report["ok"] else 1

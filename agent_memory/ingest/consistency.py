@@ -49,6 +49,7 @@ from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER, lock_keys
 from agent_memory.ingest.removal import batches, forget_sources
 from agent_memory.ingest.report import IngestReport
+from agent_memory.ingest.tool_turn_facts import mend_tool_turn_facts, outdated_facts
 from agent_memory.stores.catalog import SourceEntry
 
 # Sources read from the vectors at a time (a repair's adoption and fact rebuild).
@@ -362,8 +363,17 @@ def _rebuild_facts(services, pipeline, tenant: str, source_ids: list[str], out: 
 def check_and_repair(services, pipeline, tenants: Iterable[str] | None = None, *, repair_them: bool = False,
                      adopt: bool = False) -> dict:
     """``agent-memory check``'s report (the CLI's and the API's): each tenant's disagreements, and with
-    ``repair_them`` what the repair did. ``ok``: the stores agree (with a repair: nothing is left to do by hand)."""
+    ``repair_them`` what the repair did. ``ok``: the stores agree (with a repair: nothing is left to do by hand).
+    ``data_dir``: a graph read by an earlier version (``tool_turn_facts.outdated_facts``), not a disagreement:
+    ``notes`` say so, and a repair of every tenant reads those turns again (``tool_turn_facts``: the counts)."""
     tenants_out: dict[str, dict] = {}
+    data_dir: dict = {"notes": []}
+    outdated = outdated_facts(services.data_dir)
+    if "tool_turn_facts" in outdated and repair_them and tenants is None:
+        data_dir["tool_turn_facts"] = mend_tool_turn_facts(services, pipeline.extractor)
+    elif outdated:
+        data_dir["notes"] = [f"data dir: {said}; `agent-memory check --repair` (every tenant: no --tenant) does "
+                             "it too" for said in outdated.values()]
     ok = True
     for found in check(services, tenants):
         row = found.to_dict()
@@ -374,4 +384,4 @@ def check_and_repair(services, pipeline, tenants: Iterable[str] | None = None, *
         else:
             ok = ok and found.ok
         tenants_out[found.tenant] = row
-    return {"ok": ok, "tenants": tenants_out}
+    return {"ok": ok, "tenants": tenants_out, "data_dir": data_dir}

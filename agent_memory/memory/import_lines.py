@@ -212,7 +212,7 @@ class Importer:
         report = IngestReport()
         records = [record for _, record in pending]
         try:
-            self.memory._write(lambda report: write(records, report), report)
+            self.memory._write(lambda report: write(records, report), report, tenant=self.tenant)
         except (IngestError, ValueError) as exc:
             if len(pending) > 1:
                 for one in pending:

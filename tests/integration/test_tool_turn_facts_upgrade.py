@@ -79,3 +79,35 @@ def test_reindex_reads_an_older_graphs_tool_turns_again(settings, capsys, caplog
     assert entry.n_triples == len(read_now[tool_turn])
     assert cli_main(["--data-dir", str(settings.data_dir), "reindex"]) == 0  # nothing left to read again
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["tool_turn_facts"] is None
+
+
+def test_check_names_an_older_graphs_tool_turns_and_check_repair_reads_them_again(settings, capsys, monkeypatch):
+    for name in ("AGENT_MEMORY_NEO4J_URI", "AGENT_MEMORY_QDRANT_URL", "AGENT_MEMORY_POSTGRES_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with Memory(settings=settings, tenant="acme") as memory:
+        memory.add_messages("loop", LOOP)
+        memory.settle()
+        [tool_turn] = {t.source_id for t in memory.services.vectors.scroll(SearchFilter(tenant="acme", kinds=["turn"]))
+                       if is_tool_turn(t)}
+        read_now = facts(memory)[tool_turn]
+        memory.services.graph.merge_triples([Triple(subject=s, relation=r, object=o, tenant="acme", source_id=tool_turn,
+                                                    item_id="old") for s, r, o in OLD_READING])
+    marker = read_index_format(settings.data_dir)
+    write_index_format(settings.data_dir, {k: v for k, v in marker.items() if k != "tool_turn_facts"})
+    data_dir = ["--data-dir", str(settings.data_dir)]
+
+    assert cli_main([*data_dir, "check"]) == 0  # the stores agree: a note, not a failure
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["data_dir"]["notes"] and "agent-memory reindex" in captured.err
+    assert cli_main([*data_dir, "check", "--tenant", "acme", "--repair"]) == 0  # one tenant's repair: named, not run
+    assert json.loads(capsys.readouterr().out)["data_dir"]["notes"]
+
+    assert cli_main([*data_dir, "check", "--repair"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["data_dir"] == {"notes": [], "tool_turn_facts": {
+        "sources": 1, "triples_before": len(read_now) + len(OLD_READING), "triples_after": len(read_now)}}
+    assert read_index_format(settings.data_dir)["tool_turn_facts"] == 1
+    with Memory(settings=settings, tenant="acme") as memory:
+        assert facts(memory)[tool_turn] == read_now
+    assert cli_main([*data_dir, "check"]) == 0
+    assert json.loads(capsys.readouterr().out)["data_dir"] == {"notes": []}

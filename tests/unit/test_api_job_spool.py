@@ -31,6 +31,16 @@ def _emptied(folder) -> bool:
     return True
 
 
+def _released(cleaned: list) -> bool:
+    """Whether a job's staged upload is released: like its spool entry, in its last step, after its status is set."""
+    deadline = time.monotonic() + 30
+    while not cleaned:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def _reading(seen: list):
     def run(spec, job):
         data = spec.path.read_bytes() if spec.path else spec.body
@@ -202,6 +212,6 @@ def test_a_job_whose_description_cannot_be_written_runs_from_the_staged_file(tmp
     job = jobs.submit(spec)
     assert _wait(jobs, job.id).status == "done"
     assert seen == [("notes.md", b"# Pump\nreplaced on 2 March")]
-    assert cleaned == [folder]  # released when the job ended
+    assert _released(cleaned) and cleaned == [folder]  # released when the job ended
     assert list((tmp_path / "pending").iterdir()) == []
     jobs.close()

@@ -298,3 +298,17 @@ def test_llm_extractor_chunks_long_input():
     triples = ex.extract(sentence * 40, **PROV)
     assert len(llm.calls) == len(chunks)
     assert len(triples) == 1  # the same fact from every chunk, deduplicated
+
+
+def test_no_fact_has_a_relation_that_normalizes_to_nothing():
+    """A bullet list's "•" and a curly apostrophe were read as relations; the graph stores skip such a triple, so a
+    source counted facts the graph never held (``check`` then named them missing, and a repair read them again)."""
+    from agent_memory.core.entities import normalize_name
+
+    texts = ["virtual reality and 3D interaction\npositioning in 3D space\n• cockpit and virtual controls\n"
+             "– steering wheels, knobs and dials … just like real!\n• the 3D mouse\n– six-degrees of movement:",
+             "He’s a big fan of Delta Air Lines (DAL), and Bitcoin BTCUSD +0.08% remains among his top personal "
+             "holdings, Miller’s big fan club says."]
+    found = EnglishExtractor().extract_many(texts, tenant="t", source_ids=["a", "b"], item_ids=["a", "b"])
+    assert any(found)
+    assert all(normalize_name(t.relation) for triples in found for t in triples)

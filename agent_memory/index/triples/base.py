@@ -107,12 +107,14 @@ def without_number_sides(triples: Iterable[Triple]) -> list[Triple]:
 
 
 def dedupe_triples(triples: Iterable[Triple]) -> list[Triple]:
-    """One triple per (normalized subject, relation, normalized object); keep the most confident."""
+    """One triple per (normalized subject, relation, normalized object); keep the most confident. None with a
+    part that normalizes to nothing (a relation read from a bullet, "•", or an apostrophe): the graph stores would
+    skip it, and the source's count of facts would name facts the graph never holds (``check``'s facts_missing)."""
     best: dict[tuple[str, str, str], Triple] = {}
     order: list[tuple[str, str, str]] = []
     for t in triples:
         key = (normalize_name(t.subject), t.relation, normalize_name(t.object))
-        if not key[0] or not key[2] or key[0] == key[2]:
+        if not key[0] or not key[2] or key[0] == key[2] or not normalize_name(t.relation):
             continue
         if key not in best:
             order.append(key)
