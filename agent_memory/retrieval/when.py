@@ -12,6 +12,8 @@ import functools
 import re
 from datetime import datetime, timedelta
 
+from dateutil.easter import easter
+
 from agent_memory.core.updates import parse_dated
 from agent_memory.retrieval.time_windows import (
     EXACT,
@@ -88,6 +90,13 @@ _PART = rf"(spring|summer|autumn|winter|fall(?=\s+of\b)|{_MONTH_NAMES})"
 _PART_OF_YEAR = re.compile(rf"\b{_PART}\s+(?:of\s+)?(last|this|next)\s+year\b|\b(last|this|next)\s+year's\s+{_PART}\b",
                            re.IGNORECASE)
 _NEAR_MONTH = re.compile(rf"(?<!the )\b(last|next)\s+({_MONTH_NAMES})\b", re.IGNORECASE)
+# Easter, a movable feast (dateutil's Western computus): its long weekend, Good Friday to Easter Monday. "this
+# Easter" / "Easter this year" the year asked's; "last Easter" / "this past Easter" the latest begun before the day
+# asked, "next Easter" the first after it; "Easter last year", "Easter 2023". A bare "Easter" is not read: it may
+# be ahead, and "Easter Island" or "the Easter Rising" name no time.
+_EASTER_NEAR = re.compile(r"\b(this\s+past|this|last|next)\s+easter\b|\beaster\s+(?:of\s+)?(this|last|next)\s+year\b",
+                          re.IGNORECASE)
+_EASTER_YEAR = re.compile(rf"\beaster\s+(?:of\s+)?{_YEAR}\b", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -121,6 +130,8 @@ def absolute_window(question: str, slack: DateSlack) -> Window | None:
         return month_window(int(m.group(2)), _month(m.group(1)), m.group(0), slack)
     if m := _SEASON_YEAR.search(question):
         return season(int(m.group(2)), m.group(1), m.group(0), slack)
+    if m := _EASTER_YEAR.search(question):
+        return _easter(int(m.group(1)), m.group(0), slack)
     if m := _Y.search(question):
         return year_window(int(m.group(1)), m.group(0), slack)
     return None
@@ -164,7 +175,7 @@ def question_window(question: str, asked_on: datetime | None, slack: DateSlack) 
 
 # Every phrase question_window reads holds one of these, so a text holding none names no time (most turns)
 # and is passed over with substring tests, five times cheaper than one search of a pattern of them all.
-_TIME_PIECES = ("day", "week", "month", "year", "ago", "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
+_TIME_PIECES = ("day", "week", "month", "year", "ago", "easter", "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
                 "sep", "oct", "nov", "dec", "spring", "summer", "autumn", "fall", "winter", "19", "20")
 # A Chinese phrase holds one of these: a year word or 年 before a part of the year (去年夏天, 今年国庆), 月 in a
 # month or 上个月, 天 / 日 in a day (昨天, 三天前), 周 / 星期 / 礼拜 in a week.
@@ -194,9 +205,29 @@ def _weekday(name: str, weeks_back: int, day: datetime, phrase: str, slack: Date
     return Window(first, first + timedelta(days=(2 if name == "weekend" else 1) + slack.day), phrase)
 
 
+def _easter(year: int, phrase: str, slack: DateSlack) -> Window:
+    """Easter's long weekend of ``year``: Good Friday to Easter Monday, with a day's slack."""
+    sunday = datetime.combine(easter(year), datetime.min.time())
+    return Window(sunday - timedelta(days=2), sunday + timedelta(days=2 + slack.day), phrase)
+
+
+def _near_easter(which: str, day: datetime, phrase: str, slack: DateSlack) -> Window:
+    which = " ".join(which.lower().split())
+    if which == "this":
+        return _easter(day.year, phrase, slack)
+    if which == "next":
+        return _easter(day.year + (datetime.combine(easter(day.year), datetime.min.time()) <= day), phrase, slack)
+    begun = datetime.combine(easter(day.year), datetime.min.time()) - timedelta(days=2) <= day
+    return _easter(day.year - (not begun), phrase, slack)  # last, this past: the latest begun before the day
+
+
 def _english_calendar(question: str, day: datetime, slack: DateSlack) -> Window | None:
-    """The English calendar phrases counted from ``day`` that name a day of a week, a unit before last or a
-    season or month by its year word (see the patterns' comments); None for any other text."""
+    """The English calendar phrases counted from ``day`` that name a day of a week, a unit before last, a
+    season or month by its year word, or Easter (see the patterns' comments); None for any other text."""
+    if m := _EASTER_NEAR.search(question):
+        if m.group(2):
+            return _easter(day.year + _YEAR_WORD[m.group(2).lower()], m.group(0), slack)
+        return _near_easter(m.group(1), day, m.group(0), slack)
     if m := _WEEKDAY_LAST_WEEK.search(question):
         return _weekday((m.group(1) or m.group(2)).lower(), 1, day, m.group(0), slack)
     if m := _WEEKDAY_BEFORE_LAST.search(question):

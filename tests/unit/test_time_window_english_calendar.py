@@ -142,7 +142,32 @@ def test_a_turn_that_names_these_times_tells_their_window():
     said = datetime(2024, 4, 23, 19, 0)
     for phrase in ["last Friday", "on Friday last week", "this past Monday", "the Friday before last", "last weekend",
                    "the week before last", "the previous month", "two weeks ago", "the day before yesterday",
-                   "the spring of last year", "summer last year", "next March", "last March"]:
+                   "the spring of last year", "summer last year", "next March", "last March", "this Easter",
+                   "over Easter this year"]:
         text = f"We met {phrase}, remember?"
         expected = question_window(text, said, DateSlack(0, 0))
         assert expected is not None and told_window(text, said) == expected, phrase
+
+
+@pytest.mark.parametrize("question, asked, sunday", [
+    ("What did we do this Easter?", ASKED, datetime(2024, 3, 31)),
+    ("Who visited over Easter this year?", ASKED, datetime(2024, 3, 31)),
+    ("Where were we last Easter?", ASKED, datetime(2024, 3, 31)),         # over by late April
+    ("Where were we last Easter?", datetime(2024, 3, 20), datetime(2023, 4, 9)),  # 2024's not begun yet
+    ("What did we do this past Easter?", ASKED, datetime(2024, 3, 31)),
+    ("Where will we be next Easter?", ASKED, datetime(2025, 4, 20)),
+    ("Where will we be next Easter?", datetime(2024, 3, 20), datetime(2024, 3, 31)),
+    ("What did we cook at Easter last year?", ASKED, datetime(2023, 4, 9)),
+    ("What happened at Easter 2019?", ASKED, datetime(2019, 4, 21)),
+    ("What happened at Easter of 2019?", None, datetime(2019, 4, 21)),    # a year named: no day asked needed
+])
+def test_easter_is_its_long_weekend_of_the_year_its_words_name(question, asked, sunday):
+    window = question_window(question, asked, SLACK)
+    assert window is not None and (window.start, window.stop) == _days(
+        datetime.fromordinal(sunday.toordinal() - 2), datetime.fromordinal(sunday.toordinal() + 1), DAY)
+
+
+@pytest.mark.parametrize("question", ["When was Easter Island settled?", "Who led the Easter Rising?",
+                                      "What do we eat at Easter?"])
+def test_easter_that_names_no_year_or_the_island_is_no_window(question):
+    assert question_window(question, ASKED, SLACK) is None
