@@ -195,6 +195,10 @@ class RetrievalConfig(StrictModel):
         " said, and scores when that time lies within the question's window; false: dated by when it was said."
         " Off: on memory whose time words are labels rather than dates (zh_events, zh_users_events) it costs"
         " 3-7 points at 300 tokens (docs/journal/2026-12-04-time-word-forms.md)"))
+    time_said_elsewhere: float = Field(default=0.0, ge=0, le=1, description=(
+        "with time_told: the share of the time score a turn gets that was said inside the question's window but"
+        " names another time (\"last month I got hurt\", said in October, for \"in October\"): a question's time"
+        " may name when a thing was told as well as when it happened. 0: none (the turn is about the other time)"))
     time_after_day: int = Field(default=2, ge=0, description=(
         "the window of a day the question names runs this many days past it: memory is written after the event"
         " (agent_memory/retrieval/when.py; also the window of the facts placed first)"))
