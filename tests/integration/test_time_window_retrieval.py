@@ -116,3 +116,21 @@ def test_a_turn_is_dated_by_the_time_it_tells_of(told_late, told, first):
         result = pipe.run("我上个月给朋友小王做了什么菜？", tenant="default", budget=400, debug=True,
                           question_date="2023/04/12 (Wed) 09:00")
     assert set(_cooking_turns(result)[:2]) == first
+
+
+def test_a_turn_said_in_the_window_about_another_time_gets_its_share_of_the_time_score(told_late):
+    """With ``time_said_elsewhere``, a question's time may name when a thing was told: the turn said in March about
+    February gains that share of the time signal; the one told of March keeps it whole, the April one gets none."""
+    from agent_memory.retrieval.config import load_preset
+
+    def reranked(share: float) -> dict[str, float]:
+        config = load_preset("conversation", time_told=True, time_said_elsewhere=share)
+        with RetrievalPipeline(told_late, config) as pipe:
+            result = pipe.run("我上个月给朋友小王做了什么菜？", tenant="default", budget=400, debug=True,
+                              question_date="2023/04/12 (Wed) 09:00")
+        return {row["source_id"]: row["rerank"] for row in result.fused}
+
+    without, share = reranked(0.0), reranked(0.5)
+    gained = {sid: round(share[sid] - without[sid], 3) for sid in without if sid.endswith("/t0")}
+    signal = load_preset("conversation").time_signal
+    assert gained == {"s-0301/t0": 0.0, "s-0322/t0": round(0.5 * signal, 3), "s-0409/t0": 0.0, "s-0410/t0": 0.0}
