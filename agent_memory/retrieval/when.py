@@ -205,20 +205,25 @@ def _weekday(name: str, weeks_back: int, day: datetime, phrase: str, slack: Date
     return Window(first, first + timedelta(days=(2 if name == "weekend" else 1) + slack.day), phrase)
 
 
+def _easter_sunday(year: int) -> datetime:
+    return datetime.combine(easter(year), datetime.min.time())
+
+
 def _easter(year: int, phrase: str, slack: DateSlack) -> Window:
     """Easter's long weekend of ``year``: Good Friday to Easter Monday, with a day's slack."""
-    sunday = datetime.combine(easter(year), datetime.min.time())
+    sunday = _easter_sunday(year)
     return Window(sunday - timedelta(days=2), sunday + timedelta(days=2 + slack.day), phrase)
 
 
 def _near_easter(which: str, day: datetime, phrase: str, slack: DateSlack) -> Window:
     which = " ".join(which.lower().split())
+    sunday = _easter_sunday(day.year)
     if which == "this":
         return _easter(day.year, phrase, slack)
     if which == "next":
-        return _easter(day.year + (datetime.combine(easter(day.year), datetime.min.time()) <= day), phrase, slack)
-    begun = datetime.combine(easter(day.year), datetime.min.time()) - timedelta(days=2) <= day
-    return _easter(day.year - (not begun), phrase, slack)  # last, this past: the latest begun before the day
+        return _easter(day.year + (sunday <= day), phrase, slack)
+    begun = sunday - timedelta(days=2) <= day  # last, this past: the latest begun before the day
+    return _easter(day.year - (not begun), phrase, slack)
 
 
 def _english_calendar(question: str, day: datetime, slack: DateSlack) -> Window | None:

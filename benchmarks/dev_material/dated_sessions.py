@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
+from benchmarks.dev_material.pools import make_users
+
 # The questions are asked on a Thursday, so that "last Friday" and "on Friday last week" name the same day
 # (19 April) from every day of that week before it, and the sessions run from FIRST up to the day before.
 ASKED = datetime(2024, 4, 25, 10, 0)
@@ -80,8 +82,6 @@ def date_sessions(record: dict, rng: random.Random, table: TimesDated) -> None:
 def make_zh_users_dated(src, rng: random.Random, **shape) -> list[dict]:
     """``pools.make_users`` (Chinese) with its events' times from ``ZH_TIMES_DATED``, each record's sessions dated
     by ``date_sessions``: ``zh_users_events_dated``."""
-    from benchmarks.dev_material.pools import make_users
-
     records = make_users(src, rng, times=[(told, paraphrase) for told, paraphrase, _ in ZH_TIMES_DATED], **shape)
     for record in records:
         date_sessions(record, rng, ZH_TIMES_DATED)
