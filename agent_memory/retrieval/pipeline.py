@@ -366,11 +366,14 @@ class RetrievalPipeline:
             # A turn that names its own time ("yesterday", 上个月) tells when it happened, counted from
             # when it was said: that window, not the day it was said, is compared with the question's.
             told = told_window(cand.item.text, when) if self.config.time_told else None
-            if told is None or told.within(window):
-                if told is not None or window.holds(when):
-                    cand.route_scores["time"] = 1.0
-            elif self.config.time_said_elsewhere and window.holds(when):  # told in the window, of another time
-                cand.route_scores["time"] = self.config.time_said_elsewhere
+            if told is None:
+                score = 1.0 if window.holds(when) else 0.0
+            elif told.within(window):
+                score = 1.0
+            else:  # said in the window, perhaps, of another time
+                score = self.config.time_said_elsewhere if window.holds(when) else 0.0
+            if score:
+                cand.route_scores["time"] = score
 
     def _catalog_recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
         return catalog_recent_turns(self.services, tenant, session_id, n)
