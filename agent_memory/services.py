@@ -29,6 +29,7 @@ from agent_memory.stores.index_format import (
     INDEX_FORMAT_FILE,
     STORED_FACTS,
     UNREADABLE,
+    outdated_facts,
     read_index_format,
     sparse_format_version,
     write_index_format,
@@ -248,11 +249,12 @@ class Services:
             else:  # still served, the slower way, until `reindex` stores what is missing
                 log.warning("data dir %s holds %s: run `agent-memory reindex` to store them (until then %s)",
                             self.data_dir, lacking, meanwhile)
-        for key, (version, said) in STORED_FACTS.items():
-            if not found or found.get(key) == version:
-                marker[key] = version
+        outdated = outdated_facts(found)
+        for key, (version, _) in STORED_FACTS.items():
+            if key in outdated:
+                log.warning("data dir %s: %s", self.data_dir, outdated[key])
             else:
-                log.warning("data dir %s: %s", self.data_dir, said)
+                marker[key] = version
         if found != marker:
             write_index_format(self.data_dir, marker)
 

@@ -49,8 +49,9 @@ from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER, lock_keys
 from agent_memory.ingest.removal import batches, forget_sources
 from agent_memory.ingest.report import IngestReport
-from agent_memory.ingest.tool_turn_facts import mend_tool_turn_facts, outdated_facts
+from agent_memory.ingest.tool_turn_facts import mend_tool_turn_facts
 from agent_memory.stores.catalog import SourceEntry
+from agent_memory.stores.index_format import outdated_facts, read_index_format
 
 # Sources read from the vectors at a time (a repair's adoption and fact rebuild).
 SOURCE_BATCH = 128
@@ -364,11 +365,11 @@ def check_and_repair(services, pipeline, tenants: Iterable[str] | None = None, *
                      adopt: bool = False) -> dict:
     """``agent-memory check``'s report (the CLI's and the API's): each tenant's disagreements, and with
     ``repair_them`` what the repair did. ``ok``: the stores agree (with a repair: nothing is left to do by hand).
-    ``data_dir``: a graph read by an earlier version (``tool_turn_facts.outdated_facts``), not a disagreement:
+    ``data_dir``: a graph read by an earlier version (``index_format.outdated_facts``), not a disagreement:
     ``notes`` say so, and a repair of every tenant reads those turns again (``tool_turn_facts``: the counts)."""
     tenants_out: dict[str, dict] = {}
     data_dir: dict = {"notes": []}
-    outdated = outdated_facts(services.data_dir)
+    outdated = outdated_facts(read_index_format(services.data_dir))
     if "tool_turn_facts" in outdated and repair_them and tenants is None:
         data_dir["tool_turn_facts"] = mend_tool_turn_facts(services, pipeline.extractor)
     elif outdated:

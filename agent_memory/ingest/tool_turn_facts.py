@@ -78,13 +78,6 @@ def _replace_facts(services, tenant: str, units: list[SourceItems], triples: lis
     services.catalog.put_many([replace(e, n_triples=counts.get(sid, 0)) for sid, e in entries.items()])
 
 
-def outdated_facts(data_dir) -> dict[str, str]:
-    """The graph's readings the data dir records at another version than this one's (``STORED_FACTS``): key ->
-    what to do about it. Empty for a data dir written by this version (or a new one)."""
-    found = read_index_format(data_dir)
-    return {key: said for key, (version, said) in STORED_FACTS.items() if found and found.get(key) != version}
-
-
 def mend_tool_turn_facts(services, extractor) -> dict[str, int]:
     """``check --repair``'s mend of an outdated ``tool_turn_facts``: every tool turn read again
     (:func:`reread_tool_turn_facts`), then the marker records this version's reading, as ``reindex`` leaves it."""

@@ -25,6 +25,12 @@ STORED_FACTS = {
 }
 
 
+def outdated_facts(found: dict) -> dict[str, str]:
+    """The graph's readings a data dir's marker (``found``: ``read_index_format``) records at another version than
+    this one's (``STORED_FACTS``): key -> what opening it says. Empty for a new data dir ({})."""
+    return {key: said for key, (version, said) in STORED_FACTS.items() if found and found.get(key) != version}
+
+
 def read_index_format(data_dir: Path) -> dict:
     """What the data dir records of how its vectors were written ({} for a new one). A marker that does not
     read (cut short by a crash before writes were atomic, emptied by hand) is ``{UNREADABLE: why}``: refused,
