@@ -99,8 +99,7 @@ class WorkingMemory:
         self._redo: dict[tuple[str, str], int] = {}  # per session: the first archived turn to archive again
         self._appended_at: dict[tuple[str, str, int], float] = {}
         # Per session: its watermark as this process last read or raised it, so an append measures the archive's
-        # backlog without a round trip to the store. Each pass reads the stored mark again (a session deleted and
-        # started anew is read right by its next pass; until then a stale mark only skips a wait).
+        # backlog without a round trip to the store. Each pass reads the stored mark again; ``delete`` drops it.
         self._marks: dict[tuple[str, str], int] = {}
         self.archive_lags: deque[float] = deque(maxlen=100_000)  # seconds from append to searchable
         self._catch_up: threading.Thread | None = None
@@ -303,6 +302,16 @@ class WorkingMemory:
             queue = self._queue
         if queue is not None:
             queue.submit(lambda: None).result()
+
+    def delete(self, key: str) -> int:
+        """Remove the session ``key`` (every agent's) from the store; returns the messages removed. What this
+        process holds about it goes too, so a session started anew under the name reads its mark from the store.
+        Callers flush first: a queued pass must not write the session back."""
+        removed = self.sessions.delete(key)
+        for held in (self._marks, self._redo):
+            for session in [k for k in held if k[0] == key]:
+                held.pop(session, None)
+        return removed
 
     def recent_turns(self, tenant: str, session_id: str, n: int) -> list[MemoryItem]:
         """The live session's last user/assistant messages; else (none held: never said, or every one expired)

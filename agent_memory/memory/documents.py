@@ -243,7 +243,7 @@ class DocumentMethods:
         wm = self.working_memory
         wm.flush()  # a queued archive pass must not write the tenant's turns back after this
         keys = sorted({row["session_id"] for row in wm.sessions.store.session_rows(prefix)})
-        messages = sum(wm.sessions.delete(key) for key in keys)
+        messages = sum(wm.delete(key) for key in keys)
         with self.write_lock:
             removed = forget_tenant(self.services, tenant)
         return {"tenant": tenant, "sessions": len(keys), "messages": messages, **removed}

@@ -160,7 +160,7 @@ class SessionMethods:
         last = max((r["last_seq"] for r in rows if r["session_id"] == key), default=-1)
         self.working_memory.flush()  # a queued promotion must not land after the delete
         removed: dict[str, Any] = {"session_id": session_id,
-                                   "messages": self.working_memory.sessions.delete(key),
+                                   "messages": self.working_memory.delete(key),
                                    "sources": 0, "items": 0, "triples": 0}
         if forget_archived:
             ids = {turn_source_id(session_id, seq) for seq in range(last + 1)}

@@ -165,3 +165,27 @@ def test_an_append_reads_the_stored_watermark_once_per_session_not_per_message(s
         assert read_by_appends == [("acme/chat", ""), ("acme/other", "")]
         memory.settle()
         assert len(archived(memory, "acme")) == 7
+
+
+def test_a_session_deleted_and_started_anew_reads_its_watermark_from_the_store_again(settings, monkeypatch):
+    with Memory(settings=settings, tenant="acme") as memory:
+        for n in range(3):
+            memory.add_message("chat", {"role": "user", "content": f"Note {n}: the pump runs at 7 bar."})
+        memory.settle()
+        store = memory.working_memory.sessions.store
+        read_by_appends: list[tuple[str, str]] = []
+        stored_mark = store.archived_through
+
+        def counted(key):
+            if threading.current_thread() is threading.main_thread():
+                read_by_appends.append(key)
+            return stored_mark(key)
+
+        monkeypatch.setattr(store, "archived_through", counted)
+        memory.add_message("chat", {"role": "user", "content": "Note 3: the valve is shut."})
+        assert read_by_appends == []  # the mark this process raised serves the append
+        memory.delete_session("chat")
+        memory.add_message("chat", {"role": "user", "content": "A new start: the filter is clean."})
+        assert read_by_appends == [("acme/chat", "")]  # the deleted session's mark went with it
+        memory.settle()
+        assert "chat/m0" in archived(memory, "acme")
