@@ -102,3 +102,26 @@ def test_the_user_is_named_by_each_sentences_script():
 ])
 def test_quoted_words_keep_their_own_first_person(text, named):
     assert first_person_named(text, "User", "用户") == named
+
+
+@pytest.mark.parametrize("speaker, text, kept", [
+    # "my boss" named is "Lin's boss": a fact naming Lin only through the first person, not a home, is chat
+    ("Lin", "Marion Lindberg took over as my boss today.", set()),
+    ("Tim", "Timothy Reed took over as my boss today.", set()),
+    # the turn names its speaker itself: its facts are kept as any other text's
+    ("Lin", "Lin's boss is Marion Lindberg, I said.", {("Lin", "Marion Lindberg")}),
+    ("Lin", "I just moved to Atlanta.", {("Lin", "Atlanta")}),  # a home: kept
+])
+def test_a_speaker_is_named_by_a_turn_only_as_a_word_not_inside_another_name(speaker, text, kept):
+    from agent_memory.core.records import MemoryItem
+    from agent_memory.index.triples import RuleBasedExtractor
+    from agent_memory.ingest.graph_writes import extract_triples
+    from agent_memory.ingest.items import SourceItems
+
+    unit = SourceItems("acme", "chat/m1", "turn", "h")
+    unit.items = [MemoryItem(id="i1", tenant="acme", source_id="chat/m1", kind="turn", text=text,
+                             metadata={"speaker": speaker})]
+    triples, _, _ = extract_triples(RuleBasedExtractor(), [unit],
+                                    speaker_relations={"residence": ["live in", "move to"]})
+    named = {(t.subject, t.object) for t in triples if speaker in (t.subject, t.object)}
+    assert named == kept
