@@ -59,6 +59,11 @@ Kinds (each file in a format ``agent-memory eval`` reads):
 - ``zh_users_events_dated.json``: ``zh_users_events`` dated the same way (``dated_sessions.ZH_TIMES_DATED``: 上个月
   only in April; questions asked on 25 April 2024), so a turn's time word names what the question's does.
 - ``en_users.json``: the plain per-user set (``zh_users``' shape) in English.
+- ``en_users_updates.json`` / ``zh_users_updates.json`` (``dev_material/updates.py``): one user's months of chat
+  in which their own circumstances change and change again (home, job, car, diet, sport, phone, manager,
+  instrument), each change told once in the first person among other people's changes in the same words;
+  questions ask what holds now (evidence: the latest change) or what held before it, asked the day after the
+  last session. A kind nothing was tuned on: the older values are told in the same words as the latest.
 
     python benchmarks/make_dev_material.py --out reports/devmat
     agent-memory --data-dir /tmp/dm/chains eval reports/devmat/chains.jsonl --budget 500,1000 --out reports/devmat
@@ -80,6 +85,7 @@ from benchmarks.dev_material.dated_sessions import make_zh_users_dated  # noqa: 
 from benchmarks.dev_material.group_chat import make_group_chats  # noqa: E402
 from benchmarks.dev_material.pools import UNSEEN_TIMES, WEEKDAY_TIMES, make_pool, make_users  # noqa: E402
 from benchmarks.dev_material.sources import Sources  # noqa: E402
+from benchmarks.dev_material.updates import make_updates  # noqa: E402
 from benchmarks.dev_material.users_en import make_en_users  # noqa: E402
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
@@ -126,6 +132,12 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
         path.write_text(json.dumps(make_dated(src, random.Random(seed), late=True), ensure_ascii=False),
                         encoding="utf-8")
         written["zh_dated_late"] = path
+    for lang in ("zh", "en"):
+        if f"{lang}_users_updates" in kinds:
+            path = out / f"{lang}_users_updates.json"
+            path.write_text(json.dumps(make_updates(src, random.Random(seed), lang), ensure_ascii=False),
+                            encoding="utf-8")
+            written[f"{lang}_users_updates"] = path
     for kind, (tenant, shape) in _USER_VARIANTS.items():
         if kind in kinds:
             path = out / f"{kind}.json"

@@ -332,3 +332,35 @@ def test_zh_users_events_dated_time_words_agree_with_the_sessions_dates_as_of_th
                         checked += 1
     assert checked > 20
     assert _zh_named("上个月", datetime(2024, 3, 20).date()) != _zh_named("上个月", ASKED.date())  # the check has teeth
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_users_updates_ask_for_the_latest_change_and_the_one_before_it_on_a_day_after_both(tmp_path, lang):
+    from benchmarks.dev_material.updates import make_updates
+
+    path = _deterministic_kind(tmp_path, f"{lang}_users_updates", make_updates, lang=lang, users=2, sessions=12)
+    es = load_dataset(path)
+    records = {rec["sample_id"]: rec for rec in json.loads(path.read_text("utf-8"))}
+    assert es.questions
+    kinds = Counter()
+    for rec in records.values():
+        by_attribute: dict[str, dict[str, dict]] = {}
+        for qa in rec["qa"]:
+            kinds[qa["kind"].split("-")[0]] += 1
+            by_attribute.setdefault(qa["attribute"], {})[qa["kind"].split("-")[0]] = qa
+        conversation = rec["conversation"]
+        last_session = max(int(k.split("_")[1]) for k in conversation if k.endswith("_date_time"))
+        last_said = datetime.strptime(conversation[f"session_{last_session}_date_time"], "%I:%M %p on %d %B, %Y")
+        for pair in by_attribute.values():
+            now, before = pair["now"], pair["before"]
+            assert datetime.strptime(now["question_date"], "%Y/%m/%d (%a) %H:%M") > last_said  # asked after all
+            assert now["answer"] in before["question"]  # "where did I live before <the latest>?"
+            sessions = []
+            for qa in (before, now):
+                [dia] = qa["evidence"]
+                session, turn = dia[1:].split(":")
+                said = conversation[f"session_{session}"][int(turn) - 1]
+                assert said["speaker"] == conversation["speaker_a"] and qa["answer"] in said["text"]
+                sessions.append(int(session))
+            assert sessions[0] < sessions[1]  # the change asked about as "now" was told after the one before it
+    assert kinds["now"] == kinds["before"] > 0
