@@ -46,7 +46,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# The tests run in parallel (pytest-xdist), one worker per core up to four: each worker loads the models once
+# (about 1.5 GB), and the tests that share the servers work in tenants and schemas of their own. Test by test
+# (--dist load), not file by file: grouped by file, Schemathesis's generated tests ran as 2 of their 58.
+# AGENT_MEMORY_TEST_WORKERS=0 runs them in one process.
+workers="${AGENT_MEMORY_TEST_WORKERS:-$(python3 -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')}"
+.venv/bin/python -m pytest -q -p no:cacheprovider -n "$workers" --dist load "$@"
 status=$?
 # pytest's "no tests collected" (5) is a failure here too: a suite that runs nothing proves nothing.
 exit $status
