@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from agent_memory.core.text import keyword_terms
+from agent_memory.core.text import keyword_terms, question_terms
 
 
 @dataclass
@@ -87,7 +87,7 @@ class SparseEncoder:
         return [self.encode_document(t) for t in texts]
 
     def encode_query(self, text: str) -> SparseVector:
-        return _to_vector({term_index(t): 1.0 for t in set(terms(text))})
+        return _to_vector({term_index(t): 1.0 for t in set(question_terms(text))})
 
     def encode_queries(self, texts: Sequence[str]) -> list[SparseVector]:
         return [self.encode_query(t) for t in texts]

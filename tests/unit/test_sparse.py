@@ -93,3 +93,25 @@ def test_bad_parameters_are_rejected_with_their_value(kwargs):
     with pytest.raises(ValueError) as err:
         SparseEncoder(**kwargs)
     assert str(list(kwargs.values())[0]) in str(err.value)
+
+
+@pytest.mark.parametrize("question, asked", [
+    ("Which handset do I have these days?", ["handset"]),
+    ("What book is Jon currently reading?", ["book", "jon", "read"]),
+    ("Where do I live right now?", ["live"]),
+    ("我现在住在哪里？", ["我", "住", "哪里"]),
+    ("目前学校有几个校区？", ["学校", "有", "几个", "校区"]),
+])
+def test_a_questions_words_for_the_time_it_is_asked_are_no_query_terms(question, asked):
+    # As "now" is a stopword: "these days", "currently", 现在, 目前 name no time a passage is about.
+    assert SparseEncoder().encode_query(question).indices == sorted({term_index(t) for t in asked})
+
+
+def test_a_stored_text_keeps_those_words_and_term_coverage_reads_the_question_without_them():
+    from agent_memory.retrieval.rerank.signals import term_coverage
+
+    stored = SparseEncoder().encode_document("These days I spend my evenings on yoga.")
+    assert term_index("day") in stored.indices  # no stored vector changes
+    chatter, answer = "These days I spend my evenings on yoga.", "My new handset arrived today."
+    said_of_nothing, said_of_it = term_coverage("Which handset do I have these days?", [chatter, answer])
+    assert said_of_nothing == 0.0 < said_of_it

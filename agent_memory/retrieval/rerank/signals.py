@@ -15,7 +15,7 @@ import numpy as np
 
 from agent_memory.core.entities import without_disambiguation
 from agent_memory.core.roles import is_role, speaker_role
-from agent_memory.core.text import CJK_RANGES, estimated_words, has_cjk, keyword_terms, terms_in
+from agent_memory.core.text import CJK_RANGES, estimated_words, has_cjk, question_terms, terms_in
 from agent_memory.retrieval.types import Candidate
 
 
@@ -30,7 +30,7 @@ def term_coverage(query: str, texts: Sequence[str], known: Sequence[str | None] 
     a text contains. Rewards passages that name what the question names, which embeddings blur
     (numbers, rare names). Weight 0.3 for every kind (LoCoMo and HotpotQA sweeps, 2026-11-28).
     ``known``: each text's stored keyword set, where the item carries one (``MemoryItem.terms``)."""
-    q_terms = list(dict.fromkeys(keyword_terms(query)))
+    q_terms = list(dict.fromkeys(question_terms(query)))
     if not q_terms:
         return [0.0] * len(texts)
     wanted = frozenset(q_terms)
