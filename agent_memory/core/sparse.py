@@ -3,8 +3,9 @@
 Only the term-frequency half of BM25 lives here: a document's weight for a term is
 the saturated TF ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg_len))``. The IDF
 half depends on the whole collection, so the vector stores apply it at search time
-(Qdrant's sparse-vector ``modifier=IDF``). A query vector is 1 per unique term, so the
-score of a document is ``sum(idf(t) * tf_weight(t, doc))`` over the query terms: BM25.
+(Qdrant's sparse-vector ``modifier=IDF``). A query vector is 1 per unique term of the question
+(``core/text.question_terms``: its words for the time it is asked left out), so the score of a
+document is ``sum(idf(t) * tf_weight(t, doc))`` over the query terms: BM25.
 
 Term indices are a stable 32-bit hash of the token (blake2b), so vectors written by one
 process are readable by any other; Python's ``hash()`` is salted per process and would
