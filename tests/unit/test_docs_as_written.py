@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = {name: (ROOT / name).read_text(encoding="utf-8")
         for name in ("README.md", "docs/api.md", "docs/deployment.md", "docs/architecture.md")}
 # Read from the environment only, not settings: the CLI's keys for a server, the progress bars, the log level;
-# and the tests' nginx (docs/deployment.md says how to run the balancer test).
-ENVIRONMENT_ONLY = {KEY_ENV, ADMIN_KEY_ENV, NO_PROGRESS_ENV, LOG_LEVEL_VARIABLE, "AGENT_MEMORY_TEST_NGINX"}
+# the tests' nginx (docs/deployment.md says how to run the balancer test) and their workers (scripts/test.sh reads it).
+ENVIRONMENT_ONLY = {KEY_ENV, ADMIN_KEY_ENV, NO_PROGRESS_ENV, LOG_LEVEL_VARIABLE, "AGENT_MEMORY_TEST_NGINX",
+                    "AGENT_MEMORY_TEST_WORKERS"}
 # Other programs' flags the docs show (docker compose, cargo, rsync, the API fuzzing script).
 OTHER_TOOLS = ("docker ", "cargo ", "rsync", "scripts/fuzz_api.py", "--delete")
 PARSER = build_parser()
