@@ -27,9 +27,20 @@ _SEASONS = {"春天": (3, 4, 5), "夏天": (6, 7, 8), "秋天": (9, 10, 11)}
 _YEAR_WORDS = {0: "今年", -1: "去年"}
 
 
-def _stamp(when: datetime) -> str:
+def stamp(when: datetime) -> str:
+    """LoCoMo's session date format ("7:30 pm on 1 May, 2023")."""
     return f"{when.hour % 12 or 12}:{when.minute:02d} {'pm' if when.hour >= 12 else 'am'} on {when.day} " \
            f"{when:%B}, {when.year}"
+
+
+def session_dates(rng: random.Random, first: datetime, span_days: int, sessions: int,
+                  late_minutes: int) -> tuple[list[datetime], datetime]:
+    """``sessions`` session times over ``span_days`` from ``first`` plus up to 20 days, each up to ``late_minutes``
+    past its hour, in order; and the time the questions are asked, 10 am the day after the last."""
+    start = first + timedelta(days=rng.randint(0, 20))
+    days = sorted(rng.sample(range(0, span_days), sessions))
+    dates = [start + timedelta(days=d, minutes=rng.randint(0, late_minutes)) for d in days]
+    return dates, (dates[-1] + timedelta(days=1)).replace(hour=10, minute=0)
 
 
 def _months(asked: datetime) -> list[tuple[str, set[tuple[int, int]]]]:
@@ -76,10 +87,7 @@ def make_dated(src: Sources, rng: random.Random, *, users: int = 6, sessions: in
     people = sorted({n for n in zh.people if len(n) in (2, 3)})
     records = []
     for user in range(users):
-        start = datetime(2023, 5, 1, 19, 30) + timedelta(days=rng.randint(0, 20))
-        days = sorted(rng.sample(range(0, 380), sessions))
-        dates = [start + timedelta(days=d, minutes=rng.randint(0, 120)) for d in days]
-        asked = (dates[-1] + timedelta(days=1)).replace(hour=10, minute=0)
+        dates, asked = session_dates(rng, datetime(2023, 5, 1, 19, 30), 380, sessions, 120)
         slots = rng.sample(range(sessions), outings)
         told: list[dict] = []  # an outing: session, activity, companion, city, the day it happened
         for slot in slots:
@@ -95,7 +103,7 @@ def make_dated(src: Sources, rng: random.Random, *, users: int = 6, sessions: in
         where: dict[int, str] = {}
         by_session = {o["session"]: i for i, o in enumerate(told)}
         for number, when in enumerate(dates, 1):
-            conversation[f"session_{number}_date_time"] = _stamp(when)
+            conversation[f"session_{number}_date_time"] = stamp(when)
             rows: list[tuple[str, str, int | None]] = []
             for _ in range(rng.randint(1, 3)):
                 rows += [("小林", rng.choice(_CHAT), None), ("助手", rng.choice(_REPLIES), None)]

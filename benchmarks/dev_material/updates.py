@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import datetime, timedelta
+from datetime import datetime
 
+from benchmarks.dev_material.dated import session_dates, stamp
 from benchmarks.dev_material.pools import _EN, _ZH
 from benchmarks.dev_material.sources import Sources, _unique_names, chinese_names, english_names
 
@@ -86,11 +87,6 @@ _ZH_ATTRIBUTES = {
 }
 
 
-def _stamp(when: datetime) -> str:
-    return f"{when.hour % 12 or 12}:{when.minute:02d} {'pm' if when.hour >= 12 else 'am'} on {when.day} " \
-           f"{when:%B}, {when.year}"
-
-
 def _lists(src: Sources, lang: str) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
     """The named lists values are drawn from (cities, orgs, people, sports) and the off-topic lectures."""
     if lang == "zh":
@@ -108,6 +104,11 @@ def _lists(src: Sources, lang: str) -> tuple[dict[str, list[str]], list[tuple[st
     return names, sorted(paragraphs.items())
 
 
+def _values(pool: str | list[str], names: dict[str, list[str]]) -> list[str]:
+    """An attribute's values: its own list, or the named list of the sources' names it draws from."""
+    return names[pool] if isinstance(pool, str) else pool
+
+
 def make_updates(src: Sources, rng: random.Random, lang: str, *, users: int = 8, sessions: int = 40,
                  attributes: int = 6, others: int = 10, lectures: int = 6) -> list[dict]:
     """``users`` LoCoMo-shape records (``{lang}-updates0`` ...), each one user's chat over about ten months:
@@ -120,17 +121,14 @@ def make_updates(src: Sources, rng: random.Random, lang: str, *, users: int = 8,
     user, assistant = v["user"], v["assistant"]
     records = []
     for number in range(users):
-        start = datetime(2023, 6, 1, 19, 0) + timedelta(days=rng.randint(0, 20))
-        days = sorted(rng.sample(range(0, 300), sessions))
-        dates = [start + timedelta(days=d, minutes=rng.randint(0, 150)) for d in days]
-        asked = (dates[-1] + timedelta(days=1)).replace(hour=10, minute=0)
+        dates, asked = session_dates(rng, datetime(2023, 6, 1, 19, 0), 300, sessions, 150)
         people = rng.sample(names["people"], min(12, len(names["people"]) // 2))
         # What is said in which session: (session, speaker text, the (attribute, step) it tells, or None).
         placed: list[tuple[int, str, tuple[str, int] | None]] = []
         changes: dict[str, list[str]] = {}
         for attr in rng.sample(sorted(table), attributes):
             pool, wordings, _, _, _ = table[attr]
-            values = names[pool] if isinstance(pool, str) else pool
+            values = _values(pool, names)
             candidates = [x for x in values if x not in people]
             steps = min(rng.randint(2, 4), len(candidates), sessions - 1)
             if steps < 2:  # a small source: too few values for a change
@@ -142,7 +140,7 @@ def make_updates(src: Sources, rng: random.Random, lang: str, *, users: int = 8,
         for _ in range(others):
             attr = rng.choice(sorted(table))
             pool, _, other, _, _ = table[attr]
-            values = names[pool] if isinstance(pool, str) else pool
+            values = _values(pool, names)
             placed.append((rng.randrange(sessions), other.format(p=rng.choice(people), v=rng.choice(values)), None))
         conversation: dict = {"speaker_a": user, "speaker_b": assistant}
         where: dict[tuple[str, int], str] = {}
@@ -162,7 +160,7 @@ def make_updates(src: Sources, rng: random.Random, lang: str, *, users: int = 8,
                 title, body = lecture_at[index]
                 rows += [(user, rng.choice(v["ask"]).format(t=title), None), (assistant, body, None)]
             session = index + 1
-            conversation[f"session_{session}_date_time"] = _stamp(when)
+            conversation[f"session_{session}_date_time"] = stamp(when)
             conversation[f"session_{session}"] = []
             for t_index, (speaker, text, told) in enumerate(rows, 1):
                 dia = f"D{session}:{t_index}"
