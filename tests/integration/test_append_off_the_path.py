@@ -34,6 +34,21 @@ def gated(memory: Memory) -> threading.Event:
     return opened
 
 
+def appends_reading_the_mark(memory: Memory, monkeypatch) -> list[tuple[str, str]]:
+    """The sessions whose stored archive mark the appends (the main thread) read from here on, one entry a read."""
+    store = memory.working_memory.sessions.store
+    read: list[tuple[str, str]] = []
+    stored_mark = store.archived_through
+
+    def counted(key):
+        if threading.current_thread() is threading.main_thread():
+            read.append(key)
+        return stored_mark(key)
+
+    monkeypatch.setattr(store, "archived_through", counted)
+    return read
+
+
 def tool_loop(memory: Memory, session: str, tenant: str) -> None:
     memory.add_message(session, {"role": "user", "content": "Why does the refund test fail?"}, tenant=tenant)
     memory.add_message(session, {"role": "assistant", "content": "I will run the tests.", "tool_calls": [
@@ -146,16 +161,7 @@ def test_a_document_write_waits_for_its_own_tenants_archive_never_for_anothers(s
 def test_an_append_reads_the_stored_watermark_once_per_session_not_per_message(settings, monkeypatch):
     with Memory(settings=settings, tenant="acme") as memory:
         opened = gated(memory)
-        store = memory.working_memory.sessions.store
-        read_by_appends: list[tuple[str, str]] = []
-        stored_mark = store.archived_through
-
-        def counted(key):
-            if threading.current_thread() is threading.main_thread():
-                read_by_appends.append(key)
-            return stored_mark(key)
-
-        monkeypatch.setattr(store, "archived_through", counted)
+        read_by_appends = appends_reading_the_mark(memory, monkeypatch)
         try:
             for n in range(6):
                 memory.add_message("chat", {"role": "user", "content": f"Note {n}: the pump runs at 7 bar."})
@@ -172,16 +178,7 @@ def test_a_session_deleted_and_started_anew_reads_its_watermark_from_the_store_a
         for n in range(3):
             memory.add_message("chat", {"role": "user", "content": f"Note {n}: the pump runs at 7 bar."})
         memory.settle()
-        store = memory.working_memory.sessions.store
-        read_by_appends: list[tuple[str, str]] = []
-        stored_mark = store.archived_through
-
-        def counted(key):
-            if threading.current_thread() is threading.main_thread():
-                read_by_appends.append(key)
-            return stored_mark(key)
-
-        monkeypatch.setattr(store, "archived_through", counted)
+        read_by_appends = appends_reading_the_mark(memory, monkeypatch)
         memory.add_message("chat", {"role": "user", "content": "Note 3: the valve is shut."})
         assert read_by_appends == []  # the mark this process raised serves the append
         memory.delete_session("chat")
