@@ -250,14 +250,14 @@ def keyword_terms(text: str) -> list[str]:
 # no time a passage is about, and a passage that happens to hold them ("These days I spend my evenings on yoga",
 # a film called "End of Days") is no likelier to answer "Which handset do I have these days?". Left out of a
 # question's keyword terms only (``question_terms``); stored texts keep them.
-_ASKED_NOW = re.compile(r"\b(?:these days|nowadays|at the moment|at present|right now|currently|at this point)\b"
+ASKED_NOW = re.compile(r"\b(?:these days|nowadays|at the moment|at present|right now|currently|at this point)\b"
                         r"|现在|目前|如今|眼下|这阵子|这些天", re.IGNORECASE)
 
 
 def question_terms(question: str) -> list[str]:
     """A question's keyword terms: ``keyword_terms`` of it without its words for the time it is asked
-    (``_ASKED_NOW``). The keyword route's query and the reranker's term coverage read a question by these."""
-    return keyword_terms(_ASKED_NOW.sub(" ", question))
+    (``ASKED_NOW``). The keyword route's query and the reranker's term coverage read a question by these."""
+    return keyword_terms(ASKED_NOW.sub(" ", question))
 
 
 @functools.lru_cache(maxsize=20000)

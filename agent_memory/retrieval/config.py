@@ -190,6 +190,26 @@ class RetrievalConfig(StrictModel):
         " and 0.844 / 0.883 -> 0.889 / 0.939; LongMemEval, HotpotQA, MuSiQue, zh_dated, zh_dated_late unchanged;"
         " LoCoMo replayed unchanged, through the served path 0.910 / 0.862 -> 0.909 / 0.861 (one question of 760);"
         " 3.0 cost LoCoMo 0.5 point, 5.0 gained less"))
+    present_recency: float = Field(default=4.0, ge=0, description=(
+        "rerank bonus, after the reranker, for a question about the present (\"now\", \"currently\", \"these days\","
+        " 现在) that names no window: each dated candidate of the best timeline_top gets this times its place in time"
+        " among them (newest 1, oldest 0), since what holds now is what was said last"
+        " (agent_memory/retrieval/timeline.py). 4 with before_anchor 4, chosen on en_users_updates and"
+        " zh_users_updates seed 12 (200 / 300 tokens 0.365 / 0.615 -> 0.531 / 0.667 and 0.354 / 0.615 -> 0.427 /"
+        " 0.667); 3 read within a question or two of it; seeds 13 and 14 held out:"
+        " docs/journal/2026-12-07-what-holds-now.md"))
+    before_anchor: float = Field(default=4.0, ge=0, description=(
+        "rerank bonus, after the reranker, for \"... before X?\" (X之前) where X is no calendar time: among the best"
+        " timeline_top, the best-ranked that holds X (the anchor) and those said before it get this. Flat, not the"
+        " later the more: graded by time it cost LongMemEval's \"How many properties did I view before making an"
+        " offer ...?\" one of six evidence turns (with timeline_top 400); 6 read as 4"))
+    timeline_top: int = Field(default=10, ge=1, description=(
+        "present_recency and before_anchor re-order only the reranker's best this many: time chooses among what the"
+        " question's words found, never brings up what they did not. 10: seed 12 of the updates kind 2.29 summed"
+        " over its four figures against 2.26 (20) and 2.25 (40); en_group (144 questions, 10 of them \"Where does"
+        " Nick work now?\") 0.944 unchanged, against 0.931 (20) and 0.938 (40); LongMemEval unchanged at all three"))
+    anchor_coverage: float = Field(default=0.5, ge=0, le=1, description=(
+        "the IDF-weighted share of X's keyword terms a candidate must hold to be the anchor of \"before X\""))
     time_told: bool = Field(default=True, description=(
         "a turn that names its own time (\"yesterday\", 上个月, \"this Easter\") is dated by it, counted from when the"
         " turn was said, and scores when that time lies within the question's window; false: dated by when it was"
