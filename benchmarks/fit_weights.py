@@ -93,13 +93,13 @@ def record(args) -> None:
                              question_date=question.question_date)
             if reranker.recorded is None:
                 continue
-            candidates, sims = reranker.recorded
+            candidates, sims, terms_query = reranker.recorded
             candidates = [slim(c) for c in candidates]
             costs = np.array([services.counter.count(f"{tag(c.item.source_id)} {c.item.text}") + 1
                               for c in candidates])
             labels = np.array([is_evidence(evalset.name, question, c) for c in candidates])
             rows.append({"question": question, "candidates": candidates, "sims": sims, "costs": costs,
-                         "labels": labels})
+                         "labels": labels, "terms_query": terms_query})
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "wb") as handle:
         pickle.dump({"set": args.set, "dataset": evalset.name, "budget": args.budget, "rows": rows}, handle)
@@ -232,7 +232,8 @@ def rerank_recorded(reranker: DefaultReranker, row) -> list:
     cands, sims = list(row["candidates"]), row["sims"]
     index = {id(c): i for i, c in enumerate(cands)}
     return reranker.rerank(row["question"].text, cands,
-                           lambda cs, s: np.asarray(sims[s])[[index[id(c)] for c in cs]])
+                           lambda cs, s: np.asarray(sims[s])[[index[id(c)] for c in cs]],
+                           terms_query=row.get("terms_query"))  # recordings before it have none
 
 
 def pack_whole(row, ranked, budget: int) -> str:

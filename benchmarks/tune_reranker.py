@@ -47,11 +47,11 @@ class RecordingReranker(DefaultReranker):
         super().__init__(config, graph=config.graph.enabled)
         self.recorded = None
 
-    def rerank(self, query, candidates, similarity=None):
+    def rerank(self, query, candidates, similarity=None, terms_query=None):
         if self.recorded is None and similarity is not None:
             sims = {s: np.asarray(similarity(candidates, s)) for s in ("dense", "turn_context")}
-            self.recorded = (copy.deepcopy(candidates), sims)
-        return super().rerank(query, candidates, similarity)
+            self.recorded = (copy.deepcopy(candidates), sims, terms_query)
+        return super().rerank(query, candidates, similarity, terms_query=terms_query)
 
 
 def record(services, evalset, questions, preset: str):
@@ -69,10 +69,11 @@ def record(services, evalset, questions, preset: str):
 def replay(rows, evalset, counter, overrides: dict, budget: int) -> list[float]:
     reranker = DefaultReranker(load_preset("default", overrides))
     scores = []
-    for question, candidates, sims in rows:
+    for question, candidates, sims, terms_query in rows:
         index = {id(c): i for i, c in enumerate(candidates)}
         ranked = reranker.rerank(question.text, list(candidates),
-                                 lambda cands, s, sims=sims, index=index: sims[s][[index[id(c)] for c in cands]])
+                                 lambda cands, s, sims=sims, index=index: sims[s][[index[id(c)] for c in cands]],
+                                 terms_query=terms_query)
         lines, used = [], 0
         for cand in ranked:
             line = f"{tag(cand.item.source_id)} {cand.item.text}"
@@ -87,7 +88,7 @@ def replay(rows, evalset, counter, overrides: dict, budget: int) -> list[float]:
 
 def groups_of(rows, kind: str) -> list[str]:
     if kind == "conversation":
-        return [q.tenant for q, _, _ in rows]
+        return [row[0].tenant for row in rows]
     return [f"fold{i % 5}" for i in range(len(rows))]
 
 

@@ -200,7 +200,8 @@ class RetrievalConfig(StrictModel):
         " docs/journal/2026-12-07-what-holds-now.md"))
     before_anchor: float = Field(default=4.0, ge=0, description=(
         "rerank bonus, after the reranker, for \"... before X?\" (X之前) where X is no calendar time: among the best"
-        " timeline_top, the best-ranked that holds X (the anchor) and those said before it get this. Flat, not the"
+        " timeline_top, the best-ranked that holds X (the anchor) and those said on earlier days get this, and the"
+        " reranker's term coverage reads the question without X where candidates are dated. Flat, not the"
         " later the more: graded by time it cost LongMemEval's \"How many properties did I view before making an"
         " offer ...?\" one of six evidence turns (with timeline_top 400); 6 read as 4"))
     timeline_top: int = Field(default=10, ge=1, description=(

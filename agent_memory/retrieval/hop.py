@@ -187,7 +187,7 @@ class SecondHop:
             followed.update(c.item.id for _, c in anchors)
             if not self._round(query, ranked, anchors, strengths, leads, decisions, spaces, found):
                 break
-            ranked = self.reranker.rerank(query.text, ranked, similarity)
+            ranked = self.reranker.rerank(query.text, ranked, similarity, terms_query=query.terms_text)
             if self.config.hop_below_anchor:
                 ranked = _below_their_anchors(ranked, leads, self.config.hop_signal)
         return ranked

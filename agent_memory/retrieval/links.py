@@ -83,4 +83,4 @@ class LinkFollower:
         for cand in ranked:
             if not cand.note and cand.item.source_id in reasons:
                 cand.note = reasons[cand.item.source_id]
-        return self.reranker.rerank(query.text, ranked, similarity)
+        return self.reranker.rerank(query.text, ranked, similarity, terms_query=query.terms_text)

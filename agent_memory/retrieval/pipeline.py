@@ -46,7 +46,7 @@ from agent_memory.retrieval.routes import (
 )
 from agent_memory.retrieval.similarity import QuestionSimilarity, candidate_vectors, spaces_of
 from agent_memory.retrieval.speakers import named_by_space, unnamed_from
-from agent_memory.retrieval.timeline import order_in_time
+from agent_memory.retrieval.timeline import order_in_time, terms_question
 from agent_memory.retrieval.types import Candidate, Decision, PromptResult
 from agent_memory.retrieval.validity import order_facts
 from agent_memory.retrieval.when import DateSlack, parse_stamp, question_window, told_window
@@ -200,7 +200,9 @@ class RetrievalPipeline:
         if self.config.time_signal:
             self._mark_window(question, question_date, top, decisions)
         similarity = QuestionSimilarity(self.services, query.dense)
-        reranked = self.reranker.rerank(question, top, similarity)
+        query.terms_text = terms_question(question, question_date, top, before_anchor=self.config.before_anchor,
+                                          slack=self._date_slack(), decisions=decisions)
+        reranked = self.reranker.rerank(question, top, similarity, terms_query=query.terms_text)
         lap("rerank")
         if self.cross_encoder is not None and self.config.cross_encoder.weight:
             if self._cross_encoder_reads(question):

@@ -7,24 +7,27 @@ time. And "Who was my manager before Fazle?" names an event the memory holds ("M
 said in January): its answer was said before that event, and its words are the question's other words, not
 the name (which draws the event itself and every passage that mentions Fazle).
 
-Both are reranker bonuses added after the reranker, as the time window's is (agent_memory/retrieval/when.py),
-never a filter:
+Both are reranker bonuses added after the reranker (and its links and hop), on its best ``timeline_top``
+candidates only, never a filter; time is counted in days, so that a session ingested as a transcript (one time)
+and appended message by message (a time each) reads alike:
 
 - **Now.** A question that asks about the present ("now", "currently", "these days", 现在, 目前) and names no
-  window of its own: each dated candidate gets ``present_recency`` times its place in time among the
-  candidates (the newest 1, the oldest 0). "Recently" is not the present: LoCoMo's "What did Melanie paint
-  recently?" asks about any time of the conversation.
+  window the calendar reads (agent_memory/retrieval/when.py): each dated candidate gets ``present_recency`` times
+  its place in time among them (the newest 1, the oldest 0). "Recently" is not the present: LoCoMo's "What did
+  Melanie paint recently?" asks about any time of the conversation.
 - **Before.** "... before X?" (English) or "X之前 / X以前 ..." (Chinese) where X is no time the calendar reads
   ("before June" is a window): the anchor is the best-ranked candidate holding at least ``anchor_coverage`` of
-  X's keyword terms; the anchor and each candidate dated before it get ``before_anchor`` (the anchor stays
-  beside them: when X happened is half the answer). "After X" is left alone: its answer is mostly told with X itself
-  (LoCoMo: "What did Melanie do after the road trip to relax?").
+  X's keyword terms; the anchor and each candidate said on an earlier day get ``before_anchor`` (the anchor stays
+  beside them: when X happened is half the answer). Where the memory is dated, X is a time, not what the
+  question asks about: the reranker's term coverage reads the question without it (``terms_question``). "After
+  X" is left alone: its answer is mostly told with X itself (LoCoMo: "What did Melanie do after the road trip to
+  relax?").
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import date, datetime
 
 from agent_memory.core.text import ASKED_NOW, has_cjk
 from agent_memory.retrieval.rerank.signals import term_coverage
@@ -49,8 +52,35 @@ def anchor_phrase(question: str) -> str | None:
     return match.group(1).strip() if match else None
 
 
-def _times(candidates: list[Candidate]) -> list[datetime | None]:
-    return [parse_stamp(c.item.metadata.get("timestamp") or "") for c in candidates]
+def _days(candidates: list[Candidate]) -> list[date | None]:
+    """The day each candidate was said: a day, not a time, so that a session's turns ingested as a transcript (one
+    time for the session) and appended one by one (a time each) stand in the same order."""
+    return [when.date() if (when := parse_stamp(c.item.metadata.get("timestamp") or "")) else None
+            for c in candidates]
+
+
+def without_anchor(question: str) -> str:
+    """The question without its "before X" (X之前): what it asks about, X being a time."""
+    if has_cjk(question):
+        return _BEFORE_ZH.sub(" ", question, count=1)
+    return _BEFORE.sub(" ", question, count=1)
+
+
+def terms_question(question: str, question_date: str | None, candidates: list[Candidate], *, before_anchor: float,
+                   slack: DateSlack, decisions: list[Decision]) -> str | None:
+    """What the reranker's term coverage reads of a "before X" question when its memory is dated: the question
+    without X. X is when, not what: "Who was my manager before Fazle Newcombe?" shares "Fazle Newcombe" with the
+    event and every passage that names him, and not with the answer, said before him. None (the question as it
+    is) for any other question, and where no candidate is dated (documents: X is then what the question asks
+    about, "released before Donna Tartt was born")."""
+    if not before_anchor or not (phrase := anchor_phrase(question)):
+        return None
+    asked_on = parse_stamp(question_date) if question_date else datetime.now()
+    if question_window(question, asked_on, slack) is not None or not any(_days(candidates)):
+        return None
+    decisions.append(Decision("timeline", phrase, "not a term", "the question names it as a time: left out of its "
+                              "term coverage"))
+    return without_anchor(question)
 
 
 def order_in_time(question: str, question_date: str | None, candidates: list[Candidate], *,
@@ -66,12 +96,12 @@ def order_in_time(question: str, question_date: str | None, candidates: list[Can
     if question_window(question, asked_on, slack) is not None:
         return candidates  # a window the calendar reads is the time signal's (agent_memory/retrieval/when.py)
     head = candidates[:top]
-    times = _times(head)
+    days = _days(head)
     bonus: list[float] | None = None
     if before_anchor and (phrase := anchor_phrase(question)):
-        bonus = _before(phrase, head, times, before_anchor, anchor_coverage, decisions)
+        bonus = _before(phrase, head, days, before_anchor, anchor_coverage, decisions)
     elif present_recency and (words := asks_now(question)):
-        bonus = _newest(words, times, present_recency, decisions)
+        bonus = _newest(words, days, present_recency, decisions)
     if bonus is None:
         return candidates
     for cand, extra in zip(head, bonus):
@@ -81,30 +111,30 @@ def order_in_time(question: str, question_date: str | None, candidates: list[Can
     return sorted(candidates, key=lambda c: -c.final)
 
 
-def _newest(words: str, times: list[datetime | None], weight: float, decisions: list[Decision]) -> list[float] | None:
-    dated = [t for t in times if t is not None]
+def _newest(words: str, days: list[date | None], weight: float, decisions: list[Decision]) -> list[float] | None:
+    dated = [d for d in days if d is not None]
     if len(dated) < 2 or min(dated) == max(dated):
         return None
-    first, span = min(dated), (max(dated) - min(dated)).total_seconds()
+    first, span = min(dated), (max(dated) - min(dated)).days
     decisions.append(Decision("timeline", words, "newest", f"the question asks about the present: the {len(dated)} dated "
                               f"of the best candidates get up to {weight:g}, the newest most"))
-    return [weight * (t - first).total_seconds() / span if t is not None else 0.0 for t in times]
+    return [weight * (d - first).days / span if d is not None else 0.0 for d in days]
 
 
-def _before(phrase: str, candidates: list[Candidate], times: list[datetime | None], weight: float, coverage: float,
+def _before(phrase: str, candidates: list[Candidate], days: list[date | None], weight: float, coverage: float,
             decisions: list[Decision]) -> list[float] | None:
     covered = term_coverage(phrase, [c.item.text for c in candidates], [c.item.terms for c in candidates])
-    anchor = next((i for i, share in enumerate(covered) if share >= coverage and times[i] is not None), None)
+    anchor = next((i for i, share in enumerate(covered) if share >= coverage and days[i] is not None), None)
     if anchor is None:
         decisions.append(Decision("timeline", phrase, "no anchor", f"none of the best dated candidates holds "
                                   f"{coverage:.0%} of its terms"))
         return None
-    until = times[anchor]
-    earlier = sum(1 for t in times if t is not None and t < until)
+    until = days[anchor]
+    earlier = sum(1 for d in days if d is not None and d < until)
     if not earlier:
         return None
     decisions.append(Decision("timeline", phrase, "before", f"anchored at {candidates[anchor].item.source_id} "
-                              f"({until:%Y-%m-%d}): it and the {earlier} candidates said before it get {weight:g}"))
+                              f"({until:%Y-%m-%d}): it and the {earlier} candidates said on earlier days get {weight:g}"))
     # Flat, not the later the more: "How many properties did I view before making an offer?" wants every one of
     # them (graded by time, LongMemEval lost one; the updates kind read the same either way).
-    return [weight if i == anchor or (t is not None and t < until) else 0.0 for i, t in enumerate(times)]
+    return [weight if i == anchor or (d is not None and d < until) else 0.0 for i, d in enumerate(days)]

@@ -52,7 +52,8 @@ def test_before_a_named_event_ranks_it_and_what_was_said_before_it(pipeline, ser
     question = "Who was my manager before Fazle Newcombe?"
     result = pipeline.run(question, tenant="default", budget=400, debug=True, question_date=ASKED)
     told = _told(result)
-    [before] = [d for d in result.decisions if d.stage == "timeline"]
+    [not_a_term, before] = [d for d in result.decisions if d.stage == "timeline"]
+    assert not_a_term.action == "not a term" and not_a_term.target == "Fazle Newcombe"
     assert before.action == "before" and "s-0118/t0" in before.reason
     with RetrievalPipeline(services, load_preset("default", before_anchor=0.0)) as plain:
         without = plain.run(question, tenant="default", budget=400, debug=True, question_date=ASKED)

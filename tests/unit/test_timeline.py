@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agent_memory.core.records import MemoryItem
 from agent_memory.retrieval.time_windows import DateSlack
-from agent_memory.retrieval.timeline import anchor_phrase, asks_now, order_in_time
+from agent_memory.retrieval.timeline import anchor_phrase, asks_now, order_in_time, terms_question, without_anchor
 from agent_memory.retrieval.types import Candidate, Decision
 
 SLACK = DateSlack(3, 7)
@@ -104,3 +104,31 @@ def test_only_the_best_candidates_are_reordered():
     assert ids(ranked) == ["s/D19:1", "s/D14:7", "s/D24:7", "s/D29:9", "s/D2:1"]
     assert {c.item.source_id: c.final for c in ranked}["s/D29:9"] == 7.5
     assert "the 2 dated of the best candidates" in decisions[0].reason
+
+
+def test_a_before_question_reads_its_event_as_a_time_where_memory_is_dated():
+    decisions: list[Decision] = []
+    question = "Who was my manager before Fazle Newcombe?"
+    assert without_anchor(question).split() == ["Who", "was", "my", "manager"]
+    assert without_anchor("我搬到南宁之前住在哪里？").strip() == "住在哪里？"
+    assert terms_question(question, ASKED, manager_turns(), before_anchor=4.0, slack=SLACK,
+                          decisions=decisions).split() == ["Who", "was", "my", "manager"]
+    assert [(d.target, d.action) for d in decisions] == [("Fazle Newcombe", "not a term")]
+    # Undated memory (documents): X is what the question asks about. No "before", a window of the calendar, or the
+    # stage off: the question as it is.
+    undated = [turn("doc#0", "Donna Tartt was born in 1963.", None, 1.0)]
+    assert terms_question("Which books came out before Donna Tartt was born?", ASKED, undated, before_anchor=4.0,
+                          slack=SLACK, decisions=[]) is None
+    for asked, weight in (("Who do I report to these days?", 4.0), ("Who was my manager before March 2023?", 4.0),
+                          (question, 0.0)):
+        assert terms_question(asked, ASKED, manager_turns(), before_anchor=weight, slack=SLACK, decisions=[]) is None
+
+
+def test_before_counts_in_days_so_a_session_reads_alike_however_it_was_stored():
+    """A transcript gives a session's turns one time, an agent's appends a time each: an earlier turn of the
+    anchor's own day is not "before" it either way."""
+    same_day = turn("s/m1", "That's nice, have fun.", "2024-01-18T09:59:00", 9.9)
+    ranked = order_in_time("Who was my manager before Fazle Newcombe?", ASKED, [same_day, *manager_turns()],
+                           present_recency=0.0, before_anchor=4.0, anchor_coverage=0.5, top=20, slack=SLACK,
+                           decisions=[])
+    assert {c.item.source_id: c.final for c in ranked}["s/m1"] == 9.9

@@ -29,8 +29,11 @@ DOCUMENT_KINDS = {"chunk", "summary", "fact"}
 class Reranker(Protocol):
     name: str
 
-    def rerank(self, query: str, candidates: list[Candidate], similarity: Similarity | None = None) -> list[Candidate]:
-        """``similarity`` gives the embedding signals of this question (None: they are left out)."""
+    def rerank(self, query: str, candidates: list[Candidate], similarity: Similarity | None = None,
+               terms_query: str | None = None) -> list[Candidate]:
+        """``similarity`` gives the embedding signals of this question (None: they are left out); ``terms_query``
+        what the term coverage reads instead of ``query`` (agent_memory/retrieval/timeline.py: a "before X"
+        question without X)."""
 
 
 class DefaultReranker:
@@ -45,7 +48,8 @@ class DefaultReranker:
         rows = [self.config.turn_weights if c.item.kind == "turn" else self.config.chunk_weights for c in candidates]
         return {name: np.array([getattr(w, name) for w in rows]) for name in SignalWeights.model_fields}
 
-    def rerank(self, query: str, candidates: list[Candidate], similarity: Similarity | None = None) -> list[Candidate]:
+    def rerank(self, query: str, candidates: list[Candidate], similarity: Similarity | None = None,
+               terms_query: str | None = None) -> list[Candidate]:
         if not candidates:
             return candidates
         cfg = self.config
@@ -53,7 +57,7 @@ class DefaultReranker:
         values: dict[str, np.ndarray] = {
             "fused": np.array([c.fused for c in candidates], dtype=np.float64),
             "keyword": np.array([c.route_scores.get("keyword", 0.0) for c in candidates], dtype=np.float64),
-            "terms": np.array(signals.term_coverage(query, [c.item.text for c in candidates],
+            "terms": np.array(signals.term_coverage(terms_query or query, [c.item.text for c in candidates],
                                                     [c.item.terms for c in candidates]), dtype=np.float64),
         }
         for name in SIMILARITY_SIGNALS:
