@@ -192,19 +192,19 @@ class RetrievalConfig(StrictModel):
         " 3.0 cost LoCoMo 0.5 point, 5.0 gained less"))
     present_recency: float = Field(default=4.0, ge=0, description=(
         "rerank bonus, after the reranker, for a question about the present (\"now\", \"currently\", \"these days\","
-        " 现在) that names no window: each dated candidate of the best timeline_top gets this times its place in time"
+        " 现在) that names no window: each dated candidate of the best succession_top gets this times its place in time"
         " among them (newest 1, oldest 0), since what holds now is what was said last"
-        " (agent_memory/retrieval/timeline.py). 4 with before_anchor 4, chosen on en_users_updates and"
+        " (agent_memory/retrieval/succession.py). 4 with before_anchor 4, chosen on en_users_updates and"
         " zh_users_updates seed 12 (200 / 300 tokens 0.365 / 0.615 -> 0.542 / 0.688 and 0.354 / 0.615 -> 0.438 /"
         " 0.688, with X read as a time); 3 read within a question or two of it; seeds 13 and 14 held out (+3 to +12):"
         " docs/journal/2026-12-07-what-holds-now.md"))
     before_anchor: float = Field(default=4.0, ge=0, description=(
         "rerank bonus, after the reranker, for \"... before X?\" (X之前) where X is no calendar time: among the best"
-        " timeline_top, the best-ranked that holds X (the anchor) and those said on earlier days get this, and the"
+        " succession_top, the best-ranked that holds X (the anchor) and those said on earlier days get this, and the"
         " reranker's term coverage reads the question without X where candidates are dated. Flat, not the"
         " later the more: graded by time it cost LongMemEval's \"How many properties did I view before making an"
-        " offer ...?\" one of six evidence turns (with timeline_top 400); 6 read as 4"))
-    timeline_top: int = Field(default=10, ge=1, description=(
+        " offer ...?\" one of six evidence turns (with succession_top 400); 6 read as 4"))
+    succession_top: int = Field(default=10, ge=1, description=(
         "present_recency and before_anchor re-order only the reranker's best this many: time chooses among what the"
         " question's words found, never brings up what they did not. 10: seed 12 of the updates kind 2.29 summed"
         " over its four figures against 2.26 (20) and 2.25 (40); en_group (144 questions, 10 of them \"Where does"

@@ -46,7 +46,7 @@ from agent_memory.retrieval.routes import (
 )
 from agent_memory.retrieval.similarity import QuestionSimilarity, candidate_vectors, spaces_of
 from agent_memory.retrieval.speakers import named_by_space, unnamed_from
-from agent_memory.retrieval.timeline import order_in_time, terms_question
+from agent_memory.retrieval.succession import order_in_time, terms_question
 from agent_memory.retrieval.types import Candidate, Decision, PromptResult
 from agent_memory.retrieval.validity import order_facts
 from agent_memory.retrieval.when import DateSlack, parse_stamp, question_window, told_window
@@ -223,12 +223,11 @@ class RetrievalPipeline:
 
         if self.config.present_recency or self.config.before_anchor:
             # After links and the hop, which rerank what they extend: the bonuses stand on the final order.
-            reranked = order_in_time(question, question_date, reranked, present_recency=self.config.present_recency,
-                                     before_anchor=self.config.before_anchor,
-                                     anchor_coverage=self.config.anchor_coverage, top=self.config.timeline_top,
-                                     slack=self._date_slack(),
-                                     decisions=decisions)
-            lap("timeline")
+            cfg = self.config
+            reranked = order_in_time(question, question_date, reranked, present_recency=cfg.present_recency,
+                                     before_anchor=cfg.before_anchor, anchor_coverage=cfg.anchor_coverage,
+                                     top=cfg.succession_top, slack=self._date_slack(), decisions=decisions)
+            lap("succession")
         reranked = add_neighbours(self.services, self.config, self.counter, reranked, flt, decisions)
         reranked = self._unexpired(reranked, lambda c: c.item, decisions)
         # Only the best can reach the prompt: a budget of B tokens holds fewer than B / 10

@@ -35,7 +35,7 @@ class Query:
     # Speakers of the tenant's turns that the question names ("What has Melanie painted?"), per
     # space their turns live in, from the tenant's speaker directory (agent_memory/retrieval/speakers.py).
     speakers: dict[str, list[str]] = field(default_factory=dict)
-    # What the reranker's term coverage reads where it is not ``text`` (agent_memory/retrieval/timeline.py).
+    # What the reranker's term coverage reads where it is not ``text`` (agent_memory/retrieval/succession.py).
     terms_text: str | None = None
 
 

@@ -32,7 +32,7 @@ class Reranker(Protocol):
     def rerank(self, query: str, candidates: list[Candidate], similarity: Similarity | None = None,
                terms_query: str | None = None) -> list[Candidate]:
         """``similarity`` gives the embedding signals of this question (None: they are left out); ``terms_query``
-        what the term coverage reads instead of ``query`` (agent_memory/retrieval/timeline.py: a "before X"
+        what the term coverage reads instead of ``query`` (agent_memory/retrieval/succession.py: a "before X"
         question without X)."""
 
 

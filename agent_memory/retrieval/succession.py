@@ -1,5 +1,5 @@
-"""Questions placed in time by the memory itself, not by the calendar: what holds now, and what came before
-something the question names.
+"""Succession: questions placed in time by the memory itself, not by the calendar. What holds now (what was said
+last), and what came before something the question names.
 
 A user's circumstances change and are told again: "I report to Daniel now" in September, "My new manager is
 Fazle" in January. Both answer "Who do I report to these days?" by their words; only the later one by its
@@ -7,7 +7,7 @@ time. And "Who was my manager before Fazle?" names an event the memory holds ("M
 said in January): its answer was said before that event, and its words are the question's other words, not
 the name (which draws the event itself and every passage that mentions Fazle).
 
-Both are reranker bonuses added after the reranker (and its links and hop), on its best ``timeline_top``
+Both are reranker bonuses added after the reranker (and its links and hop), on its best ``succession_top``
 candidates only, never a filter; time is counted in days, so that a session ingested as a transcript (one time)
 and appended message by message (a time each) reads alike:
 
@@ -78,7 +78,7 @@ def terms_question(question: str, question_date: str | None, candidates: list[Ca
     asked_on = parse_stamp(question_date) if question_date else datetime.now()
     if question_window(question, asked_on, slack) is not None or not any(_days(candidates)):
         return None
-    decisions.append(Decision("timeline", phrase, "not a term", "the question names it as a time: left out of its "
+    decisions.append(Decision("succession", phrase, "not a term", "the question names it as a time: left out of its "
                               "term coverage"))
     return without_anchor(question)
 
@@ -106,7 +106,7 @@ def order_in_time(question: str, question_date: str | None, candidates: list[Can
         return candidates
     for cand, extra in zip(head, bonus):
         if extra:
-            cand.route_scores["timeline"] = extra
+            cand.route_scores["succession"] = extra
             cand.final += extra
     return sorted(candidates, key=lambda c: -c.final)
 
@@ -116,7 +116,7 @@ def _newest(words: str, days: list[date | None], weight: float, decisions: list[
     if len(dated) < 2 or min(dated) == max(dated):
         return None
     first, span = min(dated), (max(dated) - min(dated)).days
-    decisions.append(Decision("timeline", words, "newest", f"the question asks about the present: the {len(dated)} dated "
+    decisions.append(Decision("succession", words, "newest", f"the question asks about the present: the {len(dated)} dated "
                               f"of the best candidates get up to {weight:g}, the newest most"))
     return [weight * (d - first).days / span if d is not None else 0.0 for d in days]
 
@@ -126,14 +126,14 @@ def _before(phrase: str, candidates: list[Candidate], days: list[date | None], w
     covered = term_coverage(phrase, [c.item.text for c in candidates], [c.item.terms for c in candidates])
     anchor = next((i for i, share in enumerate(covered) if share >= coverage and days[i] is not None), None)
     if anchor is None:
-        decisions.append(Decision("timeline", phrase, "no anchor", f"none of the best dated candidates holds "
+        decisions.append(Decision("succession", phrase, "no anchor", f"none of the best dated candidates holds "
                                   f"{coverage:.0%} of its terms"))
         return None
     until = days[anchor]
     earlier = sum(1 for d in days if d is not None and d < until)
     if not earlier:
         return None
-    decisions.append(Decision("timeline", phrase, "before", f"anchored at {candidates[anchor].item.source_id} "
+    decisions.append(Decision("succession", phrase, "before", f"anchored at {candidates[anchor].item.source_id} "
                               f"({until:%Y-%m-%d}): it and the {earlier} candidates said on earlier days get {weight:g}"))
     # Flat, not the later the more: "How many properties did I view before making an offer?" wants every one of
     # them (graded by time, LongMemEval lost one; the updates kind read the same either way).

@@ -1,11 +1,11 @@
-"""What holds now and what came before a named event (agent_memory/retrieval/timeline.py): which questions
+"""What holds now and what came before a named event (agent_memory/retrieval/succession.py): which questions
 ask either, and how the bonuses re-order a reranked list."""
 
 from __future__ import annotations
 
 from agent_memory.core.records import MemoryItem
+from agent_memory.retrieval.succession import anchor_phrase, asks_now, order_in_time, terms_question, without_anchor
 from agent_memory.retrieval.time_windows import DateSlack
-from agent_memory.retrieval.timeline import anchor_phrase, asks_now, order_in_time, terms_question, without_anchor
 from agent_memory.retrieval.types import Candidate, Decision
 
 SLACK = DateSlack(3, 7)

@@ -40,11 +40,11 @@ def test_the_present_ranks_the_newest_statement_first(pipeline, services):
     question = "Who do I report to these days?"
     result = pipeline.run(question, tenant="default", budget=400, debug=True, question_date=ASKED)
     assert _told(result)[:3] == ["s-0118/t0", "s-1031/t0", "s-0907/t0"], _told(result)
-    [newest] = [d for d in result.decisions if d.stage == "timeline"]
+    [newest] = [d for d in result.decisions if d.stage == "succession"]
     assert newest.action == "newest" and newest.target == "these days"
     with RetrievalPipeline(services, load_preset("default", present_recency=0.0)) as plain:
         without = plain.run(question, tenant="default", budget=400, debug=True, question_date=ASKED)
-    assert not [d for d in without.decisions if d.stage == "timeline"]
+    assert not [d for d in without.decisions if d.stage == "succession"]
     assert _told(without)[0] != "s-0118/t0"  # by the words alone, any of the three may lead
 
 
@@ -52,7 +52,7 @@ def test_before_a_named_event_ranks_it_and_what_was_said_before_it(pipeline, ser
     question = "Who was my manager before Fazle Newcombe?"
     result = pipeline.run(question, tenant="default", budget=400, debug=True, question_date=ASKED)
     told = _told(result)
-    [not_a_term, before] = [d for d in result.decisions if d.stage == "timeline"]
+    [not_a_term, before] = [d for d in result.decisions if d.stage == "succession"]
     assert not_a_term.action == "not a term" and not_a_term.target == "Fazle Newcombe"
     assert before.action == "before" and "s-0118/t0" in before.reason
     with RetrievalPipeline(services, load_preset("default", before_anchor=0.0)) as plain:
@@ -66,5 +66,5 @@ def test_before_a_named_event_ranks_it_and_what_was_said_before_it(pipeline, ser
 def test_a_calendar_window_is_left_to_the_time_signal(pipeline):
     result = pipeline.run("Who did I report to in October 2023?", tenant="default", budget=400, debug=True,
                           question_date=ASKED)
-    assert not [d for d in result.decisions if d.stage == "timeline"]
+    assert not [d for d in result.decisions if d.stage == "succession"]
     assert [d for d in result.decisions if d.stage == "time"]
