@@ -202,8 +202,9 @@ class RetrievalConfig(StrictModel):
         "rerank bonus, after the reranker, for \"... before X?\" (X之前) where X is no calendar time: among the best"
         " succession_top, the best-ranked that holds X (the anchor) and those said on earlier days get this, and the"
         " reranker's term coverage reads the question without X where candidates are dated. Flat, not the"
-        " later the more: graded by time it cost LongMemEval's \"How many properties did I view before making an"
-        " offer ...?\" one of six evidence turns (with succession_top 400); 6 read as 4"))
+        " later the more (\"How many properties did I view before making an offer?\" wants each of them); over every"
+        " candidate rather than the best succession_top, either form cost LongMemEval one or two of that"
+        " question's six evidence turns. 6 read as 4 (seed 12)"))
     succession_top: int = Field(default=10, ge=1, description=(
         "present_recency and before_anchor re-order only the reranker's best this many: time chooses among what the"
         " question's words found, never brings up what they did not. 10: seed 12 of the updates kind 2.29 summed"

@@ -136,5 +136,5 @@ def _before(phrase: str, candidates: list[Candidate], days: list[date | None], w
     decisions.append(Decision("succession", phrase, "before", f"anchored at {candidates[anchor].item.source_id} "
                               f"({until:%Y-%m-%d}): it and the {earlier} candidates said on earlier days get {weight:g}"))
     # Flat, not the later the more: "How many properties did I view before making an offer?" wants every one of
-    # them (graded by time, LongMemEval lost one; the updates kind read the same either way).
+    # them, and on the updates kind's recorded rankings (seed 12) flat placed as many answers in a prompt's room.
     return [weight if i == anchor or (d is not None and d < until) else 0.0 for i, d in enumerate(days)]
