@@ -14,7 +14,8 @@ and appended message by message (a time each) reads alike:
 - **Now.** A question that asks about the present ("now", "currently", "these days", 现在, 目前) and names no
   window the calendar reads (agent_memory/retrieval/when.py): each dated candidate gets ``present_recency`` times
   its place in time among them (the newest 1, the oldest 0). "Recently" is not the present: LoCoMo's "What did
-  Melanie paint recently?" asks about any time of the conversation.
+  Melanie paint recently?" asks about any time of the conversation. 最近 is, where no 了 or 过 marks the event
+  finished ("我最近用哪款手机？").
 - **Before.** "... before X?" (English) or "X之前 / X以前 ..." (Chinese) where X is no time the calendar reads
   ("before June" is a window): the anchor is the best-ranked candidate holding at least ``anchor_coverage`` of
   X's keyword terms; the anchor and each candidate said on an earlier day get ``before_anchor`` (the anchor stays
@@ -36,6 +37,10 @@ from agent_memory.retrieval.types import Candidate, Decision
 from agent_memory.retrieval.when import parse_stamp, question_window
 
 _NOW = re.compile(r"\b(?:now|current)\b", re.IGNORECASE)
+# 最近 is "lately" (a state that holds) unless the question marks a finished event with 了 or 过: "我最近用哪款手机？"
+# asks what holds, "他最近一次出去玩去了哪座城市？" about an outing.
+_LATELY_ZH = re.compile(r"最近")
+_FINISHED_ZH = re.compile(r"[了过]")
 _BEFORE = re.compile(r"\b(?:before|prior to)\s+(.+?)[\s?？.!]*$", re.IGNORECASE)
 _BEFORE_ZH = re.compile(r"^(.+?)(?:之前|以前)")
 
@@ -43,6 +48,8 @@ _BEFORE_ZH = re.compile(r"^(.+?)(?:之前|以前)")
 def asks_now(question: str) -> str | None:
     """The words by which a question asks about the present, if it does."""
     match = ASKED_NOW.search(question) or _NOW.search(question)
+    if match is None and not _FINISHED_ZH.search(question):
+        match = _LATELY_ZH.search(question)
     return match.group(0) if match else None
 
 

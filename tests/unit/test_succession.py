@@ -40,6 +40,10 @@ def test_which_questions_ask_about_the_present():
     assert asks_now("我现在住在哪里？") == "现在"
     # "Recently" asks about some time before, not about what holds now; a known word inside another is none.
     assert asks_now("What did Melanie paint recently?") is None
+    # 最近 ("lately") asks about what holds, unless 了 or 过 marks a finished event.
+    assert asks_now("我最近用哪款手机？") == "最近"
+    assert asks_now("她最近一次出去玩去了哪座城市？") is None
+    assert asks_now("你最近看过什么电影？") is None
     assert asks_now("Did she mention the currents at the beach?") is None
 
 
