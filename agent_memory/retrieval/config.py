@@ -195,8 +195,9 @@ class RetrievalConfig(StrictModel):
         " 现在) that names no window: each dated candidate of the best succession_top gets this times its place in time"
         " among them (newest 1, oldest 0), since what holds now is what was said last"
         " (agent_memory/retrieval/succession.py). 4 with before_anchor 4, chosen on en_users_updates and"
-        " zh_users_updates seed 12 (200 / 300 tokens 0.365 / 0.615 -> 0.542 / 0.688 and 0.354 / 0.615 -> 0.438 /"
-        " 0.688, with X read as a time); 3 read within a question or two of it; seeds 13 and 14 held out (+3 to +12):"
+        " zh_users_updates seed 12 (200 / 300 tokens 0.365 / 0.615 -> 0.542 / 0.688 and 0.354 / 0.615 -> 0.458 /"
+        " 0.698, with X read as a time and 最近); 3 read within a question or two of it; seeds 13 and 14 held out"
+        " (+5 to +10):"
         " docs/journal/2026-12-07-what-holds-now.md"))
     before_anchor: float = Field(default=4.0, ge=0, description=(
         "rerank bonus, after the reranker, for \"... before X?\" (X之前) where X is no calendar time: among the best"
