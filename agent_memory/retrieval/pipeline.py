@@ -49,7 +49,7 @@ from agent_memory.retrieval.speakers import named_by_space, unnamed_from
 from agent_memory.retrieval.succession import order_in_time, terms_question
 from agent_memory.retrieval.types import Candidate, Decision, PromptResult
 from agent_memory.retrieval.validity import order_facts
-from agent_memory.retrieval.when import DateSlack, parse_stamp, question_window, told_window
+from agent_memory.retrieval.when import DateSlack, Window, parse_stamp, question_window, told_window
 from agent_memory.services import Services
 
 log = logging.getLogger(__name__)
@@ -197,11 +197,15 @@ class RetrievalPipeline:
         for cand in fused[self.config.rerank_top:]:
             decisions.append(Decision("rerank", cand.item.id, "cut", f"below the top {self.config.rerank_top}"))
         spread(top, outputs.get("graph", RouteOutput()).sources, "graph")
-        if self.config.time_signal:
-            self._mark_window(question, question_date, top, decisions)
+        # The window the question names by the calendar, read once: the time signal scores it, and the succession
+        # stage leaves a question that names one to it. Relative phrases count from the question's date, else now.
+        asked_on = parse_stamp(question_date) if question_date else datetime.now()
+        window = question_window(question, asked_on, self._date_slack())
+        if self.config.time_signal and window is not None:
+            self._mark_window(window, top, decisions)
         similarity = QuestionSimilarity(self.services, query.dense)
-        query.terms_text = terms_question(question, question_date, top, before_anchor=self.config.before_anchor,
-                                          slack=self._date_slack(), decisions=decisions)
+        query.terms_text = terms_question(question, top, before_anchor=self.config.before_anchor,
+                                          calendar_window=window is not None, decisions=decisions)
         reranked = self.reranker.rerank(question, top, similarity, terms_query=query.terms_text)
         lap("rerank")
         if self.cross_encoder is not None and self.config.cross_encoder.weight:
@@ -224,9 +228,9 @@ class RetrievalPipeline:
         if self.config.present_recency or self.config.before_anchor:
             # After links and the hop, which rerank what they extend: the bonuses stand on the final order.
             cfg = self.config
-            reranked = order_in_time(question, question_date, reranked, present_recency=cfg.present_recency,
+            reranked = order_in_time(question, reranked, present_recency=cfg.present_recency,
                                      before_anchor=cfg.before_anchor, anchor_coverage=cfg.anchor_coverage,
-                                     top=cfg.succession_top, slack=self._date_slack(), decisions=decisions)
+                                     top=cfg.succession_top, calendar_window=window is not None, decisions=decisions)
             lap("succession")
         reranked = add_neighbours(self.services, self.config, self.counter, reranked, flt, decisions)
         reranked = self._unexpired(reranked, lambda c: c.item, decisions)
@@ -358,14 +362,9 @@ class RetrievalPipeline:
         spaces = self.services.embedder
         return spaces.space_for(question) == spaces.default
 
-    def _mark_window(self, question: str, question_date: str | None, candidates: list[Candidate],
-                     decisions: list[Decision]) -> None:
+    def _mark_window(self, window: Window, candidates: list[Candidate], decisions: list[Decision]) -> None:
         """Items dated inside the window the question names ("a couple of days ago", "in May 2023")
-        get a time score. Relative phrases count from the question's date, else from now."""
-        asked_on = parse_stamp(question_date) if question_date else datetime.now()
-        window = question_window(question, asked_on, self._date_slack())
-        if window is None:
-            return
+        get a time score."""
         note = " (a turn that names its own time is dated by it)" if self.config.time_told else ""
         decisions.append(Decision("time", window.phrase, "window", f"items dated {window.start:%Y-%m-%d} to "
                                   f"{window.last_day:%Y-%m-%d} rank higher{note}"))

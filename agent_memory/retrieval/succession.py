@@ -28,13 +28,12 @@ and appended message by message (a time each) reads alike:
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import date
 
 from agent_memory.core.text import ASKED_NOW, has_cjk
 from agent_memory.retrieval.rerank.signals import term_coverage
-from agent_memory.retrieval.time_windows import DateSlack
 from agent_memory.retrieval.types import Candidate, Decision
-from agent_memory.retrieval.when import parse_stamp, question_window
+from agent_memory.retrieval.when import parse_stamp
 
 _NOW = re.compile(r"\b(?:now|current)\b", re.IGNORECASE)
 # 最近 is "lately" (a state that holds) unless the question marks a finished event with 了 or 过: "我最近用哪款手机？"
@@ -73,35 +72,33 @@ def without_anchor(question: str) -> str:
     return _BEFORE.sub(" ", question, count=1)
 
 
-def terms_question(question: str, question_date: str | None, candidates: list[Candidate], *, before_anchor: float,
-                   slack: DateSlack, decisions: list[Decision]) -> str | None:
+def terms_question(question: str, candidates: list[Candidate], *, before_anchor: float, calendar_window: bool,
+                   decisions: list[Decision]) -> str | None:
     """What the reranker's term coverage reads of a "before X" question when its memory is dated: the question
     without X. X is when, not what: "Who was my manager before Fazle Newcombe?" shares "Fazle Newcombe" with the
     event and every passage that names him, and not with the answer, said before him. None (the question as it
     is) for any other question, and where no candidate is dated (documents: X is then what the question asks
-    about, "released before Donna Tartt was born")."""
-    if not before_anchor or not (phrase := anchor_phrase(question)):
+    about, "released before Donna Tartt was born"). ``calendar_window``: whether the question names a window the
+    calendar reads ("before June"), which is the time signal's."""
+    if not before_anchor or calendar_window or not (phrase := anchor_phrase(question)):
         return None
-    asked_on = parse_stamp(question_date) if question_date else datetime.now()
-    if question_window(question, asked_on, slack) is not None or not any(_days(candidates)):
+    if not any(_days(candidates)):
         return None
     decisions.append(Decision("succession", phrase, "not a term", "the question names it as a time: left out of its "
                               "term coverage"))
     return without_anchor(question)
 
 
-def order_in_time(question: str, question_date: str | None, candidates: list[Candidate], *,
-                  present_recency: float, before_anchor: float, anchor_coverage: float, top: int,
-                  slack: DateSlack, decisions: list[Decision]) -> list[Candidate]:
+def order_in_time(question: str, candidates: list[Candidate], *, present_recency: float, before_anchor: float,
+                  anchor_coverage: float, top: int, calendar_window: bool,
+                  decisions: list[Decision]) -> list[Candidate]:
     """``candidates`` (reranked, best first) with the now and before bonuses added to the scores of the first
-    ``top``, re-sorted; unchanged when the question asks neither, names a window of its own, or none is dated.
+    ``top``, re-sorted; unchanged when the question asks neither, names a window the calendar reads
+    (``calendar_window``: that is the time signal's, agent_memory/retrieval/when.py), or none is dated.
     Only the first ``top``: time chooses among what the question's words found, it brings up nothing they did
     not (a long history's every earlier turn is "before" an event)."""
-    if not candidates or not (present_recency or before_anchor):
+    if not candidates or not (present_recency or before_anchor) or calendar_window:
         return candidates
-    asked_on = parse_stamp(question_date) if question_date else datetime.now()
-    if question_window(question, asked_on, slack) is not None:
-        return candidates  # a window the calendar reads is the time signal's (agent_memory/retrieval/when.py)
     head = candidates[:top]
     days = _days(head)
     bonus: list[float] | None = None
