@@ -8,7 +8,7 @@ said in January): its answer was said before that event, and its words are the q
 the name (which draws the event itself and every passage that mentions Fazle).
 
 Both are reranker bonuses added after the reranker (and its links and hop), on its best ``succession_top``
-candidates only, never a filter; time is counted in days, so that a session ingested as a transcript (one time)
+candidates only (the assistant's turns among them excepted), never a filter; time is counted in days, so that a session ingested as a transcript (one time)
 and appended message by message (a time each) reads alike:
 
 - **Now.** A question that asks about the present ("now", "currently", "these days", 现在, 目前) and names no
@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from agent_memory.core.roles import speaker_role
 from agent_memory.core.text import ASKED_NOW, has_cjk
 from agent_memory.retrieval.rerank.signals import term_coverage
 from agent_memory.retrieval.types import Candidate, Decision
@@ -109,10 +110,18 @@ def order_in_time(question: str, candidates: list[Candidate], *, present_recency
     if bonus is None:
         return candidates
     for cand, extra in zip(head, bonus):
-        if extra:
+        if extra and not _assistant(cand):
             cand.route_scores["succession"] = extra
             cand.final += extra
     return sorted(candidates, key=lambda c: -c.final)
+
+
+def _assistant(candidate: Candidate) -> bool:
+    """Whether the candidate is an assistant's turn, which gets no bonus of time: what holds and what came before are
+    what the user told ("My new manager is Fazle."); the assistant's "Okay, noted." beside it, among the best ten by
+    its neighbour's and its session's share, took a place in the prompt with the bonus (updates kind, held out on
+    seeds 13 and 14: +1 to +3 points in each of eight cells, at 200 and 300 tokens, both languages)."""
+    return candidate.item.kind == "turn" and speaker_role(candidate.item.metadata.get("speaker")) == "assistant"
 
 
 def _newest(words: str, days: list[date | None], weight: float, decisions: list[Decision]) -> list[float] | None:

@@ -13,8 +13,8 @@ SLACK = DateSlack(3, 7)
 ASKED = "2024/04/07 (Sun) 10:00"
 
 
-def turn(source_id: str, text: str, stamp: str | None, score: float) -> Candidate:
-    metadata = {"speaker": "Lin", **({"timestamp": stamp} if stamp else {})}
+def turn(source_id: str, text: str, stamp: str | None, score: float, speaker: str = "Lin") -> Candidate:
+    metadata = {"speaker": speaker, **({"timestamp": stamp} if stamp else {})}
     item = MemoryItem(id=source_id, tenant="t", source_id=source_id, kind="turn", text=text, metadata=metadata)
     return Candidate(item=item, rerank=score, final=score)
 
@@ -98,6 +98,26 @@ def test_no_bonus_without_an_anchor_or_with_a_window_of_the_calendar():
                                top=20, calendar_window=calendar(question), decisions=[])
         assert ids(ranked) == ids(manager_turns()), question
         assert [c.final for c in ranked] == [c.rerank for c in ranked], question
+
+
+def test_the_assistants_turns_get_no_bonus_of_time():
+    # The assistant's acknowledgement of January's statement ranks above it by its neighbour's share; it is
+    # not what holds, the user's statement is. Under either label of the role.
+    for label in ("Assistant", "助手"):
+        noted = turn("s/D29:10", "Okay, noted.", "2024-01-18T10:00:00", 9.0, speaker=label)
+        question = "Who do I report to these days?"
+        ranked = order_in_time(question, [*manager_turns(), noted], present_recency=4.0, before_anchor=0.0,
+                               anchor_coverage=0.5, top=20, calendar_window=calendar(question), decisions=[])
+        assert ids(ranked)[:2] == ["s/D29:9", "s/D24:7"], label
+        assert {c.item.source_id: c.final for c in ranked}["s/D29:10"] == 9.0, label
+        assert "succession" not in noted.route_scores, label
+    # Nor for "before": the acknowledgement of September's statement stays where its score put it.
+    noted = turn("s/D14:8", "Got it, I'll remember that.", "2023-09-07T10:00:00", 9.6, speaker="Assistant")
+    question = "Who was my manager before Fazle Newcombe?"
+    ranked = order_in_time(question, [*manager_turns(), noted], present_recency=4.0, before_anchor=4.0,
+                           anchor_coverage=0.5, top=20, calendar_window=calendar(question), decisions=[])
+    assert ids(ranked)[:4] == ["s/D14:7", "s/D19:1", "s/D24:7", "s/D29:9"]
+    assert {c.item.source_id: c.final for c in ranked}["s/D14:8"] == 9.6
 
 
 def test_off_by_default_weights_change_nothing():
