@@ -70,11 +70,18 @@ class ToolTurnFactsOut(BaseModel):
     triples_after: int = Field(description="Their facts now.")
 
 
+class ToldOfOut(BaseModel):
+    turns: int = Field(description="Stored turns read for whom they tell of.")
+    told_of: int = Field(description="Those that tell of someone other than their speaker.")
+
+
 class DataDirCheckOut(BaseModel):
     notes: list[str] = Field(default_factory=list, description="The graph was read by an earlier version (not a "
                              "disagreement): what to run to read it again.")
     tool_turn_facts: ToolTurnFactsOut | None = Field(default=None, description="With repair=true of every tenant: "
                                                      "the tool turns read again as this version reads them.")
+    told_of: ToldOfOut | None = Field(default=None, description="With repair=true of every tenant: the turns stored "
+                                      "before turns carried whom they tell of, read for it.")
 
 
 class CheckOut(BaseModel):

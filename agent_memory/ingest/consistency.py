@@ -49,6 +49,7 @@ from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER, lock_keys
 from agent_memory.ingest.removal import batches, forget_sources
 from agent_memory.ingest.report import IngestReport
+from agent_memory.ingest.told_of_record import mend_told_of
 from agent_memory.ingest.tool_turn_facts import mend_tool_turn_facts
 from agent_memory.stores.catalog import SourceEntry
 from agent_memory.stores.index_format import outdated_facts, read_index_format
@@ -366,12 +367,16 @@ def check_and_repair(services, pipeline, tenants: Iterable[str] | None = None, *
     """``agent-memory check``'s report (the CLI's and the API's): each tenant's disagreements, and with
     ``repair_them`` what the repair did. ``ok``: the stores agree (with a repair: nothing is left to do by hand).
     ``data_dir``: a graph read by an earlier version (``index_format.outdated_facts``), not a disagreement:
-    ``notes`` say so, and a repair of every tenant reads those turns again (``tool_turn_facts``: the counts)."""
+    ``notes`` say so, and a repair of every tenant reads those turns again (``tool_turn_facts``, ``told_of``: the
+    counts)."""
     tenants_out: dict[str, dict] = {}
     data_dir: dict = {"notes": []}
     outdated = outdated_facts(read_index_format(services.data_dir))
-    if "tool_turn_facts" in outdated and repair_them and tenants is None:
-        data_dir["tool_turn_facts"] = mend_tool_turn_facts(services, pipeline.extractor)
+    if outdated and repair_them and tenants is None:
+        if "tool_turn_facts" in outdated:
+            data_dir["tool_turn_facts"] = mend_tool_turn_facts(services, pipeline.extractor)
+        if "told_of" in outdated:
+            data_dir["told_of"] = mend_told_of(services, pipeline.extractor)
     elif outdated:
         data_dir["notes"] = [f"data dir: {said}; `agent-memory check --repair` (every tenant: no --tenant) does "
                              "it too" for said in outdated.values()]

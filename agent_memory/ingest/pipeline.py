@@ -25,6 +25,7 @@ from agent_memory.core.ids import content_hash
 from agent_memory.core.records import DEFAULT_TENANT, Document, MemoryItem, with_tenant
 from agent_memory.index.importance import stamp_importance
 from agent_memory.index.items import stamp_terms
+from agent_memory.index.told_of import TOLD_OF, people_told_of
 from agent_memory.ingest import sources as readers
 from agent_memory.ingest.discovery import discover_files, file_source_id
 from agent_memory.ingest.extraction import make_extractor
@@ -233,6 +234,9 @@ class IngestionPipeline(TurnIngestion):
             triples, triples_per_source, warnings = extraction.result() if extraction is not None else ([], {}, [])
         report.warnings.extend(warnings)
         try:
+            told = people_told_of((item for unit, _ in units for item in unit.items), triples)
+            if told:  # after the items' own upsert, which wrote their metadata whole
+                self.services.vectors.update_metadata({item_id: {TOLD_OF: names} for item_id, names in told.items()})
             write_facts(self.services, units, triples, report)
             graph.written()
         except Exception:

@@ -25,6 +25,7 @@ from agent_memory.core.sparse import SPARSE_FORMAT
 from agent_memory.index.context import context_texts_for
 from agent_memory.index.items import embedding_text, stamp_terms
 from agent_memory.ingest.extraction import make_extractor
+from agent_memory.ingest.told_of_record import record_told_of
 from agent_memory.ingest.tool_turn_facts import reread_tool_turn_facts
 from agent_memory.ingest.vectors import point_vectors
 from agent_memory.services import (
@@ -51,11 +52,13 @@ class ReindexReport:
     removed_collections: list[str] = field(default_factory=list)  # of models the new layout does not use
     # Tool turns' facts read again (ingest/tool_turn_facts.py): sources, triples before and after; None: not needed.
     tool_turn_facts: dict[str, int] | None = None
+    # Whom stored turns tell of read for them (ingest/told_of_record.py): turns read, those that tell of someone.
+    told_of: dict[str, int] | None = None
 
     def to_dict(self) -> dict:
         return {"before": self.before, "after": self.after, "items": self.items,
                 "embeddings_computed": self.embeddings_computed, "removed_collections": self.removed_collections,
-                "tool_turn_facts": self.tool_turn_facts}
+                "tool_turn_facts": self.tool_turn_facts, "told_of": self.told_of}
 
 
 def _stored_items(services: Services) -> list[MemoryItem]:
@@ -102,7 +105,11 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
     old_settings = settings_with_layout(settings, old_layout)
     if not facts_current:  # before the vectors move: they are read where the marker says they are
         with Services(old_settings, check_layout=False) as old:
-            report.tool_turn_facts = reread_tool_turn_facts(old, make_extractor(settings, old.llm))
+            extractor = make_extractor(settings, old.llm)
+            if found.get("tool_turn_facts") != facts["tool_turn_facts"]:
+                report.tool_turn_facts = reread_tool_turn_facts(old, extractor)
+            if found.get("told_of") != facts["told_of"]:
+                report.told_of = record_told_of(old, extractor)
     items: list[MemoryItem] = []
     dropped: set[str] = set()
     if everything or not current:

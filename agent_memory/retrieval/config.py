@@ -81,6 +81,13 @@ class RetrievalConfig(StrictModel):
         default_factory=lambda: {"assistant": -1.0},
         description="rerank offset for turns by a speaker or role (a role under any of its labels, in English or "
                     "Chinese: agent_memory/core/roles.py): an assistant's turns mostly restate what it was asked")
+    others_told: float = Field(default=6.0, ge=0, description=(
+        "rerank penalty, for a question in the first person (\"Who do I report to these days?\", 我现在住在哪里？), on a"
+        " turn that tells of another person the question does not name (\"Helen Shank's new manager is Daniel.\": its"
+        " facts' subject a person other than its speaker, agent_memory/index/told_of.py): the user's own statements"
+        " are worded alike and are what such a question asks about. 6 chosen on en_users_updates and zh_users_updates"
+        " seed 12 (against 4 and 10); held out on seeds 13 and 14, +2 to +6 points in seven of eight cells at 200 and"
+        " 300 tokens, -1 in one: docs/journal/2026-12-07-whose-it-is.md"))
     length_signal: float = Field(default=3.0, ge=0,
                                  description="rerank penalty per doubling of a turn's length beyond length_words")
     length_words: int = Field(default=60, ge=1, description="turns up to this many words carry no length penalty")

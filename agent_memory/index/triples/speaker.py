@@ -90,6 +90,11 @@ def one_user(triple, named: tuple[str, ...]):
     return triple
 
 
+def asks_about_asker(question: str) -> bool:
+    """Whether the question is asked in the first person ("Where do I live now?", 我住哪): about its asker."""
+    return _QUESTION_FIRST_PERSON.search(question) is not None
+
+
 def user_subjects_asked(question: str) -> list[str]:
     """The user's subjects when the question asks about the user: in the first person (its asker is the user)
     or as "the user" / 用户 (an agent asking about the person it serves)."""

@@ -3,7 +3,7 @@
 Similarity signals (``dense``, ``turn_context``, ``keyword``, ``terms``, ``fused``) are z-scored
 over all candidates together, then weighted by the candidate's kind: turns by
 ``RetrievalConfig.turn_weights``, chunks, summaries and facts by ``chunk_weights``. Turn signals
-(neighbours and session, named speaker, speaker prior, length) apply to turns; document signals
+(neighbours and session, named speaker, speaker prior, others told of, length) apply to turns; document signals
 (graph page and links) to everything else; the time window to every kind. A memory of one kind
 ranks exactly as the configuration tuned on that kind.
 """
@@ -72,6 +72,8 @@ class DefaultReranker:
         score -= cfg.length_signal * signals.length_excess(candidates, cfg.length_words, cfg.cjk_chars_per_word)
         score += cfg.speaker_named * signals.speaker_named(query, candidates)
         score += signals.speaker_prior(candidates, cfg.speaker_prior)
+        if cfg.others_told:
+            score -= cfg.others_told * signals.tells_of_others(query, candidates)
         if self.graph:
             score += cfg.graph_signal * signals.route_bonus(candidates, "graph", DOCUMENT_KINDS)
             score += cfg.link_signal * signals.route_bonus(candidates, "links", DOCUMENT_KINDS)

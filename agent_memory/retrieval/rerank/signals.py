@@ -16,6 +16,8 @@ import numpy as np
 from agent_memory.core.entities import without_disambiguation
 from agent_memory.core.roles import is_role, speaker_role
 from agent_memory.core.text import CJK_RANGES, estimated_words, has_cjk, question_terms, terms_in
+from agent_memory.index.told_of import TOLD_OF
+from agent_memory.index.triples.speaker import asks_about_asker
 from agent_memory.retrieval.types import Candidate
 
 
@@ -60,6 +62,47 @@ def speaker_prior(candidates: Sequence[Candidate], prior: dict[str, float]) -> n
     by_role = {speaker_role(k): v for k, v in prior.items()}
     return np.array([by_role.get(speaker_role(c.item.metadata.get("speaker")), 0.0) if c.item.kind == "turn"
                      else 0.0 for c in candidates])
+
+
+def tells_of_others(query: str, candidates: Sequence[Candidate]) -> np.ndarray:
+    """1 for a turn that tells of another person (``told_of``, agent_memory/index/told_of.py) when the question
+    asks about its asker, in the first person ("Where do I live now?", 我现在住在哪里？), and names none of the
+    people the turn tells of nor any name the turn writes; else 0. The user's "We've settled into our flat in
+    Atlanta." and their "My friend Tom just moved to Dallas." are alike to the embedding and the words; only the
+    first answers. A question that names Tom ("What did Tom tell me about his move?") asks about him, and a turn that
+    writes a name the question writes keeps its place whoever else it tells of (LongMemEval's "what was Andy wearing
+    in the script you wrote?": the user's brief tells of Andy's colleagues, and of Andy)."""
+    if not asks_about_asker(query):
+        return np.zeros(len(candidates))
+    lowered = query.casefold()
+    written = _names_written(query)
+    out = []
+    for cand in candidates:
+        told = cand.item.metadata.get(TOLD_OF) if cand.item.kind == "turn" else None
+        names = [str(n) for n in told] if isinstance(told, list) else []
+        named = any(_named_in_question(n, lowered) for n in names) or any(
+            re.search(rf"(?<!\w){re.escape(w)}(?!\w)", cand.item.text) for w in written)
+        out.append(1.0 if names and not named else 0.0)
+    return np.array(out)
+
+
+def _names_written(question: str) -> list[str]:
+    """The words a question writes as names: capitalized, not its first word, not "I" (English and other spaced
+    scripts; a Chinese name has no capital, and is found through the people a turn tells of)."""
+    words = re.findall(r"[^\W\d_][\w'’-]*", question)
+    return [w for w in words[1:] if w[0].isupper() and w not in ("I", "I'm", "I've", "I'd", "I'll")]
+
+
+def _named_in_question(name: str, lowered_question: str) -> bool:
+    """Whether the question names the person: their whole name or any word of it of three letters or more
+    ("Tom" names "Tom Riley"), any two characters of a Chinese name (杨笑 in 朋友杨笑)."""
+    name = name.casefold().strip()
+    if not name:
+        return False
+    if has_cjk(name):
+        return any(name[i:i + 2] in lowered_question for i in range(max(1, len(name) - 1)))
+    parts = [name, *(w for w in re.split(r"[\s.'’-]+", name) if len(w) >= 3)]
+    return any(re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", lowered_question) for p in parts)
 
 
 def length_excess(candidates: Sequence[Candidate], words: int, cjk_chars_per_word: float) -> np.ndarray:
