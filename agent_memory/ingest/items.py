@@ -8,6 +8,7 @@ from pathlib import PurePath
 from agent_memory.core.ids import content_hash, item_id
 from agent_memory.core.records import Document, MemoryItem, TurnRecord
 from agent_memory.index.items import embedding_text
+from agent_memory.index.told_of import TOLD_OF
 from agent_memory.ingest.formats import CODE_EXTENSIONS
 from agent_memory.ingest.splitting import Splitter
 from agent_memory.ingest.summarize import SourceSummarizer
@@ -56,7 +57,9 @@ def _make_item(tenant, source_id, kind, text, index, start, end, metadata) -> Me
         start=start,
         end=end,
         content_hash=digest,
-        metadata=metadata,
+        # Whom a turn tells of is the ingestion's reading of its facts (index/told_of.py), never a caller's or an
+        # export's value: what the extractor reads now is written after the upsert.
+        metadata={k: v for k, v in metadata.items() if k != TOLD_OF},
     )
 
 

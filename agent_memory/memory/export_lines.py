@@ -41,6 +41,7 @@ from agent_memory.core.ids import content_hash
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.version import __version__
 from agent_memory.index.importance import IMPORTANCE
+from agent_memory.index.told_of import TOLD_OF
 from agent_memory.ingest.bulk_forget import sources_with_prefix
 from agent_memory.ingest.formats import FRONT_MATTER_LINES, blanked_front_matter
 from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER
@@ -107,7 +108,7 @@ def export_names(handle: BinaryIO) -> list[str]:
 EXPORT_BATCH = 256
 # Item metadata that ingestion derives from the source's own fields (a title, a turn's place in its
 # session): exported as those fields, not as metadata.
-DERIVED_KEYS = {"document": ("title",), "turn": ("session_id", "turn_id", "speaker", "timestamp", "seq")}
+DERIVED_KEYS = {"document": ("title",), "turn": ("session_id", "turn_id", "speaker", "timestamp", "seq", TOLD_OF)}
 
 
 def export_tenant(services, working_memory, tenant: str) -> Iterator[dict[str, Any]]:

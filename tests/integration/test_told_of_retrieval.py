@@ -67,3 +67,18 @@ def test_a_question_about_someone_else_is_left_as_the_words_rank_it(ingested):
         return {row["source_id"]: row["rerank"] for row in result.fused}
 
     assert scores(load_preset("default")) == scores(load_preset("default", others_told=0.0))
+
+
+def test_the_record_is_the_ingestions_own_never_a_callers(services):
+    # A caller's metadata (or an export's line) naming whom a turn tells of is not kept: the facts decide.
+    pipeline = IngestionPipeline(services)
+    pipeline.ingest_turns([
+        TurnRecord(session_id="s", turn_id="t0", speaker="user", text="My new manager is Fazle Newcombe.",
+                   tenant="c", metadata={TOLD_OF: ["Fazle Newcombe"], "mood": "glad"}),
+        TurnRecord(session_id="s", turn_id="t1", speaker="user", text="Helen Shank's new manager is Daniel.",
+                   tenant="c", metadata={TOLD_OF: []}),
+    ])
+    stored = {item.source_id: item.metadata for item in services.vectors.get(
+        [i for t in ("t0", "t1") for i in services.vectors.ids_for_source("c", f"s/{t}")])}
+    assert TOLD_OF not in stored["s/t0"] and stored["s/t0"]["mood"] == "glad"
+    assert stored["s/t1"][TOLD_OF] == ["Helen Shank"]
