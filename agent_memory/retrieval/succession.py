@@ -8,8 +8,8 @@ said in January): its answer was said before that event, and its words are the q
 the name (which draws the event itself and every passage that mentions Fazle).
 
 Both are reranker bonuses added after the reranker (and its links and hop), on its best ``succession_top``
-candidates only (the assistant's turns among them excepted), never a filter; time is counted in days, so that a session ingested as a transcript (one time)
-and appended message by message (a time each) reads alike:
+candidates only (the assistant's turns among them excepted), never a filter; time is counted in days, so that a
+session ingested as a transcript (one time) and appended message by message (a time each) reads alike:
 
 - **Now.** A question that asks about the present ("now", "currently", "these days", 现在, 目前) and names no
   window the calendar reads (agent_memory/retrieval/when.py): each dated candidate gets ``present_recency`` times

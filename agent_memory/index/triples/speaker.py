@@ -98,7 +98,7 @@ def asks_about_asker(question: str) -> bool:
 def user_subjects_asked(question: str) -> list[str]:
     """The user's subjects when the question asks about the user: in the first person (its asker is the user)
     or as "the user" / 用户 (an agent asking about the person it serves)."""
-    asked = _QUESTION_FIRST_PERSON.search(question) or _QUESTION_THE_USER.search(question)
+    asked = asks_about_asker(question) or _QUESTION_THE_USER.search(question)
     return list(USER_SUBJECTS) if asked else []
 
 
