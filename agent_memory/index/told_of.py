@@ -1,8 +1,8 @@
 """The people a turn tells of: whom its facts are about, when that is someone other than its speaker.
 
 A user's memory holds what they told of themself ("My new manager is Fazle Newcombe.", "We've finally settled
-into our flat in Atlanta.") beside what they told of others ("Helen Shank's new manager is Daniel.", 我朋友杨笑
-刚搬到福冈。, "Kate got a job at Texas Tech."), worded alike. A question in the first person ("Who do I report
+into our flat in Atlanta.") beside what they told of others ("Helen Shank's new manager is Daniel.", 高卢最近开始
+练篮球。, "Kate got a job at Texas Tech."), worded alike. A question in the first person ("Who do I report
 to these days?", 我现在住在哪里？) asks about the first; the embedding and the words rank both the same
 (agent_memory/retrieval/rerank/signals.py ``tells_of_others`` reads this record).
 
@@ -37,8 +37,7 @@ def people_told_of(items: Iterable[MemoryItem], triples: Sequence[Triple]) -> di
     """Item ID -> the people each turn of ``items`` tells of (sorted), from ``triples`` (those read from these
     items); turns that tell of nobody else are left out, and so is every item that is not a person's turn."""
     # A person's turns only (the user's, a named speaker's): an assistant's turn tells of whoever its task was about (a
-    # script's characters, a biography's subject), not of the user's life (LongMemEval: "what was Andy wearing in the
-    # script you wrote?" lost its evidence, the script, to the penalty).
+    # script's characters, a biography's subject), not of the life the user told; its own prior ranks it.
     turns = {item.id: item for item in items if item.kind == "turn" and fact_subjects(dict(item.metadata)) is not None}
     found: dict[str, set[str]] = defaultdict(set)
     of_the_speaker: dict[str, set[str]] = defaultdict(set)  # people a fact ties to the speaker: in their story
