@@ -49,8 +49,7 @@ from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER, lock_keys
 from agent_memory.ingest.removal import batches, forget_sources
 from agent_memory.ingest.report import IngestReport
-from agent_memory.ingest.told_of_record import mend_told_of
-from agent_memory.ingest.tool_turn_facts import mend_tool_turn_facts
+from agent_memory.ingest.stored_readings import mend
 from agent_memory.stores.catalog import SourceEntry
 from agent_memory.stores.index_format import outdated_facts, read_index_format
 
@@ -373,10 +372,7 @@ def check_and_repair(services, pipeline, tenants: Iterable[str] | None = None, *
     data_dir: dict = {"notes": []}
     outdated = outdated_facts(read_index_format(services.data_dir))
     if outdated and repair_them and tenants is None:
-        if "tool_turn_facts" in outdated:
-            data_dir["tool_turn_facts"] = mend_tool_turn_facts(services, pipeline.extractor)
-        if "told_of" in outdated:
-            data_dir["told_of"] = mend_told_of(services, pipeline.extractor)
+        data_dir.update(mend(services, pipeline.extractor, outdated))
     elif outdated:
         data_dir["notes"] = [f"data dir: {said}; `agent-memory check --repair` (every tenant: no --tenant) does "
                              "it too" for said in outdated.values()]

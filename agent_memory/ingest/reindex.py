@@ -25,8 +25,7 @@ from agent_memory.core.sparse import SPARSE_FORMAT
 from agent_memory.index.context import context_texts_for
 from agent_memory.index.items import embedding_text, stamp_terms
 from agent_memory.ingest.extraction import make_extractor
-from agent_memory.ingest.told_of_record import record_told_of
-from agent_memory.ingest.tool_turn_facts import reread_tool_turn_facts
+from agent_memory.ingest.stored_readings import read_again
 from agent_memory.ingest.vectors import point_vectors
 from agent_memory.services import (
     STORED_EXTRAS,
@@ -105,11 +104,9 @@ def reindex(settings: Settings, everything: bool = False) -> ReindexReport:
     old_settings = settings_with_layout(settings, old_layout)
     if not facts_current:  # before the vectors move: they are read where the marker says they are
         with Services(old_settings, check_layout=False) as old:
-            extractor = make_extractor(settings, old.llm)
-            if found.get("tool_turn_facts") != facts["tool_turn_facts"]:
-                report.tool_turn_facts = reread_tool_turn_facts(old, extractor)
-            if found.get("told_of") != facts["told_of"]:
-                report.told_of = record_told_of(old, extractor)
+            done = read_again(old, make_extractor(settings, old.llm),
+                              [key for key, version in facts.items() if found.get(key) != version])
+            report.tool_turn_facts, report.told_of = done.get("tool_turn_facts"), done.get("told_of")
     items: list[MemoryItem] = []
     dropped: set[str] = set()
     if everything or not current:

@@ -3,8 +3,8 @@
 A turn stored by an earlier version carries no ``told_of``, so a question in the first person ranks what the user
 told of others there as it did before (agent_memory/retrieval/rerank/signals.py ``tells_of_others``). The data dir
 records whether its turns carry it (``index-format.json``'s ``told_of``, stores/index_format.py ``STORED_FACTS``);
-``agent-memory reindex`` calls :func:`record_told_of` when it records none, and so does ``agent-memory check
---repair`` (:func:`mend_told_of`). Each stored turn's text is read again by the configured extractor, for whom its
+``agent-memory reindex`` and ``agent-memory check --repair`` call :func:`record_told_of` when it records none
+(ingest/stored_readings.py). Each stored turn's text is read again by the configured extractor, for whom its
 facts are about only: the graph, the text and the vectors stay as they are.
 """
 
@@ -14,7 +14,6 @@ from agent_memory.core.records import SearchFilter
 from agent_memory.index.told_of import TOLD_OF, people_told_of
 from agent_memory.ingest.graph_writes import extract_triples, speaker_relations
 from agent_memory.ingest.items import SourceItems
-from agent_memory.stores.index_format import STORED_FACTS, read_index_format, write_index_format
 
 # Turns read at once: one extraction call and one metadata update each.
 TURN_BATCH = 256
@@ -40,11 +39,3 @@ def record_told_of(services, extractor) -> dict[str, int]:
             out["told_of"] += len(told)
     return out
 
-
-def mend_told_of(services, extractor) -> dict[str, int]:
-    """``check --repair``'s mend of a data dir whose turns carry no ``told_of``: every turn read
-    (:func:`record_told_of`), then the marker records this version's reading, as ``reindex`` leaves it."""
-    done = record_told_of(services, extractor)
-    found = read_index_format(services.data_dir)
-    write_index_format(services.data_dir, {**found, "told_of": STORED_FACTS["told_of"][0]})
-    return done

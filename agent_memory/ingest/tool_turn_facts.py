@@ -5,7 +5,7 @@ agent's coding loop 4,000 and more facts of code, JSON keys and pieces of paths,
 again, which for a session's archived turn is never. The data dir records which reading its graph holds
 (``index-format.json``'s ``tool_turn_facts``, stores/index_format.py ``STORED_FACTS``); ``agent-memory reindex``
 calls :func:`reread_tool_turn_facts` when it records none or an older one, and so does ``agent-memory check --repair``
-(:func:`mend_tool_turn_facts`; a check without it names the way out). Only the sources holding a tool turn
+(ingest/stored_readings.py; a check without it names the way out). Only the sources holding a tool turn
 and some facts are read again: each one's facts are replaced by what the configured extractor reads of it now
 (none with ``triple_extractor`` "none", as a write of it would leave), and the intervals of the subjects they
 were about derived again (graph_writes.rederive). Every other fact stays as it was written; the text, vectors
@@ -29,7 +29,6 @@ from agent_memory.ingest.graph_writes import (
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.removal import batches
 from agent_memory.ingest.report import IngestReport
-from agent_memory.stores.index_format import STORED_FACTS, read_index_format, write_index_format
 
 # Sources read again at once: their old facts removed, the new ones merged, their subjects re-derived.
 SOURCE_BATCH = 128
@@ -77,11 +76,3 @@ def _replace_facts(services, tenant: str, units: list[SourceItems], triples: lis
     entries = services.catalog.get_many(tenant, [unit.source_id for unit in units])
     services.catalog.put_many([replace(e, n_triples=counts.get(sid, 0)) for sid, e in entries.items()])
 
-
-def mend_tool_turn_facts(services, extractor) -> dict[str, int]:
-    """``check --repair``'s mend of an outdated ``tool_turn_facts``: every tool turn read again
-    (:func:`reread_tool_turn_facts`), then the marker records this version's reading, as ``reindex`` leaves it."""
-    done = reread_tool_turn_facts(services, extractor)
-    found = read_index_format(services.data_dir)
-    write_index_format(services.data_dir, {**found, "tool_turn_facts": STORED_FACTS["tool_turn_facts"][0]})
-    return done

@@ -95,3 +95,10 @@ def test_every_part_of_a_long_turn_carries_whom_the_whole_turn_tells_of():
     elsewhere = MemoryItem(id="q1", tenant="t", source_id="s/t1", kind="turn", text="I moved.", metadata={"speaker": "user"})
     triples = [fact("p1", "Andy", "PERSON", "lead", "team"), fact("p2", "John", "PERSON", "invigilate", "exams")]
     assert people_told_of([first, second, elsewhere], triples) == {"p1": ["Andy", "John"], "p2": ["Andy", "John"]}
+
+
+def test_every_reading_a_data_dir_records_has_its_way_to_be_read_again():
+    from agent_memory.ingest.stored_readings import READ_AGAIN
+    from agent_memory.stores.index_format import STORED_FACTS
+
+    assert set(READ_AGAIN) == set(STORED_FACTS)
