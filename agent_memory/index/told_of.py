@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 from agent_memory.core.entities import normalize_name
 from agent_memory.core.records import MemoryItem, Triple
-from agent_memory.core.text import has_cjk
-from agent_memory.index.triples.speaker import fact_subjects
+from agent_memory.index.triples.speaker import fact_subjects, names_in
 
 TOLD_OF = "told_of"  # the metadata key
 PERSON = "PERSON"  # the entity type both rule-based extractors give people (spaCy's and jieba's "nr")
@@ -38,7 +37,8 @@ def people_told_of(items: Iterable[MemoryItem], triples: Sequence[Triple]) -> di
     items); turns that tell of nobody else are left out, and so is every item that is not a person's turn."""
     # A person's turns only (the user's, a named speaker's): an assistant's turn tells of whoever its task was about (a
     # script's characters, a biography's subject), not of the life the user told; its own prior ranks it.
-    turns = {item.id: item for item in items if item.kind == "turn" and fact_subjects(dict(item.metadata)) is not None}
+    turns = {item.id: item for item in items if item.kind == "turn" and fact_subjects(item.metadata) is not None}
+    own_names = {item_id: _own_names(item.metadata) for item_id, item in turns.items()}
     found: dict[str, set[str]] = defaultdict(set)
     of_the_speaker: dict[str, set[str]] = defaultdict(set)  # people a fact ties to the speaker: in their story
     for triple in triples:
@@ -46,7 +46,7 @@ def people_told_of(items: Iterable[MemoryItem], triples: Sequence[Triple]) -> di
         if item is None or str(triple.subject_type or "").upper() != PERSON:
             continue
         name = _POSSESSIVE.sub("", triple.subject.strip()).strip()
-        own = _own_names(item.metadata)
+        own = own_names[item.id]
         if not name or normalize_name(name) in own or not _opens_a_sentence(name, item.text):
             continue
         if triple.relation != KIND_OF and _names_own(triple.object, own):
@@ -74,11 +74,10 @@ def _names_own(side: str, own: set[str]) -> bool:
     """Whether a fact's other side names the speaker ("Marion took over as my boss": ``User's boss``; 杨笑问我):
     a fact of the speaker's life, whoever its subject."""
     words = normalize_name(side or "")
-    return any(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", words) or (has_cjk(name) and name in words)
-               for name in own if name)
+    return any(names_in(name, words) for name in own if name)
 
 
-def _own_names(metadata: Mapping) -> set[str]:
+def _own_names(metadata: dict) -> set[str]:
     """The speaker's names, normalized: their label and the names their first person was read as."""
-    names = [str(metadata.get("speaker") or ""), *(fact_subjects(dict(metadata)) or ())]
+    names = [str(metadata.get("speaker") or ""), *(fact_subjects(metadata) or ())]
     return {normalize_name(name) for name in names if name.strip()}

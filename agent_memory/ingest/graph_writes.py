@@ -7,17 +7,15 @@ is best effort: a text the extractor cannot read loses its own triples, never th
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from typing import Callable, Mapping, Sequence
 
 from agent_memory.core.entities import normalize_name
-from agent_memory.core.text import has_cjk
 from agent_memory.core.updates import relation_group, said_at, supersede
 from agent_memory.index.items import is_tool_turn
 from agent_memory.index.triples.base import GENERIC  # the type of a noun phrase that names no entity
 from agent_memory.index.triples.prose import kept, plain_prose, prose_of
-from agent_memory.index.triples.speaker import fact_subjects, first_person_named, one_user
+from agent_memory.index.triples.speaker import fact_subjects, first_person_named, names_in, one_user
 from agent_memory.ingest.items import SourceItems
 from agent_memory.ingest.report import IngestReport
 
@@ -116,14 +114,6 @@ def _extraction_text(item, speakers: bool) -> tuple[str, tuple[str, ...], bool]:
     if named == text:
         return text, (), prose_only
     return named, tuple(name for name in dict.fromkeys(names) if not names_in(name, text)), prose_only
-
-
-def names_in(name: str, text: str) -> bool:
-    """Whether ``text`` names ``name`` itself: as a word where the name is written in letters that make words
-    (Lin in "Lin's", not in "Lindberg"; Tim not in "Timothy"), anywhere in Chinese (王芳说), which has no spaces."""
-    if has_cjk(name):
-        return name in text
-    return re.search(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])", text) is not None
 
 
 def _kept_speaker_fact(triple, speakers: tuple[str, ...], relations: Mapping[str, Sequence[str]]) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from agent_memory.core.roles import is_role, speaker_role
+from agent_memory.core.text import has_cjk
 
 # Longest first: "I'm" must be read before "I". Curly and straight apostrophes both.
 _APOSTROPHE = "['\u2019]"
@@ -88,6 +89,14 @@ def one_user(triple, named: tuple[str, ...]):
             if getattr(triple, side) == USER_SUBJECTS[1]:
                 setattr(triple, side, USER_SUBJECTS[0])
     return triple
+
+
+def names_in(name: str, text: str) -> bool:
+    """Whether ``text`` names ``name`` itself: as a word where the name is written in letters that make words
+    (Lin in "Lin's", not in "Lindberg"; Tim not in "Timothy"), anywhere in Chinese (王芳说), which has no spaces."""
+    if has_cjk(name):
+        return name in text
+    return re.search(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])", text) is not None
 
 
 def asks_about_asker(question: str) -> bool:
