@@ -76,12 +76,14 @@ def tells_of_others(query: str, candidates: Sequence[Candidate]) -> np.ndarray:
         return np.zeros(len(candidates))
     lowered = query.casefold()
     written = _names_written(query)
+    # One pattern per question for the names it writes, not a search per name and candidate.
+    writes = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, written)) + r")(?!\w)") if written else None
     out = []
     for cand in candidates:
         told = cand.item.metadata.get(TOLD_OF) if cand.item.kind == "turn" else None
         names = [str(n) for n in told] if isinstance(told, list) else []
-        named = any(_named_in_question(n, lowered) for n in names) or any(
-            re.search(rf"(?<!\w){re.escape(w)}(?!\w)", cand.item.text) for w in written)
+        named = any(_named_in_question(n, lowered) for n in names) or (
+            writes is not None and writes.search(cand.item.text) is not None)
         out.append(1.0 if names and not named else 0.0)
     return np.array(out)
 
