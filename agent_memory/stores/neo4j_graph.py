@@ -24,6 +24,12 @@ log = logging.getLogger(__name__)
 RETRY_S = 5.0  # how long the driver retries a transaction that failed on a transient error
 
 
+# What a schema statement that lost a race to an equal one is told (Neo4j 5's status codes).
+_ALREADY_THERE = frozenset({"Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+                            "Neo.ClientError.Schema.IndexAlreadyExists",
+                            "Neo.ClientError.Schema.ConstraintAlreadyExists"})
+
+
 class Neo4jGraphStore(cypher.Runner):
     """Entities and relations in Neo4j; every node and relation carries its tenant."""
 
@@ -61,10 +67,20 @@ class Neo4jGraphStore(cypher.Runner):
         try:
             self._guard(self._driver.verify_connectivity)
             for statement in cypher_statements.NEO4J.schema:
-                self._guard(lambda s=statement: self._driver.execute_query(s, database_=database))
+                self._guard(lambda s=statement: self._create(s, database))
         except BaseException:
             self._driver.close()
             raise
+
+    def _create(self, statement: str, database: str) -> None:
+        """One schema statement. "IF NOT EXISTS" is checked before the index is written, so two processes that
+        start at once on a fresh database (replicas, the suite's workers) may both pass the check: the second is
+        told the equivalent index or constraint already exists, which is what it asked for."""
+        try:
+            self._driver.execute_query(statement, database_=database)
+        except Neo4jError as exc:
+            if exc.code not in _ALREADY_THERE:
+                raise
 
     # -- plumbing -----------------------------------------------------------------
 

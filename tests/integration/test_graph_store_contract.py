@@ -16,7 +16,7 @@ import pytest
 
 from agent_memory.core.config import load_settings
 from agent_memory.core.entities import normalize_name
-from agent_memory.core.errors import BackupError, StoreUnavailableError
+from agent_memory.core.errors import BackupError, StoreError, StoreUnavailableError
 from agent_memory.core.records import Triple
 from agent_memory.stores.base import GraphStore
 from agent_memory.stores.graph_factory import open_graph_store
@@ -395,3 +395,28 @@ def test_neo4j_second_start_is_quiet_and_factory_uses_settings(neo4j_store, capl
         store.close()
     with pytest.raises(StoreUnavailableError, match="credentials"):
         Neo4jGraphStore(NEO4J_URI, settings.neo4j_user, "wrong-password")
+
+
+def test_neo4j_schema_statement_that_lost_a_race_to_an_equal_one_opens_and_any_other_error_is_ours():
+    """Two processes starting at once on a fresh Neo4j both pass "IF NOT EXISTS"; the second is told the equal
+    index already exists (seen in the suite's parallel workers). That is what it asked for; any other error is not."""
+    from neo4j.exceptions import Neo4jError
+
+    from agent_memory.stores.neo4j_graph import Neo4jGraphStore
+
+    class Driver:
+        def __init__(self, code: str) -> None:
+            self.code, self.statements = code, []
+
+        def execute_query(self, statement, database_=None):
+            self.statements.append(statement)
+            raise Neo4jError._hydrate_neo4j(code=self.code, message="An equivalent index already exists")
+
+    store = Neo4jGraphStore.__new__(Neo4jGraphStore)
+    store.uri = "bolt://db:7687"
+    store._driver = Driver("Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists")
+    store._create("CREATE INDEX agent_memory_entity_tenant IF NOT EXISTS FOR (e:Entity) ON (e.tenant)", "neo4j")
+    assert len(store._driver.statements) == 1
+    store._driver = Driver("Neo.ClientError.Statement.SyntaxError")
+    with pytest.raises(StoreError, match="bolt://db:7687"):
+        store._guard(lambda: store._create("CREATE INDEX oops", "neo4j"))
