@@ -64,6 +64,11 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   instrument), each change told once in the first person among other people's changes in the same words;
   questions ask what holds now (evidence: the latest change) or what held before it, asked the day after the
   last session. A kind nothing was tuned on: the older values are told in the same words as the latest.
+- ``en_users_aggregates.json`` / ``zh_users_aggregates.json`` (``dev_material/aggregates.py``): one user's months
+  of chat in which they tell, weeks apart, of three or four things of one kind they did (dishes cooked, sports
+  tried, books read, concerts, courses), worded without the kind's name, among other people's doings in the same
+  words; a question asks for all of them ("Which books have I read?", "How many concerts have I been to?"), every
+  such statement is evidence. A kind nothing was tuned on: LoCoMo's aggregation in one user's memory.
 
     python benchmarks/make_dev_material.py --out reports/devmat
     agent-memory --data-dir /tmp/dm/chains eval reports/devmat/chains.jsonl --budget 500,1000 --out reports/devmat
@@ -79,6 +84,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.dev_material.aggregates import make_aggregates  # noqa: E402
 from benchmarks.dev_material.chains import make_chains  # noqa: E402
 from benchmarks.dev_material.dated import make_dated  # noqa: E402
 from benchmarks.dev_material.dated_sessions import make_zh_users_dated  # noqa: E402
@@ -138,6 +144,11 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
             path.write_text(json.dumps(make_updates(src, random.Random(seed), lang), ensure_ascii=False),
                             encoding="utf-8")
             written[f"{lang}_users_updates"] = path
+        if f"{lang}_users_aggregates" in kinds:
+            path = out / f"{lang}_users_aggregates.json"
+            path.write_text(json.dumps(make_aggregates(src, random.Random(seed), lang), ensure_ascii=False),
+                            encoding="utf-8")
+            written[f"{lang}_users_aggregates"] = path
     for kind, (tenant, shape) in _USER_VARIANTS.items():
         if kind in kinds:
             path = out / f"{kind}.json"

@@ -364,3 +364,30 @@ def test_users_updates_ask_for_the_latest_change_and_the_one_before_it_on_a_day_
                 sessions.append(int(session))
             assert sessions[0] < sessions[1]  # the change asked about as "now" was told after the one before it
     assert kinds["now"] == kinds["before"] > 0
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_users_aggregates_ask_for_every_doing_of_a_kind_the_user_told_of(tmp_path, lang):
+    from benchmarks.dev_material.aggregates import _EN_KINDS, _ZH_KINDS, make_aggregates
+
+    path = _deterministic_kind(tmp_path, f"{lang}_users_aggregates", make_aggregates, lang=lang, users=2, sessions=12)
+    table = _ZH_KINDS if lang == "zh" else _EN_KINDS
+    assert load_dataset(path).questions
+    shapes = Counter()
+    for rec in json.loads(path.read_text("utf-8")):
+        conversation = rec["conversation"]
+        turns = {t["dia_id"]: t for k, v in conversation.items() if k.startswith("session_") and isinstance(v, list)
+                 for t in v}
+        for qa in rec["qa"]:
+            shapes[qa["kind"]] += 1
+            values = qa["answer"].split(", ")
+            _, wordings, _, _, _ = table[qa["attribute"]]
+            mine = {w.format(v=v): v for w in wordings for v in values}
+            # The evidence is every turn in which the user tells of one of the values in the kind's own wordings,
+            # one value a turn, each value once; nothing else the user said is worded so.
+            told = [t for t in turns.values() if t["speaker"] == conversation["speaker_a"] and t["text"] in mine]
+            assert sorted(t["dia_id"] for t in told) == sorted(qa["evidence"])
+            assert sorted(mine[t["text"]] for t in told) == sorted(values) and 3 <= len(values) <= 4
+            # The question names the kind, never the words its evidence is told in.
+            assert not any(v in qa["question"] for v in values)
+    assert shapes["count"] == shapes["list-template"] + shapes["list-paraphrase"] > 0
