@@ -73,6 +73,11 @@ class RetrievalConfig(StrictModel):
         description="how a cross-encoder re-orders the reranker's first candidates, where the deployment names a "
                     "model (AGENT_MEMORY_CROSS_ENCODER_MODEL; unset: off): agent_memory/retrieval/rerank/cross_encoder.py")
     # -- reranker: turn signals ------------------------------------------------------------------
+    context_read_alone: list[str] = Field(default_factory=lambda: ["assistant"], description=(
+        "roles whose turns are read alone (agent_memory/retrieval/rerank/signals.py read_alone): a turn's"
+        " turn_context signal is its own dense signal and it takes no share of a neighbouring turn's score. The"
+        " assistant's acknowledgements (\"Okay, noted.\") took the user's statement's similarity and its place in the"
+        " prompt: docs/journal/2026-12-07-spread-over-months.md"))
     context_neighbour: float = Field(default=0.3, ge=0, description="share of the best neighbouring turn's score a turn gets")
     context_session: float = Field(default=0.4, ge=0, description="share of its session's strength a turn gets")
     session_top: int = Field(default=3, ge=1, description="a session's strength is the mean of its best this many turns")

@@ -3,7 +3,8 @@
 Similarity signals (``dense``, ``turn_context``, ``keyword``, ``terms``, ``fused``) are z-scored
 over all candidates together, then weighted by the candidate's kind: turns by
 ``RetrievalConfig.turn_weights``, chunks, summaries and facts by ``chunk_weights``. Turn signals
-(neighbours and session, named speaker, speaker prior, others told of, length) apply to turns; document signals
+(neighbours and session, named speaker, speaker prior, others told of, length) apply to turns, a turn by a role
+read alone (``context_read_alone``) taking nothing of its neighbour's; document signals
 (graph page and links) to everything else; the time window to every kind. A memory of one kind
 ranks exactly as the configuration tuned on that kind.
 """
@@ -63,12 +64,15 @@ class DefaultReranker:
         for name in SIMILARITY_SIGNALS:
             if similarity is not None and weights[name].any():
                 values[name] = similarity(candidates, name)
+        alone = signals.read_alone(candidates, cfg.context_read_alone)
+        if alone.any() and "turn_context" in values and "dense" in values:
+            values["turn_context"] = np.where(alone, values["dense"], values["turn_context"])
         score = np.zeros(len(candidates))
         for name, value in values.items():
             if weights[name].any():
                 score += weights[name] * signals.standardize(value)
         score = signals.conversation_context(candidates, score, cfg.context_neighbour, cfg.context_session,
-                                             cfg.session_top)
+                                             cfg.session_top, alone)
         score -= cfg.length_signal * signals.length_excess(candidates, cfg.length_words, cfg.cjk_chars_per_word)
         score += cfg.speaker_named * signals.speaker_named(query, candidates)
         score += signals.speaker_prior(candidates, cfg.speaker_prior)

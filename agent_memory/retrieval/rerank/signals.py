@@ -64,6 +64,17 @@ def speaker_prior(candidates: Sequence[Candidate], prior: dict[str, float]) -> n
                      else 0.0 for c in candidates])
 
 
+def read_alone(candidates: Sequence[Candidate], roles: Sequence[str]) -> np.ndarray:
+    """True for a turn by one of ``roles`` (under any of a role's labels, agent_memory/core/roles.py): such a turn is
+    read alone, as a tool turn is (agent_memory/index/context.py): its ``turn_context`` signal is its own ``dense``
+    one and it takes no share of a neighbouring turn's score (``conversation_context``). An assistant's "Okay,
+    noted." says nothing of its own; read after the user's "Finished reading Pachinko last night." it took that
+    turn's similarity to "Which books have I read?" and a place in the prompt beside it, or instead of it."""
+    wanted = {speaker_role(r) for r in roles}
+    return np.array([c.item.kind == "turn" and speaker_role(c.item.metadata.get("speaker")) in wanted
+                     for c in candidates], dtype=bool)
+
+
 def tells_of_others(query: str, candidates: Sequence[Candidate]) -> np.ndarray:
     """1 for a turn that tells of another person (``told_of``, agent_memory/index/told_of.py) when the question
     asks about its asker, in the first person ("Where do I live now?", 我现在住在哪里？), and names none of the
@@ -126,9 +137,10 @@ def turn_words(text: str, cjk_chars_per_word: float) -> int:
 
 
 def conversation_context(candidates: Sequence[Candidate], score: np.ndarray, neighbour_weight: float,
-                         session_weight: float, session_top: int) -> np.ndarray:
+                         session_weight: float, session_top: int, alone: np.ndarray | None = None) -> np.ndarray:
     """For turns: a share of the best neighbouring turn's score (a reply often holds the fact its
-    neighbour asked about) and of its session's strength (facts cluster by session)."""
+    neighbour asked about), none for a turn read ``alone`` (``read_alone``), and of its session's strength (facts
+    cluster by session)."""
     sessions = [c.item.metadata.get("session_id") if c.item.kind == "turn" else None for c in candidates]
     if not any(sessions):
         return score
@@ -145,7 +157,7 @@ def conversation_context(candidates: Sequence[Candidate], score: np.ndarray, nei
             continue
         seq = int(cand.item.metadata.get("seq", 0) or 0)
         near = [score[j] for j in (position.get((s, seq + d)) for d in (-1, 1)) if j is not None]
-        if near:
+        if near and (alone is None or not alone[i]):
             out[i] += neighbour_weight * max(near)
         out[i] += session_weight * strength[s]
     return out
