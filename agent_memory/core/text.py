@@ -254,10 +254,18 @@ ASKED_NOW = re.compile(r"\b(?:these days|nowadays|at the moment|at present|right
                         r"|现在|目前|如今|眼下|这阵子|这些天", re.IGNORECASE)
 
 
+# Chinese personal pronouns, as English's ("i", "me", "you", "they" ...) are stopwords: "我一共尝试过几种新运动？"
+# matched every short turn of the user's that says 我 ("给我讲讲蓝帐汗国吧。"), and BM25 favours short ones. Left
+# out of a question's keyword terms only (``question_terms``), as ``ASKED_NOW`` is: stored texts keep them (no
+# keyword format change), and a question never asks for them.
+QUESTION_PRONOUNS = frozenset("我 我们 咱 咱们 你 你们 您 他 她 它 他们 她们 它们".split())
+
+
 def question_terms(question: str) -> list[str]:
     """A question's keyword terms: ``keyword_terms`` of it without its words for the time it is asked
-    (``ASKED_NOW``). The keyword route's query and the reranker's term coverage read a question by these."""
-    return keyword_terms(ASKED_NOW.sub(" ", question))
+    (``ASKED_NOW``) and without Chinese personal pronouns (``QUESTION_PRONOUNS``). The keyword route's query and
+    the reranker's term coverage read a question by these."""
+    return [t for t in keyword_terms(ASKED_NOW.sub(" ", question)) if t not in QUESTION_PRONOUNS]
 
 
 @functools.lru_cache(maxsize=20000)

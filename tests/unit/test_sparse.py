@@ -99,7 +99,7 @@ def test_bad_parameters_are_rejected_with_their_value(kwargs):
     ("Which handset do I have these days?", ["handset"]),
     ("What book is Jon currently reading?", ["book", "jon", "read"]),
     ("Where do I live right now?", ["live"]),
-    ("我现在住在哪里？", ["我", "住", "哪里"]),
+    ("我现在住在哪里？", ["住", "哪里"]),
     ("目前学校有几个校区？", ["学校", "有", "几个", "校区"]),
 ])
 def test_a_questions_words_for_the_time_it_is_asked_are_no_query_terms(question, asked):
@@ -115,3 +115,21 @@ def test_a_stored_text_keeps_those_words_and_term_coverage_reads_the_question_wi
     chatter, answer = "These days I spend my evenings on yoga.", "My new handset arrived today."
     said_of_nothing, said_of_it = term_coverage("Which handset do I have these days?", [chatter, answer])
     assert said_of_nothing == 0.0 < said_of_it
+
+
+@pytest.mark.parametrize("question, asked", [
+    ("我一共尝试过几种新运动？", ["一共", "尝试", "过", "几种", "新", "运动"]),
+    ("我们上个月去哪里了？", ["上个月", "去", "哪里"]),
+    ("你推荐过哪本书？", ["推荐", "过", "本书"]),
+    ("他们住在哪个城市？", ["住", "城市"]),
+])
+def test_a_chinese_questions_personal_pronouns_are_no_query_terms_as_englishs_are_stopwords(question, asked):
+    assert SparseEncoder().encode_query(question).indices == sorted({term_index(t) for t in asked})
+
+
+def test_a_stored_chinese_text_keeps_its_pronouns_and_a_turn_that_shares_only_one_covers_nothing():
+    from agent_memory.retrieval.rerank.signals import term_coverage
+
+    assert term_index("我") in SparseEncoder().encode_document("给我讲讲蓝帐汗国吧。").indices
+    assert term_coverage("我一共尝试过几种新运动？", ["给我讲讲蓝帐汗国吧。"]) == [0.0]  # 我 alone: nothing
+    assert term_coverage("我一共尝试过几种新运动？", ["我报了羽毛球课，这是第一次尝试这项运动。"])[0] > 0
