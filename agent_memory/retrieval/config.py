@@ -14,7 +14,7 @@ The models it nests (routes, signal weights, section shares ...) are in ``config
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -73,8 +73,9 @@ class RetrievalConfig(StrictModel):
         description="how a cross-encoder re-orders the reranker's first candidates, where the deployment names a "
                     "model (AGENT_MEMORY_CROSS_ENCODER_MODEL; unset: off): agent_memory/retrieval/rerank/cross_encoder.py")
     # -- reranker: turn signals ------------------------------------------------------------------
-    context_read_alone: list[str] = Field(default_factory=lambda: ["assistant"], description=(
-        "roles whose turns are read alone (agent_memory/retrieval/rerank/signals.py read_alone): a turn's"
+    context_read_alone: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=lambda: ["assistant"], description=(
+        "roles (or speakers) whose turns are read alone (agent_memory/retrieval/rerank/signals.py read_alone): a turn's"
         " turn_context signal is its own dense signal and it takes no share of a neighbouring turn's score. The"
         " assistant's acknowledgements (\"Okay, noted.\") took the user's statement's similarity and its place in the"
         " prompt: docs/journal/2026-12-07-spread-over-months.md"))

@@ -33,3 +33,13 @@ def test_a_turn_read_alone_keeps_its_sessions_share_and_takes_none_of_its_neighb
     assert shared.tolist() == pytest.approx([4.0 + 0.0 + session, 0.0 + 0.5 * 4.0 + session, 1.0 + 0.0 + session])
     # The acknowledgement loses the user's 4.0; the user's turns keep what their neighbours give them.
     assert alone.tolist() == pytest.approx([4.0 + session, session, 1.0 + session])
+
+
+def test_the_config_reads_the_assistant_alone_by_default_and_refuses_an_empty_label_naming_it():
+    from agent_memory.core.errors import ConfigError
+    from agent_memory.retrieval.config import load_preset
+
+    assert load_preset("default").context_read_alone == ["assistant"]
+    # An empty label would name every turn whose speaker is unknown.
+    with pytest.raises(ConfigError, match="context_read_alone"):
+        load_preset("default", context_read_alone=[""])
