@@ -79,7 +79,8 @@ def test_a_job_a_stop_interrupted_runs_again_at_the_next_start_under_its_old_id(
         release.wait(30)
         raise RuntimeError("store closed")  # what a job meets when the stop closes the stores under it
 
-    first = SpooledJobs(JobRegistry(stuck), tmp_path / "pending")
+    # The stop gives up on the stuck job at once (its default waits 8 s for it): the job still ends only after.
+    first = SpooledJobs(JobRegistry(stuck, stop_wait_s=0.1), tmp_path / "pending")
     running = first.submit(_upload(tmp_path)[0])
     queued = first.submit(JobSpec("acme", "text", "memo", 4, {"title": "t"}, body=b"memo"))
     assert started.wait(30)
@@ -103,12 +104,17 @@ def test_a_job_a_stop_interrupted_runs_again_at_the_next_start_under_its_old_id(
 
 def test_a_job_interrupted_again_and_again_is_reported_not_run(tmp_path):
     stuck = threading.Event()
-    jobs = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}), tmp_path / "pending")
+
+    def stopped_mid_job() -> SpooledJobs:
+        # Each stop gives up on the stuck job at once (the default waits 8 s for it): the job is still unfinished.
+        return SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}, stop_wait_s=0), tmp_path / "pending")
+
+    jobs = stopped_mid_job()
     job = jobs.submit(JobSpec("acme", "text", "memo", 4, {}, body=b"memo"))
     time.sleep(1.1)  # each restart rewrites the job's description (its folder's time moves on)
     for _ in range(MAX_ATTEMPTS - 1):  # every start is stopped again before the job ends (it kills the process)
         jobs.close()
-        jobs = SpooledJobs(JobRegistry(lambda spec, job: stuck.wait(30) and {}), tmp_path / "pending")
+        jobs = stopped_mid_job()
         jobs.resume()
     jobs.close()
     given: list[JobSpec] = []
