@@ -187,10 +187,11 @@ def test_large_upload_runs_as_background_job(server):
     assert_error(client.get("/v1/jobs/feedbeef", headers=ACME), 404, "not_found")
 
 
-def test_a_small_body_sent_while_a_job_writes_is_queued_not_held(server):
+def test_a_small_body_sent_while_a_job_writes_is_queued_not_held(server, monkeypatch):
     client, _ = server
+    monkeypatch.setattr(ingestion_module, "LOCK_GRACE_S", 0.2)  # the grace a write waits, then it is queued
     lock = client.app.state.api.ingest_lock
-    with lock:  # as a long job holds it: the request answers at once instead of waiting for it
+    with lock:  # as a long job holds it: the request answers after the grace instead of waiting for the job
         accepted = client.post("/v1/documents", headers=ACME,
                                json={"source_id": "notes/ferry.md", "text": "The ferry leaves pier 4 at dawn."})
         assert accepted.status_code == 202, accepted.text
