@@ -37,6 +37,7 @@ pytestmark = [*NEEDS_POSTGRES, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "e2e-key"
 LEASE_S = 5.0
+BIG_RECORDS = 400  # about 10 s of a worker's time on a loaded two-core machine
 
 
 def free_port() -> int:
@@ -141,8 +142,9 @@ def check_cluster(tmp_path: Path, schema: FreshSchema, jobs, catalog) -> None:
         api_a, api_b = cluster.api("api-a"), cluster.api("api-b")
         w1 = cluster.worker("w1")
 
-        # A big document posted to A; w1 takes it.
-        big_id = post_doc(api_a, "big/records", big_text(1500))
+        # A big document posted to A; w1 takes it. Big enough that w1 still runs it when it is killed below (the
+        # posts to B and a process start later), however fast the machine: w2 then runs it again.
+        big_id = post_doc(api_a, "big/records", big_text(BIG_RECORDS))
         deadline = time.monotonic() + 180
         while (row := jobs.get(big_id, cluster.tenant))["status"] != "running":
             assert w1.poll() is None and time.monotonic() < deadline, cluster.log("w1")
