@@ -54,13 +54,16 @@ def test_a_full_disk_is_a_503_and_every_acknowledged_write_stays(small_fs, tmp_p
         wait_ready(http)
         first = http.post("/v1/documents", json={"source_id": "doc-0", "text": "The first note mentions Velmora."})
         assert first.status_code == 200, first.text
-        # Ballast leaves a little more than the reserve: the writes below cross it.
+        # Ballast leaves a little more than the reserve (1.5 MB): the writes below cross it.
         ballast = small_fs / "ballast"
         with ballast.open("wb") as out:
-            out.write(b"\0" * int(max(0.0, _free_mb(small_fs) - RESERVE_MB - 3) * 1048576))
+            out.write(b"\0" * int(max(0.0, _free_mb(small_fs) - RESERVE_MB - 1.5) * 1048576))
         acknowledged, appended, refused = ["doc-0"], 0, []
         for n in range(1, 400):
-            text = f"Note {n} about the harbour of Velmora: " + " ".join(uuid.uuid4().hex for _ in range(400))
+            # Words no two notes share, 25 of them: a note and a message take about 0.2 MB of the disk (mostly the
+            # stores' own bookkeeping), so some eight are acknowledged before the reserve is crossed; notes of 400
+            # such words took 0.85 MB each, and ten times as long to store.
+            text = f"Note {n} about the harbour of Velmora: " + " ".join(uuid.uuid4().hex for _ in range(25))
             posted = http.post("/v1/documents", json={"source_id": f"doc-{n}", "text": text})
             message = http.post("/v1/sessions/s-full/messages",
                                 json={"message": {"role": "user", "content": f"message {n}: {text[:2000]}"}})
@@ -105,9 +108,33 @@ def _corrupt(path: Path) -> None:
         Path(str(path) + extra).unlink(missing_ok=True)
 
 
-def test_a_corrupted_catalog_is_a_store_error_on_every_surface(tmp_path):
-    data_dir = tmp_path / "data"
-    assert _cli(data_dir, "ingest", str(ROOT / "agent_memory" / "samples" / "docs")).returncode == 0
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    """A data dir holding the sample docs, ingested once (by the CLI, in this process) for the tests to copy."""
+    from agent_memory.cli import main
+    from tests.helpers import embedded_cli_env
+
+    data_dir = tmp_path_factory.mktemp("issue32") / "data"
+    with pytest.MonkeyPatch.context() as mp:
+        embedded_cli_env(mp, data_dir)
+        mp.chdir(ROOT)  # where _cli runs the CLI
+        for name, value in ENV.items():
+            if value is None:
+                mp.delenv(name, raising=False)
+            else:
+                mp.setenv(name, value)
+        assert main(["ingest", str(ROOT / "agent_memory" / "samples" / "docs")]) == 0
+    return data_dir
+
+
+def _copy_of(ingested: Path, tmp_path: Path) -> Path:
+    """A data dir of the test's own, holding what ``ingested`` holds."""
+    shutil.copytree(ingested, tmp_path / "data")
+    return tmp_path / "data"
+
+
+def test_a_corrupted_catalog_is_a_store_error_on_every_surface(ingested, tmp_path):
+    data_dir = _copy_of(ingested, tmp_path)
     _corrupt(data_dir / "catalog.sqlite")
     # CLI: one line naming the fault; the traceback only with -v.
     listed = _cli(data_dir, "stats")
@@ -134,9 +161,8 @@ def test_a_corrupted_catalog_is_a_store_error_on_every_surface(tmp_path):
         assert http.get("/healthz").status_code == 200
 
 
-def test_a_read_only_data_dir_is_one_clear_cli_line(tmp_path):
-    data_dir = tmp_path / "data"
-    assert _cli(data_dir, "ingest", str(ROOT / "agent_memory" / "samples" / "docs")).returncode == 0
+def test_a_read_only_data_dir_is_one_clear_cli_line(ingested, tmp_path):
+    data_dir = _copy_of(ingested, tmp_path)
     readonly = tmp_path / "ro"
     readonly.mkdir()
     done = subprocess.run(["mount", "--bind", "-o", "ro", str(data_dir), str(readonly)], capture_output=True)
