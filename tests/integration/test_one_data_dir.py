@@ -46,7 +46,33 @@ def cli(data_dir: Path, *args: str, key: str | None = KEY, cwd: Path = ROOT,
                           timeout=300)
 
 
-def test_cli_and_mcp_go_through_the_server_that_owns_the_data_dir(tmp_path):
+def cli_here(monkeypatch, capsys):
+    """``cli`` as the CLI's ``main`` in this process, with the environment and working folder ``cli`` gives its
+    process: for the commands whose point is the server they find, not a process of their own (this process
+    is not the server either)."""
+    from agent_memory.cli import main
+
+    def run(data_dir: Path, *args: str, key: str | None = KEY, cwd: Path = ROOT,
+            progress: bool = False) -> subprocess.CompletedProcess:
+        env = _env(AGENT_MEMORY_API_KEY=key, **({"AGENT_MEMORY_NO_PROGRESS": None} if progress else {}))
+        argv = ["--data-dir", str(data_dir), *args]
+        with monkeypatch.context() as mp:
+            for name in set(os.environ) - set(env):
+                mp.delenv(name)
+            for name, value in env.items():
+                mp.setenv(name, value)
+            mp.chdir(cwd)
+            capsys.readouterr()
+            code = main(argv)
+            out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["agent-memory", *argv], code, out, err)
+
+    return run
+
+
+def test_cli_and_mcp_go_through_the_server_that_owns_the_data_dir(tmp_path, monkeypatch, capsys):
+    # One CLI process of its own (the second `serve`, the first ingest), the other commands in this process.
+    here = cli_here(monkeypatch, capsys)
     data = tmp_path / "data"
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -65,7 +91,7 @@ def test_cli_and_mcp_go_through_the_server_that_owns_the_data_dir(tmp_path):
         assert f"pid {holder.pid}" in second.stderr and url in second.stderr
 
         # Without the key the CLI says which variable to set (the server is beyond no-key mode).
-        refused = cli(data, "stats", key=None)
+        refused = here(data, "stats", key=None)
         assert refused.returncode == 2 and "AGENT_MEMORY_API_KEY" in refused.stderr, refused.stderr
 
         ingested = cli(data, "ingest", "--json", str(notes), "-r", cwd=tmp_path)
@@ -75,43 +101,43 @@ def test_cli_and_mcp_go_through_the_server_that_owns_the_data_dir(tmp_path):
         assert [path for path, _ in report["files_skipped"]] == [str(notes / "blob.xyz")]
         assert "working through its HTTP API" in ingested.stderr
         # The same text report; one file refreshed under its folder's ID (the base that job used).
-        shown = cli(data, "ingest", str(notes / "greenhouse.md"), "--base", str(tmp_path), cwd=tmp_path, progress=True)
+        shown = here(data, "ingest", str(notes / "greenhouse.md"), "--base", str(tmp_path), cwd=tmp_path, progress=True)
         assert shown.returncode == 0 and "Ingestion report" in shown.stdout and "files unchanged  1" in shown.stdout
         assert f"[1/1] {notes / 'greenhouse.md'}: done" in shown.stderr  # the job's progress, as it went
         assert '"POST /v1/documents HTTP/1.1" 202' in (tmp_path / "serve.log").read_text()  # uploads were jobs
-        again = json.loads(cli(data, "ingest", "--json", str(notes), "-r", cwd=tmp_path).stdout)
+        again = json.loads(here(data, "ingest", "--json", str(notes), "-r", cwd=tmp_path).stdout)
         assert again["files_unchanged"] == 2 and again["files_ingested"] == 0
 
-        stats = cli(data, "stats")
+        stats = here(data, "stats")
         assert stats.returncode == 0, stats.stderr
         assert json.loads(stats.stdout)["acme"]["sources"] >= 2
-        listed = json.loads(cli(data, "list").stdout)
+        listed = json.loads(here(data, "list").stdout)
         assert {"notes/greenhouse.md", "notes/bakery.txt"} <= {row["source_id"] for row in listed["sources"]}
-        wrong_tenant = cli(data, "stats", "--tenant", "other")
+        wrong_tenant = here(data, "stats", "--tenant", "other")
         assert wrong_tenant.returncode == 2 and "'acme'" in wrong_tenant.stderr
 
-        prompt = cli(data, "prompt", "--json", "Which sensor replaced the X-200?", "--budget", "300")
+        prompt = here(data, "prompt", "--json", "Which sensor replaced the X-200?", "--budget", "300")
         assert prompt.returncode == 0, prompt.stderr
         assert "[S:notes/greenhouse.md]" in json.loads(prompt.stdout)["prompt"]
-        dump = cli(data, "prompt", "Which sensor replaced the X-200?", "--budget", "300")
+        dump = here(data, "prompt", "Which sensor replaced the X-200?", "--budget", "300")
         assert "== Token accounting ==" in dump.stdout and "[S:notes/greenhouse.md]" in dump.stdout
 
         _mcp_scenario(data)
         _mcp_http_over_the_server(url)
 
         # An uploaded file is named by its own path, as after a local ingestion (the CLI sent where it was).
-        inspected = cli(data, "inspect", str(notes / "greenhouse.md"))
+        inspected = here(data, "inspect", str(notes / "greenhouse.md"))
         assert inspected.returncode == 0 and "notes/greenhouse.md" in inspected.stdout, inspected.stderr
-        forgotten = cli(data, "forget", str(notes / "bakery.txt"))
+        forgotten = here(data, "forget", str(notes / "bakery.txt"))
         assert forgotten.returncode == 0 and json.loads(forgotten.stdout)["sources"] >= 1, forgotten.stderr
-        assert cli(data, "inspect", "notes/bakery.txt").returncode == 1
-        again_forgotten = cli(data, "forget", "notes/bakery.txt")
+        assert here(data, "inspect", "notes/bakery.txt").returncode == 1
+        again_forgotten = here(data, "forget", "notes/bakery.txt")
         assert again_forgotten.returncode == 1 and "nothing stored under 'notes/bakery.txt'" in again_forgotten.stderr
-        gc = cli(data, "gc")
+        gc = here(data, "gc")
         assert gc.returncode == 0 and json.loads(gc.stdout)["expired"]["sources"] == 0, gc.stderr
     # The server is gone: the data dir is free, and the CLI opens the stores itself again.
     assert current_holder(data) is None
-    local = cli(data, "list", "--tenant", "acme", key=None)
+    local = here(data, "list", "--tenant", "acme", key=None)
     assert local.returncode == 0, local.stderr
     assert "notes/greenhouse.md" in local.stdout and "notes/bakery.txt" not in local.stdout
 
