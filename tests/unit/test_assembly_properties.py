@@ -112,7 +112,7 @@ def _is_whole_sentences(compressed: str, original: str) -> bool:
     return True
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     counter_name=st.sampled_from(sorted(COUNTERS)),
     question=text,
