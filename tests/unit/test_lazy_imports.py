@@ -53,7 +53,7 @@ print("\n".join(errors) or "ok")
 
 def test_first_lazy_imports_in_threads_at_once_never_raise():
     env = {**os.environ, "PYTHONPATH": str(Path(agent_memory.__file__).parents[1])}
-    for _ in range(3):  # before the lock, each run of the spaCy threads raised
+    for _ in range(2):  # before the lock, each run of the spaCy threads raised: a second one is the margin
         done = subprocess.run([sys.executable, "-c", _RACE], capture_output=True, text=True, env=env, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.strip() == "ok"
