@@ -133,7 +133,7 @@ def test_a_killed_job_whose_graph_log_ends_in_a_partial_record_heals_through_the
     log, so the log ends in a partial record ("Corrupted wal file", "Checksum verification failed").
     The next `agent-memory ingest` used to fail every file on opening the graph; now it replays the log
     up to the partial record, keeps the log as found, and the data dir reads as a clean run's."""
-    corpus = _corpus(tmp_path / "corpus")
+    corpus = _corpus(tmp_path / "corpus", n=30)  # killed after 10 of its 30 files (two catalog rows each)
     clean_dir, crash_dir = tmp_path / "clean", tmp_path / "crashed"
     with build_services(_settings(clean_dir)) as services:
         ingest_paths(IngestionPipeline(services), [corpus], recursive=True)
