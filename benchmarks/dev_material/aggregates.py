@@ -19,9 +19,9 @@ from __future__ import annotations
 import random
 from datetime import datetime
 
-from benchmarks.dev_material.dated import session_dates, stamp
+from benchmarks.dev_material.dated import session_dates
 from benchmarks.dev_material.pools import _EN, _ZH
-from benchmarks.dev_material.updates import _lists
+from benchmarks.dev_material.updates import _lists, chat_sessions
 
 # kind: (values, the user's wordings, another person's wordings, (list question, its paraphrase), count question)
 _EN_KINDS = {
@@ -95,7 +95,6 @@ def make_aggregates(src, rng: random.Random, lang: str, *, users: int = 8, sessi
     table = _ZH_KINDS if lang == "zh" else _EN_KINDS
     v = _ZH if lang == "zh" else _EN
     names, lecture_src = _lists(src, lang)
-    user, assistant = v["user"], v["assistant"]
     records = []
     for number in range(users):
         dates, asked = session_dates(rng, datetime(2023, 6, 1, 19, 0), 300, sessions, 150)
@@ -111,31 +110,7 @@ def make_aggregates(src, rng: random.Random, lang: str, *, users: int = 8, sessi
             values, _, other, _, _ = table[rng.choice(sorted(table))]
             placed.append((rng.randrange(sessions), rng.choice(other).format(p=rng.choice(people),
                                                                               v=rng.choice(values)), None))
-        conversation: dict = {"speaker_a": user, "speaker_b": assistant}
-        evidence: dict[str, list[str]] = {kind: [] for kind in done}
-        talks = rng.sample(lecture_src, min(lectures, len(lecture_src)))
-        lecture_at = {rng.randrange(sessions): talk for talk in talks}
-        for index, when in enumerate(dates):
-            rows: list[tuple[str, str, str | None]] = []
-            for _ in range(rng.randint(2, 4)):
-                fill = {"p": rng.choice(people), "city": rng.choice(names["cities"]), "food": rng.choice(v["foods"]),
-                        "event": rng.choice(v["events"]), "sport": rng.choice(v["sports"])}
-                rows += [(user, rng.choice(v["chat"]).format(**fill), None), (assistant, rng.choice(v["reply"]), None)]
-            for slot, text, kind in placed:
-                if slot == index:
-                    at = rng.randrange(0, len(rows) + 1, 2)
-                    rows[at:at] = [(user, text, kind), (assistant, rng.choice(v["ack"]), None)]
-            if index in lecture_at:
-                title, body = lecture_at[index]
-                rows += [(user, rng.choice(v["ask"]).format(t=title), None), (assistant, body, None)]
-            session = index + 1
-            conversation[f"session_{session}_date_time"] = stamp(when)
-            conversation[f"session_{session}"] = []
-            for t_index, (speaker, text, kind) in enumerate(rows, 1):
-                dia = f"D{session}:{t_index}"
-                conversation[f"session_{session}"].append({"speaker": speaker, "dia_id": dia, "text": text})
-                if kind is not None:
-                    evidence[kind].append(dia)
+        conversation, evidence = chat_sessions(rng, v, names, people, dates, placed, lecture_src, lectures)
         qa = []
         date = asked.strftime("%Y/%m/%d (%a) %H:%M")
         for n, (kind, values) in enumerate(done.items()):

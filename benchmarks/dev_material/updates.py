@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 import re
 from datetime import datetime
+from typing import Hashable
 
 from benchmarks.dev_material.dated import session_dates, stamp
 from benchmarks.dev_material.pools import _EN, _ZH
@@ -118,7 +119,6 @@ def make_updates(src: Sources, rng: random.Random, lang: str, *, users: int = 8,
     table = _ZH_ATTRIBUTES if lang == "zh" else _EN_ATTRIBUTES
     v = _ZH if lang == "zh" else _EN
     names, lecture_src = _lists(src, lang)
-    user, assistant = v["user"], v["assistant"]
     records = []
     for number in range(users):
         dates, asked = session_dates(rng, datetime(2023, 6, 1, 19, 0), 300, sessions, 150)
@@ -142,31 +142,8 @@ def make_updates(src: Sources, rng: random.Random, lang: str, *, users: int = 8,
             pool, _, other, _, _ = table[attr]
             values = _values(pool, names)
             placed.append((rng.randrange(sessions), other.format(p=rng.choice(people), v=rng.choice(values)), None))
-        conversation: dict = {"speaker_a": user, "speaker_b": assistant}
-        where: dict[tuple[str, int], str] = {}
-        talks = rng.sample(lecture_src, min(lectures, len(lecture_src)))
-        lecture_at = {rng.randrange(sessions): talk for talk in talks}
-        for index, when in enumerate(dates):
-            rows: list[tuple[str, str, tuple[str, int] | None]] = []
-            for _ in range(rng.randint(2, 4)):
-                fill = {"p": rng.choice(people), "city": rng.choice(names["cities"]), "food": rng.choice(v["foods"]),
-                        "event": rng.choice(v["events"]), "sport": rng.choice(v["sports"])}
-                rows += [(user, rng.choice(v["chat"]).format(**fill), None), (assistant, rng.choice(v["reply"]), None)]
-            for slot, text, told in placed:
-                if slot == index:
-                    at = rng.randrange(0, len(rows) + 1, 2)
-                    rows[at:at] = [(user, text, told), (assistant, rng.choice(v["ack"]), None)]
-            if index in lecture_at:
-                title, body = lecture_at[index]
-                rows += [(user, rng.choice(v["ask"]).format(t=title), None), (assistant, body, None)]
-            session = index + 1
-            conversation[f"session_{session}_date_time"] = stamp(when)
-            conversation[f"session_{session}"] = []
-            for t_index, (speaker, text, told) in enumerate(rows, 1):
-                dia = f"D{session}:{t_index}"
-                conversation[f"session_{session}"].append({"speaker": speaker, "dia_id": dia, "text": text})
-                if told is not None:
-                    where[told] = dia
+        conversation, told_at = chat_sessions(rng, v, names, people, dates, placed, lecture_src, lectures)
+        where = {told: dias[-1] for told, dias in told_at.items()}  # each change is told once
         qa = []
         date = asked.strftime("%Y/%m/%d (%a) %H:%M")
         for n, (attr, values) in enumerate(changes.items()):
@@ -181,3 +158,39 @@ def make_updates(src: Sources, rng: random.Random, lang: str, *, users: int = 8,
                        "question_date": date})
         records.append({"sample_id": f"{lang}-updates{number}", "conversation": conversation, "qa": qa})
     return records
+
+
+def chat_sessions(rng: random.Random, v: dict, names: dict[str, list[str]], people: list[str], dates: list[datetime],
+                  placed: list[tuple[int, str, Hashable | None]], lecture_src: list[tuple[str, str]],
+                  lectures: int) -> tuple[dict, dict[Hashable, list[str]]]:
+    """One user's sessions on ``dates`` (``v``: a language's chatter, ``pools._EN`` / ``_ZH``): two to four pairs of
+    chatter each, every ``placed`` statement (session, text, its tag or None) among them followed by the assistant's
+    acknowledgement, and ``lectures`` long off-topic answers. Returns the LoCoMo-shape conversation and, per tag,
+    the dialog IDs that told it, in order."""
+    user, assistant = v["user"], v["assistant"]
+    conversation: dict = {"speaker_a": user, "speaker_b": assistant}
+    told_at: dict[Hashable, list[str]] = {}
+    talks = rng.sample(lecture_src, min(lectures, len(lecture_src)))
+    lecture_at = {rng.randrange(len(dates)): talk for talk in talks}
+    for index, when in enumerate(dates):
+        rows: list[tuple[str, str, Hashable | None]] = []
+        for _ in range(rng.randint(2, 4)):
+            fill = {"p": rng.choice(people), "city": rng.choice(names["cities"]), "food": rng.choice(v["foods"]),
+                    "event": rng.choice(v["events"]), "sport": rng.choice(v["sports"])}
+            rows += [(user, rng.choice(v["chat"]).format(**fill), None), (assistant, rng.choice(v["reply"]), None)]
+        for slot, text, tag in placed:
+            if slot == index:
+                at = rng.randrange(0, len(rows) + 1, 2)
+                rows[at:at] = [(user, text, tag), (assistant, rng.choice(v["ack"]), None)]
+        if index in lecture_at:
+            title, body = lecture_at[index]
+            rows += [(user, rng.choice(v["ask"]).format(t=title), None), (assistant, body, None)]
+        session = index + 1
+        conversation[f"session_{session}_date_time"] = stamp(when)
+        conversation[f"session_{session}"] = []
+        for t_index, (speaker, text, tag) in enumerate(rows, 1):
+            dia = f"D{session}:{t_index}"
+            conversation[f"session_{session}"].append({"speaker": speaker, "dia_id": dia, "text": text})
+            if tag is not None:
+                told_at.setdefault(tag, []).append(dia)
+    return conversation, told_at
