@@ -265,8 +265,10 @@ QUESTION_PRONOUNS = frozenset("我 我们 咱 咱们 你 你们 您 他 她 它 
 # 多少 with its measure word (几场演唱会, 多少次, 几种新运动), 一共 / 总共 (altogether), 些 (哪些, 做了些什么) and the
 # experiential 过 (去过, 做过, 尝试过). None names what answers the question, and the statements that answer it
 # rarely say them: "我一共去过几场演唱会？" is answered by "昨晚去看了李健的现场", while 过 and 几种 matched the
-# off-topic lectures ("…经过几种演变"). Question side only (``question_terms``), as ``ASKED_NOW`` is.
-_COUNT_ASKED = re.compile(r"(?:几|多少)[个道场种门本次位件家部首篇趟回项座所张条只辆台双杯碗顿份样类节堂届]")
+# off-topic lectures ("…经过几种演变"). English's "how many" / "how much" likewise ("many" matched any "many people
+# came"). Question side only (``question_terms``), as ``ASKED_NOW`` is.
+_COUNT_ASKED = re.compile(r"(?:几|多少)[个道场种门本次位件家部首篇趟回项座所张条只辆台双杯碗顿份样类节堂届]"
+                          r"|\bhow (?:many|much)\b", re.IGNORECASE)
 _QUESTION_FRAME = frozenset("过 些 一共 总共".split())
 # Words whose 过 is no aspect marker: the word itself is the term.
 _WORDS_WITH_GUO = frozenset("难过 错过 经过 通过 超过 不过 越过 度过 路过 穿过 跨过 放过 改过 胜过 闯过 熬过 透过 罪过 太过 "

@@ -135,8 +135,10 @@ def test_a_chinese_questions_personal_pronouns_are_no_query_terms_as_englishs_ar
     ("我去过多少次上海？", ["去", "上海"]),
     ("你难过吗？", ["难过"]),  # a word whose 过 is no aspect marker stays whole
     ("我错过了哪些课？", ["错过", "课"]),
+    ("How many concerts have I been to?", ["concert"]),  # English's "how many" likewise
+    ("How much did the trip cost?", ["trip", "cost"]),
 ])
-def test_how_a_chinese_question_asks_for_a_count_or_a_kind_gives_no_query_terms(question, asked):
+def test_how_a_question_asks_for_a_count_or_a_kind_gives_no_query_terms(question, asked):
     # As "how many", "which" and "ever" are: 几场 / 多少次, 一共, 些 and the experiential 过 name nothing that answers it.
     assert SparseEncoder().encode_query(question).indices == sorted({term_index(t) for t in asked})
 
