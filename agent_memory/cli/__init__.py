@@ -2,8 +2,8 @@
 
 ``parser.py`` reads the command line, ``commands.py`` runs the subcommand over the stores or the server
 that ``stores_or_server.py`` chooses; ``main`` turns any failure into one line (the traceback with ``-v``).
-The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK) when they
-run, so that the other commands and ``--help`` do not load them.
+A subcommand's module, and with it the stores, the models and the server stacks, is imported when that
+subcommand runs (``parser._runs``): ``--help``, ``--version`` and a refused argument load none of them.
 """
 
 from __future__ import annotations

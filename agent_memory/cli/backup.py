@@ -16,19 +16,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from agent_memory.cli.parser import ADMIN_KEY_ENV
 from agent_memory.cli.stores_or_server import server_for, stored_data_dir
 from agent_memory.core.config import load_settings
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.owner import own
 from agent_memory.ingest.backup import backup_data_dir
 from agent_memory.remote import RemoteMemory
-
-ADMIN_KEY_ENV = "AGENT_MEMORY_ADMIN_KEY"
-HELP = ("copy the data dir, consistently, into a new folder that opens as a data dir as it is (restore: stop what "
-        "uses the data dir, move it aside, copy the backup to its path; never over it); through a server that "
-        f"requires API keys, with one of its admin keys in {ADMIN_KEY_ENV}")
-DESTINATION_HELP = ("a new or empty folder outside the data dir; through a server, on the server's machine "
-                    "(with --server: its absolute path there)")
 
 
 def cmd_backup(args) -> int:

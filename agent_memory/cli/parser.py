@@ -5,37 +5,41 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
+import importlib
 import math
 
-from agent_memory.cli.backup import DESTINATION_HELP, cmd_backup
-from agent_memory.cli.backup import HELP as BACKUP_HELP
-from agent_memory.cli.check import cmd_check
-from agent_memory.cli.commands import (
-    cmd_demo,
-    cmd_eval,
-    cmd_gc,
-    cmd_ingest,
-    cmd_inspect,
-    cmd_list,
-    cmd_mcp,
-    cmd_prompt,
-    cmd_reindex,
-    cmd_serve,
-    cmd_stats,
-    cmd_worker,
-)
-from agent_memory.cli.forget_many import cmd_forget_any
-from agent_memory.cli.sessions import ACTIONS as SESSION_ACTIONS
-from agent_memory.cli.sessions import VIEW_BUDGET, cmd_session
-from agent_memory.cli.transfer import cmd_export, cmd_import
 from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS, question_problem
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.core.version import __version__
 from agent_memory.evaluation.arguments import add_eval_arguments
-from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS
-from agent_memory.retrieval.config import PRESETS
 
 DESCRIPTION = "The agent-memory command: ingestion jobs, forgetting, the prompt debug dump, eval, the API."
+
+# A subcommand's module is imported when that subcommand runs (``_runs``), not when the parser is built: those
+# modules load the stores, the models and the ingestion and retrieval stacks (seconds), which --help, --version
+# and a refused argument need not wait for. So what the options say of those layers is written here, and
+# tests/unit/test_cli_help.py checks it against them: the retrieval presets (retrieval/config.py) and how much of
+# an item's text `inspect` shows (ingest/upkeep.py).
+PRESET_NAMES = ("default", "conversation", "documents", "documents-no-graph", "fast")
+INSPECT_TEXT_CHARS = 300
+SESSION_ACTIONS = ("list", "view", "messages", "delete")
+VIEW_BUDGET = 4000  # `session view`'s window, as GET /v1/sessions/{id}/view and Memory.view
+ADMIN_KEY_ENV = "AGENT_MEMORY_ADMIN_KEY"  # the admin key `backup`, `check` and `forget --all` send a server
+BACKUP_HELP = ("copy the data dir, consistently, into a new folder that opens as a data dir as it is (restore: "
+               "stop what uses the data dir, move it aside, copy the backup to its path; never over it); through a "
+               f"server that requires API keys, with one of its admin keys in {ADMIN_KEY_ENV}")
+DESTINATION_HELP = ("a new or empty folder outside the data dir; through a server, on the server's machine "
+                    "(with --server: its absolute path there)")
+
+
+def _run(module: str, function: str, args: argparse.Namespace) -> int:
+    """The command ``agent_memory.cli.<module>.<function>``, imported when it runs (and looked up then)."""
+    return getattr(importlib.import_module(f"agent_memory.cli.{module}"), function)(args)
+
+
+def _runs(module: str, function: str) -> functools.partial[int]:
+    return functools.partial(_run, module, function)
 
 
 # Argument types: a value the HTTP API answers 422 for is refused here too, naming it, so a command
@@ -159,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "of its parents up to the git repository root, as ripgrep does, or outside git up to the folder "
                    "the source IDs are named from, and leaves out lockfiles, *.min.js, *.min.css and *.map; "
                    "ignored files are counted, not listed)")
-    p.set_defaults(func=cmd_ingest)
+    p.set_defaults(func=_runs("commands", "cmd_ingest"))
 
     p = sub.add_parser("forget", help="remove one source (or a whole file), every source under a prefix, or a "
                                       "whole tenant, everywhere")
@@ -171,36 +175,36 @@ def build_parser() -> argparse.ArgumentParser:
                    "key in AGENT_MEMORY_ADMIN_KEY, any tenant")
     p.add_argument("--yes", action="store_true", help="confirm --all without asking")
     p.add_argument("--tenant", help=TENANT_HELP)
-    p.set_defaults(func=cmd_forget_any)
+    p.set_defaults(func=_runs("forget_many", "cmd_forget_any"))
 
     p = sub.add_parser("export", help="everything a tenant holds as JSON Lines: sources with their text, sessions "
                                       "with their raw messages (a data request, a move to another deployment)")
     p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--out", metavar="FILE", help="write it to FILE (whole, or not at all) instead of stdout")
-    p.set_defaults(func=cmd_export)
+    p.set_defaults(func=_runs("transfer", "cmd_export"))
 
     p = sub.add_parser("import", help="read an export back: sources re-ingested and sessions appended with this "
                                       "deployment's models and settings; importing twice changes nothing")
     p.add_argument("file", help="the export (JSON Lines; '-' reads stdin)")
     p.add_argument("--tenant", help="the tenant it goes into (default: the tenant the export names)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=cmd_import)
+    p.set_defaults(func=_runs("transfer", "cmd_import"))
 
     p = sub.add_parser("reindex", help="re-encode the stored text with the embedding settings and keyword "
                                        "tokenization in force (after changing models or upgrading)")
     p.add_argument("--all", action="store_true", dest="everything",
                    help="re-embed every item even when the recorded layout matches (after changing the "
                         "sentence-vector settings, for example)")
-    p.set_defaults(func=cmd_reindex)
+    p.set_defaults(func=_runs("commands", "cmd_reindex"))
 
     p = sub.add_parser("backup", help=BACKUP_HELP)
     p.add_argument("destination", metavar="DEST", help=DESTINATION_HELP)
-    p.set_defaults(func=cmd_backup)
+    p.set_defaults(func=_runs("backup", "cmd_backup"))
 
     p = sub.add_parser("gc", help="remove expired items (ttl_days) from every store at once; then keyword weights "
                                   "count no deleted item (forgotten, replaced or expired)")
     p.add_argument("--tenant", help=TENANT_HELP)
-    p.set_defaults(func=cmd_gc)
+    p.set_defaults(func=_runs("commands", "cmd_gc"))
     p = sub.add_parser("check", help="whether the catalog, the vectors and the graph agree, per tenant (exit 1 "
                                      "when they do not); --repair mends what it can")
     p.add_argument("--tenant", help="only this tenant (default: every tenant any store holds); through a server, "
@@ -212,25 +216,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--adopt", action="store_true",
                    help="with --repair: record in the catalog what it does not know, as the vectors hold it, "
                         "instead of removing it (a lost catalog without a backup)")
-    p.set_defaults(func=cmd_check)
+    p.set_defaults(func=_runs("check", "cmd_check"))
     p = sub.add_parser("stats", help="items per kind, sources, expiring soon, entities and triples: with --tenant "
                        "that tenant's (the object GET /v1/stats answers), else by tenant")
     p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--soon-days", type=_days, default=1.0, help="what 'expiring soon' means (default: a day)")
-    p.set_defaults(func=cmd_stats)
+    p.set_defaults(func=_runs("commands", "cmd_stats"))
     p = sub.add_parser("list", help="sources, by source ID, filtered and paged")
     p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--prefix", default="", help="only source IDs starting with this")
     p.add_argument("--kind", choices=["chunk", "summary", "turn"])
     p.add_argument("--offset", type=_whole(0), default=0)
     p.add_argument("--limit", type=_whole(1, MAX_LIST_LIMIT), default=50)
-    p.set_defaults(func=cmd_list)
+    p.set_defaults(func=_runs("commands", "cmd_list"))
     p = sub.add_parser("inspect", help="everything stored for one source: catalog entry, items, metadata")
     p.add_argument("source_id", help="a source ID as ingest stored it, or the ingested file's ./ or absolute path")
     p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--full", action="store_true", help=f"each item's whole text (default: its first {INSPECT_TEXT_CHARS} characters; "
                    "an item cut says so: text_truncated, and chars is its whole length)")
-    p.set_defaults(func=cmd_inspect)
+    p.set_defaults(func=_runs("commands", "cmd_inspect"))
 
     p = sub.add_parser("prompt", help="debug dump: routes, fusion, compaction and the final prompt")
     p.add_argument("question", type=_question)
@@ -240,12 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
                    'or a date range \'{"published": {"gte": "2024-03-01", "lte": "2024-06-30"}}\'')
     p.add_argument("--tenant", help=TENANT_HELP)
     p.add_argument("--budget", type=_budget, default=1800, help=f"token budget, 1 to {MAX_PROMPT_BUDGET}")
-    p.add_argument("--preset", default="default", help="retrieval preset: " + ", ".join(PRESETS) +
+    p.add_argument("--preset", default="default", help="retrieval preset: " + ", ".join(PRESET_NAMES) +
                    " (default: default; agent_memory/retrieval/config.py)")
     p.add_argument("--question-date", help="when the question is asked, a date that names its year "
                    "(2024-08-01, '2023/05/30 (Tue) 14:06'): 'last month' and 上个月 count back from it")
     p.add_argument("--json", action="store_true", help="print the dump as JSON")
-    p.set_defaults(func=cmd_prompt)
+    p.set_defaults(func=_runs("commands", "cmd_prompt"))
 
     p = sub.add_parser("session", help="an agent's working-memory sessions: list them, view one as the next model "
                        "call sees it (compacted), its raw messages, or delete it")
@@ -257,23 +261,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"view: the window's token budget (default: {VIEW_BUDGET})")
     p.add_argument("--forget", action="store_true", help="delete: its archived turns leave long-term memory too")
     p.add_argument("--json", action="store_true", help="list, view: print JSON")
-    p.set_defaults(func=cmd_session)
+    p.set_defaults(func=_runs("sessions", "cmd_session"))
 
     p = sub.add_parser("demo", help="ingest the bundled sample corpus and print a prompt (the main job)")
     p.add_argument("--question", type=_question, default="Which vector store does agent-memory embed, and why?",
                    help="the question the prompt answers (default: %(default)r)")
     p.add_argument("--budget", type=_budget, default=800,
                    help=f"the prompt's token budget, 1 to {MAX_PROMPT_BUDGET} (default: 800)")
-    p.set_defaults(func=cmd_demo)
+    p.set_defaults(func=_runs("commands", "cmd_demo"))
 
     p = sub.add_parser("eval", help="evidence recall inside a bounded prompt on a benchmark file")
     add_eval_arguments(p, data_dir=False)  # the global --data-dir serves it
-    p.set_defaults(func=cmd_eval)
+    p.set_defaults(func=_runs("commands", "cmd_eval"))
 
     p = sub.add_parser("serve", help="run the HTTP API")
     p.add_argument("--host", default=None)
     p.add_argument("--port", type=_whole(1, 65535), default=None)
-    p.set_defaults(func=cmd_serve)
+    p.set_defaults(func=_runs("commands", "cmd_serve"))
 
     p = sub.add_parser("worker", help="run durable ingestion jobs from PostgreSQL into the shared stores (AGENT_MEMORY_POSTGRES_URL, _QDRANT_URL, _NEO4J_URI)")
     p.add_argument("--once", action="store_true", help="exit when the queue is empty")
@@ -281,14 +285,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lease-s", type=float, default=60.0,
                    help="a job whose heartbeat is older than this is taken again (its worker died)")
     p.add_argument("--poll-s", type=float, default=1.0, help="wait between looks at an empty queue")
-    p.set_defaults(func=cmd_worker)
+    p.set_defaults(func=_runs("commands", "cmd_worker"))
 
     p = sub.add_parser("mcp", help="serve the memory over MCP (stdio; --http for streamable HTTP on /mcp)")
     p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio (API keys as in serve)")
     p.add_argument("--host", default=None)
     p.add_argument("--port", type=_whole(1, 65535), default=None, help="HTTP port (default 8765)")
     p.add_argument("--tenant", help="the tenant of a stdio session (HTTP: the API key's)")
-    p.set_defaults(func=cmd_mcp)
+    p.set_defaults(func=_runs("commands", "cmd_mcp"))
     for subcommand in sub.choices.values():
         _global_options(subcommand, after=True)
     # `agent-memory CMD --help` opens with what CMD does (argparse shows a subcommand's help only in the list).

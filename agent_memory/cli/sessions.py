@@ -11,13 +11,11 @@ import sys
 from typing import Any
 from urllib.parse import quote
 
+from agent_memory.cli.parser import VIEW_BUDGET
 from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
 from agent_memory.conversation.messages import call_names, readable
 from agent_memory.core.errors import ConfigError, NotFoundError
 from agent_memory.core.limits import MAX_LIST_LIMIT
-
-ACTIONS = ("list", "view", "messages", "delete")
-VIEW_BUDGET = 4000  # as GET /v1/sessions/{id}/view and Memory.view
 
 
 def cmd_session(args) -> int:

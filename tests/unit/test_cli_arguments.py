@@ -203,13 +203,13 @@ def test_api_keys_that_are_not_json_name_the_variable_and_the_shape(tmp_path, mo
 def test_ctrl_c_says_what_stays_and_how_an_ingestion_goes_on(monkeypatch, capsys, tmp_path):
     """Exit 130 with one line on stderr, not a silent stop: what was stored stays; an ingestion run again
     goes on where it stopped."""
-    from agent_memory.cli import main, parser
+    from agent_memory.cli import commands, main
 
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(parser, "cmd_ingest", interrupted)
-    monkeypatch.setattr(parser, "cmd_list", interrupted)
+    monkeypatch.setattr(commands, "cmd_ingest", interrupted)
+    monkeypatch.setattr(commands, "cmd_list", interrupted)
     assert main(["--data-dir", str(tmp_path / "d"), "ingest", str(tmp_path)]) == 130
     err = capsys.readouterr().err
     assert "interrupted: `ingest` stopped; what it stored before stays" in err and "run it again" in err

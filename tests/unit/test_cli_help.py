@@ -4,8 +4,12 @@ presets there are) and demo --budget had no help text."""
 from __future__ import annotations
 
 import argparse
+import importlib
 
 from agent_memory.cli import build_parser
+from agent_memory.cli.parser import INSPECT_TEXT_CHARS as SAID_INSPECT_TEXT_CHARS
+from agent_memory.cli.parser import PRESET_NAMES
+from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS
 from agent_memory.retrieval.config import PRESETS
 
 
@@ -28,7 +32,7 @@ def test_tenant_session_preset_and_budget_say_what_they_do():
         assert option(name, "--tenant").help, name
     assert "session" in option("prompt", "--session").help
     preset_help = option("prompt", "--preset").help
-    assert all(name in preset_help for name in PRESETS), preset_help
+    assert "retrieval preset: " + ", ".join(PRESETS) + " (default" in preset_help, preset_help
     assert "token budget" in option("demo", "--budget").help
 
 
@@ -45,3 +49,18 @@ def test_a_subcommands_help_opens_with_what_it_does():
     for name, command in sub.choices.items():
         assert listed[name] and listed[name] in command.format_help().replace("\n", " ").replace("  ", " ") \
             or command.description == listed[name], name
+
+
+def test_what_the_parser_says_of_the_layers_below_is_what_they_hold():
+    """The parser names the presets and inspect's cut without importing retrieval or ingestion (cli/parser.py)."""
+    assert PRESET_NAMES == tuple(PRESETS)
+    assert SAID_INSPECT_TEXT_CHARS == INSPECT_TEXT_CHARS
+    assert f"its first {INSPECT_TEXT_CHARS} characters" in option("inspect", "--full").help
+
+
+def test_every_subcommand_runs_a_command_function():
+    """Each subcommand names the function that runs it, imported when it runs: every name is one that exists."""
+    for name, command in subcommands().items():
+        run = command.get_default("func")
+        module, function = run.args
+        assert callable(getattr(importlib.import_module(f"agent_memory.cli.{module}"), function)), name
