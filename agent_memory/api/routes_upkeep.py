@@ -19,10 +19,10 @@ from agent_memory.api.ingestion import accepted, check_tenant_stores, expire_ten
 from agent_memory.api.schemas import error_responses, queued_response
 from agent_memory.api.schemas_check import CheckOut
 from agent_memory.api.schemas_upkeep import FilesOut, GcOut, SourceOut, SourcesOut, StatsOut, WhoamiOut
-from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS
+from agent_memory.core.limits import INSPECT_TEXT_CHARS, MAX_LIST_LIMIT, MAX_SOON_DAYS
 from agent_memory.ingest.missing import files_under
 from agent_memory.ingest.ownership import match_sources
-from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS, empty_tenant_note, inspect, source_page, stats
+from agent_memory.ingest.upkeep import empty_tenant_note, inspect, source_page, stats
 from agent_memory.stores.jobs import JobSpec
 
 router = APIRouter(tags=["upkeep"])

@@ -9,7 +9,7 @@ import functools
 import importlib
 import math
 
-from agent_memory.core.limits import MAX_LIST_LIMIT, MAX_SOON_DAYS, question_problem
+from agent_memory.core.limits import INSPECT_TEXT_CHARS, MAX_LIST_LIMIT, MAX_SOON_DAYS, question_problem
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.core.version import __version__
 from agent_memory.evaluation.arguments import add_eval_arguments
@@ -18,11 +18,9 @@ DESCRIPTION = "The agent-memory command: ingestion jobs, forgetting, the prompt 
 
 # A subcommand's module is imported when that subcommand runs (``_runs``), not when the parser is built: those
 # modules load the stores, the models and the ingestion and retrieval stacks (seconds), which --help, --version
-# and a refused argument need not wait for. So what the options say of those layers is written here, and
-# tests/unit/test_cli_help.py checks it against them: the retrieval presets (retrieval/config.py) and how much of
-# an item's text `inspect` shows (ingest/upkeep.py).
+# and a refused argument need not wait for. So the presets' names the help lists are written here, and
+# tests/unit/test_cli_help.py checks them against retrieval/config.py's.
 PRESET_NAMES = ("default", "conversation", "documents", "documents-no-graph", "fast")
-INSPECT_TEXT_CHARS = 300
 SESSION_ACTIONS = ("list", "view", "messages", "delete")
 VIEW_BUDGET = 4000  # `session view`'s window, as GET /v1/sessions/{id}/view and Memory.view
 ADMIN_KEY_ENV = "AGENT_MEMORY_ADMIN_KEY"  # the admin key `backup`, `check` and `forget --all` send a server

@@ -20,6 +20,7 @@ MAX_SEARCH_LIMIT = 100  # ``search``: passages returned
 MAX_ANSWER_TOKENS = 8192  # ``ask``: the longest answer asked of the LLM
 MAX_SOON_DAYS = 3650  # ``stats``: what "expiring soon" means, in days
 MAX_LIST_LIMIT = 1000  # ``list``: sources per page
+INSPECT_TEXT_CHARS = 300  # ``inspect``: an item's text shown unless the whole is asked for (``full``)
 # ``forget`` of many IDs in one request (``DELETE /v1/sources?file_ids=``, IDs of up to 512 characters as a chosen
 # source ID): at most this many, in at most this many characters of query string (a request's head past 16 KiB
 # is refused by the server's HTTP parser; one ID alone, 512 characters percent-encoded, is 4.6 KiB at most).

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agent_memory.conversation.archived_turns import session_key
-from agent_memory.core.limits import MAX_LIST_LIMIT, check_soon_days, whole_number
+from agent_memory.core.limits import INSPECT_TEXT_CHARS, MAX_LIST_LIMIT, check_soon_days, whole_number
 from agent_memory.core.metafilter import parse_when
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.ttl_selectors import TTL_SESSION
@@ -216,7 +216,6 @@ def source_page(services, tenant: str, *, prefix: str = "", kind: str | None = N
 
 # How much of each item's text ``inspect`` shows unless asked for all of it: a source's view stays small
 # (an API response, a terminal), and the item says when its text was cut and how long it is.
-INSPECT_TEXT_CHARS = 300
 
 
 def inspect(services, tenant: str, source_id: str, *, full: bool = False) -> dict | None:

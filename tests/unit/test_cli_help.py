@@ -7,9 +7,8 @@ import argparse
 import importlib
 
 from agent_memory.cli import build_parser
-from agent_memory.cli.parser import INSPECT_TEXT_CHARS as SAID_INSPECT_TEXT_CHARS
 from agent_memory.cli.parser import PRESET_NAMES
-from agent_memory.ingest.upkeep import INSPECT_TEXT_CHARS
+from agent_memory.core.limits import INSPECT_TEXT_CHARS
 from agent_memory.retrieval.config import PRESETS
 
 
@@ -52,9 +51,8 @@ def test_a_subcommands_help_opens_with_what_it_does():
 
 
 def test_what_the_parser_says_of_the_layers_below_is_what_they_hold():
-    """The parser names the presets and inspect's cut without importing retrieval or ingestion (cli/parser.py)."""
+    """The parser names the presets without importing retrieval (cli/parser.py), and inspect's cut as core holds it."""
     assert PRESET_NAMES == tuple(PRESETS)
-    assert SAID_INSPECT_TEXT_CHARS == INSPECT_TEXT_CHARS
     assert f"its first {INSPECT_TEXT_CHARS} characters" in option("inspect", "--full").help
 
 
