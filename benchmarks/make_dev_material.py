@@ -69,6 +69,13 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   tried, books read, concerts, courses), worded without the kind's name, among other people's doings in the same
   words; a question asks for all of them ("Which books have I read?", "How many concerts have I been to?"), every
   such statement is evidence. A kind nothing was tuned on: LoCoMo's aggregation in one user's memory.
+- ``en_users_recalls.json`` / ``zh_users_recalls.json`` (``dev_material/recalls.py``): one user's months of chat in
+  which they ask the assistant for something concrete in a named situation (a restaurant for their anniversary in
+  Lisbon, a stretch for their back after long drives, a name for their kitten) and the assistant answers with one
+  recommendation and its reason, among its recommendations of the same type for other situations, other people's
+  recommendations told by the user and chatter; a question names the situation ("Which restaurant did you suggest
+  for our anniversary in Lisbon?"), half paraphrased, and its evidence is the assistant's turn alone. A kind
+  nothing was tuned on: what the assistant said, not the user.
 
     python benchmarks/make_dev_material.py --out reports/devmat
     agent-memory --data-dir /tmp/dm/chains eval reports/devmat/chains.jsonl --budget 500,1000 --out reports/devmat
@@ -90,6 +97,7 @@ from benchmarks.dev_material.dated import make_dated  # noqa: E402
 from benchmarks.dev_material.dated_sessions import make_zh_users_dated  # noqa: E402
 from benchmarks.dev_material.group_chat import make_group_chats  # noqa: E402
 from benchmarks.dev_material.pools import UNSEEN_TIMES, WEEKDAY_TIMES, make_pool, make_users  # noqa: E402
+from benchmarks.dev_material.recalls import make_recalls  # noqa: E402
 from benchmarks.dev_material.sources import Sources  # noqa: E402
 from benchmarks.dev_material.updates import make_updates  # noqa: E402
 from benchmarks.dev_material.users_en import make_en_users  # noqa: E402
@@ -149,6 +157,11 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
             path.write_text(json.dumps(make_aggregates(src, random.Random(seed), lang), ensure_ascii=False),
                             encoding="utf-8")
             written[f"{lang}_users_aggregates"] = path
+        if f"{lang}_users_recalls" in kinds:
+            path = out / f"{lang}_users_recalls.json"
+            path.write_text(json.dumps(make_recalls(src, random.Random(seed), lang), ensure_ascii=False),
+                            encoding="utf-8")
+            written[f"{lang}_users_recalls"] = path
     for kind, (tenant, shape) in _USER_VARIANTS.items():
         if kind in kinds:
             path = out / f"{kind}.json"

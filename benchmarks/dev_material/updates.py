@@ -161,12 +161,13 @@ def make_updates(src: Sources, rng: random.Random, lang: str, *, users: int = 8,
 
 
 def chat_sessions(rng: random.Random, v: dict, names: dict[str, list[str]], people: list[str], dates: list[datetime],
-                  placed: list[tuple[int, str, Hashable | None]], lecture_src: list[tuple[str, str]],
+                  placed: list[tuple[int, str | tuple[str, str], Hashable | None]], lecture_src: list[tuple[str, str]],
                   lectures: int) -> tuple[dict, dict[Hashable, list[str]]]:
     """One user's sessions on ``dates`` (``v``: a language's chatter, ``pools._EN`` / ``_ZH``): two to four pairs of
     chatter each, every ``placed`` statement (session, text, its tag or None) among them followed by the assistant's
-    acknowledgement, and ``lectures`` long off-topic answers. Returns the LoCoMo-shape conversation and, per tag,
-    the dialog IDs that told it, in order."""
+    acknowledgement, and ``lectures`` long off-topic answers. A placed (user's words, assistant's answer) pair is
+    said as it stands, the tag on the assistant's turn (``recalls``: what the assistant told the user). Returns the
+    LoCoMo-shape conversation and, per tag, the dialog IDs that told it, in order."""
     user, assistant = v["user"], v["assistant"]
     conversation: dict = {"speaker_a": user, "speaker_b": assistant}
     told_at: dict[Hashable, list[str]] = {}
@@ -181,7 +182,10 @@ def chat_sessions(rng: random.Random, v: dict, names: dict[str, list[str]], peop
         for slot, text, tag in placed:
             if slot == index:
                 at = rng.randrange(0, len(rows) + 1, 2)
-                rows[at:at] = [(user, text, tag), (assistant, rng.choice(v["ack"]), None)]
+                if isinstance(text, tuple):  # no acknowledgement drawn: the other kinds' draws stay as they were
+                    rows[at:at] = [(user, text[0], None), (assistant, text[1], tag)]
+                else:
+                    rows[at:at] = [(user, text, tag), (assistant, rng.choice(v["ack"]), None)]
         if index in lecture_at:
             title, body = lecture_at[index]
             rows += [(user, rng.choice(v["ask"]).format(t=title), None), (assistant, body, None)]

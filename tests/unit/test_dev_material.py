@@ -391,3 +391,44 @@ def test_users_aggregates_ask_for_every_doing_of_a_kind_the_user_told_of(tmp_pat
             # The question names the kind, never the words its evidence is told in.
             assert not any(v in qa["question"] for v in values)
     assert shapes["count"] == shapes["list-template"] + shapes["list-paraphrase"] > 0
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_users_recalls_ask_for_what_the_assistant_recommended_in_a_named_situation(tmp_path, lang):
+    from benchmarks.dev_material.recalls import _EN_TYPES, _ZH_TYPES, make_recalls
+
+    path = _deterministic_kind(tmp_path, f"{lang}_users_recalls", make_recalls, lang=lang, users=2, sessions=16)
+    table = _ZH_TYPES if lang == "zh" else _EN_TYPES
+    values = [x for situations, _ in table.values() for *_, xs in situations for x in xs]
+    assert not [(a, b) for a in values for b in values if a != b and a in b]  # no value said inside another
+    assert load_dataset(path).questions
+    shapes = Counter()
+    for rec in json.loads(path.read_text("utf-8")):
+        conversation = rec["conversation"]
+        user, assistant = conversation["speaker_a"], conversation["speaker_b"]
+        turns = [t for k, v in conversation.items() if k.startswith("session_") and isinstance(v, list) for t in v]
+        before = {t["dia_id"]: turns[i - 1] for i, t in enumerate(turns) if i}
+        assert 12 <= len(rec["qa"]) <= 16  # six to eight asks, two questions each
+        asked = set()
+        for qa in rec["qa"]:
+            shapes[qa["kind"]] += 1
+            asked.add(qa["attribute"])
+            [(ask, answer)] = [(ask, answer) for ask, answer, questions, _ in table[qa["attribute"]][0]
+                               if qa["question"] in questions]
+            [dia] = qa["evidence"]
+            # The evidence is the assistant's answer to the user's ask, and the only turn that says the answer.
+            [said] = [t for t in turns if qa["answer"] in t["text"]]
+            assert said["dia_id"] == dia and said["speaker"] == assistant
+            assert said["text"] == answer.format(v=qa["answer"])
+            assert before[dia]["speaker"] == user and before[dia]["text"] == ask
+            assert qa["answer"] not in qa["question"]  # the question names the situation, not the answer
+        for kind in asked:
+            situations, others = table[kind]
+            answers = {answer.format(v=x) for _, answer, _, xs in situations for x in xs}
+            given = [t for t in turns if t["speaker"] == assistant and t["text"] in answers]
+            # Other people's recommendations, told by the user in the type's own wordings.
+            told = [t for t in turns if t["speaker"] == user and any(
+                t["text"].endswith(w.split("{p}")[1].format(v=x)) for w in others for *_, xs in situations for x in xs)]
+            # Of every asked type the assistant also answered a situation nobody asks about, and others recommended.
+            assert len(given) > sum(qa["attribute"] == kind for qa in rec["qa"]) // 2 and told
+    assert shapes["recall-template"] == shapes["recall-paraphrase"] > 0
