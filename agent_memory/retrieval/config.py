@@ -79,6 +79,13 @@ class RetrievalConfig(StrictModel):
         " turn_context signal is its own dense signal and it takes no share of a neighbouring turn's score. The"
         " assistant's acknowledgements (\"Okay, noted.\") took the user's statement's similarity and its place in the"
         " prompt: docs/journal/2026-12-07-spread-over-months.md"))
+    context_answer_with_ask: bool = Field(default=True, description=(
+        "when the question is asked in the second person (of what the assistant said: \"Which book did you tell me to"
+        " take?\", 你让我带什么书？), a turn of a role read alone (context_read_alone) is read with the turn before it"
+        " when that turn, among the candidates, asks a question (holds ? or ？): the answer goes with its question"
+        " (\"A novel for the flight to Urumqi?\" → \"Take 《白鹿原》…\"), an acknowledgement of a statement stands"
+        " alone. Asked of anything else, an answer stays alone (LongMemEval: a long answer took an evidence turn's"
+        " place): docs/journal/2026-12-07-what-you-told-me.md"))
     context_neighbour: float = Field(default=0.3, ge=0, description="share of the best neighbouring turn's score a turn gets")
     context_session: float = Field(default=0.4, ge=0, description="share of its session's strength a turn gets")
     session_top: int = Field(default=3, ge=1, description="a session's strength is the mean of its best this many turns")

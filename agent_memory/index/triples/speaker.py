@@ -104,6 +104,16 @@ def asks_about_asker(question: str) -> bool:
     return _QUESTION_FIRST_PERSON.search(question) is not None
 
 
+# A question in the second person asks of the one it is put to, the assistant: what it said ("Which restaurant did
+# you suggest for our anniversary?", "Can you remind me of the app you mentioned?", 你让我带什么书？).
+_QUESTION_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b|你|您", re.IGNORECASE)
+
+
+def asks_of_assistant(question: str) -> bool:
+    """Whether the question is asked in the second person: of what the assistant said."""
+    return _QUESTION_SECOND_PERSON.search(question) is not None
+
+
 def user_subjects_asked(question: str) -> list[str]:
     """The user's subjects when the question asks about the user: in the first person (its asker is the user)
     or as "the user" / 用户 (an agent asking about the person it serves)."""

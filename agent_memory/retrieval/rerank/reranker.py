@@ -16,6 +16,7 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
+from agent_memory.index.triples.speaker import asks_of_assistant
 from agent_memory.retrieval.config import RetrievalConfig
 from agent_memory.retrieval.config_parts import SignalWeights
 from agent_memory.retrieval.rerank import signals
@@ -64,7 +65,8 @@ class DefaultReranker:
         for name in SIMILARITY_SIGNALS:
             if similarity is not None and weights[name].any():
                 values[name] = similarity(candidates, name)
-        alone = signals.read_alone(candidates, cfg.context_read_alone)
+        alone = signals.read_alone(candidates, cfg.context_read_alone,
+                                   answer_with_ask=cfg.context_answer_with_ask and asks_of_assistant(query))
         if alone.any() and "turn_context" in values and "dense" in values:
             values["turn_context"] = np.where(alone, values["dense"], values["turn_context"])
         score = np.zeros(len(candidates))

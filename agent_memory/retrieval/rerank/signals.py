@@ -64,15 +64,28 @@ def speaker_prior(candidates: Sequence[Candidate], prior: dict[str, float]) -> n
                      else 0.0 for c in candidates])
 
 
-def read_alone(candidates: Sequence[Candidate], roles: Sequence[str]) -> np.ndarray:
+def read_alone(candidates: Sequence[Candidate], roles: Sequence[str], answer_with_ask: bool = False) -> np.ndarray:
     """True for a turn by one of ``roles`` (under any of a role's labels, agent_memory/core/roles.py): such a turn is
     read alone, as a tool turn is (agent_memory/index/context.py): its ``turn_context`` signal is its own ``dense``
     one and it takes no share of a neighbouring turn's score (``conversation_context``). An assistant's "Okay,
     noted." says nothing of its own; read after the user's "Finished reading Pachinko last night." it took that
-    turn's similarity to "Which books have I read?" and a place in the prompt beside it, or instead of it."""
+    turn's similarity to "Which books have I read?" and a place in the prompt beside it, or instead of it.
+    ``answer_with_ask``: not so a turn whose turn before it, among ``candidates``, asks a question: an answer
+    ("Take 《白鹿原》, the plot carries you.") says what it is about only with its question ("A novel for the five
+    hours to Urumqi?"), which the question asked of the memory matches ("你让我带什么书去新疆？")."""
     wanted = {speaker_role(r) for r in roles}
-    return np.array([c.item.kind == "turn" and speaker_role(c.item.metadata.get("speaker")) in wanted
-                     for c in candidates], dtype=bool)
+    alone = np.array([c.item.kind == "turn" and speaker_role(c.item.metadata.get("speaker")) in wanted
+                      for c in candidates], dtype=bool)
+    if answer_with_ask and alone.any():
+        asks = {(c.item.metadata.get("session_id"), int(c.item.metadata.get("seq", 0) or 0))
+                for c in candidates if c.item.kind == "turn" and _ASKS.search(c.item.text)}
+        for i, c in enumerate(candidates):
+            if alone[i] and (c.item.metadata.get("session_id"), int(c.item.metadata.get("seq", 0) or 0) - 1) in asks:
+                alone[i] = False
+    return alone
+
+
+_ASKS = re.compile(r"[?？]")
 
 
 def tells_of_others(query: str, candidates: Sequence[Candidate]) -> np.ndarray:
