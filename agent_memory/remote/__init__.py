@@ -10,8 +10,7 @@ raises (``RemoteError`` for the server's own codes). The API key comes from ``AG
 answers for that key's tenant.
 """
 
-from agent_memory.remote.client import CONNECT_WAIT_S, RemoteMemory
+from agent_memory.remote.client import CONNECT_WAIT_S, Progress, RemoteMemory
 from agent_memory.remote.responses import KEY_ENV, RemoteError, prompt_result
-from agent_memory.remote.upload_job import Progress
 
 __all__ = ["CONNECT_WAIT_S", "KEY_ENV", "Progress", "RemoteError", "RemoteMemory", "prompt_result"]

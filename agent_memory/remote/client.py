@@ -10,20 +10,27 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import IO, Any, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from urllib.parse import quote
 
 import httpx
 
 from agent_memory.core.errors import ConfigError, NotFoundError, SourceNotFoundError, StoreUnavailableError
 from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE
-from agent_memory.ingest.missing import StoredFile
-from agent_memory.ingest.report import IngestReport
 from agent_memory.remote.responses import KEY_ENV, RemoteError, prompt_result, refusal
-from agent_memory.remote.upload_job import Progress, ingest_through
-from agent_memory.retrieval.types import PromptResult
+
+# The ingestion job (its walk, ignore rules and file formats) and the stored-file record are imported by the
+# calls that use them (``ingest_paths``, ``files_under``), and the report and prompt types serve annotations
+# alone: a command that only reads through the server (stats, list, inspect ...) does not wait for the
+# ingestion and retrieval packages and what they load.
+if TYPE_CHECKING:
+    from agent_memory.ingest.missing import StoredFile
+    from agent_memory.ingest.report import IngestReport
+    from agent_memory.retrieval.types import PromptResult
 
 CONNECT_WAIT_S = 15.0
+# A job's progress as it is told: its stage, and the units of it done and to do.
+Progress = Callable[[str, int, int], None]
 
 
 def _quoted(source_id: str) -> str:
@@ -138,6 +145,8 @@ class RemoteMemory:
         ``data_dir``: that server's data dir on this machine, never walked nor uploaded, as in a local job.
         The walk is this machine's (the server only takes uploads), ignore rules included (``ignore_rules``);
         the stored files it now ignores are forgotten as the gone ones are."""
+        from agent_memory.remote.upload_job import ingest_through
+
         return ingest_through(self, paths, recursive=recursive, glob=glob, progress=progress, base=base,
                               keep_missing=keep_missing, data_dir=data_dir, ignore_rules=ignore_rules)
 
@@ -235,6 +244,8 @@ class RemoteMemory:
 
     def files_under(self, folder: str, page: int = 1000) -> list[StoredFile]:
         """Every file the server recorded under ``folder`` (``GET /v1/files``)."""
+        from agent_memory.ingest.missing import StoredFile
+
         out: list[StoredFile] = []
         while True:
             response = self.request("GET", "/v1/files", params={"under": folder, "offset": len(out), "limit": page})

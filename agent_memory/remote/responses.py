@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -20,7 +20,11 @@ from agent_memory.core.errors import (
     SourceBusyError,
     SourceNotFoundError,
 )
-from agent_memory.retrieval.types import Decision, Passage, PromptResult
+
+# The prompt's types are imported by ``prompt_result``, the one reader of them: the other answers (and the
+# commands that read only those) do not load the retrieval package.
+if TYPE_CHECKING:
+    from agent_memory.retrieval.types import PromptResult
 
 KEY_ENV = "AGENT_MEMORY_API_KEY"
 
@@ -71,6 +75,8 @@ def refusal(response: httpx.Response, url: str, data_dir: str | os.PathLike | No
 
 def prompt_result(data: dict[str, Any]) -> PromptResult:
     """``PromptResult.debug_dict()`` back into a PromptResult (what ``render_dump`` reads)."""
+    from agent_memory.retrieval.types import Decision, Passage, PromptResult
+
     known = {f.name for f in fields(PromptResult)}
     out = {k: v for k, v in data.items() if k in known}
     out["passages"] = [_record(Passage, p) for p in data.get("passages", [])]

@@ -26,12 +26,12 @@ from agent_memory.ingest.missing import (
 )
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import refused_by_name
+from agent_memory.remote.client import Progress
 from agent_memory.remote.responses import RemoteError
 
 # Per-file report fields that add up across uploads (the lists are extended, the rest summed).
 _SUMMED = ("sources_written", "sources_unchanged", "sources_removed", "chunks", "summaries", "turns", "triples",
            "items_deleted", "embeddings_computed")
-Progress = Callable[[str, int, int], None]
 
 
 class UploadTarget(Protocol):
