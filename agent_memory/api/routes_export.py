@@ -20,7 +20,8 @@ from agent_memory.api.schemas import JobAccepted, error_responses
 from agent_memory.api.schemas_bulk import EXPORT_LINES_DOC
 from agent_memory.api.schemas_transfer import IMPORT_BODY_DOC, IMPORT_MEDIA_TYPES, ImportOut
 from agent_memory.core.errors import IngestError
-from agent_memory.memory.export_lines import export_names, header_of
+from agent_memory.core.export_format import header_of
+from agent_memory.memory.export_lines import export_names
 from agent_memory.stores.jobs import JobSpec
 from agent_memory.stores.pending_writes import IMPORT_KIND, IMPORT_SOURCES
 

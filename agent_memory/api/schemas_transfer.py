@@ -1,5 +1,5 @@
 """The body and answer of ``POST /v1/import`` (``routes_export.py``): an export's JSON Lines in, the report
-``agent-memory import`` prints out (``memory/import_lines.ImportReport``)."""
+``agent-memory import`` prints out (``core/export_format.ImportReport``)."""
 
 from __future__ import annotations
 

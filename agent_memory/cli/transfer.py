@@ -18,8 +18,7 @@ from typing import IO, BinaryIO, Iterator
 from agent_memory.cli.commands import _note_if_empty
 from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
 from agent_memory.core.errors import ConfigError, IngestError, StoreUnavailableError
-from agent_memory.memory.export_lines import header_of
-from agent_memory.memory.import_lines import ImportReport
+from agent_memory.core.export_format import ImportReport, header_of
 from agent_memory.remote import RemoteMemory
 from agent_memory.remote.responses import RemoteError
 
@@ -108,7 +107,7 @@ def cmd_import(args) -> int:
             report = _import_through(remote, args)
     else:
         # Bytes, as through a server: a file that is no export (a binary one) is refused as such by its header,
-        # read first (``export_lines.header_of``); a later line that is not UTF-8 is a skip by number.
+        # read first (``export_format.header_of``); a later line that is not UTF-8 is a skip by number.
         handle: BinaryIO = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
         try:
             first, _ = _header(handle)

@@ -1,6 +1,6 @@
 """What a tenant's export holds, line by line (JSON Lines): ``export_tenant`` writes them, ``memory/import_lines.py``
 reads them back; the header, which every reader checks first (the CLI, ``POST /v1/import``, the import itself),
-is read by :func:`header_of` and :func:`read_header` here, beside what writes it.
+is read by ``core/export_format.py``, which the CLI reads without the memory layer.
 
 1. A header: ``{"type": "header", "format": "agent-memory-export", "version": 1, "tenant": ..., "exported_at":
    ..., "agent_memory": <version>}``.
@@ -36,7 +36,7 @@ from collections import defaultdict
 from typing import Any, BinaryIO, Iterator
 
 from agent_memory.conversation.archived_turns import session_key, turn_seq, turn_source_id
-from agent_memory.core.errors import IngestError
+from agent_memory.core.export_format import EXPORT_FORMAT, EXPORT_VERSION
 from agent_memory.core.ids import content_hash
 from agent_memory.core.records import MemoryItem, SearchFilter
 from agent_memory.core.version import __version__
@@ -45,43 +45,6 @@ from agent_memory.index.told_of import TOLD_OF
 from agent_memory.ingest.bulk_forget import sources_with_prefix
 from agent_memory.ingest.formats import FRONT_MATTER_LINES, blanked_front_matter
 from agent_memory.ingest.ownership import FILE_KEY, SESSION_OWNER
-
-EXPORT_FORMAT = "agent-memory-export"
-EXPORT_VERSION = 1
-# The header is one short line: a first line longer than this is no export's (and is not read whole).
-MAX_HEADER_BYTES = 64 * 1024
-
-
-def header_of(handle: BinaryIO) -> tuple[bytes, dict[str, Any]] | None:
-    """What was read of ``handle`` up to its header line (blank lines before it included), and the header
-    (:func:`read_header`'s IngestError for a file that is no export); None when it holds only blank lines. A line
-    is read at most ``MAX_HEADER_BYTES`` at a time, so a file that is no export is never read whole."""
-    read = b""
-    for line in iter(lambda: handle.readline(MAX_HEADER_BYTES), b""):
-        read += line
-        if line.strip():
-            return read, read_header(line)
-    return None
-
-
-def read_header(line: str | bytes) -> dict[str, Any]:
-    """The export's header, or IngestError naming what the file is instead."""
-    if isinstance(line, bytes):
-        line = line.decode("utf-8", "replace")
-    try:
-        header = json.loads(line)
-    except ValueError:
-        header = None
-    if not isinstance(header, dict) or header.get("type") != "header" or header.get("format") != EXPORT_FORMAT:
-        raise IngestError(f"not an agent-memory export: its first line is no header of format {EXPORT_FORMAT!r} "
-                          f"(got {line[:120]!r}); `agent-memory export` writes one")
-    if header.get("version") != EXPORT_VERSION:
-        raise IngestError(f"export format version {header.get('version')!r} is not the version this agent-memory "
-                          f"reads ({EXPORT_VERSION}): export it again with this version, or import it with the "
-                          "version that wrote it")
-    if not isinstance(header.get("tenant"), str):
-        raise IngestError(f"the export's header names no tenant (got {header.get('tenant')!r})")
-    return header
 
 
 def export_names(handle: BinaryIO) -> list[str]:

@@ -20,6 +20,7 @@ from typing import Any, Iterable
 
 from agent_memory.conversation.archived_turns import session_key, turn_source_id
 from agent_memory.core.errors import IngestError
+from agent_memory.core.export_format import ImportReport, read_header
 from agent_memory.core.records import Document, TurnRecord
 from agent_memory.core.storable import check_text
 from agent_memory.ingest.bulk_forget import forget_many
@@ -28,55 +29,12 @@ from agent_memory.ingest.items import session_summary_id
 from agent_memory.ingest.ownership import DIRECT_OWNER, FILE_KEY, SESSION_OWNER, describe_owner, holders
 from agent_memory.ingest.report import IngestReport
 from agent_memory.memory.arguments import check_document, check_metadata, expect_type
-from agent_memory.memory.export_lines import metadata_hash, read_header
+from agent_memory.memory.export_lines import metadata_hash
 from agent_memory.memory.import_files import record_file
 
 # Sources stored together (one embedding batch), and messages appended together (one transaction).
 IMPORT_BATCH = 64
 MESSAGE_BATCH = 200
-
-
-@dataclass
-class ImportReport:
-    """What an import did; ``skipped``: (line number, why) for each line not imported."""
-
-    tenant: str = ""
-    sources_written: int = 0
-    sources_unchanged: int = 0
-    files_recorded: int = 0  # ingested files' manifests recorded: the next ingestion skips them unchanged
-    sessions_imported: int = 0
-    sessions_unchanged: int = 0
-    sessions_refused: int = 0
-    messages_appended: int = 0
-    turns_forgotten: int = 0
-    skipped: list[tuple[int, str]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    complete: bool = False  # the file's end line was read: it was not cut short
-
-    @property
-    def ok(self) -> bool:
-        return not self.skipped and self.complete
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"tenant": self.tenant, "sources_written": self.sources_written,
-                "sources_unchanged": self.sources_unchanged, "files_recorded": self.files_recorded,
-                "sessions_imported": self.sessions_imported,
-                "sessions_unchanged": self.sessions_unchanged, "sessions_refused": self.sessions_refused,
-                "messages_appended": self.messages_appended, "turns_forgotten": self.turns_forgotten,
-                "complete": self.complete, "skipped": [{"line": n, "reason": why} for n, why in self.skipped],
-                "warnings": list(self.warnings)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ImportReport:
-        """The report :meth:`to_dict` wrote (a server's answer); ValueError/KeyError/TypeError when it is not one."""
-        counts = {name: int(data[name]) for name in _COUNTS if name in data}
-        skipped = [(int(s["line"]), str(s["reason"])) for s in data.get("skipped") or []]
-        return cls(tenant=str(data["tenant"]), skipped=skipped, warnings=[str(w) for w in data.get("warnings") or []],
-                   complete=data["complete"] is True, **counts)
-
-
-_COUNTS = ("sources_written", "sources_unchanged", "files_recorded", "sessions_imported", "sessions_unchanged",
-           "sessions_refused", "messages_appended", "turns_forgotten")
 
 
 class Importer:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Iterator
 
+from agent_memory.core.export_format import ImportReport
 from agent_memory.memory.export_lines import export_tenant
-from agent_memory.memory.import_lines import ImportReport, import_lines
+from agent_memory.memory.import_lines import import_lines
 
 
 class TransferMethods:
