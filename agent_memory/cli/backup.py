@@ -21,8 +21,10 @@ from agent_memory.cli.stores_or_server import server_for, stored_data_dir
 from agent_memory.core.config import load_settings
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.owner import own
-from agent_memory.ingest.backup import backup_data_dir
 from agent_memory.remote import RemoteMemory
+
+# The copy itself (agent_memory/ingest/backup.py, over the stores) is imported where this process makes it:
+# a backup through a server, and `check` and `forget` that import this module's key helpers, load none of it.
 
 
 def cmd_backup(args) -> int:
@@ -36,6 +38,8 @@ def cmd_backup(args) -> int:
                                           key=admin_key)
             report = remote.answer(response, key=admin_key)
     else:
+        from agent_memory.ingest.backup import backup_data_dir
+
         data_dir = stored_data_dir(args)
         settings = load_settings(data_dir=data_dir)
         with own(data_dir, "backup", doing="back it up"):

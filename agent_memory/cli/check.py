@@ -11,7 +11,9 @@ import sys
 from agent_memory.cli.backup import admin_key_refused, given_admin_key
 from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
 from agent_memory.core.errors import ConfigError
-from agent_memory.ingest.consistency import check_and_repair
+
+# The comparison over the stores is imported where this process opens them: a check through a server loads
+# none of the ingestion package.
 
 
 def cmd_check(args) -> int:
@@ -28,6 +30,8 @@ def cmd_check(args) -> int:
                 tenant_through(remote, args)
                 report = remote.check(repair=args.repair, adopt=args.adopt)
     else:
+        from agent_memory.ingest.consistency import check_and_repair
+
         with local_memory(args, creates=False) as memory:
             memory.settle()  # the start's archive pass first: its turns are written before they are recorded
             with memory.write_lock:

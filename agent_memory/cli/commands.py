@@ -12,14 +12,11 @@ from agent_memory.core.errors import ConfigError
 from agent_memory.core.metafilter import conditions
 from agent_memory.core.owner import own
 from agent_memory.core.sample_corpus import SAMPLES
-from agent_memory.ingest.lock import ingest_lock
-from agent_memory.ingest.reindex import reindex
-from agent_memory.ingest.upkeep import empty_tenant_note, expire, inspect, source_page, stats
-from agent_memory.retrieval.debug import render_dump
-from agent_memory.services import check_models_installed
 
-# The server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK), and `eval`
-# the evaluation harness, when they run, so that the other commands and --help do not load them.
+# What a command needs only where it opens the stores itself (the ingestion's upkeep, the services) is imported
+# on that path, so that a command through a server loads none of it (nor the models and store clients it
+# imports); the server commands (serve, worker, mcp) import their stacks (FastAPI, uvicorn, the MCP SDK), and
+# `eval` the evaluation harness, when they run, so that the other commands and --help do not load them.
 
 # Decisions of a prompt that change what the caller gets (memory/memory.py): `prompt` also says them on stderr.
 NOTED_DECISIONS = ("no such session", "archive catching up")
@@ -86,6 +83,8 @@ def cmd_gc(args) -> int:
             tenant_through(remote, args)
             print(json.dumps(remote.gc()))
         return 0
+    from agent_memory.ingest.upkeep import expire
+
     with local_memory(args, creates=False, encodes=False) as memory, memory.write_lock:
         removed = expire(memory.services, tenants=[args.tenant] if args.tenant else None)
     print(json.dumps({"expired": removed}))
@@ -95,6 +94,9 @@ def cmd_gc(args) -> int:
 def cmd_reindex(args) -> int:
     """Every stored vector re-embedded with the embedding settings in force (stored text, no files)."""
     own_stores_only(args, "reindex", "it rewrites the stores of its data dir, which a running server must not hold")
+    from agent_memory.ingest.lock import ingest_lock
+    from agent_memory.ingest.reindex import reindex
+
     settings = load_settings(**({"data_dir": args.data_dir} if getattr(args, "data_dir", None) else {}))
     with own(settings.data_dir, "reindex", doing="reindex it"), \
             ingest_lock(settings.data_dir):
@@ -105,6 +107,8 @@ def cmd_reindex(args) -> int:
 
 def _note_if_empty(memory, tenant: str | None) -> None:
     """On stderr (stdout stays the JSON scripts read): an empty tenant, and the tenants that hold data."""
+    from agent_memory.ingest.upkeep import empty_tenant_note
+
     note = empty_tenant_note(memory.services, tenant or memory.tenant, name_others=True,
                              where=f"the data dir {memory.services.settings.data_dir.resolve()}")
     if note:
@@ -121,6 +125,8 @@ def cmd_stats(args) -> int:
             counts = remote.stats(args.soon_days)
         print(json.dumps(counts if args.tenant is not None else {tenant: counts}, indent=2))
         return 0
+    from agent_memory.ingest.upkeep import stats
+
     with local_memory(args, creates=False, encodes=False) as memory:
         counts = stats(memory.services, args.tenant, soon_days=args.soon_days)
         found = counts[args.tenant] if args.tenant is not None else counts
@@ -140,6 +146,8 @@ def cmd_list(args) -> int:
                       **({"kind": args.kind} if args.kind else {})}
             page = remote.json("GET", "/v1/sources", params=params)  # its total and next offset too
     else:
+        from agent_memory.ingest.upkeep import source_page
+
         with local_memory(args, creates=False, encodes=False) as memory:
             page = source_page(memory.services, args.tenant or memory.services.settings.tenant, prefix=args.prefix,
                                kind=args.kind, offset=args.offset, limit=args.limit)
@@ -158,6 +166,8 @@ def cmd_inspect(args) -> int:
             # The server resolves a path as forget does, and names the stored IDs like one that matched nothing.
             found, similar = remote.inspect_or_similar(args.source_id, full=args.full)
     else:
+        from agent_memory.ingest.upkeep import inspect
+
         with local_memory(args, creates=False, encodes=False) as memory:
             tenant = memory.tenant
             # The given ID last: a source known only by its items has no catalog entry to match.
@@ -204,6 +214,8 @@ def cmd_prompt(args) -> int:
     if args.json:
         print(json.dumps(result.debug_dict(), indent=2, ensure_ascii=False))
     else:
+        from agent_memory.retrieval.debug import render_dump
+
         print(render_dump(result))
     return 0
 
@@ -253,6 +265,7 @@ def cmd_serve(args) -> int:
 
 def cmd_worker(args) -> int:
     from agent_memory.api.worker import work
+    from agent_memory.services import check_models_installed
 
     own_stores_only(args, "worker", "it takes its jobs from PostgreSQL and writes the shared stores itself")
     settings = load_settings()
@@ -271,6 +284,8 @@ def cmd_mcp(args) -> int:
         with remote:
             tenant_through(remote, args)
             return serve(http=args.http, host=args.host, port=args.port, remote=remote)
+    from agent_memory.services import check_models_installed
+
     settings = load_settings()
     check_models_installed(settings)  # the models are this process's only without a server
     if args.http:  # before `own` creates the data dir, as `serve` checks it

@@ -13,9 +13,11 @@ from urllib.parse import quote
 
 from agent_memory.cli.parser import VIEW_BUDGET
 from agent_memory.cli.stores_or_server import local_memory, server_for, tenant_through
-from agent_memory.conversation.messages import call_names, readable
 from agent_memory.core.errors import ConfigError, NotFoundError
 from agent_memory.core.limits import MAX_LIST_LIMIT
+
+# The messages' rendering (agent_memory/conversation/, which loads the whole session layer) is imported by the
+# view's printing, its one user: `session list`, `messages` and `delete` through a server load none of it.
 
 
 def cmd_session(args) -> int:
@@ -90,6 +92,8 @@ def _print(args, found: dict[str, Any]) -> None:
             print(f"{s['session_id']}\t{s['messages']} messages\tlast {_when(s['updated_at'])}"
                   + (f"\tsub-agents: {', '.join(agents)}" if agents else ""))
     else:  # the view as the model would read it: one line per message, tool traffic and markers as they stand
+        from agent_memory.conversation.messages import call_names, readable
+
         print(f"# session {found['session_id']}: {len(found['messages'])} messages, {found['tokens']} of "
               f"{found['budget']} tokens")
         names: dict[str, str] = {}  # a result's tool, named by the call before it

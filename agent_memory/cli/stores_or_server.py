@@ -8,16 +8,19 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from agent_memory.core.config import load_settings, setting_variable
 from agent_memory.core.errors import AgentMemoryError, ConfigError
+from agent_memory.core.names import TENANT_RULE, refusal, tenant_problem
 from agent_memory.core.owner import current_holder, own
 from agent_memory.core.settings_here import settings_here
-from agent_memory.memory import Memory
-from agent_memory.memory.arguments import check_tenant
 from agent_memory.remote import RemoteMemory
-from agent_memory.services import settings_for_stored_layout
+
+# Memory and the services are imported by ``local_memory``, which opens the stores: a command through a server
+# never loads them (nor the ingestion, retrieval, models and store clients they import: about a second).
+if TYPE_CHECKING:
+    from agent_memory.memory import Memory
 
 
 def data_dir_of(args, *, lenient: bool = False) -> Path:
@@ -45,7 +48,7 @@ def stored_data_dir(args) -> Path:
     if not data_dir.exists():
         # The tenant named is checked as Memory would (no data, so no name from before the rule): a name no
         # data dir could hold is the mistake to say, wherever the data dir is.
-        check_tenant(settings.tenant if getattr(args, "tenant", None) is None else args.tenant)
+        _tenant_named(settings.tenant if getattr(args, "tenant", None) is None else args.tenant)
         raise NoDataDirError(f"no data dir at {data_dir.resolve()}: nothing is stored there yet (`agent-memory "
                              "ingest` creates it; --data-dir or AGENT_MEMORY_DATA_DIR choose another)")
     return data_dir
@@ -59,6 +62,9 @@ def local_memory(args, *, creates: bool = True, encodes: bool = True, **kwargs) 
     rather than create one. ``encodes``: False for a command that never embeds text (``READS_STORED``),
     which opens the vectors in the embedding models the data dir records: settings asking for others
     (refused where text is embedded, services.py) are none of its business."""
+    from agent_memory.memory import Memory
+    from agent_memory.services import settings_for_stored_layout
+
     tenant = getattr(args, "tenant", None)  # given blank (--tenant ''), refused as every surface does
     data_dir = data_dir_of(args) if creates else stored_data_dir(args)
     settings = load_settings(data_dir=data_dir)
@@ -140,11 +146,19 @@ def _tenant_name(remote: RemoteMemory, wanted: str) -> str:
     """``wanted`` if it is a tenant name, or the server's own tenant (served before the rule, it holds data):
     else the rule's refusal, as a local command gives it."""
     try:
-        return check_tenant(wanted)
+        return _tenant_named(wanted)
     except ConfigError:
         if wanted and wanted == remote.tenant():
             return wanted
         raise
+
+
+def _tenant_named(tenant: str) -> str:
+    """``tenant`` if it is a tenant name, else the ConfigError Memory raises for it (``core/names.py``'s rule)."""
+    problem = tenant_problem(tenant)
+    if problem is not None:
+        raise ConfigError(refusal(TENANT_RULE, tenant, problem))
+    return tenant
 
 
 def own_stores_only(args, command: str, why: str) -> None:
