@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from agent_memory.core.config import load_settings, setting_variable
 from agent_memory.core.errors import AgentMemoryError, ConfigError
-from agent_memory.core.names import TENANT_RULE, refusal, tenant_problem
+from agent_memory.core.names import tenant_named
 from agent_memory.core.owner import current_holder, own
 from agent_memory.core.settings_here import settings_here
 from agent_memory.remote import RemoteMemory
@@ -48,7 +48,7 @@ def stored_data_dir(args) -> Path:
     if not data_dir.exists():
         # The tenant named is checked as Memory would (no data, so no name from before the rule): a name no
         # data dir could hold is the mistake to say, wherever the data dir is.
-        _tenant_named(settings.tenant if getattr(args, "tenant", None) is None else args.tenant)
+        tenant_named(settings.tenant if getattr(args, "tenant", None) is None else args.tenant)
         raise NoDataDirError(f"no data dir at {data_dir.resolve()}: nothing is stored there yet (`agent-memory "
                              "ingest` creates it; --data-dir or AGENT_MEMORY_DATA_DIR choose another)")
     return data_dir
@@ -146,19 +146,11 @@ def _tenant_name(remote: RemoteMemory, wanted: str) -> str:
     """``wanted`` if it is a tenant name, or the server's own tenant (served before the rule, it holds data):
     else the rule's refusal, as a local command gives it."""
     try:
-        return _tenant_named(wanted)
+        return tenant_named(wanted)
     except ConfigError:
         if wanted and wanted == remote.tenant():
             return wanted
         raise
-
-
-def _tenant_named(tenant: str) -> str:
-    """``tenant`` if it is a tenant name, else the ConfigError Memory raises for it (``core/names.py``'s rule)."""
-    problem = tenant_problem(tenant)
-    if problem is not None:
-        raise ConfigError(refusal(TENANT_RULE, tenant, problem))
-    return tenant
 
 
 def own_stores_only(args, command: str, why: str) -> None:

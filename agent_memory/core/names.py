@@ -12,6 +12,9 @@ another tenant than ``"acme"`` that no one can tell apart in a listing.
 
 from __future__ import annotations
 
+from typing import Callable
+
+from agent_memory.core.errors import ConfigError
 from agent_memory.core.storable import control_character
 
 MAX_NAME_CHARS = 256
@@ -45,6 +48,16 @@ def tenant_problem(tenant: str) -> str | None:
     if problem is None and tenant != tenant.strip():
         return "has whitespace around it"
     return problem
+
+
+def tenant_named(tenant: str, held: Callable[[str], bool] | None = None) -> str:
+    """``tenant`` if it is a tenant name, else a ConfigError naming the rule and the problem. ``held``: whether the
+    data dir holds data under a name; a name the rule refuses that does is taken all the same, so a tenant stored
+    before the rule stays readable and forgettable."""
+    problem = tenant_problem(tenant)
+    if problem is None or (tenant and held is not None and held(tenant)):
+        return tenant
+    raise ConfigError(refusal(TENANT_RULE, tenant, problem))
 
 
 def session_id_problem(session_id: str) -> str | None:

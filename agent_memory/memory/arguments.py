@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
-from agent_memory.core.errors import ConfigError
 from agent_memory.core.limits import check_document_text, question_problem
-from agent_memory.core.names import TENANT_RULE, refusal, tenant_problem
+from agent_memory.core.names import tenant_named
 from agent_memory.core.storable import check_storable, check_text
 
 R = TypeVar("R")
@@ -92,11 +91,7 @@ def check_tenant(tenant: Any, held: Callable[[str], bool] | None = None) -> str:
     """``tenant`` if it is a tenant name (``core/names.py``: TypeError for a non-str, else ConfigError naming
     the problem). ``held``: whether the data dir holds data under a name; a name the rule refuses that
     does is taken all the same, so a tenant stored before the rule stays readable and forgettable."""
-    expect_type(tenant, str, "tenant", "a str such as 'acme'")
-    problem = tenant_problem(tenant)
-    if problem is None or (tenant and held is not None and held(tenant)):
-        return tenant
-    raise ConfigError(refusal(TENANT_RULE, tenant, problem))
+    return tenant_named(expect_type(tenant, str, "tenant", "a str such as 'acme'"), held)
 
 
 def filter_args(filters: Mapping[str, Any] | Any | None) -> dict[str, Any]:
