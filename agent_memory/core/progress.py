@@ -5,9 +5,11 @@ unit of a file, beside the units a job reports: ``progress(stage, done, total)``
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from typing import Callable, Mapping
 
 NO_PROGRESS_ENV = "AGENT_MEMORY_NO_PROGRESS"
+# What a caller is told as a job goes: ``progress(stage, done, total)``.
+Progress = Callable[[str, int, int], None]
 # The progress stage whose counts are chunks, not units: ``progress(CHUNKS_STAGE, done, total)`` is reported
 # while a file's unit (a whole PDF, a Markdown file) is embedded and stored: the chunks of the file stored so
 # far, of those split so far (ingest/file_ingestion.py). A job records them beside its stage and units.

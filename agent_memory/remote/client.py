@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
 from urllib.parse import quote
 
 import httpx
 
 from agent_memory.core.errors import ConfigError, NotFoundError, SourceNotFoundError, StoreUnavailableError
-from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE
+from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE, Progress
 from agent_memory.remote.responses import KEY_ENV, RemoteError, prompt_result, refusal
 
 # The ingestion job (its walk, ignore rules and file formats) and the stored-file record are imported by the
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from agent_memory.retrieval.types import PromptResult
 
 CONNECT_WAIT_S = 15.0
-# A job's progress as it is told: its stage, and the units of it done and to do.
-Progress = Callable[[str, int, int], None]
 
 
 def _quoted(source_id: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from agent_memory.core.errors import StoreUnavailableError
-from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE, progress_shown, unit_progress
+from agent_memory.core.progress import CHUNKS_STAGE, GRAPH_STAGE, Progress, progress_shown, unit_progress
 from agent_memory.ingest.discovery import named_files
 from agent_memory.ingest.missing import (
     StoredFile,
@@ -26,7 +26,6 @@ from agent_memory.ingest.missing import (
 )
 from agent_memory.ingest.report import IngestReport
 from agent_memory.ingest.sources import refused_by_name
-from agent_memory.remote.client import Progress
 from agent_memory.remote.responses import RemoteError
 
 # Per-file report fields that add up across uploads (the lists are extended, the rest summed).
