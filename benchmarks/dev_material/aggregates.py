@@ -17,11 +17,9 @@ sources' names and the chatter of ``pools``.
 from __future__ import annotations
 
 import random
-from datetime import datetime
 
-from benchmarks.dev_material.dated import session_dates
 from benchmarks.dev_material.pools import _EN, _ZH
-from benchmarks.dev_material.updates import _lists, chat_sessions
+from benchmarks.dev_material.updates import _lists, chat_sessions, user_months
 
 # kind: (values, the user's wordings, another person's wordings, (list question, its paraphrase), count question)
 _EN_KINDS = {
@@ -97,8 +95,7 @@ def make_aggregates(src, rng: random.Random, lang: str, *, users: int = 8, sessi
     names, lecture_src = _lists(src, lang)
     records = []
     for number in range(users):
-        dates, asked = session_dates(rng, datetime(2023, 6, 1, 19, 0), 300, sessions, 150)
-        people = rng.sample(names["people"], min(12, len(names["people"]) // 2))
+        dates, date, people = user_months(rng, names, sessions)
         placed: list[tuple[int, str, str | None]] = []  # (session, text, the kind it tells of the user, or None)
         done: dict[str, list[str]] = {}
         for kind in rng.sample(sorted(table), kinds):
@@ -112,7 +109,6 @@ def make_aggregates(src, rng: random.Random, lang: str, *, users: int = 8, sessi
                                                                               v=rng.choice(values)), None))
         conversation, evidence = chat_sessions(rng, v, names, people, dates, placed, lecture_src, lectures)
         qa = []
-        date = asked.strftime("%Y/%m/%d (%a) %H:%M")
         for n, (kind, values) in enumerate(done.items()):
             _, _, _, (plain, paraphrase), count = table[kind]
             for question, shape in ((plain if n % 2 == 0 else paraphrase, "template" if n % 2 == 0 else "paraphrase"),

@@ -18,11 +18,9 @@ the sources' names and the sessions of ``updates.chat_sessions``.
 from __future__ import annotations
 
 import random
-from datetime import datetime
 
-from benchmarks.dev_material.dated import session_dates
 from benchmarks.dev_material.pools import _EN, _ZH
-from benchmarks.dev_material.updates import _lists, chat_sessions
+from benchmarks.dev_material.updates import _lists, chat_sessions, user_months
 
 # type: ([situation: (the user's ask, the assistant's answer, (question, its paraphrase), values fitting the
 # answer's reason)], other people's recommendations). Values are distinct across a language's table (none inside
@@ -191,8 +189,7 @@ def make_recalls(src, rng: random.Random, lang: str, *, users: int = 8, sessions
     names, lecture_src = _lists(src, lang)
     records = []
     for number in range(users):
-        dates, asked = session_dates(rng, datetime(2023, 6, 1, 19, 0), 300, sessions, 150)
-        people = rng.sample(names["people"], min(12, len(names["people"]) // 2))
+        dates, date, people = user_months(rng, names, sessions)
         types = rng.sample(sorted(table), kinds)
         twice = set(rng.sample(types, rng.randint(0, min(2, kinds))))  # six to eight asks of six types
         pairs: list[tuple[tuple[str, str], tuple[str, int]]] = []  # ((ask, answer), (type, situation))
@@ -218,7 +215,6 @@ def make_recalls(src, rng: random.Random, lang: str, *, users: int = 8, sessions
             placed.append((slot, text, tag))
         conversation, told_at = chat_sessions(rng, v, names, people, dates, placed, lecture_src, lectures)
         qa = []
-        date = asked.strftime("%Y/%m/%d (%a) %H:%M")
         for kind, index in questioned:
             plain, paraphrase = table[kind][0][index][2]
             for question, shape in ((plain, "template"), (paraphrase, "paraphrase")):

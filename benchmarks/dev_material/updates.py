@@ -121,8 +121,7 @@ def make_updates(src: Sources, rng: random.Random, lang: str, *, users: int = 8,
     names, lecture_src = _lists(src, lang)
     records = []
     for number in range(users):
-        dates, asked = session_dates(rng, datetime(2023, 6, 1, 19, 0), 300, sessions, 150)
-        people = rng.sample(names["people"], min(12, len(names["people"]) // 2))
+        dates, date, people = user_months(rng, names, sessions)
         # What is said in which session: (session, speaker text, the (attribute, step) it tells, or None).
         placed: list[tuple[int, str, tuple[str, int] | None]] = []
         changes: dict[str, list[str]] = {}
@@ -145,7 +144,6 @@ def make_updates(src: Sources, rng: random.Random, lang: str, *, users: int = 8,
         conversation, told_at = chat_sessions(rng, v, names, people, dates, placed, lecture_src, lectures)
         where = {told: dias[-1] for told, dias in told_at.items()}  # each change is told once
         qa = []
-        date = asked.strftime("%Y/%m/%d (%a) %H:%M")
         for n, (attr, values) in enumerate(changes.items()):
             _, _, _, (plain, paraphrase), before = table[attr]
             latest = len(values) - 1
@@ -158,6 +156,15 @@ def make_updates(src: Sources, rng: random.Random, lang: str, *, users: int = 8,
                        "question_date": date})
         records.append({"sample_id": f"{lang}-updates{number}", "conversation": conversation, "qa": qa})
     return records
+
+
+def user_months(rng: random.Random, names: dict[str, list[str]], sessions: int) -> tuple[list[datetime], str, list[str]]:
+    """One user's calendar and acquaintances, as every per-user kind draws them: ``sessions`` dates over about ten
+    months from June 2023, the questions' date (the day after the last session, as LoCoMo writes dates) and the
+    people their chatter names."""
+    dates, asked = session_dates(rng, datetime(2023, 6, 1, 19, 0), 300, sessions, 150)
+    people = rng.sample(names["people"], min(12, len(names["people"]) // 2))
+    return dates, asked.strftime("%Y/%m/%d (%a) %H:%M"), people
 
 
 def chat_sessions(rng: random.Random, v: dict, names: dict[str, list[str]], people: list[str], dates: list[datetime],
