@@ -77,15 +77,20 @@ def read_alone(candidates: Sequence[Candidate], roles: Sequence[str], answer_wit
     alone = np.array([c.item.kind == "turn" and speaker_role(c.item.metadata.get("speaker")) in wanted
                       for c in candidates], dtype=bool)
     if answer_with_ask and alone.any():
-        asks = {(c.item.metadata.get("session_id"), int(c.item.metadata.get("seq", 0) or 0))
+        asks = {(c.item.metadata.get("session_id"), _seq(c))
                 for c in candidates if c.item.kind == "turn" and _ASKS.search(c.item.text)}
         for i, c in enumerate(candidates):
-            if alone[i] and (c.item.metadata.get("session_id"), int(c.item.metadata.get("seq", 0) or 0) - 1) in asks:
+            if alone[i] and (c.item.metadata.get("session_id"), _seq(c) - 1) in asks:
                 alone[i] = False
     return alone
 
 
 _ASKS = re.compile(r"[?？]")
+
+
+def _seq(candidate: Candidate) -> int:
+    """A turn's place in its session (0 where none is recorded)."""
+    return int(candidate.item.metadata.get("seq", 0) or 0)
 
 
 def tells_of_others(query: str, candidates: Sequence[Candidate]) -> np.ndarray:
@@ -157,7 +162,7 @@ def conversation_context(candidates: Sequence[Candidate], score: np.ndarray, nei
     sessions = [c.item.metadata.get("session_id") if c.item.kind == "turn" else None for c in candidates]
     if not any(sessions):
         return score
-    position = {(s, int(c.item.metadata.get("seq", 0) or 0)): i
+    position = {(s, _seq(c)): i
                 for i, (s, c) in enumerate(zip(sessions, candidates)) if s}
     by_session: dict[str, list[float]] = {}
     for s, value in zip(sessions, score):
@@ -168,7 +173,7 @@ def conversation_context(candidates: Sequence[Candidate], score: np.ndarray, nei
     for i, (s, cand) in enumerate(zip(sessions, candidates)):
         if not s:
             continue
-        seq = int(cand.item.metadata.get("seq", 0) or 0)
+        seq = _seq(cand)
         near = [score[j] for j in (position.get((s, seq + d)) for d in (-1, 1)) if j is not None]
         if near and (alone is None or not alone[i]):
             out[i] += neighbour_weight * max(near)
