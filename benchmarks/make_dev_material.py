@@ -76,6 +76,13 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   recommendations told by the user and chatter; a question names the situation ("Which restaurant did you suggest
   for our anniversary in Lisbon?"), half paraphrased, and its evidence is the assistant's turn alone. A kind
   nothing was tuned on: what the assistant said, not the user.
+- ``en_users_preferences.json`` / ``zh_users_preferences.json`` (``dev_material/preferences.py``): one user's months
+  of chat in which they tell once, in passing, of a standing preference or constraint of their own (they went
+  vegetarian, a knee injury, night shifts, no more planes), among other people's preferences of the same domain told
+  by the user and chatter; months later a question asks for a recommendation that preference decides without naming
+  it ("Can you suggest a recipe for dinner tonight?"), half paraphrased, its evidence the user's statement alone and
+  its answer the preference. A kind nothing was tuned on: LongMemEval's single-session-preference, where the
+  question shares no content word with its evidence.
 
     python benchmarks/make_dev_material.py --out reports/devmat
     agent-memory --data-dir /tmp/dm/chains eval reports/devmat/chains.jsonl --budget 500,1000 --out reports/devmat
@@ -97,6 +104,7 @@ from benchmarks.dev_material.dated import make_dated  # noqa: E402
 from benchmarks.dev_material.dated_sessions import make_zh_users_dated  # noqa: E402
 from benchmarks.dev_material.group_chat import make_group_chats  # noqa: E402
 from benchmarks.dev_material.pools import UNSEEN_TIMES, WEEKDAY_TIMES, make_pool, make_users  # noqa: E402
+from benchmarks.dev_material.preferences import make_preferences  # noqa: E402
 from benchmarks.dev_material.recalls import make_recalls  # noqa: E402
 from benchmarks.dev_material.sources import Sources  # noqa: E402
 from benchmarks.dev_material.updates import make_updates  # noqa: E402
@@ -162,6 +170,11 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
             path.write_text(json.dumps(make_recalls(src, random.Random(seed), lang), ensure_ascii=False),
                             encoding="utf-8")
             written[f"{lang}_users_recalls"] = path
+        if f"{lang}_users_preferences" in kinds:
+            path = out / f"{lang}_users_preferences.json"
+            path.write_text(json.dumps(make_preferences(src, random.Random(seed), lang), ensure_ascii=False),
+                            encoding="utf-8")
+            written[f"{lang}_users_preferences"] = path
     for kind, (tenant, shape) in _USER_VARIANTS.items():
         if kind in kinds:
             path = out / f"{kind}.json"

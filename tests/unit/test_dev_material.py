@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -432,3 +433,63 @@ def test_users_recalls_ask_for_what_the_assistant_recommended_in_a_named_situati
             # Of every asked type the assistant also answered a situation nobody asks about, and others recommended.
             assert len(given) > sum(qa["attribute"] == kind for qa in rec["qa"]) // 2 and told
     assert shapes["recall-template"] == shapes["recall-paraphrase"] > 0
+
+
+# Words too common to link a question to a statement: what remains is a content word.
+_FUNCTION_WORDS = {"about", "been", "could", "from", "have", "into", "just", "more", "should", "some", "than", "that",
+                   "them", "then", "there", "these", "they", "this", "what", "when", "where", "which", "with", "would",
+                   "your"}
+
+
+def _shared_words(question: str, text: str, lang: str) -> set[str]:
+    """What a question and a turn share by keywords: in Chinese any two Han characters in a row, in English any
+    word of four letters or more beyond a few function words."""
+    def words(t: str) -> set[str]:
+        if lang == "zh":
+            return {run[i:i + 2] for run in re.findall(r"[\u4e00-\u9fff]+", t) for i in range(len(run) - 1)}
+        return set(re.findall(r"[a-z]{4,}", t.lower())) - _FUNCTION_WORDS
+
+    return words(question) & words(text)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_users_preferences_ask_for_a_recommendation_the_users_own_preference_decides(tmp_path, lang):
+    from benchmarks.dev_material.preferences import _EN_DOMAINS, _ZH_DOMAINS, make_preferences
+
+    path = _deterministic_kind(tmp_path, f"{lang}_users_preferences", make_preferences, lang=lang, users=2,
+                               sessions=16)
+    table = _ZH_DOMAINS if lang == "zh" else _EN_DOMAINS
+    values = [x for _, xs, _, _ in table.values() for x in xs]
+    assert len(table) >= 10 and len(set(values)) == len(values) == 3 * len(table)
+    assert not [(a, b) for a in values for b in values if a != b and a in b]  # no value said inside another
+    # No question shares a content word with a statement of its domain, whichever value fills it.
+    assert not [(q, s, x) for statements, xs, questions, _ in table.values() for s in statements for x in xs
+                for q in questions if _shared_words(q, s.format(v=x), lang)]
+    assert load_dataset(path).questions
+    shapes = Counter()
+    records = json.loads(path.read_text("utf-8"))
+    for rec in records:
+        conversation = rec["conversation"]
+        said = [t for k, v in conversation.items() if k.startswith("session_") and isinstance(v, list) for t in v
+                if t["speaker"] == conversation["speaker_a"]]
+        mine = {qa["answer"] for qa in rec["qa"]}
+        assert len(rec["qa"]) == 2 * len(mine) == 12  # six domains, two questions each
+        for qa in rec["qa"]:
+            shapes[qa["kind"]] += 1
+            statements, xs, questions, _ = table[qa["attribute"]]
+            assert qa["answer"] in xs and qa["question"] in questions
+            # The evidence is the user's statement of the preference, the only turn of theirs that says it.
+            [dia] = qa["evidence"]
+            [told] = [t for t in said if qa["answer"] in t["text"]]
+            assert told["dia_id"] == dia and told["text"] in {s.format(v=qa["answer"]) for s in statements}
+            assert not _shared_words(qa["question"], told["text"], lang), (qa["question"], told["text"])
+        # Each preference told in a session of its own.
+        assert len({qa["evidence"][0].split(":")[0] for qa in rec["qa"]}) == len(mine)
+        for domain in {qa["attribute"] for qa in rec["qa"]}:
+            _, xs, _, others = table[domain]
+            value = "(" + "|".join(map(re.escape, xs)) + ")"
+            patterns = [re.compile(re.escape(w).replace(r"\{p\}", ".+?").replace(r"\{v\}", value)) for w in others]
+            # Other people's preferences of the same domain, told by the user: never a value the user has.
+            theirs = [m.group(1) for t in said for pattern in patterns if (m := pattern.fullmatch(t["text"]))]
+            assert theirs and not set(theirs) & mine, (domain, theirs)
+    assert shapes["preference-template"] == shapes["preference-paraphrase"] == 6 * len(records) > 0
