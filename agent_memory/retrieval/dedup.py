@@ -11,7 +11,8 @@ from agent_memory.retrieval.types import Candidate, Decision
 def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_duplicate: float,
                 decisions: list[Decision], spaces: list[str] | None = None,
                 new_numbers_distinct: bool = True, words_shared: float = 0.8,
-                question_terms: frozenset[str] = frozenset(), longer_span_replaces: bool = False) -> list[Candidate]:
+                question_terms: frozenset[str] = frozenset(), longer_span_replaces: bool = False,
+                turn_words_shared: float | None = None) -> list[Candidate]:
     """Keep the better-scored of each duplicate pair (candidates arrive best first). Two overlapping
     spans of one source are one: the later is dropped, unless (``longer_span_replaces``) the kept one
     lies mostly inside it and it is mostly new, when it takes the kept one's place (a chunk that is
@@ -20,7 +21,10 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
     A near-duplicate passes the cosine ``near_duplicate``, has at least ``words_shared`` of its keyword
     terms in the kept one, and says nothing more that matters (``says_more``): with
     ``new_numbers_distinct``, no number the kept one lacks; no term of ``question_terms`` (the
-    question's keyword terms) the kept one lacks."""
+    question's keyword terms) the kept one lacks. Between two conversation turns the share is
+    ``turn_words_shared`` where given: two turns are two things said, and one that swaps a word of the other
+    ("这周末终于听到了林俊杰的现场" beside "… 张学友的现场", "took a pottery class" beside "a tea class") tells
+    another fact; a document's chunks keep ``words_shared`` (a list page beside the page it lists)."""
     kept: list[Candidate] = []
     kept_rows: list[int] = []
     # Every pair's cosine at once (one matrix product), rows of two spaces never close: cheaper than
@@ -70,7 +74,9 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                 for best in close[np.argsort(-sims[close])]:
                     other = kept[int(best)].item
                     shared = words_covered(item.text, by=other.text)
-                    if shared >= words_shared and not says_more(item.text, other.text, new_numbers_distinct,
+                    needed = (turn_words_shared if turn_words_shared is not None and item.kind == other.kind == "turn"
+                              else words_shared)
+                    if shared >= needed and not says_more(item.text, other.text, new_numbers_distinct,
                                                                  question_terms):
                         reason = (f"near-duplicate of {other.id} (cosine {sims[best]:.3f},"
                                   f" {shared:.0%} of words shared)")

@@ -245,6 +245,7 @@ class RetrievalPipeline:
         kept = deduplicate(offered, vectors, self.config.near_duplicate, decisions, spaces=spaces,
                            new_numbers_distinct=self.config.near_duplicate_new_numbers,
                            words_shared=self.config.near_duplicate_words,
+                           turn_words_shared=self.config.near_duplicate_turn_words,
                            question_terms=(keyword_set(question) if self.config.near_duplicate_question_terms
                                            else frozenset()),
                            longer_span_replaces=self.config.longer_span_replaces)

@@ -139,6 +139,26 @@ def test_a_statement_holding_a_question_term_the_kept_one_lacks_is_not_its_dupli
     assert len(deduplicate(candidates(later, asked), vectors, 0.95, [], words_shared=0.9)) == 2
 
 
+def test_turns_one_word_apart_are_two_facts_where_the_turn_share_is_whole():
+    # A user tells the same kind of outing twice in the same words but one: cosine 0.970, 4 of 5 words
+    # shared. As turns they are two concerts; a resent turn adding no word is still a duplicate, and
+    # two chunks of a document keep the documents' share.
+    vectors = np.array([[1.0, 0.0], [0.970, 0.243], [0.999, 0.0447]], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def three(kind: str) -> list:
+        return candidates(item("d17", f"chat/{kind}/17", kind=kind, text="这周末终于听到了张学友的现场。"),
+                          item("d13", f"chat/{kind}/13", kind=kind, text="这周末终于听到了林俊杰的现场。"),
+                          item("d18", f"chat/{kind}/18", kind=kind, text="这周末终于听到了张学友的现场！"))
+
+    decisions: list[Decision] = []
+    kept = deduplicate(three("turn"), vectors, 0.95, decisions, turn_words_shared=1.0)
+    assert [c.item.id for c in kept] == ["d17", "d13"]
+    assert [(d.target, d.action) for d in decisions] == [("d18", "dropped")]
+    assert [c.item.id for c in deduplicate(three("chunk"), vectors, 0.95, [], turn_words_shared=1.0)] == ["d17"]
+    assert [c.item.id for c in deduplicate(three("turn"), vectors, 0.95, [])] == ["d17"]
+
+
 def test_dropped_candidate_does_not_shadow_later_ones():
     # b is dropped as a copy of a; c, identical to b by vector but not to a, must be compared with kept rows only.
     vectors = np.array([[1.0, 0.0], [0.96, 0.28], [0.8, 0.6]], dtype=np.float32)
