@@ -46,6 +46,7 @@ from agent_memory.retrieval.routes import (
 )
 from agent_memory.retrieval.similarity import QuestionSimilarity, candidate_vectors, spaces_of
 from agent_memory.retrieval.speakers import named_by_space, unnamed_from
+from agent_memory.retrieval.spread import is_aggregation
 from agent_memory.retrieval.succession import order_in_time, terms_question
 from agent_memory.retrieval.types import Candidate, Decision, PromptResult
 from agent_memory.retrieval.validity import order_facts
@@ -245,7 +246,8 @@ class RetrievalPipeline:
         kept = deduplicate(offered, vectors, self.config.near_duplicate, decisions, spaces=spaces,
                            new_numbers_distinct=self.config.near_duplicate_new_numbers,
                            words_shared=self.config.near_duplicate_words,
-                           turn_words_shared=self.config.near_duplicate_turn_words,
+                           turn_words_shared=(self.config.near_duplicate_turn_words if is_aggregation(question)
+                                              else None),
                            question_terms=(keyword_set(question) if self.config.near_duplicate_question_terms
                                            else frozenset()),
                            longer_span_replaces=self.config.longer_span_replaces)

@@ -16,14 +16,17 @@ import re
 from agent_memory.retrieval.types import Candidate
 
 # The forms that ask for a collection: how many / how often, a plural "what <things> has X ...",
-# "where has X ...", "did X and Y both ...", "list ...", Chinese "哪些" (which ones).
+# "where has X ...", "did X and Y both ...", "list ...", Chinese "哪些" (which ones), a count of occasions, kinds
+# or works (几场, 几次, 几种, 几本, 多少次: how many concerts, times, sports, books; 几个人 counts the people of one
+# event, a single fact), and 都 before the question word (我都去过哪儿？, 都看过谁的现场？, 都学了些什么？: "all
+# the places / people / things that").
 _AGGREGATION = re.compile(
     r"\bhow many\b"
     r"|^\s*(what|which)\s+(?:[\w+/-]+\s+){0,3}?[\w+/-]{2,}s\s+(has|have|does|do|did|are|were)\b"
     r"|^\s*what\s+has\b|\bwhat are (some|all)\b"
     r"|^\s*where\s+(has|have)\b"
     r"|\bboth\b|\ball the\b|^\s*(list|name)\b|\bin what ways\b"
-    r"|哪些|几次|多少次",
+    r"|哪些|(?:几|多少)[场次种门本道部首篇趟回项样类届]|都[^，,。？?]{0,6}?(?:什么|谁|哪)",
     re.IGNORECASE,
 )
 

@@ -20,11 +20,13 @@ def test_aggregation_questions_are_told_from_single_fact_ones():
     for question in ("What activities does Melanie partake in?", "How many hikes has Joanna been on?",
                      "What books has John read?", "Where has Maria made friends?",
                      "Did Jon and Gina both participate in dance competitions?", "What has Melanie painted?",
-                     "小林去过哪些城市？"):
+                     "小林去过哪些城市？", "我一共去过几场演唱会？", "我一共读完了几本书？", "我都看过谁的现场？",
+                     "我最近下厨都做了些什么？", "这几个月我都在看什么书？", "他去了多少次？"):
         assert is_aggregation(question), question
     for question in ("When did Caroline go to the LGBTQ support group?", "What is Caroline's identity?",
                      "What Console does Nate own?", "高中同学们今年劳动节那次吃饭一共去了几个人？",
-                     "Who was the first president of the association?"):
+                     "Who was the first president of the association?", "How much did the repair cost?",
+                     "我现在在练什么运动？", "我搬到宁波之前住在哪里？", "高顿养的那只猫名字是什么？", "今晚做点什么菜好？"):
         assert not is_aggregation(question), question
 
 
