@@ -281,10 +281,11 @@ class RetrievalConfig(StrictModel):
     near_duplicate_turn_words: float = Field(
         default=1.0, gt=0, le=1, description="``near_duplicate_words`` between two conversation turns when the question "
         "asks for a collection (agent_memory/retrieval/spread.py ``is_aggregation``: 哪些, 几场, 都…什么, \"how "
-        "many\"): at 1.0 a turn is then a near-duplicate of a kept turn only when it says no keyword term the kept one "
-        "lacks, since two turns one word apart are two of the things asked for (a concert of another singer, a class "
-        "of another craft; agent_memory/retrieval/dedup.py). For a question about one thing, repeated chatter one "
-        "word apart is what de-duplication is for")
+        "many\") or for what came before X (\"… before X?\", X之前): at 1.0 a turn is then a near-duplicate of a kept "
+        "turn only when it says no keyword term the kept one lacks, since two turns one word apart are two of the "
+        "things asked for (a concert of another singer, the city lived in before the move told in the same words; "
+        "agent_memory/retrieval/dedup.py). For a question about one thing, repeated chatter one word apart is what "
+        "de-duplication is for")
     near_duplicate_question_terms: bool = Field(
         default=True, description="a passage holding a term of the question that the kept one lacks is never its "
         "near-duplicate: it answers a part of the question the kept one does not (agent_memory/retrieval/dedup.py)")

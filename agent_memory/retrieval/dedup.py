@@ -76,8 +76,7 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
                     shared = words_covered(item.text, by=other.text)
                     needed = (turn_words_shared if turn_words_shared is not None and item.kind == other.kind == "turn"
                               else words_shared)
-                    if shared >= needed and not says_more(item.text, other.text, new_numbers_distinct,
-                                                                 question_terms):
+                    if shared >= needed and not says_more(item.text, other.text, new_numbers_distinct, question_terms):
                         reason = (f"near-duplicate of {other.id} (cosine {sims[best]:.3f},"
                                   f" {shared:.0%} of words shared)")
                         break

@@ -197,3 +197,13 @@ def test_the_pages_a_comparison_names_are_lifted_and_nothing_else():
     # A lower-case mention is a word, not a name; a Chinese title has no capital to say so.
     assert not title_in_question("Are ride and Wild Pony both films?", [_page("Ride"), _page("Wild Pony")]).any()
     assert not title_in_question("范廷颂和游戏哪个更早？", [_page("范廷颂"), _page("游戏")]).any()
+
+
+def test_collections_and_what_came_before_read_turns_one_word_apart_as_distinct():
+    from agent_memory.retrieval.pipeline import _asks_for_other_wordings
+
+    for question in ("我都看过谁的现场？", "How many hikes has Joanna been on?", "我搬到宁波之前住在哪里？",
+                     "Who was my manager before Fazle Newcombe?"):
+        assert _asks_for_other_wordings(question), question
+    for question in ("我现在在练什么运动？", "Who do I report to these days?", "高顿养的那只猫名字是什么？"):
+        assert not _asks_for_other_wordings(question), question
