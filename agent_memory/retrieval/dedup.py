@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from agent_memory.core.text import keyword_set
+from agent_memory.retrieval.spread import is_aggregation
+from agent_memory.retrieval.succession import anchor_phrase
 from agent_memory.retrieval.types import Candidate, Decision
 
 
@@ -91,6 +93,14 @@ def deduplicate(candidates: list[Candidate], vectors: np.ndarray | None, near_du
         if item.content_hash:
             seen_hashes[item.content_hash] = item.id
     return kept
+
+
+def asks_for_other_wordings(question: str) -> bool:
+    """Whether the question's answer is likely said in the words of another turn, one word changed: a collection
+    ("我都看过谁的现场？": every outing told alike) or what came before X ("我搬到宁波之前住在哪里？": the move
+    before it, told in the same words). The pipeline then passes ``turn_words_shared``: such turns are no
+    near-duplicates of each other."""
+    return is_aggregation(question) or anchor_phrase(question) is not None
 
 
 def words_covered(text: str, by: str) -> float:

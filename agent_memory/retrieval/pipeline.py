@@ -22,7 +22,7 @@ from agent_memory.index.triples.speaker import user_subjects_asked
 from agent_memory.ingest.upkeep import effective_expiry
 from agent_memory.retrieval.assemble import Assembler
 from agent_memory.retrieval.config import RetrievalConfig, load_preset
-from agent_memory.retrieval.dedup import deduplicate
+from agent_memory.retrieval.dedup import asks_for_other_wordings, deduplicate
 from agent_memory.retrieval.fusion import fuse
 from agent_memory.retrieval.hop import SecondHop
 from agent_memory.retrieval.links import LinkFollower, spread
@@ -46,8 +46,7 @@ from agent_memory.retrieval.routes import (
 )
 from agent_memory.retrieval.similarity import QuestionSimilarity, candidate_vectors, spaces_of
 from agent_memory.retrieval.speakers import named_by_space, unnamed_from
-from agent_memory.retrieval.spread import is_aggregation
-from agent_memory.retrieval.succession import anchor_phrase, order_in_time, terms_question
+from agent_memory.retrieval.succession import order_in_time, terms_question
 from agent_memory.retrieval.types import Candidate, Decision, PromptResult
 from agent_memory.retrieval.validity import order_facts
 from agent_memory.retrieval.when import DateSlack, Window, parse_stamp, question_window, told_window
@@ -246,7 +245,7 @@ class RetrievalPipeline:
         kept = deduplicate(offered, vectors, self.config.near_duplicate, decisions, spaces=spaces,
                            new_numbers_distinct=self.config.near_duplicate_new_numbers,
                            words_shared=self.config.near_duplicate_words,
-                           turn_words_shared=(self.config.near_duplicate_turn_words if _asks_for_other_wordings(question)
+                           turn_words_shared=(self.config.near_duplicate_turn_words if asks_for_other_wordings(question)
                                               else None),
                            question_terms=(keyword_set(question) if self.config.near_duplicate_question_terms
                                            else frozenset()),
@@ -406,10 +405,3 @@ class RetrievalPipeline:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _asks_for_other_wordings(question: str) -> bool:
-    """Whether the question's answer is likely said in the words of another turn, one word changed: a collection
-    ("我都看过谁的现场？": every outing told alike) or what came before X ("我搬到宁波之前住在哪里？": the move
-    before it, told in the same words). Such turns are then no near-duplicates of each other (dedup.py)."""
-    return is_aggregation(question) or anchor_phrase(question) is not None

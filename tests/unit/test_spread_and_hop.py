@@ -200,10 +200,10 @@ def test_the_pages_a_comparison_names_are_lifted_and_nothing_else():
 
 
 def test_collections_and_what_came_before_read_turns_one_word_apart_as_distinct():
-    from agent_memory.retrieval.pipeline import _asks_for_other_wordings
+    from agent_memory.retrieval.dedup import asks_for_other_wordings
 
     for question in ("我都看过谁的现场？", "How many hikes has Joanna been on?", "我搬到宁波之前住在哪里？",
                      "Who was my manager before Fazle Newcombe?"):
-        assert _asks_for_other_wordings(question), question
+        assert asks_for_other_wordings(question), question
     for question in ("我现在在练什么运动？", "Who do I report to these days?", "高顿养的那只猫名字是什么？"):
-        assert not _asks_for_other_wordings(question), question
+        assert not asks_for_other_wordings(question), question
