@@ -8,15 +8,38 @@
 Unclassified appends default to ``fuzzy`` (counted in ``stats()["unclassified_appends"]``).
 """
 
-from agent_memory.conversation.compaction import CompactionConfig, Retention
-from agent_memory.conversation.manager import SessionManager
-from agent_memory.conversation.messages import micro_compact
-from agent_memory.conversation.session import Session, SignificantTurn
-from agent_memory.conversation.significance import Judgement, LLMDetector, RuleDetector, SignificanceDetector
-from agent_memory.conversation.summarize import LLMSummarizer, StructuralSummarizer, Summarizer
+import importlib
+from typing import TYPE_CHECKING
+
+# Each name from the module that defines it, imported on first use (PEP 562): importing one small module of this
+# package (``archived_turns``, the names of archived turns, which ingestion and the HTTP client's upload read) does not
+# load the session machinery and numpy with it.
+_HOMES = {
+    "CompactionConfig": "compaction", "Retention": "compaction", "SessionManager": "manager",
+    "micro_compact": "messages", "Session": "session", "SignificantTurn": "session", "Judgement": "significance",
+    "LLMDetector": "significance", "RuleDetector": "significance", "SignificanceDetector": "significance",
+    "LLMSummarizer": "summarize", "StructuralSummarizer": "summarize", "Summarizer": "summarize",
+}
 
 __all__ = [
     "CompactionConfig", "Judgement", "LLMDetector", "LLMSummarizer", "Retention", "RuleDetector", "Session",
     "SessionManager", "SignificanceDetector", "StructuralSummarizer", "Summarizer", "SignificantTurn",
     "micro_compact",
 ]
+
+if TYPE_CHECKING:  # what type checkers and editors read; at run time __getattr__ below
+    from agent_memory.conversation.compaction import CompactionConfig, Retention
+    from agent_memory.conversation.manager import SessionManager
+    from agent_memory.conversation.messages import micro_compact
+    from agent_memory.conversation.session import Session, SignificantTurn
+    from agent_memory.conversation.significance import Judgement, LLMDetector, RuleDetector, SignificanceDetector
+    from agent_memory.conversation.summarize import LLMSummarizer, StructuralSummarizer, Summarizer
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'agent_memory.conversation' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"agent_memory.conversation.{home}"), name)
+    globals()[name] = value  # looked up once
+    return value

@@ -199,3 +199,29 @@ def test_the_other_commands_through_a_server_load_no_heavy_layer(server_url, tmp
     modules = set(found["modules"])
     assert "agent_memory.remote.client" in modules and heavy(modules) == []
     assert not (tmp_path / "data").exists()
+
+
+# What `ingest` through a server imports for its walk and upload (the HTTP client and the upload job: the file
+# formats, ignore rules and the names of archived turns) and nothing of the session machinery or the stores' numpy,
+# while the packages' names still import where a caller asks for them.
+INGEST_THROUGH = """
+import json, sys
+import agent_memory.remote.client, agent_memory.remote.upload_job
+walk = sorted(sys.modules)
+from agent_memory.conversation import Retention, SessionManager
+from agent_memory.stores import SparseVector, VectorStore
+print(json.dumps({"walk": walk, "names": [SessionManager.__module__, Retention.__module__, VectorStore.__module__,
+                                          SparseVector.__module__]}))
+"""
+
+
+def test_ingest_through_a_server_loads_no_session_machinery_and_no_numpy():
+    done = python("-c", INGEST_THROUGH)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    walk = set(found["walk"])
+    assert "agent_memory.conversation.archived_turns" in walk and "agent_memory.ingest.sources" in walk
+    assert not walk & {"numpy", "agent_memory.conversation.session", "agent_memory.conversation.manager",
+                       "agent_memory.stores.base"}, sorted(walk & {"numpy", "agent_memory.stores.base"})
+    assert found["names"] == ["agent_memory.conversation.manager", "agent_memory.conversation.compaction",
+                              "agent_memory.stores.base", "agent_memory.core.sparse"]
