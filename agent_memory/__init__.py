@@ -9,8 +9,9 @@ those types are imported on first access only: importing the core (``agent_memor
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent_memory.core.lazy_names import lazy_names
 from agent_memory.core.version import __version__
 
 # name -> the module that defines it, imported when the name is first used.
@@ -50,10 +51,4 @@ if TYPE_CHECKING:
     from agent_memory.retrieval.types import Decision, Passage, PromptResult
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_memory' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_names(__name__, _LAZY)

@@ -8,18 +8,19 @@
 Unclassified appends default to ``fuzzy`` (counted in ``stats()["unclassified_appends"]``).
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from agent_memory.core.lazy_names import lazy_names
 
 # Each name from the module that defines it, imported on first use (PEP 562): importing one small module of this
 # package (``archived_turns``, the names of archived turns, which ingestion and the HTTP client's upload read) does not
 # load the session machinery and numpy with it.
-_HOMES = {
+_HOMES = {name: f"agent_memory.conversation.{module}" for name, module in {
     "CompactionConfig": "compaction", "Retention": "compaction", "SessionManager": "manager",
     "micro_compact": "messages", "Session": "session", "SignificantTurn": "session", "Judgement": "significance",
     "LLMDetector": "significance", "RuleDetector": "significance", "SignificanceDetector": "significance",
     "LLMSummarizer": "summarize", "StructuralSummarizer": "summarize", "Summarizer": "summarize",
-}
+}.items()}
 
 __all__ = [
     "CompactionConfig", "Judgement", "LLMDetector", "LLMSummarizer", "Retention", "RuleDetector", "Session",
@@ -36,10 +37,4 @@ if TYPE_CHECKING:  # what type checkers and editors read; at run time __getattr_
     from agent_memory.conversation.summarize import LLMSummarizer, StructuralSummarizer, Summarizer
 
 
-def __getattr__(name: str):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'agent_memory.conversation' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"agent_memory.conversation.{home}"), name)
-    globals()[name] = value  # looked up once
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)

@@ -1,7 +1,8 @@
 """Store protocols and their drivers. Backend-specific code lives only in this package."""
 
-import importlib
 from typing import TYPE_CHECKING
+
+from agent_memory.core.lazy_names import lazy_names
 
 # Each name from the module that defines it, imported on first use (PEP 562): importing one driver-free module of
 # this package (the catalog's records, a lock) does not load the protocols' numpy with it.
@@ -15,10 +16,4 @@ if TYPE_CHECKING:  # what type checkers and editors read; at run time __getattr_
     from agent_memory.stores.base import EntityRecord, GraphStore, VectorStore
 
 
-def __getattr__(name: str):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'agent_memory.stores' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # looked up once
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)
