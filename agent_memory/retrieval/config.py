@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError
 from agent_memory.core.errors import ConfigError, problem_of
 from agent_memory.core.tokens import MAX_PROMPT_BUDGET
 from agent_memory.retrieval.config_parts import (
+    AdviceConfig,
     CompressionWeights,
     CrossEncoderConfig,
     LiveSummaries,
@@ -40,6 +41,8 @@ class RetrievalConfig(StrictModel):
         default=RouteConfig(limit=100),
         description="the turns of the speakers a question names, by meaning, so that other conversations and "
                     "documents in the memory cannot push them out of the candidates (agent_memory/retrieval/routes.py)")
+    advice: AdviceConfig = Field(default_factory=AdviceConfig, description=(
+        "how an advice request ranks the user's standing statements (agent_memory/retrieval/advice.py)"))
     graph: RouteConfig = Field(default=RouteConfig(weight=0.5, limit=30),
                                description="graph route: question entities, their pages and facts")
     summaries: RouteConfig = Field(default=RouteConfig(weight=0.5, limit=8),

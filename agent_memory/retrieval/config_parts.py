@@ -127,3 +127,27 @@ class CrossEncoderConfig(StrictModel):
         "(where a multilingual model is set, a question mostly in other scripts is left in the reranker's "
         "order: a model trained from all-MiniLM-L6-v2 reads Chinese as unknown pieces); 'all', for a "
         "multilingual cross-encoder"))
+
+
+# Standing statements in general words: what a user tells of what they are like (can't eat, health, favourites,
+# avoidances, hours, money, someone at home, fears), naming no dish, condition or other value a user would tell.
+STANDING_EXAMPLES = (
+    "I can't eat that, it doesn't agree with me.", "My health limits what I can do these days.",
+    "That's my favourite kind of thing, I never get tired of it.", "I avoid that completely now, I won't do it again.",
+    "My routine and working hours are fixed these days.", "I have to keep my spending low at the moment.",
+    "I have someone at home who depends on me.", "It scares me and makes me uncomfortable.",
+    "那个我不能吃，吃了身体受不了。", "我的身体状况限制了我现在能做的事。", "那是我最喜欢的，怎么都不腻。",
+    "那个我现在完全不碰了，再也不会了。", "我现在的作息和上班时间是固定的。", "我最近得控制开销。", "家里有个离不开我的。",
+    "那让我害怕，浑身不自在。")
+
+
+class AdviceConfig(StrictModel):
+    """How a request for advice ranks the user's standing statements (agent_memory/retrieval/advice.py)."""
+
+    signal: float = Field(default=3.0, ge=0, description=(
+        "rerank weight, for an advice request, of a turn's z-scored greatest similarity to one of the examples; "
+        "0: off. 3 chosen on en_users_preferences and zh_users_preferences seed 12 (300 and 500 tokens, summed: "
+        "0 1.0, 1 1.4, 3 1.4 best, 4 and 6 a point or two below); seeds 13 and 14 held out: "
+        "docs/journal/2026-12-07-advice-and-standing-statements.md"))
+    examples: list[str] = Field(default=list(STANDING_EXAMPLES), min_length=1, description=(
+        "statements that read as a user telling what they are like, in general words; a deployment adds its own"))

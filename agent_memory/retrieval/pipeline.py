@@ -20,6 +20,7 @@ from agent_memory.core.text import keyword_set
 from agent_memory.index.triples import entities_in_question
 from agent_memory.index.triples.speaker import user_subjects_asked
 from agent_memory.ingest.upkeep import effective_expiry
+from agent_memory.retrieval.advice import StandingExamples, asks_for_advice
 from agent_memory.retrieval.assemble import Assembler
 from agent_memory.retrieval.config import RetrievalConfig, load_preset
 from agent_memory.retrieval.dedup import asks_for_other_wordings, deduplicate
@@ -98,6 +99,7 @@ class RetrievalPipeline:
         self.pages = Pages(services.catalog, services.vectors) if config.graph.enabled else None
         self.links = LinkFollower(self.pages, self.reranker, config) if self.pages is not None else None
         self.hop = SecondHop(services, self.reranker, config)
+        self.standing = StandingExamples(services.embedder, config.advice)  # read by advice requests' rerank
         if config.dense.enabled:
             self.routes["dense"] = DenseRoute(services.vectors)
         if config.keyword.enabled:
@@ -179,6 +181,10 @@ class RetrievalPipeline:
         query.speakers = named_by_space(question, speaker_directory(self.services, tenant)) if needs_directory else {}
         unnamed = unnamed_from(question, query.speakers, spaces) if self.config.dense_without_speakers else None
         query.dense = encode_question(self.services, question, spaces, unnamed, decisions)
+        advice = bool(self.config.advice.signal) and asks_for_advice(question)
+        if advice:
+            decisions.append(Decision("advice", "question", "asks for advice",
+                                      "turns that read as the user's standing statements rank up"))
         lap("encode")
 
         outputs = self._collect({**early, **self._start_routes(query, dense=True)})
@@ -203,7 +209,7 @@ class RetrievalPipeline:
         window = question_window(question, asked_on, self._date_slack())
         if self.config.time_signal and window is not None:
             self._mark_window(window, top, decisions)
-        similarity = QuestionSimilarity(self.services, query.dense)
+        similarity = QuestionSimilarity(self.services, query.dense, self.standing if advice else None)
         query.terms_text = terms_question(question, top, before_anchor=self.config.before_anchor,
                                           calendar_window=window is not None, decisions=decisions)
         reranked = self.reranker.rerank(question, top, similarity, terms_query=query.terms_text)

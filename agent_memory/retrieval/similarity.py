@@ -15,6 +15,7 @@ import numpy as np
 from agent_memory.core.embedding_spaces import QueryVectors
 from agent_memory.index.context import context_texts_for
 from agent_memory.index.items import embedding_text
+from agent_memory.retrieval.advice import StandingExamples
 from agent_memory.retrieval.stored_vectors import context_similarity, fill_dense, with_sentences
 from agent_memory.retrieval.types import Candidate
 
@@ -22,16 +23,18 @@ from agent_memory.retrieval.types import Candidate
 class QuestionSimilarity:
     """``similarity(candidates, signal)``: one calibrated similarity per candidate, ``signal``
     "dense" (the passage's own vector; a long turn's best sentence when that is better) or
-    "turn_context" (a turn read after the turn before it, agent_memory/index/context.py).
+    "turn_context" (a turn read after the turn before it, agent_memory/index/context.py), or "standing"
+    (not the question's: how like a user's standing statement it reads, agent_memory/retrieval/advice.py).
 
     An item's similarity to the question does not change while the question is answered: the
     links' rerank (agent_memory/retrieval/links.py) asks again for the candidates the first rerank scored, and
     only the pages it added are scored (11k mixed items: the links stage's p95 was a whole second
     rerank). So each is computed once per question and signal."""
 
-    def __init__(self, services, question: QueryVectors) -> None:
+    def __init__(self, services, question: QueryVectors, standing: StandingExamples | None = None) -> None:
         self.services = services
         self.question = question
+        self.standing = standing  # an advice request's examples of standing statements (signal "standing")
         self._known: dict[str, dict[str, float]] = {}
 
     def __call__(self, candidates: Sequence[Candidate], signal: str) -> np.ndarray:
@@ -45,6 +48,11 @@ class QuestionSimilarity:
         if signal == "turn_context":  # scored by the store on each turn's stored context vector
             return context_similarity(self.services, candidates, self.question,
                                       lambda rest: self._embedded(rest, signal))
+        if signal == "standing":  # not the question: how like a standing statement each passage reads
+            if self.standing is None:
+                return np.zeros(len(candidates))
+            vectors = candidate_vectors(self.services, candidates)
+            return self.standing.similarity(vectors, spaces_of(candidates), [c.vector_lang for c in candidates])
         # A long turn scores by its best sentence when that is better, as the dense route does.
         return with_sentences(self.services, candidates, self.question, self._embedded(candidates, signal))
 

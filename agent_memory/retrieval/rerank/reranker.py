@@ -17,6 +17,7 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 
 from agent_memory.index.triples.speaker import asks_of_assistant
+from agent_memory.retrieval.advice import asks_for_advice
 from agent_memory.retrieval.config import RetrievalConfig
 from agent_memory.retrieval.config_parts import SignalWeights
 from agent_memory.retrieval.rerank import signals
@@ -88,6 +89,9 @@ class DefaultReranker:
         score += cfg.time_signal * signals.route_bonus(candidates, "time")
         if cfg.second_hop:
             score += cfg.hop_signal * signals.route_bonus(candidates, "hop")
+        if cfg.advice.signal and similarity is not None and asks_for_advice(query):
+            turns = np.array([c.item.kind == "turn" for c in candidates], dtype=np.float64)
+            score += cfg.advice.signal * turns * signals.standardize(similarity(candidates, "standing"))
         if cfg.importance_signal:
             score += cfg.importance_signal * signals.importance(candidates, cfg.importance_half_life_days, time.time())
         for cand, value in zip(candidates, score):
