@@ -32,6 +32,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from agent_memory.conversation.archived_turns import session_key
 from agent_memory.conversation.working_memory import WorkingMemory
 from agent_memory.core.errors import ConfigError
 from agent_memory.core.records import TurnRecord
@@ -89,6 +90,19 @@ def message_for(turn: TurnRecord, roles: dict[str, str], offset: int) -> dict[st
     return message
 
 
+def refuse_earlier_run(services, memory: WorkingMemory, tenants: list[str]) -> None:
+    """ConfigError where a tenant the agent path appends to already holds sessions or sources, from an earlier run
+    on this data dir: every message would be appended a second time, and a question's evidence, mapped to the
+    newest copy, read as missing where de-duplication kept the older (zh_users_preferences seed 13 at 500, asked
+    again on one data dir: 0.427 on the transcript, 0.177 on the agent path)."""
+    for tenant in tenants:
+        if memory.sessions.store.session_rows(session_key(tenant, "")) or services.catalog.count(tenant):
+            raise ConfigError(f"--agent-path appends into tenant {tenant!r}, which this data dir already holds from "
+                              f"an earlier run: its messages would be appended twice. Use a fresh --data-dir, or "
+                              f"remove it first: agent-memory --data-dir {services.settings.data_dir} forget --all "
+                              f"--tenant {tenant}")
+
+
 def stream(services, memory: WorkingMemory, material: Material, tenant: str, append_ms: list[float],
            progress: bool) -> Streamed:
     """Append ``material``'s turns to sessions of ``tenant`` as an agent does; documents are added."""
@@ -132,6 +146,7 @@ def stream_all(services, plan: list[tuple[str, Material]], progress: bool) -> di
     memory.background = True
     out: dict[str, Streamed] = {}
     try:
+        refuse_earlier_run(services, memory, sorted({tenant for tenant, _ in plan}))
         for tenant, material in plan:
             got = stream(services, memory, material, tenant, [], progress)
             into = out.setdefault(tenant, Streamed(tenant))
@@ -164,6 +179,7 @@ def evaluate_agent_path(config: AgentPathConfig) -> dict[str, Any]:
         pipeline = RetrievalPipeline.from_services(services, config.preset, recent_turns=memory.recent_turns,
                                                    session_summaries=memory.summaries)
         try:
+            refuse_earlier_run(services, memory, [f"agent-{t}" for t in tenants])
             append_ms: list[float] = []
             started = time.perf_counter()
             streamed = {t: stream(services, memory, evalset.material(t), f"agent-{t}", append_ms, config.progress)

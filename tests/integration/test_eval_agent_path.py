@@ -72,6 +72,29 @@ def test_agent_path_scores_both_paths_side_by_side(dataset: Path, tmp_path: Path
     assert inside.count("[S:conv-t:S2/m1]") == 1
 
 
+def test_a_second_agent_path_run_on_one_data_dir_is_refused(dataset: Path, tmp_path: Path, monkeypatch, capsys):
+    # Its messages would be appended twice, and each question's evidence, mapped to the newest copy, read as missing
+    # where de-duplication kept the older: the figures would be wrong, so the run stops before appending anything.
+    from agent_memory.core.errors import ConfigError
+
+    monkeypatch.setenv("AGENT_MEMORY_NO_PROGRESS", "1")
+    monkeypatch.setenv("AGENT_MEMORY_TRIPLE_EXTRACTOR", "rules")
+    monkeypatch.delenv("AGENT_MEMORY_LLM_MODEL", raising=False)
+    argv = [str(dataset), "--agent-path", "--budget", "600", "--json", "--out", str(tmp_path / "reports"),
+            "--data-dir", str(tmp_path / "data")]
+    assert run_eval(build_parser().parse_args(argv)) == 0
+    capsys.readouterr()
+    with pytest.raises(ConfigError, match=r"tenant 'agent-locomo-conv-t'.*already holds.*--data-dir .*data forget --all --tenant agent-locomo-conv-t"):
+        run_eval(build_parser().parse_args(argv))
+    # Once that tenant is gone, the run goes through again, with the same figures.
+    from agent_memory.memory import Memory
+
+    with Memory(data_dir=tmp_path / "data") as memory:
+        memory.forget_tenant("agent-locomo-conv-t")
+    assert run_eval(build_parser().parse_args(argv)) == 0
+    assert all(system["soft"] == 1.0 for system in json.loads(capsys.readouterr().out)["systems"].values())
+
+
 def test_agent_path_with_mixed_memory(dataset: Path, tmp_path: Path, monkeypatch):
     from agent_memory.evaluation.mixed import MixedConfig, evaluate_mixed, markdown
 
