@@ -15,8 +15,9 @@ other value a user would tell) in English and Chinese; a deployment adds its own
 about advice once given ("What did you recommend for…", 你上次推荐的…), is ranked as before.
 
 No route of its own: a search by the question's vector plus the examples' mean found nothing the routes had not
-(en_users_preferences and zh_users_preferences seed 12: the same figures at blends 0.5, 1 and 2, with the signal
-and without it), since a user's statements are among the dense route's candidates already.
+(en_users_preferences and zh_users_preferences seed 12: with the route at blends 0.5, 1 and 2, the figures of the
+signal alone, and with the route alone those of neither), since a user's statements are among the dense route's
+candidates already.
 """
 
 from __future__ import annotations
