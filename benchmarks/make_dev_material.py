@@ -82,7 +82,8 @@ Kinds (each file in a format ``agent-memory eval`` reads):
   by the user and chatter; months later a question asks for a recommendation that preference decides without naming
   it ("Can you suggest a recipe for dinner tonight?"), half paraphrased, its evidence the user's statement alone and
   its answer the preference. A kind nothing was tuned on: LongMemEval's single-session-preference, where the
-  question shares no content word with its evidence.
+  question shares no content word with its evidence. ``*_users_preferences_changed``: each preference told twice,
+  months apart, with another value the second time; the evidence and the answer are the later statement.
 
     python benchmarks/make_dev_material.py --out reports/devmat
     agent-memory --data-dir /tmp/dm/chains eval reports/devmat/chains.jsonl --budget 500,1000 --out reports/devmat
@@ -175,6 +176,11 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
             path.write_text(json.dumps(make_preferences(src, random.Random(seed), lang), ensure_ascii=False),
                             encoding="utf-8")
             written[f"{lang}_users_preferences"] = path
+        if f"{lang}_users_preferences_changed" in kinds:
+            path = out / f"{lang}_users_preferences_changed.json"
+            path.write_text(json.dumps(make_preferences(src, random.Random(seed), lang, changed=True),
+                                       ensure_ascii=False), encoding="utf-8")
+            written[f"{lang}_users_preferences_changed"] = path
     for kind, (tenant, shape) in _USER_VARIANTS.items():
         if kind in kinds:
             path = out / f"{kind}.json"
@@ -240,7 +246,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/devmat"))
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--kinds", default="chains,zh,en,zh_events",
-                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, zh_users_events_unseen, zh_users_events_weekdays, zh_users_events_dated, en_users, en_users_events, en_users_events_dated, zh_group, en_group, zh_dated, zh_dated_late")
+                        help="comma list of chains, zh, en, zh_events, zh_users, zh_users_mixed, zh_users_events, "
+                             "zh_users_events_unseen, zh_users_events_weekdays, zh_users_events_dated, en_users, en_users_events, "
+                             "en_users_events_dated, zh_group, en_group, zh_dated, zh_dated_late, and per language (en_, zh_) users_updates, "
+                             "users_aggregates, users_recalls, users_preferences, users_preferences_changed")
     parser.add_argument("--breakdown", nargs=2, type=Path, metavar=("DATASET", "QUESTIONS_JSONL"),
                         help="print soft recall per system and kind of question for an eval run, and exit")
     args = parser.parse_args(argv)

@@ -118,12 +118,15 @@ _ZH_DOMAINS = {
 
 
 def make_preferences(src, rng: random.Random, lang: str, *, users: int = 8, sessions: int = 40, kinds: int = 6,
-                     lectures: int = 6) -> list[dict]:
+                     lectures: int = 6, changed: bool = False) -> list[dict]:
     """``users`` LoCoMo-shape records (``{lang}-preferences0`` ...), each one user's chat over about ten months: of
     ``kinds`` domains their own preference told once, each in its own session; one or two other people's
     preferences of each domain, never the user's; two to four pairs of chatter a session and ``lectures`` long
     off-topic answers. Two questions a domain (in plain words and paraphrased), asked the day after the last
-    session."""
+    session. ``changed`` (``{lang}_users_preferences_changed``): each preference told twice, months apart, with
+    another value the second time ("I've been vegan for a few months now" after "I went vegetarian last spring"):
+    the evidence and the answer are the later one, the earlier one the distractor nearest in words (in a domain where
+    both can hold, a second allergy, the earlier is not wrong, only not asked for)."""
     table = _ZH_DOMAINS if lang == "zh" else _EN_DOMAINS
     v = _ZH if lang == "zh" else _EN
     names, lecture_src = _lists(src, lang)
@@ -137,10 +140,16 @@ def make_preferences(src, rng: random.Random, lang: str, *, users: int = 8, sess
         for domain, slot in zip(domains, rng.sample(range(sessions), kinds)):
             statements, values, _, other = table[domain]
             given[domain] = rng.choice(values)
+            told = [given[domain]]
+            if changed:  # told first with another value, in an earlier session than the one that holds now
+                earlier = rng.choice([x for x in values if x != given[domain]])
+                first, slot = sorted(rng.sample(range(sessions), 2))
+                placed.append((first, rng.choice(statements).format(v=earlier), None))
+                told.append(earlier)
             placed.append((slot, rng.choice(statements).format(v=given[domain]), domain))
-            # Other people's preferences of the same domain, never the user's own value.
-            left = [x for x in values if x != given[domain]]
-            for value in rng.sample(left, rng.randint(1, 2)):
+            # Other people's preferences of the same domain, never a value the user told of themselves.
+            left = [x for x in values if x not in told]
+            for value in rng.sample(left, min(len(left), rng.randint(1, 2))):
                 placed.append((rng.randrange(sessions), rng.choice(other).format(p=rng.choice(people), v=value), None))
         conversation, told_at = chat_sessions(rng, v, names, people, dates, placed, lecture_src, lectures)
         qa = []
@@ -149,5 +158,6 @@ def make_preferences(src, rng: random.Random, lang: str, *, users: int = 8, sess
             for question, shape in ((plain, "template"), (paraphrase, "paraphrase")):
                 qa.append({"question": question, "answer": given[domain], "evidence": told_at[domain], "category": 4,
                            "kind": f"preference-{shape}", "attribute": domain, "question_date": date})
-        records.append({"sample_id": f"{lang}-preferences{number}", "conversation": conversation, "qa": qa})
+        name = "preferences-changed" if changed else "preferences"
+        records.append({"sample_id": f"{lang}-{name}{number}", "conversation": conversation, "qa": qa})
     return records

@@ -493,3 +493,38 @@ def test_users_preferences_ask_for_a_recommendation_the_users_own_preference_dec
             theirs = [m.group(1) for t in said for pattern in patterns if (m := pattern.fullmatch(t["text"]))]
             assert theirs and not set(theirs) & mine, (domain, theirs)
     assert shapes["preference-template"] == shapes["preference-paraphrase"] == 6 * len(records) > 0
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_users_preferences_changed_tell_each_preference_twice_and_ask_for_the_later(tmp_path, lang):
+    from benchmarks.dev_material.preferences import _EN_DOMAINS, _ZH_DOMAINS, make_preferences
+
+    path = _deterministic_kind(tmp_path, f"{lang}_users_preferences_changed", make_preferences, lang=lang, users=2,
+                               sessions=16, changed=True)
+    table = _ZH_DOMAINS if lang == "zh" else _EN_DOMAINS
+    assert load_dataset(path).questions
+    records = json.loads(path.read_text("utf-8"))
+    assert all(rec["sample_id"].startswith(f"{lang}-preferences-changed") for rec in records)
+    for rec in records:
+        conversation = rec["conversation"]
+        said = [t for k, v in conversation.items() if k.startswith("session_") and isinstance(v, list) for t in v
+                if t["speaker"] == conversation["speaker_a"]]
+
+        def session(dia: str) -> int:
+            return int(dia[1:].split(":")[0])
+
+        for qa in rec["qa"]:
+            statements, xs, _, others = table[qa["attribute"]]
+            own = [t for t in said if t["text"] in {s.format(v=x) for s in statements for x in xs}]
+            # Told twice with two values, in two sessions; the evidence and the answer are the later one.
+            assert len(own) == 2 and len({t["dia_id"] for t in own}) == 2
+            earlier, later = sorted(own, key=lambda t: session(t["dia_id"]))
+            assert session(earlier["dia_id"]) < session(later["dia_id"]) and qa["evidence"] == [later["dia_id"]]
+            assert qa["answer"] in later["text"] and qa["answer"] not in earlier["text"]
+            # Other people's preferences of the domain never carry a value the user told of themselves.
+            told = {x for x in xs if any(x in t["text"] for t in own)}
+            value = "(" + "|".join(map(re.escape, xs)) + ")"
+            patterns = [re.compile(re.escape(w).replace(r"\{p\}", ".+?").replace(r"\{v\}", value)) for w in others]
+            theirs = {m.group(1) for t in said for pattern in patterns if (m := pattern.fullmatch(t["text"]))}
+            assert not theirs & told, (qa["attribute"], theirs, told)
+
