@@ -147,7 +147,7 @@ class AdviceConfig(StrictModel):
     signal: float = Field(default=3.0, ge=0, description=(
         "rerank weight, for an advice request, of a turn's z-scored greatest similarity to one of the examples; "
         "0: off. 3 chosen on en_users_preferences and zh_users_preferences seed 12 (300 and 500 tokens, summed: "
-        "0 1.0, 1 1.4, 3 1.4 best, 4 and 6 a point or two below); seeds 13 and 14 held out: "
+        "0 0.70, 1 1.14, 3 1.40 best, 4 1.39, 6 1.37); seeds 13 and 14 held out: "
         "docs/journal/2026-12-07-advice-and-standing-statements.md"))
     examples: list[str] = Field(default=list(STANDING_EXAMPLES), min_length=1, description=(
         "statements that read as a user telling what they are like, in general words; a deployment adds its own"))
