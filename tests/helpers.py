@@ -60,6 +60,19 @@ def ingest_dialogue(services, lines, session_id: str = "chat", timestamp: str = 
     IngestionPipeline(services).ingest_turns(turns)
 
 
+def ingest_user_statements(services, told: dict[str, list[str]]) -> None:
+    """Per tenant, each of the user's statements as a session of its own (``s-0/t0``, ``s-1/t0``, …), the n-th said
+    on the 2nd of month n + 1 of 2024, on the real stores."""
+    from agent_memory.core.records import TurnRecord
+    from agent_memory.ingest.pipeline import IngestionPipeline
+
+    pipeline = IngestionPipeline(services)
+    for tenant, texts in told.items():
+        pipeline.ingest_turns([TurnRecord(session_id=f"s-{i}", turn_id="t0", speaker="user", text=text, tenant=tenant,
+                                          timestamp=f"2024/0{i + 1}/02 (Tue) 19:00")
+                               for i, text in enumerate(texts)])
+
+
 @contextmanager
 def titled_pages_services(data_dir: Path, pages: dict[str, str]):
     """Services on real embedded stores holding ``pages`` (title → text) as titled documents with rule

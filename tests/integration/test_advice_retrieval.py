@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.core.records import TurnRecord
-from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.retrieval.config import load_preset
 from agent_memory.retrieval.pipeline import RetrievalPipeline
+from tests.helpers import ingest_user_statements
 
 ASKED = "2024/09/07 (Sat) 10:00"
 # Per tenant: the user's standing statement first, then days out that name meals, nearer the request in meaning.
@@ -31,11 +30,7 @@ REQUESTS = {"en": "Can you suggest something for me to cook for dinner tonight?"
 
 @pytest.fixture
 def ingested(services):
-    pipeline = IngestionPipeline(services)
-    for tenant, texts in TOLD.items():
-        pipeline.ingest_turns([TurnRecord(session_id=f"s-{i}", turn_id="t0", speaker="user", text=text, tenant=tenant,
-                                          timestamp=f"2024/0{i + 1}/02 (Tue) 19:00")
-                               for i, text in enumerate(texts)])
+    ingest_user_statements(services, TOLD)
     return services
 
 

@@ -11,6 +11,7 @@ from agent_memory.index.told_of import TOLD_OF
 from agent_memory.ingest.pipeline import IngestionPipeline
 from agent_memory.retrieval.config import load_preset
 from agent_memory.retrieval.pipeline import RetrievalPipeline
+from tests.helpers import ingest_user_statements
 
 ASKED = "2024/04/07 (Sun) 10:00"
 # Per tenant: the user's own statement first, then what they told of others in the same words.
@@ -27,11 +28,7 @@ TOLD = {
 
 @pytest.fixture
 def ingested(services):
-    pipeline = IngestionPipeline(services)
-    for tenant, texts in TOLD.items():
-        pipeline.ingest_turns([TurnRecord(session_id=f"s-{i}", turn_id="t0", speaker="user", text=text, tenant=tenant,
-                                          timestamp=f"2024/0{i + 1}/02 (Tue) 19:00")
-                               for i, text in enumerate(texts)])
+    ingest_user_statements(services, TOLD)
     return services
 
 
