@@ -58,6 +58,9 @@ def test_an_older_recent_turn_that_recall_ranks_is_placed_once_in_the_thread(ser
         session = memory.session("acme", "chat-1")
         for role, content in THREAD:
             session.append({"role": role, "content": content})
+        # Archived before the question, as Memory's reads wait for it: the archive passes run on a thread, and a
+        # question asked while one was still running found fewer archived copies to rank (seen once, in a fresh clone).
+        assert memory.settle()
         question = "Which logistics company handles the delivery?"
         # The served default: recall found the older turns, so they compete as passages; the answering one
         # ranks and is placed once (as its archived copy); the unrelated newest turn is not placed.
