@@ -5,6 +5,29 @@ from __future__ import annotations
 from agent_memory.retrieval.types import PromptResult
 
 
+def record_ranking(result: PromptResult, outputs: dict, reranked: list, facts: list, hop_found: list | None) -> None:
+    """What a debug run keeps beside its prompt: each route's hits (``outputs``: route name → its output), what the
+    second hop found, the graph's facts, and every candidate as fused and reranked."""
+    result.routes = {
+        name: [{"rank": r, "id": h.item.id, "source_id": h.item.source_id, "kind": h.item.kind,
+                "score": round(float(h.score), 5), "text": h.item.text[:160]}
+               for r, h in enumerate(out.hits, start=1)]
+        for name, out in outputs.items()
+    }
+    if hop_found:
+        result.routes["hop"] = hop_found
+    if facts:
+        result.routes["graph_facts"] = [
+            {"subject": t.subject, "relation": t.relation, "object": t.object, "source_id": t.source_id,
+             "valid_from": t.valid_from, "valid_to": t.valid_to}
+            for t in facts]
+    result.fused = [
+        {"id": c.item.id, "source_id": c.item.source_id, "fused": round(c.fused, 5),
+         "rerank": round(c.rerank, 5), "routes": c.route_ranks, "note": c.note,
+         "importance": c.item.metadata.get("importance", 0.5)}
+        for c in reranked]
+
+
 def _one_line(value: object) -> str:
     """A stored value (source ID, entity, target) as part of one dump line: one holding a newline or
     another control character is quoted, so a crafted file name cannot fake a row of the dump."""

@@ -23,6 +23,7 @@ from agent_memory.ingest.upkeep import effective_expiry
 from agent_memory.retrieval.advice import StandingExamples, asks_for_advice
 from agent_memory.retrieval.assemble import Assembler
 from agent_memory.retrieval.config import RetrievalConfig, load_preset
+from agent_memory.retrieval.debug import record_ranking
 from agent_memory.retrieval.dedup import asks_for_other_wordings, deduplicate
 from agent_memory.retrieval.fusion import fuse
 from agent_memory.retrieval.hop import SecondHop
@@ -277,25 +278,8 @@ class RetrievalPipeline:
         result.timings_ms = timings
         result.timings_ms["total"] = round(sum(timings.values()), 2)
         if debug:
-            result.routes = {
-                name: [{"rank": r, "id": h.item.id, "source_id": h.item.source_id, "kind": h.item.kind,
-                        "score": round(float(h.score), 5), "text": h.item.text[:160]}
-                       for r, h in enumerate(out.hits, start=1)]
-                for name, out in outputs.items()
-            }
-            if hop_found:
-                result.routes["hop"] = hop_found
             result.decisions += variants.decisions()  # the question's rewrites and what each found
-            if facts:
-                result.routes["graph_facts"] = [
-                    {"subject": t.subject, "relation": t.relation, "object": t.object, "source_id": t.source_id,
-                     "valid_from": t.valid_from, "valid_to": t.valid_to}
-                    for t in facts]
-            result.fused = [
-                {"id": c.item.id, "source_id": c.item.source_id, "fused": round(c.fused, 5),
-                 "rerank": round(c.rerank, 5), "routes": c.route_ranks, "note": c.note,
-                 "importance": c.item.metadata.get("importance", 0.5)}
-                for c in reranked]
+            record_ranking(result, outputs, reranked, facts, hop_found)
         return result
 
     # ---- stages -------------------------------------------------------------------------------------
