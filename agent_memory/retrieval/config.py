@@ -26,6 +26,7 @@ from agent_memory.retrieval.config_parts import (
     CrossEncoderConfig,
     LiveSummaries,
     RecentView,
+    RetoldConfig,
     RouteConfig,
     SectionShares,
     SignalWeights,
@@ -43,6 +44,8 @@ class RetrievalConfig(StrictModel):
                     "documents in the memory cannot push them out of the candidates (agent_memory/retrieval/routes.py)")
     advice: AdviceConfig = Field(default_factory=AdviceConfig, description=(
         "how an advice request ranks the user's standing statements (agent_memory/retrieval/advice.py)"))
+    retold: RetoldConfig = Field(default_factory=RetoldConfig, description=(
+        "a user's statement among the best candidates followed to its later telling (agent_memory/retrieval/retold.py)"))
     graph: RouteConfig = Field(default=RouteConfig(weight=0.5, limit=30),
                                description="graph route: question entities, their pages and facts")
     summaries: RouteConfig = Field(default=RouteConfig(weight=0.5, limit=8),

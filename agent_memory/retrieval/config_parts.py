@@ -141,6 +141,21 @@ STANDING_EXAMPLES = (
     "那让我害怕，浑身不自在。")
 
 
+class RetoldConfig(StrictModel):
+    """How a user's statement among the best candidates is followed forward in time
+    (agent_memory/retrieval/retold.py)."""
+
+    anchors: int = Field(default=3, ge=0, description=(
+        "the best this many turns of a person that tell of nobody else are each followed to the same speaker's nearest "
+        "turn, when told on a later day; 0: off. 3: held out on the preference kinds' seeds 13 and 14, seed 12 read "
+        "(docs/journal/2026-12-08-told-again.md)"))
+    neighbours: int = Field(default=5, ge=1, description=(
+        "how many of the speaker's turns nearest to an anchor are read to find the nearest past verbatim repeats and "
+        "turns that tell of others"))
+    questions: Literal["advice", "all"] = Field(default="advice", description=(
+        "which questions follow: 'advice' (a request for advice, agent_memory/retrieval/advice.py), or 'all'"))
+
+
 class AdviceConfig(StrictModel):
     """How a request for advice ranks the user's standing statements (agent_memory/retrieval/advice.py)."""
 

@@ -35,6 +35,7 @@ from agent_memory.retrieval.question_vectors import drop_speaker_names, encode_q
 from agent_memory.retrieval.recent import gate_recent
 from agent_memory.retrieval.rerank import DefaultReranker, Reranker
 from agent_memory.retrieval.rerank.cross_encoder import PassageScorer, cross_encode
+from agent_memory.retrieval.retold import bring_later_tellings
 from agent_memory.retrieval.rewrite import QueryRewriter
 from agent_memory.retrieval.routes import (
     DenseRoute,
@@ -239,6 +240,11 @@ class RetrievalPipeline:
                                      before_anchor=cfg.before_anchor, anchor_coverage=cfg.anchor_coverage,
                                      top=cfg.succession_top, calendar_window=window is not None, decisions=decisions)
             lap("succession")
+        retold = self.config.retold
+        if retold.anchors and (advice or retold.questions == "all"):
+            reranked = bring_later_tellings(self.services, reranked, flt, anchors=retold.anchors,
+                                            neighbours=retold.neighbours, decisions=decisions)
+            lap("retold")
         reranked = add_neighbours(self.services, self.config, self.counter, reranked, flt, decisions)
         reranked = self._unexpired(reranked, lambda c: c.item, decisions)
         # Only the best can reach the prompt: a budget of B tokens holds fewer than B / 10
