@@ -8,8 +8,8 @@ is told in), and the later often falls out of a small prompt while the earlier i
 
 So for each of the best ``anchors`` turns of a person that tell of nobody else, the same speaker's turns nearest to
 it in meaning are searched (the anchor's own stored vector, in its own space); the nearest, past verbatim repeats and
-turns that tell of others ("Kate asked whether I want to come to the party", told again with every party), is
-placed right after the anchor when it was told on a later day. The earlier stays (the change is half the answer, and
+turns that tell of others (叶背问我要不要一起去参加订婚宴, "Ye Bei asked whether I'd come to the engagement party", told
+again with every party), is placed right after the anchor when it was told on a later day. The earlier stays (the change is half the answer, and
 when both hold, as a second allergy does, both are). Where the nearest was told earlier, the anchor is the later
 telling itself, and nothing moves. Only for a request for advice by default (``questions``), where what the user is
 like decides the answer; a question about an event keeps its ranking (with every question following, LoCoMo read the
@@ -39,8 +39,9 @@ def _day(cand: Candidate) -> date | None:
 
 
 def _of_themself(item) -> bool:
-    """A person's turn that tells of nobody else (``told_of``, agent_memory/index/told_of.py): "Kate asked whether I
-    want to come to the party" tells of Kate, and is told again with every party."""
+    """A person's turn that tells of nobody else (``told_of``, agent_memory/index/told_of.py): 叶背问我要不要一起去参加
+    订婚宴 tells of 叶背, and is told again with every party. (The English rules read no fact of "Kate asked whether I
+    want to come to the party", so it passes: docs/journal/2026-12-08-told-again.md.)"""
     speaker = item.metadata.get("speaker")
     return (item.kind == "turn" and bool(speaker) and speaker_role(speaker) != "assistant"
             and not item.metadata.get(TOLD_OF))
