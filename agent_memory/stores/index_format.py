@@ -18,18 +18,20 @@ UNREADABLE = "unreadable"  # the key read_index_format gives a marker that does 
 # agent trajectories of benchmarks/tool_turn_triples.py) until `agent-memory reindex` reads those turns again (ingest/tool_turn_facts.py). Apart from
 # services.STORED_EXTRAS, whose lack costs every vector again: this one costs the tool turns' extraction alone.
 TOOL_TURN_FACTS_FORMAT = 1
-# Whether stored turns carry whom they tell of (index/told_of.py): 1, they do. A data dir written before holds turns
-# without it, which a question in the first person then ranks as it did before, until `agent-memory reindex` reads
-# them again (ingest/told_of_record.py): the extraction alone, no vector, no fact written.
-TOLD_OF_FORMAT = 1
+# Whether stored turns carry whom they tell of (index/told_of.py): 1, they do; 2, read with the facts of an adjective
+# and what it is of ("Kate is busy with the party": index/triples/english.py), which told of nobody before. A data dir
+# written before holds turns without it (or with the older reading), which a question in the first person then ranks
+# as it did before, until `agent-memory reindex` reads them again (ingest/told_of_record.py): the extraction alone,
+# no vector, no fact written.
+TOLD_OF_FORMAT = 2
 # index-format key -> (version, what opening a data dir written before says).
 STORED_FACTS = {
     "tool_turn_facts": (TOOL_TURN_FACTS_FORMAT, "its graph may hold facts an earlier version read from tool turns' "
                         "code and payloads: run `agent-memory reindex` to read those turns again from their stored text "
                         "(no file is read, no vector computed for it)"),
-    "told_of": (TOLD_OF_FORMAT, "its turns carry no record of the people they tell of, which a question in the first "
-                "person reads to rank the user's own statements first: run `agent-memory reindex` to read them from "
-                "their stored text (no file is read, no vector computed, no fact written)"),
+    "told_of": (TOLD_OF_FORMAT, "its turns carry no record, or an older one, of the people they tell of, which a "
+                "question in the first person reads to rank the user's own statements first: run `agent-memory "
+                "reindex` to read them from their stored text (no file is read, no vector computed, no fact written)"),
 }
 
 

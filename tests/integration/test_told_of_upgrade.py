@@ -18,6 +18,7 @@ from agent_memory.core.records import SearchFilter  # noqa: E402
 from agent_memory.index.told_of import TOLD_OF  # noqa: E402
 from agent_memory.ingest import pipeline as ingest_pipeline  # noqa: E402
 from agent_memory.services import read_index_format, write_index_format  # noqa: E402
+from agent_memory.stores.index_format import TOLD_OF_FORMAT  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "Helen Shank's new manager is Daniel Alessandrini."},
             {"role": "assistant", "content": "Okay, noted."},
@@ -41,7 +42,7 @@ def older_data_dir(settings, monkeypatch):
             memory.settle()
             assert set(told_of(memory).values()) == {None}
     marker = read_index_format(settings.data_dir)
-    assert marker["told_of"] == 1  # a new data dir's turns carry it
+    assert marker["told_of"] == TOLD_OF_FORMAT  # a new data dir's turns carry it
     write_index_format(settings.data_dir, {k: v for k, v in marker.items() if k != "told_of"})
     return settings
 
@@ -57,7 +58,7 @@ def test_reindex_reads_whom_older_turns_tell_of(older_data_dir, capsys, caplog):
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert report["items"] == 0 and report["tool_turn_facts"] is None  # nothing else was out of date
     assert report["told_of"] == {"turns": 3, "told_of": 1}
-    assert read_index_format(settings.data_dir)["told_of"] == 1
+    assert read_index_format(settings.data_dir)["told_of"] == TOLD_OF_FORMAT
     with Memory(settings=settings, tenant="acme") as memory:
         assert told_of(memory) == {MESSAGES[0]["content"]: ["Helen Shank"], MESSAGES[1]["content"]: None,
                                    MESSAGES[2]["content"]: None}
@@ -71,6 +72,6 @@ def test_check_repair_reads_whom_older_turns_tell_of(older_data_dir, capsys):
     assert any("people they tell of" in note for note in json.loads(capsys.readouterr().out)["data_dir"]["notes"])
     assert cli_main([*data_dir, "check", "--repair"]) == 0
     assert json.loads(capsys.readouterr().out)["data_dir"] == {"notes": [], "told_of": {"turns": 3, "told_of": 1}}
-    assert read_index_format(older_data_dir.data_dir)["told_of"] == 1
+    assert read_index_format(older_data_dir.data_dir)["told_of"] == TOLD_OF_FORMAT
     with Memory(settings=older_data_dir, tenant="acme") as memory:
         assert told_of(memory)[MESSAGES[0]["content"]] == ["Helen Shank"]

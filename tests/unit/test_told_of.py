@@ -102,3 +102,16 @@ def test_every_reading_a_data_dir_records_has_its_way_to_be_read_again():
     from agent_memory.stores.index_format import STORED_FACTS
 
     assert set(READ_AGAIN) == set(STORED_FACTS)
+
+
+def test_a_person_described_by_an_adjective_is_told_of():
+    # "Kate Nguyen is busy with …" gave no fact before the extractor read an adjective and what it is of, and so told
+    # of nobody: a question in the first person ranked it as the user's own statement.
+    from agent_memory.index.triples import RuleBasedExtractor
+
+    texts = {"a": "Kate Nguyen is busy with the birthday party lately.", "b": "Ayesha Mineo is allergic to peanuts."}
+    items = [item(key, "user", text=text) for key, text in texts.items()]
+    extractor = RuleBasedExtractor()
+    triples = [t for key, text in texts.items()
+               for t in extractor.extract(text, tenant="t", source_id=key, item_id=key)]
+    assert people_told_of(items, triples) == {"a": ["Kate Nguyen"], "b": ["Ayesha Mineo"]}

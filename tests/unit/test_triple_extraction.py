@@ -111,6 +111,16 @@ def test_a_bare_one_names_nothing(rules):
     assert not rules.extract("Maria bought one.", **PROV)
 
 
+@pytest.mark.parametrize("text, subject, relation, obj", [
+    ("Ayesha Mineo is allergic to peanuts.", "Ayesha Mineo", "allergic to", "peanuts"),
+    ("Kate Nguyen is busy with the birthday party lately.", "Kate Nguyen", "busy with", "birthday party"),
+    ("Caroline was not happy with the result.", "Caroline", "not happy with", "result"),
+])
+def test_an_adjective_and_what_it_is_of_make_a_fact(rules, text, subject, relation, obj):
+    # Without it the sentence gave no fact, and its turn told of nobody (index/told_of.py).
+    assert _find(rules.extract(text, **PROV), subject, relation, obj)
+
+
 def test_an_apposition_inside_a_clause_still_describes(rules):
     triples = rules.extract("The founder, John Smith, left the company in 2019.", **PROV)
     assert _find(triples, "John Smith", "is_a", "founder")

@@ -306,6 +306,12 @@ class EnglishExtractor:
                             add(subj, f"{neg}is_a", a, 0.7)
                             for prep, pobj in _prep_objects(a):
                                 add(subj, f"{neg}{a.lemma_.lower()} {prep}", pobj, 0.7)
+                    # An adjective and what it is of ("Ayesha is allergic to peanuts", "Kate is busy with the
+                    # party"): without it such a sentence gave no fact, and so told of nobody (index/told_of.py).
+                    for comp in (c for c in tok.children if c.dep_ == "acomp"):
+                        for a in _with_conjuncts(comp):
+                            for prep, pobj in _prep_objects(a):
+                                add(subj, f"{neg}{a.lemma_.lower()} {prep}", pobj, 0.7)
                 for obj in (c for c in tok.children if c.dep_ in ("dobj", "dative", "oprd")):
                     for o in _with_conjuncts(obj):
                         add(subj, rel, o, 0.8)
