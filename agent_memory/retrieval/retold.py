@@ -8,12 +8,12 @@ is told in), and the later often falls out of a small prompt while the earlier i
 
 So for each of the best ``anchors`` turns of a person that tell of nobody else, the same speaker's turns nearest to
 it in meaning are searched (the anchor's own stored vector, in its own space); the nearest, past verbatim repeats and
-turns that tell of others (叶背问我要不要一起去参加订婚宴, "Ye Bei asked whether I'd come to the engagement party", told
-again with every party), is placed right after the anchor when it was told on a later day. The earlier stays (the change is half the answer, and
-when both hold, as a second allergy does, both are). Where the nearest was told earlier, the anchor is the later
-telling itself, and nothing moves. Only for a request for advice by default (``questions``), where what the user is
-like decides the answer; a question about an event keeps its ranking (with every question following, LoCoMo read the
-same figures: docs/journal/2026-12-08-told-again.md).
+turns that tell of others (叶背问我要不要一起去参加订婚宴, "Ye Bei asked whether I'd come to the engagement party",
+told again with every party), is placed right after the anchor when it was told on a later day. The earlier stays
+(the change is half the answer, and when both hold, as a second allergy does, both are). Where the nearest was told
+earlier, the anchor is the later telling itself, and nothing moves. Only for a request for advice by default
+(``questions``), where what the user is like decides the answer; a question about an event keeps its ranking (with
+every question following, LoCoMo read the same figures: docs/journal/2026-12-08-told-again.md).
 
 A guard was tried and dropped: the nearest had to stand a calibrated deviation nearer than the next, to tell a
 telling from one of many alike. It cost most of the gain (the other people's statements of the same domain stand
@@ -61,9 +61,9 @@ def _told_again(hits, day: date) -> MemoryItem | None:
 
 def bring_later_tellings(services, ranked: list[Candidate], flt, *, anchors: int, neighbours: int,
                          decisions: list[Decision]) -> list[Candidate]:
-    """``ranked`` (best first) with, after each of the first ``anchors`` user turns, the same speaker's turn
-    nearest to it in meaning among its ``neighbours`` nearest, said on a later day (moved up if it was a
-    candidate, added if not)."""
+    """``ranked`` (best first) with, after each of its first ``anchors`` turns of a person that tell of nobody else,
+    the same speaker's turn nearest to it in meaning (read among its ``neighbours`` nearest, past verbatim repeats and
+    turns that tell of others) when that turn was said on a later day: moved up if it was a candidate, added if not."""
     if not anchors or not neighbours:
         return ranked
     out = list(ranked)
