@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent_memory.core.citations import inline
+from agent_memory.core.citations import inline, neutralize_tags
 from agent_memory.core.citations import tag as citation_tag
 from agent_memory.core.prompt_data import display_text
 from agent_memory.core.records import MemoryItem
@@ -66,13 +66,19 @@ def shown_text(item: MemoryItem) -> str:
 
 
 def item_line(item: MemoryItem, text: str) -> str:
+    return f"{tag(item.source_id)} {neutralize_tags(_labelled(item, text))}"
+
+
+def _labelled(item: MemoryItem, text: str) -> str:
+    """The line after its tag: the speaker or title, then the text. Neutralized whole by the caller, not only part by
+    part: a speaker named "[S" and the colon written after it read as a tag's start, which the text's "]" closes."""
     speaker = inline(str(item.metadata.get("speaker") or ""))
     if item.kind == "turn" and speaker:
-        return f"{tag(item.source_id)} {speaker}: {text}"
+        return f"{speaker}: {text}"
     title = inline(str(item.metadata.get("title") or ""))
     if title and item.kind == "chunk" and title != item.source_id and title.lower() not in text[:120].lower():
-        return f"{tag(item.source_id)} ({title}) {text}"
-    return f"{tag(item.source_id)} {text}"
+        return f"({title}) {text}"
+    return text
 
 
 def session_group(item: MemoryItem) -> tuple[str | None, str]:
