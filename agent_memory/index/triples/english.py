@@ -301,17 +301,16 @@ class EnglishExtractor:
             rel = f"{neg}{lemma}{' ' + prt if prt else ''}"
             for subj in subjects:
                 if lemma == "be":
-                    for attr in (c for c in tok.children if c.dep_ == "attr"):
-                        for a in _with_conjuncts(attr):
-                            add(subj, f"{neg}is_a", a, 0.7)
-                            for prep, pobj in _prep_objects(a):
-                                add(subj, f"{neg}{a.lemma_.lower()} {prep}", pobj, 0.7)
-                    # An adjective and what it is of ("Ayesha is allergic to peanuts", "Kate is busy with the
-                    # party"): without it such a sentence gave no fact, and so told of nobody (index/told_of.py).
-                    for comp in (c for c in tok.children if c.dep_ == "acomp"):
-                        for a in _with_conjuncts(comp):
-                            for prep, pobj in _prep_objects(a):
-                                add(subj, f"{neg}{a.lemma_.lower()} {prep}", pobj, 0.7)
+                    # A noun ("X is a Y", and "the CEO of Z") and an adjective with what it is of ("Ayesha is
+                    # allergic to peanuts": without it such a sentence gave no fact, and told of nobody,
+                    # index/told_of.py): each prepositional object of either is a fact.
+                    for dep in ("attr", "acomp"):
+                        for head in (c for c in tok.children if c.dep_ == dep):
+                            for a in _with_conjuncts(head):
+                                if dep == "attr":
+                                    add(subj, f"{neg}is_a", a, 0.7)
+                                for prep, pobj in _prep_objects(a):
+                                    add(subj, f"{neg}{a.lemma_.lower()} {prep}", pobj, 0.7)
                 for obj in (c for c in tok.children if c.dep_ in ("dobj", "dative", "oprd")):
                     for o in _with_conjuncts(obj):
                         add(subj, rel, o, 0.8)
