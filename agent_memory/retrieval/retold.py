@@ -30,12 +30,7 @@ from agent_memory.core.records import MemoryItem
 from agent_memory.core.roles import speaker_role
 from agent_memory.index.told_of import TOLD_OF
 from agent_memory.retrieval.types import Candidate, Decision
-from agent_memory.retrieval.when import parse_stamp
-
-
-def _day(cand: Candidate) -> date | None:
-    when = parse_stamp(cand.item.metadata.get("timestamp") or "")
-    return when.date() if when else None
+from agent_memory.retrieval.when import said_on
 
 
 def _of_themself(item) -> bool:
@@ -55,7 +50,7 @@ def _told_again(hits, day: date) -> MemoryItem | None:
     """The anchor's nearest turn (``hits``: the speaker's own, nearest first), if it was said on a later day."""
     if not hits:
         return None
-    when = _day(Candidate(item=hits[0].item))
+    when = said_on(hits[0].item)
     return hits[0].item if when is not None and when > day else None
 
 
@@ -76,7 +71,7 @@ def bring_later_tellings(services, ranked: list[Candidate], flt, *, anchors: int
         if not _anchor(cand) or cand.item.id in placed:
             continue
         seen += 1
-        day = _day(cand)
+        day = said_on(cand.item)
         if day is None:
             continue
         speaker = cand.item.metadata["speaker"]

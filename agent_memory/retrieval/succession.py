@@ -34,7 +34,7 @@ from agent_memory.core.roles import speaker_role
 from agent_memory.core.text import ASKED_NOW, has_cjk
 from agent_memory.retrieval.rerank.signals import term_coverage
 from agent_memory.retrieval.types import Candidate, Decision
-from agent_memory.retrieval.when import parse_stamp
+from agent_memory.retrieval.when import said_on
 
 _NOW = re.compile(r"\b(?:now|current)\b", re.IGNORECASE)
 # 最近 is "lately" (a state that holds) unless the question marks a finished event with 了 or 过: "我最近用哪款手机？"
@@ -60,10 +60,8 @@ def anchor_phrase(question: str) -> str | None:
 
 
 def _days(candidates: list[Candidate]) -> list[date | None]:
-    """The day each candidate was said: a day, not a time, so that a session's turns ingested as a transcript (one
-    time for the session) and appended one by one (a time each) stand in the same order."""
-    return [when.date() if (when := parse_stamp(c.item.metadata.get("timestamp") or "")) else None
-            for c in candidates]
+    """The day each candidate was said (``said_on``)."""
+    return [said_on(c.item) for c in candidates]
 
 
 def without_anchor(question: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from dateutil.easter import easter
 
@@ -105,6 +105,14 @@ def parse_stamp(stamp: str) -> datetime | None:
     dropped), or None, also for a text that names no year ("Tuesday", "version 3": see ``parse_dated``)."""
     when = parse_dated(stamp)
     return when.replace(tzinfo=None) if when is not None else None
+
+
+def said_on(item) -> date | None:
+    """The day a stored item was said (its ``timestamp``), or None: a day, not a time, so that a session's turns
+    ingested as a transcript (one time for the session) and appended one by one (a time each) stand in the same
+    order."""
+    when = parse_stamp(item.metadata.get("timestamp") or "")
+    return when.date() if when else None
 
 
 def _count(word: str | None) -> int:
