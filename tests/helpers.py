@@ -60,6 +60,23 @@ def ingest_dialogue(services, lines, session_id: str = "chat", timestamp: str = 
     IngestionPipeline(services).ingest_turns(turns)
 
 
+# Days out that name meals, per language: nearer a request for a dinner recipe in meaning than a user's statement of
+# what they eat (the advice and retold retrieval tests put that statement among them).
+MEAL_DAYS = {
+    "en": ["Had a lovely lunch at the harbour with Priya, we shared a big seafood platter.",
+           "Cooked a roast chicken for my parents on Sunday, they loved it.",
+           "Tried the new burger place on Elm Street with Marco after work.",
+           "Grabbed a quick steak sandwich before the match on Saturday.",
+           "Baked a lasagne for the office party, it went in minutes."],
+    "zh": ["周日和小周在海边吃了一大盘海鲜，特别过瘾。",
+           "给爸妈炖了一锅排骨汤，他们喝得很开心。",
+           "下班和同事去新开的烤肉店吃了一顿。",
+           "周六看球前随便吃了个牛肉汉堡。",
+           "给公司聚会做了一盘红烧肉，一会儿就抢光了。"],
+}
+DINNER_REQUESTS = {"en": "Can you suggest something for me to cook for dinner tonight?", "zh": "今晚做点什么菜好？"}
+
+
 def ingest_user_statements(services, told: dict[str, list[str]]) -> None:
     """Per tenant, each of the user's statements as a session of its own (``s-0/t0``, ``s-1/t0``, …), the n-th said
     on the 2nd of month n + 1 of 2024, on the real stores."""

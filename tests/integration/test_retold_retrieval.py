@@ -8,27 +8,13 @@ import pytest
 
 from agent_memory.retrieval.config import load_preset
 from agent_memory.retrieval.pipeline import RetrievalPipeline
-from tests.helpers import ingest_user_statements
+from tests.helpers import DINNER_REQUESTS, MEAL_DAYS, ingest_user_statements
 
 ASKED = "2024/09/07 (Sat) 10:00"
 # Per tenant, a month apart: the user's statement, days out that name meals, and the statement told again last.
-TOLD = {
-    "en": ["I went vegetarian last spring, by the way, and I'm sticking with it.",
-           "Had a lovely lunch at the harbour with Priya, we shared a big seafood platter.",
-           "Cooked a roast chicken for my parents on Sunday, they loved it.",
-           "Tried the new burger place on Elm Street with Marco after work.",
-           "Grabbed a quick steak sandwich before the match on Saturday.",
-           "Baked a lasagne for the office party, it went in minutes.",
-           "Oh, I've been vegan for a few months now, feeling great on it."],
-    "zh": ["我从去年春天起改吃素食了，一直坚持着。",
-           "周日和小周在海边吃了一大盘海鲜，特别过瘾。",
-           "给爸妈炖了一锅排骨汤，他们喝得很开心。",
-           "下班和同事去新开的烤肉店吃了一顿。",
-           "周六看球前随便吃了个牛肉汉堡。",
-           "给公司聚会做了一盘红烧肉，一会儿就抢光了。",
-           "顺便说下，我吃纯素快一年了，感觉身体轻松不少。"],
-}
-REQUESTS = {"en": "Can you suggest something for me to cook for dinner tonight?", "zh": "今晚做点什么菜好？"}
+EARLIER = {"en": "I went vegetarian last spring, by the way, and I'm sticking with it.", "zh": "我从去年春天起改吃素食了，一直坚持着。"}
+LATER = {"en": "Oh, I've been vegan for a few months now, feeling great on it.", "zh": "顺便说下，我吃纯素快一年了，感觉身体轻松不少。"}
+TOLD = {lang: [EARLIER[lang]] + MEAL_DAYS[lang] + [LATER[lang]] for lang in EARLIER}
 
 
 @pytest.fixture
@@ -45,8 +31,8 @@ def _order(services, question: str, tenant: str, **overrides) -> tuple[list[str]
 
 @pytest.mark.parametrize("tenant", ["en", "zh"])
 def test_a_request_for_advice_brings_the_later_telling_beside_the_earlier(ingested, tenant):
-    served, decisions = _order(ingested, REQUESTS[tenant], tenant)
-    plain, _ = _order(ingested, REQUESTS[tenant], tenant, retold={"anchors": 0})
+    served, decisions = _order(ingested, DINNER_REQUESTS[tenant], tenant)
+    plain, _ = _order(ingested, DINNER_REQUESTS[tenant], tenant, retold={"anchors": 0})
     # Without it the later telling ranks below a meal; with it, right after the statement it tells again.
     assert plain.index("s-6/t0") > plain.index("s-0/t0") + 1, plain
     assert served.index("s-6/t0") == served.index("s-0/t0") + 1, served
