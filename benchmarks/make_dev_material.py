@@ -92,6 +92,7 @@ Kinds (each file in a format ``agent-memory eval`` reads):
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import sys
@@ -155,32 +156,16 @@ def generate(source: Path, out: Path, seed: int, kinds: list[str]) -> dict[str, 
         path.write_text(json.dumps(make_dated(src, random.Random(seed), late=True), ensure_ascii=False),
                         encoding="utf-8")
         written["zh_dated_late"] = path
+    # One user's months of chat per language, each kind its own maker (the same seed for each).
+    per_language = {"users_updates": make_updates, "users_aggregates": make_aggregates, "users_recalls": make_recalls,
+                    "users_preferences": make_preferences,
+                    "users_preferences_changed": functools.partial(make_preferences, changed=True)}
     for lang in ("zh", "en"):
-        if f"{lang}_users_updates" in kinds:
-            path = out / f"{lang}_users_updates.json"
-            path.write_text(json.dumps(make_updates(src, random.Random(seed), lang), ensure_ascii=False),
-                            encoding="utf-8")
-            written[f"{lang}_users_updates"] = path
-        if f"{lang}_users_aggregates" in kinds:
-            path = out / f"{lang}_users_aggregates.json"
-            path.write_text(json.dumps(make_aggregates(src, random.Random(seed), lang), ensure_ascii=False),
-                            encoding="utf-8")
-            written[f"{lang}_users_aggregates"] = path
-        if f"{lang}_users_recalls" in kinds:
-            path = out / f"{lang}_users_recalls.json"
-            path.write_text(json.dumps(make_recalls(src, random.Random(seed), lang), ensure_ascii=False),
-                            encoding="utf-8")
-            written[f"{lang}_users_recalls"] = path
-        if f"{lang}_users_preferences" in kinds:
-            path = out / f"{lang}_users_preferences.json"
-            path.write_text(json.dumps(make_preferences(src, random.Random(seed), lang), ensure_ascii=False),
-                            encoding="utf-8")
-            written[f"{lang}_users_preferences"] = path
-        if f"{lang}_users_preferences_changed" in kinds:
-            path = out / f"{lang}_users_preferences_changed.json"
-            path.write_text(json.dumps(make_preferences(src, random.Random(seed), lang, changed=True),
-                                       ensure_ascii=False), encoding="utf-8")
-            written[f"{lang}_users_preferences_changed"] = path
+        for suffix, make in per_language.items():
+            if (kind := f"{lang}_{suffix}") in kinds:
+                path = out / f"{kind}.json"
+                path.write_text(json.dumps(make(src, random.Random(seed), lang), ensure_ascii=False), encoding="utf-8")
+                written[kind] = path
     for kind, (tenant, shape) in _USER_VARIANTS.items():
         if kind in kinds:
             path = out / f"{kind}.json"
